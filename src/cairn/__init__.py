@@ -1,0 +1,6 @@
+"""cairn: a local-first knowledge engine over plain text.
+
+The public Python API is :class:`cairn.app.Cairn`; see ``README.md``.
+"""
+
+__version__ = "0.1.0"

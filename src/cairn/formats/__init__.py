@@ -1,0 +1,92 @@
+"""Native parsers: bytes or text of one file → :class:`cairn.model.Document` values.
+
+A format never touches the store. Two shapes of parser exist:
+
+* a *text* parser, ``parse(text, relpath) -> Document``, for formats whose file is one
+  document (Org, Markdown, OKF, plain text). ``text`` is already decoded and normalised
+  by :func:`cairn.sources.decode` (no BOM, ``\\n`` line ends, so line numbers are the
+  file's). It may raise :class:`cairn.errors.ParseError`; non-fatal problems go in
+  ``Document.warnings``.
+* a *file* parser, ``parse_file(path, relpath) -> Iterator[Document | Failure]``, for
+  exports holding many documents (chat exports). It reads the file itself (streaming)
+  and yields a :class:`cairn.model.Failure` for each part it cannot read.
+
+:func:`detect` picks the format of a file from its extension and, for ambiguous
+extensions (``.json``, ``.zip``), from its first bytes.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from cairn.model import Document, Failure
+
+TextParser = Callable[[str, str], Document]
+FileParser = Callable[[Path, str], Iterator[Document | Failure]]
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    """A registered format.
+
+    Attributes:
+        name: the format's name as stored in ``Document.format`` and used by ``format:``.
+        extensions: lower-case file extensions with the dot.
+        module: module holding ``parse`` (text) or ``parse_file`` (file) and optionally
+            ``sniff(head: bytes) -> bool``; imported lazily.
+        kind: ``"text"`` or ``"file"``.
+    """
+
+    name: str
+    extensions: tuple[str, ...]
+    module: str
+    kind: str = "text"
+
+    def text_parser(self) -> TextParser:
+        """Import and return the module's ``parse`` function."""
+        parser: TextParser = importlib.import_module(self.module).parse
+        return parser
+
+    def file_parser(self) -> FileParser:
+        """Import and return the module's ``parse_file`` function."""
+        parser: FileParser = importlib.import_module(self.module).parse_file
+        return parser
+
+    def sniff(self, head: bytes) -> bool:
+        """Whether ``head`` (the file's first bytes) looks like this format."""
+        mod = importlib.import_module(self.module)
+        fn = getattr(mod, "sniff", None)
+        return True if fn is None else bool(fn(head))
+
+
+FORMATS: tuple[Format, ...] = (
+    Format("org", (".org",), "cairn.formats.org"),
+    Format("markdown", (".md", ".markdown", ".mdown", ".mkd"), "cairn.formats.markdown"),
+    Format("text", (".txt", ".text"), "cairn.formats.text"),
+)
+
+
+def by_name(name: str) -> Format | None:
+    """The registered format called ``name``, or ``None``."""
+    return next((f for f in FORMATS if f.name == name), None)
+
+
+def candidates(relpath: str) -> list[Format]:
+    """Formats whose extension matches ``relpath`` (case-insensitive), in priority order."""
+    lower = relpath.lower()
+    return [f for f in FORMATS if any(lower.endswith(ext) for ext in f.extensions)]
+
+
+def detect(relpath: str, head: bytes = b"") -> Format | None:
+    """The format of a file from its name and first bytes, or ``None`` if not ours.
+
+    ``head`` is the first few KiB of the file; formats with a ``sniff`` function are only
+    chosen when it accepts ``head``.
+    """
+    for fmt in candidates(relpath):
+        if fmt.sniff(head):
+            return fmt
+    return None

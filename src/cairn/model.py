@@ -300,3 +300,21 @@ class Hit:
     todo: str | None = None
     siblings: tuple[str, ...] = ()
     explain: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """One query filter, e.g. ``tag:work`` or ``-todo:DONE`` or ``prop:OWNER=ann``.
+
+    Attributes:
+        field: ``tag``, ``type``, ``todo``, ``priority``, ``path``, ``source``,
+            ``format``, ``prop``, ``before``, ``after``, ``role``, ``kind`` or ``id``.
+        value: the value as written (dates as ``YYYY-MM-DD``).
+        key: the property key for ``prop``.
+        negate: ``True`` when written with a leading ``-``.
+    """
+
+    field: str
+    value: str
+    key: str | None = None
+    negate: bool = False

@@ -1,0 +1,305 @@
+"""Discovery of files under source roots, ignore rules, and safe reading.
+
+A source root is a folder the user registered (``cairn index PATH``). Discovery walks it
+without following symbolic links: a link that leads outside the root is reported as a
+warning and skipped (its target is never read); a link inside the root is skipped with
+an informational note because its target is indexed at its real path. Hidden files and
+folders, ``.git``, ``node_modules``, ``.obsidian``, ``.trash`` and editor temporary files
+are ignored by default.
+
+Reading is safe: invalid UTF-8 is replaced and reported, a BOM is removed, CRLF and CR
+line ends become LF (line numbers are kept), UTF-16 with a BOM is decoded, and a file
+holding NUL bytes without a UTF-16 BOM is refused as binary.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import os
+import re
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from cairn.model import Diagnostic, Failure
+
+DEFAULT_IGNORED_DIRS = frozenset({".git", "node_modules", ".obsidian", ".trash", "__pycache__"})
+"""Folder names never entered (hidden folders, starting with ``.``, are skipped too)."""
+
+_TEMP_FILE = re.compile(
+    r"""(?x)
+    ^\.           # hidden files, vim swap files (.x.swp), LibreOffice locks (.~lock.x#)
+    | ~$          # backup files: note.md~
+    | ^\#.*\#$    # emacs autosave: #note.org#
+    | \.(swp|swo|swx|tmp|temp|bak|part|crdownload)$
+    | ^4913$      # vim's write-permission probe
+    """
+)
+
+
+def is_ignored_name(name: str, *, is_dir: bool) -> bool:
+    """Whether a file or folder name is skipped by default.
+
+    Args:
+        name: the base name (no slashes).
+        is_dir: ``True`` for folders.
+    """
+    if is_dir:
+        return name.startswith(".") or name in DEFAULT_IGNORED_DIRS
+    return bool(_TEMP_FILE.search(name))
+
+
+@lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """Compile a glob (``*``, ``?``, ``[...]``, ``**`` across folders) to a regex."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = pattern.find("]", i + 1)
+            if j == -1:
+                out.append(re.escape(c))
+            else:
+                body = pattern[i + 1 : j].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = j
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def glob_match(relpath: str, pattern: str) -> bool:
+    """Whether a root-relative POSIX path matches a glob.
+
+    A pattern without a slash matches the base name at any depth (``*.tmp``); a
+    pattern ending in ``/`` or naming a folder matches everything under it
+    (``archive/``, ``archive/**``).
+    """
+    pat = pattern.strip()
+    if not pat:
+        return False
+    if pat.endswith("/"):
+        pat += "**"
+    if "/" not in pat:
+        return bool(_glob_regex(pat).match(relpath.rsplit("/", 1)[-1])) or bool(
+            _glob_regex(pat).match(relpath)
+        )
+    if _glob_regex(pat).match(relpath):
+        return True
+    return bool(_glob_regex(pat.rstrip("/") + "/**").match(relpath))
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """A file found under a source root.
+
+    Attributes:
+        path: absolute path.
+        relpath: POSIX path relative to the root.
+        size: bytes; ``mtime``: POSIX seconds (float, nanosecond source).
+    """
+
+    path: Path
+    relpath: str
+    size: int
+    mtime: float
+
+
+@dataclass
+class Discovery:
+    """The result of walking one root: candidate files, other files, notes.
+
+    ``attachments`` lists root-relative paths of non-note files (images, PDFs …) so that
+    links to them can be resolved; ``warnings`` holds skipped symlinks and unreadable
+    folders.
+    """
+
+    files: list[SourceFile] = field(default_factory=list)
+    attachments: list[str] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+
+def discover(
+    root: Path,
+    *,
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    is_note: Callable[[str], bool] | None = None,
+) -> Discovery:
+    """Walk ``root`` and list the files to index.
+
+    Args:
+        root: an existing folder (absolute).
+        include: globs; when given, only files matching one are candidates.
+        exclude: globs; matching files and folders are skipped.
+        is_note: a callable ``(relpath) -> bool`` telling whether a file name belongs to
+            a known format; other files are listed as attachments. Defaults to every
+            file being a candidate.
+
+    Returns:
+        A :class:`Discovery`, files sorted by relative path.
+    """
+    result = Discovery()
+    root = root.resolve()
+    check: Callable[[str], bool] = is_note or (lambda _p: True)
+
+    def walk(folder: Path, prefix: str) -> None:
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            result.warnings.append(
+                Diagnostic(prefix.rstrip("/") or ".", f"folder not readable: {exc.strerror}")
+            )
+            return
+        for entry in entries:
+            rel = prefix + entry.name
+            try:
+                if entry.is_symlink():
+                    _note_symlink(root, entry, rel, result)
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if is_ignored_name(entry.name, is_dir=True):
+                        continue
+                    if any(glob_match(rel, p) for p in exclude):
+                        continue
+                    walk(Path(entry.path), rel + "/")
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                if is_ignored_name(entry.name, is_dir=False):
+                    continue
+                if any(glob_match(rel, p) for p in exclude):
+                    continue
+                if include and not any(glob_match(rel, p) for p in include):
+                    continue
+                if not check(rel):
+                    result.attachments.append(rel)
+                    continue
+                st = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue  # vanished while we looked at it
+            except OSError as exc:
+                result.warnings.append(Diagnostic(rel, f"not readable: {exc.strerror}"))
+                continue
+            result.files.append(
+                SourceFile(Path(entry.path), rel, st.st_size, st.st_mtime_ns / 1e9)
+            )
+
+    walk(root, "")
+    return result
+
+
+def _note_symlink(root: Path, entry: os.DirEntry[str], rel: str, result: Discovery) -> None:
+    """Record why a symbolic link is skipped (outside the root, or a duplicate path)."""
+    try:
+        target = Path(entry.path).resolve(strict=True)
+    except (OSError, RuntimeError):
+        result.warnings.append(Diagnostic(rel, "broken or looping symbolic link; skipped"))
+        return
+    if target != root and root not in target.parents:
+        result.warnings.append(
+            Diagnostic(rel, "symbolic link leads outside the source root; skipped")
+        )
+        return
+    result.warnings.append(
+        Diagnostic(
+            rel,
+            f"symbolic link to {target.relative_to(root).as_posix() or '.'} inside the root; "
+            "indexed at its real path",
+            severity="info",
+        )
+    )
+
+
+def is_within(root: Path, path: Path) -> bool:
+    """Whether ``path``, after following symbolic links, lies inside ``root``."""
+    try:
+        real = path.resolve(strict=False)
+    except (OSError, RuntimeError):
+        return False
+    real_root = root.resolve()
+    return real == real_root or real_root in real.parents
+
+
+def read_bytes(sf: SourceFile) -> bytes | Failure:
+    """Read a file's bytes, or a :class:`Failure` saying why it could not be read.
+
+    The file is opened without following a final symbolic link (``O_NOFOLLOW``).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(sf.path, flags)
+    except FileNotFoundError:
+        return Failure(sf.relpath, "file vanished before it could be read")
+    except OSError as exc:
+        return Failure(sf.relpath, f"cannot open: {exc.strerror}")
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return Failure(sf.relpath, "not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    except OSError as exc:
+        return Failure(sf.relpath, f"cannot read: {exc.strerror}")
+    finally:
+        os.close(fd)
+
+
+def content_hash(data: bytes) -> str:
+    """A hex content hash of a file's bytes (BLAKE2b, 128 bits)."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """Decoded, normalised text and what had to be fixed to get it."""
+
+    text: str
+    warnings: tuple[str, ...] = ()
+
+
+def decode(data: bytes) -> Decoded:
+    """Decode file bytes into normalised text.
+
+    UTF-8 (a BOM is dropped); UTF-16 when it starts with a UTF-16 BOM; invalid UTF-8
+    bytes become U+FFFD with a warning. ``\\r\\n`` and lone ``\\r`` become ``\\n``.
+
+    Raises:
+        ValueError: the data holds NUL bytes and is not UTF-16 (a binary file).
+    """
+    warnings: list[str] = []
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = data.decode("utf-16", errors="replace")
+    else:
+        if b"\x00" in data:
+            raise ValueError("holds NUL bytes: a binary file, not text")
+        if data.startswith(codecs.BOM_UTF8):
+            data = data[3:]
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            warnings.append(f"invalid UTF-8 at line {line} (byte {exc.start}); replaced")
+            text = data.decode("utf-8", errors="replace")
+    text = text.lstrip("\ufeff") if text.startswith("\ufeff") else text
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return Decoded(text, tuple(warnings))

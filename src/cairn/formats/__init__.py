@@ -24,7 +24,8 @@ from pathlib import Path
 
 from cairn.model import Document, Failure
 
-TextParser = Callable[[str, str], Document]
+TextParser = Callable[..., Document]
+"""``parse(text, relpath, **options) -> Document``."""
 FileParser = Callable[[Path, str], Iterator[Document | Failure]]
 
 

@@ -1,0 +1,409 @@
+"""``Cairn``: the composition root and the public Python API.
+
+Built from a :class:`cairn.config.Config`, it opens the store and wires the indexer and
+the searcher; every interface (CLI, and later HTTP, MCP, web) calls one method of it.
+
+Example::
+
+    from cairn.app import Cairn
+
+    with Cairn.open(db="notes.db") as cairn:
+        run = cairn.index(["~/notes"])
+        for hit in cairn.search("tag:work budget").hits:
+            print(hit.title, hit.abs_path, hit.line_start)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from cairn.config import Config, load_config
+from cairn.errors import CairnError, NotFound
+from cairn.ingest.pipeline import Indexer, Progress, make_root
+from cairn.model import Hit, Run, SourceRoot
+from cairn.search.engine import Searcher, SearchResult
+from cairn.sources import is_within
+from cairn.store import Store, open_store
+
+
+class Cairn:
+    """One knowledge base: a store plus the services over it.
+
+    Args:
+        config: the frozen configuration (see :func:`cairn.config.load_config`).
+
+    Raises:
+        cairn.errors.StoreError: the index cannot be opened.
+    """
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.store: Store = open_store(config.db_path)
+        self.searcher = Searcher(self.store, config.search)
+
+    @classmethod
+    def open(
+        cls,
+        *,
+        db: str | os.PathLike[str] | None = None,
+        config_file: str | os.PathLike[str] | None = None,
+    ) -> Cairn:
+        """Load the configuration (``--db``, ``CAIRN_DB``, ``cairn.toml``) and open."""
+        return cls(load_config(db=db, config_file=config_file))
+
+    def close(self) -> None:
+        """Close the store."""
+        self.store.close()
+
+    def __enter__(self) -> Cairn:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- indexing ---------------------------------------------------------------------
+    def _parse_options(self) -> dict[str, dict[str, object]]:
+        org = self.config.org
+        if not (org.tags_exclude_from_inheritance or org.inherited_property_keys):
+            return {}
+        try:
+            from cairn.formats.org import OrgOptions
+        except ImportError:
+            return {}
+        opts = OrgOptions(
+            tags_exclude_from_inheritance=frozenset(org.tags_exclude_from_inheritance),
+            inherited_property_keys=tuple(org.inherited_property_keys),
+        )
+        return {"org": {"options": opts}}
+
+    def add_roots(
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        *,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+    ) -> list[SourceRoot]:
+        """Register folders as source roots (a file registers its folder, limited to it).
+
+        Raises:
+            CairnError: a path does not exist.
+        """
+        roots: list[SourceRoot] = []
+        for p in paths:
+            path = Path(p).expanduser()
+            if not path.exists():
+                raise CairnError(f"{path}: no such file or folder")
+            if path.is_file():
+                root = make_root(path.parent, (*include, path.name), exclude)
+                known = {r.id: r for r in self.store.roots()}
+                if root.id in known and known[root.id].include:
+                    merged = tuple(dict.fromkeys((*known[root.id].include, path.name)))
+                    root = SourceRoot(root.id, root.path, merged, root.exclude)
+            else:
+                root = make_root(path, include, exclude)
+            self.store.upsert_root(root)
+            roots.append(root)
+        return roots
+
+    def index(
+        self,
+        paths: Iterable[str | os.PathLike[str]] | None = None,
+        *,
+        include: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        progress: Progress | None = None,
+    ) -> Run:
+        """Index folders (registering them as roots), or every registered root.
+
+        Args:
+            paths: folders (or single export files) to index; ``None`` or empty means
+                every registered root.
+            include / exclude: globs for newly registered roots.
+            progress: ``progress(done, total, relpath)`` after each file.
+
+        Returns:
+            The :class:`Run` record (also stored).
+        """
+        plist = list(paths or [])
+        roots = (
+            self.add_roots(plist, include=include, exclude=exclude)
+            if plist
+            else self.store.roots()
+        )
+        indexer = Indexer(
+            self.store,
+            config_hash=self.config.fingerprint(),
+            parse_options=self._parse_options(),
+        )
+        return indexer.run(roots, progress)
+
+    def roots(self) -> list[SourceRoot]:
+        """Registered source roots."""
+        return self.store.roots()
+
+    def remove_root(self, path: str | os.PathLike[str]) -> int:
+        """Forget a root and its documents; returns the number of documents removed.
+
+        Raises:
+            NotFound: no root at that path.
+        """
+        real = Path(path).expanduser().resolve().as_posix()
+        for r in self.store.roots():
+            if r.path == real:
+                return self.store.remove_root(r.id)
+        raise NotFound(f"{real}: not a registered source root")
+
+    # --- search -----------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        explain: bool = False,
+        include_alternates: bool = False,
+    ) -> SearchResult:
+        """Keyword (BM25) search; see :mod:`cairn.search.query` for the syntax."""
+        return self.searcher.search(
+            query, limit=limit, explain=explain, include_alternates=include_alternates
+        )
+
+    # --- lookups ----------------------------------------------------------------------
+    def _locate_path(self, text: str) -> tuple[str, str, int | None] | None:
+        """``(root id, relpath, line)`` for ``PATH[:LINE]`` given absolute, relative to
+        the current folder, or relative to a root."""
+        line: int | None = None
+        path = text
+        head, sep, tail = text.rpartition(":")
+        if sep and tail.isdigit() and head:
+            path, line = head, int(tail)
+        roots = self.store.roots()
+        candidates = [Path(path).expanduser()]
+        if not candidates[0].is_absolute():
+            candidates.append(Path.cwd() / path)
+        for cand in candidates:
+            real = cand.resolve() if cand.exists() else cand.absolute()
+            for r in roots:
+                rp = Path(r.path)
+                if is_within(rp, real) and real != rp:
+                    rel = real.relative_to(rp).as_posix()
+                    if self.store.documents_at(r.id, rel):
+                        return r.id, rel, line
+        for r in roots:
+            if self.store.documents_at(r.id, path):
+                return r.id, path, line
+        return None
+
+    def show(self, ref: str) -> dict[str, Any]:
+        """A document or unit with its metadata, outline, links and backlinks.
+
+        Args:
+            ref: a unit id, a document id, a unique id prefix, or ``PATH[:LINE]``
+                (a line selects the unit whose span holds it).
+
+        Returns:
+            ``{"kind": "document", "document": {...}, "units": [...]}`` or
+            ``{"kind": "unit", "unit": {...}, "document": {...}}``.
+
+        Raises:
+            NotFound: nothing matches ``ref``, or a prefix is ambiguous.
+        """
+        unit = self.store.unit(ref)
+        if unit is not None:
+            return self._unit_view(unit)
+        doc = self.store.document(ref)
+        if doc is not None:
+            return self._document_view(doc)
+        loc = self._locate_path(ref)
+        if loc is not None:
+            root_id, rel, line = loc
+            docs = self.store.documents_at(root_id, rel)
+            if line is not None:
+                for d in docs:
+                    units = self.store.units_of(d["id"])
+                    best = [u for u in units if u["line_start"] <= line <= u["line_end"]]
+                    if best:
+                        return self._unit_view(max(best, key=lambda u: u["line_start"]))
+            if len(docs) == 1:
+                return self._document_view(docs[0])
+            return {
+                "kind": "file",
+                "path": rel,
+                "documents": [self._document_dict(d) for d in docs],
+            }
+        matches = self.store.find_ids(ref) if len(ref) >= 4 else []
+        if len(matches) == 1:
+            return self.show(matches[0][1])
+        if len(matches) > 1:
+            raise NotFound(f"{ref}: ambiguous id prefix ({len(matches)} matches)")
+        raise NotFound(f"{ref}: no document, unit or indexed file matches")
+
+    def _document_dict(self, d: Any) -> dict[str, Any]:
+        return {
+            "id": d["id"],
+            "title": d["title"],
+            "format": d["format"],
+            "path": d["path"],
+            "abs_path": f"{d['root_path'].rstrip('/')}/{d['path']}",
+            "root": d["root_path"],
+            "key": d["key"],
+            "type": d["type"],
+            "tags": json.loads(d["tags"]),
+            "aliases": json.loads(d["aliases"]),
+            "created": d["created"],
+            "modified": d["modified"],
+            "metadata": json.loads(d["metadata"]),
+            "warnings": json.loads(d["warnings"]),
+            "size": d["size"],
+            "mtime": d["mtime"],
+        }
+
+    def _unit_dict(self, u: Any) -> dict[str, Any]:
+        return {
+            "id": u["id"],
+            "ordinal": u["ordinal"],
+            "level": u["level"],
+            "kind": u["kind"],
+            "title": u["title"],
+            "outline_path": json.loads(u["outline_path"]),
+            "parent_id": u["parent_id"],
+            "tags": json.loads(u["tags"]),
+            "inherited_tags": json.loads(u["inherited_tags"]),
+            "properties": json.loads(u["properties"]),
+            "todo": u["todo"],
+            "todo_state": u["todo_state"],
+            "priority": u["priority"],
+            "timestamps": json.loads(u["timestamps"]),
+            "org_id": u["org_id"],
+            "custom_id": u["custom_id"],
+            "language": u["language"],
+            "line_start": u["line_start"],
+            "line_end": u["line_end"],
+            "extra": json.loads(u["extra"]),
+            "body": u["body"],
+        }
+
+    def _links(self, unit_ids: list[str]) -> list[dict[str, Any]]:
+        return [
+            {
+                "unit_id": r["unit_id"],
+                "kind": r["kind"],
+                "target": r["target"],
+                "alias": r["alias"],
+                "anchor": r["anchor"],
+                "line": r["line"],
+                "resolved_document_id": r["resolved_document_id"],
+                "resolved_unit_id": r["resolved_unit_id"],
+                "unresolved_reason": r["unresolved_reason"],
+            }
+            for r in self.store.links_of(unit_ids)
+        ] if unit_ids else []
+
+    def backlinks(self, document_id: str) -> list[dict[str, Any]]:
+        """Links from anywhere in the index that resolve to this document."""
+        return [
+            {
+                "source_document_id": r["document_id"],
+                "source_unit_id": r["unit_id"],
+                "source_title": r["source_title"],
+                "source_path": r["source_path"],
+                "kind": r["kind"],
+                "target": r["target"],
+                "anchor": r["anchor"],
+                "line": r["line"],
+                "resolved_unit_id": r["resolved_unit_id"],
+            }
+            for r in self.store.backlinks(document_id)
+        ]
+
+    def _document_view(self, d: Any) -> dict[str, Any]:
+        units = self.store.units_of(d["id"])
+        return {
+            "kind": "document",
+            "document": self._document_dict(d),
+            "units": [
+                {k: v for k, v in self._unit_dict(u).items() if k != "body"} for u in units
+            ],
+            "links": self._links([u["id"] for u in units]),
+            "backlinks": self.backlinks(d["id"]),
+        }
+
+    def _unit_view(self, u: Any) -> dict[str, Any]:
+        doc = self.store.document(u["document_id"])
+        view = {
+            "kind": "unit",
+            "unit": self._unit_dict(u),
+            "document": self._document_dict(doc) if doc else None,
+            "links": self._links([u["id"]]),
+            "siblings": self.store.siblings(u["document_id"], u["parent_id"], u["id"]),
+        }
+        return view
+
+    def read_file(self, path: str | os.PathLike[str]) -> str:
+        """The text of an indexed file, refusing any path that resolves outside a root.
+
+        Raises:
+            NotFound: the path is outside every source root or is not a file.
+        """
+        p = Path(path).expanduser()
+        for r in self.store.roots():
+            rp = Path(r.path)
+            cand = p if p.is_absolute() else rp / p
+            if is_within(rp, cand) and cand.is_file():
+                return cand.read_text(encoding="utf-8", errors="replace")
+        raise NotFound(f"{p}: not a file inside a registered source root")
+
+    # --- status -----------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        """Counts per format, the last run, failed files and document warnings."""
+        run = self.store.last_run()
+        return {
+            "db": str(self.config.db_path),
+            "schema_version": self.store.schema_version,
+            **self.store.counts(),
+            "last_run": run_dict(run) if run else None,
+            "failed_files": [
+                {
+                    "root": r["root_path"],
+                    "path": r["path"],
+                    "status": r["status"],
+                    "reason": r["reason"],
+                    "line": r["line"],
+                }
+                for r in self.store.failed_files()
+            ],
+            "warnings": [
+                {"root": root, "path": path, **w}
+                for root, path, ws in self.store.document_warnings()
+                for w in ws
+            ],
+        }
+
+    def check(self) -> list[str]:
+        """Integrity problems of the index (empty when healthy)."""
+        return self.store.integrity_check()
+
+
+def run_dict(run: Run) -> dict[str, Any]:
+    """A run record as plain JSON-ready data."""
+    d = asdict(run)
+    return d
+
+
+def hit_dict(hit: Hit) -> dict[str, Any]:
+    """A hit as plain JSON-ready data (see the README's JSON section)."""
+    d = asdict(hit)
+    d["outline_path"] = list(hit.outline_path)
+    d["tags"] = list(hit.tags)
+    d["siblings"] = list(hit.siblings)
+    return d

@@ -1,0 +1,1 @@
+"""The knowledge graph: link resolution, edges, traversal."""

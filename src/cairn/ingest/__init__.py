@@ -1,0 +1,1 @@
+"""Ingest: the indexing pipeline, ids, run records."""

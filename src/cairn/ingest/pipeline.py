@@ -1,0 +1,314 @@
+"""The indexing pipeline: discover → detect → parse → assign ids → store → resolve links.
+
+Change detection is (size, mtime) first, then the content hash: a file whose size and
+mtime are unchanged is not read; a file whose bytes hash the same is only touched; only
+changed files are parsed again. Files gone from disk are removed with everything
+indexed from them. A file that cannot be read or parsed becomes a
+:class:`cairn.model.Failure` in the run, and the rest of the run goes on; documents
+indexed from an earlier good version of that file are kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cairn import formats
+from cairn.errors import ParseError
+from cairn.graph.resolve import resolve_all
+from cairn.ingest import ids
+from cairn.model import Diagnostic, Document, Failure, Run, SourceRoot, Unit
+from cairn.sources import SourceFile, content_hash, decode, discover, read_bytes
+from cairn.store import Store
+from cairn.store.sqlite import FileState
+
+Progress = Callable[[int, int, str], None]
+"""``progress(done, total, relpath)``: called after each file."""
+
+
+@dataclass
+class _Tally:
+    seen: int = 0
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    failed: int = 0
+    skipped: int = 0
+    failures: list[Failure] = field(default_factory=list)
+    warnings: list[Diagnostic] = field(default_factory=list)
+
+
+def make_root(path: Path, include: Iterable[str] = (), exclude: Iterable[str] = ()) -> SourceRoot:
+    """A :class:`SourceRoot` for a folder, with its deterministic id."""
+    real = path.expanduser().resolve()
+    return SourceRoot(ids.root_id(real), real.as_posix(), tuple(include), tuple(exclude))
+
+
+def _is_note(relpath: str) -> bool:
+    return bool(formats.candidates(relpath))
+
+
+def _now_iso() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class Indexer:
+    """Indexes source roots into a store.
+
+    Args:
+        store: the open store.
+        config_hash: fingerprint of the settings that change parse results; recorded
+            in each run.
+        parse_options: per-format keyword options passed to text parsers that accept
+            them (``{"org": {"options": OrgOptions(...)}}``).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        config_hash: str = "",
+        parse_options: dict[str, dict[str, object]] | None = None,
+    ) -> None:
+        self.store = store
+        self.config_hash = config_hash
+        self.parse_options = parse_options or {}
+
+    def run(self, roots: list[SourceRoot], progress: Progress | None = None) -> Run:
+        """Index every root once and return the run record (also saved in the store).
+
+        Roots that do not exist are reported as failures; nothing indexed from them is
+        removed (a missing mount must not wipe the index).
+        """
+        started = _now_iso()
+        t0 = time.perf_counter()
+        tally = _Tally()
+        plans: list[tuple[SourceRoot, list[SourceFile], set[str]]] = []
+        for root in roots:
+            folder = Path(root.path)
+            if not folder.is_dir():
+                tally.failures.append(
+                    Failure(root.path, "source root is not a folder or is missing")
+                )
+                tally.failed += 1
+                continue
+            self.store.upsert_root(root)
+            found = discover(folder, include=root.include, exclude=root.exclude, is_note=_is_note)
+            tally.warnings.extend(found.warnings)
+            with self.store.transaction():
+                self.store.set_attachments(root.id, found.attachments)
+            plans.append((root, found.files, {f.relpath for f in found.files}))
+        total = sum(len(p[1]) for p in plans)
+        done = 0
+        for root, files, seen in plans:
+            known = self.store.file_states(root.id)
+            for sf in files:
+                tally.seen += 1
+                self._index_file(root, sf, known.get(sf.relpath), tally)
+                done += 1
+                if progress:
+                    progress(done, total, sf.relpath)
+            for gone in sorted(set(known) - seen):
+                with self.store.transaction():
+                    self.store.remove_file(root.id, gone)
+                tally.removed += 1
+        if tally.added or tally.changed or tally.removed:
+            with self.store.transaction():
+                resolve_all(self.store)
+        run = Run(
+            id=str(uuid.uuid4()),
+            started=started,
+            finished=_now_iso(),
+            config_hash=self.config_hash,
+            seen=tally.seen,
+            added=tally.added,
+            changed=tally.changed,
+            removed=tally.removed,
+            unchanged=tally.unchanged,
+            failed=tally.failed,
+            skipped=tally.skipped,
+            failures=tuple(tally.failures),
+            warnings=tuple(tally.warnings),
+            seconds=round(time.perf_counter() - t0, 4),
+        )
+        with self.store.transaction():
+            self.store.save_run(run)
+        return run
+
+    def _index_file(
+        self, root: SourceRoot, sf: SourceFile, state: FileState | None, tally: _Tally
+    ) -> None:
+        if state is not None and state.size == sf.size and state.mtime == sf.mtime:
+            tally.unchanged += 1
+            return
+        data = read_bytes(sf)
+        if isinstance(data, Failure):
+            if data.reason.startswith("file vanished"):
+                tally.skipped += 1
+                tally.warnings.append(Diagnostic(sf.relpath, data.reason, severity="info"))
+                return
+            tally.failed += 1
+            tally.failures.append(data)
+            with self.store.transaction():
+                self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, "", data)
+            return
+        digest = content_hash(data)
+        if state is not None and state.hash == digest and state.status == "ok":
+            with self.store.transaction():
+                self.store.touch_file(root.id, sf.relpath, sf.size, sf.mtime)
+            tally.unchanged += 1
+            return
+        fmt = formats.detect(sf.relpath, data[:8192])
+        if fmt is None:
+            tally.skipped += 1
+            tally.warnings.append(
+                Diagnostic(sf.relpath, "content not recognised as a supported format; skipped",
+                           severity="info")
+            )
+            return
+        docs, failures = self._parse(fmt, sf, data, tally)
+        for f in failures:
+            tally.failures.append(f)
+        if not docs and failures:
+            tally.failed += 1
+            with self.store.transaction():
+                self.store.record_failure(
+                    root.id, sf.relpath, sf.size, sf.mtime, digest, failures[0]
+                )
+            return
+        try:
+            with self.store.transaction():
+                final = self._assign_ids(root, docs, sf, digest)
+                self.store.replace_file(
+                    root.id,
+                    sf.relpath,
+                    size=sf.size,
+                    mtime=sf.mtime,
+                    hash_=digest,
+                    format_=fmt.name,
+                    documents=final,
+                    failure=failures[0] if failures else None,
+                )
+        except Exception as exc:  # a store-level fault for this file only
+            failure = Failure(sf.relpath, f"could not store: {type(exc).__name__}: {exc}")
+            tally.failures.append(failure)
+            tally.failed += 1
+            with self.store.transaction():
+                self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, digest, failure)
+            return
+        for d in final:
+            tally.warnings.extend(d.warnings)
+        if failures:
+            tally.failed += 1
+        elif state is None:
+            tally.added += 1
+        else:
+            tally.changed += 1
+
+    def _parse(
+        self, fmt: formats.Format, sf: SourceFile, data: bytes, tally: _Tally
+    ) -> tuple[list[Document], list[Failure]]:
+        docs: list[Document] = []
+        failures: list[Failure] = []
+        try:
+            if fmt.kind == "file":
+                for item in fmt.file_parser()(sf.path, sf.relpath):
+                    if isinstance(item, Failure):
+                        failures.append(item)
+                    else:
+                        docs.append(item)
+                return docs, failures
+            try:
+                decoded = decode(data)
+            except ValueError as exc:
+                return [], [Failure(sf.relpath, str(exc))]
+            for w in decoded.warnings:
+                tally.warnings.append(Diagnostic(sf.relpath, w))
+            opts = self.parse_options.get(fmt.name, {})
+            parser = fmt.text_parser()
+            doc = parser(decoded.text, sf.relpath, **opts)
+            docs.append(doc)
+        except ParseError as exc:
+            failures.append(Failure(sf.relpath, exc.reason, exc.line))
+        except RecursionError:
+            failures.append(Failure(sf.relpath, "parser error: nesting too deep"))
+        except Exception as exc:  # a parser bug must not stop the run
+            failures.append(Failure(sf.relpath, f"parser error: {type(exc).__name__}: {exc}"))
+        return docs, failures
+
+    def _assign_ids(
+        self, root: SourceRoot, docs: list[Document], sf: SourceFile, digest: str
+    ) -> list[Document]:
+        """Give documents and units their final ids (declared ids win when free)."""
+        out: list[Document] = []
+        taken_docs: set[str] = set()
+        taken_units: set[str] = set()
+        for doc in docs:
+            doc_id = ids.document_id(root.id, sf.relpath, doc.key)
+            if doc.declared_id and doc.declared_id not in taken_docs:
+                owner = self.store.id_owner("documents", doc.declared_id)
+                if owner is None or owner == (root.id, sf.relpath):
+                    doc_id = doc.declared_id
+                else:
+                    doc = dataclasses.replace(
+                        doc,
+                        warnings=(
+                            *doc.warnings,
+                            Diagnostic(
+                                sf.relpath,
+                                f"id {doc.declared_id} is already used by {owner[1]}; "
+                                "a path-based id is used instead",
+                            ),
+                        ),
+                    )
+            taken_docs.add(doc_id)
+            units = _unit_ids(self.store, root, sf, doc_id, doc.units, taken_units)
+            out.append(
+                dataclasses.replace(
+                    doc,
+                    id=doc_id,
+                    root_id=root.id,
+                    content_hash=digest,
+                    size=sf.size,
+                    mtime=sf.mtime,
+                    units=units,
+                )
+            )
+        return out
+
+
+def _unit_ids(
+    store: Store,
+    root: SourceRoot,
+    sf: SourceFile,
+    doc_id: str,
+    units: tuple[Unit, ...],
+    taken: set[str],
+) -> tuple[Unit, ...]:
+    seen: dict[tuple[str, tuple[str, ...]], int] = {}
+    assigned: list[str] = []
+    for u in units:
+        key = (u.kind, u.outline_path)
+        occurrence = seen.get(key, 0)
+        seen[key] = occurrence + 1
+        uid = ids.unit_id(doc_id, u.outline_path, occurrence, u.kind)
+        if u.declared_id and u.declared_id not in taken and u.declared_id != doc_id:
+            owner = store.id_owner("units", u.declared_id)
+            if owner is None or owner == (root.id, sf.relpath):
+                uid = u.declared_id
+        taken.add(uid)
+        assigned.append(uid)
+    return tuple(
+        dataclasses.replace(
+            u,
+            id=assigned[i],
+            document_id=doc_id,
+            parent_id=assigned[u.parent] if u.parent is not None and 0 <= u.parent < i else None,
+        )
+        for i, u in enumerate(units)
+    )

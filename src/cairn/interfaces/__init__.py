@@ -1,0 +1,1 @@
+"""Thin interfaces over cairn.app.Cairn: CLI (and later HTTP, MCP, web)."""

@@ -1,0 +1,375 @@
+"""The ``cairn`` command (Typer + Rich). Thin: each command calls one method of Cairn.
+
+Every command takes ``--json`` and then prints exactly one JSON document on stdout.
+Errors print ``error: <reason>`` on stderr and exit with status 2 (or 1 for
+"not found").
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from cairn.app import Cairn, hit_dict, run_dict
+from cairn.errors import CairnError, NotFound
+
+app = typer.Typer(
+    name="cairn",
+    help=(
+        "cairn: a local-first knowledge engine over your plain-text notes.\n\n"
+        "Index folders of Org, Markdown and text notes into one SQLite file, then search "
+        "them.\n\nQuick start:\n\n"
+        "  cairn index ~/notes          # register and index a folder\n\n"
+        "  cairn search 'budget review' # BM25 keyword search\n\n"
+        "  cairn search 'tag:work todo:open'\n\n"
+        "  cairn show notes/plan.org:12 # the heading at that line\n\n"
+        "The index lives in your data folder (see `cairn stats`); use --db or CAIRN_DB "
+        "to choose another file."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+DbOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--db", envvar="CAIRN_DB", help="Index file (default: user data dir/cairn.db).",
+        show_default=False,
+    ),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+
+
+class _State:
+    db: Path | None = None
+    config: Path | None = None
+
+
+_state = _State()
+
+
+@app.callback()
+def _main(
+    db: DbOpt = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", envvar="CAIRN_CONFIG", help="cairn.toml to read."),
+    ] = None,
+) -> None:
+    _state.db = db
+    _state.config = config
+
+
+def _open(db: Path | None) -> Cairn:
+    return Cairn.open(db=db or _state.db, config_file=_state.config)
+
+
+def _highlighted(snippet: str) -> Text:
+    """A snippet with its ``[match]`` markers turned into bold yellow text."""
+    text = Text()
+    pos = 0
+    for m in re.finditer(r"\[([^\[\]\n]+)\]", snippet):
+        text.append(snippet[pos : m.start()])
+        text.append(m.group(1), style="bold yellow")
+        pos = m.end()
+    text.append(snippet[pos:])
+    return text
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _fail(exc: CairnError, as_json: bool) -> typer.Exit:
+    code = 1 if isinstance(exc, NotFound) else 2
+    if as_json:
+        _emit_json({"error": str(exc), "type": type(exc).__name__})
+    else:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+    return typer.Exit(code)
+
+
+@app.command()
+def index(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Folders (or a single export file) to register and index. "
+            "Without any, re-index every registered folder.",
+            show_default=False,
+        ),
+    ] = None,
+    include: Annotated[
+        list[str] | None,
+        typer.Option("--include", "-i", help="Only files matching this glob (repeatable)."),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option("--exclude", "-x", help="Skip files and folders matching this glob."),
+    ] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Index folders of notes: only new and changed files are parsed again.
+
+    Hidden folders, .git, node_modules, .obsidian and .trash are skipped. Files that
+    cannot be read or parsed are listed with the reason; everything else is indexed.
+    """
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    try:
+        with _open(db) as cairn:
+            show_bar = not (as_json or quiet) and err.is_terminal
+            if show_bar:
+                with Progress(
+                    TextColumn("[bold]indexing"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TimeRemainingColumn(),
+                    TextColumn("{task.fields[file]}", style="dim"),
+                    console=err,
+                    transient=True,
+                ) as bar:
+                    task = bar.add_task("index", total=None, file="")
+
+                    def progress(done: int, total: int, rel: str) -> None:
+                        bar.update(task, completed=done, total=total, file=rel[-50:])
+
+                    run = cairn.index(
+                        paths, include=include or (), exclude=exclude or (), progress=progress
+                    )
+            else:
+                run = cairn.index(paths, include=include or (), exclude=exclude or ())
+            if as_json:
+                _emit_json(run_dict(run))
+                return
+            out.print(
+                f"[bold]{run.seen}[/bold] files: [green]{run.added} added[/green], "
+                f"{run.changed} changed, {run.unchanged} unchanged, {run.removed} removed, "
+                f"[red]{run.failed} failed[/red], {run.skipped} skipped "
+                f"in {run.seconds:.2f} s"
+            )
+            for f in run.failures:
+                where = f"{f.path}:{f.line}" if f.line else f.path
+                out.print(f"  [red]failed[/red] {escape(where)}: {escape(f.reason)}")
+            warns = [w for w in run.warnings if w.severity == "warning"]
+            for w in warns[:20]:
+                where = f"{w.path}:{w.line}" if w.line else w.path
+                out.print(f"  [yellow]warning[/yellow] {escape(where)}: {escape(w.message)}")
+            if len(warns) > 20:
+                out.print(f"  … and {len(warns) - 20} more warnings (cairn stats --json)")
+    except CairnError as exc:
+        raise _fail(exc, as_json) from None
+
+
+@app.command()
+def search(
+    query: Annotated[
+        list[str],
+        typer.Argument(
+            help="Words (any may match), \"phrases\", -exclusions and filters: tag:, "
+            "todo:, path:, format:, type:, priority:, prop:KEY=VALUE, before:, after:.",
+        ),
+    ],
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Number of hits.")] = 10,
+    explain: Annotated[
+        bool, typer.Option("--explain", help="Show each hit's score and how it was made.")
+    ] = False,
+    alternates: Annotated[
+        bool,
+        typer.Option("--alternates", help="Include chat messages off the canonical branch."),
+    ] = False,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Search the index (BM25 over title, outline path, tags and body).
+
+    Examples: cairn search "garden compost"; cairn search 'tag:work -tag:done budget';
+    cairn search 'todo:open path:projects/'.
+    """
+    text = " ".join(query)
+    try:
+        with _open(db) as cairn:
+            res = cairn.search(text, limit=limit, explain=explain, include_alternates=alternates)
+    except CairnError as exc:
+        raise _fail(exc, as_json) from None
+    if as_json:
+        _emit_json(
+            {
+                "query": text,
+                "took_ms": res.took_ms,
+                "notes": list(res.notes),
+                "hits": [hit_dict(h) for h in res.hits],
+            }
+        )
+        return
+    for n in res.notes:
+        err.print(f"[yellow]note:[/yellow] {escape(n)}")
+    if not res.hits:
+        out.print("[dim]no hits[/dim]")
+        return
+    for h in res.hits:
+        crumbs = " › ".join(h.outline_path[:-1])
+        todo = f"[magenta]{h.todo}[/magenta] " if h.todo else ""
+        tags = (" [cyan]:" + escape(":".join(h.tags)) + ":[/cyan]") if h.tags else ""
+        title = escape(h.title or h.doc_title)
+        out.print(f"[bold]{h.rank}.[/bold] {todo}[bold]{title}[/bold]{tags}")
+        where = f"{h.abs_path}:{h.line_start}"
+        ctx = f"{escape(h.doc_title)}" + (f" › {escape(crumbs)}" if crumbs else "")
+        out.print(f"   [dim]{ctx}[/dim]")
+        out.print(f"   [blue]{escape(where)}[/blue]")
+        out.print(Text("   ").append(_highlighted(h.snippet)))
+        if explain:
+            out.print(f"   [dim]score {h.score:.4f}: {escape(json.dumps(h.explain))}[/dim]")
+    out.print(f"[dim]{len(res.hits)} hits in {res.took_ms:.1f} ms[/dim]")
+
+
+@app.command()
+def show(
+    ref: Annotated[str, typer.Argument(help="A unit or document id, or PATH[:LINE].")],
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a document (metadata, outline, links, backlinks) or one unit."""
+    try:
+        with _open(db) as cairn:
+            view = cairn.show(ref)
+    except CairnError as exc:
+        raise _fail(exc, as_json) from None
+    if as_json:
+        _emit_json(view)
+        return
+    if view["kind"] == "unit":
+        u, d = view["unit"], view["document"]
+        out.print(f"[bold]{escape(u['title'] or '(untitled)')}[/bold]  [dim]{u['kind']}[/dim]")
+        out.print(f"[dim]{escape(' › '.join(u['outline_path']))}[/dim]")
+        if d:
+            out.print(f"[blue]{escape(d['abs_path'])}:{u['line_start']}-{u['line_end']}[/blue]")
+        for key in ("todo", "priority", "org_id", "custom_id", "language"):
+            if u.get(key):
+                out.print(f"{key}: {escape(str(u[key]))}")
+        if u["tags"] or u["inherited_tags"]:
+            out.print(f"tags: {u['tags']}  inherited: {u['inherited_tags']}")
+        for k, v in u["properties"].items():
+            out.print(f"  :{escape(k)}: {escape(str(v))}")
+        out.print(escape(u["body"]))
+        return
+    docs = view["documents"] if view["kind"] == "file" else [view["document"]]
+    for d in docs:
+        out.print(f"[bold]{escape(d['title'])}[/bold]  [dim]{d['format']}  {d['id']}[/dim]")
+        out.print(f"[blue]{escape(d['abs_path'])}[/blue]")
+        if d["tags"]:
+            out.print(f"tags: {', '.join(d['tags'])}")
+        for w in d["warnings"]:
+            out.print(f"[yellow]warning[/yellow] {escape(w['message'])}")
+    if view["kind"] == "document":
+        table = Table("line", "outline", "todo", "tags", box=None)
+        for u in view["units"]:
+            indent = "  " * max(0, u["level"] - 1)
+            table.add_row(
+                str(u["line_start"]),
+                escape(indent + (u["title"] or "")),
+                u["todo"] or "",
+                ":".join(u["tags"]),
+            )
+        out.print(table)
+        out.print(f"{len(view['links'])} links out, {len(view['backlinks'])} backlinks")
+
+
+@app.command()
+def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Counts per format, the last run, and files that failed."""
+    try:
+        with _open(db) as cairn:
+            data = cairn.stats()
+    except CairnError as exc:
+        raise _fail(exc, as_json) from None
+    if as_json:
+        _emit_json(data)
+        return
+    out.print(f"index: {escape(data['db'])} (schema v{data['schema_version']})")
+    out.print(
+        f"{data['roots']} roots, {data['documents']} documents, {data['units']} units, "
+        f"{data['links']} links ({data['links_unresolved']} unresolved)"
+    )
+    table = Table("format", "documents", "units", box=None)
+    for fmt, c in data["formats"].items():
+        table.add_row(fmt, str(c["documents"]), str(c["units"]))
+    out.print(table)
+    run = data["last_run"]
+    if run:
+        out.print(
+            f"last run {run['finished']}: {run['seen']} seen, {run['added']} added, "
+            f"{run['changed']} changed, {run['removed']} removed, {run['failed']} failed"
+        )
+    for f in data["failed_files"]:
+        out.print(f"[red]failed[/red] {escape(f['path'])}: {escape(f['reason'] or '')}")
+    if data["warnings"]:
+        out.print(f"{len(data['warnings'])} document warnings (see --json)")
+
+
+@app.command()
+def roots(db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """List the registered source roots."""
+    try:
+        with _open(db) as cairn:
+            rs = cairn.roots()
+    except CairnError as exc:
+        raise _fail(exc, as_json) from None
+    if as_json:
+        _emit_json(
+            [{"id": r.id, "path": r.path, "include": r.include, "exclude": r.exclude} for r in rs]
+        )
+        return
+    for r in rs:
+        extra = f"  include={list(r.include)}" if r.include else ""
+        extra += f"  exclude={list(r.exclude)}" if r.exclude else ""
+        out.print(f"{escape(r.path)}{escape(extra)}")
+
+
+@app.command()
+def check(db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Check the index's integrity (SQLite, FTS5 and cairn's own consistency)."""
+    try:
+        with _open(db) as cairn:
+            problems = cairn.check()
+    except CairnError as exc:
+        raise _fail(exc, as_json) from None
+    if as_json:
+        _emit_json({"ok": not problems, "problems": problems})
+    elif problems:
+        for p in problems:
+            out.print(f"[red]problem[/red] {escape(p)}")
+    else:
+        out.print("[green]ok[/green]")
+    if problems:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Entry point of the ``cairn`` console script."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

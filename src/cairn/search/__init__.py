@@ -1,0 +1,1 @@
+"""Search: query language, lexical retrieval, snippets, explanations."""

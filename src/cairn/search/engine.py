@@ -1,0 +1,118 @@
+"""Keyword search: parse the query, run BM25 over FTS5, build explained hits."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from cairn.config import SearchConfig
+from cairn.model import Hit
+from cairn.search.query import Query, parse_query, to_fts
+from cairn.search.snippet import make_snippet
+from cairn.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """Hits for one query, with the parsed query and timing (milliseconds)."""
+
+    query: Query
+    hits: tuple[Hit, ...]
+    took_ms: float
+    notes: tuple[str, ...] = field(default=())
+
+
+class Searcher:
+    """BM25 keyword search over a store.
+
+    Args:
+        store: the open store.
+        config: column weights and the default limit.
+    """
+
+    def __init__(self, store: Store, config: SearchConfig) -> None:
+        self.store = store
+        self.config = config
+
+    def search(
+        self,
+        text: str,
+        *,
+        limit: int | None = None,
+        explain: bool = False,
+        include_alternates: bool = False,
+    ) -> SearchResult:
+        """Search for ``text`` (see :mod:`cairn.search.query` for the syntax).
+
+        Returns at most ``limit`` hits, best first. An empty query (no words and no
+        filters) returns no hits. Never raises for any user text.
+        """
+        t0 = time.perf_counter()
+        query = parse_query(text)
+        k = max(1, limit or self.config.limit)
+        if query.is_empty:
+            return SearchResult(query, (), 0.0, query.notes)
+        match = to_fts(query)
+        if match is None and not query.filters:
+            return SearchResult(query, (), 0.0, query.notes)
+        ranked = self.store.search_fts(
+            match,
+            query.filters,
+            limit=k,
+            weights=self.config.weights,
+            include_alternates=include_alternates,
+        )
+        rows = self.store.unit_rows([r for r, _ in ranked])
+        words = query.words
+        hits: list[Hit] = []
+        for rank, (rowid, score) in enumerate(ranked, start=1):
+            r = rows.get(rowid)
+            if r is None:
+                continue
+            body = r["body"] or ""
+            snippet = make_snippet(body if body.strip() else r["title"], words)
+            exp: dict[str, Any] = {}
+            if explain:
+                exp = {
+                    "mode": "keyword",
+                    "keyword": {"rank": rank, "bm25": score},
+                    "fts_query": match,
+                    "weights": dict(self.config.weights),
+                    "filters": [
+                        {"field": f.field, "value": f.value, "key": f.key, "negate": f.negate}
+                        for f in query.filters
+                    ],
+                    "score": score,
+                }
+            tags = tuple(json.loads(r["tags"])) + tuple(json.loads(r["inherited_tags"]))
+            hits.append(
+                Hit(
+                    rank=rank,
+                    score=score,
+                    unit_id=r["id"],
+                    document_id=r["document_id"],
+                    title=r["title"],
+                    outline_path=tuple(json.loads(r["outline_path"])),
+                    doc_title=r["doc_title"],
+                    path=r["path"],
+                    abs_path=f"{r['root_path'].rstrip('/')}/{r['path']}",
+                    root=r["root_path"],
+                    format=r["format"],
+                    line_start=r["line_start"],
+                    line_end=r["line_end"],
+                    snippet=snippet,
+                    kind=r["kind"],
+                    tags=tuple(dict.fromkeys(tags)),
+                    todo=r["todo"],
+                    siblings=tuple(
+                        self.store.siblings(r["document_id"], r["parent_id"], r["id"])
+                    )
+                    if r["kind"] == "heading"
+                    else (),
+                    explain=exp,
+                )
+            )
+        took = (time.perf_counter() - t0) * 1000
+        return SearchResult(query, tuple(hits), round(took, 3), query.notes)

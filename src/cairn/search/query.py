@@ -1,0 +1,191 @@
+"""The query language, and its safe translation to an FTS5 MATCH expression.
+
+Syntax (any text is a valid query; nothing raises):
+
+* words — match any of them (OR), ranked by BM25; ``"a phrase"`` matches the words in
+  order; ``-word`` / ``-"a phrase"`` excludes units containing it;
+* filters ``key:value`` — ``tag:``, ``type:``, ``todo:`` (a keyword, or ``open`` /
+  ``done``), ``priority:``, ``path:`` (substring, or a glob with ``*``), ``source:``
+  (a format/provider or a root folder), ``format:``, ``prop:KEY=VALUE`` (or
+  ``prop:KEY`` for presence), ``before:`` / ``after:`` (``YYYY[-MM[-DD]]``), ``role:``,
+  ``kind:``, ``id:``; ``-tag:x`` negates a filter. An unknown ``key:value`` is searched
+  as text.
+
+User text never reaches FTS5 unescaped: each word is split into the tokens FTS5's
+``unicode61`` tokenizer would make and quoted, so ``C++``, ``state-of-the-art``,
+``NEAR``, ``*`` and ``"unbalanced`` are plain words. A word that splits into several
+tokens (``BENCH-100821``, ``path/to/file.toml``) becomes a phrase, so it matches the
+same tokens in the same order as the indexed text. CJK runs become phrases of
+character bigrams against the ``cjk`` column.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+from cairn.model import Filter
+
+FILTER_FIELDS = frozenset(
+    {
+        "tag", "type", "todo", "priority", "path", "source", "format", "prop", "before",
+        "after", "role", "kind", "id",
+    }
+)
+
+_CJK = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+"
+)
+_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}(T[\d:]+Z?)?)?)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """A positive or negative search term: the FTS5 tokens of one word or phrase."""
+
+    tokens: tuple[str, ...]
+    cjk: tuple[str, ...] = ()
+    negate: bool = False
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A parsed query: terms, filters, and the original text."""
+
+    text: str
+    terms: tuple[Term, ...] = ()
+    filters: tuple[Filter, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def positive(self) -> tuple[Term, ...]:
+        """Terms that must (any of them) match."""
+        return tuple(t for t in self.terms if not t.negate)
+
+    @property
+    def words(self) -> list[str]:
+        """Lower-cased tokens of the positive terms (for highlighting)."""
+        out: list[str] = []
+        for t in self.positive:
+            out.extend(x.casefold() for x in t.tokens)
+            out.extend(t.cjk)
+        return out
+
+    @property
+    def is_empty(self) -> bool:
+        """Nothing to search for and nothing to filter on."""
+        return not self.positive and not self.filters
+
+
+def _is_token_char(ch: str) -> bool:
+    """Whether unicode61 keeps ``ch`` inside a token (letters, numbers, marks)."""
+    cat = unicodedata.category(ch)
+    return cat[0] in "LN" or cat in ("Mn", "Mc", "Co")
+
+
+def fts_tokens(text: str) -> list[str]:
+    """Split text as FTS5's ``unicode61`` tokenizer does (minus case folding)."""
+    out: list[str] = []
+    cur: list[str] = []
+    for ch in text:
+        if _is_token_char(ch):
+            cur.append(ch)
+        elif cur:
+            out.append("".join(cur))
+            cur = []
+    if cur:
+        out.append("".join(cur))
+    return out
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def _term(text: str, negate: bool) -> Term | None:
+    cjk: list[str] = []
+    for m in _CJK.finditer(text):
+        cjk.extend(_bigrams(m.group()))
+    rest = _CJK.sub(" ", text)
+    tokens = tuple(fts_tokens(rest))
+    if not tokens and not cjk:
+        return None
+    return Term(tokens, tuple(cjk), negate, text)
+
+
+_LEX = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+
+
+def parse_query(text: str) -> Query:
+    """Parse user text into a :class:`Query`. Never raises."""
+    text = unicodedata.normalize("NFC", text or "")
+    terms: list[Term] = []
+    filters: list[Filter] = []
+    notes: list[str] = []
+    for m in _LEX.finditer(text):
+        if m.group(2) is not None:
+            t = _term(m.group(2), bool(m.group(1)))
+            if t:
+                terms.append(t)
+            continue
+        word = m.group(3)
+        negate = word.startswith("-") and len(word) > 1
+        body = word[1:] if negate else word
+        if ":" in body:
+            key, _, value = body.partition(":")
+            key_l = key.casefold()
+            if key_l in FILTER_FIELDS and value:
+                f = _filter(key_l, value, negate, notes)
+                if f:
+                    filters.append(f)
+                continue
+        t = _term(body, negate)
+        if t:
+            terms.append(t)
+    return Query(text, tuple(terms), tuple(filters), tuple(notes))
+
+
+def _filter(key: str, value: str, negate: bool, notes: list[str]) -> Filter | None:
+    if value.startswith('"') and value.endswith('"') and len(value) > 1:
+        value = value[1:-1]
+    if key == "prop":
+        k, sep, v = value.partition("=")
+        if not k:
+            notes.append(f"ignored prop filter without a key: {value!r}")
+            return None
+        return Filter("prop", v if sep else "", key=k, negate=negate)
+    if key in ("before", "after") and not _DATE.match(value):
+        notes.append(f"ignored {key}: filter, not a date (YYYY[-MM[-DD]]): {value!r}")
+        return None
+    return Filter(key, value, negate=negate)
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+def _term_expr(t: Term) -> str:
+    parts: list[str] = []
+    if t.tokens:
+        parts.append(_quote(" ".join(t.tokens)))
+    if t.cjk:
+        parts.append("cjk : " + _quote(" ".join(t.cjk)))
+    return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+
+
+def to_fts(query: Query) -> str | None:
+    """The FTS5 MATCH expression for a query, or ``None`` when it has no positive term.
+
+    Positive terms are OR-ed; negative ones are subtracted with ``NOT``. Every token is
+    a quoted string, so no user character is read as FTS5 syntax.
+    """
+    pos = [_term_expr(t) for t in query.positive]
+    if not pos:
+        return None
+    expr = " OR ".join(pos)
+    neg = [_term_expr(t) for t in query.terms if t.negate]
+    if neg:
+        expr = f"({expr}) NOT ({' OR '.join(neg)})"
+    return expr

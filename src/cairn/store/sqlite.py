@@ -267,6 +267,37 @@ class SQLiteStore:
         else:
             self.db.execute("COMMIT")
 
+    def ensure_component(self, name: str, migrations: Sequence[str]) -> None:
+        """Create or migrate the tables of an optional component (vectors, edges …).
+
+        Each component keeps its own version in ``components``: ``migrations[i]`` is a
+        script of ``;``-separated statements bringing it from version ``i`` to ``i + 1``.
+        Idempotent; safe to call on every open.
+
+        Raises:
+            StoreError: the database holds a newer version of the component.
+        """
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS components (name TEXT PRIMARY KEY, version INTEGER)"
+        )
+        row = self.db.execute("SELECT version FROM components WHERE name=?", (name,)).fetchone()
+        version = int(row[0]) if row else 0
+        if version > len(migrations):
+            raise StoreError(
+                f"{self.path}: component {name!r} is at version {version}, newer than this "
+                f"cairn ({len(migrations)}); upgrade cairn or rebuild the index"
+            )
+        for i in range(version, len(migrations)):
+            with self.transaction():
+                for stmt in migrations[i].split(";"):
+                    if stmt.strip():
+                        self.db.execute(stmt)
+                self.db.execute(
+                    "INSERT INTO components(name, version) VALUES (?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET version=excluded.version",
+                    (name, i + 1),
+                )
+
     @property
     def schema_version(self) -> int:
         """The database's schema version (``PRAGMA user_version``)."""

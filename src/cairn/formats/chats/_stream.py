@@ -1,0 +1,401 @@
+"""Reading an export file as a stream: zip safety, top-level JSON shapes, provider
+detection per entry, and turning every problem into a :class:`cairn.model.Failure`.
+
+Memory is bounded by the largest single conversation: a top-level array is read item
+by item with ``ijson.items`` (the C backend when present); a top-level object is read
+event by event, and its ``conversations`` / ``history`` / ``chats`` array, if any, item
+by item. A zip is never extracted: only the export member(s) are opened and streamed.
+"""
+
+from __future__ import annotations
+
+import re
+import stat
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import ijson
+
+from cairn.formats.chats import chatgpt, claude, gemini, generic
+from cairn.formats.chats._common import Conversation, ConversationError, build_document
+from cairn.model import Document, Failure
+
+# --- limits (module constants so a caller or a test can lower them) -------------------
+MAX_MEMBER_BYTES = 4 * 1024**3
+"""Largest uncompressed export member read from a zip (4 GiB)."""
+MAX_RATIO = 200
+"""Largest uncompressed/compressed ratio accepted for a member above 1 MiB."""
+MAX_MEMBERS = 200_000
+"""Most members a zip may list."""
+STREAM_KEYS = ("conversations", "history", "chats")
+"""Keys of a top-level object whose array is read item by item as conversations."""
+
+_EXPORT_MEMBER = re.compile(
+    r"^(?:[^/]+/)?conversations\.json$|(?:^|/)Gemini Apps/My ?Activity\.json$", re.IGNORECASE
+)
+_EXPECTED_MEMBER = re.compile(
+    r"""^(?:[^/]+/)?(?:
+        (?:user|users|chat|message_feedback|shared_conversations|group_chats|shopping|sora|
+           projects|memories|model_comparisons|conversations|library|settings)\.(?:json|html)
+      | (?:textdocs|dalle-generations|user-[^/]+|audio|files|images|media|attachments)/.*
+      | file[-_][^/]*
+    )$
+    | ^Takeout/.*
+    | ^__MACOSX/.*
+    | (?:^|/)\.DS_Store$
+    | /$
+    | \.(?:png|jpe?g|gif|webp|heic|svg|wav|mp3|m4a|ogg|webm|mp4|mov|pdf|txt|csv|md|docx?|
+         xlsx?|pptx?|json|html?)$
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+class ZipBomb(Exception):
+    """A zip member decompressed to more bytes than it declared or than the limit."""
+
+
+class _Reader:
+    """A binary reader that counts bytes, can replay a peeked prefix, and can enforce
+    a size limit (``ZipBomb`` beyond it)."""
+
+    def __init__(self, raw: IO[bytes], limit: int | None = None) -> None:
+        self.raw = raw
+        self.limit = limit
+        self.pos = 0
+        self.pending = b""
+
+    def peek_first(self) -> bytes:
+        """The first non-blank byte (after an optional UTF-8 BOM), kept for reading."""
+        buf = self.raw.read(65536)
+        self._count(len(buf))
+        if buf.startswith(b"\xef\xbb\xbf"):
+            buf = buf[3:]
+        while True:
+            stripped = buf.lstrip()
+            if stripped or not buf:
+                break
+            buf = self.raw.read(65536)
+            self._count(len(buf))
+        self.pending = stripped
+        return stripped[:1]
+
+    def _count(self, n: int) -> None:
+        self.pos += n
+        if self.limit is not None and self.pos > self.limit:
+            raise ZipBomb(f"member decompressed past {self.limit} bytes")
+
+    def read(self, n: int = -1) -> bytes:
+        if self.pending:
+            out = self.pending if n < 0 else self.pending[:n]
+            self.pending = self.pending[len(out) :]
+            return out
+        data = self.raw.read(n)
+        self._count(len(data))
+        return data
+
+
+# --- provider detection ---------------------------------------------------------------
+
+Reader = Callable[[dict[str, Any]], Conversation | None]
+
+
+def detect(obj: Any, fallback_id: str) -> tuple[str, Reader, Callable[[], str]] | None:
+    """(provider name, reader, label) for one top-level entry, or ``None`` when the entry
+    is no conversation we know."""
+    if not isinstance(obj, dict):
+        return None
+    if claude.is_claude(obj):
+        return "claude", claude.read, lambda: claude.conversation_label(obj)
+    if chatgpt.is_chatgpt(obj):
+        return "chatgpt", chatgpt.read, lambda: chatgpt.conversation_label(obj)
+    if gemini.is_activity(obj):
+        return "gemini-activity", gemini.read_activity, lambda: str(obj.get("title"))[:80]
+    if gemini.is_aistudio(obj):
+        return (
+            "aistudio",
+            lambda o: gemini.read_aistudio(o, fallback_id),
+            lambda: str(obj.get("id") or obj.get("displayName") or fallback_id),
+        )
+    if generic.is_librechat(obj):
+        return (
+            "librechat",
+            lambda o: generic.read_librechat(o, fallback_id),
+            lambda: str(obj.get("conversationId") or fallback_id),
+        )
+    if generic.is_openwebui(obj):
+        return "openwebui", generic.read_openwebui, lambda: _label(obj, "id", "title")
+    if generic.is_linear(obj):
+        return (
+            "linear",
+            lambda o: generic.read_linear(o, fallback_id),
+            lambda: _label(obj, "id", "name"),
+        )
+    return None
+
+
+def _label(obj: dict[str, Any], id_key: str, title_key: str) -> str:
+    cid = obj.get(id_key)
+    title = obj.get(title_key)
+    if cid and title:
+        return f'{cid} ("{title}")'
+    return str(cid or title or "?")
+
+
+def _keys(obj: Any) -> str:
+    if isinstance(obj, dict):
+        keys = list(obj)[:8]
+        return "an object with keys " + ", ".join(map(str, keys)) if keys else "an empty object"
+    return f"a {type(obj).__name__}"
+
+
+class _Dispatcher:
+    """Turns top-level entries into Documents and Failures, counting as it goes."""
+
+    def __init__(self, relpath: str, fallback_id: str) -> None:
+        self.relpath = relpath
+        self.fallback_id = fallback_id
+        self.entries = 0
+        self.recognised = 0
+        self.documents = 0
+        self.activity_skipped = 0
+        self.last_label: str | None = None
+        self.stop = False
+
+    def fail(self, reason: str) -> Failure:
+        return Failure(path=self.relpath, reason=reason)
+
+    def entry(self, obj: Any, whole_file: bool = False) -> Iterator[Document | Failure]:
+        self.entries += 1
+        index = self.entries
+        fallback = self.fallback_id if whole_file else f"{self.fallback_id}#{index}"
+        found = detect(obj, fallback)
+        if found is None:
+            if self.recognised == 0:
+                self.stop = True
+                where = "the file is" if whole_file else "the first entry is"
+                yield self.fail(f"not a recognised chat export: {where} {_keys(obj)}")
+            else:
+                yield self.fail(f"conversation #{index}: unrecognised entry ({_keys(obj)})")
+            return
+        self.recognised += 1
+        kind, reader, label = found
+        try:
+            conv = reader(obj)
+            if conv is None:
+                self.activity_skipped += kind == "gemini-activity"
+                return
+            doc = build_document(conv, self.relpath)
+        except ConversationError as exc:
+            yield self.fail(f"conversation {label()}: {exc}")
+            return
+        except Exception as exc:  # a parser never raises on bad input
+            yield self.fail(f"conversation {label()}: cannot be read ({type(exc).__name__}: {exc})")
+            return
+        self.last_label = label()
+        self.documents += 1
+        yield doc
+
+    def finish(self) -> Iterator[Failure]:
+        if self.documents == 0 and self.activity_skipped and not self.stop:
+            yield self.fail(
+                "not a recognised chat export: a Google activity file with no Gemini Apps "
+                f"prompts ({self.activity_skipped} records skipped)"
+            )
+
+
+# --- JSON ------------------------------------------------------------------------------
+
+_STARTS = frozenset({"start_map", "start_array"})
+_ENDS = frozenset({"end_map", "end_array"})
+
+
+def _build(event: str, value: Any, events: Iterator[tuple[str, str, Any]]) -> Any:
+    if event not in _STARTS:
+        return value
+    builder = ijson.ObjectBuilder()
+    builder.event(event, value)
+    depth = 1
+    for _, ev, val in events:
+        builder.event(ev, val)
+        if ev in _STARTS:
+            depth += 1
+        elif ev in _ENDS:
+            depth -= 1
+            if depth == 0:
+                break
+    return builder.value
+
+
+def _object_entries(reader: _Reader, disp: _Dispatcher) -> Iterator[Document | Failure]:
+    """A top-level object: stream its conversations array, or read it as one entry."""
+    events: Iterator[tuple[str, str, Any]] = iter(ijson.parse(reader, use_float=True))
+    top: dict[str, Any] = {}
+    streamed = False
+    for prefix, event, value in events:
+        if prefix == "" and event == "map_key":
+            nxt = next(events, None)
+            if nxt is None:
+                raise ijson.IncompleteJSONError("premature EOF")
+            _, ev, val = nxt
+            if ev == "start_array" and value in STREAM_KEYS:
+                streamed = True
+                for _, iev, ival in events:
+                    if iev == "end_array":
+                        break
+                    yield from disp.entry(_build(iev, ival, events))
+                    if disp.stop:
+                        return
+            else:
+                top[value] = _build(ev, val, events)
+    if not streamed:
+        yield from disp.entry(top, whole_file=True)
+
+
+def stream_json(
+    raw: IO[bytes], relpath: str, fallback_id: str, limit: int | None = None
+) -> Iterator[Document | Failure]:
+    """Documents and Failures of one JSON export read from ``raw``.
+
+    ``fallback_id`` names conversations that carry no id (AI Studio, LibreChat);
+    ``limit`` caps the bytes read (zip members).
+    """
+    reader = _Reader(raw, limit)
+    disp = _Dispatcher(relpath, fallback_id)
+    try:
+        first = reader.peek_first()
+        if first == b"[":
+            for item in ijson.items(reader, "item", use_float=True):
+                yield from disp.entry(item)
+                if disp.stop:
+                    return
+        elif first == b"{":
+            yield from _object_entries(reader, disp)
+        else:
+            shown = first.decode("latin-1") if first else "an empty file"
+            yield Failure(
+                relpath, f"not a recognised chat export: not JSON (starts with {shown!r})"
+            )
+            return
+    except ZipBomb as exc:
+        yield Failure(relpath, f"possible zip bomb: {exc}; reading stopped")
+        return
+    except (ijson.JSONError, ValueError, UnicodeDecodeError) as exc:
+        yield Failure(relpath, _json_reason(exc, reader, disp))
+        return
+    except (OSError, zipfile.BadZipFile, EOFError) as exc:
+        yield Failure(relpath, f"read error near byte {reader.pos}: {exc}")
+        return
+    yield from disp.finish()
+
+
+def _json_reason(exc: BaseException, reader: _Reader, disp: _Dispatcher) -> str:
+    message = str(exc).strip().split("\n")[0] or type(exc).__name__
+    kind = "truncated JSON" if "premature EOF" in message else "invalid JSON"
+    after = (
+        f"after conversation {disp.last_label} ({disp.documents} imported)"
+        if disp.last_label
+        else "before any conversation was read"
+    )
+    return f"{kind} near byte {reader.pos} ({after}): {message}"
+
+
+# --- zip -------------------------------------------------------------------------------
+
+
+def _unsafe(name: str) -> str | None:
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+        return "absolute path"
+    if any(part == ".." for part in re.split(r"[/\\]", name)):
+        return "path escapes the archive ('..')"
+    if "\x00" in name:
+        return "NUL in name"
+    return None
+
+
+def stream_zip(path: Path, relpath: str) -> Iterator[Document | Failure]:
+    """Documents and Failures of a zipped export (ChatGPT, Claude, Google Takeout).
+
+    Only ``conversations.json`` (at the root or in one folder) and ``…/Gemini
+    Apps/MyActivity.json`` are read. Every other member is checked by name only: unsafe
+    names (absolute, ``..``), symlinks and members that do not belong in a chat export
+    each give a Failure (they are never read). A member is refused when encrypted, larger
+    than :data:`MAX_MEMBER_BYTES`, compressed more than :data:`MAX_RATIO`:1, or when it
+    decompresses past its declared size.
+    """
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        yield Failure(relpath, f"not a readable zip archive: {exc}")
+        return
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_MEMBERS:
+            yield Failure(
+                relpath, f"zip lists {len(infos)} members (limit {MAX_MEMBERS}); not read"
+            )
+            return
+        exports: list[zipfile.ZipInfo] = []
+        for info in infos:
+            name = info.filename
+            why = _unsafe(name)
+            if why is None and stat.S_ISLNK(info.external_attr >> 16):
+                why = "symbolic link"
+            if why is not None:
+                yield Failure(relpath, f"zip member {name!r}: unsafe member ({why}); not read")
+                continue
+            if _EXPORT_MEMBER.search(name):
+                exports.append(info)
+            elif not _EXPECTED_MEMBER.search(name):
+                yield Failure(
+                    relpath, f"zip member {name!r}: unexpected member in a chat export; not read"
+                )
+        if not exports:
+            yield Failure(
+                relpath,
+                "not a recognised chat export: the zip holds no conversations.json "
+                "or Gemini Apps/MyActivity.json",
+            )
+            return
+        exports.sort(key=lambda i: (i.filename.count("/"), i.filename))
+        for info in exports:
+            yield from _read_member(zf, info, relpath)
+
+
+def _read_member(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, relpath: str
+) -> Iterator[Document | Failure]:
+    name = info.filename
+    size, packed = info.file_size, info.compress_size
+    if info.flag_bits & 0x1:
+        yield Failure(relpath, f"zip member {name!r}: encrypted; not read")
+        return
+    if size > MAX_MEMBER_BYTES:
+        yield Failure(
+            relpath,
+            f"zip member {name!r}: {size} bytes uncompressed exceeds the limit of "
+            f"{MAX_MEMBER_BYTES} (possible zip bomb); not read",
+        )
+        return
+    if size > 1024 * 1024 and (packed == 0 or size / packed > MAX_RATIO):
+        ratio = "infinite" if packed == 0 else f"{size / packed:.0f}:1"
+        yield Failure(
+            relpath,
+            f"zip member {name!r}: compression ratio {ratio} exceeds {MAX_RATIO}:1 "
+            "(possible zip bomb); not read",
+        )
+        return
+    try:
+        member = zf.open(info)
+    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError) as exc:
+        yield Failure(relpath, f"zip member {name!r}: cannot be opened: {exc}")
+        return
+    with member:
+        for item in stream_json(member, relpath, f"{relpath}!{name}", limit=size):
+            if isinstance(item, Failure) and not item.reason.startswith(
+                ("zip member", "conversation")
+            ):
+                item = Failure(item.path, f"zip member {name!r}: {item.reason}", item.line)
+            yield item

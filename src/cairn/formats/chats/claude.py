@@ -1,0 +1,235 @@
+"""Claude.ai ``conversations.json``: one conversation object → :class:`Conversation`.
+
+Follows CHAT-FORMATS.md "Claude.ai": ``chat_messages`` is a linear list (no branches);
+``sender`` ``human`` → ``user``; times are ISO strings (normalised to UTC ``Z``).
+
+A message's body:
+
+* when ``content`` blocks are present they win over ``text``: ``text`` blocks give the
+  answer; ``thinking`` blocks are hidden (and ``text`` is then never used, since it
+  holds the reasoning glued to the answer); ``tool_use`` gives ``[tool <name>: <query or
+  url>]``, or for artifacts ``[artifact: <title>]`` and the artifact's content;
+  ``tool_result`` gives its text items and ``title — url`` of knowledge items; unknown
+  block types keep their ``text`` and add a warning;
+* otherwise ``text``, with ``<antArtifact … title="T">`` tags shown as ``[artifact: T]``;
+* then each attachment as ``[attachment: <file_name>]`` followed by its
+  ``extracted_content``, and each file as ``[file: <file_name>]`` (case 032: a message
+  whose only content is an attachment or a file is kept, kind ``reference``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from cairn.formats.chats._common import (
+    Conversation,
+    ConversationError,
+    Message,
+    as_dict,
+    as_list,
+    as_str,
+    fallback_title,
+    iso_from_text,
+)
+from cairn.model import URL, Link
+
+_ARTIFACT_OPEN = re.compile(r"<antArtifact\b([^>]*)>")
+_ARTIFACT_CLOSE = re.compile(r"</antArtifact>")
+_ATTR_TITLE = re.compile(r'title="([^"]*)"')
+
+
+def is_claude(obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` looks like one Claude.ai conversation."""
+    return "chat_messages" in obj
+
+
+def conversation_label(obj: dict[str, Any]) -> str:
+    """``<uuid> ("<name>")`` for failure messages."""
+    cid = as_str(obj.get("uuid")) or "?"
+    name = as_str(obj.get("name"))
+    return f'{cid} ("{name}")' if name else cid
+
+
+def _artifact_tags(text: str) -> str:
+    if "<antArtifact" not in text:
+        return text
+
+    def repl(m: re.Match[str]) -> str:
+        t = _ATTR_TITLE.search(m.group(1))
+        return f"[artifact: {t.group(1)}]\n" if t else "[artifact]\n"
+
+    return _ARTIFACT_CLOSE.sub("", _ARTIFACT_OPEN.sub(repl, text))
+
+
+def _tool_use(block: dict[str, Any]) -> str:
+    name = as_str(block.get("name")) or "tool"
+    inp = as_dict(block.get("input"))
+    if name == "artifacts" or ("content" in inp and isinstance(inp.get("content"), str)):
+        title = as_str(inp.get("title")) or as_str(inp.get("id")) or ""
+        body = as_str(inp.get("content")) or ""
+        head = f"[artifact: {title}]" if title else "[artifact]"
+        return f"{head}\n{body}" if body else head
+    for key in ("query", "url", "command", "path"):
+        value = inp.get(key)
+        if isinstance(value, str) and value:
+            return f"[tool {name}: {value}]"
+    return f"[tool {name}]"
+
+
+def _tool_result(block: dict[str, Any], links: list[Link]) -> str:
+    out: list[str] = []
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    for item in as_list(content):
+        it = as_dict(item)
+        url = as_str(it.get("url"))
+        title = as_str(it.get("title"))
+        if url:
+            links.append(Link(kind=URL, target=url, alias=title, raw=url))
+            out.append(f"{title} — {url}" if title else url)
+        elif as_str(it.get("text")):
+            out.append(str(it["text"]))
+    return "\n".join(out)
+
+
+def _blocks(
+    blocks: list[Any], mid: str, warnings: list[str], links: list[Link]
+) -> tuple[str, bool]:
+    """(text, has_thinking) of a message's ``content`` blocks."""
+    out: list[str] = []
+    thinking = False
+    for raw in blocks:
+        block = as_dict(raw)
+        btype = block.get("type")
+        if btype == "text":
+            text = as_str(block.get("text"))
+            if text:
+                out.append(_artifact_tags(text))
+            for cit in as_list(block.get("citations")):
+                c = as_dict(cit)
+                url = as_str(c.get("url")) or as_str(as_dict(c.get("details")).get("url"))
+                if url:
+                    links.append(Link(kind=URL, target=url, alias=as_str(c.get("title")), raw=url))
+        elif btype in ("thinking", "redacted_thinking"):
+            thinking = True
+        elif btype == "tool_use":
+            out.append(_tool_use(block))
+        elif btype == "tool_result":
+            text = _tool_result(block, links)
+            if text:
+                out.append(text)
+        elif btype in ("image", "document"):
+            out.append(f"[{btype}]")
+        else:
+            text = as_str(block.get("text"))
+            if text:
+                out.append(text)
+            warnings.append(
+                f"message {mid!r}: unknown content block type {btype!r}"
+                + ("; text salvaged" if text else "; no text")
+            )
+    return "\n\n".join(out), thinking
+
+
+def read(obj: dict[str, Any]) -> Conversation:
+    """One Claude.ai conversation object → :class:`Conversation`.
+
+    Raises:
+        ConversationError: no ``uuid`` or ``chat_messages`` not a list.
+    """
+    cid = as_str(obj.get("uuid"))
+    if cid is None:
+        raise ConversationError("no conversation uuid")
+    raw_messages = obj.get("chat_messages")
+    if not isinstance(raw_messages, list):
+        raise ConversationError("chat_messages is not a list")
+    warnings: list[str] = []
+    created = iso_from_text(obj.get("created_at"))
+    messages: list[Message] = []
+    names: list[str] = []
+    for i, raw in enumerate(raw_messages):
+        if not isinstance(raw, dict):
+            warnings.append(f"message #{i + 1} is not an object; skipped")
+            continue
+        mid = as_str(raw.get("uuid")) or f"{cid}:{i}"
+        links: list[Link] = []
+        blocks = raw.get("content")
+        text = ""
+        if isinstance(blocks, list) and blocks:
+            text, thinking = _blocks(blocks, mid, warnings, links)
+            if not text.strip() and not thinking:
+                text = _artifact_tags(as_str(raw.get("text")) or "")
+        else:
+            text = _artifact_tags(as_str(raw.get("text")) or "")
+        own = text
+        pieces = [text] if text.strip() else []
+        attachments: list[str] = []
+        for att in as_list(raw.get("attachments")):
+            a = as_dict(att)
+            fname = as_str(a.get("file_name")) or "attachment"
+            attachments.append(fname)
+            content = a.get("extracted_content")
+            pieces.append(
+                f"[attachment: {fname}]\n{content}"
+                if isinstance(content, str) and content
+                else f"[attachment: {fname}]"
+            )
+        files: list[str] = []
+        for f in as_list(raw.get("files")):
+            file_name = as_str(as_dict(f).get("file_name"))
+            if file_name:
+                files.append(file_name)
+                pieces.append(f"[file: {file_name}]")
+        names.extend(attachments + files)
+        body = "\n\n".join(pieces)
+        if not body.strip():
+            if raw.get("text") is None and raw.get("content") is None:
+                warnings.append(f"message {mid!r}: null content; skipped")
+            continue
+        sender = raw.get("sender")
+        role = "user" if sender in ("human", "user") else "assistant"
+        extra: dict[str, Any] = {}
+        if attachments:
+            extra["attachments"] = attachments
+        if files:
+            extra["files"] = files
+        messages.append(
+            Message(
+                role=role,
+                text=body,
+                time=iso_from_text(raw.get("created_at")),
+                message_id=mid,
+                position=len(messages),
+                kind_hint=None if own.strip() else "reference",
+                own_text=own,
+                links=links,
+                extra=extra,
+            )
+        )
+    title = as_str(obj.get("name")) or ""
+    if not title.strip():
+        title = fallback_title(messages, names, created, "claude")
+    metadata: dict[str, Any] = {}
+    account = as_str(as_dict(obj.get("account")).get("uuid"))
+    if account:
+        metadata["account"] = account
+    if obj.get("is_starred") is not None:
+        metadata["is_starred"] = bool(obj.get("is_starred"))
+    if as_str(obj.get("project_uuid")):
+        metadata["project_uuid"] = obj["project_uuid"]
+    summary = obj.get("summary")
+    return Conversation(
+        format="claude",
+        provider="claude",
+        conversation_id=cid,
+        title=title,
+        messages=messages,
+        created=created,
+        modified=iso_from_text(obj.get("updated_at")),
+        model=as_str(obj.get("model")),
+        summary=summary if isinstance(summary, str) else None,
+        metadata=metadata,
+        warnings=warnings,
+    )

@@ -1,0 +1,336 @@
+"""Other chat exports, imported as format ``chat`` with ``metadata["provider"]`` naming
+the tool (CHAT-FORMATS.md "Other formats worth supporting later"):
+
+* **LibreChat** (``{conversationId, title, options, messages[]}``): messages form a tree,
+  nested in ``children`` (``recursive: true``) or flat with ``parentMessageId``. The
+  export names no current leaf, so the canonical branch follows the **last** child at
+  each step (LibreChat appends regenerations); every other message is an alternate.
+  ``isCreatedByUser`` → ``user``, else ``assistant``; text from ``text`` or ``content``
+  text parts (``think`` parts hidden).
+* **Open WebUI** (``{id, title, chat{history{currentId, messages{}}}}``): the canonical
+  branch is the ``parentId`` walk from ``currentId`` (else the latest leaf by
+  ``timestamp``); ``<details type="reasoning">`` is hidden, other ``<details>`` (tool
+  calls) keep their inner text without the summary.
+* **Chatbot UI** (``{id, name, messages[{role, content}], model, prompt}``) and any
+  similar linear ``{title|name, messages[{role, content}]}`` chat: messages in order, no
+  times, no message ids.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from cairn.formats.chats._common import (
+    Conversation,
+    ConversationError,
+    Message,
+    as_dict,
+    as_list,
+    as_str,
+    fallback_title,
+    iso_from_epoch,
+    iso_from_text,
+)
+
+_ZERO_UUID = "00000000-0000-0000-0000-000000000000"
+_DETAILS = re.compile(r"<details\b([^>]*)>(.*?)</details>", re.DOTALL | re.IGNORECASE)
+_SUMMARY = re.compile(r"<summary\b[^>]*>.*?</summary>", re.DOTALL | re.IGNORECASE)
+
+
+def _role(value: Any) -> str:
+    role = str(value or "").lower()
+    if role in ("user", "human"):
+        return "user"
+    if role in ("system", "tool"):
+        return role
+    return "assistant"
+
+
+# --- LibreChat ------------------------------------------------------------------------
+
+
+def is_librechat(obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` is a LibreChat conversation export."""
+    return "conversationId" in obj and isinstance(obj.get("messages"), list)
+
+
+def _librechat_text(msg: dict[str, Any]) -> str:
+    text = as_str(msg.get("text"))
+    if text:
+        return text
+    pieces: list[str] = []
+    for part in as_list(msg.get("content")):
+        p = as_dict(part)
+        if p.get("type") != "text":
+            continue
+        t = p.get("text")
+        if isinstance(t, dict):
+            t = t.get("value")
+        if isinstance(t, str) and t.strip():
+            pieces.append(t)
+    return "\n\n".join(pieces)
+
+
+def read_librechat(obj: dict[str, Any], fallback_id: str) -> Conversation:
+    """A LibreChat export → :class:`Conversation` (see the module docstring).
+
+    Raises:
+        ConversationError: ``messages`` is not a list.
+    """
+    raw = obj.get("messages")
+    if not isinstance(raw, list):
+        raise ConversationError("messages is not a list")
+    cid = as_str(obj.get("conversationId")) or fallback_id
+    warnings: list[str] = []
+    nodes: dict[str, dict[str, Any]] = {}
+    parent: dict[str, str | None] = {}
+    children: dict[str, list[str]] = {}
+    order: list[str] = []
+    stack: list[tuple[dict[str, Any], str | None]] = [
+        (m, None) for m in reversed(raw) if isinstance(m, dict)
+    ]
+    while stack:
+        msg, nested_parent = stack.pop()
+        mid = as_str(msg.get("messageId")) or f"{cid}:{len(order)}"
+        if mid in nodes:
+            warnings.append(f"message {mid!r} appears twice; second copy skipped")
+            continue
+        nodes[mid] = msg
+        order.append(mid)
+        parent[mid] = nested_parent or as_str(msg.get("parentMessageId"))
+        stack.extend(
+            (c, mid) for c in reversed(as_list(msg.get("children"))) if isinstance(c, dict)
+        )
+    for mid in order:
+        p = parent[mid]
+        if p is not None and p in nodes and p != mid:
+            children.setdefault(p, []).append(mid)
+        else:
+            parent[mid] = None
+    roots = [m for m in order if parent[m] is None]
+    path: list[str] = []
+    seen: set[str] = set()
+    cur: str | None = roots[-1] if roots else None
+    while cur is not None and cur not in seen:
+        seen.add(cur)
+        path.append(cur)
+        kids = children.get(cur, [])
+        cur = kids[-1] if kids else None
+    options = as_dict(obj.get("options"))
+    model = as_str(options.get("model"))
+    messages: list[Message] = []
+    for alternate, ids in ((False, path), (True, [m for m in order if m not in seen])):
+        for mid in ids:
+            msg = nodes[mid]
+            text = _librechat_text(msg)
+            if not text.strip():
+                continue
+            user = bool(msg.get("isCreatedByUser"))
+            extra: dict[str, Any] = {}
+            if as_str(msg.get("sender")):
+                extra["sender"] = msg["sender"]
+            depth, p, steps = 0, parent[mid], 0
+            while p is not None and steps < len(nodes):
+                depth, p, steps = depth + 1, parent[p], steps + 1
+            messages.append(
+                Message(
+                    role="user" if user else "assistant",
+                    text=text,
+                    time=iso_from_text(msg.get("createdAt")),
+                    message_id=mid,
+                    model=None if user else (as_str(msg.get("model")) or model),
+                    alternate=alternate,
+                    position=depth,
+                    extra=extra,
+                )
+            )
+    title = as_str(obj.get("title")) or ""
+    created = next((m.time for m in messages if m.time), None)
+    if not title.strip():
+        title = fallback_title(messages, [], created, "librechat")
+    metadata: dict[str, Any] = {"endpoint": as_str(obj.get("endpoint"))}
+    if as_str(options.get("chatGptLabel")):
+        metadata["assistant_label"] = options["chatGptLabel"]
+    return Conversation(
+        format="chat",
+        provider="librechat",
+        conversation_id=cid,
+        title=title,
+        messages=messages,
+        created=created,
+        modified=max((m.time for m in messages if m.time), default=None),
+        model=model,
+        metadata=metadata,
+        warnings=warnings,
+    )
+
+
+# --- Open WebUI -----------------------------------------------------------------------
+
+
+def is_openwebui(obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` is an Open WebUI chat record."""
+    chat = as_dict(obj.get("chat"))
+    return isinstance(chat.get("history"), dict) or isinstance(chat.get("messages"), list)
+
+
+def _openwebui_text(content: str) -> str:
+    def repl(m: re.Match[str]) -> str:
+        if 'type="reasoning"' in m.group(1):
+            return ""
+        inner = html.unescape(_SUMMARY.sub("", m.group(2))).strip()
+        return f"{inner}\n\n" if inner else ""
+
+    return _DETAILS.sub(repl, content).strip()
+
+
+def read_openwebui(obj: dict[str, Any]) -> Conversation:
+    """An Open WebUI chat record → :class:`Conversation` (see the module docstring).
+
+    Raises:
+        ConversationError: no id, or no message history.
+    """
+    cid = as_str(obj.get("id"))
+    if cid is None:
+        raise ConversationError("no chat id")
+    chat = as_dict(obj.get("chat"))
+    history = as_dict(chat.get("history"))
+    raw_nodes = as_dict(history.get("messages"))
+    warnings: list[str] = []
+    nodes: dict[str, dict[str, Any]] = {k: v for k, v in raw_nodes.items() if isinstance(v, dict)}
+    if not nodes:
+        linear = [m for m in as_list(chat.get("messages")) if isinstance(m, dict)]
+        nodes = {as_str(m.get("id")) or f"{cid}:{i}": m for i, m in enumerate(linear)}
+        prev: str | None = None
+        for k, m in nodes.items():
+            m.setdefault("parentId", prev)
+            prev = k
+
+    def par(n: str) -> str | None:
+        p = nodes[n].get("parentId")
+        return p if isinstance(p, str) and p in nodes else None
+
+    leaf = history.get("currentId")
+    if not (isinstance(leaf, str) and leaf in nodes):
+        has_child = {par(n) for n in nodes}
+        leaves = [n for n in nodes if n not in has_child] or list(nodes)
+
+        def ts(n: str) -> float:
+            t = nodes[n].get("timestamp")
+            return float(t) if isinstance(t, int | float) else float("-inf")
+
+        leaf = max(reversed(leaves), key=ts) if leaves else None
+    path: list[str] = []
+    seen: set[str] = set()
+    cur = leaf if isinstance(leaf, str) else None
+    while cur is not None:
+        if cur in seen:
+            warnings.append(f"cycle in the message tree at {cur!r}; walk stopped")
+            break
+        seen.add(cur)
+        path.append(cur)
+        cur = par(cur)
+    path.reverse()
+    messages: list[Message] = []
+    for alternate, ids in ((False, path), (True, [n for n in nodes if n not in seen])):
+        for n in ids:
+            m = nodes[n]
+            content = m.get("content")
+            text = _openwebui_text(content) if isinstance(content, str) else ""
+            files = [as_str(as_dict(f).get("name")) for f in as_list(m.get("files"))]
+            names = [f for f in files if f]
+            if names:
+                text = "\n\n".join([text, *(f"[file: {f}]" for f in names)]).strip()
+            if not text:
+                continue
+            messages.append(
+                Message(
+                    role=_role(m.get("role")),
+                    text=text,
+                    time=iso_from_epoch(m.get("timestamp")),
+                    message_id=n,
+                    model=as_str(m.get("model")),
+                    alternate=alternate,
+                    position=len(messages) if not alternate else None,
+                )
+            )
+    created = iso_from_epoch(obj.get("created_at"))
+    title = as_str(obj.get("title")) or as_str(chat.get("title")) or ""
+    if not title.strip():
+        title = fallback_title(messages, [], created, "openwebui")
+    models = [x for x in as_list(chat.get("models")) if isinstance(x, str)]
+    metadata: dict[str, Any] = {}
+    for key in ("archived", "pinned"):
+        if isinstance(obj.get(key), bool):
+            metadata[key] = obj[key]
+    return Conversation(
+        format="chat",
+        provider="openwebui",
+        conversation_id=cid,
+        title=title,
+        messages=messages,
+        created=created,
+        modified=iso_from_epoch(obj.get("updated_at")),
+        model=models[0] if models else None,
+        metadata=metadata,
+        warnings=warnings,
+    )
+
+
+# --- Chatbot UI and linear chats ------------------------------------------------------
+
+
+def is_linear(obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` is a linear chat: a ``messages`` list of {role, content}."""
+    msgs = obj.get("messages")
+    if not isinstance(msgs, list):
+        return False
+    first = next((m for m in msgs if isinstance(m, dict)), None)
+    return first is None or ("role" in first and "content" in first)
+
+
+def read_linear(obj: dict[str, Any], fallback_id: str) -> Conversation:
+    """A Chatbot UI history entry (or any ``{messages[{role, content}]}`` chat) →
+    :class:`Conversation`."""
+    cid = as_str(obj.get("id")) or fallback_id
+    messages: list[Message] = []
+    for raw in as_list(obj.get("messages")):
+        m = as_dict(raw)
+        content = m.get("content")
+        if isinstance(content, list):
+            content = "\n\n".join(
+                str(as_dict(p).get("text")) for p in content if as_str(as_dict(p).get("text"))
+            )
+        if not isinstance(content, str) or not content.strip():
+            continue
+        messages.append(
+            Message(
+                role=_role(m.get("role")),
+                text=content,
+                time=iso_from_text(m.get("timestamp") or m.get("created_at")),
+                message_id=as_str(m.get("id")),
+                position=len(messages),
+            )
+        )
+    model_obj = obj.get("model")
+    model = as_str(as_dict(model_obj).get("id")) or as_str(model_obj)
+    chatbotui = isinstance(model_obj, dict) and "prompt" in obj
+    title = as_str(obj.get("name")) or as_str(obj.get("title")) or ""
+    if not title.strip():
+        title = fallback_title(messages, [], None, "chat")
+    metadata: dict[str, Any] = {}
+    if as_str(obj.get("prompt")):
+        metadata["system_prompt"] = obj["prompt"]
+    if isinstance(obj.get("temperature"), int | float):
+        metadata["temperature"] = obj["temperature"]
+    return Conversation(
+        format="chat",
+        provider="chatbotui" if chatbotui else "chat",
+        conversation_id=cid,
+        title=title,
+        messages=messages,
+        model=model,
+        metadata=metadata,
+    )

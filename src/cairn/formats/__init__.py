@@ -67,6 +67,7 @@ FORMATS: tuple[Format, ...] = (
     Format("org", (".org",), "cairn.formats.org"),
     Format("markdown", (".md", ".markdown", ".mdown", ".mkd"), "cairn.formats.markdown"),
     Format("text", (".txt", ".text"), "cairn.formats.text"),
+    Format("chats", (".json", ".zip"), "cairn.formats.chats", kind="file"),
 )
 
 
@@ -88,6 +89,9 @@ def detect(relpath: str, head: bytes = b"") -> Format | None:
     chosen when it accepts ``head``.
     """
     for fmt in candidates(relpath):
-        if fmt.sniff(head):
-            return fmt
+        try:
+            if fmt.sniff(head):
+                return fmt
+        except ImportError:  # a format whose optional dependency is missing
+            continue
     return None

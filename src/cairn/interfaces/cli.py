@@ -229,7 +229,10 @@ def search(
         out.print("[dim]no hits[/dim]")
         return
     for h in res.hits:
-        crumbs = " › ".join(h.outline_path[:-1])
+        parents = list(h.outline_path[:-1])
+        if parents and parents[0] == h.doc_title:
+            parents = parents[1:]
+        crumbs = " › ".join(parents)
         todo = f"[magenta]{h.todo}[/magenta] " if h.todo else ""
         tags = (" [cyan]:" + escape(":".join(h.tags)) + ":[/cyan]") if h.tags else ""
         title = escape(h.title or h.doc_title)

@@ -24,6 +24,28 @@ class SearchResult:
     notes: tuple[str, ...] = field(default=())
 
 
+def _drop_shadowed_preambles(
+    ranked: list[tuple[int, float]], rows: dict[int, Any]
+) -> list[tuple[int, float]]:
+    """Drop a document's empty preamble unit (it holds only the title) when another
+    unit of the same document is also a hit: one result per place to read."""
+    docs_with_content = {
+        rows[r]["document_id"]
+        for r, _ in ranked
+        if r in rows and not (rows[r]["kind"] == "preamble" and not rows[r]["body"].strip())
+    }
+    return [
+        (r, s)
+        for r, s in ranked
+        if r in rows
+        and not (
+            rows[r]["kind"] == "preamble"
+            and not rows[r]["body"].strip()
+            and rows[r]["document_id"] in docs_with_content
+        )
+    ]
+
+
 class Searcher:
     """BM25 keyword search over a store.
 
@@ -60,11 +82,12 @@ class Searcher:
         ranked = self.store.search_fts(
             match,
             query.filters,
-            limit=k,
+            limit=k + 10,
             weights=self.config.weights,
             include_alternates=include_alternates,
         )
         rows = self.store.unit_rows([r for r, _ in ranked])
+        ranked = _drop_shadowed_preambles(ranked, rows)[:k]
         words = query.words
         hits: list[Hit] = []
         for rank, (rowid, score) in enumerate(ranked, start=1):

@@ -1,0 +1,79 @@
+"""The query language: parsing, FTS5 escaping, and that no text ever raises."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cairn.search.query import fts_tokens, parse_query, to_fts
+
+
+def test_words_are_quoted_and_ored() -> None:
+    q = parse_query("garden compost")
+    assert to_fts(q) == '"garden" OR "compost"'
+
+
+def test_hyphenated_and_punctuated_words_become_phrases() -> None:
+    assert to_fts(parse_query("BENCH-100821")) == '"BENCH 100821"'
+    assert to_fts(parse_query("path/to/file.toml")) == '"path to file toml"'
+    assert to_fts(parse_query("C++")) == '"C"'
+    assert to_fts(parse_query("don't")) == '"don t"'
+
+
+def test_operators_and_syntax_are_plain_words() -> None:
+    assert to_fts(parse_query("AND")) == '"AND"'
+    assert to_fts(parse_query("NEAR")) == '"NEAR"'
+    assert to_fts(parse_query("*")) is None
+    assert to_fts(parse_query('"unbalanced')) == '"unbalanced"'
+    assert to_fts(parse_query('""')) is None
+    assert parse_query("   ").is_empty
+
+
+def test_phrases_exclusions_and_filters() -> None:
+    q = parse_query('"side shoots" -aphids tag:garden -todo:DONE prop:OWNER=Sam foo:bar')
+    assert to_fts(q) == '("side shoots" OR "foo bar") NOT ("aphids")'
+    fields = [(f.field, f.value, f.key, f.negate) for f in q.filters]
+    assert fields == [
+        ("tag", "garden", None, False),
+        ("todo", "DONE", None, True),
+        ("prop", "Sam", "OWNER", False),
+    ]
+
+
+def test_cjk_runs_become_bigram_phrases() -> None:
+    assert to_fts(parse_query("全文検索")) == 'cjk : "全文 文検 検索"'
+    assert to_fts(parse_query("京")) == 'cjk : "京"'
+
+
+def test_bad_dates_are_noted_not_raised() -> None:
+    q = parse_query("after:yesterday before:2024-05")
+    assert [f.field for f in q.filters] == ["before"]
+    assert q.notes and "after" in q.notes[0]
+
+
+def test_tokens_match_unicode61() -> None:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61 remove_diacritics 0')")
+    text = "Crème brûlée — ÉCOLE_42 x+y 3.14 naïve"
+    db.execute(
+        "CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')"
+    )
+    db.execute("INSERT INTO t(x) VALUES (?)", (text,))
+    theirs = [r[0] for r in db.execute("SELECT term FROM v ORDER BY offset")]
+    assert [t.casefold() for t in fts_tokens(text)] == theirs
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=60))
+def test_any_text_gives_a_valid_match_expression(text: str) -> None:
+    db = sqlite3.connect(":memory:")
+    db.execute(
+        "CREATE VIRTUAL TABLE units_fts USING fts5(title, outline_path, tags, body, cjk, "
+        "tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
+    db.execute("INSERT INTO units_fts VALUES ('a', 'b', 'c', 'hello world', '')")
+    expr = to_fts(parse_query(text))
+    if expr is not None:
+        db.execute("SELECT rowid FROM units_fts WHERE units_fts MATCH ?", (expr,)).fetchall()

@@ -45,7 +45,9 @@ from cairn.formats.chats._common import (
 )
 from cairn.model import URL, Link
 
-_CITATION = re.compile(r"【[^】\n]{0,200}】|\ue200[^\ue201]{0,300}\ue201|[\ue200-\ue2ff]")
+_CITATION = re.compile(
+    r"【[^【】]{0,300}】|【[^【】]{0,300}\Z|[【】]|\ue200[^\ue201]{0,300}\ue201|[\ue200-\ue2ff]"
+)
 _SHOWN_TOOL_TYPES = frozenset(
     {"execution_output", "tether_quote", "sonic_webpage", "multimodal_text"}
 )

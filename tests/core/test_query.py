@@ -57,9 +57,7 @@ def test_tokens_match_unicode61() -> None:
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='unicode61 remove_diacritics 0')")
     text = "Crème brûlée — ÉCOLE_42 x+y 3.14 naïve"
-    db.execute(
-        "CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')"
-    )
+    db.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
     db.execute("INSERT INTO t(x) VALUES (?)", (text,))
     theirs = [r[0] for r in db.execute("SELECT term FROM v ORDER BY offset")]
     assert [t.casefold() for t in fts_tokens(text)] == theirs

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Set up cairn with its development extras in ./.venv and run the linters and tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3}"
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e ".[dev]"
+.venv/bin/ruff check src tests bench
+.venv/bin/mypy
+.venv/bin/python -m pytest "$@"

@@ -51,6 +51,7 @@ __all__ = [
     "FrontMatter",
     "dump_roundtrip",
     "load_roundtrip",
+    "load_yaml_mapping",
     "normalise_date",
     "split",
 ]
@@ -191,6 +192,19 @@ def _unclosed(text: str, path: str, kind: str) -> FrontMatter:
 
 
 # --- YAML ------------------------------------------------------------------------------
+
+
+def load_yaml_mapping(
+    text: str, path: str = "", first_line: int = 1
+) -> tuple[dict[str, Any], list[Diagnostic], bool]:
+    """Load a YAML mapping document safely, as front matter is loaded.
+
+    Returns ``(data, diagnostics, ok)``; ``ok`` is ``False`` (and ``data`` empty) when the
+    text is not valid YAML or not a mapping. ``first_line`` is the file line of ``text``'s
+    first line, for diagnostics.
+    """
+    data, _dates, diags, ok = _load_yaml(text, path, first_line)
+    return (data if ok else {}), diags, ok
 
 
 def _load_yaml(

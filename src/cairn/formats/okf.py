@@ -28,7 +28,8 @@ Parsing (:func:`parse`) — one :class:`cairn.model.Document` per file, ``format
   "field": <key>}``: OKF-MEMORY layer-2 ``relations`` (``{target, type, confidence}``),
   the okf-mesh extension ``okfm_relations`` (``{predicate, target}``), and ``sources``
   entries whose ``resource`` is a path to another concept (type ``derived_from``: §5.1
-  lineage). They are *not* duplicated as :class:`~cairn.model.Link` values; the graph
+  lineage; a bare ``x/y.md`` resource also lists its bundle-root reading in
+  ``"alternatives"``). They are *not* duplicated as :class:`~cairn.model.Link` values; the graph
   layer turns them into typed edges.
 * ``index.md`` → type ``okf-index`` and ``log.md`` → type ``okf-log`` (not concepts;
   first unit kind ``preamble``; in a log each ``## YYYY-MM-DD`` section is a unit).
@@ -208,14 +209,20 @@ def _relations(meta: Mapping[str, Any], relpath: str) -> list[dict[str, Any]]:
             if isinstance(res, str) and res.strip().lower().endswith(".md"):
                 if _URLISH.match(res.strip()) or " " in res.strip():
                     continue
-                out.append(
-                    {
-                        "target": normalise_link_target(res.strip(), relpath),
-                        "type": "derived_from",
-                        "confidence": None,
-                        "field": "sources",
-                    }
-                )
+                res = res.strip()
+                entry: dict[str, Any] = {
+                    "target": normalise_link_target(res, relpath),
+                    "type": "derived_from",
+                    "confidence": None,
+                    "field": "sources",
+                }
+                if not res.startswith(("/", "./", "../")):
+                    # a bare path: the spec calls it relative, but its own examples
+                    # (references/…) are written from the bundle root; offer both
+                    root_rel = normalise_link_target("/" + res, relpath)
+                    if root_rel != entry["target"]:
+                        entry["alternatives"] = [root_rel]
+                out.append(entry)
     return out
 
 

@@ -211,30 +211,21 @@ def keywords(text: str, limit: int = 5) -> list[str]:
     """A few keywords of ``text``: lower-cased words of 3+ characters (letters first;
     digits, ``-``, ``+``, ``#`` allowed inside) that are not in :data:`STOPWORDS`,
     ranked by count, ties broken by first occurrence; at most ``limit``."""
-    counts: Counter[str] = Counter()
-    first: dict[str, int] = {}
-    for i, m in enumerate(_KW_TOKEN.finditer(text.lower())):
-        word = m.group(0)
-        if len(word) < 3 or word in STOPWORDS:
-            continue
-        counts[word] += 1
-        first.setdefault(word, i)
-    ranked = sorted(counts, key=lambda w: (-counts[w], first[w]))
-    return ranked[:limit]
+    words = [w for w in _KW_TOKEN.findall(text.lower()) if len(w) >= 3 and w not in STOPWORDS]
+    # Counter keeps first-occurrence order and most_common is stable on ties
+    return [w for w, _ in Counter(words).most_common(limit)]
 
 
 # --- the kind rule -------------------------------------------------------------------
 
 _DECISION = re.compile(
     r"\b(decided|decide to|decision|let'?s go with|we(?:'ll| will) (?:go with|use)|"
-    r"i(?:'ll| will) (?:go with|use)|going with|settled on|agreed on|chose|opted for)\b",
-    re.IGNORECASE,
+    r"i(?:'ll| will) (?:go with|use)|going with|settled on|agreed on|chose|opted for)\b"
 )
 _INSIGHT = re.compile(
     r"\b(key (?:insight|point|idea|takeaway)s?|takeaways?|in summary|to summari[sz]e|"
     r"in short|tl;dr|the trick is|rule of thumb|lesson learned|the main (?:point|reason|"
-    r"risk|idea)|importantly|note that|the reason is)\b",
-    re.IGNORECASE,
+    r"risk|idea)|importantly|note that|the reason is)\b"
 )
 
 
@@ -260,13 +251,14 @@ def message_kind(msg: Message, body: str) -> str:
     blocks = code_blocks(body)
     if blocks and sum(len(b.code) for b in blocks) * 2 >= len(body.strip()):
         return "code"
-    if _DECISION.search(body):
+    lower = body.lower()  # the patterns are lower-case
+    if _DECISION.search(lower):
         return "decision"
     if msg.role == "user":
         return "question"
     if msg.role == "system":
         return "reference"
-    if _INSIGHT.search(body):
+    if _INSIGHT.search(lower):
         return "insight"
     return "answer"
 

@@ -48,6 +48,7 @@ from cairn.model import URL, Link
 _CITATION = re.compile(
     r"【[^【】]{0,300}】|【[^【】]{0,300}\Z|[【】]|\ue200[^\ue201]{0,300}\ue201|[\ue200-\ue2ff]"
 )
+_MARKER = re.compile(r"[【】\ue200-\ue2ff]")
 _SHOWN_TOOL_TYPES = frozenset(
     {"execution_output", "tether_quote", "sonic_webpage", "multimodal_text"}
 )
@@ -96,7 +97,7 @@ def conversation_label(obj: dict[str, Any]) -> str:
 
 
 def _strip_citations(text: str) -> str:
-    if "【" not in text and not any("\ue200" <= ch <= "\ue2ff" for ch in text):
+    if not _MARKER.search(text):
         return text
     return _CITATION.sub("", text)
 

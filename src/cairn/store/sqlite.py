@@ -639,12 +639,13 @@ class SQLiteStore:
                 [low, _like_escape(low) + "/%"],
             )
         if f.field == "todo":
-            low = v.casefold()
-            if low in ("open", "done"):
-                return ("u.todo_state = ?", [low])
-            if low in ("any", "*", "yes"):
+            # lower-case open/done/any name a state; anything else is a keyword, matched
+            # exactly as Org does (keywords are case-sensitive: todo:DONE is the keyword)
+            if v in ("open", "done"):
+                return ("u.todo_state = ?", [v])
+            if v in ("any", "*"):
                 return ("u.todo IS NOT NULL", [])
-            return ("u.todo = ? COLLATE NOCASE", [v])
+            return ("u.todo = ?", [v])
         if f.field == "priority":
             return ("u.priority = ? COLLATE NOCASE", [v.lstrip("#")])
         if f.field == "type":

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 import string
-from bisect import bisect_left
 from dataclasses import dataclass
 
 from cairn.model import ORG_FILE, ORG_HEADING, ORG_ID, URL, Link, Timestamp
@@ -36,15 +35,19 @@ KNOWN_LINK_TYPES = frozenset(
 
 # --- regular links (org-syntax: Links > Regular links) -------------------------------
 # PATHREG: any character but unescaped square brackets; DESCRIPTION: anything but "]]".
+# A description cannot hold "[[" (only plain or angle links may nest in it), which also
+# keeps the scan linear: an unclosed "[[a][" stops at the next "[[".
 _BRACKET_RE = re.compile(
-    r"\[\[((?:[^\[\]\\]++|\\.)++)\](?:\[((?:[^\]]++|\](?!\]))*+)\])?\]", re.DOTALL
+    r"\[\[((?:[^\[\]\\]++|\\.)++)\]"
+    r"(?:\[((?:[^\[\]]++|\[(?!\[)|\](?!\]))*+)\])?\]",
+    re.DOTALL,
 )
 # --- angle links (org-syntax: Links > Angle links) -----------------------------------
 _ANGLE_RE = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]*+):([^<>\n]++)>")
 # --- plain links (org-syntax: Links > Plain links) -----------------------------------
 _PLAIN_CHARS = r"[^\s\[\]<>()]"
 _PLAIN_RE = re.compile(
-    r"(?<![\w])([A-Za-z][A-Za-z0-9+.-]*+):("
+    r"(?<![\w+.-])([A-Za-z][A-Za-z0-9+.-]*+):("
     rf"(?:{_PLAIN_CHARS}++|\((?:{_PLAIN_CHARS}++|\({_PLAIN_CHARS}*+\))*+\))++"
     r")"
 )
@@ -199,10 +202,13 @@ def scan_text(text: str, first_line: int, *, links: bool = True, reduce: bool = 
                     lk = classify_link(inner, None, m.group(0), 0)
                     items.append((m.start(), m.end(), inner, lk))
                     angle_spans.append((m.start(), m.end()))
+            ai = 0
             for m in _PLAIN_RE.finditer(text, gs, ge):
                 if not _link_type_ok(m.group(1), m.group(2)):
                     continue
-                if angle_spans and any(a <= m.start() < b for a, b in angle_spans):
+                while ai < len(angle_spans) and angle_spans[ai][1] <= m.start():
+                    ai += 1
+                if ai < len(angle_spans) and angle_spans[ai][0] <= m.start():
                     continue
                 path = _trim_plain(m.group(2))
                 if not path:
@@ -249,6 +255,7 @@ def find_timestamps(text: str, role: str) -> list[Timestamp]:
     the sexp in ``start``. Bracket types must match (``<…]`` is not a timestamp).
     """
     out: list[Timestamp] = []
+    starts: list[int] = []
     pos = 0
     n = len(text)
     while pos < n:
@@ -278,13 +285,15 @@ def find_timestamps(text: str, role: str) -> list[Timestamp]:
         out.append(
             Timestamp(text[m.start() : raw_end], active, start, end, repeater, warning, role)
         )
+        starts.append(m.start())
         pos = raw_end
     if "<%%(" in text:
-        starts = [text.find(t.raw) for t in out]
+        pairs = list(zip(starts, out, strict=True))
         for d in _DIARY_RE.finditer(text):
-            k = bisect_left(starts, d.start())
-            starts.insert(k, d.start())
-            out.insert(k, Timestamp(d.group(0), True, d.group(1), None, None, None, role, True))
+            ts = Timestamp(d.group(0), True, d.group(1), None, None, None, role, True)
+            pairs.append((d.start(), ts))
+        pairs.sort(key=lambda p: p[0])
+        out = [t for _, t in pairs]
     return out
 
 

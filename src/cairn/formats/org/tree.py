@@ -139,7 +139,7 @@ def serialize(tree: OrgTree) -> str:
 
 # --- headline parts (org-syntax: Headings) -------------------------------------------
 
-_TAGS_RE = re.compile(r"[ \t]+(:[\w@#%:]+:)[ \t]*$")
+_TAGS_RE = re.compile(r":[\w@#%:]+:")
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,12 +224,15 @@ def parse_headline(line: str, todo_keywords: Iterable[str]) -> Headline:
     tags: tuple[str, ...] = ()
     tags_span = None
     title_end = n
-    if line.endswith(":") or line.rstrip(" \t").endswith(":"):
-        m = _TAGS_RE.search(line, search_from)
-        if m is not None:
-            tags = tuple(t for t in m.group(1).split(":") if t)
-            tags_span = (m.start(1), m.end(1))
-            title_end = m.start()
+    stripped = line.rstrip(" \t")
+    if stripped.endswith(":"):
+        # the tags group is the last whitespace-free token, preceded by whitespace that
+        # starts at or after ``search_from`` (found without a regex search: linear)
+        k = max(stripped.rfind(" "), stripped.rfind("\t"))
+        if k >= search_from and _TAGS_RE.fullmatch(stripped, k + 1):
+            tags = tuple(t for t in stripped[k + 1 :].split(":") if t)
+            tags_span = (k + 1, len(stripped))
+            title_end = len(stripped[:k].rstrip(" \t"))
     title = line[pos:title_end].strip() if title_end > pos else ""
     return Headline(level, todo, todo_span, priority, commented, title, tags, tags_span, pos)
 

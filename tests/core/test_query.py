@@ -15,6 +15,13 @@ def test_words_are_quoted_and_ored() -> None:
     assert to_fts(q) == '"garden" OR "compost"'
 
 
+def test_function_words_are_dropped_only_beside_content_words() -> None:
+    assert to_fts(parse_query("how do I schedule a task")) == '"schedule" OR "task"'
+    assert to_fts(parse_query("the")) == '"the"'
+    assert to_fts(parse_query("to be or not")) == '"not"'
+    assert to_fts(parse_query('"the art" of')) == '"the art"'
+
+
 def test_hyphenated_and_punctuated_words_become_phrases() -> None:
     assert to_fts(parse_query("BENCH-100821")) == '"BENCH 100821"'
     assert to_fts(parse_query("path/to/file.toml")) == '"path to file toml"'

@@ -157,11 +157,9 @@ def write_export(out: Path, n: int, seed: int = 7, zipped: bool = False) -> Path
         fh.write(b"]\n")
 
     if zipped:
-        with (
-            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf,
-            zf.open("conversations.json", "w", force_zip64=True) as fh,
-        ):
-            _write(fh)
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
+            with zf.open("conversations.json", "w", force_zip64=True) as fh:
+                _write(fh)
             zf.writestr("user.json", "{}")
     else:
         with out.open("wb") as fh:

@@ -317,3 +317,10 @@ def test_gemini_activity_without_gemini_records(tmp_path: Path) -> None:
     docs, fails = _parse(_write(tmp_path, records, "MyActivity.json"))
     assert docs == []
     assert fails[0].reason.startswith("not a recognised chat export: a Google activity file")
+
+
+def test_duplicate_conversation_ids_keep_the_first(tmp_path: Path) -> None:
+    docs, fails = _parse(_write(tmp_path, [conversation(1), conversation(2), conversation(1)]))
+    assert [d.key for d in docs] == ["conv-1", "conv-2"]
+    (fail,) = fails
+    assert fail.reason.startswith('conversation conv-1 ("Conversation number 1"): the same')

@@ -345,3 +345,74 @@ def test_current_node_wins_over_the_latest_leaf(tmp_path: Path) -> None:
     doc = _one(tmp_path, [conv])
     canon = [u.body for u in doc.units if u.kind == "message" and not u.extra["alternate"]]
     assert canon == ["pick a fish", "hake"]
+
+
+def test_librechat_flat_and_openwebui_without_current_id(tmp_path: Path) -> None:
+    flat = {
+        "conversationId": "lc-1",
+        "title": "Flat",
+        "recursive": False,
+        "options": {"model": "gpt-4o"},
+        "messages": [
+            {
+                "messageId": "m1",
+                "parentMessageId": "00000000-0000-0000-0000-000000000000",
+                "isCreatedByUser": True,
+                "text": "first question",
+                "createdAt": "2024-05-01T10:00:00Z",
+            },
+            {
+                "messageId": "m2",
+                "parentMessageId": "m1",
+                "isCreatedByUser": False,
+                "text": "older answer",
+            },
+            {
+                "messageId": "m3",
+                "parentMessageId": "m1",
+                "isCreatedByUser": False,
+                "text": "newer answer",
+            },
+        ],
+    }
+    doc = _one(tmp_path, flat)
+    assert doc.metadata["provider"] == "librechat" and doc.format == "chat"
+    canon = [u.body for u in doc.units if u.kind == "message" and not u.extra["alternate"]]
+    assert canon == ["first question", "newer answer"]
+    owui = [
+        {
+            "id": "w1",
+            "title": "",
+            "chat": {
+                "history": {
+                    "messages": {
+                        "a": {
+                            "id": "a",
+                            "parentId": None,
+                            "role": "user",
+                            "content": "tell me about moss",
+                            "timestamp": 1700000000,
+                        },
+                        "b": {
+                            "id": "b",
+                            "parentId": "a",
+                            "role": "assistant",
+                            "content": "Moss is small.",
+                            "timestamp": 1700000005,
+                        },
+                        "c": {
+                            "id": "c",
+                            "parentId": "a",
+                            "role": "assistant",
+                            "content": "Moss likes shade.",
+                            "timestamp": 1700000009,
+                        },
+                    }
+                }
+            },
+        }
+    ]
+    doc = _one(tmp_path, owui)
+    assert doc.title == "tell me about moss"  # fallback title
+    canon = [u.body for u in doc.units if u.kind == "message" and not u.extra["alternate"]]
+    assert canon == ["tell me about moss", "Moss likes shade."]

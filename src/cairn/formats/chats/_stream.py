@@ -163,6 +163,7 @@ class _Dispatcher:
         self.activity_skipped = 0
         self.last_label: str | None = None
         self.stop = False
+        self.keys: set[str] = set()
 
     def fail(self, reason: str) -> Failure:
         return Failure(path=self.relpath, reason=reason)
@@ -194,6 +195,13 @@ class _Dispatcher:
         except Exception as exc:  # a parser never raises on bad input
             yield self.fail(f"conversation {label()}: cannot be read ({type(exc).__name__}: {exc})")
             return
+        if doc.key in self.keys:
+            yield self.fail(
+                f"conversation {label()}: the same conversation id appears earlier in this "
+                "export; this copy is skipped"
+            )
+            return
+        self.keys.add(doc.key or "")
         self.last_label = label()
         self.documents += 1
         yield doc

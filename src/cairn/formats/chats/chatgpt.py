@@ -447,13 +447,16 @@ def _message(
     finish = as_str(as_dict(meta.get("finish_details")).get("type"))
     if finish and finish not in ("stop", "unknown"):
         extra["finish"] = finish
+    time = iso_from_epoch(raw.get("create_time"))
+    if time is None and conv_time is not None:
+        extra["time_estimated"] = True  # null create_time: the conversation's is used
     ctype = content.get("content_type")
     if ctype not in (None, "text"):
         extra["content_type"] = ctype
     return Message(
         role=_role(raw),
         text=text,
-        time=iso_from_epoch(raw.get("create_time")) or conv_time,
+        time=time or conv_time,
         message_id=mid,
         model=as_str(meta.get("model_slug")) or as_str(meta.get("default_model_slug")),
         language=language,

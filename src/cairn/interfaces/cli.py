@@ -40,8 +40,8 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True, emoji=False)
+err = Console(stderr=True, highlight=False, emoji=False)
 
 DbOpt = Annotated[
     Path | None,

@@ -57,14 +57,12 @@ _UNESCAPE_RE = re.compile(r"\\([\[\]\\])")
 _TRAILING_PUNCT = frozenset(string.punctuation) - {"/", ")"}
 
 # --- timestamps (org-syntax: Timestamps) ---------------------------------------------
-_TS_BODY = (
-    r"(\d{4}-\d{2}-\d{2})"  # DATE
-    r"(?:[ \t]++([^\s\d+\-\]>]++))?"  # DAYNAME
-    r"(?:[ \t]++(\d{1,2}:\d{2})(?:-(\d{1,2}:\d{2}))?+)?+"  # TIME or TIME-TIME
-    r"((?:[ \t]++(?:\+\+|\.\+|\+|--|-)\d++[hdwmy](?:/\d++[hdwmy])?+)*+)"  # REPEATER / DELAY
-    r"[ \t]*+"
-)
-_TS_RE = re.compile(r"([<\[])" + _TS_BODY + r"([>\]])")
+# Like org-element, a timestamp is a date followed by anything up to the closing bracket
+# (``org-ts-regexp-both``); day name, time(s), repeater and delay are then read from it.
+_TS_RE = re.compile(r"([<\[])(\d{4}-\d{2}-\d{2})((?:[ \t][^\]>\[<\n]*+)?)([>\]])")
+_TIME_RE = re.compile(r"(?<![\d:])(\d{1,2}:\d{2})(?:-{1,2}(\d{1,2}:\d{2}))?")
+_REPEATER_RE = re.compile(r"(?<!\S)((?:\+\+|\.\+|\+)\d+[hdwmy](?:/\d+[hdwmy])?)(?!\S)")
+_WARNING_RE = re.compile(r"(?<!\S)(--?\d+[hdwmy])(?!\S)")
 _DIARY_RE = re.compile(r"<%%(\([^>\n]*?\))(?:[ \t]+(\d{1,2}:\d{2})(?:-(\d{1,2}:\d{2}))?)?>")
 _DATE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[^\d\n]{0,20}?(\d{1,2}:\d{2}))?")
 
@@ -262,26 +260,32 @@ def find_timestamps(text: str, role: str) -> list[Timestamp]:
         m = _TS_RE.search(text, pos)
         if m is None:
             break
-        opener, closer = m.group(1), m.group(7)
+        opener, closer = m.group(1), m.group(4)
         if (opener == "<") != (closer == ">"):
             pos = m.start() + 1
             continue
         active = opener == "<"
-        date, t1, t2, tail = m.group(2), m.group(4), m.group(5), m.group(6)
+        date, rest = m.group(2), m.group(3)
+        t1 = t2 = repeater = warning = None
+        if rest:
+            tm = _TIME_RE.search(rest)
+            if tm is not None:
+                t1, t2 = tm.group(1), tm.group(2)
+            if "+" in rest:
+                rm = _REPEATER_RE.search(rest)
+                repeater = rm.group(1) if rm else None
+            if "-" in rest:
+                wm = _WARNING_RE.search(rest)
+                warning = wm.group(1) if wm else None
         start = _iso(date, t1)
         end = _iso(date, t2) if t2 and t1 else None
         raw_end = m.end()
         if text.startswith("--", raw_end):
             m2 = _TS_RE.match(text, raw_end + 2)
-            if m2 is not None and m2.group(1) == opener and (m2.group(7) == ">") == active:
-                end = _iso(m2.group(2), m2.group(4))
+            if m2 is not None and m2.group(1) == opener and (m2.group(4) == ">") == active:
+                tm2 = _TIME_RE.search(m2.group(3)) if m2.group(3) else None
+                end = _iso(m2.group(2), tm2.group(1) if tm2 else None)
                 raw_end = m2.end()
-        repeater = warning = None
-        for tok in tail.split():
-            if tok.startswith("-"):
-                warning = warning or tok
-            else:
-                repeater = repeater or tok
         out.append(
             Timestamp(text[m.start() : raw_end], active, start, end, repeater, warning, role)
         )

@@ -13,9 +13,10 @@ Built on the lossless tree (:mod:`cairn.formats.org.tree`) and the element scann
   ``"<lang> code block"`` (``"code block"`` without a language), its body the code with
   Org's comma quoting removed, and its ``inherited_tags`` the containing unit's own and
   inherited tags. Switches and header arguments go to ``extra["parameters"]``.
-* Heading titles are kept as written (link markup included, so ``[[*Title]]`` links can
-  be matched against them); ``extra["title_text"]`` holds the title with link markup
-  reduced when the two differ.
+* Heading titles (and so outline paths) show links as their description (or target), as
+  Org displays them: ``* [[id:x][Robot Grasping]]`` has title ``Robot Grasping``; the
+  title as written is kept in ``extra["title_raw"]`` when the two differ (link resolution
+  of ``[[*…]]`` may compare against either). Links in titles are extracted.
 * LOGBOOK drawers go to ``extra["logbook"]`` (their lines) and ``extra["clocks"]``;
   other drawers to ``extra["drawers"]`` (name → text) — neither is body text. Links and
   timestamps inside non-LOGBOOK drawers are still extracted.
@@ -241,7 +242,8 @@ class _Builder:
                 ts = scan_text(title, h.line_no)
                 t_links, t_stamps = ts.links, ts.timestamps
                 if ts.text != title:
-                    extra["title_text"] = ts.text
+                    extra["title_raw"] = title
+                    title = ts.text.strip()
             cookies = statistics_cookies(title)
             if cookies:
                 extra["statistics"] = cookies
@@ -372,21 +374,23 @@ class _Builder:
         return out
 
     @staticmethod
-    def _put_prop(props: dict[str, str], name: str, value: str) -> None:
-        """Store a node property; ``NAME+`` appends to ``NAME`` with a space
-        (org-syntax *Node Properties*; Org manual *Property Syntax*)."""
-        if name.endswith("+") and len(name) > 1:
-            base = name[:-1]
-            for k in props:
-                if k.upper() == base.upper():
+    def _put_prop(
+        props: dict[str, str], name: str, value: str, accumulate: bool = False
+    ) -> None:
+        """Store a property; ``NAME+`` appends to ``NAME`` with a space (org-syntax *Node
+        Properties*; Org manual *Property Syntax*). With ``accumulate`` (inside one
+        drawer, as ``org-entry-get`` reads it) a repeated ``NAME`` appends too; without
+        it (``#+PROPERTY`` lines) a plain ``NAME`` replaces the earlier value."""
+        plus = name.endswith("+") and len(name) > 1
+        base = name[:-1] if plus else name
+        for k in props:
+            if k.upper() == base.upper():
+                if plus or accumulate:
                     props[k] = (props[k] + " " + value) if props[k] else value
-                    return
-            props[base] = value
-        else:
-            for k in list(props):
-                if k.upper() == name.upper() and k != name:
-                    del props[k]
-            props[name] = value
+                else:
+                    props[k] = value
+                return
+        props[base] = value
 
     def _code_units(
         self,
@@ -463,7 +467,7 @@ class _Builder:
                     if m is None:
                         continue
                     value = (m.group(2) or "").strip()
-                    self._put_prop(out.properties, m.group(1), value)
+                    self._put_prop(out.properties, m.group(1), value, accumulate=True)
                     if value:
                         ts = scan_text(value, first_line + j, reduce=False)
                         links.extend(ts.links)

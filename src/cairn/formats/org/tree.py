@@ -248,6 +248,18 @@ def _eol(raw: str) -> str:
     return ""
 
 
+def _tree_eol(tree: OrgTree) -> str:
+    """The buffer's line end: that of its first terminated line, else ``\\n``."""
+    for raw in tree.zeroth.lines:
+        return _eol(raw) or "\n"
+    for h in tree.headings:
+        if h.line.endswith("\n"):
+            return _eol(h.line)
+        for raw in h.section.lines:
+            return _eol(raw) or "\n"
+    return "\n"
+
+
 def _replace_heading_line(tree: OrgTree, index: int, new_content: str) -> OrgTree:
     h = tree.headings[index]
     bom = "\ufeff" if h.line.startswith("\ufeff") else ""
@@ -365,9 +377,7 @@ def set_property(tree: OrgTree, index: int | None, key: str, value: str | None) 
     CRLF). Nothing else changes.
     """
     sec = tree.zeroth if index is None else tree.headings[index].section
-    ref_line = (tree.headings[index].line if index is not None else
-                (sec.lines[0] if sec.lines else "\n"))
-    eol = _eol(ref_line) or "\n"
+    eol = _tree_eol(tree)
     contents = sec.contents()
     span = property_drawer_span(contents, index is None)
     lines = list(sec.lines)

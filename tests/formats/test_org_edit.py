@@ -1,0 +1,99 @@
+"""Write-back edits on the lossless Org tree: only the intended bytes change."""
+
+from __future__ import annotations
+
+import difflib
+
+from cairn.formats.org import (
+    parse,
+    parse_tree,
+    serialize,
+    set_property,
+    set_tags,
+    set_todo,
+    todo_keywords,
+)
+
+TEXT = (
+    "#+TODO: NEXT | DONE\r\n"
+    "* NEXT [#A] Task   :a:b:\r\n"
+    "SCHEDULED: <2024-01-01 Mon>\r\n"
+    "body\twith tab\r\n"
+    "* Other\r\n"
+    ":PROPERTIES:\r\n"
+    ":OWNER:   me\r\n"
+    ":END:\r\n"
+    "** Last"
+)
+
+
+def _changed(before: str, after: str) -> list[str]:
+    """The lines that differ, as a unified diff without headers."""
+    diff = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), n=0
+    )
+    return [d for d in diff if d[:1] in "+-" and not d.startswith(("+++", "---"))]
+
+
+def test_set_todo_changes_only_the_keyword() -> None:
+    tree = parse_tree(TEXT)
+    kws = todo_keywords(TEXT).all()
+    out = serialize(set_todo(tree, 0, "DONE", kws))
+    assert out == TEXT.replace("* NEXT [#A]", "* DONE [#A]")
+    out = serialize(set_todo(tree, 0, None, kws))
+    assert out == TEXT.replace("* NEXT [#A]", "* [#A]")
+    out = serialize(set_todo(tree, 1, "NEXT", kws))
+    assert out == TEXT.replace("* Other", "* NEXT Other")
+    doc = parse(out, "x.org")
+    assert [u.todo for u in doc.units[1:]] == ["NEXT", "NEXT", None]
+
+
+def test_set_tags() -> None:
+    tree = parse_tree(TEXT)
+    assert serialize(set_tags(tree, 0, ["x", "y"])) == TEXT.replace(":a:b:", ":x:y:")
+    assert serialize(set_tags(tree, 0, [])) == TEXT.replace("Task   :a:b:", "Task")
+    out = serialize(set_tags(tree, 1, ["new"]))
+    assert out == TEXT.replace("* Other\r\n", "* Other :new:\r\n")
+    assert parse(out, "x.org").units[2].tags == ("new",)
+
+
+def test_set_property_existing_new_and_delete() -> None:
+    tree = parse_tree(TEXT)
+    out = serialize(set_property(tree, 1, "owner", "you"))
+    assert out == TEXT.replace(":OWNER:   me", ":OWNER:   you")
+    out = serialize(set_property(tree, 1, "NEW", "1"))
+    assert _changed(TEXT, out) == ["+:NEW: 1\r\n"]
+    assert dict(parse(out, "x.org").units[2].properties) == {"OWNER": "me", "NEW": "1"}
+    out = serialize(set_property(tree, 1, "OWNER", None))
+    assert _changed(TEXT, out) == ["-:OWNER:   me\r\n"]
+
+
+def test_set_property_creates_drawer_after_planning() -> None:
+    tree = parse_tree(TEXT)
+    out = serialize(set_property(tree, 0, "K", "v"))
+    assert out == TEXT.replace(
+        "SCHEDULED: <2024-01-01 Mon>\r\n",
+        "SCHEDULED: <2024-01-01 Mon>\r\n:PROPERTIES:\r\n:K: v\r\n:END:\r\n",
+    )
+    doc = parse(out, "x.org")
+    assert doc.units[1].properties == {"K": "v"}
+    assert doc.units[1].timestamps[0].role == "scheduled"
+
+
+def test_set_property_on_last_line_without_newline_and_file_level() -> None:
+    tree = parse_tree(TEXT)
+    out = serialize(set_property(tree, 2, "K", "v"))
+    assert out == TEXT + "\r\n:PROPERTIES:\r\n:K: v\r\n:END:"
+    assert parse(out, "x.org").units[3].properties == {"K": "v"}
+    out = serialize(set_property(tree, None, "ID", "abc"))
+    assert out == ":PROPERTIES:\r\n:ID: abc\r\n:END:\r\n" + TEXT
+    assert parse(out, "x.org").declared_id == "abc"
+
+
+def test_edits_keep_every_other_byte_of_a_messy_file() -> None:
+    messy = "\ufeffintro \x00\n* TODO a\t:t:\n\n  text  \n* b\n:PROPERTIES:\n:X: 1\n:END:\n"
+    tree = parse_tree(messy)
+    out = serialize(set_todo(tree, 0, "DONE", {"TODO", "DONE"}))
+    assert out == messy.replace("* TODO a", "* DONE a")
+    out = serialize(set_property(tree, 1, "X", "2"))
+    assert out == messy.replace(":X: 1", ":X: 2")

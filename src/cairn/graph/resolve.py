@@ -9,12 +9,13 @@ custom id or Org ``ID``, to a unit), or given the reason it could not be:
   option ``*Heading`` names a heading, ``#id`` a ``CUSTOM_ID``, anything else a
   dedicated target or heading title (Org syntax, "Links": search options).
 * Org ``[[*Heading]]`` / ``[[#id]]`` / ``[[text]]`` → inside the linking file.
-* Wikilinks and embeds, as Obsidian resolves them: the path from the root with or
-  without ``.md``, else the file name case-insensitively (several matches: same folder
-  first, then the shortest path), else an alias; ``#Heading`` and ``#^block`` anchors
-  name a unit of the target. Targets with another extension are attachments.
-* Markdown links: URL-decoded paths relative to the linking file, or to the source root
-  when they start with ``/`` (OKF bundle-relative links).
+* Wikilinks, embeds and Markdown links, as Obsidian resolves them
+  (:mod:`cairn.graph.obsidian`, one catalog per source root): file name
+  case-insensitively, relative and root paths, the shortest unique path, aliases;
+  ``#Heading`` and ``#^block`` anchors name a unit of the target; other extensions are
+  attachments. cairn extends Obsidian in one way: a bare name that names no Markdown
+  note may name an Org or text note of the same root by its file stem
+  (``[[garden]]`` → ``garden.org``).
 
 Resolution is recomputed for every link after each run that changed something, so a
 link to a note that appears later resolves without re-indexing its source.
@@ -30,7 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
-from cairn.model import EMBED, MARKDOWN_LINK, ORG_FILE, ORG_HEADING, ORG_ID, URL, WIKILINK
+from cairn.graph import obsidian
+from cairn.model import EMBED, MARKDOWN_LINK, ORG_FILE, ORG_HEADING, ORG_ID, URL, WIKILINK, Link
 
 Resolution = tuple[str | None, str | None, str | None]
 """``(document id, unit id, unresolved reason)``."""
@@ -50,6 +52,7 @@ def _slug(s: str) -> str:
 class _UnitInfo:
     id: str
     ordinal: int
+    level: int
     title: str
     custom_id: str | None
     targets: list[str]
@@ -71,6 +74,8 @@ class Catalog:
     attachment_names: dict[str, list[tuple[str, str]]] = field(
         default_factory=lambda: defaultdict(list)
     )
+    obsidian: dict[str, obsidian.Catalog] = field(default_factory=dict)
+    unit_at: dict[tuple[str, int], str] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -102,6 +107,7 @@ class Catalog:
                 _UnitInfo(
                     u["id"],
                     u["ordinal"],
+                    u["level"],
                     u["title"],
                     u["custom_id"],
                     [str(t) for t in json.loads(u["targets"] or "[]")],
@@ -113,6 +119,29 @@ class Catalog:
         for root_id, path in attachments:
             cat.attachments.add((root_id, path))
             cat.attachment_names[_fold(posixpath.basename(path))].append((root_id, path))
+        notes: dict[str, list[obsidian.NoteEntry]] = defaultdict(list)
+        files: dict[str, list[str]] = defaultdict(list)
+        for d in docs:
+            if d["format"] in ("markdown", "okf"):
+                infos = cat.units.get(d["id"], [])
+                notes[d["root_id"]].append(
+                    obsidian.NoteEntry(
+                        d["path"],
+                        d["title"],
+                        tuple(str(a) for a in json.loads(d["aliases"] or "[]")),
+                        tuple((u.ordinal, u.level, u.title) for u in infos if u.level > 0),
+                        tuple((u.ordinal, b) for u in infos for b in u.block_ids),
+                    )
+                )
+            else:
+                files[d["root_id"]].append(d["path"])
+        for root_id, path in attachments:
+            files[root_id].append(path)
+        for root_id in set(notes) | set(files):
+            cat.obsidian[root_id] = obsidian.Catalog(notes[root_id], files[root_id])
+        for doc_id, unit_infos in cat.units.items():
+            for info in unit_infos:
+                cat.unit_at[(doc_id, info.ordinal)] = info.id
         return cat
 
     # --- helpers ----------------------------------------------------------------------
@@ -200,7 +229,9 @@ def resolve_link(row: Any, cat: Catalog) -> Resolution:
         doc = cat.doc_at(root_id, rel)
         if doc is None:
             if (root_id, rel) in cat.attachments:
-                return None, None, f"links to a file that is not a note: {rel}"
+                return None, None, f"attachment: {rel}"
+            if not rel.lower().endswith(NOTE_EXTENSIONS):
+                return None, None, f"missing attachment: {rel}"
             return None, None, f"file not found in the index: {rel}"
         if anchor and not anchor.strip().isdigit():
             unit = cat.anchor_unit(doc, anchor)
@@ -208,66 +239,46 @@ def resolve_link(row: Any, cat: Catalog) -> Resolution:
                 return doc, None, None
             return doc, unit, None
         return doc, cat.preamble(doc), None
-    if kind in (WIKILINK, EMBED):
-        return _resolve_wikilink(target, anchor, cat, root_id, folder, src_doc)
-    if kind == MARKDOWN_LINK:
-        path = unquote(target.split("#", 1)[0]).strip()
-        if not path:
-            unit = cat.anchor_unit(src_doc, anchor) if anchor else None
-            return src_doc, unit, None
-        rel = path.lstrip("/") if path.startswith("/") else posixpath.join(folder, path)
-        rel = posixpath.normpath(rel)
-        doc = cat.doc_at(root_id, rel)
-        if doc is None:
-            if (root_id, rel) in cat.attachments:
-                return None, None, f"attachment (not a note): {rel}"
-            return None, None, f"file not found in the index: {rel}"
-        unit = cat.anchor_unit(doc, anchor) if anchor else cat.preamble(doc)
-        return doc, unit or cat.preamble(doc), None
+    if kind in (WIKILINK, EMBED, MARKDOWN_LINK):
+        return _resolve_obsidian(row, cat)
     return None, None, f"unknown link kind {kind}"
 
 
-def _resolve_wikilink(
-    target: str, anchor: str | None, cat: Catalog, root_id: str, folder: str, src_doc: str
-) -> Resolution:
-    name = target.strip()
-    if not name:  # [[#Heading]]: same note
-        unit = cat.anchor_unit(src_doc, anchor) if anchor else None
-        if anchor and unit is None:
-            return src_doc, None, None
-        return src_doc, unit, None
-    lower = name.lower()
-    is_note = lower.endswith(".md") or "." not in posixpath.basename(lower) or any(
-        lower.endswith(e) for e in NOTE_EXTENSIONS
-    )
-    if not is_note:
-        base = _fold(posixpath.basename(name))
-        found = [a for a in cat.attachment_names.get(base, []) if a[1].lower().endswith(lower)]
-        if found:
-            return None, None, f"attachment: {found[0][1]}"
-        return None, None, f"missing attachment: {name}"
-    doc = cat.doc_at(root_id, name)
-    if doc is None:
-        stem = name[:-3] if lower.endswith(".md") else name
-        base = _fold(posixpath.basename(stem))
-        cands = cat.by_stem.get(base, [])
-        if "/" in stem:
-            suffix = "/" + _fold(stem)
-            cands = [
-                c
-                for c in cands
-                if _fold(posixpath.splitext(cat.path_of[c][1])[0]).endswith(suffix)
-                or _fold(posixpath.splitext(cat.path_of[c][1])[0]) == _fold(stem)
-            ]
-        if not cands:
-            cands = cat.by_alias.get(_fold(stem), [])
-        if not cands:
-            return None, None, f"no note named {name!r}"
-        doc = _pick(cands, cat, root_id, folder)
-    if anchor:
-        unit = cat.anchor_unit(doc, anchor)
+def _resolve_obsidian(row: Any, cat: Catalog) -> Resolution:
+    """Wikilinks, embeds and Markdown links: Obsidian's rules, then Org/text stems."""
+    root_id, src_path = row["root_id"], row["path"]
+    target = row["target"] or ""
+    if row["kind"] == MARKDOWN_LINK:
+        target = unquote(target)
+    link = Link(kind=row["kind"], target=target, anchor=row["anchor"])
+    ocat = cat.obsidian.get(root_id)
+    if ocat is None:
+        return None, None, "no notes in this source root"
+    hit = obsidian.resolve_link(ocat, link, src_path)
+    if hit.path is not None:
+        doc = cat.by_path.get((root_id, hit.path))
+        if doc is None:
+            return None, None, f"attachment: {hit.path}"
+        if hit.unit is not None:
+            return doc, cat.unit_at.get((doc, hit.unit)), None
+        if row["anchor"] and cat.units.get(doc) and cat.path_of[doc][1].endswith(".md"):
+            return doc, cat.preamble(doc), None
+        unit = cat.anchor_unit(doc, row["anchor"]) if row["anchor"] else None
         return doc, unit or cat.preamble(doc), None
-    return doc, cat.preamble(doc), None
+    if hit.attachment or not target.strip():
+        return None, None, hit.reason
+    stem = target.strip()
+    cands = [
+        d
+        for d in cat.by_stem.get(_fold(posixpath.basename(stem)), [])
+        if cat.path_of[d][0] == root_id
+        and _fold(posixpath.splitext(cat.path_of[d][1])[0]).endswith(_fold(stem))
+    ]
+    if not cands:
+        return None, None, hit.reason
+    doc = _pick(cands, cat, root_id, posixpath.dirname(src_path))
+    unit = cat.anchor_unit(doc, row["anchor"]) if row["anchor"] else None
+    return doc, unit or cat.preamble(doc), None
 
 
 def resolve_all(store: Any) -> int:

@@ -878,7 +878,8 @@ class SQLiteStore:
                 "SELECT count(*) FROM links WHERE resolved_document_id IS NOT NULL"
             ),
             "links_unresolved": one(
-                "SELECT count(*) FROM links WHERE resolved_document_id IS NULL AND kind != 'url'"
+                "SELECT count(*) FROM links WHERE resolved_document_id IS NULL AND kind != 'url' "
+                "AND coalesce(unresolved_reason, '') NOT LIKE 'attachment: %'"
             ),
             "fts_rows": one("SELECT count(*) FROM units_fts"),
             "failed_files": one("SELECT count(*) FROM files WHERE status != 'ok'"),

@@ -244,7 +244,7 @@ def scan_section(lines: list[str], zeroth: bool) -> SectionScan:
             els.append(Element(RULE, i, i + 1))
             i += 1
             continue
-        if c in "-+*0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ":
+        if "[" in s and c in "-+*0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ":
             m = _CHECKBOX_RE.match(s)
             if m is not None:
                 box = m.group(1)

@@ -51,6 +51,8 @@ _PLAIN_RE = re.compile(
     rf"(?:{_PLAIN_CHARS}++|\((?:{_PLAIN_CHARS}++|\({_PLAIN_CHARS}*+\))*+\))++"
     r")"
 )
+# cheap pre-check for plain/angle links: a scheme character, ":", a non-space
+_LINK_HINT_RE = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=\S)")
 _SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*+):")
 _WS_RE = re.compile(r"\s+")
 _UNESCAPE_RE = re.compile(r"\\([\[\]\\])")
@@ -174,7 +176,7 @@ def scan_text(text: str, first_line: int, *, links: bool = True, reduce: bool = 
     """
     found: list[Link] = []
     reduced = text
-    if links and ("[[" in text or ":" in text):
+    if links and ("[[" in text or (":" in text and _LINK_HINT_RE.search(text))):
         # items: (start, end, shown text or None to keep as is, link or None)
         items: list[tuple[int, int, str | None, Link | None]] = []
         if "[[" in text:
@@ -189,7 +191,7 @@ def scan_text(text: str, first_line: int, *, links: bool = True, reduce: bool = 
             prev = e
         gaps.append((prev, len(text)))
         for gs, ge in gaps:
-            if ge - gs < 4 or text.find(":", gs, ge) < 0:
+            if ge - gs < 4 or _LINK_HINT_RE.search(text, gs, ge) is None:
                 continue
             angle_spans: list[tuple[int, int]] = []
             if text.find("<", gs, ge) >= 0:

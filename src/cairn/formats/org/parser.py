@@ -132,13 +132,18 @@ class _Builder:
         self.relpath = relpath
         self.opts = options
         self.tree: OrgTree = parse_tree(text)
+        # line contents (no terminators), split once: line k is self.lines[k - 1]
+        self.lines = text.split("\n")
+        if "\r" in text:
+            self.lines = [x[:-1] if x.endswith("\r") else x for x in self.lines]
 
     # -- document level -----------------------------------------------------------------
     def build(self) -> Document:
         tree = self.tree
-        zc = tree.zeroth.contents()
+        all_lines = self.lines
+        zc = all_lines[: len(tree.zeroth.lines)]
         zscan = E.scan_section(zc, True)
-        hcs = [h.section.contents() for h in tree.headings]
+        hcs = [all_lines[h.line_no : h.line_no + len(h.section.lines)] for h in tree.headings]
         hscans = [E.scan_section(c, False) for c in hcs]
 
         meta: dict[str, Any] = {}
@@ -231,7 +236,7 @@ class _Builder:
         chains: list[list[str]] = []  # tags available for inheritance below heading i
         props_of: list[dict[str, str]] = []
         for i, h in enumerate(tree.headings):
-            hl: Headline = parse_headline(h.line.rstrip("\n").rstrip("\r"), kwset)
+            hl: Headline = parse_headline(all_lines[h.line_no - 1], kwset)
             sec = self._section(hcs[i], hscans[i], h.line_no + 1, False, warnings)
             # title: links, timestamps
             title = hl.title

@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cairn.formats import markdown
 from cairn.model import EMBED, MARKDOWN_LINK, PREAMBLE, URL, WIKILINK, Document
@@ -307,3 +309,21 @@ def test_every_corpus_note_parses() -> None:
                 assert link.line is None or 1 <= link.line <= n_lines, (rel, link)
         json.dumps(doc.metadata)
         assert "\ufeff" not in all_text(doc)
+
+
+# --- robustness -----------------------------------------------------------------------
+
+_ALPHABET = [*"[]!#^|%=`~-*_>\\:/ \t\naZ1.$(){}<", "[[", "]]", "%%", "==", "\n---\n", "```"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_ALPHABET), max_size=60).map("".join))
+def test_never_raises_and_stays_consistent(text: str) -> None:
+    for candidate in (text, "---\n" + text, "# H\n" + text + "\n## K\n" + text):
+        doc = markdown.parse(candidate, "fuzz.md")
+        assert [u.ordinal for u in doc.units] == list(range(len(doc.units)))
+        json.dumps(doc.metadata)
+        for u in doc.units:
+            assert u.line_start <= u.line_end
+            for link in u.links:
+                assert "\n" not in link.target

@@ -26,6 +26,9 @@ from cairn.sources import SourceFile, content_hash, decode, discover, read_bytes
 from cairn.store import Store
 from cairn.store.sqlite import FileState
 
+BATCH = 200
+"""Files written per transaction."""
+
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, relpath)``: called after each file."""
 
@@ -107,12 +110,16 @@ class Indexer:
         done = 0
         for root, files, seen in plans:
             known = self.store.file_states(root.id)
-            for sf in files:
-                tally.seen += 1
-                self._index_file(root, sf, known.get(sf.relpath), tally)
-                done += 1
-                if progress:
-                    progress(done, total, sf.relpath)
+            # Files are written in batches, one transaction each (a commit per file costs
+            # more than parsing a small note); each file is a savepoint inside it.
+            for start in range(0, len(files), BATCH):
+                with self.store.transaction():
+                    for sf in files[start : start + BATCH]:
+                        tally.seen += 1
+                        self._index_file(root, sf, known.get(sf.relpath), tally)
+                        done += 1
+                        if progress:
+                            progress(done, total, sf.relpath)
             for gone in sorted(set(known) - seen):
                 with self.store.transaction():
                     self.store.remove_file(root.id, gone)

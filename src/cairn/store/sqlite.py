@@ -257,7 +257,15 @@ class SQLiteStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """A write transaction; rolled back if the block raises."""
+        """A write transaction; rolled back if the block raises.
+
+        Inside an open transaction it nests as a savepoint, so one file's failure can
+        be rolled back without losing the rest of a batch.
+        """
+        if self.db.in_transaction:
+            with self.savepoint():
+                yield
+            return
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -266,6 +274,23 @@ class SQLiteStore:
             raise
         else:
             self.db.execute("COMMIT")
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested unit of work inside a transaction; undone alone if the block raises."""
+        self._sp = getattr(self, "_sp", 0) + 1
+        name = f"sp{self._sp}"
+        self.db.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            self.db.execute(f"ROLLBACK TO {name}")
+            self.db.execute(f"RELEASE {name}")
+            raise
+        else:
+            self.db.execute(f"RELEASE {name}")
+        finally:
+            self._sp -= 1
 
     def ensure_component(self, name: str, migrations: Sequence[str]) -> None:
         """Create or migrate the tables of an optional component (vectors, edges …).

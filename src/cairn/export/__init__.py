@@ -1,0 +1,1 @@
+"""Exports of the index: the graph (``cairn.export.graph``), Obsidian, OKF, JSON."""

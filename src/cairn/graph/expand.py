@@ -1,0 +1,212 @@
+"""Graph expansion for ranking (DESIGN.md, "Retrieval", step 4).
+
+Given ranked hits ``(unit id, score)``, walk 1–2 hops from the top ones along edges
+and pass part of each seed's score to the units reached:
+
+    contribution(path) = score(seed) × Π over its edges (alpha × w(relation) × weight(edge)
+                                                        × (reverse if walked backwards))
+
+``w(relation)`` comes from :data:`DEFAULT_WEIGHTS` (configurable); relations absent from
+the table (or weighted 0) are not walked; a negative weight (``contradicts``) lowers the
+target and is not walked further. ``weight(edge)`` is the edge's own strength (OKF
+confidence, tag rarity). Walking an edge backwards (a hit that *is linked to by* a
+seed) is scaled by ``reverse`` except for symmetric relations. Per (seed, unit) the
+strongest path counts; contributions of several seeds add up. The new score is
+``base + boost`` (``base`` = 0 for units the search did not return), and each hit keeps
+the paths that brought it in, with the edges' evidence, for ``--explain``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cairn.graph.edges import SYMMETRIC
+from cairn.graph.traverse import Step, steps_from
+from cairn.store.edges import EdgeStore
+
+DEFAULT_WEIGHTS: Mapping[str, float] = {
+    "references": 1.0,
+    "embeds": 1.0,
+    "depends_on": 1.2,
+    "derived_from": 1.1,
+    "supports": 1.0,
+    "refines": 1.0,
+    "part_of": 0.8,
+    "related": 0.6,
+    "contradicts": -0.9,
+    "shares_tag": 0.3,
+    "shares_property": 0.3,
+    "parent": 0.3,
+}
+"""Per-relation weights (the issue's defaults, plus embeds, refines, implicit and
+``parent``; ``next``/``previous`` and ``unresolved`` are not walked)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExpandConfig:
+    """Expansion settings.
+
+    Attributes:
+        weights: relation → weight (see :data:`DEFAULT_WEIGHTS`).
+        hops: 1 or 2.
+        alpha: share of a seed's score passed along one edge of weight 1.
+        reverse: factor for walking a (non-symmetric) edge from target to source.
+        seeds: how many top hits are expanded.
+        origins: only walk edges of these origins (``None``: all).
+    """
+
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    hops: int = 1
+    alpha: float = 0.5
+    reverse: float = 0.5
+    seeds: int = 10
+    origins: tuple[str, ...] | None = None
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any] | None) -> ExpandConfig:
+        """Build from a config table: ``{"hops": 2, "weights": {"related": 0.4}}``;
+        given weights are merged over the defaults."""
+        if not data:
+            return cls()
+        weights = dict(DEFAULT_WEIGHTS)
+        weights.update({str(k): float(v) for k, v in dict(data.get("weights", {})).items()})
+        origins = data.get("origins")
+        return cls(
+            weights=weights,
+            hops=int(data.get("hops", 1)),
+            alpha=float(data.get("alpha", 0.5)),
+            reverse=float(data.get("reverse", 0.5)),
+            seeds=int(data.get("seeds", 10)),
+            origins=tuple(origins) if origins else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    """How a seed's score reached a hit: the steps walked and what they added."""
+
+    seed: str
+    steps: tuple[Step, ...]
+    contribution: float
+
+
+@dataclass(frozen=True, slots=True)
+class ExpandedHit:
+    """A hit after expansion.
+
+    ``rank_before`` is the 1-based rank in the input (``None`` when expansion brought
+    the unit in); ``paths`` the strongest path from each seed that reached it.
+    """
+
+    unit_id: str
+    score: float
+    base_score: float
+    boost: float
+    rank_before: int | None
+    paths: tuple[Path, ...] = ()
+
+
+def expand(
+    es: EdgeStore, hits: Sequence[tuple[str, float]], config: ExpandConfig | None = None
+) -> list[ExpandedHit]:
+    """Re-score ``hits`` (best first) by graph expansion; returns all input hits plus
+    the units reached, best first (ties by input rank, then id). Stub nodes are never
+    returned. See the module docstring for the formula.
+
+    Raises:
+        ValueError: ``config.hops`` is not 1 or 2.
+    """
+    cfg = config or ExpandConfig()
+    if cfg.hops not in (1, 2):
+        raise ValueError("hops must be 1 or 2")
+    base = {uid: float(s) for uid, s in hits}
+    rank = {uid: i for i, (uid, _s) in reversed(list(enumerate(hits, start=1)))}
+    walk_rels = [r for r, w in cfg.weights.items() if w]
+    best: dict[tuple[str, str], Path] = {}
+    # frontier: (node, seed, carried score, steps so far)
+    frontier: list[tuple[str, str, float, tuple[Step, ...]]] = [
+        (uid, uid, float(s), ()) for uid, s in hits[: cfg.seeds] if s
+    ]
+    for _hop in range(cfg.hops):
+        if not frontier or not walk_rels:
+            break
+        by_node: dict[str, list[tuple[str, float, tuple[Step, ...]]]] = {}
+        for node, seed, carried, steps in frontier:
+            by_node.setdefault(node, []).append((seed, carried, steps))
+        nxt: list[tuple[str, str, float, tuple[Step, ...]]] = []
+        for st in steps_from(es, list(by_node), relations=walk_rels, origins=cfg.origins):
+            if st.to.startswith("stub:"):
+                continue
+            w_rel = cfg.weights.get(st.relation, 0.0)
+            factor = cfg.alpha * w_rel * st.weight
+            if not st.forward and st.relation not in SYMMETRIC:
+                factor *= cfg.reverse
+            for seed, carried, steps in by_node[st.frm]:
+                if st.to == seed or any(s.frm == st.to for s in steps):
+                    continue  # no cycles back through the path
+                c = carried * factor
+                path = Path(seed, (*steps, st), c)
+                key = (seed, st.to)
+                old = best.get(key)
+                if old is None or abs(c) > abs(old.contribution):
+                    best[key] = path
+                if w_rel > 0:
+                    nxt.append((st.to, seed, c, path.steps))
+        frontier = nxt
+    boosts: dict[str, float] = {}
+    paths: dict[str, list[Path]] = {}
+    for (_seed, node), p in best.items():
+        boosts[node] = boosts.get(node, 0.0) + p.contribution
+        paths.setdefault(node, []).append(p)
+    out = [
+        ExpandedHit(
+            uid,
+            round(base.get(uid, 0.0) + boosts.get(uid, 0.0), 9),
+            base.get(uid, 0.0),
+            round(boosts.get(uid, 0.0), 9),
+            rank.get(uid),
+            tuple(sorted(paths.get(uid, []), key=lambda p: -abs(p.contribution))),
+        )
+        for uid in dict.fromkeys([*base, *boosts])
+    ]
+    out.sort(key=lambda h: (-h.score, rank.get(h.unit_id, len(rank) + 1), h.unit_id))
+    return out
+
+
+def explain(es: EdgeStore, hit: ExpandedHit) -> dict[str, Any]:
+    """The expansion part of ``--explain`` for one hit: its base score, boost, and per
+    path the seed and each edge walked with its relation, origin, direction, the two
+    ends' titles and paths, and the evidence (e.g. the link text ``[[Answer]]``)."""
+    edge_ids = [s.edge_id for p in hit.paths for s in p.steps]
+    rows = es.edges_by_ids(edge_ids)
+    nodes = es.node_rows([n for p in hit.paths for s in p.steps for n in (s.frm, s.to)])
+
+    def label(n: str) -> dict[str, Any]:
+        r = nodes.get(n, {})
+        return {"id": n, "title": r.get("title"), "path": r.get("path"), "line": r.get("line")}
+
+    return {
+        "base": hit.base_score,
+        "boost": hit.boost,
+        "rank_before": hit.rank_before,
+        "paths": [
+            {
+                "seed": p.seed,
+                "contribution": round(p.contribution, 6),
+                "edges": [
+                    {
+                        **s.as_dict(),
+                        "from": label(s.frm),
+                        "to": label(s.to),
+                        "evidence": json.loads(rows[s.edge_id]["evidence"])[:5]
+                        if s.edge_id in rows else [],
+                    }
+                    for s in p.steps
+                ],
+            }
+            for p in hit.paths
+        ],
+    }

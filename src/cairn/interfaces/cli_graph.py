@@ -1,0 +1,268 @@
+"""``cairn graph …``: walk the knowledge graph from the command line.
+
+Thin: each command opens the index the way ``cli.py`` does and calls one method of
+``cairn.graph`` (a :class:`cairn.graph.service.GraphService` attached to ``Cairn``).
+A NODE is a unit id, a document id, a stub id, a unique id prefix or a file path
+(absolute, or relative to the current folder or to a source root), ``PATH:LINE`` for
+the heading at that line. Every command takes ``--json`` and then prints exactly one
+JSON document. Mount with ``app.add_typer(graph_app, name="graph")``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from cairn.app import Cairn
+from cairn.errors import CairnError, NotFound
+
+graph_app = typer.Typer(
+    name="graph",
+    help=(
+        "The knowledge graph: typed links between notes and headings.\n\n"
+        "  cairn graph backlinks notes/x.org\n\n"
+        "  cairn graph neighbors notes/x.md --hops 2 --relation references\n\n"
+        "  cairn graph path notes/a.md notes/b.org\n\n"
+        "  cairn graph export --format graphml > graph.graphml"
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False)
+
+DbOpt = Annotated[
+    Path | None,
+    typer.Option("--db", envvar="CAIRN_DB", help="Index file.", show_default=False),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+RelOpt = Annotated[
+    list[str] | None,
+    typer.Option("--relation", "-r", help="Only edges of this relation (repeatable)."),
+]
+OriginOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--origin", "-o",
+        help="Only edges of this origin: declared, structural, rule, implicit (repeatable).",
+    ),
+]
+
+
+def _open(db: Path | None) -> Cairn:
+    from cairn.interfaces import cli
+
+    return cli._open(db)
+
+
+def _graph(cairn: Cairn) -> Any:
+    g = getattr(cairn, "graph", None)
+    if g is None:
+        raise CairnError("the graph service is not attached to Cairn (cairn.graph)")
+    if g.is_stale():
+        g.update()
+    return g
+
+
+def _emit(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _fail(exc: Exception, as_json: bool) -> typer.Exit:
+    code = 1 if isinstance(exc, NotFound) else 2
+    if as_json:
+        _emit({"error": str(exc), "type": type(exc).__name__})
+    else:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+    return typer.Exit(code)
+
+
+def _where(node: dict[str, Any]) -> str:
+    if node.get("type") == "stub":
+        return f"[yellow]missing[/yellow] {escape(str(node.get('title')))}"
+    title = escape(str(node.get("title") or ""))
+    return f"{title}  [blue]{escape(str(node.get('path')))}:{node.get('line')}[/blue]"
+
+
+@graph_app.command()
+def neighbors(
+    node: Annotated[str, typer.Argument(help="Unit/document id or file path[:line].")],
+    hops: Annotated[int, typer.Option("--hops", "-n", help="Maximum distance.")] = 1,
+    relation: RelOpt = None,
+    origin: OriginOpt = None,
+    direction: Annotated[
+        str, typer.Option("--direction", "-d", help="out, in or both.")
+    ] = "both",
+    limit: Annotated[int, typer.Option("--limit", help="Most nodes to list.")] = 500,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Nodes within N hops of NODE, with the edge that reached each."""
+    try:
+        with _open(db) as cairn:
+            data = _graph(cairn).neighbors(
+                node, hops=hops, relations=relation or None, origins=origin or None,
+                direction=direction, limit=limit,
+            )
+    except (CairnError, ValueError) as exc:
+        raise _fail(exc, as_json) from None
+    if as_json:
+        _emit(data)
+        return
+    for n in data["neighbors"]:
+        via = n["via"]
+        arrow = "→" if via["direction"] == "out" else "←"
+        out.print(f"{n['hop']} {arrow} [magenta]{via['relation']}[/magenta] "
+                  f"[dim]({via['origin']})[/dim] {_where(n['node'])}")
+    out.print(f"[dim]{len(data['neighbors'])} neighbours[/dim]")
+
+
+@graph_app.command()
+def backlinks(
+    node: Annotated[str, typer.Argument(help="Unit/document id or file path[:line].")],
+    internal: Annotated[
+        bool, typer.Option("--internal", help="Also links from inside the same node set.")
+    ] = False,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Who links to NODE (the reverse view of declared edges)."""
+    try:
+        with _open(db) as cairn:
+            data = _graph(cairn).backlinks(node, include_internal=internal)
+    except (CairnError, ValueError) as exc:
+        raise _fail(exc, as_json) from None
+    if as_json:
+        _emit(data)
+        return
+    for b in data["backlinks"]:
+        times = f" ×{b['count']}" if b["count"] > 1 else ""
+        out.print(f"{_where(b['source'])}  [magenta]{','.join(b['relations'])}[/magenta]{times}"
+                  f" → {escape(str(b['target'].get('title')))}")
+    out.print(f"[dim]{data['count']} links from {data['sources']} documents[/dim]")
+
+
+@graph_app.command()
+def path(
+    source: Annotated[str, typer.Argument(help="From this node.")],
+    target: Annotated[str, typer.Argument(help="To this node.")],
+    relation: RelOpt = None,
+    origin: OriginOpt = None,
+    directed: Annotated[
+        bool, typer.Option("--directed", help="Follow edges only as written.")
+    ] = False,
+    max_hops: Annotated[int, typer.Option("--max-hops", help="Give up beyond this.")] = 12,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """A shortest path between two nodes."""
+    try:
+        with _open(db) as cairn:
+            data = _graph(cairn).path(
+                source, target, relations=relation or None, origins=origin or None,
+                direction="out" if directed else "both", max_hops=max_hops,
+            )
+    except (CairnError, ValueError) as exc:
+        raise _fail(exc, as_json) from None
+    if as_json:
+        _emit(data)
+    elif data["length"] is None:
+        out.print("[dim]no path[/dim]")
+    else:
+        for s in data["steps"]:
+            arrow = "→" if s["direction"] == "out" else "←"
+            out.print(f"{_where(s['from_node'])}\n  {arrow} [magenta]{s['relation']}[/magenta] "
+                      f"[dim]({s['origin']})[/dim]")
+        if data["steps"]:
+            out.print(_where(data["steps"][-1]["to_node"]))
+        out.print(f"[dim]length {data['length']}[/dim]")
+    if data["length"] is None:
+        raise typer.Exit(1)
+
+
+@graph_app.command()
+def orphans(db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Notes with no link in or out."""
+    try:
+        with _open(db) as cairn:
+            data = _graph(cairn).orphans()
+    except (CairnError, ValueError) as exc:
+        raise _fail(exc, as_json) from None
+    if as_json:
+        _emit(data)
+        return
+    for o in data:
+        extra = f"  [yellow]{o['unresolved_links']} broken links[/yellow]" \
+            if o["unresolved_links"] else ""
+        out.print(f"{escape(o['abs_path'])}{extra}")
+    out.print(f"[dim]{len(data)} orphans[/dim]")
+
+
+@graph_app.command()
+def stats(
+    origin: OriginOpt = None, db: DbOpt = None, as_json: JsonOpt = False
+) -> None:
+    """Nodes, edges per relation and origin, degrees, connected components."""
+    try:
+        with _open(db) as cairn:
+            data = _graph(cairn).stats(origins=origin or None)
+    except (CairnError, ValueError) as exc:
+        raise _fail(exc, as_json) from None
+    if as_json:
+        _emit(data)
+        return
+    n = data["nodes"]
+    out.print(f"{n['units']} units, {n['stubs']} stubs (missing targets), "
+              f"{n['documents']} documents; {data['edges']} edges")
+    out.print("by origin: " + ", ".join(f"{k} {v}" for k, v in data["by_origin"].items()))
+    out.print("by relation: " + ", ".join(f"{k} {v}" for k, v in data["by_relation"].items()))
+    d, c = data["degree"], data["components"]
+    out.print(f"degree: max {d['max']}, mean {d['mean']}; histogram {d['histogram']}")
+    out.print(f"components: {c['count']} (largest {c['largest']}, isolated {c['isolated']})")
+    out.print(f"unresolved link occurrences: {data['unresolved_links']}")
+
+
+@graph_app.command()
+def export(
+    fmt: Annotated[
+        str, typer.Option("--format", "-f", help="json (node-link), graphml or cytoscape.")
+    ] = "json",
+    around: Annotated[
+        str | None, typer.Option("--around", help="Only the subgraph around this node.")
+    ] = None,
+    hops: Annotated[int, typer.Option("--hops", "-n", help="With --around.")] = 1,
+    relation: RelOpt = None,
+    origin: OriginOpt = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", help="Write here instead of stdout.")
+    ] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Export the graph (node-link JSON for NetworkX, GraphML, Cytoscape.js)."""
+    try:
+        with _open(db) as cairn:
+            text = _graph(cairn).export(
+                fmt, around=around, hops=hops, relations=relation or None,
+                origins=origin or None,
+            )
+    except (CairnError, ValueError) as exc:
+        raise _fail(exc, as_json) from None
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+        if as_json:
+            _emit({"output": str(output), "format": fmt, "bytes": len(text.encode())})
+        else:
+            err.print(f"wrote {escape(str(output))}")
+        return
+    if as_json and fmt.casefold() == "graphml":
+        _emit({"format": "graphml", "text": text})
+        return
+    sys.stdout.write(text)

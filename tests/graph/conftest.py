@@ -1,0 +1,195 @@
+"""Fixtures for the graph tests: write a small vault, index it with the real pipeline,
+build the graph, and name nodes readably (``path#Heading``; ``path#`` is the preamble)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from cairn.app import Cairn
+from cairn.export.graph import render
+from cairn.graph.service import GraphService
+
+
+@dataclass
+class Vault:
+    """An indexed vault with its graph."""
+
+    root: Path
+    cairn: Cairn
+    graph: GraphService
+
+    def write(self, rel: str, text: str) -> None:
+        p = self.root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+
+    def reindex(self) -> None:
+        self.cairn.index([self.root])
+        self.graph.update()
+
+    def label(self, node: str) -> str:
+        db = self.cairn.store.db
+        r = db.execute(
+            "SELECT u.title, u.ordinal, d.path FROM units u JOIN documents d "
+            "ON d.id = u.document_id WHERE u.id = ?", (node,)).fetchone()
+        if r:
+            return f"{r['path']}#{r['title'] if r['ordinal'] else ''}"
+        s = db.execute("SELECT label FROM graph_stubs WHERE id=?", (node,)).fetchone()
+        return f"stub:{s[0]}" if s else f"?{node}"
+
+    def uid(self, label: str) -> str:
+        path, _, title = label.partition("#")
+        db = self.cairn.store.db
+        rows = db.execute(
+            "SELECT u.id, u.title, u.ordinal FROM units u JOIN documents d "
+            "ON d.id = u.document_id WHERE d.path = ? ORDER BY u.ordinal", (path,)).fetchall()
+        for r in rows:
+            if (not title and r["ordinal"] == 0) or (title and r["ordinal"] and r["title"] == title):
+                return str(r["id"])
+        raise KeyError(label)
+
+    def edges(
+        self, origin: str | None = None, relation: str | None = None
+    ) -> set[tuple[str, str, str]]:
+        sql = "SELECT source, relation, target FROM edges WHERE 1=1"
+        args: list[str] = []
+        if origin:
+            sql += " AND origin=?"
+            args.append(origin)
+        if relation:
+            sql += " AND relation=?"
+            args.append(relation)
+        return {
+            (self.label(s), rel, self.label(t))
+            for s, rel, t in self.cairn.store.db.execute(sql, args)
+        }
+
+    def edge_rows(self, origin: str | None = None) -> list[dict[str, object]]:
+        rows = self.cairn.store.db.execute(
+            "SELECT * FROM edges" + (" WHERE origin=?" if origin else ""),
+            (origin,) if origin else (),
+        ).fetchall()
+        out = []
+        for r in rows:
+            d = dict(r)
+            d["evidence"] = json.loads(str(d["evidence"]))
+            d["src"] = self.label(str(r["source"]))
+            d["tgt"] = self.label(str(r["target"]))
+            out.append(d)
+        return out
+
+
+MakeVault = Callable[..., Vault]
+
+# The small vault most graph tests share. Its graph, drawn by hand (``#`` alone is a
+# file's preamble unit, ``#Title`` a heading):
+#
+#   declared (links and relation metadata)
+#     alpha.md#         -depends_on->  beta.md#           front matter depends_on: "[[Beta]]"
+#     alpha.md#         -related->     gamma.md#          front matter related: [gamma, …]
+#     alpha.md#         -unresolved->  stub:Nowhere       … Nowhere (no such note)
+#     alpha.md#Alpha    -references->  beta.md#           [[Beta]] and [[beta|again]] (2 links)
+#     alpha.md#Alpha    -embeds->      gamma.md#Part two  ![[Gamma#Part two]]
+#     alpha.md#Alpha    -unresolved->  stub:Missing Note  [[Missing Note]]
+#     alpha.md#Alpha    -references->  sub/delta.md#      [delta](sub/delta.md)
+#     alpha.md#Section A -references-> gamma.md#          [[Gamma]]
+#     alpha.md#Section A -unresolved-> stub:pic.png       ![[pic.png]] (missing attachment)
+#     tasks.org#Plan    -part_of->     gamma.md#          :PART_OF: [[file:gamma.md]]
+#     tasks.org#Step one -references-> tasks.org#Plan     [[id:1111…][the plan]]
+#     tasks.org#Step one -references-> tasks.org#Other    [[*Other]]
+#     tasks.org#Other   -unresolved->  stub:id:dead0000…  [[id:dead0000…][gone]]
+#     tasks.org#Other   -references->  alpha.md#          [[file:alpha.md][alpha]]
+#   implicit
+#     alpha.md# ~shares_tag~ beta.md#          garden (2 units carry it)
+#     alpha.md# ~shares_tag~ tasks.org#        rare (2 units: alpha's and tasks' file tags)
+#     alpha.md#, beta.md#, tasks.org#Plan ~shares_property~ each other: project = Apollo (3)
+#   structural: every heading -parent-> its parent heading, top-level ones -> the preamble;
+#     next/previous between siblings (alpha Section A/B, gamma Part one/two, tasks Plan/Other)
+SMALL_VAULT: dict[str, str] = {
+    "alpha.md": """---
+tags: [garden, rare]
+depends_on: "[[Beta]]"
+related: [gamma, Nowhere]
+project: Apollo
+---
+# Alpha
+
+See [[Beta]] and [[beta|again]].
+Also ![[Gamma#Part two]] and [[Missing Note]] and [delta](sub/delta.md).
+
+## Section A
+
+Back to [[Gamma]]. A picture: ![[pic.png]]
+
+## Section B
+
+Nothing here.
+""",
+    "beta.md": """---
+tags: [garden]
+project: apollo
+type: project
+owner: alpha
+---
+# Beta
+
+Beta text.
+""",
+    "gamma.md": "# Gamma\n\n## Part one\n\nOne.\n\n## Part two\n\nTwo.\n",
+    "sub/delta.md": "# Delta\n\nLonely, links nowhere.\n",
+    "tasks.org": """#+title: Tasks
+#+filetags: :rare:
+
+* Plan
+:PROPERTIES:
+:ID:       11111111-aaaa-4bbb-8ccc-000000000001
+:PROJECT:  Apollo
+:PART_OF:  [[file:gamma.md]]
+:END:
+** Step one
+Refers to [[id:11111111-aaaa-4bbb-8ccc-000000000001][the plan]] and [[*Other]].
+* Other
+Links [[id:dead0000-0000-4000-8000-000000000000][gone]] and [[file:alpha.md][alpha]].
+""",
+}
+
+
+@pytest.fixture
+def make_vault(tmp_path: Path) -> Iterator[MakeVault]:
+    """``make_vault({"a.md": "...", ...}, **graph_kwargs) -> Vault`` (indexed, built)."""
+    opened: list[Cairn] = []
+
+    def make(files: dict[str, str], **kw: object) -> Vault:
+        root = tmp_path / f"vault{len(opened)}"
+        root.mkdir()
+        for rel, text in files.items():
+            p = root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text(text, encoding="utf-8")
+        c = Cairn.open(db=tmp_path / f"index{len(opened)}.db")
+        opened.append(c)
+        c.index([root])
+        g = GraphService(c.store, renderer=render, **kw)  # type: ignore[arg-type]
+        g.update()
+        return Vault(root, c, g)
+
+    yield make
+    for c in opened:
+        c.close()
+
+
+@pytest.fixture
+def small_files() -> dict[str, str]:
+    """The text of :data:`SMALL_VAULT` (a copy, to extend in a test)."""
+    return dict(SMALL_VAULT)
+
+
+@pytest.fixture
+def small(make_vault: MakeVault) -> Vault:
+    """:data:`SMALL_VAULT`, indexed and built with the default graph settings."""
+    return make_vault(SMALL_VAULT)

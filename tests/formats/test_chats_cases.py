@@ -162,3 +162,19 @@ def test_034_gemini_takeout_activity(cases: Path) -> None:
     assert "Good response" not in everything
     again, _ = _parse(cases / "034-gemini-takeout-activity" / "MyActivity.json")
     assert [d.key for d in again] == [d.key for d in docs]
+
+
+def test_034_takeout_zip(cases: Path, tmp_path: Path) -> None:
+    src = cases / "034-gemini-takeout-activity" / "MyActivity.json"
+    zpath = tmp_path / "takeout-20240305.zip"
+    with zipfile.ZipFile(zpath, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.write(src, "Takeout/My Activity/Gemini Apps/MyActivity.json")
+        zf.writestr("Takeout/archive_browser.html", "<html></html>")
+        zf.writestr("Takeout/My Activity/Gemini Apps/123-abc.png", b"\x89PNG")
+        zf.writestr("Takeout/My Activity/Search/MyActivity.json", "[]")
+    docs, fails = _parse(zpath)
+    assert fails == []
+    assert [d.title for d in docs] == [
+        "How do polarized lenses cut glare?",
+        "Plan a three-day trip to the coast",
+    ]

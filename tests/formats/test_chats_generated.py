@@ -60,3 +60,26 @@ def test_generated_export_round_trips(tmp_path: Path, zipped: bool) -> None:
             if mapping[n]["message"]
         )
         assert sum(u.kind == "code" for u in doc.units) == fences
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 4096])
+def test_tiny_read_chunks_give_the_same_documents(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """Entries, keys, numbers and multi-byte characters split across reads."""
+    gen = _gen()
+    out = gen.write_export(tmp_path / "x.json", 12, seed=5)
+    text = out.read_text(encoding="utf-8")
+    # wrap in an object with other keys around the streamed array, add non-ASCII text
+    wrapped = '{"version": 12345, "conversations": ' + text.strip() + ', "extra": [1.5e3, "é"]}'
+    wrapped = wrapped.replace('"title": "', '"title": "Ünïcødé ', 3)
+    path = tmp_path / "wrapped.json"
+    path.write_text(wrapped, encoding="utf-8")
+    expected = [d for d in parse_file(path, "w") if isinstance(d, Document)]
+    from cairn.formats.chats import _json
+
+    monkeypatch.setattr(_json, "CHUNK", chunk)
+    got = list(parse_file(path, "w"))
+    assert all(isinstance(d, Document) for d in got)
+    assert got == expected
+    assert len(got) == 12 and got[0].title.startswith("Ünïcødé ")

@@ -101,8 +101,33 @@ def test_truncated_json_keeps_conversations_before_the_break(tmp_path: Path) -> 
     assert [d.key for d in docs] == ["conv-0", "conv-1", "conv-2"]
     (fail,) = fails
     assert fail.path == "export/conversations.json"
-    assert fail.reason.startswith("truncated JSON near byte ")
+    assert fail.reason.startswith("truncated JSON at character ")
     assert "after conversation conv-2" in fail.reason and "3 imported" in fail.reason
+    offset = int(fail.reason.split("at character ")[1].split(" ")[0])
+    assert text.index('{"id": "conv-3"') <= offset <= cut
+
+
+def test_deep_nesting_stops_cleanly(tmp_path: Path) -> None:
+    depth = 200_000
+    path = tmp_path / "deep.json"
+    path.write_bytes(
+        b"[" + json.dumps(conversation(1)).encode() + b"," + b"[" * depth + b"]" * depth + b"]"
+    )
+    docs, fails = _parse(path)
+    assert [d.key for d in docs] == ["conv-1"]
+    assert fails[0].reason.startswith("JSON nested too deep at character")
+
+
+def test_invalid_utf8_is_replaced_not_fatal(tmp_path: Path) -> None:
+    raw = json.dumps([conversation(1, title="Café"), conversation(2)], ensure_ascii=False)
+    data = raw.encode("utf-8").replace(b"answer 2 about", b"answer 2 \xff about")
+    path = tmp_path / "c.json"
+    path.write_bytes(data)
+    docs, fails = _parse(path)
+    assert fails == [] and [d.key for d in docs] == ["conv-1", "conv-2"]
+    assert docs[0].title == "Café"
+    answer = [u for u in docs[1].units if u.kind == "message"][-1]
+    assert answer.body == "answer 2 \ufffd about rivers"
 
 
 def test_invalid_json_in_the_middle(tmp_path: Path) -> None:
@@ -112,7 +137,7 @@ def test_invalid_json_in_the_middle(tmp_path: Path) -> None:
     path.write_text(bad, encoding="utf-8")
     docs, fails = _parse(path)
     assert [d.key for d in docs] == ["conv-0", "conv-1"]
-    assert len(fails) == 1 and fails[0].reason.startswith("invalid JSON near byte")
+    assert len(fails) == 1 and fails[0].reason.startswith("invalid JSON at character")
 
 
 def test_wrapped_conversations_object_is_streamed(tmp_path: Path) -> None:
@@ -247,7 +272,7 @@ def test_zip_with_unexpected_and_unsafe_members(tmp_path: Path) -> None:
 
 
 def test_zip_without_an_export_member(tmp_path: Path) -> None:
-    path = _zip(tmp_path / "photos.zip", {"a.png": b"x", "b.png": b"y"})
+    path = _zip(tmp_path / "photos.zip", {"a.png": b"x", "setup.exe": b"y", "../z": b"z"})
     docs, fails = _parse(path)
     assert docs == []
     (fail,) = fails

@@ -2,9 +2,9 @@
 detection per entry, and turning every problem into a :class:`cairn.model.Failure`.
 
 Memory is bounded by the largest single conversation: a top-level array is read item
-by item with ``ijson.items`` (the C backend when present); a top-level object is read
-event by event, and its ``conversations`` / ``history`` / ``chats`` array, if any, item
-by item. A zip is never extracted: only the export member(s) are opened and streamed.
+by item (:mod:`._json`); a top-level object key by key, and its ``conversations`` /
+``history`` / ``chats`` array, if any, item by item. A zip is never extracted: only the
+export member(s) are opened and streamed.
 """
 
 from __future__ import annotations
@@ -16,10 +16,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-import ijson
-
 from cairn.formats.chats import chatgpt, claude, gemini, generic
 from cairn.formats.chats._common import Conversation, ConversationError, build_document
+from cairn.formats.chats._json import (
+    JsonInvalid,
+    JsonStop,
+    JsonTooDeep,
+    JsonTruncated,
+    SizeLimit,
+    TextBuffer,
+)
 from cairn.model import Document, Failure
 
 # --- limits (module constants so a caller or a test can lower them) -------------------
@@ -51,50 +57,6 @@ _EXPECTED_MEMBER = re.compile(
     """,
     re.IGNORECASE | re.VERBOSE,
 )
-
-
-class ZipBomb(Exception):
-    """A zip member decompressed to more bytes than it declared or than the limit."""
-
-
-class _Reader:
-    """A binary reader that counts bytes, can replay a peeked prefix, and can enforce
-    a size limit (``ZipBomb`` beyond it)."""
-
-    def __init__(self, raw: IO[bytes], limit: int | None = None) -> None:
-        self.raw = raw
-        self.limit = limit
-        self.pos = 0
-        self.pending = b""
-
-    def peek_first(self) -> bytes:
-        """The first non-blank byte (after an optional UTF-8 BOM), kept for reading."""
-        buf = self.raw.read(65536)
-        self._count(len(buf))
-        if buf.startswith(b"\xef\xbb\xbf"):
-            buf = buf[3:]
-        while True:
-            stripped = buf.lstrip()
-            if stripped or not buf:
-                break
-            buf = self.raw.read(65536)
-            self._count(len(buf))
-        self.pending = stripped
-        return stripped[:1]
-
-    def _count(self, n: int) -> None:
-        self.pos += n
-        if self.limit is not None and self.pos > self.limit:
-            raise ZipBomb(f"member decompressed past {self.limit} bytes")
-
-    def read(self, n: int = -1) -> bytes:
-        if self.pending:
-            out = self.pending if n < 0 else self.pending[:n]
-            self.pending = self.pending[len(out) :]
-            return out
-        data = self.raw.read(n)
-        self._count(len(data))
-        return data
 
 
 # --- provider detection ---------------------------------------------------------------
@@ -216,48 +178,38 @@ class _Dispatcher:
 
 # --- JSON ------------------------------------------------------------------------------
 
-_STARTS = frozenset({"start_map", "start_array"})
-_ENDS = frozenset({"end_map", "end_array"})
 
-
-def _build(event: str, value: Any, events: Iterator[tuple[str, str, Any]]) -> Any:
-    if event not in _STARTS:
-        return value
-    builder = ijson.ObjectBuilder()
-    builder.event(event, value)
-    depth = 1
-    for _, ev, val in events:
-        builder.event(ev, val)
-        if ev in _STARTS:
-            depth += 1
-        elif ev in _ENDS:
-            depth -= 1
-            if depth == 0:
-                break
-    return builder.value
-
-
-def _object_entries(reader: _Reader, disp: _Dispatcher) -> Iterator[Document | Failure]:
+def _object_entries(buf: TextBuffer, disp: _Dispatcher) -> Iterator[Document | Failure]:
     """A top-level object: stream its conversations array, or read it as one entry."""
-    events: Iterator[tuple[str, str, Any]] = iter(ijson.parse(reader, use_float=True))
+    buf.take("{")
     top: dict[str, Any] = {}
     streamed = False
-    for prefix, event, value in events:
-        if prefix == "" and event == "map_key":
-            nxt = next(events, None)
-            if nxt is None:
-                raise ijson.IncompleteJSONError("premature EOF")
-            _, ev, val = nxt
-            if ev == "start_array" and value in STREAM_KEYS:
+    if buf.peek() == "}":
+        buf.pos += 1
+    else:
+        while True:
+            key = buf.value()
+            if not isinstance(key, str):
+                raise JsonInvalid("an object key is not a string", buf.offset)
+            buf.take(":")
+            if key in STREAM_KEYS and buf.peek() == "[":
                 streamed = True
-                for _, iev, ival in events:
-                    if iev == "end_array":
-                        break
-                    yield from disp.entry(_build(iev, ival, events))
+                for item in buf.array_items():
+                    yield from disp.entry(item)
                     if disp.stop:
                         return
             else:
-                top[value] = _build(ev, val, events)
+                top[key] = buf.value()
+            sep = buf.peek()
+            if sep == ",":
+                buf.pos += 1
+                continue
+            if sep == "}":
+                buf.pos += 1
+                break
+            if not sep:
+                raise JsonTruncated("the file ends inside the top-level object", buf.offset)
+            raise JsonInvalid(f"expected ',' or '}}', found {sep!r}", buf.offset)
     if not streamed:
         yield from disp.entry(top, whole_file=True)
 
@@ -270,44 +222,39 @@ def stream_json(
     ``fallback_id`` names conversations that carry no id (AI Studio, LibreChat);
     ``limit`` caps the bytes read (zip members).
     """
-    reader = _Reader(raw, limit)
+    buf = TextBuffer(raw, limit)
     disp = _Dispatcher(relpath, fallback_id)
     try:
-        first = reader.peek_first()
-        if first == b"[":
-            for item in ijson.items(reader, "item", use_float=True):
+        first = buf.peek()
+        if first == "[":
+            for item in buf.array_items():
                 yield from disp.entry(item)
                 if disp.stop:
                     return
-        elif first == b"{":
-            yield from _object_entries(reader, disp)
+        elif first == "{":
+            yield from _object_entries(buf, disp)
         else:
-            shown = first.decode("latin-1") if first else "an empty file"
-            yield Failure(
-                relpath, f"not a recognised chat export: not JSON (starts with {shown!r})"
-            )
+            shown = repr(first) if first else "an empty file"
+            yield Failure(relpath, f"not a recognised chat export: not JSON (starts with {shown})")
             return
-    except ZipBomb as exc:
+    except SizeLimit as exc:
         yield Failure(relpath, f"possible zip bomb: {exc}; reading stopped")
         return
-    except (ijson.JSONError, ValueError, UnicodeDecodeError) as exc:
-        yield Failure(relpath, _json_reason(exc, reader, disp))
+    except JsonStop as exc:
+        kind = {JsonTruncated: "truncated JSON", JsonTooDeep: "JSON nested too deep"}.get(
+            type(exc), "invalid JSON"
+        )
+        after = (
+            f"after conversation {disp.last_label} ({disp.documents} imported)"
+            if disp.last_label
+            else "before any conversation was read"
+        )
+        yield Failure(relpath, f"{kind} at character {exc.offset} ({after}): {exc}")
         return
     except (OSError, zipfile.BadZipFile, EOFError) as exc:
-        yield Failure(relpath, f"read error near byte {reader.pos}: {exc}")
+        yield Failure(relpath, f"read error near byte {buf.bytes_read}: {exc}")
         return
     yield from disp.finish()
-
-
-def _json_reason(exc: BaseException, reader: _Reader, disp: _Dispatcher) -> str:
-    message = str(exc).strip().split("\n")[0] or type(exc).__name__
-    kind = "truncated JSON" if "premature EOF" in message else "invalid JSON"
-    after = (
-        f"after conversation {disp.last_label} ({disp.documents} imported)"
-        if disp.last_label
-        else "before any conversation was read"
-    )
-    return f"{kind} near byte {reader.pos} ({after}): {message}"
 
 
 # --- zip -------------------------------------------------------------------------------
@@ -346,27 +293,34 @@ def stream_zip(path: Path, relpath: str) -> Iterator[Document | Failure]:
             )
             return
         exports: list[zipfile.ZipInfo] = []
+        odd: list[Failure] = []
         for info in infos:
             name = info.filename
             why = _unsafe(name)
             if why is None and stat.S_ISLNK(info.external_attr >> 16):
                 why = "symbolic link"
             if why is not None:
-                yield Failure(relpath, f"zip member {name!r}: unsafe member ({why}); not read")
+                odd.append(
+                    Failure(relpath, f"zip member {name!r}: unsafe member ({why}); not read")
+                )
                 continue
             if _EXPORT_MEMBER.search(name):
                 exports.append(info)
             elif not _EXPECTED_MEMBER.search(name):
-                yield Failure(
-                    relpath, f"zip member {name!r}: unexpected member in a chat export; not read"
+                odd.append(
+                    Failure(
+                        relpath,
+                        f"zip member {name!r}: unexpected member in a chat export; not read",
+                    )
                 )
-        if not exports:
+        if not exports:  # some other zip: one failure, not one per member
             yield Failure(
                 relpath,
                 "not a recognised chat export: the zip holds no conversations.json "
                 "or Gemini Apps/MyActivity.json",
             )
             return
+        yield from odd
         exports.sort(key=lambda i: (i.filename.count("/"), i.filename))
         for info in exports:
             yield from _read_member(zf, info, relpath)

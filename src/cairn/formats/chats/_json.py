@@ -1,0 +1,161 @@
+"""Incremental reading of the top level of a large JSON file, one entry at a time.
+
+The top-level array (or the ``conversations`` array of a top-level object) is walked
+by hand, and each entry is decoded by the standard library's C decoder
+(``json.JSONDecoder.raw_decode``) from a sliding text buffer. Memory is bounded by the
+largest single entry (plus one read chunk), positions are exact character offsets, and
+pathological nesting stops with :class:`JsonTooDeep` instead of exhausting memory (an
+``ijson`` event stream builds one prefix string per level, so its memory grows with the
+square of the depth: ~1 GB at depth 20,000).
+
+Bytes are decoded as UTF-8 with replacement characters for invalid sequences (one bad
+byte must not cost the rest of an export).
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Iterator
+from typing import IO, Any
+
+CHUNK = 1 << 20
+"""Bytes read at a time (an entry larger than the buffer doubles the next read)."""
+
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder(strict=False)
+
+
+class JsonStop(Exception):
+    """Reading cannot go on; ``offset`` is the character offset in the file."""
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+class JsonTruncated(JsonStop):
+    """The file ends inside a value."""
+
+
+class JsonInvalid(JsonStop):
+    """The text is not valid JSON at ``offset``."""
+
+
+class JsonTooDeep(JsonStop):
+    """An entry is nested deeper than the decoder's recursion limit."""
+
+
+class SizeLimit(Exception):
+    """More bytes were read than the reader's ``limit`` allows."""
+
+
+class TextBuffer:
+    """A sliding window of decoded text over a binary stream.
+
+    ``limit`` caps the bytes read (:class:`SizeLimit` beyond it); ``bytes_read`` counts
+    them. A UTF-8 BOM at the start is dropped.
+    """
+
+    def __init__(self, raw: IO[bytes], limit: int | None = None) -> None:
+        self.raw = raw
+        self.limit = limit
+        self.bytes_read = 0
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self.buf = ""
+        self.pos = 0
+        self.base = 0  # characters dropped before buf[0]
+        self.eof = False
+        self.first = True
+
+    @property
+    def offset(self) -> int:
+        """Character offset of the read position in the whole file."""
+        return self.base + self.pos
+
+    def fill(self, want: int = CHUNK) -> bool:
+        """Read at least ``want`` more bytes (or to the end); False at end of file."""
+        if self.eof:
+            return False
+        data = self.raw.read(max(want, CHUNK))
+        self.bytes_read += len(data)
+        if self.limit is not None and self.bytes_read > self.limit:
+            raise SizeLimit(f"the member decompressed past its declared {self.limit} bytes")
+        if not data:
+            self.eof = True
+            self.buf += self.decoder.decode(b"", final=True)
+            return False
+        text = self.decoder.decode(data)
+        if self.first:
+            self.first = False
+            text = text.removeprefix("\ufeff")
+        if self.pos > CHUNK and self.pos * 2 > len(self.buf):  # drop consumed text
+            self.base += self.pos
+            self.buf = self.buf[self.pos :]
+            self.pos = 0
+        self.buf += text
+        return True
+
+    def peek(self) -> str:
+        """The next non-blank character (not consumed), or ``""`` at end of file."""
+        while True:
+            self.pos = _WS.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self.fill():
+                return ""
+
+    def take(self, char: str) -> None:
+        """Consume ``char`` as the next non-blank character, else :class:`JsonInvalid`."""
+        found = self.peek()
+        if found != char:
+            if not found:
+                raise JsonTruncated(f"the file ends where {char!r} was expected", self.offset)
+            raise JsonInvalid(f"expected {char!r}, found {found!r}", self.offset)
+        self.pos += 1
+
+    def value(self) -> Any:
+        """Decode the next JSON value, reading more as needed."""
+        if not self.peek():
+            raise JsonTruncated("the file ends where a value was expected", self.offset)
+        while True:
+            try:
+                obj, end = _DECODER.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as exc:
+                incomplete = (
+                    exc.msg.startswith("Unterminated string") or exc.pos >= len(self.buf) - 32
+                )
+                if incomplete and self.fill(len(self.buf) - self.pos):
+                    continue
+                where = self.base + exc.pos
+                if incomplete:
+                    raise JsonTruncated(
+                        f"the file ends inside a value ({exc.msg})", where
+                    ) from None
+                raise JsonInvalid(exc.msg, where) from None
+            except RecursionError:
+                raise JsonTooDeep("nesting too deep", self.offset) from None
+            if end == len(self.buf) and not self.eof and self.fill():
+                continue  # a number may go on in the next chunk
+            self.pos = end
+            return obj
+
+    def array_items(self) -> Iterator[Any]:
+        """Decode the items of the array whose ``[`` is next, one at a time."""
+        self.take("[")
+        if self.peek() == "]":
+            self.pos += 1
+            return
+        while True:
+            yield self.value()
+            sep = self.peek()
+            if sep == ",":
+                self.pos += 1
+                continue
+            if sep == "]":
+                self.pos += 1
+                return
+            if not sep:
+                raise JsonTruncated("the file ends inside the top-level array", self.offset)
+            raise JsonInvalid(f"expected ',' or ']', found {sep!r}", self.offset)

@@ -163,3 +163,17 @@ def test_long_heading_lines_are_linear() -> None:
     many = "* " + "w :t: " * 60_000 + "\n"
     for text in (spaces, tags, many):
         _timed(text * 3, 8.0)
+
+
+def test_deep_nesting_is_not_recursive() -> None:
+    depth = 3000
+    text = "".join("*" * d + f" L{d} :t{d % 3}:\n:PROPERTIES:\n:CATEGORY: c{d}\n:END:\n"
+                   for d in range(1, depth + 1))
+    t0 = time.perf_counter()
+    doc = parse(text, "deep.org")
+    assert time.perf_counter() - t0 < 10.0
+    last = doc.units[-1]
+    assert last.level == depth and len(last.outline_path) == depth
+    assert last.parent == depth - 1
+    assert set(last.inherited_tags) == {"t0", "t1", "t2"} - set(last.tags)
+    assert last.extra.get("inherited_properties") is None  # own CATEGORY wins

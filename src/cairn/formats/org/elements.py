@@ -158,8 +158,9 @@ def scan_section(lines: list[str], zeroth: bool) -> SectionScan:
             if s.startswith("#+"):
                 low = s[2:8].lower()
                 if low == "begin_":
-                    head, _, params = s[8:].partition(" ")
-                    name = head.strip().lower()
+                    words = s[8:].split(None, 1)
+                    name = words[0].lower() if words else ""
+                    params = words[1] if len(words) > 1 else ""
                     j = ends.block_end(name, i) if name else None
                     if j is not None:
                         flush(i)

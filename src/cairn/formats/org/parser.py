@@ -83,7 +83,7 @@ def parse(text: str, relpath: str, options: OrgOptions | None = None) -> Documen
         return _Builder(text, relpath, options or _OPTIONS).build()
     except ParseError:
         raise
-    except (RecursionError, MemoryError, ValueError, IndexError, KeyError, TypeError) as exc:
+    except Exception as exc:  # a parser bug must not escape as anything but ParseError
         raise ParseError(f"cannot parse Org file: {exc!r}", path=relpath) from exc
 
 
@@ -234,7 +234,13 @@ class _Builder:
         heading_ordinal: list[int] = []
         paths: list[tuple[str, ...]] = []
         chains: list[list[str]] = []  # tags available for inheritance below heading i
-        props_of: list[dict[str, str]] = []
+        # inheritable values visible below heading i: upper key -> (key, value)
+        avail: list[dict[str, tuple[str, str]]] = []
+        base: dict[str, tuple[str, str]] = {}
+        for src in (file_defaults, file_props):
+            for k, v in src.items():
+                if inherit_all or k.upper() in inherit_keys:
+                    base[k.upper()] = (k, v)
         for i, h in enumerate(tree.headings):
             hl: Headline = parse_headline(all_lines[h.line_no - 1], kwset)
             sec = self._section(hcs[i], hscans[i], h.line_no + 1, False, warnings)
@@ -267,12 +273,14 @@ class _Builder:
             inherited = list(dict.fromkeys(parent_chain + inheritable_filetags))
             inherited_tags = tuple(t for t in inherited if t not in own)
             props = sec.properties
-            props_of.append(props)
-            inh_props = self._inherited_props(
-                i, props, props_of, file_props, file_defaults, inherit_keys, inherit_all
-            )
+            above = avail[p] if p is not None else base
+            own_up = {k.upper() for k in props}
+            inh_props = {k: v for uk, (k, v) in above.items() if uk not in own_up and v != "nil"}
             if inh_props:
                 extra["inherited_properties"] = inh_props
+            mine = [(k.upper(), (k, v)) for k, v in props.items()
+                    if inherit_all or k.upper() in inherit_keys]
+            avail.append({**above, **dict(mine)} if mine else above)
             ra = _get(props, "ROAM_ALIASES")
             if ra:
                 extra["aliases"] = split_aliases(ra)
@@ -334,49 +342,6 @@ class _Builder:
         planning = [t for t in sec_stamps if t.role in ("scheduled", "deadline", "closed")]
         rest = [t for t in sec_stamps if t.role not in ("scheduled", "deadline", "closed")]
         return planning + title_stamps + rest
-
-    def _inherited_props(
-        self,
-        i: int,
-        own: dict[str, str],
-        props_of: list[dict[str, str]],
-        file_props: dict[str, str],
-        file_defaults: dict[str, str],
-        keys: set[str],
-        inherit_all: bool,
-    ) -> dict[str, str]:
-        """Values of inheritable keys this heading lacks (Org manual, *Property
-        Inheritance*): nearest ancestor first, then the file-level drawer, then
-        ``#+PROPERTY``; a value ``nil`` stops the search."""
-        out: dict[str, str] = {}
-        own_up = {k.upper() for k in own}
-        chain: list[dict[str, str]] = []
-        p = self.tree.headings[i].parent
-        while p is not None:
-            chain.append(props_of[p])
-            p = self.tree.headings[p].parent
-        chain.append(file_props)
-        chain.append(file_defaults)
-        candidates: list[str] = []
-        if inherit_all:
-            for d in chain:
-                candidates.extend(d)
-        else:
-            for d in chain:
-                candidates.extend(k for k in d if k.upper() in keys)
-        seen: set[str] = set()
-        for key in candidates:
-            up = key.upper()
-            if up in seen or up in own_up:
-                continue
-            seen.add(up)
-            for d in chain:
-                v = _get(d, key)
-                if v is not None:
-                    if v != "nil":
-                        out[key] = v
-                    break
-        return out
 
     @staticmethod
     def _put_prop(
@@ -598,7 +563,9 @@ class _Builder:
         if name == "src":
             if not self.opts.code_units:
                 return
-            lang, _, params = el.value.partition(" ")
+            words = el.value.split(None, 1)
+            lang = words[0] if words else ""
+            params = words[1] if len(words) > 1 else ""
             aff_name = None
             j = k - 1
             while j >= 0 and els[j].kind == E.KEYWORD and els[j].end == els[j + 1].start:

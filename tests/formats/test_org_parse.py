@@ -100,3 +100,17 @@ def test_warnings_name_the_file_and_line() -> None:
     (w,) = doc.warnings
     assert (w.path, w.line) == ("dir/a.org", 3)
     assert doc.units[1].properties == {}
+
+
+@pytest.mark.parametrize(
+    ("value", "iso"),
+    [
+        ("<2023-12-24 Sun>", "2023-12-24"),
+        ("[2023-12-24 Sun 9:30]", "2023-12-24T09:30"),
+        ("2017/10/14", "2017-10-14"),
+        ("March 2024", None),
+        ("2024-13-01", None),
+    ],
+)
+def test_created_from_date_keyword(value: str, iso: str | None) -> None:
+    assert parse(f"#+DATE: {value}\n", "a.org").created == iso

@@ -66,7 +66,9 @@ _TIME_RE = re.compile(r"(?<![\d:])(\d{1,2}:\d{2})(?:-{1,2}(\d{1,2}:\d{2}))?")
 _REPEATER_RE = re.compile(r"(?<!\S)((?:\+\+|\.\+|\+)\d+[hdwmy](?:/\d+[hdwmy])?)(?!\S)")
 _WARNING_RE = re.compile(r"(?<!\S)(--?\d+[hdwmy])(?!\S)")
 _DIARY_RE = re.compile(r"<%%(\([^>\n]*?\))(?:[ \t]+(\d{1,2}:\d{2})(?:-(\d{1,2}:\d{2}))?)?>")
-_DATE_RE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[^\d\n]{0,20}?(\d{1,2}:\d{2}))?")
+_DATE_RE = re.compile(
+    r"(?<!\d)(\d{4})([-/.])(\d{1,2})\2(\d{1,2})(?!\d)(?:[^\d\n]{0,20}?(\d{1,2}:\d{2}))?"
+)
 
 # --- targets, cookies (org-syntax: Targets and Radio Targets, Statistics Cookies) ----
 _TARGET_RE = re.compile(r"(?<!<)<<([^<>\n\s](?:[^<>\n]*+(?<=[^<>\n\s]))?)>>(?!>)")
@@ -320,8 +322,15 @@ def statistics_cookies(title: str) -> list[str]:
 
 
 def date_of(value: str) -> str | None:
-    """The first ``YYYY-MM-DD`` (with a time when one follows) in ``value``, ISO, or None."""
+    """The first date in ``value`` as ISO ``YYYY-MM-DD[THH:MM]``, or ``None``.
+
+    Accepts ``YYYY-MM-DD`` (a timestamp), ``YYYY/MM/DD`` and ``YYYY.MM.DD``, with a time
+    when one follows within a few characters; impossible months or days give ``None``.
+    """
     m = _DATE_RE.search(value)
     if m is None:
         return None
-    return _iso(m.group(1), m.group(2))
+    month, day = int(m.group(3)), int(m.group(4))
+    if not (1 <= month <= 12 and 1 <= day <= 31):
+        return None
+    return _iso(f"{m.group(1)}-{month:02d}-{day:02d}", m.group(5))

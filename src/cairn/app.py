@@ -137,9 +137,7 @@ class Cairn:
         """
         plist = list(paths or [])
         roots = (
-            self.add_roots(plist, include=include, exclude=exclude)
-            if plist
-            else self.store.roots()
+            self.add_roots(plist, include=include, exclude=exclude) if plist else self.store.roots()
         )
         indexer = Indexer(
             self.store,
@@ -294,20 +292,24 @@ class Cairn:
         }
 
     def _links(self, unit_ids: list[str]) -> list[dict[str, Any]]:
-        return [
-            {
-                "unit_id": r["unit_id"],
-                "kind": r["kind"],
-                "target": r["target"],
-                "alias": r["alias"],
-                "anchor": r["anchor"],
-                "line": r["line"],
-                "resolved_document_id": r["resolved_document_id"],
-                "resolved_unit_id": r["resolved_unit_id"],
-                "unresolved_reason": r["unresolved_reason"],
-            }
-            for r in self.store.links_of(unit_ids)
-        ] if unit_ids else []
+        return (
+            [
+                {
+                    "unit_id": r["unit_id"],
+                    "kind": r["kind"],
+                    "target": r["target"],
+                    "alias": r["alias"],
+                    "anchor": r["anchor"],
+                    "line": r["line"],
+                    "resolved_document_id": r["resolved_document_id"],
+                    "resolved_unit_id": r["resolved_unit_id"],
+                    "unresolved_reason": r["unresolved_reason"],
+                }
+                for r in self.store.links_of(unit_ids)
+            ]
+            if unit_ids
+            else []
+        )
 
     def backlinks(self, document_id: str) -> list[dict[str, Any]]:
         """Links from anywhere in the index that resolve to this document."""
@@ -331,9 +333,7 @@ class Cairn:
         return {
             "kind": "document",
             "document": self._document_dict(d),
-            "units": [
-                {k: v for k, v in self._unit_dict(u).items() if k != "body"} for u in units
-            ],
+            "units": [{k: v for k, v in self._unit_dict(u).items() if k != "body"} for u in units],
             "links": self._links([u["id"] for u in units]),
             "backlinks": self.backlinks(d["id"]),
         }
@@ -388,6 +388,41 @@ class Cairn:
                 for w in ws
             ],
         }
+
+    def validate(
+        self, paths: Iterable[str | os.PathLike[str]] | None = None
+    ) -> list[dict[str, Any]]:
+        """Check note types (``types.yaml``) and OKF bundle conformance.
+
+        Args:
+            paths: registered root folders to check (default: every root). Index them
+                first: type checks read the indexed notes.
+
+        Returns:
+            Diagnostics as dicts ``{path, line, severity, message}``; ``severity`` is
+            ``error`` (an OKF conformance failure), ``warning`` or ``info``.
+
+        Raises:
+            NotFound: a path is not a registered root.
+            cairn.errors.ConfigError: a ``types.yaml`` is malformed.
+        """
+        from cairn.maintain.validate import validate_roots
+
+        roots = self.store.roots()
+        if paths:
+            wanted = {Path(p).expanduser().resolve().as_posix() for p in paths}
+            chosen = [r for r in roots if r.path in wanted]
+            missing = wanted - {r.path for r in chosen}
+            if missing:
+                raise NotFound(f"{sorted(missing)[0]}: not a registered source root")
+            roots = chosen
+        fallback = (
+            self.config.config_file.parent / "types.yaml" if self.config.config_file else None
+        )
+        return [
+            {"path": d.path, "line": d.line, "severity": d.severity, "message": d.message}
+            for d in validate_roots(self.store, roots, types_file=fallback)
+        ]
 
     def check(self) -> list[str]:
         """Integrity problems of the index (empty when healthy)."""

@@ -70,10 +70,14 @@ FORMATS: tuple[Format, ...] = (
     Format("chats", (".json", ".zip"), "cairn.formats.chats", kind="file"),
 )
 
+OKF = Format("okf", (), "cairn.formats.okf")
+"""Markdown files inside an OKF bundle folder (see :func:`cairn.formats.okf.is_bundle`);
+chosen by the pipeline for files under a bundle, never by extension."""
+
 
 def by_name(name: str) -> Format | None:
     """The registered format called ``name``, or ``None``."""
-    return next((f for f in FORMATS if f.name == name), None)
+    return next((f for f in (*FORMATS, OKF) if f.name == name), None)
 
 
 def candidates(relpath: str) -> list[Format]:

@@ -76,6 +76,7 @@ __all__ = [
     "TRUST_MACHINE",
     "TRUST_UNVERIFIED",
     "concept_id",
+    "find_bundles",
     "is_bundle",
     "is_stale",
     "normalise_link_target",
@@ -392,6 +393,30 @@ def is_bundle(root: Path) -> bool:
         if isinstance(value, str) and value.strip():
             typed += 1
     return total > 0 and typed * 10 >= total * 9
+
+
+def find_bundles(folder: Path, relpaths: list[str]) -> list[str]:
+    """Root-relative folders (``""`` for the root) that are OKF bundles, outermost only.
+
+    Candidates are the root and every folder holding an ``index.md``.
+    """
+    candidates = sorted(
+        {""}
+        | {
+            r.rsplit("/", 1)[0] if "/" in r else ""
+            for r in relpaths
+            if r.rsplit("/", 1)[-1].lower() == "index.md"
+        },
+        key=lambda p: (p.count("/") + (1 if p else 0), p),
+    )
+    bundles: list[str] = []
+    for cand in candidates:
+        if any(cand == b or cand.startswith(b + "/") or not b for b in bundles):
+            continue
+        if is_bundle(folder / cand if cand else folder):
+            bundles.append(cand)
+    return bundles
+
 
 
 # --- validation ------------------------------------------------------------------------

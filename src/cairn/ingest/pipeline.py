@@ -19,9 +19,10 @@ from pathlib import Path
 
 from cairn import formats
 from cairn.errors import ParseError
+from cairn.formats import okf
 from cairn.graph.resolve import resolve_all
 from cairn.ingest import ids
-from cairn.model import Diagnostic, Document, Failure, Run, SourceRoot, Unit
+from cairn.model import MARKDOWN_LINK, Diagnostic, Document, Failure, Link, Run, SourceRoot, Unit
 from cairn.sources import SourceFile, content_hash, decode, discover, read_bytes
 from cairn.store import Store
 from cairn.store.sqlite import FileState
@@ -81,6 +82,7 @@ class Indexer:
         self.store = store
         self.config_hash = config_hash
         self.parse_options = parse_options or {}
+        self._bundles: dict[str, list[str]] = {}
 
     def run(self, roots: list[SourceRoot], progress: Progress | None = None) -> Run:
         """Index every root once and return the run record (also saved in the store).
@@ -103,6 +105,7 @@ class Indexer:
             self.store.upsert_root(root)
             found = discover(folder, include=root.include, exclude=root.exclude, is_note=_is_note)
             tally.warnings.extend(found.warnings)
+            self._bundles[root.id] = okf.find_bundles(folder, [f.relpath for f in found.files])
             with self.store.transaction():
                 self.store.set_attachments(root.id, found.attachments)
             plans.append((root, found.files, {f.relpath for f in found.files}))
@@ -170,15 +173,19 @@ class Indexer:
                 self.store.touch_file(root.id, sf.relpath, sf.size, sf.mtime)
             tally.unchanged += 1
             return
-        fmt = formats.detect(sf.relpath, data[:8192])
+        bundle = _bundle_of(sf.relpath, self._bundles.get(root.id, []))
+        fmt = formats.OKF if bundle is not None else formats.detect(sf.relpath, data[:8192])
         if fmt is None:
             tally.skipped += 1
             tally.warnings.append(
-                Diagnostic(sf.relpath, "content not recognised as a supported format; skipped",
-                           severity="info")
+                Diagnostic(
+                    sf.relpath,
+                    "content not recognised as a supported format; skipped",
+                    severity="info",
+                )
             )
             return
-        docs, failures = self._parse(fmt, sf, data, tally)
+        docs, failures = self._parse(fmt, sf, data, tally, bundle)
         for f in failures:
             tally.failures.append(f)
         if not docs and failures:
@@ -218,7 +225,12 @@ class Indexer:
             tally.changed += 1
 
     def _parse(
-        self, fmt: formats.Format, sf: SourceFile, data: bytes, tally: _Tally
+        self,
+        fmt: formats.Format,
+        sf: SourceFile,
+        data: bytes,
+        tally: _Tally,
+        bundle: str | None = None,
     ) -> tuple[list[Document], list[Failure]]:
         docs: list[Document] = []
         failures: list[Failure] = []
@@ -238,7 +250,11 @@ class Indexer:
                 tally.warnings.append(Diagnostic(sf.relpath, w))
             opts = self.parse_options.get(fmt.name, {})
             parser = fmt.text_parser()
-            doc = parser(decoded.text, sf.relpath, **opts)
+            if bundle is not None:
+                inner = sf.relpath[len(bundle) + 1 :] if bundle else sf.relpath
+                doc = _rebase_bundle(parser(decoded.text, inner, **opts), sf.relpath, bundle)
+            else:
+                doc = parser(decoded.text, sf.relpath, **opts)
             docs.append(doc)
         except ParseError as exc:
             failures.append(Failure(sf.relpath, exc.reason, exc.line))
@@ -319,3 +335,28 @@ def _unit_ids(
         )
         for i, u in enumerate(units)
     )
+
+
+def _bundle_of(relpath: str, bundles: list[str]) -> str | None:
+    """The bundle folder holding a Markdown file, or ``None``."""
+    if not relpath.lower().endswith(".md"):
+        return None
+    for b in bundles:
+        if not b or relpath.startswith(b + "/"):
+            return b
+    return None
+
+
+def _rebase_bundle(doc: Document, relpath: str, bundle: str) -> Document:
+    """Give a document parsed with its bundle path its root path, and make its bundle
+    links root-absolute (``/bundle/tables/x.md``) so they resolve exactly."""
+    prefix = f"/{bundle}/" if bundle else "/"
+
+    def fix(link: Link) -> Link:
+        t = link.target
+        if link.kind != MARKDOWN_LINK or not t or t.startswith(("/", "../")) or "://" in t:
+            return link
+        return dataclasses.replace(link, target=prefix + t)
+
+    units = tuple(dataclasses.replace(u, links=tuple(fix(ln) for ln in u.links)) for u in doc.units)
+    return dataclasses.replace(doc, path=relpath, units=units)

@@ -46,7 +46,9 @@ err = Console(stderr=True, highlight=False, emoji=False)
 DbOpt = Annotated[
     Path | None,
     typer.Option(
-        "--db", envvar="CAIRN_DB", help="Index file (default: user data dir/cairn.db).",
+        "--db",
+        envvar="CAIRN_DB",
+        help="Index file (default: user data dir/cairn.db).",
         show_default=False,
     ),
 ]
@@ -187,7 +189,7 @@ def search(
     query: Annotated[
         list[str],
         typer.Argument(
-            help="Words (any may match), \"phrases\", -exclusions and filters: tag:, "
+            help='Words (any may match), "phrases", -exclusions and filters: tag:, '
             "todo:, path:, format:, type:, priority:, prop:KEY=VALUE, before:, after:.",
         ),
     ],
@@ -348,6 +350,39 @@ def roots(db: DbOpt = None, as_json: JsonOpt = False) -> None:
         extra = f"  include={list(r.include)}" if r.include else ""
         extra += f"  exclude={list(r.exclude)}" if r.exclude else ""
         out.print(f"{escape(r.path)}{escape(extra)}")
+
+
+@app.command()
+def validate(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Registered folders to check (default: all).", show_default=False),
+    ] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check notes against types.yaml and OKF bundles against the OKF v0.2 rules.
+
+    Reports, per note, unknown types, missing required fields and malformed values
+    (warnings), and OKF conformance failures (errors). Exits 1 when there are errors.
+    """
+    try:
+        with _open(db) as cairn:
+            found = cairn.validate(paths)
+    except CairnError as exc:
+        raise _fail(exc, as_json) from None
+    errors = sum(1 for d in found if d["severity"] == "error")
+    if as_json:
+        _emit_json({"ok": errors == 0, "errors": errors, "diagnostics": found})
+    else:
+        colour = {"error": "red", "warning": "yellow", "info": "dim"}
+        for d in found:
+            where = f"{d['path']}:{d['line']}" if d["line"] else d["path"]
+            c = colour.get(d["severity"], "white")
+            out.print(f"[{c}]{d['severity']}[/{c}] {escape(where)}: {escape(d['message'])}")
+        out.print(f"{errors} errors, {len(found) - errors} warnings and notes")
+    if errors:
+        raise typer.Exit(1)
 
 
 @app.command()

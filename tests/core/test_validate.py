@@ -1,0 +1,54 @@
+"""``Cairn.validate``: note types from types.yaml and OKF bundles, through the index."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cairn.app import Cairn
+
+OKF = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "okf"
+
+
+def test_types_yaml_in_the_vault_is_checked(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "types.yaml").write_text(
+        "types:\n  person:\n    required: [email]\n    fields:\n      born: date\n"
+    )
+    (vault / "ann.md").write_text("---\ntype: person\nborn: yesterday\n---\n# Ann\n")
+    (vault / "bob.md").write_text("---\ntype: person\nemail: b@x.org\n---\n# Bob\n")
+    (vault / "odd.md").write_text("---\ntype: spaceship\n---\n# Odd\n")
+    (vault / "plain.md").write_text("# No type\n")
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        run = c.index([vault])
+        assert run.failed == 0  # type problems never stop indexing
+        found = c.validate()
+    by_file: dict[str, list[str]] = {}
+    for d in found:
+        by_file.setdefault(d["path"], []).append(d["message"])
+    assert set(by_file) == {"vault/ann.md", "vault/odd.md"}
+    assert any("requires field 'email'" in m for m in by_file["vault/ann.md"])
+    assert any("'born'" in m and "date" in m for m in by_file["vault/ann.md"])
+    assert any("unknown note type 'spaceship'" in m for m in by_file["vault/odd.md"])
+
+
+@pytest.mark.corpus
+def test_corpus_bundles_conform_and_a_broken_copy_does_not(tmp_path: Path) -> None:
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        c.index([OKF])
+        found = c.validate()
+        assert [d for d in found if d["severity"] == "error"] == []
+        assert c.search("format:okf type:Metric").hits
+    broken = tmp_path / "wiki"
+    shutil.copytree(OKF / "okf-starter" / "wiki", broken)
+    concept = next(p for p in broken.rglob("*.md") if p.name not in ("index.md", "log.md"))
+    text = concept.read_text(encoding="utf-8")
+    concept.write_text(text.replace("type:", "kind:", 1), encoding="utf-8")
+    with Cairn.open(db=tmp_path / "j.db") as c:
+        c.index([broken])
+        errors = [d for d in c.validate() if d["severity"] == "error"]
+    rel = concept.relative_to(broken).as_posix()
+    assert any(d["path"] == f"wiki/{rel}" and "type" in d["message"] for d in errors)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from cairn.formats.org import (
+    heading_at,
     parse,
     parse_tree,
     serialize,
@@ -97,3 +98,16 @@ def test_edits_keep_every_other_byte_of_a_messy_file() -> None:
     assert out == messy.replace("* TODO a", "* DONE a")
     out = serialize(set_property(tree, 1, "X", "2"))
     assert out == messy.replace(":X: 1", ":X: 2")
+
+
+def test_unit_line_maps_to_tree_heading() -> None:
+    text = "#+begin_src sh\necho\n#+end_src\n* A\n#+begin_src sh\nx\n#+end_src\n** B\n"
+    doc = parse(text, "x.org")
+    tree = parse_tree(text)
+    b = next(u for u in doc.units if u.title == "B")
+    assert b.ordinal == 4  # preamble, code, A, code, B
+    idx = heading_at(tree, b.line_start)
+    assert idx == 1
+    assert heading_at(tree, 2) is None
+    out = serialize(set_tags(tree, idx, ["done"]))
+    assert out == text.replace("** B\n", "** B :done:\n")

@@ -8,6 +8,7 @@ Public API:
   ``serialize(parse_tree(t)) == t`` for any string ``t``.
 * :func:`set_todo`, :func:`set_tags`, :func:`set_property` — edits that rewrite only the
   lines they must and return a new tree (for write-back by the dream cycle).
+* :func:`heading_at` — the tree index of the heading on a line (a unit's ``line_start``).
 * :func:`parse_headline`, :func:`parse_todo_sequences`, :func:`todo_keywords` — helpers.
 
 The parser follows the Org syntax document (``org-syntax.org`` on Worg) and org-element's
@@ -28,6 +29,7 @@ from cairn.formats.org.tree import (
     Headline,
     OrgTree,
     Section,
+    heading_at,
     parse_headline,
     parse_tree,
     serialize,
@@ -55,6 +57,7 @@ __all__ = [
     "OrgTree",
     "Section",
     "TodoKeywords",
+    "heading_at",
     "parse",
     "parse_headline",
     "parse_todo_sequences",

@@ -137,6 +137,24 @@ def serialize(tree: OrgTree) -> str:
     return "".join(parts)
 
 
+def heading_at(tree: OrgTree, line: int) -> int | None:
+    """Index in ``tree.headings`` of the heading whose line is ``line`` (1-based), or None.
+
+    A heading unit's ``line_start`` is its heading line, so this maps a parsed unit back
+    to the tree node an edit needs.
+    """
+    lo, hi = 0, len(tree.headings)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if tree.headings[mid].line_no < line:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo < len(tree.headings) and tree.headings[lo].line_no == line:
+        return lo
+    return None
+
+
 # --- headline parts (org-syntax: Headings) -------------------------------------------
 
 _TAGS_RE = re.compile(r":[\w@#%:]+:")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -82,3 +83,37 @@ def test_any_text_gives_a_valid_match_expression(text: str) -> None:
     expr = to_fts(parse_query(text))
     if expr is not None:
         db.execute("SELECT rowid FROM units_fts WHERE units_fts MATCH ?", (expr,)).fetchall()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(list('ab "-:*^()+.,/\\\'#@%_~京都😀é\t\nNEARANDORNOT'))
+        | st.characters(),
+        max_size=40,
+    )
+)
+def test_any_text_searches_a_real_index_without_error(text: str) -> None:
+    hits = _searcher().search(text).hits
+    assert all(h.unit_id for h in hits)
+
+
+_CACHE: dict[str, Any] = {}
+
+
+def _searcher() -> Any:
+    """One small real index shared by the property test's examples."""
+    if "c" not in _CACHE:
+        import tempfile
+        from pathlib import Path
+
+        from cairn.app import Cairn
+
+        tmp = Path(tempfile.mkdtemp())
+        (tmp / "notes").mkdir()
+        (tmp / "notes" / "a.txt").write_text("C++ and ab: the 京都 note, NEAR and far\n")
+        (tmp / "notes" / "b.txt").write_text("Another note about -draft tags #x\n")
+        c = Cairn.open(db=tmp / "i.db")
+        c.index([tmp / "notes"])
+        _CACHE["c"] = c
+    return _CACHE["c"]

@@ -24,25 +24,24 @@ class SearchResult:
     notes: tuple[str, ...] = field(default=())
 
 
+def _title_only(row: Any) -> bool:
+    """A preamble unit that holds nothing but its document's title."""
+    body = row["body"].strip()
+    return row["kind"] == "preamble" and (not body or body == row["title"].strip())
+
+
 def _drop_shadowed_preambles(
     ranked: list[tuple[int, float]], rows: dict[int, Any]
 ) -> list[tuple[int, float]]:
-    """Drop a document's empty preamble unit (it holds only the title) when another
-    unit of the same document is also a hit: one result per place to read."""
+    """Drop a document's title-only preamble unit when another unit of the same
+    document is also a hit: one result per place to read."""
     docs_with_content = {
-        rows[r]["document_id"]
-        for r, _ in ranked
-        if r in rows and not (rows[r]["kind"] == "preamble" and not rows[r]["body"].strip())
+        rows[r]["document_id"] for r, _ in ranked if r in rows and not _title_only(rows[r])
     }
     return [
         (r, s)
         for r, s in ranked
-        if r in rows
-        and not (
-            rows[r]["kind"] == "preamble"
-            and not rows[r]["body"].strip()
-            and rows[r]["document_id"] in docs_with_content
-        )
+        if r in rows and not (_title_only(rows[r]) and rows[r]["document_id"] in docs_with_content)
     ]
 
 
@@ -129,9 +128,7 @@ class Searcher:
                     kind=r["kind"],
                     tags=tuple(dict.fromkeys(tags)),
                     todo=r["todo"],
-                    siblings=tuple(
-                        self.store.siblings(r["document_id"], r["parent_id"], r["id"])
-                    )
+                    siblings=tuple(self.store.siblings(r["document_id"], r["parent_id"], r["id"]))
                     if r["kind"] == "heading"
                     else (),
                     explain=exp,

@@ -8,9 +8,9 @@ A message's body:
 * when ``content`` blocks are present they win over ``text``: ``text`` blocks give the
   answer; ``thinking`` blocks are hidden (and ``text`` is then never used, since it
   holds the reasoning glued to the answer); ``tool_use`` gives ``[tool <name>: <query or
-  url>]``, or for artifacts ``[artifact: <title>]`` and the artifact's content;
-  ``tool_result`` gives its text items and ``title — url`` of knowledge items; unknown
-  block types keep their ``text`` and add a warning;
+  url>]``, or for artifacts ``[artifact: <title>]`` and the artifact's content
+  (``new_str`` for an update); ``tool_result`` gives its text items and ``title — url``
+  of knowledge items; unknown block types keep their ``text`` and add a warning;
 * otherwise ``text``, with ``<antArtifact … title="T">`` tags shown as ``[artifact: T]``;
 * then each attachment as ``[attachment: <file_name>]`` followed by its
   ``extracted_content``, and each file as ``[file: <file_name>]`` (case 032: a message
@@ -67,7 +67,7 @@ def _tool_use(block: dict[str, Any]) -> str:
     inp = as_dict(block.get("input"))
     if name == "artifacts" or ("content" in inp and isinstance(inp.get("content"), str)):
         title = as_str(inp.get("title")) or as_str(inp.get("id")) or ""
-        body = as_str(inp.get("content")) or ""
+        body = as_str(inp.get("content")) or as_str(inp.get("new_str")) or ""
         head = f"[artifact: {title}]" if title else "[artifact]"
         return f"{head}\n{body}" if body else head
     for key in ("query", "url", "command", "path"):

@@ -49,7 +49,8 @@ class Vault:
             "SELECT u.id, u.title, u.ordinal FROM units u JOIN documents d "
             "ON d.id = u.document_id WHERE d.path = ? ORDER BY u.ordinal", (path,)).fetchall()
         for r in rows:
-            if (not title and r["ordinal"] == 0) or (title and r["ordinal"] and r["title"] == title):
+            first = r["ordinal"] == 0
+            if (not title and first) or (title and not first and r["title"] == title):
                 return str(r["id"])
         raise KeyError(label)
 

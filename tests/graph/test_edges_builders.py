@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("cairn.formats.markdown")
 pytest.importorskip("cairn.formats.org")
 
-from cairn.formats.types import parse_types  # noqa: E402
-from cairn.graph.edges import edge_id, type_rules  # noqa: E402
+from cairn.formats.types import parse_types
+from cairn.graph.edges import edge_id, type_rules
 
 DECLARED = {
     ("alpha.md#", "depends_on", "beta.md#"),

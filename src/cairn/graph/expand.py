@@ -14,6 +14,13 @@ seed) is scaled by ``reverse`` except for symmetric relations. Per (seed, unit) 
 strongest path counts; contributions of several seeds add up. The new score is
 ``base + boost`` (``base`` = 0 for units the search did not return), and each hit keeps
 the paths that brought it in, with the edges' evidence, for ``--explain``.
+
+A link to a note (rather than to one of its headings) reaches the note's first unit,
+which for a note starting with ``# Title`` holds nothing but the title. So a note-level
+link reaches the whole note: the walk goes on from the note's top-level headings too
+(the ``parent`` step is kept in the path, at no cost), and the boost lands on the
+note's best-ranked unit among the hits, else on its first top-level heading when the
+first unit has no body, else on the first unit.
 """
 
 from __future__ import annotations
@@ -130,13 +137,20 @@ def expand(
     frontier: list[tuple[str, str, float, tuple[Step, ...]]] = [
         (uid, uid, float(s), ()) for uid, s in hits[: cfg.seeds] if s
     ]
+    info: dict[str, tuple[str, int, int]] = _units(es, list(base))
+    kids: dict[str, list[tuple[str, Step]]] = {}
+    up: dict[str, tuple[str, Step]] = {}
     for _hop in range(cfg.hops):
         if not frontier or not walk_rels:
             break
+        # a top-level heading stands for its note too: walk on from the note's first unit
+        _learn_up(es, {n for n, *_ in frontier}, info, up)
+        frontier += [(up[n][0], seed, c, (*steps, up[n][1]))
+                     for n, seed, c, steps in frontier if n in up and up[n][0] != seed]
         by_node: dict[str, list[tuple[str, float, tuple[Step, ...]]]] = {}
         for node, seed, carried, steps in frontier:
             by_node.setdefault(node, []).append((seed, carried, steps))
-        nxt: list[tuple[str, str, float, tuple[Step, ...]]] = []
+        reached: list[tuple[str, str, float, tuple[Step, ...]]] = []
         for st in steps_from(es, list(by_node), relations=walk_rels, origins=cfg.origins):
             if st.to.startswith("stub:"):
                 continue
@@ -154,13 +168,39 @@ def expand(
                 if old is None or abs(c) > abs(old.contribution):
                     best[key] = path
                 if w_rel > 0:
-                    nxt.append((st.to, seed, c, path.steps))
-        frontier = nxt
+                    reached.append((st.to, seed, c, path.steps))
+        _learn(es, {n for n, *_ in reached}, info, kids)
+        frontier = []
+        for node, seed, c, steps in reached:
+            frontier.append((node, seed, c, steps))
+            # a note-level link reaches the whole note: walk on from its top-level
+            # headings too, at no extra cost (the parent step is kept in the path)
+            for child, step in kids.get(node, ()):
+                if child != seed:
+                    frontier.append((child, seed, c, (*steps, step)))
+    # Where the boost of a note-level link lands: the note's best-ranked unit among the
+    # hits; else its first top-level heading when the first unit has no body (a note
+    # that starts with "# Title"); else the first unit itself.
+    best_hit_of_doc: dict[str, str] = {}
+    for uid, _s in hits:
+        d = info.get(uid)
+        if d is not None:
+            best_hit_of_doc.setdefault(d[0], uid)
     boosts: dict[str, float] = {}
     paths: dict[str, list[Path]] = {}
-    for (_seed, node), p in best.items():
-        boosts[node] = boosts.get(node, 0.0) + p.contribution
-        paths.setdefault(node, []).append(p)
+    for (seed, node), p in sorted(best.items(), key=lambda kv: -abs(kv[1].contribution)):
+        target = node
+        u = info.get(node)
+        if node not in base and u is not None and u[1] == 0:
+            alt = best_hit_of_doc.get(u[0])
+            if alt is not None and alt != seed:
+                target = alt
+            elif u[2] == 0 and kids.get(node):
+                target = kids[node][0][0]
+        if target == seed or any(q.seed == seed for q in paths.get(target, [])):
+            continue  # one path per (seed, hit)
+        boosts[target] = boosts.get(target, 0.0) + p.contribution
+        paths.setdefault(target, []).append(p)
     out = [
         ExpandedHit(
             uid,
@@ -174,6 +214,61 @@ def expand(
     ]
     out.sort(key=lambda h: (-h.score, rank.get(h.unit_id, len(rank) + 1), h.unit_id))
     return out
+
+
+def _units(es: EdgeStore, unit_ids: Sequence[str]) -> dict[str, tuple[str, int, int]]:
+    """``unit id -> (document id, ordinal, body length)``."""
+    out: dict[str, tuple[str, int, int]] = {}
+    ids = list(dict.fromkeys(u for u in unit_ids if not u.startswith("stub:")))
+    for i in range(0, len(ids), 500):
+        part = ids[i : i + 500]
+        q = ",".join("?" * len(part))
+        for uid, did, ordinal, size in es.db.execute(
+            f"SELECT id, document_id, ordinal, length(body) FROM units WHERE id IN ({q})", part
+        ):
+            out[uid] = (did, int(ordinal), int(size or 0))
+    return out
+
+
+def _learn(
+    es: EdgeStore,
+    nodes: set[str],
+    info: dict[str, tuple[str, int, int]],
+    kids: dict[str, list[tuple[str, Step]]],
+) -> None:
+    """Fill ``info`` for ``nodes`` and ``kids`` (first unit → its top-level headings,
+    in document order, with the reversed ``parent`` step) for the first units among
+    them."""
+    info.update(_units(es, [n for n in nodes if n not in info]))
+    firsts = [n for n in nodes if n in info and info[n][1] == 0 and n not in kids]
+    if not firsts:
+        return
+    found: dict[str, list[tuple[str, Step]]] = {n: [] for n in firsts}
+    for eid, child, parent, rel, origin, w in es.in_edges(firsts, ["parent"]):
+        if origin == "structural":
+            found[parent].append((child, Step(eid, parent, child, rel, origin, w, False)))
+    info.update(_units(es, [c for lst in found.values() for c, _ in lst if c not in info]))
+    for n, lst in found.items():
+        lst.sort(key=lambda cs: info.get(cs[0], ("", 1 << 30, 0))[1])
+        kids[n] = lst[:20]
+
+
+def _learn_up(
+    es: EdgeStore,
+    nodes: set[str],
+    info: dict[str, tuple[str, int, int]],
+    up: dict[str, tuple[str, Step]],
+) -> None:
+    """Fill ``up`` (top-level heading → its note's first unit, with the ``parent`` step)
+    for ``nodes``."""
+    todo = [n for n in nodes if n not in up and not n.startswith("stub:")]
+    if not todo:
+        return
+    edges = [e for e in es.out_edges(todo, ["parent"]) if e[4] == "structural"]
+    info.update(_units(es, [e[2] for e in edges if e[2] not in info]))
+    for eid, child, parent, rel, origin, w in edges:
+        if info.get(parent, ("", 1, 0))[1] == 0:
+            up[child] = (parent, Step(eid, child, parent, rel, origin, w, True))
 
 
 def explain(es: EdgeStore, hit: ExpandedHit) -> dict[str, Any]:

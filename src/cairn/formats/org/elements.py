@@ -68,6 +68,7 @@ class SectionScan:
     elements: list[Element]
     checkboxes: dict[str, int]
     footnotes: list[str]
+    keywords: list[Element]
 
 
 class _Ends:
@@ -125,6 +126,7 @@ def scan_section(lines: list[str], zeroth: bool) -> SectionScan:
     els: list[Element] = []
     boxes = {"checked": 0, "unchecked": 0, "partial": 0}
     footnotes: list[str] = []
+    keywords: list[Element] = []
     n = len(lines)
     i = 0
     if not zeroth and n and _PLANNING_RE.match(lines[0]):
@@ -178,7 +180,9 @@ def scan_section(lines: list[str], zeroth: bool) -> SectionScan:
                     m = _KEYWORD_RE.match(s)
                     if m is not None:
                         flush(i)
-                        els.append(Element(KEYWORD, i, i + 1, m.group(1), (m.group(2) or "")))
+                        kw_el = Element(KEYWORD, i, i + 1, m.group(1), (m.group(2) or ""))
+                        els.append(kw_el)
+                        keywords.append(kw_el)
                         i += 1
                         continue
             elif len(s) == 1 or s[1] in " \t":
@@ -259,4 +263,4 @@ def scan_section(lines: list[str], zeroth: bool) -> SectionScan:
             text_start = i
         i += 1
     flush(n)
-    return SectionScan(els, boxes, footnotes)
+    return SectionScan(els, boxes, footnotes, keywords)

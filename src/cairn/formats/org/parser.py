@@ -150,14 +150,13 @@ class _Builder:
         raw_kw: dict[str, list[str]] = {}
         seqs: list[str] = []  # TODO sequences in document order
         for scan in (zscan, *hscans):
-            for el in scan.elements:
-                if el.kind == E.KEYWORD:
-                    key = el.name.lower()
-                    if key in _AFFILIATED or key.startswith("attr_"):
-                        continue
-                    raw_kw.setdefault(key, []).append(el.value.strip())
-                    if key in ("todo", "seq_todo", "typ_todo"):
-                        seqs.append(el.value)
+            for el in scan.keywords:
+                key = el.name.lower()
+                if key in _AFFILIATED or key.startswith("attr_"):
+                    continue
+                raw_kw.setdefault(key, []).append(el.value.strip())
+                if key in ("todo", "seq_todo", "typ_todo"):
+                    seqs.append(el.value)
         for key, vals in raw_kw.items():
             meta[key] = vals[0] if len(vals) == 1 else vals
 

@@ -144,7 +144,12 @@ class _Dispatcher:
                 yield self.fail(f"conversation #{index}: unrecognised entry ({_keys(obj)})")
             return
         self.recognised += 1
-        kind, reader, label = found
+        kind, reader, full_label = found
+
+        def label() -> str:
+            text = full_label()
+            return text if len(text) <= 120 else text[:119] + "…"
+
         try:
             conv = reader(obj)
             if conv is None:

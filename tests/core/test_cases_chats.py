@@ -37,6 +37,7 @@ def test_029_chatgpt_top_level_array(tmp_path: Path) -> None:
     assert hit.doc_title == "Soup planning"
     assert hit.format == "chatgpt"
     assert not any(ch in hit.snippet for ch in "{}") and '"mapping"' not in hit.snippet
+    assert hit.siblings == ("user: Give me a lentil soup idea.",)  # the message before
     user = c.search("squeaky chain role:user").hits
     assert user and user[0].doc_title == "Bike repair"
     assert c.search("cumin role:user").hits == ()

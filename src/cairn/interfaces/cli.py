@@ -244,6 +244,9 @@ def search(
         out.print(f"   [dim]{ctx}[/dim]")
         out.print(f"   [blue]{escape(where)}[/blue]")
         out.print(Text("   ").append(_highlighted(h.snippet)))
+        if h.kind == "message":
+            for line in h.siblings:
+                out.print(Text(f"   · {line}", style="dim"))
         if explain:
             out.print(f"   [dim]score {h.score:.4f}: {escape(json.dumps(h.explain))}[/dim]")
     out.print(f"[dim]{len(res.hits)} hits in {res.took_ms:.1f} ms[/dim]")

@@ -45,6 +45,11 @@ def _drop_shadowed_preambles(
     ]
 
 
+def _short(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
 class Searcher:
     """BM25 keyword search over a store.
 
@@ -56,6 +61,18 @@ class Searcher:
     def __init__(self, store: Store, config: SearchConfig) -> None:
         self.store = store
         self.config = config
+
+    def _context(self, r: Any) -> tuple[str, ...]:
+        """Sibling heading titles of a heading; the previous and next messages of a
+        chat message (``"user: …"``), so a hit can be read in context."""
+        if r["kind"] == "heading":
+            return tuple(self.store.siblings(r["document_id"], r["parent_id"], r["id"]))
+        if r["kind"] == "message":
+            return tuple(
+                f"{n['role'] or 'message'}: {_short(n['body'] or n['title'])}"
+                for n in self.store.neighbours(r["document_id"], r["ordinal"], "message")
+            )
+        return ()
 
     def search(
         self,
@@ -128,9 +145,7 @@ class Searcher:
                     kind=r["kind"],
                     tags=tuple(dict.fromkeys(tags)),
                     todo=r["todo"],
-                    siblings=tuple(self.store.siblings(r["document_id"], r["parent_id"], r["id"]))
-                    if r["kind"] == "heading"
-                    else (),
+                    siblings=self._context(r),
                     explain=exp,
                 )
             )

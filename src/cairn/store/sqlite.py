@@ -674,8 +674,10 @@ class SQLiteStore:
         if f.field == "priority":
             return ("u.priority = ? COLLATE NOCASE", [v.lstrip("#")])
         if f.field == "type":
-            return ("(d.type = ? COLLATE NOCASE OR json_extract(u.properties, '$.type') = ?)",
-                    [v, v])
+            return (
+                "(d.type = ? COLLATE NOCASE OR json_extract(u.properties, '$.type') = ?)",
+                [v, v],
+            )
         if f.field == "format":
             return ("d.format = ? COLLATE NOCASE", [v])
         if f.field == "source":
@@ -700,8 +702,10 @@ class SQLiteStore:
             return ("u.kind = ? COLLATE NOCASE", [v])
         if f.field in ("before", "after"):
             op = "<" if f.field == "before" else ">="
-            stamp = "COALESCE(u.time, d.modified, d.created, " \
+            stamp = (
+                "COALESCE(u.time, d.modified, d.created, "
                 "strftime('%Y-%m-%dT%H:%M:%SZ', d.mtime, 'unixepoch'))"
+            )
             return (f"substr({stamp}, 1, {len(v)}) {op} ?", [v])
         if f.field == "id":
             return ("(u.id = ? OR d.id = ?)", [v, v])
@@ -776,6 +780,21 @@ class SQLiteStore:
         ).fetchall()
         return [r[0] for r in rows]
 
+    def neighbours(self, document_id: str, ordinal: int, kind: str) -> list[sqlite3.Row]:
+        """The units of the same kind just before and after ``ordinal`` (canonical
+        branch only), in order: at most one each side."""
+        before = self.db.execute(
+            "SELECT ordinal, title, body, role FROM units WHERE document_id=? AND kind=? "
+            "AND alternate=0 AND ordinal<? ORDER BY ordinal DESC LIMIT 1",
+            (document_id, kind, ordinal),
+        ).fetchall()
+        after = self.db.execute(
+            "SELECT ordinal, title, body, role FROM units WHERE document_id=? AND kind=? "
+            "AND alternate=0 AND ordinal>? ORDER BY ordinal LIMIT 1",
+            (document_id, kind, ordinal),
+        ).fetchall()
+        return [*before, *after]
+
     # --- lookups ----------------------------------------------------------------------
     def document(self, document_id: str) -> sqlite3.Row | None:
         """A document row with its root path, or ``None``."""
@@ -811,10 +830,18 @@ class SQLiteStore:
     def find_ids(self, prefix: str) -> list[tuple[str, str]]:
         """``(table, id)`` pairs whose id starts with ``prefix`` (documents, then units)."""
         like = _like_escape(prefix) + "%"
-        out = [("documents", r[0]) for r in self.db.execute(
-            "SELECT id FROM documents WHERE id LIKE ? ESCAPE '\\' LIMIT 5", (like,))]
-        out += [("units", r[0]) for r in self.db.execute(
-            "SELECT id FROM units WHERE id LIKE ? ESCAPE '\\' LIMIT 5", (like,))]
+        out = [
+            ("documents", r[0])
+            for r in self.db.execute(
+                "SELECT id FROM documents WHERE id LIKE ? ESCAPE '\\' LIMIT 5", (like,)
+            )
+        ]
+        out += [
+            ("units", r[0])
+            for r in self.db.execute(
+                "SELECT id FROM units WHERE id LIKE ? ESCAPE '\\' LIMIT 5", (like,)
+            )
+        ]
         return out
 
     # --- runs and stats ---------------------------------------------------------------
@@ -883,6 +910,7 @@ class SQLiteStore:
 
     def counts(self) -> dict[str, Any]:
         """Counts of roots, files, documents (per format), units, links, FTS rows."""
+
         def one(sql: str) -> int:
             return int(self.db.execute(sql).fetchone()[0])
 

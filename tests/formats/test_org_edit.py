@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import difflib
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from cairn.formats.org import (
     heading_at,
     parse,
@@ -111,3 +114,52 @@ def test_unit_line_maps_to_tree_heading() -> None:
     assert heading_at(tree, 2) is None
     out = serialize(set_tags(tree, idx, ["done"]))
     assert out == text.replace("** B\n", "** B :done:\n")
+
+
+_LINES = st.sampled_from(
+    [
+        "* TODO a :x:\n", "** b\n", "*** DONE [#A] c\n", "text\n", "\n", "  - item\n",
+        ":PROPERTIES:\n", ":K: v\n", ":END:\n", "SCHEDULED: <2024-01-01 Mon>\n",
+        "#+begin_src sh\n", "#+end_src\n", "x\r\n", "* \n",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_LINES, min_size=1, max_size=25), st.integers(0, 50), st.sampled_from(
+    ["todo", "tags", "prop"]
+))
+def test_random_edits_touch_only_their_heading(
+    lines: list[str], pick: int, what: str
+) -> None:
+    text = "".join(lines)
+    tree = parse_tree(text)
+    if not tree.headings:
+        return
+    idx = pick % len(tree.headings)
+    if what == "todo":
+        new = serialize(set_todo(tree, idx, "DONE", {"TODO", "DONE"}))
+    elif what == "tags":
+        new = serialize(set_tags(tree, idx, ["z"]))
+    else:
+        new = serialize(set_property(tree, idx, "K2", "w"))
+    before = tree.headings[idx]
+    after = parse_tree(new)
+    # everything outside the edited heading's line and section is unchanged
+    assert serialize(parse_tree(new)) == new
+    head_before = "".join(tree.zeroth.lines) + "".join(
+        h.line + "".join(h.section.lines) for h in tree.headings[:idx]
+    )
+    assert new.startswith(head_before)
+    tail_before = "".join(h.line + "".join(h.section.lines) for h in tree.headings[idx + 1 :])
+    assert new.endswith(tail_before)
+    edited = parse(new, "x.org").units
+    unit = next(u for u in edited if u.kind == "heading" and u.line_start == after.headings[
+        idx
+    ].line_no)
+    if what == "todo":
+        assert unit.todo == "DONE"
+    elif what == "tags":
+        assert unit.tags == ("z",)
+    else:
+        assert unit.properties.get("K2") == "w", (before, new)

@@ -268,7 +268,8 @@ class _Builder:
             paths.append(path)
             parent_chain = chains[p] if p is not None else []
             own = hl.tags
-            chains.append(parent_chain + [t for t in own if t not in excl])
+            new_tags = [t for t in own if t not in excl and t not in parent_chain]
+            chains.append(parent_chain + new_tags if new_tags else parent_chain)
             inherited = list(dict.fromkeys(parent_chain + inheritable_filetags))
             inherited_tags = tuple(t for t in inherited if t not in own)
             props = sec.properties

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cairn.formats.chats import _stream, parse_file, sniff
 from cairn.model import Document, Failure
@@ -349,3 +351,55 @@ def test_duplicate_conversation_ids_keep_the_first(tmp_path: Path) -> None:
     assert [d.key for d in docs] == ["conv-1", "conv-2"]
     (fail,) = fails
     assert fail.reason.startswith('conversation conv-1 ("Conversation number 1"): the same')
+
+
+_SEED_EXPORT = json.dumps(
+    [
+        conversation(1, answer="Here:\n```python\nprint('é')\n```"),
+        conversation(2, title="Ünïcode 🦦"),
+        conversation(3),
+    ],
+    ensure_ascii=False,
+).encode("utf-8")
+
+
+def _item_ends(data: bytes) -> list[int]:
+    """Byte offsets just after each top-level item, found with the json module."""
+    text = data.decode("utf-8")
+    decoder = json.JSONDecoder()
+    ends, pos = [], 1
+    while text[pos] != "]":
+        _, pos = decoder.raw_decode(text, pos)
+        ends.append(len(text[:pos].encode("utf-8")))
+        pos += 2 if text[pos] == "," else 0
+        while text[pos] == " ":
+            pos += 1
+    return ends
+
+
+_SEED_ENDS = _item_ends(_SEED_EXPORT)
+
+
+@given(cut=st.integers(0, len(_SEED_EXPORT)), junk=st.binary(max_size=8))
+@settings(max_examples=150, deadline=None)
+def test_any_cut_or_junk_never_raises(
+    tmp_path_factory: pytest.TempPathFactory, cut: int, junk: bytes
+) -> None:
+    """Cut anywhere, junk appended: documents or failures, never an exception, and
+    every conversation that ends before the cut is imported."""
+    path = tmp_path_factory.mktemp("fuzz") / "c.json"
+    data = _SEED_EXPORT[:cut] + junk
+    path.write_bytes(data)
+    items = list(parse_file(path, "c.json"))
+    docs = [i for i in items if isinstance(i, Document)]
+    complete = sum(1 for end in _SEED_ENDS if end <= cut)
+    # junk can at most complete the conversation the cut fell into
+    assert complete <= len(docs) <= complete + 1
+    assert [d.key for d in docs][:complete] == ["conv-1", "conv-2", "conv-3"][:complete]
+    try:
+        json.loads(data)
+        valid = True
+    except ValueError:
+        valid = False
+    if len(docs) < 3 and not valid:  # what is missing is always explained
+        assert any(isinstance(i, Failure) for i in items)

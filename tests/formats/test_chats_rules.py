@@ -416,3 +416,27 @@ def test_librechat_flat_and_openwebui_without_current_id(tmp_path: Path) -> None
     assert doc.title == "tell me about moss"  # fallback title
     canon = [u.body for u in doc.units if u.kind == "message" and not u.extra["alternate"]]
     assert canon == ["tell me about moss", "Moss likes shade."]
+
+
+def test_claude_tree_from_web_api_capture(tmp_path: Path) -> None:
+    zero = "00000000-0000-4000-8000-000000000000"
+    conv = {
+        "uuid": "t1",
+        "name": "Tree",
+        "current_leaf_message_uuid": "m4",
+        "chat_messages": [
+            {"uuid": "m1", "parent_message_uuid": zero, "sender": "human", "text": "q"},
+            {"uuid": "m2", "parent_message_uuid": "m1", "sender": "assistant", "text": "a1"},
+            {"uuid": "m3", "parent_message_uuid": "m1", "sender": "assistant", "text": "a2"},
+            {"uuid": "m4", "parent_message_uuid": "m3", "sender": "human", "text": "thanks"},
+        ],
+    }
+    doc = _one(tmp_path, [conv])
+    msgs = [u for u in doc.units if u.kind == "message"]
+    assert [(u.body, u.extra["alternate"]) for u in msgs] == [
+        ("q", False),
+        ("a2", False),
+        ("thanks", False),
+        ("a1", True),
+    ]
+    assert [u.extra["position"] for u in msgs[:3]] == [0, 1, 2]

@@ -43,7 +43,8 @@ alternates, plus provider fields (gizmo_id, is_archived, …).
   one ``code`` unit each (level 2, ``parent`` = the message's ordinal, ``language``,
   title ``"<language>: <first line>"``, ``declared_id`` = ``<message id>#code-N``);
 * then the alternates (messages off the canonical branch: ChatGPT regenerations and
-  edits, LibreChat and Open WebUI side branches, AI Studio superseded drafts), laid out
+  edits, LibreChat and Open WebUI side branches, AI Studio superseded drafts, Claude
+  web-API captures off ``current_leaf_message_uuid``), laid out
   the same way with ``extra["alternate"] = True``: kept and searchable when asked for,
   left out of default search.
 

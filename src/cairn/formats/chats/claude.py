@@ -12,6 +12,8 @@ A message's body:
   (``new_str`` for an update); ``tool_result`` gives its text items and ``title — url``
   of knowledge items; unknown block types keep their ``text`` and add a warning;
 * otherwise ``text``, with ``<antArtifact … title="T">`` tags shown as ``[artifact: T]``;
+* web-API captures with ``current_leaf_message_uuid`` and ``parent_message_uuid`` form
+  a tree: messages off the branch ending at the leaf are alternates (after the others);
 * then each attachment as ``[attachment: <file_name>]`` followed by its
   ``extracted_content``, and each file as ``[file: <file_name>]`` (case 032: a message
   whose only content is an attachment or a file is kept, kind ``reference``).
@@ -133,6 +135,29 @@ def _blocks(
     return "\n\n".join(out), thinking
 
 
+def _branch(obj: dict[str, Any], raw: list[Any], warnings: list[str]) -> set[str] | None:
+    """Message uuids on the branch ending at ``current_leaf_message_uuid`` (web-API
+    captures carry a tree through ``parent_message_uuid``), or ``None`` for the official
+    export's linear list."""
+    leaf = as_str(obj.get("current_leaf_message_uuid"))
+    parents = {
+        str(m["uuid"]): as_str(m.get("parent_message_uuid"))
+        for m in raw
+        if isinstance(m, dict) and as_str(m.get("uuid"))
+    }
+    if leaf is None or leaf not in parents:
+        return None
+    branch: set[str] = set()
+    node: str | None = leaf
+    while node is not None and node in parents:
+        if node in branch:
+            warnings.append(f"cycle in parent_message_uuid at {node!r}; walk stopped")
+            break
+        branch.add(node)
+        node = parents[node]
+    return branch
+
+
 def read(obj: dict[str, Any]) -> Conversation:
     """One Claude.ai conversation object → :class:`Conversation`.
 
@@ -148,12 +173,15 @@ def read(obj: dict[str, Any]) -> Conversation:
     warnings: list[str] = []
     created = iso_from_text(obj.get("created_at"))
     messages: list[Message] = []
+    alternates: list[Message] = []
     names: list[str] = []
+    branch = _branch(obj, raw_messages, warnings)
     for i, raw in enumerate(raw_messages):
         if not isinstance(raw, dict):
             warnings.append(f"message #{i + 1} is not an object; skipped")
             continue
         mid = as_str(raw.get("uuid")) or f"{cid}:{i}"
+        alternate = branch is not None and mid not in branch
         links: list[Link] = []
         blocks = raw.get("content")
         text = ""
@@ -195,12 +223,13 @@ def read(obj: dict[str, Any]) -> Conversation:
             extra["attachments"] = attachments
         if files:
             extra["files"] = files
-        messages.append(
+        (alternates if alternate else messages).append(
             Message(
                 role=role,
                 text=body,
                 time=iso_from_text(raw.get("created_at")),
                 message_id=mid,
+                alternate=alternate,
                 position=len(messages),
                 kind_hint=None if own.strip() else "reference",
                 own_text=own,
@@ -208,6 +237,7 @@ def read(obj: dict[str, Any]) -> Conversation:
                 extra=extra,
             )
         )
+    messages.extend(alternates)
     title = as_str(obj.get("name")) or ""
     if not title.strip():
         title = fallback_title(messages, names, created, "claude")

@@ -424,6 +424,10 @@ class Cairn:
             for d in validate_roots(self.store, roots, types_file=fallback)
         ]
 
+    def is_empty(self) -> bool:
+        """Whether nothing has been indexed yet."""
+        return bool(self.store.counts()["documents"] == 0)
+
     def check(self) -> list[str]:
         """Integrity problems of the index (empty when healthy)."""
         return self.store.integrity_check()

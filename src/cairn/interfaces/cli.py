@@ -213,8 +213,15 @@ def search(
     try:
         with _open(db) as cairn:
             res = cairn.search(text, limit=limit, explain=explain, include_alternates=alternates)
+            empty = not res.hits and cairn.is_empty()
+            where = str(cairn.config.db_path)
     except CairnError as exc:
         raise _fail(exc, as_json) from None
+    if empty:
+        err.print(
+            f"[yellow]note:[/yellow] the index {escape(where)} is empty; "
+            "run [bold]cairn index FOLDER[/bold] first (or pick another with --db)"
+        )
     if as_json:
         _emit_json(
             {

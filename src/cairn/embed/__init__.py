@@ -1,0 +1,22 @@
+"""Embeddings: the :class:`Embedder` protocol, providers, model locator and index step.
+
+Providers are imported lazily (each lives in its own module and imports its heavy
+library inside its constructor), so ``import cairn.embed`` costs nothing and a missing
+extra surfaces as :class:`cairn.errors.ProviderUnavailable`, never ``ImportError``.
+
+* ``static`` — :class:`cairn.embed.static.StaticEmbedder`: a model2vec model distilled
+  from all-MiniLM-L6-v2 and shipped in ``cairn/data/models/minilm-l6-static`` (extra
+  ``cairn[embed]``);
+* ``minilm`` — :class:`cairn.embed.sbert.SentenceTransformerEmbedder`: all-MiniLM-L6-v2
+  through sentence-transformers (extra ``cairn[minilm]``);
+* ``minilm-onnx`` — :class:`cairn.embed.onnx.OnnxEmbedder`: all-MiniLM-L6-v2 as ONNX
+  (int8) through onnxruntime, when an ONNX file is found by the locator;
+* ``http`` — :class:`cairn.embed.http.HttpEmbedder`: any OpenAI-compatible
+  ``/v1/embeddings`` endpoint (standard library only).
+
+Use :func:`cairn.embed.registry.make_embedder` to build one by name.
+"""
+
+from cairn.embed.base import Embedder, l2_normalize
+
+__all__ = ["Embedder", "l2_normalize"]

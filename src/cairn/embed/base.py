@@ -1,0 +1,86 @@
+"""The :class:`Embedder` protocol and helpers shared by providers (DESIGN.md, Embeddings)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Matrix = npt.NDArray[np.float32]
+else:
+    Matrix = object
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors.
+
+    Attributes:
+        name: a short human name (``static:minilm-l6-static``, ``http:nomic-embed-text``).
+        dim: the vector dimension.
+        fingerprint: identifies the embedding space: the same text under the same
+            fingerprint always gives the same vector (model weights, pooling, dim).
+            Vectors of different fingerprints are never compared or mixed.
+    """
+
+    name: str
+    dim: int
+    fingerprint: str
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """Embed ``texts``; returns a float32 array of shape ``[len(texts), dim]`` whose
+        rows have L2 norm 1 (a zero row for a text that has no embedding)."""
+        ...
+
+
+def l2_normalize(x: Matrix) -> Matrix:
+    """Rows of ``x`` scaled to unit L2 norm, as C-contiguous float32 (zero rows stay zero)."""
+    import numpy as np
+
+    arr = np.ascontiguousarray(x, dtype=np.float32)
+    if arr.ndim == 1:
+        arr = arr.reshape(1, -1)
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    out: Matrix = (arr / norms).astype(np.float32, copy=False)
+    return out
+
+
+def file_fingerprint(*paths: Path, extra: str = "") -> str:
+    """A 16-hex-digit hash over files' sizes and contents (first and last MiB) and ``extra``.
+
+    Reading only the ends keeps it fast for 90 MB weight files while still changing
+    whenever a different model is put in place.
+    """
+    h = hashlib.sha256(extra.encode())
+    for p in paths:
+        size = p.stat().st_size
+        h.update(f"{p.name}:{size}".encode())
+        with p.open("rb") as f:
+            h.update(f.read(1 << 20))
+            if size > 2 << 20:
+                f.seek(-(1 << 20), 2)
+                h.update(f.read())
+    return h.hexdigest()[:16]
+
+
+def require(module: str, extra: str) -> None:
+    """Raise :class:`ProviderUnavailable` naming the extra when ``module`` is missing."""
+    import importlib.util
+
+    from cairn.errors import ProviderUnavailable
+
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise ProviderUnavailable(
+            f"the {module!r} package is not installed; "
+            f"install it with: pip install 'cairn[{extra}]'"
+        )

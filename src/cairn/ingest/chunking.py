@@ -1,0 +1,290 @@
+"""Units → chunks sized for embedding (DESIGN.md, "The model": Chunk).
+
+A unit whose body fits the token budget is one chunk. A longer body is cut at the
+strongest boundary that keeps pieces under the budget: paragraphs (blank lines) and list
+items first, then sentences, then (for a run-on sentence) words. Pieces are packed
+greedily into chunks of about ``target`` tokens. ``text`` is the chunk itself; ``window``
+is the chunk extended by up to ``overlap`` tokens of the text before and after it (whole
+sentences or words), so the embedding of a chunk sees its neighbourhood while the
+snippet shows only the chunk.
+
+Tokens are counted with a cheap approximation of a WordPiece tokenizer: every run of
+word characters and every other non-space character counts one (:func:`count_tokens`).
+English prose comes out within about 20% of all-MiniLM-L6-v2's own count.
+
+Profiles (``short``, ``medium``, ``long``) give (target, overlap) pairs; a note type
+picks its profile in ``types.yaml`` (``chunk_profile``); the token numbers are
+configurable through :class:`ChunkConfig`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_PARA = re.compile(r"\n[ \t]*\n+")
+_LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+", re.MULTILINE)
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？])[\"')\]]*\s+")
+_FENCE = re.compile(r"^[ \t]*(```|~~~|#\+begin_src|#\+BEGIN_SRC)", re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """A chunk size: ``target`` tokens per chunk, ``overlap`` tokens of context each side."""
+
+    target: int
+    overlap: int
+
+
+DEFAULT_PROFILES: Mapping[str, Profile] = {
+    "short": Profile(target=96, overlap=16),
+    "medium": Profile(target=192, overlap=32),
+    "long": Profile(target=384, overlap=48),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkConfig:
+    """Chunking settings.
+
+    Attributes:
+        profiles: profile name → :class:`Profile`.
+        default_profile: the profile used when a note type names none.
+        type_profiles: note type → profile name (from ``types.yaml`` ``chunk_profile``).
+    """
+
+    profiles: Mapping[str, Profile] = field(default_factory=lambda: dict(DEFAULT_PROFILES))
+    default_profile: str = "medium"
+    type_profiles: Mapping[str, str] = field(default_factory=dict)
+
+    def profile_for(self, note_type: str | None) -> tuple[str, Profile]:
+        """``(name, Profile)`` for a note type; unknown names fall back to the default."""
+        name = self.type_profiles.get(note_type or "", self.default_profile)
+        if name not in self.profiles:
+            name = self.default_profile
+        return name, self.profiles.get(name, DEFAULT_PROFILES["medium"])
+
+    def signature(self) -> str:
+        """A short hash of the settings; chunks made under another signature are redone."""
+        parts = [f"{k}:{p.target}:{p.overlap}" for k, p in sorted(self.profiles.items())]
+        parts.append(f"default:{self.default_profile}")
+        parts += [f"type:{k}={v}" for k, v in sorted(self.type_profiles.items())]
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A slice of a unit's body sized for embedding.
+
+    Attributes:
+        unit_id: the unit it belongs to.
+        ordinal: 0-based position among the unit's chunks.
+        text: the chunk (``body[start:end]``).
+        window: the chunk with its overlap (``body[window_start:window_end]``).
+        start / end / window_start / window_end: character offsets into the body.
+        tokens: approximate token count of ``text`` (:func:`count_tokens`).
+    """
+
+    unit_id: str
+    ordinal: int
+    text: str
+    window: str
+    start: int
+    end: int
+    window_start: int
+    window_end: int
+    tokens: int
+
+
+def count_tokens(text: str) -> int:
+    """Approximate token count: word runs and single punctuation characters."""
+    return len(_TOKEN.findall(text))
+
+
+def _spans(text: str, start: int, end: int, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """Split ``text[start:end]`` at ``pattern`` matches; spans exclude the separators."""
+    out: list[tuple[int, int]] = []
+    pos = start
+    for m in pattern.finditer(text, start, end):
+        if m.start() > pos:
+            out.append((pos, m.start()))
+        pos = m.end()
+    if pos < end:
+        out.append((pos, end))
+    return [(a, b) for a, b in out if text[a:b].strip()]
+
+
+def _list_items(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Split a paragraph at the start of each list item (keeping the marker)."""
+    cuts = [m.start() for m in _LIST_ITEM.finditer(text, start, end)]
+    if not cuts:
+        return [(start, end)]
+    bounds = sorted({start, *cuts, end})
+    return [(a, b) for a, b in itertools.pairwise(bounds) if text[a:b].strip()]
+
+
+def _word_spans(text: str, start: int, end: int, budget: int) -> list[tuple[int, int]]:
+    """Cut a run-on span into pieces of at most ``budget`` tokens at token boundaries."""
+    out: list[tuple[int, int]] = []
+    toks = list(_TOKEN.finditer(text, start, end))
+    for i in range(0, len(toks), budget):
+        group = toks[i : i + budget]
+        a = start if i == 0 else group[0].start()
+        b = end if i + budget >= len(toks) else toks[i + budget].start()
+        out.append((a, b))
+    return out
+
+
+def _pieces(text: str, budget: int) -> list[tuple[int, int]]:
+    """Spans of ``text`` of at most ``budget`` tokens each, cut at the strongest boundary.
+
+    Fenced code blocks count as one paragraph (never split at their blank lines unless
+    they exceed the budget).
+    """
+    out: list[tuple[int, int]] = []
+    for pa, pb in _paragraphs(text):
+        for la, lb in _list_items(text, pa, pb):
+            if count_tokens(text[la:lb]) <= budget:
+                out.append((la, lb))
+                continue
+            for sa, sb in _spans(text, la, lb, _SENTENCE_END):
+                if count_tokens(text[sa:sb]) <= budget:
+                    out.append((sa, sb))
+                else:
+                    out.extend(_word_spans(text, sa, sb, budget))
+    return out
+
+
+def _paragraphs(text: str) -> list[tuple[int, int]]:
+    """Paragraph spans; blank lines inside a fenced code block do not split it."""
+    fences = [m.start() for m in _FENCE.finditer(text)]
+    protected: list[tuple[int, int]] = []
+    for a, b in zip(fences[::2], fences[1::2], strict=False):
+        line_end = text.find("\n", b)
+        protected.append((a, len(text) if line_end < 0 else line_end))
+    out: list[tuple[int, int]] = []
+    pos = 0
+    for m in _PARA.finditer(text):
+        if any(pa <= m.start() < pb for pa, pb in protected):
+            continue
+        if m.start() > pos:
+            out.append((pos, m.start()))
+        pos = m.end()
+    if pos < len(text):
+        out.append((pos, len(text)))
+    return [(a, b) for a, b in out if text[a:b].strip()]
+
+
+def _extend_back(text: str, start: int, floor: int, budget: int) -> int:
+    """Move ``start`` back over up to ``budget`` tokens of ``text[floor:start]``."""
+    if budget <= 0 or start <= floor:
+        return start
+    toks = list(_TOKEN.finditer(text, floor, start))
+    if not toks:
+        return start
+    keep = toks[-budget:]
+    words = [t for t in keep if t.group()[0].isalnum() or t.group()[0] == "_"]
+    first = (words or keep)[0].start()
+    # prefer a sentence start inside the kept context
+    for m in _SENTENCE_END.finditer(text, first, start):
+        if m.end() < start:
+            return m.end()
+    return first
+
+
+def _extend_forward(text: str, end: int, ceil: int, budget: int) -> int:
+    """Move ``end`` forward over up to ``budget`` tokens of ``text[end:ceil]``."""
+    if budget <= 0 or end >= ceil:
+        return end
+    toks = list(_TOKEN.finditer(text, end, ceil))
+    if not toks:
+        return end
+    keep = toks[:budget]
+    last = keep[-1].end()
+    best = last
+    for m in _SENTENCE_END.finditer(text, end, last):
+        best = m.start()
+    return best if best > end else last
+
+
+def chunk_text(unit_id: str, body: str, profile: Profile) -> list[Chunk]:
+    """Split one unit body into chunks.
+
+    Args:
+        unit_id: the unit's id (copied into each chunk).
+        body: the unit's body text.
+        profile: token target and overlap.
+
+    Returns:
+        At least one chunk for a non-blank body (one chunk when it fits ``target``);
+        ``[]`` for a blank body. Chunks are in order and do not overlap each other;
+        their windows do.
+    """
+    if not body.strip():
+        return []
+    total = count_tokens(body)
+    if total <= profile.target:
+        a, b = _trim(body, 0, len(body))
+        return [Chunk(unit_id, 0, body[a:b], body[a:b], a, b, a, b, total)]
+    groups: list[tuple[int, int, int]] = []  # start, end, tokens
+    for a, b in _pieces(body, profile.target):
+        n = count_tokens(body[a:b])
+        if groups and groups[-1][2] + n <= profile.target:
+            s, _, t = groups[-1]
+            groups[-1] = (s, b, t + n)
+        else:
+            groups.append((a, b, n))
+    chunks: list[Chunk] = []
+    for i, (a, b, n) in enumerate(groups):
+        a, b = _trim(body, a, b)
+        wa = _extend_back(body, a, groups[i - 1][0] if i else 0, profile.overlap)
+        wb = _extend_forward(
+            body, b, groups[i + 1][1] if i + 1 < len(groups) else len(body), profile.overlap
+        )
+        wa, wb = _trim(body, wa, wb)
+        chunks.append(Chunk(unit_id, i, body[a:b], body[wa:wb], a, b, wa, wb, n))
+    return chunks
+
+
+def _trim(text: str, a: int, b: int) -> tuple[int, int]:
+    while a < b and text[a].isspace():
+        a += 1
+    while b > a and text[b - 1].isspace():
+        b -= 1
+    return a, b
+
+
+def metadata_prefix(
+    doc_title: str | None,
+    outline_path: tuple[str, ...] | list[str],
+    tags: tuple[str, ...] | list[str],
+) -> str:
+    """The short line put before each chunk when it is embedded.
+
+    ``"Doc title › Heading › Sub (#tag1 #tag2)\\n"``: the document title and the outline
+    path (without repeating the document title), and the tags. ``""`` when all are empty.
+    """
+    parts: list[str] = []
+    for p in (doc_title or "", *outline_path):
+        p = " ".join(p.split())
+        if p and (not parts or parts[-1] != p):
+            parts.append(p)
+    line = " › ".join(parts)
+    if tags:
+        tag_text = " ".join("#" + t.lstrip("#") for t in dict.fromkeys(tags))
+        line = f"{line} ({tag_text})" if line else tag_text
+    return line + "\n" if line else ""
+
+
+def embed_input(prefix: str, chunk: Chunk) -> str:
+    """The exact text given to the embedder: the metadata prefix and the chunk's window."""
+    return prefix + chunk.window
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 (hex, 32 chars) of the embedded text: the embedding cache key."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

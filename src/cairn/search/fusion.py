@@ -1,0 +1,263 @@
+"""Fusion of ranked lists: Reciprocal Rank Fusion and the linear blend (DESIGN.md,
+Retrieval §3).
+
+RRF (the default): ``S(d) = Σ_l w_l / (k + rank_l(d))`` over the lists ``l`` that hold
+``d``, ranks 1-based, ``k = 60``, weights keyword 0.6 / semantic 0.4 by default.
+
+Linear blend: ``S = α·sim + β·kw + γ·graph + δ·time_decay + ε·type_weight`` with
+``sim`` the cosine similarity of the unit's best chunk (clipped to [0, 1]), ``kw`` the
+BM25 score divided by the best BM25 score of the query (so in [0, 1]), ``graph`` a
+graph-proximity score in [0, 1] (0 until graph expansion supplies one),
+``time_decay = exp(−λ·age_days)`` and ``type_weight`` the note type's
+``retriever_weight`` from ``types.yaml`` (1.0 when the type has none). Defaults:
+α 0.45, β 0.25, γ 0.20, δ 0.07, ε 0.03, λ 0.0025 per day.
+
+Every fused score is the exact (``math.fsum``) sum of its named summands, which the
+explanation lists. Scores are made distinct so evaluation tools that sort by score
+alone agree with our order: a ``tiebreak`` summand (at most 1e-6, from the lists' raw
+scores) separates RRF near-ties, and equal scores left after that get an ``order``
+summand of a few 1e-12 in key order. Ordering is deterministic: score, then key.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cairn.errors import ConfigError
+
+TIEBREAK_SCALE = 1e-6
+ORDER_STEP = 1e-12
+
+
+@dataclass(frozen=True, slots=True)
+class FusionConfig:
+    """Fusion settings (``[fusion]`` in ``cairn.toml``).
+
+    Attributes:
+        method: ``rrf`` or ``linear``.
+        rrf_k: the RRF constant.
+        weights: per-list RRF weights (``keyword``, ``semantic``).
+        alpha / beta / gamma / delta / epsilon: linear blend weights.
+        decay_lambda: λ of ``time_decay`` per day.
+        depth: candidates taken from each list before fusion.
+    """
+
+    method: str = "rrf"
+    rrf_k: float = 60.0
+    weights: Mapping[str, float] = field(
+        default_factory=lambda: {"keyword": 0.6, "semantic": 0.4}
+    )
+    alpha: float = 0.45
+    beta: float = 0.25
+    gamma: float = 0.20
+    delta: float = 0.07
+    epsilon: float = 0.03
+    decay_lambda: float = 0.0025
+    depth: int = 100
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> FusionConfig:
+        """Read a ``[fusion]`` table (keys as the attributes; ``lambda`` for λ).
+
+        Raises:
+            ConfigError: an unknown method or a value of the wrong type.
+        """
+        base = cls()
+        method = str(data.get("method", base.method))
+        if method not in ("rrf", "linear"):
+            raise ConfigError("[fusion] method must be 'rrf' or 'linear'")
+        try:
+            weights = dict(base.weights)
+            weights.update({str(k): float(v) for k, v in dict(data.get("weights", {})).items()})
+            return cls(
+                method=method,
+                rrf_k=float(data.get("rrf_k", base.rrf_k)),
+                weights=weights,
+                alpha=float(data.get("alpha", base.alpha)),
+                beta=float(data.get("beta", base.beta)),
+                gamma=float(data.get("gamma", base.gamma)),
+                delta=float(data.get("delta", base.delta)),
+                epsilon=float(data.get("epsilon", base.epsilon)),
+                decay_lambda=float(data.get("lambda", data.get("decay_lambda", base.decay_lambda))),
+                depth=int(data.get("depth", base.depth)),
+            )
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"[fusion] has a value of the wrong type: {exc}") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    """One fused result.
+
+    Attributes:
+        key: the item (a unit rowid in search).
+        score: ``math.fsum(summands.values())``.
+        summands: named parts of the score.
+        ranks / raw: per list, the item's 1-based rank and raw score (lists that do not
+            hold the item are absent).
+    """
+
+    key: Any
+    score: float
+    summands: Mapping[str, float]
+    ranks: Mapping[str, int]
+    raw: Mapping[str, float]
+
+
+Ranked = Sequence[tuple[Any, float]]
+"""A ranked list, best first: ``(key, raw score)`` pairs."""
+
+
+def _norm(lst: Ranked) -> dict[Any, float]:
+    """Min-max normalised raw scores of a list (1.0 for every item of a flat list)."""
+    if not lst:
+        return {}
+    vals = [s for _, s in lst]
+    lo, hi = min(vals), max(vals)
+    span = hi - lo
+    return {k: (s - lo) / span if span > 0 else 1.0 for k, s in lst}
+
+
+def _positions(
+    lists: Mapping[str, Ranked],
+) -> tuple[dict[Any, dict[str, int]], dict[Any, dict[str, float]]]:
+    ranks: dict[Any, dict[str, int]] = {}
+    raw: dict[Any, dict[str, float]] = {}
+    for name, lst in lists.items():
+        for i, (key, score) in enumerate(lst, start=1):
+            if name in ranks.setdefault(key, {}):
+                continue  # a key listed twice keeps its best rank
+            ranks[key][name] = i
+            raw.setdefault(key, {})[name] = float(score)
+    return ranks, raw
+
+
+def make_distinct(items: list[Fused]) -> list[Fused]:
+    """Sort by (score desc, key asc) and make every score lower than the one before.
+
+    An item whose score is not below its predecessor's (an exact tie) gets an ``order``
+    summand of ``−j·1e-12`` with the smallest ``j`` that puts it below, so the order is
+    kept, every summand is listed, and the summands still add up to the score.
+    """
+    ordered = sorted(items, key=lambda f: (-f.score, str(f.key)))
+    out: list[Fused] = []
+    for f in ordered:
+        if out and f.score >= out[-1].score:
+            summands = dict(f.summands)
+            base = f.summands.get("order", 0.0)
+            step = 1
+            while True:
+                summands["order"] = base - step * ORDER_STEP
+                score = math.fsum(summands.values())
+                if score < out[-1].score:
+                    break
+                step += 1
+            f = Fused(f.key, score, summands, f.ranks, f.raw)
+        out.append(f)
+    return out
+
+
+def rrf(
+    lists: Mapping[str, Ranked],
+    *,
+    k: float = 60.0,
+    weights: Mapping[str, float] | None = None,
+    tiebreak: bool = True,
+) -> list[Fused]:
+    """Reciprocal Rank Fusion of ranked lists.
+
+    Args:
+        lists: list name → ``(key, raw score)`` pairs, best first.
+        k: the RRF constant.
+        weights: list name → weight (missing names weigh 1.0).
+        tiebreak: add the ``tiebreak`` summand ``1e-6 · Σ_l w_l·norm_l(raw) / Σ_l w_l``
+            (``norm_l`` min-max over list ``l``), which separates near-ties.
+
+    Returns:
+        Every key of every list, best first, with summands ``rrf_<list>`` (and
+        ``tiebreak``); scores distinct (see :func:`make_distinct`).
+    """
+    w = dict(weights or {})
+    ranks, raw = _positions(lists)
+    norms = {name: _norm(lst) for name, lst in lists.items()}
+    wsum = sum(w.get(n, 1.0) for n in lists) or 1.0
+    out: list[Fused] = []
+    for key, rk in ranks.items():
+        summands = {f"rrf_{n}": w.get(n, 1.0) / (k + r) for n, r in rk.items()}
+        if tiebreak:
+            tb = sum(w.get(n, 1.0) * norms[n][key] for n in rk) / wsum
+            summands["tiebreak"] = TIEBREAK_SCALE * tb
+        out.append(Fused(key, math.fsum(summands.values()), summands, rk, raw[key]))
+    return make_distinct(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Signals:
+    """Per-item inputs of the linear blend other than the lists themselves.
+
+    Attributes:
+        sim: cosine similarity for items the semantic list does not hold (e.g. computed
+            exactly for keyword-only candidates); items in neither get 0.
+        graph: graph proximity in [0, 1].
+        age_days: age of the item in days (``None``: no date, decay term 0).
+        type_weight: the note type's ``retriever_weight`` (missing: 1.0).
+    """
+
+    sim: Mapping[Any, float] = field(default_factory=dict)
+    graph: Mapping[Any, float] = field(default_factory=dict)
+    age_days: Mapping[Any, float | None] = field(default_factory=dict)
+    type_weight: Mapping[Any, float] = field(default_factory=dict)
+
+
+def linear(
+    keyword: Ranked,
+    semantic: Ranked,
+    signals: Signals | None = None,
+    config: FusionConfig | None = None,
+) -> list[Fused]:
+    """The linear blend ``S = α·sim + β·kw + γ·graph + δ·time_decay + ε·type_weight``.
+
+    Args:
+        keyword: ``(key, bm25)`` best first (BM25 as ``-bm25()``, higher is better).
+        semantic: ``(key, cosine)`` best first.
+        signals: graph, dates, type weights and extra similarities.
+        config: the weights and λ.
+
+    Returns:
+        Every key of either list, best first, with summands ``sim``, ``kw``, ``graph``,
+        ``time_decay``, ``type_weight`` (each already multiplied by its weight); scores
+        distinct (see :func:`make_distinct`).
+    """
+    cfg = config or FusionConfig()
+    sig = signals or Signals()
+    ranks, raw = _positions({"keyword": keyword, "semantic": semantic})
+    best_kw = max((s for _, s in keyword), default=0.0)
+    out: list[Fused] = []
+    for key, rk in ranks.items():
+        r = raw[key]
+        sim = r["semantic"] if "semantic" in r else float(sig.sim.get(key, 0.0))
+        sim = min(1.0, max(0.0, sim))
+        kw = r["keyword"] / best_kw if "keyword" in r and best_kw > 0 else 0.0
+        age = sig.age_days.get(key)
+        decay = math.exp(-cfg.decay_lambda * max(0.0, age)) if age is not None else 0.0
+        summands = {
+            "sim": cfg.alpha * sim,
+            "kw": cfg.beta * kw,
+            "graph": cfg.gamma * float(sig.graph.get(key, 0.0)),
+            "time_decay": cfg.delta * decay,
+            "type_weight": cfg.epsilon * float(sig.type_weight.get(key, 1.0)),
+        }
+        out.append(Fused(key, math.fsum(summands.values()), summands, rk, r))
+    return make_distinct(out)
+
+
+def single(name: str, lst: Ranked) -> list[Fused]:
+    """One list as fused results: the score is the list's raw score (summand ``name``)."""
+    ranks, raw = _positions({name: lst})
+    out = [
+        Fused(key, raw[key][name], {name: raw[key][name]}, ranks[key], raw[key]) for key in ranks
+    ]
+    return make_distinct(out)

@@ -1,0 +1,365 @@
+"""Chunks and their vectors, in the same SQLite file as the units (DESIGN.md, Storage).
+
+Tables (the ``vectors`` component, created with ``store.ensure_component``):
+
+* ``chunks`` — one row per chunk of a unit: character offsets of ``text`` and ``window``
+  in the unit body, token count, the chunking profile, and ``hash``, the content hash
+  of the exact text embedded (metadata prefix + window). ``unit_id`` references
+  ``units(id) ON DELETE CASCADE``: when the store deletes a unit (file changed, moved or
+  removed), its chunks go with it.
+* ``embeddings`` — the vectors, keyed by ``(space, hash)``: ``space`` is the embedder's
+  fingerprint, ``vector`` a float32 BLOB (little-endian, ``dim`` values). Being keyed by
+  content, not by unit, this table is also the embedding cache: a renamed or re-indexed
+  unit whose text did not change finds its vector here, and another model writes into
+  its own space. :meth:`VectorStore.prune` removes vectors no chunk uses any more (run
+  after each embedding pass), so a deleted note leaves no vector behind.
+* ``vector_spaces`` — the spaces seen: name and dimension.
+* ``vector_meta`` — ``generation`` (bumped by triggers on every chunk or vector insert or
+  delete, so in-memory matrices know when they are stale) and ``chunker`` (the chunking
+  settings' signature; chunks made under other settings are redone).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from cairn.errors import StoreError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from cairn.store import Store
+
+MIGRATIONS: tuple[str, ...] = (
+    """
+    CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        unit_id TEXT NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        start INTEGER NOT NULL,
+        end INTEGER NOT NULL,
+        window_start INTEGER NOT NULL,
+        window_end INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        profile TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        UNIQUE (unit_id, ordinal)
+    );
+    CREATE INDEX chunks_hash ON chunks(hash);
+    CREATE TABLE embeddings (
+        space TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (space, hash)
+    ) WITHOUT ROWID;
+    CREATE TABLE vector_spaces (
+        space TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        created TEXT NOT NULL
+    );
+    CREATE TABLE vector_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO vector_meta(key, value) VALUES ('generation', '0');
+    INSERT INTO vector_meta(key, value) VALUES ('chunker', '')
+    """,
+)
+
+# Trigger bodies hold ';', which ensure_component's statement splitter would cut, so
+# they are created one statement at a time (idempotent).
+_TRIGGERS = tuple(
+    f"CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON {table} BEGIN "
+    "UPDATE vector_meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'; END"
+    for name, event, table in (
+        ("chunks_gen_ins", "INSERT", "chunks"),
+        ("chunks_gen_del", "DELETE", "chunks"),
+        ("embeddings_gen_ins", "INSERT", "embeddings"),
+        ("embeddings_gen_del", "DELETE", "embeddings"),
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    """A stored chunk, for the embedding pass and for explanations.
+
+    ``text`` and ``window`` are cut from the unit body by the stored offsets;
+    ``embed_text`` is filled by the caller that knows the metadata prefix.
+    """
+
+    id: int
+    unit_id: str
+    ordinal: int
+    hash: str
+    start: int
+    end: int
+    window_start: int
+    window_end: int
+
+
+@dataclass(frozen=True, slots=True)
+class VectorMatrix:
+    """Every vector of a space joined to its live chunk, ready for numpy search.
+
+    Attributes:
+        space: the embedder fingerprint.
+        generation: ``vector_meta.generation`` when it was read.
+        chunk_ids / unit_rowids / alternate: per row, the chunk id, its unit's rowid and
+            whether that unit is off a conversation's canonical branch.
+        matrix: ``float32[n, dim]`` unit vectors.
+    """
+
+    space: str
+    generation: int
+    chunk_ids: npt.NDArray[np.int64]
+    unit_rowids: npt.NDArray[np.int64]
+    alternate: npt.NDArray[np.bool_]
+    matrix: npt.NDArray[np.float32]
+
+
+class VectorStore:
+    """Chunk and vector tables over an open :class:`cairn.store.Store`.
+
+    Args:
+        store: the open store; the ``vectors`` component is created or migrated.
+
+    Raises:
+        StoreError: the tables cannot be created (e.g. a newer component version).
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.db: sqlite3.Connection = store.db
+        store.ensure_component("vectors", MIGRATIONS)
+        try:
+            for sql in _TRIGGERS:
+                self.db.execute(sql)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot create vector triggers: {exc}") from exc
+
+    # --- bookkeeping ------------------------------------------------------------------
+    def generation(self) -> int:
+        """A counter that changes whenever a chunk or vector is added or removed."""
+        row = self.db.execute("SELECT value FROM vector_meta WHERE key='generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def chunker_signature(self) -> str:
+        """The chunking settings' signature the stored chunks were made with."""
+        row = self.db.execute("SELECT value FROM vector_meta WHERE key='chunker'").fetchone()
+        return str(row[0]) if row else ""
+
+    def reset_chunks(self, signature: str) -> None:
+        """Delete every chunk (vectors stay cached) and record new chunking settings.
+
+        Call inside a transaction.
+        """
+        self.db.execute("DELETE FROM chunks")
+        self.db.execute(
+            "INSERT INTO vector_meta(key, value) VALUES ('chunker', ?) "
+            "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (signature,),
+        )
+
+    def ensure_space(self, space: str, name: str, dim: int) -> None:
+        """Record an embedding space (idempotent).
+
+        Raises:
+            StoreError: the space is known with another dimension.
+        """
+        row = self.db.execute("SELECT dim FROM vector_spaces WHERE space=?", (space,)).fetchone()
+        if row is not None:
+            if int(row[0]) != dim:
+                raise StoreError(f"embedding space {space} has dim {row[0]}, not {dim}")
+            return
+        self.db.execute(
+            "INSERT INTO vector_spaces(space, name, dim, created) VALUES (?,?,?,?)",
+            (space, name, dim, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+        )
+
+    def spaces(self) -> list[dict[str, Any]]:
+        """Known spaces with their vector counts."""
+        rows = self.db.execute(
+            "SELECT s.space, s.name, s.dim, (SELECT count(*) FROM embeddings e "
+            "WHERE e.space = s.space) AS vectors FROM vector_spaces s ORDER BY s.created"
+        ).fetchall()
+        return [dict(r) for r in rows]
+
+    # --- chunks -----------------------------------------------------------------------
+    def units_without_chunks(self, document_ids: Sequence[str] | None = None) -> list[sqlite3.Row]:
+        """Units that have no chunk yet, with what the chunker and prefix need.
+
+        Columns: ``id``, ``title``, ``outline_path`` (JSON), ``body``, ``tags``,
+        ``inherited_tags`` (JSON), ``doc_title``, ``doc_type``, ``doc_tags`` (JSON).
+        """
+        sql = (
+            "SELECT u.id, u.title, u.outline_path, u.body, u.tags, u.inherited_tags, "
+            "d.title AS doc_title, d.type AS doc_type, d.tags AS doc_tags FROM units u "
+            "JOIN documents d ON d.id = u.document_id "
+            "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = u.id)"
+        )
+        if document_ids is None:
+            return self.db.execute(sql + " ORDER BY u.rowid").fetchall()
+        out: list[sqlite3.Row] = []
+        ids = list(dict.fromkeys(document_ids))
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            q = ",".join("?" * len(part))
+            out += self.db.execute(
+                sql + f" AND u.document_id IN ({q}) ORDER BY u.rowid", part
+            ).fetchall()
+        return out
+
+    def add_chunks(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Insert chunks: ``(unit_id, ordinal, start, end, window_start, window_end,
+        tokens, profile, hash)`` tuples. Call inside a transaction."""
+        self.db.executemany(
+            "INSERT OR REPLACE INTO chunks(unit_id, ordinal, start, end, window_start, "
+            "window_end, tokens, profile, hash) VALUES (?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+
+    def chunks_of(self, unit_id: str) -> list[ChunkRow]:
+        """A unit's chunks in order."""
+        rows = self.db.execute(
+            "SELECT id, unit_id, ordinal, hash, start, end, window_start, window_end "
+            "FROM chunks WHERE unit_id=? ORDER BY ordinal",
+            (unit_id,),
+        ).fetchall()
+        return [ChunkRow(*r) for r in rows]
+
+    def chunk_units(self, chunk_ids: Sequence[int]) -> dict[int, sqlite3.Row]:
+        """``chunk id -> row`` with the chunk's offsets and its unit's body."""
+        if not chunk_ids:
+            return {}
+        q = ",".join("?" * len(chunk_ids))
+        rows = self.db.execute(
+            "SELECT c.id, c.ordinal, c.start, c.end, c.window_start, c.window_end, u.body "
+            f"FROM chunks c JOIN units u ON u.id = c.unit_id WHERE c.id IN ({q})",
+            list(chunk_ids),
+        ).fetchall()
+        return {int(r["id"]): r for r in rows}
+
+    def chunks_missing_vectors(self, space: str) -> list[sqlite3.Row]:
+        """Live chunks with no vector in ``space``, with the fields their embedded text
+        is made from (``hash``, ``window_start``, ``window_end``, unit ``title``,
+        ``outline_path``, ``body``, ``tags``, ``inherited_tags``, ``doc_title``)."""
+        return self.db.execute(
+            "SELECT c.id, c.hash, c.window_start, c.window_end, u.title, u.outline_path, "
+            "u.body, u.tags, u.inherited_tags, d.title AS doc_title FROM chunks c "
+            "JOIN units u ON u.id = c.unit_id JOIN documents d ON d.id = u.document_id "
+            "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.space = ? AND e.hash = c.hash) "
+            "ORDER BY c.id",
+            (space,),
+        ).fetchall()
+
+    # --- vectors ----------------------------------------------------------------------
+    def has_vectors(self, space: str, hashes: Sequence[str]) -> set[str]:
+        """The subset of ``hashes`` that already have a vector in ``space``."""
+        found: set[str] = set()
+        uniq = list(dict.fromkeys(hashes))
+        for i in range(0, len(uniq), 500):
+            part = uniq[i : i + 500]
+            q = ",".join("?" * len(part))
+            found.update(
+                r[0]
+                for r in self.db.execute(
+                    f"SELECT hash FROM embeddings WHERE space=? AND hash IN ({q})", [space, *part]
+                )
+            )
+        return found
+
+    def put_vectors(self, space: str, items: Iterable[tuple[str, npt.NDArray[np.float32]]]) -> int:
+        """Store ``(hash, vector)`` pairs in ``space`` (existing ones are kept).
+
+        Call inside a transaction. Returns the number of pairs given.
+        """
+        import numpy as np
+
+        rows = [(space, h, np.asarray(v, dtype="<f4").tobytes()) for h, v in items]
+        self.db.executemany(
+            "INSERT OR IGNORE INTO embeddings(space, hash, vector) VALUES (?,?,?)", rows
+        )
+        return len(rows)
+
+    def vector(self, space: str, hash_: str) -> npt.NDArray[np.float32] | None:
+        """One stored vector, or ``None``."""
+        import numpy as np
+
+        row = self.db.execute(
+            "SELECT vector FROM embeddings WHERE space=? AND hash=?", (space, hash_)
+        ).fetchone()
+        return None if row is None else np.frombuffer(row[0], dtype="<f4").astype(np.float32)
+
+    def prune(self) -> int:
+        """Delete vectors (of every space) whose text no live chunk uses; returns rows.
+
+        Call inside a transaction.
+        """
+        cur = self.db.execute(
+            "DELETE FROM embeddings WHERE NOT EXISTS "
+            "(SELECT 1 FROM chunks c WHERE c.hash = embeddings.hash)"
+        )
+        return int(cur.rowcount or 0)
+
+    def drop_space(self, space: str) -> int:
+        """Forget a space and its vectors; returns vectors removed. Call in a transaction."""
+        cur = self.db.execute("DELETE FROM embeddings WHERE space=?", (space,))
+        self.db.execute("DELETE FROM vector_spaces WHERE space=?", (space,))
+        return int(cur.rowcount or 0)
+
+    def matrix(self, space: str) -> VectorMatrix:
+        """Load every live chunk vector of ``space`` (see :class:`VectorMatrix`)."""
+        import numpy as np
+
+        gen = self.generation()
+        dim_row = self.db.execute(
+            "SELECT dim FROM vector_spaces WHERE space=?", (space,)
+        ).fetchone()
+        dim = int(dim_row[0]) if dim_row else 0
+        rows = self.db.execute(
+            "SELECT c.id, u.rowid, u.alternate, e.vector FROM chunks c "
+            "JOIN units u ON u.id = c.unit_id "
+            "JOIN embeddings e ON e.space = ? AND e.hash = c.hash ORDER BY c.id",
+            (space,),
+        ).fetchall()
+        n = len(rows)
+        if n == 0 or dim == 0:
+            return VectorMatrix(
+                space, gen, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool),
+                np.zeros((0, max(dim, 1)), np.float32),
+            )
+        mat = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(n, dim)
+        return VectorMatrix(
+            space,
+            gen,
+            np.fromiter((r[0] for r in rows), np.int64, n),
+            np.fromiter((r[1] for r in rows), np.int64, n),
+            np.fromiter((bool(r[2]) for r in rows), bool, n),
+            np.ascontiguousarray(mat, dtype=np.float32),
+        )
+
+    def unit_dates_types(self, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:
+        """``unit rowid -> row`` with ``time`` (message time), ``modified``, ``created``,
+        ``mtime`` (POSIX seconds) and ``type`` (document type or the unit's ``type``
+        property), for the linear blend's time decay and type weight."""
+        if not rowids:
+            return {}
+        q = ",".join("?" * len(rowids))
+        rows = self.db.execute(
+            "SELECT u.rowid AS urowid, u.time, d.modified, d.created, d.mtime, "
+            "COALESCE(json_extract(u.properties, '$.type'), d.type) AS type "
+            f"FROM units u JOIN documents d ON d.id = u.document_id WHERE u.rowid IN ({q})",
+            list(rowids),
+        ).fetchall()
+        return {int(r["urowid"]): r for r in rows}
+
+    def counts(self) -> dict[str, int]:
+        """Rows in ``chunks`` and ``embeddings``."""
+        return {
+            "chunks": int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]),
+            "vectors": int(self.db.execute("SELECT count(*) FROM embeddings").fetchone()[0]),
+        }

@@ -24,6 +24,11 @@ from pathlib import Path
 
 from cairn.model import Document, Failure
 
+NOT_THIS_FORMAT = "not a recognised"
+"""A file parser that finds a file is not of its format at all (a ``package.json``
+beside the chat exports) yields a single :class:`Failure` whose reason starts with this;
+the pipeline then skips the file (an informational note) instead of failing it."""
+
 TextParser = Callable[..., Document]
 """``parse(text, relpath, **options) -> Document``."""
 FileParser = Callable[[Path, str], Iterator[Document | Failure]]

@@ -185,6 +185,9 @@ class Indexer:
                 )
             )
             return
+        if fmt.kind == "file":
+            self._index_export(root, sf, state, digest, fmt, tally)
+            return
         docs, failures = self._parse(fmt, sf, data, tally, bundle)
         for f in failures:
             tally.failures.append(f)
@@ -235,13 +238,6 @@ class Indexer:
         docs: list[Document] = []
         failures: list[Failure] = []
         try:
-            if fmt.kind == "file":
-                for item in fmt.file_parser()(sf.path, sf.relpath):
-                    if isinstance(item, Failure):
-                        failures.append(item)
-                    else:
-                        docs.append(item)
-                return docs, failures
             try:
                 decoded = decode(data)
             except ValueError as exc:
@@ -268,51 +264,167 @@ class Indexer:
         self, root: SourceRoot, docs: list[Document], sf: SourceFile, digest: str
     ) -> list[Document]:
         """Give documents and units their final ids (declared ids win when free)."""
-        out: list[Document] = []
         taken_docs: set[str] = set()
         taken_units: set[str] = set()
-        for doc in docs:
-            doc_id = ids.document_id(root.id, sf.relpath, doc.key)
-            if doc.declared_id and doc.declared_id not in taken_docs:
-                owner = self.store.id_owner("documents", doc.declared_id)
-                if owner is None or owner == (root.id, sf.relpath):
-                    doc_id = doc.declared_id
-                else:
-                    doc = dataclasses.replace(
-                        doc,
-                        warnings=(
-                            *doc.warnings,
-                            Diagnostic(
-                                sf.relpath,
-                                f"id {doc.declared_id} is already used by {owner[1]}; "
-                                "a path-based id is used instead",
-                            ),
-                        ),
-                    )
-            taken_docs.add(doc_id)
-            units = _unit_ids(self.store, root, sf, doc_id, doc.units, taken_units)
-            out.append(
-                dataclasses.replace(
+        return [
+            dataclasses.replace(
+                self._assign_doc_ids(root, sf, doc, taken_docs, taken_units),
+                content_hash=digest,
+            )
+            for doc in docs
+        ]
+
+    def _assign_doc_ids(
+        self,
+        root: SourceRoot,
+        sf: SourceFile,
+        doc: Document,
+        taken_docs: set[str],
+        taken_units: set[str],
+    ) -> Document:
+        """One document's id (its declared id when no other file uses it, else a
+        path-based UUIDv5) and its units' ids; ``taken_*`` hold ids already given out
+        for this file."""
+        doc_id = ids.document_id(root.id, sf.relpath, doc.key)
+        if doc.declared_id and doc.declared_id not in taken_docs:
+            owner = self.store.document_owner(doc.declared_id)
+            if owner is None or owner == (root.id, sf.relpath):
+                doc_id = doc.declared_id
+            else:
+                doc = dataclasses.replace(
                     doc,
-                    id=doc_id,
-                    root_id=root.id,
-                    content_hash=digest,
+                    warnings=(
+                        *doc.warnings,
+                        Diagnostic(
+                            sf.relpath,
+                            f"id {doc.declared_id} is already used by {owner[1]}; "
+                            "a path-based id is used instead",
+                        ),
+                    ),
+                )
+        taken_docs.add(doc_id)
+        units = _unit_ids(self.store, doc_id, doc.units, taken_units)
+        return dataclasses.replace(
+            doc, id=doc_id, root_id=root.id, size=sf.size, mtime=sf.mtime, units=units
+        )
+
+    def _index_export(
+        self,
+        root: SourceRoot,
+        sf: SourceFile,
+        state: FileState | None,
+        digest: str,
+        fmt: formats.Format,
+        tally: _Tally,
+    ) -> None:
+        """Index a multi-document export as a stream, in bounded memory.
+
+        Each document is stored as soon as it is parsed; one whose content hash is
+        unchanged since the last import is left alone (its rows and ids stay), so a newer
+        export of the same account only rewrites the conversations that changed.
+        Documents gone from the export are removed at the end, unless the parser
+        stopped early.
+        """
+        existing = self.store.document_hashes(root.id, sf.relpath)
+        seen: set[str] = set()
+        taken_docs: set[str] = set()
+        taken_units: set[str] = set()
+        failures: list[Failure] = []
+        stored = rewritten = 0
+        crashed = False
+        warnings: list[Diagnostic] = []
+        try:
+            with self.store.transaction():
+                self.store.upsert_file(
+                    root.id,
+                    sf.relpath,
                     size=sf.size,
                     mtime=sf.mtime,
-                    units=units,
+                    hash_=digest,
+                    format_=fmt.name,
+                )
+                try:
+                    for item in fmt.file_parser()(sf.path, sf.relpath):
+                        if isinstance(item, Failure):
+                            failures.append(item)
+                            continue
+                        doc = self._assign_doc_ids(root, sf, item, taken_docs, taken_units)
+                        doc = dataclasses.replace(doc, content_hash=_document_hash(item))
+                        seen.add(doc.id)
+                        stored += 1
+                        warnings.extend(doc.warnings)
+                        if existing.get(doc.id) != doc.content_hash:
+                            self.store.replace_document(doc)
+                            rewritten += 1
+                except Exception as exc:  # a parser bug: keep what was read
+                    crashed = True
+                    failures.append(
+                        Failure(sf.relpath, f"parser error: {type(exc).__name__}: {exc}")
+                    )
+                if not stored and failures:
+                    raise _NothingStored
+                if not crashed:
+                    for gone in set(existing) - seen:
+                        self.store.delete_document(gone)
+                if failures:
+                    self.store.upsert_file(
+                        root.id,
+                        sf.relpath,
+                        size=sf.size,
+                        mtime=sf.mtime,
+                        hash_=digest,
+                        format_=fmt.name,
+                        failure=failures[0],
+                    )
+        except _NothingStored:
+            if failures[0].reason.startswith(formats.NOT_THIS_FORMAT):
+                tally.skipped += 1
+                tally.warnings.append(
+                    Diagnostic(sf.relpath, failures[0].reason + "; skipped", severity="info")
+                )
+                return
+            tally.failed += 1
+            tally.failures.extend(failures)
+            self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, digest, failures[0])
+            return
+        except Exception as exc:  # a store-level fault for this file only
+            failure = Failure(sf.relpath, f"could not store: {type(exc).__name__}: {exc}")
+            tally.failures.append(failure)
+            tally.failed += 1
+            self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, digest, failure)
+            return
+        tally.warnings.extend(warnings)
+        tally.failures.extend(failures)
+        if failures:
+            tally.failed += 1
+        elif state is None:
+            tally.added += 1
+        else:
+            tally.changed += 1
+        if rewritten < stored:
+            tally.warnings.append(
+                Diagnostic(
+                    sf.relpath,
+                    f"{rewritten} of {stored} documents changed; the rest kept as indexed",
+                    severity="info",
                 )
             )
-        return out
+
+
+class _NothingStored(Exception):
+    """Raised inside an export's transaction to undo it when nothing could be read."""
+
+
+def _document_hash(doc: Document) -> str:
+    """A content hash of a parsed document (before ids), to skip unchanged ones."""
+    return content_hash(repr(doc).encode("utf-8", "surrogatepass"))
 
 
 def _unit_ids(
-    store: Store,
-    root: SourceRoot,
-    sf: SourceFile,
-    doc_id: str,
-    units: tuple[Unit, ...],
-    taken: set[str],
+    store: Store, doc_id: str, units: tuple[Unit, ...], taken: set[str]
 ) -> tuple[Unit, ...]:
+    """Unit ids: a declared id (Org ``ID``, message id) when no other document uses
+    it, else a UUIDv5 over document, kind, outline path and occurrence."""
     seen: dict[tuple[str, tuple[str, ...]], int] = {}
     assigned: list[str] = []
     for u in units:
@@ -321,8 +433,8 @@ def _unit_ids(
         seen[key] = occurrence + 1
         uid = ids.unit_id(doc_id, u.outline_path, occurrence, u.kind)
         if u.declared_id and u.declared_id not in taken and u.declared_id != doc_id:
-            owner = store.id_owner("units", u.declared_id)
-            if owner is None or owner == (root.id, sf.relpath):
+            owner = store.unit_owner(u.declared_id)
+            if owner is None or owner == doc_id:
                 uid = u.declared_id
         taken.add(uid)
         assigned.append(uid)

@@ -408,20 +408,38 @@ class SQLiteStore:
             )
         ]
         for doc_id in doc_ids:
-            self.db.execute(
-                "DELETE FROM units_fts WHERE rowid IN "
-                "(SELECT rowid FROM units WHERE document_id=?)",
-                (doc_id,),
-            )
-            self.db.execute("DELETE FROM links WHERE document_id=?", (doc_id,))
-            self.db.execute(
-                "DELETE FROM unit_tags WHERE unit_rowid IN "
-                "(SELECT rowid FROM units WHERE document_id=?)",
-                (doc_id,),
-            )
-            self.db.execute("DELETE FROM units WHERE document_id=?", (doc_id,))
-            self.db.execute("DELETE FROM documents WHERE id=?", (doc_id,))
+            self.delete_document(doc_id)
         return len(doc_ids)
+
+    def delete_document(self, doc_id: str) -> None:
+        """Delete one document with its units, tags, links and FTS rows."""
+        self.db.execute(
+            "DELETE FROM units_fts WHERE rowid IN (SELECT rowid FROM units WHERE document_id=?)",
+            (doc_id,),
+        )
+        self.db.execute("DELETE FROM links WHERE document_id=?", (doc_id,))
+        self.db.execute(
+            "DELETE FROM unit_tags WHERE unit_rowid IN "
+            "(SELECT rowid FROM units WHERE document_id=?)",
+            (doc_id,),
+        )
+        self.db.execute("DELETE FROM units WHERE document_id=?", (doc_id,))
+        self.db.execute("DELETE FROM documents WHERE id=?", (doc_id,))
+
+    def document_hashes(self, root_id: str, relpath: str) -> dict[str, str]:
+        """``document id -> content hash`` of the documents indexed from one file."""
+        return {
+            r[0]: r[1]
+            for r in self.db.execute(
+                "SELECT id, content_hash FROM documents WHERE root_id=? AND path=?",
+                (root_id, relpath),
+            )
+        }
+
+    def replace_document(self, doc: Document) -> None:
+        """Insert a document (units with final ids), replacing one with the same id."""
+        self.delete_document(doc.id)
+        self._insert_document(doc)
 
     def set_attachments(self, root_id: str, paths: Iterable[str]) -> None:
         """Replace the list of a root's non-note files."""
@@ -435,18 +453,15 @@ class SQLiteStore:
         """``(root_id, relpath)`` of every known non-note file."""
         return [(r[0], r[1]) for r in self.db.execute("SELECT root_id, path FROM attachments")]
 
-    def id_owner(self, table: str, id_: str) -> tuple[str, str] | None:
-        """``(root_id, path)`` of the file owning a document or unit id, if any."""
-        if table == "documents":
-            row = self.db.execute("SELECT root_id, path FROM documents WHERE id=?", (id_,))
-        else:
-            row = self.db.execute(
-                "SELECT d.root_id, d.path FROM units u JOIN documents d ON d.id=u.document_id "
-                "WHERE u.id=?",
-                (id_,),
-            )
-        r = row.fetchone()
+    def document_owner(self, doc_id: str) -> tuple[str, str] | None:
+        """``(root_id, path)`` of the file a document id belongs to, if any."""
+        r = self.db.execute("SELECT root_id, path FROM documents WHERE id=?", (doc_id,)).fetchone()
         return (r[0], r[1]) if r else None
+
+    def unit_owner(self, unit_id: str) -> str | None:
+        """The id of the document holding a unit id, if any."""
+        r = self.db.execute("SELECT document_id FROM units WHERE id=?", (unit_id,)).fetchone()
+        return str(r[0]) if r else None
 
     def replace_file(
         self,
@@ -466,6 +481,24 @@ class SQLiteStore:
         ``failure`` marks the file partly failed (e.g. some conversations of an export).
         """
         self._delete_file_documents(root_id, relpath)
+        self.upsert_file(
+            root_id, relpath, size=size, mtime=mtime, hash_=hash_, format_=format_, failure=failure
+        )
+        for doc in documents:
+            self._insert_document(doc)
+
+    def upsert_file(
+        self,
+        root_id: str,
+        relpath: str,
+        *,
+        size: int,
+        mtime: float,
+        hash_: str,
+        format_: str,
+        failure: Failure | None = None,
+    ) -> None:
+        """Record a file as indexed (``ok``, or ``partial`` with ``failure``)."""
         status = "partial" if failure else "ok"
         self.db.execute(
             "INSERT INTO files(root_id, path, size, mtime, hash, format, status, reason, line) "
@@ -485,8 +518,6 @@ class SQLiteStore:
                 failure.line if failure else None,
             ),
         )
-        for doc in documents:
-            self._insert_document(doc)
 
     def _insert_document(self, doc: Document) -> None:
         self.db.execute(

@@ -1,0 +1,125 @@
+"""Chat exports through the pipeline: re-imports touch only changed conversations,
+conversations gone from an export are removed, and stray JSON is skipped, not failed."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cairn.app import Cairn
+
+pytest.importorskip("cairn.formats.chats")
+
+
+def _conversation(cid: str, title: str, turns: list[tuple[str, str]]) -> dict[str, Any]:
+    """A minimal ChatGPT ``conversations.json`` entry: root → messages in a chain."""
+    mapping: dict[str, Any] = {
+        "root": {"id": "root", "parent": None, "children": [], "message": None}
+    }
+    parent = "root"
+    for i, (role, text) in enumerate(turns):
+        nid = f"{cid}-m{i}"
+        mapping[parent]["children"].append(nid)
+        mapping[nid] = {
+            "id": nid,
+            "parent": parent,
+            "children": [],
+            "message": {
+                "id": nid,
+                "author": {"role": role, "name": None, "metadata": {}},
+                "create_time": 1700000000.0 + i,
+                "content": {"content_type": "text", "parts": [text]},
+                "status": "finished_successfully",
+                "weight": 1.0,
+                "metadata": {},
+                "recipient": "all",
+            },
+        }
+        parent = nid
+    return {
+        "id": cid,
+        "conversation_id": cid,
+        "title": title,
+        "create_time": 1700000000.0,
+        "update_time": 1700000000.0 + len(turns),
+        "mapping": mapping,
+        "current_node": parent,
+    }
+
+
+def _write(path: Path, convs: list[dict[str, Any]], bump: float = 0.0) -> None:
+    path.write_text(json.dumps(convs), encoding="utf-8")
+    t = time.time() + bump
+    os.utime(path, (t, t))
+
+
+def _rows(c: Cairn) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = {}
+    for title, rowid in c.store.db.execute(
+        "SELECT d.title, u.rowid FROM units u JOIN documents d ON d.id = u.document_id "
+        "ORDER BY u.rowid"
+    ):
+        out.setdefault(title, []).append(rowid)
+    return out
+
+
+def test_reimport_rewrites_only_changed_conversations(tmp_path: Path) -> None:
+    folder = tmp_path / "export"
+    folder.mkdir()
+    export = folder / "conversations.json"
+    convs = [
+        _conversation("c1", "Soup", [("user", "lentil soup?"), ("assistant", "add cumin")]),
+        _conversation("c2", "Bikes", [("user", "squeaky chain"), ("assistant", "oil it")]),
+        _conversation("c3", "Trees", [("user", "prune apples"), ("assistant", "in winter")]),
+    ]
+    _write(export, convs)
+    (folder / "package.json").write_text('{"name": "not-a-chat", "version": "1.0.0"}')
+    c = Cairn.open(db=tmp_path / "i.db")
+    first = c.index([folder])
+    assert (first.added, first.failed, first.skipped) == (1, 0, 1)
+    assert any(w.path == "package.json" and "skipped" in w.message for w in first.warnings)
+    before = _rows(c)
+    assert set(before) == {"Soup", "Bikes", "Trees"}
+
+    convs[1] = _conversation(
+        "c2",
+        "Bikes",
+        [("user", "squeaky chain"), ("assistant", "oil it"), ("user", "derailleur gears")],
+    )
+    _write(export, convs, bump=5)
+    run = c.index()
+    assert run.changed == 1
+    after = _rows(c)
+    assert after["Soup"] == before["Soup"] and after["Trees"] == before["Trees"]
+    assert after["Bikes"] != before["Bikes"]
+    assert c.search("derailleur").hits[0].doc_title == "Bikes"
+    assert any("1 of 3 documents changed" in w.message for w in run.warnings)
+
+    _write(export, [convs[0], convs[1]], bump=10)
+    c.index()
+    assert set(_rows(c)) == {"Soup", "Bikes"}
+    assert c.search("prune apples").hits == ()
+    assert c.check() == []
+    c.close()
+
+
+def test_a_truncated_export_keeps_what_it_could_read(tmp_path: Path) -> None:
+    folder = tmp_path / "export"
+    folder.mkdir()
+    convs = [
+        _conversation("c1", "Soup", [("user", "lentil soup?"), ("assistant", "add cumin")]),
+        _conversation("c2", "Bikes", [("user", "squeaky chain"), ("assistant", "oil it")]),
+    ]
+    text = json.dumps(convs)
+    (folder / "conversations.json").write_text(text[: len(text) - 40], encoding="utf-8")
+    c = Cairn.open(db=tmp_path / "i.db")
+    run = c.index([folder])
+    assert run.failed == 1 and run.failures
+    assert c.search("cumin").hits[0].doc_title == "Soup"
+    assert c.stats()["failed_files"][0]["status"] == "partial"
+    c.close()

@@ -51,6 +51,12 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=10_000)
     ap.add_argument("--zip", action="store_true", help="parse the zipped export")
     ap.add_argument("--no-trace", action="store_true", help="skip the tracemalloc pass")
+    ap.add_argument(
+        "--index",
+        action="store_true",
+        help="run the whole pipeline (cairn index into a temp SQLite file) instead of the "
+        "parser alone",
+    )
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / ("export.zip" if args.zip else "conversations.json")
@@ -61,6 +67,23 @@ def main() -> None:
         print(f"generated {args.n} conversations: {size / 1e6:.1f} MB in {gen:.1f} s")
 
         rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        if args.index:
+            from cairn.app import Cairn
+
+            t0 = time.perf_counter()
+            with Cairn.open(db=Path(tmp) / "bench.db") as cairn:
+                run = cairn.index([out])
+                counts = cairn.stats()
+            secs = time.perf_counter() - t0
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(
+                f"indexed {counts['documents']} conversations ({counts['units']} units, "
+                f"{run.failed} failed files) in {secs:.2f} s: "
+                f"{counts['documents'] / secs:,.0f} conversations/s"
+            )
+            print(f"  ru_maxrss: {rss:.0f} MB (before indexing: {rss_before:.0f} MB)")
+            print(f"target peak memory < 500 MB: {'met' if rss < 500 else 'NOT met'}")
+            return
         t0 = time.perf_counter()
         docs, messages, units, failures = _parse(out)
         secs = time.perf_counter() - t0

@@ -729,8 +729,11 @@ class SQLiteStore:
             )
         if f.field == "role":
             return ("u.role = ? COLLATE NOCASE", [v])
-        if f.field == "kind":
-            return ("u.kind = ? COLLATE NOCASE", [v])
+        if f.field == "kind":  # a unit kind, or a chat message's kind (question, answer …)
+            return (
+                "(u.kind = ? COLLATE NOCASE OR json_extract(u.extra, '$.kind') = ?)",
+                [v, v.casefold()],
+            )
         if f.field in ("before", "after"):
             op = "<" if f.field == "before" else ">="
             stamp = (

@@ -1,0 +1,75 @@
+"""``cairn graph …`` (the Typer sub-app in ``cairn.interfaces.cli_graph``) on the small
+vault of ``conftest.py``: each command with ``--json``, and the readable output."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+pytest.importorskip("cairn.formats.markdown")
+pytest.importorskip("cairn.formats.org")
+nx = pytest.importorskip("networkx")
+
+from cairn.app import Cairn  # noqa: E402
+from cairn.export.graph import render  # noqa: E402
+from cairn.graph.service import GraphService  # noqa: E402
+from cairn.interfaces.cli_graph import graph_app  # noqa: E402
+
+
+@pytest.fixture
+def cli(small: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Run ``cairn graph ARGS --db <the small vault's index>``; returns a runner."""
+    orig = Cairn.__init__
+
+    def init(self: Cairn, config: Any) -> None:
+        orig(self, config)
+        if getattr(self, "graph", None) is None:  # until the lead attaches it
+            self.graph = GraphService(self.store, renderer=render)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(Cairn, "__init__", init)
+    app = typer.Typer()
+    app.add_typer(graph_app, name="graph")
+    db = small.cairn.config.db_path
+    monkeypatch.chdir(small.root)
+
+    def run(*args: str, code: int = 0) -> Any:
+        res = CliRunner().invoke(app, ["graph", *args, "--db", str(db)])
+        assert res.exit_code == code, res.output
+        return res
+
+    return run
+
+
+def test_backlinks_json_and_text(cli: Any) -> None:
+    data = json.loads(cli("backlinks", "beta.md", "--json").stdout)
+    assert (data["count"], data["sources"]) == (3, 1)
+    text = cli("backlinks", "beta.md").stdout
+    assert "Alpha" in text and "3 links from 1 documents" in text
+
+
+def test_neighbors_path_orphans_stats(cli: Any) -> None:
+    nb = json.loads(cli("neighbors", "sub/delta.md", "--hops", "2", "-o", "declared",
+                        "--json").stdout)
+    assert {n["hop"] for n in nb["neighbors"]} == {1, 2}
+    p = json.loads(cli("path", "sub/delta.md", "tasks.org", "--json").stdout)
+    assert p["length"] == 3
+    cli("path", "sub/delta.md", "tasks.org", "--directed", "--json", code=1)
+    assert json.loads(cli("orphans", "--json").stdout) == []
+    st = json.loads(cli("stats", "--json").stdout)
+    assert st["by_relation"]["unresolved"] == 4
+    assert "components" in cli("stats").stdout
+
+
+def test_export_and_errors(cli: Any, tmp_path: Any) -> None:
+    g = nx.node_link_graph(json.loads(cli("export", "--json").stdout))
+    assert g.number_of_edges() > 30
+    out = tmp_path / "g.graphml"
+    cli("export", "--format", "graphml", "--output", str(out))
+    assert nx.read_graphml(out).number_of_nodes() == g.number_of_nodes()
+    err = json.loads(cli("backlinks", "nope.md", "--json", code=1).stdout)
+    assert err["type"] == "NotFound"
+    cli("export", "--format", "dot", code=2)

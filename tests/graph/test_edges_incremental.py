@@ -118,3 +118,17 @@ def test_random_edit_sequences(make_vault: Any, seed: int) -> None:
         _check(v)
         origins |= {row[3] for row in _state(v)[0].values()}
     assert origins == {"declared", "structural", "implicit"}
+
+
+def test_a_file_parsed_again_with_the_same_hash_is_rebuilt(small: Any) -> None:
+    db = small.cairn.store.db
+    before = _state(small)
+    # a file marked partly failed is parsed again on the next run although its bytes
+    # (and so its content hash) did not change: its units are deleted and re-inserted
+    db.execute("UPDATE files SET status='partial', mtime=0 WHERE path='alpha.md'")
+    run = small.cairn.index([small.root])
+    assert run.changed == 1
+    assert db.execute("SELECT count(*) FROM edges WHERE source_document_id = "
+                      "(SELECT id FROM documents WHERE path='alpha.md')").fetchone()[0] == 0
+    small.graph.update()
+    assert _state(small) == before

@@ -113,3 +113,15 @@ def test_two_hops_reach_further_and_bring_in_new_units(make_vault: Any) -> None:
         "references", "parent", "references"]
     with pytest.raises(ValueError):
         v.graph.expand(hits, ExpandConfig(hops=3))
+
+
+def test_proximity_for_the_linear_blend(make_vault: Any) -> None:
+    v = make_vault(FILES)
+    hits = _ranked(v, "compost")
+    prox = v.graph.proximity(hits)
+    answer = v.uid("worm bins.md#Worm bins")
+    assert 0 < prox[answer] <= 1
+    assert all(0 <= p <= 1 for p in prox.values())
+    signed = v.graph.proximity(hits, allow_negative=True)
+    assert signed[v.uid("myths.md#Myths")] < 0
+    assert v.uid("myths.md#Myths") not in prox or prox[v.uid("myths.md#Myths")] == 0

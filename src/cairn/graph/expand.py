@@ -305,3 +305,17 @@ def explain(es: EdgeStore, hit: ExpandedHit) -> dict[str, Any]:
             for p in hit.paths
         ],
     }
+
+
+def proximity(expanded: Sequence[ExpandedHit], *, allow_negative: bool = False) -> dict[str, float]:
+    """Graph proximity per unit for the linear blend's ``graph`` term (DESIGN.md,
+    "Retrieval" §3): each hit's boost divided by the best base score among the hits,
+    clipped to [0, 1] (to [-1, 1] with ``allow_negative``, so ``contradicts`` can lower a
+    hit). Units without a boost are left out (proximity 0)."""
+    top = max((h.base_score for h in expanded), default=0.0)
+    if top <= 0:
+        top = max((abs(h.boost) for h in expanded), default=0.0) or 1.0
+    lo = -1.0 if allow_negative else 0.0
+    return {
+        h.unit_id: max(lo, min(1.0, h.boost / top)) for h in expanded if h.boost
+    }

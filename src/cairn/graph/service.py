@@ -28,7 +28,7 @@ from typing import Any
 from cairn.errors import NotFound
 from cairn.graph import edges as eb
 from cairn.graph import traverse as tv
-from cairn.graph.expand import ExpandConfig, ExpandedHit, expand, explain
+from cairn.graph.expand import ExpandConfig, ExpandedHit, expand, explain, proximity
 from cairn.store.edges import EdgeRow, EdgeStore
 from cairn.store.sqlite import SQLiteStore
 
@@ -441,6 +441,17 @@ class GraphService:
     ) -> list[ExpandedHit]:
         """Graph expansion of ranked hits (see :func:`cairn.graph.expand.expand`)."""
         return expand(self.es, hits, config or self.expand_config)
+
+    def proximity(
+        self,
+        hits: Sequence[tuple[str, float]],
+        config: ExpandConfig | None = None,
+        *,
+        allow_negative: bool = False,
+    ) -> dict[str, float]:
+        """``unit id -> graph proximity`` for the linear blend (see
+        :func:`cairn.graph.expand.proximity`)."""
+        return proximity(self.expand(hits, config), allow_negative=allow_negative)
 
     def explain(self, hit: ExpandedHit) -> dict[str, Any]:
         """The edges that brought ``hit`` in (see :func:`cairn.graph.expand.explain`)."""

@@ -8,7 +8,8 @@ Created with ``store.ensure_component("graph", MIGRATIONS)``. Tables:
   deleting a file's units deletes every edge leaving them. ``target`` is a unit id or a
   stub-node id (no foreign key: stubs are not units); the trigger
   ``graph_unit_deleted`` deletes the edges pointing at a unit when it is deleted, so no
-  edge ever dangles. ``links`` counts the ``links`` rows (link occurrences) an edge
+  edge ever dangles; ``graph_unit_inserted`` forgets a document's built state when its
+  units are written again. ``links`` counts the ``links`` rows (link occurrences) an edge
   stands for; ``count`` counts every occurrence (links and metadata values);
   ``evidence`` is a JSON list of what the edge came from (at most 50 items).
 * ``graph_stubs`` — stub nodes for targets that do not resolve to a unit (missing
@@ -71,11 +72,16 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 
-# One statement holding ``;`` (the component migrator splits scripts on ``;``), so it is
-# created on its own, idempotently, each time the tables are opened.
-TRIGGER = (
+# Statements holding ``;`` (the component migrator splits scripts on ``;``), so they are
+# created on their own, idempotently, each time the tables are opened. The first keeps
+# edges from dangling when a target unit goes; the second marks a document as changed
+# whenever its units are written again (even with the same content hash, e.g. a file
+# re-parsed after a failure or a settings change), so the next update rebuilds it.
+TRIGGERS = (
     "CREATE TRIGGER IF NOT EXISTS graph_unit_deleted AFTER DELETE ON units BEGIN "
-    "DELETE FROM edges WHERE target = OLD.id; END"
+    "DELETE FROM edges WHERE target = OLD.id; END",
+    "CREATE TRIGGER IF NOT EXISTS graph_unit_inserted AFTER INSERT ON units BEGIN "
+    "DELETE FROM graph_docs WHERE document_id = NEW.document_id; END",
 )
 
 EVIDENCE_CAP = 50
@@ -165,7 +171,8 @@ class EdgeStore:
         self.store = store
         store.ensure_component("graph", MIGRATIONS)
         self.db: sqlite3.Connection = store.db
-        self.db.execute(TRIGGER)
+        for trigger in TRIGGERS:
+            self.db.execute(trigger)
 
     # --- writes (call inside store.transaction()) --------------------------------------
     def insert(self, edges: Iterable[EdgeRow], run_id: str | None = None) -> int:

@@ -23,7 +23,8 @@ import hashlib
 import itertools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _PARA = re.compile(r"\n[ \t]*\n+")
@@ -52,27 +53,49 @@ class ChunkConfig:
     """Chunking settings.
 
     Attributes:
-        profiles: profile name → :class:`Profile`.
+        profiles: profile name → :class:`Profile` (``default`` is an alias of ``medium``).
         default_profile: the profile used when a note type names none.
-        type_profiles: note type → profile name (from ``types.yaml`` ``chunk_profile``).
+        type_profiles: note type (lower case) → a profile name or a :class:`Profile`
+            (from ``types.yaml`` ``chunk_profile``; see :meth:`with_types`).
     """
 
     profiles: Mapping[str, Profile] = field(default_factory=lambda: dict(DEFAULT_PROFILES))
     default_profile: str = "medium"
-    type_profiles: Mapping[str, str] = field(default_factory=dict)
+    type_profiles: Mapping[str, str | Profile] = field(default_factory=dict)
 
-    def profile_for(self, note_type: str | None) -> tuple[str, Profile]:
-        """``(name, Profile)`` for a note type; unknown names fall back to the default."""
-        name = self.type_profiles.get(note_type or "", self.default_profile)
+    def _named(self, name: str) -> tuple[str, Profile]:
+        if name == "default" and "default" not in self.profiles:
+            name = "medium"
         if name not in self.profiles:
             name = self.default_profile
         return name, self.profiles.get(name, DEFAULT_PROFILES["medium"])
+
+    def profile_for(self, note_type: str | None) -> tuple[str, Profile]:
+        """``(name, Profile)`` for a note type; unknown names fall back to the default."""
+        chosen = self.type_profiles.get((note_type or "").casefold())
+        if isinstance(chosen, Profile):
+            return f"{note_type}:{chosen.target}/{chosen.overlap}", chosen
+        return self._named(chosen or self.default_profile)
+
+    def with_types(self, registry: Any) -> ChunkConfig:
+        """This config with per-type profiles from a ``types.yaml`` registry
+        (:class:`cairn.formats.types.TypeRegistry`: each type's ``chunk_profile`` with
+        ``max_tokens``/``overlap``; aliases included)."""
+        out: dict[str, str | Profile] = dict(self.type_profiles)
+        for t in getattr(registry, "types", {}).values():
+            cp = t.chunk_profile
+            prof = Profile(int(cp.max_tokens), int(cp.overlap))
+            for name in (t.name, *t.aliases):
+                out[name.casefold()] = prof
+        return replace(self, type_profiles=out)
 
     def signature(self) -> str:
         """A short hash of the settings; chunks made under another signature are redone."""
         parts = [f"{k}:{p.target}:{p.overlap}" for k, p in sorted(self.profiles.items())]
         parts.append(f"default:{self.default_profile}")
-        parts += [f"type:{k}={v}" for k, v in sorted(self.type_profiles.items())]
+        for k, v in sorted(self.type_profiles.items()):
+            val = f"{v.target}/{v.overlap}" if isinstance(v, Profile) else v
+            parts.append(f"type:{k}={val}")
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:12]
 
 

@@ -308,7 +308,7 @@ def evaluate(
     Raises:
         CairnError: the folder is not a BEIR data set.
     """
-    from cairn.embed.index import embed_pass
+    from cairn.ingest.embedding import embed_pass
 
     ds = data or load_beir(folder, split)
     notes: list[str] = []

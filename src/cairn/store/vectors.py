@@ -192,11 +192,11 @@ class VectorStore:
     def units_without_chunks(self, document_ids: Sequence[str] | None = None) -> list[sqlite3.Row]:
         """Units that have no chunk yet, with what the chunker and prefix need.
 
-        Columns: ``id``, ``title``, ``outline_path`` (JSON), ``body``, ``tags``,
+        Columns: ``id``, ``kind``, ``title``, ``outline_path`` (JSON), ``body``, ``tags``,
         ``inherited_tags`` (JSON), ``doc_title``, ``doc_type``, ``doc_tags`` (JSON).
         """
         sql = (
-            "SELECT u.id, u.title, u.outline_path, u.body, u.tags, u.inherited_tags, "
+            "SELECT u.id, u.kind, u.title, u.outline_path, u.body, u.tags, u.inherited_tags, "
             "d.title AS doc_title, d.type AS doc_type, d.tags AS doc_tags FROM units u "
             "JOIN documents d ON d.id = u.document_id "
             "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = u.id)"

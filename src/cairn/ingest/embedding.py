@@ -86,14 +86,15 @@ def unit_prefix(row: object) -> str:
 def chunk_unit(row: object, config: ChunkConfig) -> tuple[str, list[Chunk], list[str]]:
     """``(profile name, chunks, embedded texts)`` for one unit row.
 
-    A unit with a blank body but a title gets one empty chunk, so its title (carried by
-    the prefix) is still searchable by meaning; a unit with neither gets none.
+    A heading (or message, concept …) with a blank body but a title gets one empty chunk,
+    so its title (carried by the prefix) is still searchable by meaning; a blank
+    preamble (the empty text before a file's first heading) gets none.
     """
     name, profile = config.profile_for(row["doc_type"])  # type: ignore[index]
     body: str = row["body"] or ""  # type: ignore[index]
     chunks = chunk_text(row["id"], body, profile)  # type: ignore[index]
     prefix = unit_prefix(row)
-    if not chunks and prefix.strip():
+    if not chunks and prefix.strip() and row["kind"] != "preamble":  # type: ignore[index]
         chunks = [Chunk(row["id"], 0, "", "", 0, 0, 0, 0, 0)]  # type: ignore[index]
     return name, chunks, [prefix + c.window for c in chunks]
 
@@ -106,7 +107,8 @@ def chunk_pending(
 ) -> tuple[int, int]:
     """Chunk every unit that has no chunks (optionally only in ``document_ids``).
 
-    Redoes all chunks when the chunking settings changed. Returns ``(units, chunks)``.
+    Redoes all chunks when the chunking settings changed. Returns ``(units that got
+    chunks, chunks)``; blank units get none and are looked at again on the next pass.
     """
     sig = config.signature()
     if vs.chunker_signature() != sig:
@@ -123,7 +125,7 @@ def chunk_pending(
                 (c.unit_id, c.ordinal, c.start, c.end, c.window_start, c.window_end,
                  c.tokens or count_tokens(t), name, content_hash(t))
             )
-        n_units += 1
+        n_units += 1 if chunks else 0
         n_chunks += len(chunks)
         if len(batch) >= 2000 or i == len(rows):
             with vs.store.transaction():

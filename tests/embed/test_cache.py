@@ -1,0 +1,186 @@
+"""The embedding pass over a real indexed vault: cache hits on rename and re-index,
+model switch into a separate space, deletion leaves nothing behind, --no-embed."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from cairn.app import Cairn
+from cairn.config import Config
+from cairn.embed.base import Embedder
+from cairn.ingest.embedding import NO_EMBEDDER_NOTICE, embed_pass
+from cairn.store.vectors import VectorStore
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+NOTES = {
+    "garden.md": "# Garden\n\nCompost needs greens and browns in balance.\n\n"
+    "## Tools\n\nA spade, a fork and a wheelbarrow.\n",
+    "work/budget.md": "---\ntitle: Budget review\ntags: [work]\n---\n\n"
+    "# Q3 numbers\n\nRevenue grew eight percent; travel costs fell.\n",
+    "recipes/bread.md": "# Sourdough\n\nFeed the starter the night before baking.\n",
+}
+
+
+class Counting:
+    """Wraps an embedder and counts the texts it is asked to embed."""
+
+    def __init__(self, inner: Embedder, fingerprint: str | None = None) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.fingerprint = fingerprint or inner.fingerprint
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+@pytest.fixture(scope="module")
+def static() -> Embedder:
+    pytest.importorskip("model2vec")
+    from cairn.embed.static import StaticEmbedder
+
+    return StaticEmbedder()
+
+
+def _vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    for rel, text in NOTES.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root
+
+
+def _counts(cairn: Cairn) -> dict[str, int]:
+    db = cairn.store.db
+    return {
+        "units": db.execute("SELECT count(*) FROM units").fetchone()[0],
+        "fts": db.execute("SELECT count(*) FROM units_fts").fetchone()[0],
+        **VectorStore(cairn.store).counts(),
+    }
+
+
+def test_rename_and_reindex_hit_the_cache(tmp_path: Path, static: Embedder) -> None:
+    root = _vault(tmp_path)
+    with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
+        cairn.index([root])
+        emb = Counting(static)
+        first = embed_pass(cairn.store, emb)
+        n_units = cairn.store.db.execute(  # blank preambles (text before a heading) get none
+            "SELECT count(*) FROM units WHERE kind != 'preamble' OR trim(body) != ''"
+        ).fetchone()[0]
+        assert 0 < n_units < _counts(cairn)["units"]
+        assert first.units_chunked == n_units and first.chunks_added >= n_units
+        assert first.embedded == len(set(emb.texts)) == len(emb.texts) > 0
+        assert any("Budget review" in t and "#work" in t for t in emb.texts)  # prefix
+        before = _counts(cairn)
+
+        # nothing changed: nothing chunked, nothing embedded
+        emb.texts.clear()
+        cairn.index()
+        again = embed_pass(cairn.store, emb)
+        assert (again.units_chunked, again.embedded, emb.texts) == (0, 0, [])
+
+        # a move/rename: new unit ids, same text -> chunks redone, no embedding
+        (root / "recipes" / "bread.md").rename(root / "baking.md")
+        run = cairn.index()
+        assert run.added == 1 and run.removed == 1
+        moved = embed_pass(cairn.store, emb)
+        assert moved.units_chunked >= 1 and moved.cached >= 1
+        assert moved.embedded == 0 and emb.texts == []
+        assert _counts(cairn) == before
+
+        # an edit re-embeds only the changed unit's text
+        p = root / "garden.md"
+        p.write_text(p.read_text().replace("wheelbarrow", "rake"), encoding="utf-8")
+        cairn.index()
+        edited = embed_pass(cairn.store, emb)
+        assert edited.embedded == 1 and len(emb.texts) == 1 and "rake" in emb.texts[0]
+        assert edited.pruned == 1  # the old text's vector is gone
+        assert _counts(cairn) == before
+
+
+def test_model_switch_embeds_into_a_separate_space(tmp_path: Path, static: Embedder) -> None:
+    root = _vault(tmp_path)
+    with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
+        cairn.index([root])
+        a = Counting(static)
+        embed_pass(cairn.store, a)
+        n = len(a.texts)
+        b = Counting(static, fingerprint="other-model-space")
+        rep = embed_pass(cairn.store, b)
+        assert rep.space == "other-model-space" and rep.embedded == n and len(b.texts) == n
+        vs = VectorStore(cairn.store)
+        spaces = {s["space"]: s["vectors"] for s in vs.spaces()}
+        assert spaces == {static.fingerprint: n, "other-model-space": n}
+        assert vs.matrix(static.fingerprint).matrix.shape[0] == vs.counts()["chunks"]
+        # switching back costs nothing: the first space is still there
+        a.texts.clear()
+        assert embed_pass(cairn.store, a).embedded == 0 and a.texts == []
+
+
+def test_deleting_a_note_leaves_no_chunk_vector_or_fts_row(tmp_path: Path,
+                                                           static: Embedder) -> None:
+    root = _vault(tmp_path)
+    with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
+        cairn.index([root])
+        embed_pass(cairn.store, static)
+        db = cairn.store.db
+        hashes = [r[0] for r in db.execute(
+            "SELECT c.hash FROM chunks c JOIN units u ON u.id = c.unit_id "
+            "JOIN documents d ON d.id = u.document_id WHERE d.path = 'garden.md'")]
+        assert hashes
+        rowids = [r[0] for r in db.execute(
+            "SELECT u.rowid FROM units u JOIN documents d ON d.id = u.document_id "
+            "WHERE d.path = 'garden.md'")]
+        units_before = _counts(cairn)["units"]
+        (root / "garden.md").unlink()
+        cairn.index()
+        # chunks go with their units at once (ON DELETE CASCADE) ...
+        assert db.execute("SELECT count(*) FROM chunks c WHERE NOT EXISTS "
+                          "(SELECT 1 FROM units u WHERE u.id = c.unit_id)").fetchone()[0] == 0
+        embed_pass(cairn.store, static)
+        # ... and the vectors at the end of the pass
+        q = ",".join("?" * len(hashes))
+        assert db.execute(f"SELECT count(*) FROM embeddings WHERE hash IN ({q})",
+                          hashes).fetchone()[0] == 0
+        c = _counts(cairn)
+        assert c["units"] == c["fts"] == units_before - len(rowids)
+        q = ",".join("?" * len(rowids))
+        assert db.execute(f"SELECT count(*) FROM units_fts WHERE rowid IN ({q})",
+                          rowids).fetchone()[0] == 0
+        assert c["vectors"] == c["chunks"] == len(
+            {r[0] for r in db.execute("SELECT hash FROM chunks")})
+        assert cairn.check() == []
+
+
+def test_no_embedder_degrades_with_one_notice(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
+        cairn.index([root])
+        rep = embed_pass(cairn.store, None)
+        assert rep.notices == (NO_EMBEDDER_NOTICE,)
+        assert VectorStore(cairn.store).counts() == {"chunks": 0, "vectors": 0}
+
+
+def test_vector_blobs_are_float32(tmp_path: Path, static: Embedder) -> None:
+    root = _vault(tmp_path)
+    with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
+        cairn.index([root])
+        embed_pass(cairn.store, static)
+        vs = VectorStore(cairn.store)
+        h = cairn.store.db.execute("SELECT hash FROM chunks LIMIT 1").fetchone()[0]
+        v = vs.vector(static.fingerprint, h)
+        assert v is not None and v.shape == (static.dim,)
+        blob = cairn.store.db.execute("SELECT vector FROM embeddings LIMIT 1").fetchone()[0]
+        assert len(blob) == 4 * static.dim
+        assert abs(float(np.linalg.norm(v)) - 1.0) < 1e-5

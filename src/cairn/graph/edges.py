@@ -639,13 +639,14 @@ def _okf_relations(
             raw = written.get(field_, [])
             targets = [item["target"], *[a for a in item.get("alternatives") or []
                                          if isinstance(a, str)]]
-            if n < len(raw):
-                targets.append(raw[n].lstrip("/"))
             cands = tuple(dict.fromkeys(
                 t if bundle is None or t.startswith("../") or "://" in t
                 else "/" + posixpath.join(bundle, t.lstrip("/"))
                 for t in targets if t.strip()
             ))
+            if n < len(raw) and raw[n] not in cands:
+                # as written, searched from the file's folder up to the root
+                cands = (*cands, raw[n])
             if not cands:
                 continue
             plain.append((unit_id, d["id"], d["root_id"], d["path"], field_,

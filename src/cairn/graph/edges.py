@@ -46,7 +46,7 @@ import re
 import sqlite3
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -244,17 +244,27 @@ class ValueResolver:
     """Resolves relation values (names, paths, links written in metadata) to units.
 
     Uses the same :class:`cairn.graph.resolve.Catalog` and rules as link resolution,
-    built lazily on first use. A value is tried as written (wikilink, Org link or
-    Markdown-style path relative to the file), then as a path relative to each folder
-    above the file (bundle-relative OKF paths), then as a note name.
+    built lazily on first use by ``catalog()`` (pass one built from the store's
+    ``catalog_rows()``), else from the tables directly. A value is tried as written
+    (wikilink, Org link or Markdown-style path relative to the file), then as a path
+    relative to each folder above the file (bundle-relative OKF paths), then as a note
+    name.
     """
 
-    def __init__(self, db: sqlite3.Connection, first_units: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        first_units: Mapping[str, str],
+        catalog: Callable[[], Any] | None = None,
+    ) -> None:
         self.db = db
         self.first_units = first_units
+        self._factory = catalog
         self._cat: Any = None
 
     def _catalog(self) -> Any:
+        if self._cat is None and self._factory is not None:
+            self._cat = self._factory()
         if self._cat is None:
             from cairn.graph.resolve import Catalog
 
@@ -437,17 +447,21 @@ def _relation_values(
     return out
 
 
-def build_declared(db: sqlite3.Connection, config: BuildConfig) -> EdgeSet:
+def build_declared(
+    db: sqlite3.Connection, config: BuildConfig, catalog: Callable[[], Any] | None = None
+) -> EdgeSet:
     """Every declared edge of the index, from the ``links`` table and metadata.
 
     Reads ``links`` (with their resolutions), unit properties, document metadata (front
     matter, OKF ``relations``/``okfm_relations``/``resource``/``sources``) and
     ``Unit.extra["relations"]``. See the module docstring for how occurrences map.
+    ``catalog`` builds the link-resolution catalog for metadata values (see
+    :class:`ValueResolver`).
     """
     es = EdgeSet()
     firsts = first_units(db)
     keys = config.all_relation_keys()
-    resolver = ValueResolver(db, firsts)
+    resolver = ValueResolver(db, firsts, catalog)
 
     # Relation keys per unit: unit properties (Org drawers, front matter on the first
     # unit) and document metadata for the first unit. Links whose raw text sits in such
@@ -718,14 +732,16 @@ def build_structural(db: sqlite3.Connection, document_ids: Sequence[str]) -> Edg
     return es
 
 
-def build_rules(db: sqlite3.Connection, config: BuildConfig) -> EdgeSet:
+def build_rules(
+    db: sqlite3.Connection, config: BuildConfig, catalog: Callable[[], Any] | None = None
+) -> EdgeSet:
     """Rule edges: for each document whose ``type`` has default relations, an edge from
     its first unit to each rule's target (unresolved targets → stub + ``unresolved``)."""
     es = EdgeSet()
     if not any(r.defaults for r in config.types.values()):
         return es
     firsts = first_units(db)
-    resolver = ValueResolver(db, firsts)
+    resolver = ValueResolver(db, firsts, catalog)
     for d in db.execute("SELECT id, root_id, path, type FROM documents WHERE type IS NOT NULL"):
         rule = config.types.get(str(d["type"]).casefold())
         src = firsts.get(d["id"])

@@ -85,6 +85,22 @@ def _root_types(store: SQLiteStore) -> Any:
     return None
 
 
+class _CatalogOnce:
+    """The link-resolution catalog of the store, built on first call and kept."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self.store = store
+        self.cat: Any = None
+
+    def __call__(self) -> Any:
+        if self.cat is None:
+            from cairn.graph.resolve import Catalog
+
+            docs, units = self.store.catalog_rows()
+            self.cat = Catalog.build(docs, units, self.store.attachments())
+        return self.cat
+
+
 class GraphService:
     """Build, update and query the typed graph of one store.
 
@@ -152,9 +168,10 @@ class GraphService:
         written: dict[str, int] = {}
         deleted: dict[str, int] = {}
         with self.store.transaction():
-            self._sync_full(eb.DECLARED, eb.build_declared(self.es.db, self.config),
+            cat = _CatalogOnce(self.store)
+            self._sync_full(eb.DECLARED, eb.build_declared(self.es.db, self.config, cat),
                             written, deleted, run_id)
-            self._sync_full(eb.RULE, eb.build_rules(self.es.db, self.config),
+            self._sync_full(eb.RULE, eb.build_rules(self.es.db, self.config, cat),
                             written, deleted, run_id)
             if changed or removed:
                 self.es.delete_origin_for_documents(eb.STRUCTURAL, changed)

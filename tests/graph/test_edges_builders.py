@@ -209,3 +209,12 @@ See [b](/concepts/b.md).
     assert miss["evidence"][0]["as"] == "supports"
     assert any(s.startswith("kb/concepts/a.md#") and rel == "references"
                and t == "kb/concepts/b.md#" for s, rel, t in rows)
+
+
+def test_types_yaml_in_the_root_is_read_at_update(make_vault: Any,
+                                                   small_files: dict[str, str]) -> None:
+    v = make_vault(small_files)
+    assert not any(rel == "owned_by" for _s, rel, _t in v.edges())
+    v.write("types.yaml", "types:\n  Project:\n    edges: {owner: owned_by}\n")
+    v.graph.update()
+    assert ("beta.md#", "owned_by", "alpha.md#") in v.edges("declared")

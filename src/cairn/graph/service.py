@@ -17,6 +17,7 @@ its units.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -108,7 +109,7 @@ class GraphService:
         store: the open :class:`SQLiteStore`; the ``graph`` tables are created here.
         types: note types (a ``TypeRegistry`` or a mapping, see
             :func:`cairn.graph.edges.type_rules`); by default ``types.yaml`` at the top
-            of a source root, if any.
+            of a source root, if any, read again at each :meth:`update`.
         relation_keys / implicit_keys / max_feature_units: see
             :class:`cairn.graph.edges.BuildConfig`.
         expand_config: defaults for :meth:`expand`.
@@ -130,6 +131,7 @@ class GraphService:
         self.renderer = renderer
         self.store = store
         self.es = EdgeStore(store)
+        self._types_given = types is not None
         rules = eb.type_rules(types if types is not None else _root_types(store))
         self.config = eb.BuildConfig(
             relation_keys=dict(relation_keys or eb.DEFAULT_RELATION_KEYS),
@@ -161,6 +163,9 @@ class GraphService:
         share a tag or property value with them). Runs in one transaction.
         """
         t0 = time.perf_counter()
+        if not self._types_given:  # a types.yaml may have appeared in a root since
+            self.config = dataclasses.replace(
+                self.config, types=eb.type_rules(_root_types(self.store)))
         changed, removed = self.es.changed_documents()
         if document_ids:
             live = {r[0] for r in self.es.db.execute("SELECT id FROM documents")}
@@ -311,7 +316,7 @@ class GraphService:
                 except ValueError:
                     continue
                 hits.append((r.id, rel))
-        hits += [(r.id, path.lstrip("./") if path.startswith("./") else path) for r in roots]
+        hits += [(r.id, path.removeprefix("./")) for r in roots]
         for root_id, rel in hits:
             docs = self.store.documents_at(root_id, rel)
             if not docs:

@@ -319,3 +319,42 @@ def proximity(expanded: Sequence[ExpandedHit], *, allow_negative: bool = False) 
     return {
         h.unit_id: max(lo, min(1.0, h.boost / top)) for h in expanded if h.boost
     }
+
+
+def rowid_maps(es: EdgeStore, rowids: Sequence[int] = (), ids: Sequence[str] = ()) -> tuple[
+    dict[int, str], dict[str, int]
+]:
+    """``(rowid → unit id, unit id → rowid)`` for the given rowids and ids (the search
+    layer keys units by ``units.rowid``; the graph by unit id)."""
+    by_rowid: dict[int, str] = {}
+    by_id: dict[str, int] = {}
+    rs = list(dict.fromkeys(rowids))
+    for i in range(0, len(rs), 500):
+        part = rs[i : i + 500]
+        q = ",".join("?" * len(part))
+        for rowid, uid in es.db.execute(
+            f"SELECT rowid, id FROM units WHERE rowid IN ({q})", part
+        ):
+            by_rowid[int(rowid)] = str(uid)
+            by_id[str(uid)] = int(rowid)
+    us = [u for u in dict.fromkeys(ids) if u not in by_id and not u.startswith("stub:")]
+    for i in range(0, len(us), 500):
+        part2 = us[i : i + 500]
+        q = ",".join("?" * len(part2))
+        for rowid, uid in es.db.execute(
+            f"SELECT rowid, id FROM units WHERE id IN ({q})", part2
+        ):
+            by_rowid[int(rowid)] = str(uid)
+            by_id[str(uid)] = int(rowid)
+    return by_rowid, by_id
+
+
+def expand_rowids(
+    es: EdgeStore, hits: Sequence[tuple[int, float]], config: ExpandConfig | None = None
+) -> list[tuple[int, ExpandedHit]]:
+    """:func:`expand` for hits keyed by ``units.rowid``: ``[(rowid, expanded hit)]``, best
+    first (units that vanished are skipped)."""
+    to_id, _ = rowid_maps(es, [r for r, _s in hits])
+    expanded = expand(es, [(to_id[r], s) for r, s in hits if r in to_id], config)
+    _, to_rowid = rowid_maps(es, (), [h.unit_id for h in expanded])
+    return [(to_rowid[h.unit_id], h) for h in expanded if h.unit_id in to_rowid]

@@ -132,3 +132,11 @@ def test_a_file_parsed_again_with_the_same_hash_is_rebuilt(small: Any) -> None:
                       "(SELECT id FROM documents WHERE path='alpha.md')").fetchone()[0] == 0
     small.graph.update()
     assert _state(small) == before
+
+
+def test_update_inside_the_callers_transaction(small: Any) -> None:
+    small.write("extra.md", "# Extra\n\n[[Beta]]\n")
+    small.cairn.index([small.root])
+    with small.cairn.store.transaction():
+        small.graph.update()
+    assert ("extra.md#Extra", "references", "beta.md#") in small.edges("declared")

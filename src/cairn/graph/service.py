@@ -21,6 +21,7 @@ import dataclasses
 import json
 import os
 import time
+from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,7 +168,8 @@ class GraphService:
         Declared and rule edges are recomputed from the whole ``links`` table and
         written as a diff (link resolution may change anywhere when one note is added);
         structural and implicit edges only for the changed documents (and the units that
-        share a tag or property value with them). Runs in one transaction.
+        share a tag or property value with them). Runs in one transaction (the caller's,
+        when one is open).
         """
         t0 = time.perf_counter()
         if not self._types_given:  # a types.yaml may have appeared in a root since
@@ -179,7 +181,7 @@ class GraphService:
             changed = list(dict.fromkeys([*changed, *(d for d in document_ids if d in live)]))
         written: dict[str, int] = {}
         deleted: dict[str, int] = {}
-        with self.store.transaction():
+        with self._transaction():
             cat = _CatalogOnce(self.store)
             self._sync_full(eb.DECLARED, eb.build_declared(self.es.db, self.config, cat),
                             written, deleted, run_id)
@@ -205,9 +207,15 @@ class GraphService:
 
     def rebuild(self, *, run_id: str | None = None) -> UpdateReport:
         """Drop every edge and build the graph from scratch."""
-        with self.store.transaction():
+        with self._transaction():
             self.es.clear()
         return self.update(run_id=run_id)
+
+    def _transaction(self) -> AbstractContextManager[None]:
+        """The store's write transaction, or nothing when the caller already holds one."""
+        if self.store.db.in_transaction:
+            return nullcontext()
+        return self.store.transaction()
 
     def _sync_full(
         self,

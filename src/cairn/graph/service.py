@@ -21,8 +21,8 @@ import dataclasses
 import json
 import os
 import time
-from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

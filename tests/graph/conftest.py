@@ -174,8 +174,9 @@ def make_vault(tmp_path: Path) -> Iterator[MakeVault]:
             p.write_text(text, encoding="utf-8")
         c = Cairn.open(db=tmp_path / f"index{len(opened)}.db")
         opened.append(c)
-        c.index([root])
         g = GraphService(c.store, renderer=render, **kw)  # type: ignore[arg-type]
+        c.graph = g  # Cairn.index updates the graph it holds: use these settings
+        c.index([root])
         g.update()
         return Vault(root, c, g)
 

@@ -113,6 +113,12 @@ class Indexer:
         done = 0
         for root, files, seen in plans:
             known = self.store.file_states(root.id)
+            # Removals first: a note renamed (or moved) keeps its declared ID, which the
+            # old path would otherwise still hold when the new path is indexed.
+            for gone in sorted(set(known) - seen):
+                with self.store.transaction():
+                    self.store.remove_file(root.id, gone)
+                tally.removed += 1
             # Files are written in batches, one transaction each (a commit per file costs
             # more than parsing a small note); each file is a savepoint inside it.
             for start in range(0, len(files), BATCH):
@@ -123,10 +129,6 @@ class Indexer:
                         done += 1
                         if progress:
                             progress(done, total, sf.relpath)
-            for gone in sorted(set(known) - seen):
-                with self.store.transaction():
-                    self.store.remove_file(root.id, gone)
-                tally.removed += 1
         if tally.added or tally.changed or tally.removed:
             with self.store.transaction():
                 resolve_all(self.store)

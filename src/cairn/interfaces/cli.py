@@ -414,6 +414,15 @@ def check(db: DbOpt = None, as_json: JsonOpt = False) -> None:
         raise typer.Exit(1)
 
 
+def _mount() -> None:
+    from cairn.interfaces.cli_graph import graph_app
+
+    app.add_typer(graph_app, name="graph")
+
+
+_mount()
+
+
 def main() -> None:
     """Entry point of the ``cairn`` console script."""
     app()

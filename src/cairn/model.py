@@ -277,7 +277,8 @@ class Hit:
             the unit's sibling headings.
         path: path relative to the source root; ``abs_path``: absolute file path.
         line_start / line_end: 1-based inclusive span to open the file at.
-        snippet: a passage with matched terms wrapped in ``[`` ``]`` markers.
+        snippet: a plain-text passage around the best match.
+        highlights: ``(start, end)`` character offsets of the matches in ``snippet``.
         explain: per-list ranks and scores and fused summands, when asked for.
     """
 
@@ -299,6 +300,7 @@ class Hit:
     tags: tuple[str, ...] = ()
     todo: str | None = None
     siblings: tuple[str, ...] = ()
+    highlights: tuple[tuple[int, int], ...] = ()
     explain: Mapping[str, Any] = field(default_factory=dict)
 
 

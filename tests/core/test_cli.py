@@ -53,7 +53,8 @@ def test_search_json_fields(db: Path) -> None:
     lines = Path(hit["abs_path"]).read_text().splitlines()
     assert "Order the induction hob" in lines[hit["line_start"] - 1]
     assert hit["line_end"] >= hit["line_start"]
-    assert "[induction]" in hit["snippet"]
+    marked = [hit["snippet"][a:b] for a, b in hit["highlights"]]
+    assert marked == ["induction", "hob"]
     assert hit["outline_path"] == ["Order the induction hob"]
     assert set(hit["tags"]) == {"home", "project"}
     assert "Budget" in hit["siblings"]

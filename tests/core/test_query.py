@@ -26,7 +26,8 @@ def test_function_words_are_dropped_only_beside_content_words() -> None:
 def test_hyphenated_and_punctuated_words_become_phrases() -> None:
     assert to_fts(parse_query("BENCH-100821")) == '"BENCH 100821"'
     assert to_fts(parse_query("path/to/file.toml")) == '"path to file toml"'
-    assert to_fts(parse_query("C++")) == '"C"'
+    assert to_fts(parse_query("C++")) == '"Cplusplus"'
+    assert to_fts(parse_query("F#")) == '"Fsharp"'
     assert to_fts(parse_query("don't")) == '"don t"'
 
 
@@ -53,6 +54,25 @@ def test_phrases_exclusions_and_filters() -> None:
 def test_cjk_runs_become_bigram_phrases() -> None:
     assert to_fts(parse_query("全文検索")) == 'cjk : "全文 文検 検索"'
     assert to_fts(parse_query("京")) == 'cjk : "京"'
+
+
+def test_quoted_filter_values_hold_spaces() -> None:
+    q = parse_query('type:"BigQuery Table" prop:OWNER="Sam Lee" -path:"a b/" word')
+    assert [(f.field, f.key, f.value, f.negate) for f in q.filters] == [
+        ("type", None, "BigQuery Table", False),
+        ("prop", "OWNER", "Sam Lee", False),
+        ("path", None, "a b/", True),
+    ]
+    assert to_fts(q) == '"word"'
+
+
+def test_text_is_normalised_like_the_index() -> None:
+    nfd = "ガイド".encode().decode()  # composed here; NFD below
+    import unicodedata
+
+    assert to_fts(parse_query(unicodedata.normalize("NFD", nfd))) == to_fts(parse_query(nfd))
+    assert to_fts(parse_query("ＰＹＴＨＯＮ")) == '"PYTHON"'
+    assert to_fts(parse_query("CSSはHTML")) == '("CSS" AND "HTML" AND cjk : "は")'
 
 
 def test_bad_dates_are_noted_not_raised() -> None:

@@ -8,7 +8,6 @@ Errors print ``error: <reason>`` on stderr and exit with status 2 (or 1 for
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -79,15 +78,11 @@ def _open(db: Path | None) -> Cairn:
     return Cairn.open(db=db or _state.db, config_file=_state.config)
 
 
-def _highlighted(snippet: str) -> Text:
-    """A snippet with its ``[match]`` markers turned into bold yellow text."""
-    text = Text()
-    pos = 0
-    for m in re.finditer(r"\[([^\[\]\n]+)\]", snippet):
-        text.append(snippet[pos : m.start()])
-        text.append(m.group(1), style="bold yellow")
-        pos = m.end()
-    text.append(snippet[pos:])
+def _highlighted(snippet: str, spans: tuple[tuple[int, int], ...]) -> Text:
+    """A snippet with its match offsets in bold yellow."""
+    text = Text(snippet)
+    for a, b in spans:
+        text.stylize("bold yellow", a, b)
     return text
 
 
@@ -250,7 +245,7 @@ def search(
         ctx = f"{escape(h.doc_title)}" + (f" › {escape(crumbs)}" if crumbs else "")
         out.print(f"   [dim]{ctx}[/dim]")
         out.print(f"   [blue]{escape(where)}[/blue]")
-        out.print(Text("   ").append(_highlighted(h.snippet)))
+        out.print(Text("   ").append(_highlighted(h.snippet, h.highlights)))
         if h.kind == "message":
             for line in h.siblings:
                 out.print(Text(f"   · {line}", style="dim"))

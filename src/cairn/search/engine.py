@@ -10,7 +10,7 @@ from typing import Any
 from cairn.config import SearchConfig
 from cairn.model import Hit
 from cairn.search.query import Query, parse_query, to_fts
-from cairn.search.snippet import make_snippet
+from cairn.search.snippet import make_snippet, term_patterns
 from cairn.store import Store
 
 
@@ -104,14 +104,14 @@ class Searcher:
         )
         rows = self.store.unit_rows([r for r, _ in ranked])
         ranked = _drop_shadowed_preambles(ranked, rows)[:k]
-        words = query.words
+        patterns = term_patterns(query.positive)
         hits: list[Hit] = []
         for rank, (rowid, score) in enumerate(ranked, start=1):
             r = rows.get(rowid)
             if r is None:
                 continue
             body = r["body"] or ""
-            snippet = make_snippet(body if body.strip() else r["title"], words)
+            snippet, highlights = make_snippet(body if body.strip() else r["title"], patterns)
             exp: dict[str, Any] = {}
             if explain:
                 exp = {
@@ -146,6 +146,7 @@ class Searcher:
                     tags=tuple(dict.fromkeys(tags)),
                     todo=r["todo"],
                     siblings=self._context(r),
+                    highlights=highlights,
                     explain=exp,
                 )
             )

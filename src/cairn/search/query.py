@@ -21,11 +21,13 @@ character bigrams against the ``cjk`` column.
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 import unicodedata
 from dataclasses import dataclass, field
 
 from cairn.model import Filter
+from cairn.store.sqlite import fts_text
 
 FILTER_FIELDS = frozenset(
     {
@@ -116,6 +118,7 @@ def _bigrams(run: str) -> list[str]:
 
 
 def _term(text: str, negate: bool) -> Term | None:
+    text = fts_text(text)
     cjk: list[str] = []
     for m in _CJK.finditer(text):
         cjk.extend(_bigrams(m.group()))
@@ -126,12 +129,17 @@ def _term(text: str, negate: bool) -> Term | None:
     return Term(tokens, tuple(cjk), negate, text)
 
 
-_LEX = re.compile(r'(-?)"([^"]*)"?|(\S+)')
+_LEX = re.compile(r'(-?)"([^"]*)"?|((?:[^\s"]+|"[^"]*"?)+)')
+_KNOWN_PREFIX = re.compile(r"^[A-Za-z_]+:")
 
 
 def parse_query(text: str) -> Query:
-    """Parse user text into a :class:`Query`. Never raises."""
-    text = unicodedata.normalize("NFC", text or "")
+    """Parse user text into a :class:`Query`. Never raises.
+
+    A filter value may be quoted to hold spaces: ``type:"BigQuery Table"``,
+    ``prop:OWNER="Sam Lee"``, ``path:"Obsidian の拡張"``.
+    """
+    text = unicodedata.normalize("NFKC", text or "")
     terms: list[Term] = []
     filters: list[Filter] = []
     notes: list[str] = []
@@ -144,31 +152,50 @@ def parse_query(text: str) -> Query:
         word = m.group(3)
         negate = word.startswith("-") and len(word) > 1
         body = word[1:] if negate else word
-        if ":" in body:
+        if _KNOWN_PREFIX.match(body):
             key, _, value = body.partition(":")
             key_l = key.casefold()
-            if key_l in FILTER_FIELDS and value:
+            value = value.replace('"', "")
+            if key_l not in FILTER_FIELDS and value and not value.startswith("/"):
+                notes.append(f"{key}: is not a filter; searched as words")
+            if key_l in FILTER_FIELDS:
+                if not value:
+                    notes.append(f"ignored empty {key_l}: filter")
+                    continue
                 f = _filter(key_l, value, negate, notes)
                 if f:
                     filters.append(f)
                 continue
-        t = _term(body, negate)
+        t = _term(body.replace('"', " "), negate)
         if t:
             terms.append(t)
     return Query(text, tuple(terms), tuple(filters), tuple(notes))
 
 
+def _valid_date(value: str) -> bool:
+    """``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` (optionally with a time) naming a real date."""
+    if not _DATE.match(value):
+        return False
+    parts = value[:10].split("-")
+    try:
+        year = int(parts[0])
+        month = int(parts[1]) if len(parts) > 1 else 1
+        day = int(parts[2]) if len(parts) > 2 else 1
+        _dt.date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
 def _filter(key: str, value: str, negate: bool, notes: list[str]) -> Filter | None:
-    if value.startswith('"') and value.endswith('"') and len(value) > 1:
-        value = value[1:-1]
     if key == "prop":
         k, sep, v = value.partition("=")
         if not k:
             notes.append(f"ignored prop filter without a key: {value!r}")
             return None
         return Filter("prop", v if sep else "", key=k, negate=negate)
-    if key in ("before", "after") and not _DATE.match(value):
-        notes.append(f"ignored {key}: filter, not a date (YYYY[-MM[-DD]]): {value!r}")
+    if key in ("before", "after") and not _valid_date(value):
+        notes.append(f"ignored {key}: filter, not a valid date (YYYY[-MM[-DD]]): {value!r}")
         return None
     return Filter(key, value, negate=negate)
 
@@ -179,7 +206,9 @@ def _quote(token: str) -> str:
 
 def _term_expr(t: Term) -> str:
     parts: list[str] = []
-    if t.tokens:
+    if t.tokens and t.cjk:  # CSSはHTML: the Latin words need not be adjacent any more
+        parts.extend(_quote(tok) for tok in t.tokens)
+    elif t.tokens:
         parts.append(_quote(" ".join(t.tokens)))
     if t.cjk:
         parts.append("cjk : " + _quote(" ".join(t.cjk)))

@@ -1,9 +1,16 @@
-"""Snippets with highlighted terms, built from a unit's stored text.
+"""Snippets: a passage of a unit's text around its best match, with match offsets.
 
 FTS5's own ``snippet()`` cannot see the CJK bigram column's matches in the body and
-returns bigram soup for them, so snippets are cut here: the window of about ``width``
-characters holding the most query-term matches, each match wrapped in ``[`` and ``]``
-(configurable), newlines folded to spaces.
+returns bigram soup for them, so snippets are cut here. The snippet is plain text (no
+markup that could be confused with the note's own brackets); ``highlights`` holds the
+``(start, end)`` character offsets of the matches inside it, for a renderer to style.
+
+Matching follows the query: a phrase or a hyphenated word matches its words in order
+with any punctuation between them; a word longer than four letters also matches its
+porter-stemmed variants by sharing all but its last three letters (at least four);
+shorter words match whole; English function words are not highlighted when the query
+has other words; a CJK run matches as written, and its character bigrams as a fallback.
+The window is the one holding the most matched characters.
 """
 
 from __future__ import annotations
@@ -11,65 +18,83 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from cairn.search.query import STOPWORDS, Term
 
-def _pattern(words: Sequence[str]) -> re.Pattern[str] | None:
-    parts: list[str] = []
-    for w in sorted({w for w in words if w}, key=len, reverse=True):
-        if re.fullmatch(r"\w+", w) and len(w) > 4:
-            stem = w[: max(4, len(w) - 3)]  # porter-stemmed matches share a prefix
-            parts.append(r"\b" + re.escape(stem) + r"\w*")
-        elif re.fullmatch(r"\w+", w):
-            parts.append(r"\b" + re.escape(w) + r"\w*")
-        else:
-            parts.append(re.escape(w))
-    if not parts:
-        return None
-    return re.compile("|".join(parts), re.IGNORECASE)
+_LATIN_TAIL = r"[A-Za-z0-9\u00C0-\u024F]*"
+_FLAT = re.compile(r"\s+")
+
+
+def _token_pattern(token: str, last: bool) -> str:
+    if last and len(token) > 4 and token.isalpha():
+        return re.escape(token[: max(4, len(token) - 3)]) + _LATIN_TAIL
+    return re.escape(token) + r"(?![A-Za-z0-9\u00C0-\u024F])"
+
+
+def term_patterns(terms: Sequence[Term]) -> list[str]:
+    """Regular expressions (case-insensitive) for the positive terms of a query."""
+    content = [t for t in terms if not (len(t.tokens) == 1 and t.tokens[0].casefold() in STOPWORDS)]
+    use = content or list(terms)
+    pats: list[str] = []
+    for t in use:
+        if t.tokens:
+            toks = list(t.tokens)
+            body = r"[\W_]+".join(
+                _token_pattern(tok, i == len(toks) - 1) for i, tok in enumerate(toks)
+            )
+            pats.append(r"(?<![A-Za-z0-9\u00C0-\u024F])" + body)
+        if t.cjk:
+            runs = re.findall(r"\S+", t.text)
+            pats.extend(re.escape(r) for r in runs if any(ord(c) > 0x2FFF for c in r))
+            pats.extend(re.escape(b) for b in t.cjk)
+    return pats
 
 
 def make_snippet(
-    text: str, words: Sequence[str], *, width: int = 180, mark: tuple[str, str] = ("[", "]")
-) -> str:
-    """A passage of ``text`` around the densest cluster of ``words``, highlighted.
+    text: str, patterns: Sequence[str], *, width: int = 180
+) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """A passage of ``text`` around the densest cluster of matches, and their offsets.
 
     Args:
         text: the unit's body (or title when the body is empty).
-        words: lower-cased query tokens (and CJK bigrams).
+        patterns: from :func:`term_patterns`.
         width: target length in characters.
-        mark: strings put before and after each match.
 
     Returns:
-        The passage, with ``…`` where it was cut; the start of ``text`` when nothing
-        matches.
+        ``(snippet, highlights)``: the passage (newlines folded to spaces, ``…`` where
+        it was cut) and the ``(start, end)`` offsets of each match within it. The start
+        of ``text`` and no highlights when nothing matches.
     """
-    flat = re.sub(r"\s+", " ", text).strip()
-    pat = _pattern(words)
-    matches = list(pat.finditer(flat)) if pat else []
+    flat = _FLAT.sub(" ", text).strip()
+    matches: list[tuple[int, int]] = []
+    if patterns:
+        rx = re.compile(
+            "|".join(f"(?:{p})" for p in sorted(patterns, key=len, reverse=True)), re.IGNORECASE
+        )
+        matches = [(m.start(), m.end()) for m in rx.finditer(flat) if m.end() > m.start()]
     if not matches:
         cut = flat[:width]
-        return cut + ("…" if len(flat) > width else "")
-    best_i, best_n = 0, 0
-    j = 0
-    for i, m in enumerate(matches):
-        while j < len(matches) and matches[j].end() - m.start() <= width:
+        return cut + ("…" if len(flat) > width else ""), ()
+    prefix_sum = [0]
+    for a, b in matches:
+        prefix_sum.append(prefix_sum[-1] + b - a)
+    best_i, best_score, j = 0, -1, 0
+    for i, (start_i, _end_i) in enumerate(matches):
+        j = max(j, i)
+        while j < len(matches) and matches[j][1] - start_i <= width:
             j += 1
-        if j - i > best_n:
-            best_i, best_n = i, j - i
-    start = max(0, matches[best_i].start() - width // 4)
+        score = prefix_sum[max(j, i + 1)] - prefix_sum[i]
+        if score > best_score:
+            best_i, best_score = i, score
+    first = matches[best_i][0]
+    start = max(0, first - width // 4)
     if start > 0:
         sp = flat.find(" ", start)
-        start = sp + 1 if 0 <= sp < matches[best_i].start() else start
+        start = sp + 1 if 0 <= sp < first else start
     end = min(len(flat), start + width)
     if end < len(flat):
         sp = flat.rfind(" ", start, end)
-        end = sp if sp > matches[best_i].end() else end
-    out: list[str] = []
-    pos = start
-    for m in matches:
-        if m.start() < start or m.end() > end:
-            continue
-        out.append(flat[pos : m.start()])
-        out.append(mark[0] + m.group() + mark[1])
-        pos = m.end()
-    out.append(flat[pos:end])
-    return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(flat) else "")
+        end = sp if sp > matches[best_i][1] else end
+    prefix = "…" if start > 0 else ""
+    shift = len(prefix) - start
+    spans = tuple((a + shift, b + shift) for a, b in matches if a >= start and b <= end)
+    return prefix + flat[start:end] + ("…" if end < len(flat) else ""), spans

@@ -20,6 +20,7 @@ import json
 import re
 import sqlite3
 import time
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -165,6 +166,34 @@ SCHEMA_VERSION = len(MIGRATIONS)
 _CJK_RUN = re.compile(
     r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+"
 )
+
+
+_CJK_EDGE = re.compile(
+    r"(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
+    r"(?=[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
+    r"|(?<=[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
+    r"(?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
+)
+_LANG_NAME = re.compile(r"(?<![\w+#])([A-Za-z])(\+\+|#)(?![\w+#])")
+
+
+def fts_text(text: str) -> str:
+    """Text as the FTS index holds it (and as query terms are rewritten before quoting).
+
+    NFKC (so NFD text from macOS, full-width letters and ligatures match their plain
+    forms); a space at each boundary between CJK and other characters (``CSSはHTML`` →
+    ``CSS は HTML``: unicode61 would glue them into one token); ``C++``, ``C#``, ``F#``
+    → ``Cplusplus``, ``Csharp``, ``Fsharp`` (unicode61 would drop the symbols and leave
+    a one-letter word).
+    """
+    text = unicodedata.normalize("NFKC", text)
+    if _CJK_RUN.search(text):
+        text = _CJK_EDGE.sub(" ", text)
+    if "+" in text or "#" in text:
+        text = _LANG_NAME.sub(
+            lambda m: m.group(1) + ("plusplus" if m.group(2) == "++" else "sharp"), text
+        )
+    return text
 
 
 def cjk_bigrams(text: str) -> list[str]:
@@ -585,13 +614,12 @@ class SQLiteStore:
             ),
         )
         rowid = cur.lastrowid
-        tags = " ".join(u.all_tags)
-        outline = " / ".join(u.outline_path)
-        cjk = " ".join(cjk_bigrams(f"{u.title}\n{outline}\n{u.body}"))
+        title, outline, tags, body = _fts_columns(doc, u)
+        cjk = " ".join(cjk_bigrams(f"{title}\n{outline}\n{tags}\n{body}"))
         self.db.execute(
             "INSERT INTO units_fts(rowid, title, outline_path, tags, body, cjk) "
             "VALUES (?,?,?,?,?,?)",
-            (rowid, u.title, outline, tags, u.body, cjk),
+            (rowid, fts_text(title), fts_text(outline), fts_text(tags), fts_text(body), cjk),
         )
         seen: set[str] = set()
         rows = []
@@ -681,7 +709,8 @@ class SQLiteStore:
         args: list[Any] = []
         for f in filters:
             sql, a = self._one_filter(f)
-            where.append(f"NOT ({sql})" if f.negate else sql)
+            # a negated filter keeps units that have no value at all (NULL is not a match)
+            where.append(f"NOT coalesce(({sql}), 0)" if f.negate else sql)
             args.extend(a)
         return where, args
 
@@ -722,10 +751,19 @@ class SQLiteStore:
                 return ("d.path GLOB ?", [v])
             return ("d.path LIKE ? ESCAPE '\\'", ["%" + _like_escape(v) + "%"])
         if f.field == "prop":
+            # the unit's own properties, those it inherits (Org), and its document's
+            # metadata (frontmatter); a list value matches when one element does
+            key = f.key or ""
             return (
-                "EXISTS (SELECT 1 FROM json_each(u.properties) p WHERE p.key = ? COLLATE NOCASE "
-                "AND (? = '' OR p.value = ? COLLATE NOCASE))",
-                [f.key or "", v, v],
+                "(EXISTS (SELECT 1 FROM json_each(u.properties) p WHERE p.key = ? COLLATE NOCASE"
+                " AND (? = '' OR p.value = ? COLLATE NOCASE))"
+                " OR EXISTS (SELECT 1 FROM json_each(u.extra, '$.inherited_properties') p"
+                " WHERE p.key = ? COLLATE NOCASE AND (? = '' OR p.value = ? COLLATE NOCASE))"
+                " OR EXISTS (SELECT 1 FROM json_each(d.metadata) m WHERE m.key = ? COLLATE NOCASE"
+                " AND (? = '' OR CAST(m.value AS TEXT) = ? COLLATE NOCASE"
+                " OR (m.type = 'array' AND EXISTS (SELECT 1 FROM json_each(m.value) e"
+                " WHERE CAST(e.value AS TEXT) = ? COLLATE NOCASE)))))",
+                [key, v, v, key, v, v, key, v, v, v],
             )
         if f.field == "role":
             return ("u.role = ? COLLATE NOCASE", [v])
@@ -993,6 +1031,31 @@ class SQLiteStore:
         if orphans:
             problems.append(f"{orphans} FTS rows without a unit")
         return problems
+
+
+def _fts_columns(doc: Document, u: Unit) -> tuple[str, str, str, str]:
+    """What a unit contributes to the FTS columns title, outline path, tags and body.
+
+    A document's aliases and ``description`` are searchable through its first unit. A
+    code unit's title is usually made up (``python code block``), so it is searched
+    with the outline path's weight, not the title's, and its language counts as a tag.
+    """
+    title = u.title
+    outline = " / ".join(u.outline_path)
+    tags = " ".join(u.all_tags)
+    body = u.body
+    if u.ordinal == 0:
+        if doc.aliases:
+            title = " ; ".join([title, *doc.aliases])
+        desc = doc.metadata.get("description") if isinstance(doc.metadata, Mapping) else None
+        if isinstance(desc, str) and desc.strip() and desc not in body:
+            body = f"{desc}\n{body}"
+    if u.kind == "code":
+        outline = f"{outline} / {title}" if outline else title
+        title = ""
+        if u.language:
+            tags = f"{tags} {u.language}".strip()
+    return title, outline, tags, body
 
 
 def _like_escape(s: str) -> str:

@@ -44,8 +44,13 @@ class Cairn:
         cairn.errors.StoreError: the index cannot be opened.
     """
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, create: bool = True) -> None:
         self.config = config
+        if not create and not config.db_path.exists():
+            raise NotFound(
+                f"{config.db_path}: no index here yet; run `cairn index FOLDER` first "
+                "(or choose an index with --db / CAIRN_DB)"
+            )
         self.store: Store = open_store(config.db_path)
         self.searcher = Searcher(self.store, config.search)
         self.graph = GraphService(self.store, renderer=render_graph)
@@ -56,9 +61,15 @@ class Cairn:
         *,
         db: str | os.PathLike[str] | None = None,
         config_file: str | os.PathLike[str] | None = None,
+        create: bool = True,
     ) -> Cairn:
-        """Load the configuration (``--db``, ``CAIRN_DB``, ``cairn.toml``) and open."""
-        return cls(load_config(db=db, config_file=config_file))
+        """Load the configuration (``--db``, ``CAIRN_DB``, ``cairn.toml``) and open.
+
+        Raises:
+            NotFound: ``create`` is false and there is no index file yet.
+            cairn.errors.ConfigError / StoreError: bad configuration or index file.
+        """
+        return cls(load_config(db=db, config_file=config_file), create=create)
 
     def close(self) -> None:
         """Close the store."""
@@ -240,6 +251,12 @@ class Cairn:
                     best = [u for u in units if u["line_start"] <= line <= u["line_end"]]
                     if best:
                         return self._unit_view(max(best, key=lambda u: u["line_start"]))
+                last = max(
+                    (u["line_end"] for d in docs for u in self.store.units_of(d["id"])),
+                    default=0,
+                )
+                if line < 1 or line > last:
+                    raise NotFound(f"{rel}: line {line} is outside the file (1-{last})")
             if len(docs) == 1:
                 return self._document_view(docs[0])
             return {

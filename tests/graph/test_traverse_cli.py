@@ -14,23 +14,12 @@ pytest.importorskip("cairn.formats.markdown")
 pytest.importorskip("cairn.formats.org")
 nx = pytest.importorskip("networkx")
 
-from cairn.app import Cairn  # noqa: E402
-from cairn.export.graph import render  # noqa: E402
-from cairn.graph.service import GraphService  # noqa: E402
 from cairn.interfaces.cli_graph import graph_app  # noqa: E402
 
 
 @pytest.fixture
 def cli(small: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Run ``cairn graph ARGS --db <the small vault's index>``; returns a runner."""
-    orig = Cairn.__init__
-
-    def init(self: Cairn, config: Any) -> None:
-        orig(self, config)
-        if getattr(self, "graph", None) is None:  # until the lead attaches it
-            self.graph = GraphService(self.store, renderer=render)  # type: ignore[attr-defined]
-
-    monkeypatch.setattr(Cairn, "__init__", init)
     app = typer.Typer()
     app.add_typer(graph_app, name="graph")
     db = small.cairn.config.db_path

@@ -67,15 +67,21 @@ def _main(
     db: DbOpt = None,
     config: Annotated[
         Path | None,
-        typer.Option("--config", envvar="CAIRN_CONFIG", help="cairn.toml to read."),
+        typer.Option(
+            "--config",
+            help="cairn.toml to read (default: $CAIRN_CONFIG, else the "
+            "user config dir's cairn.toml).",
+        ),
     ] = None,
 ) -> None:
     _state.db = db
     _state.config = config
 
 
-def _open(db: Path | None) -> Cairn:
-    return Cairn.open(db=db or _state.db, config_file=_state.config)
+def _open(db: Path | None, *, create: bool = False) -> Cairn:
+    """Open the index; read-only commands pass ``create=False`` so a mistyped path is
+    an error, not an empty result."""
+    return Cairn.open(db=db or _state.db, config_file=_state.config, create=create)
 
 
 def _highlighted(snippet: str, spans: tuple[tuple[int, int], ...]) -> Text:
@@ -135,7 +141,7 @@ def index(
     )
 
     try:
-        with _open(db) as cairn:
+        with _open(db, create=True) as cairn:
             show_bar = not (as_json or quiet) and err.is_terminal
             if show_bar:
                 with Progress(
@@ -179,7 +185,7 @@ def index(
         raise _fail(exc, as_json) from None
 
 
-@app.command()
+@app.command(context_settings={"ignore_unknown_options": True})
 def search(
     query: Annotated[
         list[str],
@@ -188,7 +194,10 @@ def search(
             "todo:, path:, format:, type:, priority:, prop:KEY=VALUE, before:, after:.",
         ),
     ],
-    limit: Annotated[int, typer.Option("--limit", "-n", help="Number of hits.")] = 10,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="Number of hits (default: config, 10)."),
+    ] = None,
     explain: Annotated[
         bool, typer.Option("--explain", help="Show each hit's score and how it was made.")
     ] = False,
@@ -251,7 +260,9 @@ def search(
                 out.print(Text(f"   · {line}", style="dim"))
         if explain:
             out.print(f"   [dim]score {h.score:.4f}: {escape(json.dumps(h.explain))}[/dim]")
-    out.print(f"[dim]{len(res.hits)} hits in {res.took_ms:.1f} ms[/dim]")
+    count = len(res.hits)
+    noun = "hit" if count == 1 else "hits"
+    out.print(f"[dim]{count} {noun} in {res.took_ms:.1f} ms[/dim]")
 
 
 @app.command()
@@ -419,8 +430,41 @@ _mount()
 
 
 def main() -> None:
-    """Entry point of the ``cairn`` console script."""
-    app()
+    """Entry point of the ``cairn`` console script.
+
+    Usage errors print a JSON error document when ``--json`` was given; a damaged index
+    file gives one clear line instead of a traceback.
+    """
+    import sqlite3
+
+    as_json = "--json" in sys.argv[1:]
+    try:
+        rc = app(standalone_mode=False)
+    except typer.Abort:
+        err.print("aborted")
+        raise SystemExit(130) from None
+    except typer.TyperException as exc:  # usage errors: bad option, missing argument
+        code = int(getattr(exc, "exit_code", 2))
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        if as_json:
+            _emit_json({"error": message, "type": type(exc).__name__})
+        elif hasattr(exc, "show"):
+            exc.show()
+        else:
+            err.print(f"[red]error:[/red] {escape(message)}")
+        raise SystemExit(code) from None
+    except sqlite3.DatabaseError as exc:
+        msg = (
+            f"the index file is damaged or not an index ({exc}); run `cairn check`, or "
+            "delete it and run `cairn index` again: it is rebuilt from your files"
+        )
+        if as_json:
+            _emit_json({"error": msg, "type": "StoreError"})
+        else:
+            err.print(f"[red]error:[/red] {escape(msg)}")
+        raise SystemExit(2) from None
+    if isinstance(rc, int) and rc:
+        raise SystemExit(rc)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,9 @@ err = Console(stderr=True, highlight=False)
 
 DbOpt = Annotated[
     Path | None,
-    typer.Option("--db", envvar="CAIRN_DB", help="Index file.", show_default=False),
+    typer.Option(
+        "--db", help="Index file (default: as for the other commands).", show_default=False
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 RelOpt = Annotated[
@@ -50,7 +52,8 @@ RelOpt = Annotated[
 OriginOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--origin", "-o",
+        "--origin",
+        "-o",
         help="Only edges of this origin: declared, structural, rule, implicit (repeatable).",
     ),
 ]
@@ -97,9 +100,7 @@ def neighbors(
     hops: Annotated[int, typer.Option("--hops", "-n", help="Maximum distance.")] = 1,
     relation: RelOpt = None,
     origin: OriginOpt = None,
-    direction: Annotated[
-        str, typer.Option("--direction", "-d", help="out, in or both.")
-    ] = "both",
+    direction: Annotated[str, typer.Option("--direction", "-d", help="out, in or both.")] = "both",
     limit: Annotated[int, typer.Option("--limit", help="Most nodes to list.")] = 500,
     db: DbOpt = None,
     as_json: JsonOpt = False,
@@ -108,8 +109,12 @@ def neighbors(
     try:
         with _open(db) as cairn:
             data = _graph(cairn).neighbors(
-                node, hops=hops, relations=relation or None, origins=origin or None,
-                direction=direction, limit=limit,
+                node,
+                hops=hops,
+                relations=relation or None,
+                origins=origin or None,
+                direction=direction,
+                limit=limit,
             )
     except (CairnError, ValueError) as exc:
         raise _fail(exc, as_json) from None
@@ -119,8 +124,10 @@ def neighbors(
     for n in data["neighbors"]:
         via = n["via"]
         arrow = "→" if via["direction"] == "out" else "←"
-        out.print(f"{n['hop']} {arrow} [magenta]{via['relation']}[/magenta] "
-                  f"[dim]({via['origin']})[/dim] {_where(n['node'])}")
+        out.print(
+            f"{n['hop']} {arrow} [magenta]{via['relation']}[/magenta] "
+            f"[dim]({via['origin']})[/dim] {_where(n['node'])}"
+        )
     out.print(f"[dim]{len(data['neighbors'])} neighbours[/dim]")
 
 
@@ -144,8 +151,10 @@ def backlinks(
         return
     for b in data["backlinks"]:
         times = f" ×{b['count']}" if b["count"] > 1 else ""
-        out.print(f"{_where(b['source'])}  [magenta]{','.join(b['relations'])}[/magenta]{times}"
-                  f" → {escape(str(b['target'].get('title')))}")
+        out.print(
+            f"{_where(b['source'])}  [magenta]{','.join(b['relations'])}[/magenta]{times}"
+            f" → {escape(str(b['target'].get('title')))}"
+        )
     out.print(f"[dim]{data['count']} links from {data['sources']} documents[/dim]")
 
 
@@ -166,8 +175,12 @@ def path(
     try:
         with _open(db) as cairn:
             data = _graph(cairn).path(
-                source, target, relations=relation or None, origins=origin or None,
-                direction="out" if directed else "both", max_hops=max_hops,
+                source,
+                target,
+                relations=relation or None,
+                origins=origin or None,
+                direction="out" if directed else "both",
+                max_hops=max_hops,
             )
     except (CairnError, ValueError) as exc:
         raise _fail(exc, as_json) from None
@@ -178,8 +191,10 @@ def path(
     else:
         for s in data["steps"]:
             arrow = "→" if s["direction"] == "out" else "←"
-            out.print(f"{_where(s['from_node'])}\n  {arrow} [magenta]{s['relation']}[/magenta] "
-                      f"[dim]({s['origin']})[/dim]")
+            out.print(
+                f"{_where(s['from_node'])}\n  {arrow} [magenta]{s['relation']}[/magenta] "
+                f"[dim]({s['origin']})[/dim]"
+            )
         if data["steps"]:
             out.print(_where(data["steps"][-1]["to_node"]))
         out.print(f"[dim]length {data['length']}[/dim]")
@@ -199,16 +214,17 @@ def orphans(db: DbOpt = None, as_json: JsonOpt = False) -> None:
         _emit(data)
         return
     for o in data:
-        extra = f"  [yellow]{o['unresolved_links']} broken links[/yellow]" \
-            if o["unresolved_links"] else ""
+        extra = (
+            f"  [yellow]{o['unresolved_links']} broken links[/yellow]"
+            if o["unresolved_links"]
+            else ""
+        )
         out.print(f"{escape(o['abs_path'])}{extra}")
     out.print(f"[dim]{len(data)} orphans[/dim]")
 
 
 @graph_app.command()
-def stats(
-    origin: OriginOpt = None, db: DbOpt = None, as_json: JsonOpt = False
-) -> None:
+def stats(origin: OriginOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Nodes, edges per relation and origin, degrees, connected components."""
     try:
         with _open(db) as cairn:
@@ -219,8 +235,10 @@ def stats(
         _emit(data)
         return
     n = data["nodes"]
-    out.print(f"{n['units']} units, {n['stubs']} stubs (missing targets), "
-              f"{n['documents']} documents; {data['edges']} edges")
+    out.print(
+        f"{n['units']} units, {n['stubs']} stubs (missing targets), "
+        f"{n['documents']} documents; {data['edges']} edges"
+    )
     out.print("by origin: " + ", ".join(f"{k} {v}" for k, v in data["by_origin"].items()))
     out.print("by relation: " + ", ".join(f"{k} {v}" for k, v in data["by_relation"].items()))
     d, c = data["degree"], data["components"]
@@ -250,7 +268,10 @@ def export(
     try:
         with _open(db) as cairn:
             text = _graph(cairn).export(
-                fmt, around=around, hops=hops, relations=relation or None,
+                fmt,
+                around=around,
+                hops=hops,
+                relations=relation or None,
                 origins=origin or None,
             )
     except (CairnError, ValueError) as exc:

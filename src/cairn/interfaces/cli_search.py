@@ -90,8 +90,9 @@ def explain_rows(hits: Any) -> tuple[list[str], list[list[str]]]:
 def explain_table(e: dict[str, Any], score: float) -> Table:
     """One hit's explanation as a small table: each list's rank and raw score, each
     summand, and the total they add up to."""
-    table = Table("part", "rank", "raw score", "summand", box=None, padding=(0, 1),
-                  title_justify="left")
+    table = Table(
+        "part", "rank", "raw score", "summand", box=None, padding=(0, 1), title_justify="left"
+    )
     sums = dict(e.get("summands", {}))
     kw, sem = e.get("keyword") or {}, e.get("semantic") or {}
     for name, lst, raw_key, summand_keys in (
@@ -102,7 +103,8 @@ def explain_table(e: dict[str, Any], score: float) -> Table:
             continue
         key = next((k for k in summand_keys if k in sums), None)
         table.add_row(
-            f"{name} ({key})" if key else name, str(lst.get("rank", "")),
+            f"{name} ({key})" if key else name,
+            str(lst.get("rank", "")),
             f"{lst[raw_key]:.4f}" if raw_key in lst else "",
             f"{sums.pop(key):.6g}" if key else "",
         )
@@ -171,8 +173,12 @@ def run_eval(
     table = Table("mode", "nDCG@10", "Recall@100", "MRR@10", "p50 ms", "p95 ms", box=None)
     for r in data["results"]:
         table.add_row(
-            r["mode"], f"{r['ndcg@10']:.4f}", f"{r['recall@100']:.4f}", f"{r['mrr@10']:.4f}",
-            f"{r['p50_ms']:.1f}", f"{r['p95_ms']:.1f}",
+            r["mode"],
+            f"{r['ndcg@10']:.4f}",
+            f"{r['recall@100']:.4f}",
+            f"{r['mrr@10']:.4f}",
+            f"{r['p50_ms']:.1f}",
+            f"{r['p95_ms']:.1f}",
         )
     out.print(table)
     for n in data["notes"]:
@@ -187,7 +193,8 @@ def register(app: typer.Typer, opener: Callable[[Path | None], Any]) -> None:
         opener: ``opener(db) -> Cairn`` (a context manager), as the main CLI's ``_open``.
     """
     app.registered_commands[:] = [
-        c for c in app.registered_commands
+        c
+        for c in app.registered_commands
         if (c.name or getattr(c.callback, "__name__", "")) not in ("search", "eval")
     ]
 
@@ -196,7 +203,7 @@ def register(app: typer.Typer, opener: Callable[[Path | None], Any]) -> None:
         query: Annotated[
             list[str],
             typer.Argument(
-                help="Words (any may match), \"phrases\", -exclusions and filters: tag:, "
+                help='Words (any may match), "phrases", -exclusions and filters: tag:, '
                 "todo:, path:, format:, type:, priority:, prop:KEY=VALUE, before:, after:.",
             ),
         ],
@@ -204,39 +211,53 @@ def register(app: typer.Typer, opener: Callable[[Path | None], Any]) -> None:
         limit: Annotated[int, typer.Option("--limit", "-n", help="Number of hits.")] = 10,
         explain: Annotated[
             bool,
-            typer.Option("--explain", help="Show each list's rank and score, every summand "
-                         "and the final score."),
+            typer.Option(
+                "--explain",
+                help="Show each list's rank and score, every summand and the final score.",
+            ),
         ] = False,
         alternates: Annotated[
             bool,
             typer.Option("--alternates", help="Include chat messages off the canonical branch."),
         ] = False,
-        db: Annotated[Path | None, typer.Option("--db", envvar="CAIRN_DB",
-                                                 help="Index file.")] = None,
+        db: Annotated[
+            Path | None, typer.Option("--db", envvar="CAIRN_DB", help="Index file.")
+        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     ) -> None:
         """Search by keywords, meaning, or both (hybrid, the default once embedded)."""
         if mode is not None and mode not in ("keyword", "semantic", "hybrid"):
-            raise _fail(CairnError(f"--mode must be keyword, semantic or hybrid, not {mode!r}"),
-                        as_json)
+            raise _fail(
+                CairnError(f"--mode must be keyword, semantic or hybrid, not {mode!r}"), as_json
+            )
         try:
             with opener(db) as cairn:
-                run_search(cairn, " ".join(query), mode=mode, limit=limit, explain=explain,
-                           alternates=alternates, as_json=as_json)
+                run_search(
+                    cairn,
+                    " ".join(query),
+                    mode=mode,
+                    limit=limit,
+                    explain=explain,
+                    alternates=alternates,
+                    as_json=as_json,
+                )
         except CairnError as exc:
             raise _fail(exc, as_json) from None
 
     @app.command("eval")
     def eval_(
-        folder: Annotated[Path, typer.Argument(help="A BEIR folder: corpus.jsonl, "
-                                               "queries.jsonl, qrels/test.tsv.")],
+        folder: Annotated[
+            Path, typer.Argument(help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv.")
+        ],
         mode: Annotated[
             list[str] | None,
             typer.Option("--mode", "-m", help="Mode(s) to measure (repeatable); default all."),
         ] = None,
         split: Annotated[str, typer.Option("--split", help="qrels file name.")] = "test",
-        db: Annotated[Path | None, typer.Option("--db", envvar="CAIRN_DB",
-                                                 help="Index file (for its settings).")] = None,
+        db: Annotated[
+            Path | None,
+            typer.Option("--db", envvar="CAIRN_DB", help="Index file (for its settings)."),
+        ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     ) -> None:
         """Measure retrieval quality on a BEIR data set (nDCG@10, Recall@100, MRR@10)."""

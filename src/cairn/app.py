@@ -119,6 +119,13 @@ class Cairn:
             if not path.exists():
                 raise CairnError(f"{path}: no such file or folder")
             if path.is_file():
+                real = path.resolve()
+                covering = [
+                    r for r in self.store.roots() if Path(r.path) in real.parents and not r.include
+                ]
+                if covering:  # already inside a registered folder: index that one
+                    roots.append(covering[0])
+                    continue
                 root = make_root(path.parent, (*include, path.name), exclude)
                 known = {r.id: r for r in self.store.roots()}
                 if root.id in known and known[root.id].include:
@@ -126,9 +133,29 @@ class Cairn:
                     root = SourceRoot(root.id, root.path, merged, root.exclude)
             else:
                 root = make_root(path, include, exclude)
+            self._refuse_nesting(root)
             self.store.upsert_root(root)
             roots.append(root)
         return roots
+
+    def _refuse_nesting(self, root: SourceRoot) -> None:
+        """A folder inside (or around) a registered one would index files twice."""
+        new = Path(root.path)
+        for r in self.store.roots():
+            old = Path(r.path)
+            if r.id == root.id:
+                continue
+            if old in new.parents:
+                raise CairnError(
+                    f"{new} is inside the registered folder {old}; run `cairn index {old}` "
+                    "(use --include/--exclude to narrow it), or remove that folder first "
+                    "with `cairn roots --remove`"
+                )
+            if new in old.parents:
+                raise CairnError(
+                    f"{new} holds the registered folder {old}; remove it first with "
+                    f"`cairn roots --remove {old}` so no file is indexed twice"
+                )
 
     def index(
         self,

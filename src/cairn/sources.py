@@ -90,14 +90,20 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
 def glob_match(relpath: str, pattern: str) -> bool:
     """Whether a root-relative POSIX path matches a glob.
 
-    A pattern without a slash matches the base name at any depth (``*.tmp``); a
-    pattern ending in ``/`` or naming a folder matches everything under it
-    (``archive/``, ``archive/**``).
+    As in ``.gitignore``: a pattern without a slash matches a file or folder name at any
+    depth (``*.tmp``, ``drafts``); a pattern ending in ``/`` names a folder, at any
+    depth when it has no other slash (``archive/``), else from the root
+    (``notes/archive/``); a folder pattern matches everything under it.
     """
     pat = pattern.strip()
     if not pat:
         return False
     if pat.endswith("/"):
+        inner = pat.rstrip("/")
+        if "/" not in inner:
+            parts = relpath.split("/")[:-1]  # the folders on the way to the file
+            rx = _glob_regex(inner)
+            return any(rx.match(p) for p in parts) or bool(rx.match(relpath))
         pat += "**"
     if "/" not in pat:
         return bool(_glob_regex(pat).match(relpath.rsplit("/", 1)[-1])) or bool(
@@ -174,7 +180,10 @@ def discover(
             rel = prefix + entry.name
             try:
                 if entry.is_symlink():
-                    _note_symlink(root, entry, rel, result)
+                    if not any(glob_match(rel, p) for p in exclude) and (
+                        not include or any(glob_match(rel, p) for p in include)
+                    ):
+                        _note_symlink(root, entry, rel, result)
                     continue
                 if entry.is_dir(follow_symlinks=False):
                     if is_ignored_name(entry.name, is_dir=True):

@@ -119,7 +119,8 @@ def test_a_truncated_export_keeps_what_it_could_read(tmp_path: Path) -> None:
     (folder / "conversations.json").write_text(text[: len(text) - 40], encoding="utf-8")
     c = Cairn.open(db=tmp_path / "i.db")
     run = c.index([folder])
-    assert run.failed == 1 and run.failures
+    assert run.added == 1 and run.failed == 0  # indexed, with the broken part reported
+    assert run.failures and run.failures[0].path == "conversations.json"
     assert c.search("cumin").hits[0].doc_title == "Soup"
     assert c.stats()["failed_files"][0]["status"] == "partial"
     c.close()

@@ -193,3 +193,32 @@ def test_store_refuses_foreign_and_newer_databases(tmp_path: Path) -> None:
     s.close()
     with pytest.raises(StoreError, match="newer"):
         open_store(good)
+
+
+def test_changed_settings_parse_every_file_again(tmp_path: Path) -> None:
+    pytest.importorskip("cairn.formats.org")
+    from cairn.config import Config, OrgConfig
+
+    root = tmp_path / "notes"
+    _write(root, {"p.org": "* Top :project:\n** Child\nbody words\n"})
+    db = tmp_path / "i.db"
+    with Cairn(Config(db_path=db, org=OrgConfig(tags_exclude_from_inheritance=("project",)))) as c:
+        c.index([root])
+        assert [h.title for h in c.search("tag:project").hits] == ["Top"]
+    with Cairn(Config(db_path=db)) as c:
+        run = c.index()
+        assert run.changed == 1
+        assert {h.title for h in c.search("tag:project").hits} == {"Top", "Child"}
+        assert c.index().changed == 0
+
+
+def test_nested_roots_are_refused(tmp_path: Path, vault: Path) -> None:
+    from cairn.errors import CairnError
+
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        c.index([vault])
+        with pytest.raises(CairnError, match="inside the registered folder"):
+            c.index([vault / "memory"])
+        with pytest.raises(CairnError, match="holds the registered folder"):
+            c.index([tmp_path])
+        assert c.index([vault]).unchanged == 5  # the same folder again is fine

@@ -46,7 +46,9 @@ def test_default_ignores_and_editor_temp_files(tmp_path: Path) -> None:
 def test_include_and_exclude_globs(tmp_path: Path) -> None:
     _tree(tmp_path, {"a.md": "", "archive/old.md": "", "x/archive/y.md": "", "b.org": ""})
     got = discover(tmp_path, exclude=("archive/",))
-    assert [f.relpath for f in got.files] == ["a.md", "b.org", "x/archive/y.md"]
+    assert [f.relpath for f in got.files] == ["a.md", "b.org"]
+    got = discover(tmp_path, exclude=("x/archive/",))
+    assert [f.relpath for f in got.files] == ["a.md", "archive/old.md", "b.org"]
     got = discover(tmp_path, exclude=("**/archive/**",))
     assert [f.relpath for f in got.files] == ["a.md", "b.org"]
     got = discover(tmp_path, include=("*.org",))
@@ -61,7 +63,11 @@ def test_include_and_exclude_globs(tmp_path: Path) -> None:
         ("a/b/c.md", "a/**/*.md", True),
         ("a/b/c.md", "**/c.md", True),
         ("a/b/c.md", "a/", True),
-        ("a/b/c.md", "b/", False),
+        ("a/b/c.md", "b/", True),  # a folder name matches at any depth, as in .gitignore
+        ("a/b/c.md", "c.md/", False),
+        ("a/b/c.md", "a/b/", True),
+        ("a/b/c.md", "b/c/", False),
+        ("x/a/b/c.md", "a/b/", False),  # a pattern with an inner slash is anchored
         ("c.md", "c.m?", True),
         ("c.md", "[ab].md", False),
     ],

@@ -83,6 +83,7 @@ class Indexer:
         self.config_hash = config_hash
         self.parse_options = parse_options or {}
         self._bundles: dict[str, list[str]] = {}
+        self._force = False
 
     def run(self, roots: list[SourceRoot], progress: Progress | None = None) -> Run:
         """Index every root once and return the run record (also saved in the store).
@@ -109,6 +110,18 @@ class Indexer:
             with self.store.transaction():
                 self.store.set_attachments(root.id, found.attachments)
             plans.append((root, found.files, {f.relpath for f in found.files}))
+        last = self.store.last_run()
+        # settings that change parse results (e.g. Org tag inheritance) changed: every
+        # file is parsed again, even those whose bytes did not change
+        self._force = last is not None and last.config_hash != self.config_hash
+        if self._force:
+            tally.warnings.append(
+                Diagnostic(
+                    "",
+                    "settings changed since the last run: parsing every file again",
+                    severity="info",
+                )
+            )
         total = sum(len(p[1]) for p in plans)
         done = 0
         for root, files, seen in plans:
@@ -155,8 +168,19 @@ class Indexer:
     def _index_file(
         self, root: SourceRoot, sf: SourceFile, state: FileState | None, tally: _Tally
     ) -> None:
-        if state is not None and state.size == sf.size and state.mtime == sf.mtime:
-            tally.unchanged += 1
+        if (
+            not self._force
+            and state is not None
+            and state.size == sf.size
+            and state.mtime == sf.mtime
+        ):
+            if state.status == "failed":  # still failing: say so in every run
+                tally.failed += 1
+                tally.failures.append(
+                    Failure(sf.relpath, f"{state.reason} (unchanged since it failed)")
+                )
+            else:
+                tally.unchanged += 1
             return
         data = read_bytes(sf)
         if isinstance(data, Failure):
@@ -170,7 +194,7 @@ class Indexer:
                 self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, "", data)
             return
         digest = content_hash(data)
-        if state is not None and state.hash == digest and state.status == "ok":
+        if not self._force and state is not None and state.hash == digest and state.status == "ok":
             with self.store.transaction():
                 self.store.touch_file(root.id, sf.relpath, sf.size, sf.mtime)
             tally.unchanged += 1
@@ -244,8 +268,7 @@ class Indexer:
                 decoded = decode(data)
             except ValueError as exc:
                 return [], [Failure(sf.relpath, str(exc))]
-            for w in decoded.warnings:
-                tally.warnings.append(Diagnostic(sf.relpath, w))
+            decode_warnings = tuple(Diagnostic(sf.relpath, w) for w in decoded.warnings)
             opts = self.parse_options.get(fmt.name, {})
             parser = fmt.text_parser()
             if bundle is not None:
@@ -253,6 +276,8 @@ class Indexer:
                 doc = _rebase_bundle(parser(decoded.text, inner, **opts), sf.relpath, bundle)
             else:
                 doc = parser(decoded.text, sf.relpath, **opts)
+            if decode_warnings:
+                doc = dataclasses.replace(doc, warnings=(*decode_warnings, *doc.warnings))
             docs.append(doc)
         except ParseError as exc:
             failures.append(Failure(sf.relpath, exc.reason, exc.line))
@@ -396,10 +421,8 @@ class Indexer:
             self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, digest, failure)
             return
         tally.warnings.extend(warnings)
-        tally.failures.extend(failures)
-        if failures:
-            tally.failed += 1
-        elif state is None:
+        tally.failures.extend(failures)  # parts that failed; the file itself is indexed
+        if state is None:
             tally.added += 1
         else:
             tally.changed += 1

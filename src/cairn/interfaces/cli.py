@@ -350,18 +350,36 @@ def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @app.command()
-def roots(db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """List the registered source roots."""
+def roots(
+    remove: Annotated[
+        Path | None,
+        typer.Option(
+            "--remove",
+            help="Forget this folder and everything indexed from it (your files are not touched).",
+        ),
+    ] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the registered source roots, or remove one."""
     try:
         with _open(db) as cairn:
+            removed = cairn.remove_root(remove) if remove is not None else None
             rs = cairn.roots()
     except CairnError as exc:
         raise _fail(exc, as_json) from None
     if as_json:
-        _emit_json(
-            [{"id": r.id, "path": r.path, "include": r.include, "exclude": r.exclude} for r in rs]
-        )
+        data: dict[str, Any] = {
+            "roots": [
+                {"id": r.id, "path": r.path, "include": r.include, "exclude": r.exclude} for r in rs
+            ]
+        }
+        if removed is not None:
+            data["removed_documents"] = removed
+        _emit_json(data if removed is not None else data["roots"])
         return
+    if removed is not None:
+        out.print(f"removed {escape(str(remove))}: {removed} documents forgotten")
     for r in rs:
         extra = f"  include={list(r.include)}" if r.include else ""
         extra += f"  exclude={list(r.exclude)}" if r.exclude else ""

@@ -130,7 +130,9 @@ def test_a_file_parsed_again_with_the_same_hash_is_rebuilt(small: Any) -> None:
     # graph, which must notice the rewrite although the hash is the same)
     from cairn.ingest.pipeline import Indexer
 
-    run = Indexer(small.cairn.store).run(small.cairn.store.roots())
+    run = Indexer(small.cairn.store, config_hash=small.cairn.config.fingerprint()).run(
+        small.cairn.store.roots()
+    )
     assert run.changed == 1
     assert db.execute("SELECT count(*) FROM edges WHERE source_document_id = "
                       "(SELECT id FROM documents WHERE path='alpha.md')").fetchone()[0] == 0

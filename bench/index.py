@@ -24,6 +24,12 @@ DEFAULT = [
 ]
 
 
+def _need(paths: list[Path]) -> None:
+    missing = [p for p in paths if not p.is_dir()]
+    if missing:
+        raise SystemExit(f"{missing[0]} is not beside this clone: pass folders to index")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -31,6 +37,7 @@ def main() -> None:
     ap.add_argument("roots", nargs="*", type=Path, default=DEFAULT)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    _need(args.roots)
     cold: list[float] = []
     warm: list[float] = []
     files = size = 0

@@ -46,12 +46,19 @@ QUERIES = [
 ]
 
 
+def _need(paths: list[Path]) -> None:
+    missing = [p for p in paths if not p.is_dir()]
+    if missing:
+        raise SystemExit(f"{missing[0]} is not beside this clone: pass folders to index")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--rounds", type=int, default=20)
     args = ap.parse_args()
+    _need(ROOTS)
     with tempfile.TemporaryDirectory() as tmp:
         c = Cairn.open(db=Path(tmp) / "bench.db")
         c.index(ROOTS)

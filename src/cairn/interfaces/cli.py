@@ -129,8 +129,10 @@ def index(
 ) -> None:
     """Index folders of notes: only new and changed files are parsed again.
 
-    Hidden folders, .git, node_modules, .obsidian and .trash are skipped. Files that
-    cannot be read or parsed are listed with the reason; everything else is indexed.
+    Hidden folders, .git, node_modules, .obsidian and .trash are skipped.
+
+    Files that cannot be read or parsed are listed with the reason; everything else is
+    indexed.
     """
     from rich.progress import (
         BarColumn,
@@ -191,7 +193,8 @@ def search(
         list[str],
         typer.Argument(
             help='Words (any may match), "phrases", -exclusions and filters: tag:, '
-            "todo:, path:, format:, type:, priority:, prop:KEY=VALUE, before:, after:.",
+            "todo:, priority:, path:, format:, source:, type:, prop:KEY=VALUE, before:, "
+            'after:, role:, kind:. Quote values with spaces: type:"Big Table".',
         ),
     ],
     limit: Annotated[
@@ -458,6 +461,9 @@ def main() -> None:
     as_json = "--json" in sys.argv[1:]
     try:
         rc = app(standalone_mode=False)
+    except BrokenPipeError:  # `cairn search x | head`
+        sys.stderr.close()
+        raise SystemExit(0) from None
     except typer.Abort:
         err.print("aborted")
         raise SystemExit(130) from None

@@ -9,11 +9,13 @@ extra surfaces as :class:`cairn.errors.ProviderUnavailable`, never ``ImportError
   ``cairn[embed]``);
 * ``minilm`` — :class:`cairn.embed.sbert.SentenceTransformerEmbedder`: all-MiniLM-L6-v2
   through sentence-transformers (extra ``cairn[minilm]``);
-* ``minilm-onnx`` — :class:`cairn.embed.onnx.OnnxEmbedder`: all-MiniLM-L6-v2 as ONNX
-  (int8) through onnxruntime, when an ONNX file is found by the locator;
+* ``minilm-onnx`` — :class:`cairn.embed.onnx.OnnxEmbedder`: all-MiniLM-L6-v2 as int8
+  ONNX through onnxruntime (extra ``cairn[onnx]``), when the locator finds the model
+  (built once by ``python -m cairn.embed.onnx``);
 * ``http`` — :class:`cairn.embed.http.HttpEmbedder`: any OpenAI-compatible
   ``/v1/embeddings`` endpoint (standard library only).
 
+``auto`` (the default) is ``minilm-onnx`` when its model is found, else ``static``.
 Use :func:`cairn.embed.registry.make_embedder` to build one by name.
 """
 

@@ -3,7 +3,7 @@
 ``cairn.toml``::
 
     [embed]
-    provider = "static"        # static | minilm | minilm-onnx | http | none
+    provider = "auto"          # auto | static | minilm | minilm-onnx | http | none
     batch_size = 64
     # for provider = "http":
     url = "http://127.0.0.1:11434/v1"
@@ -22,8 +22,12 @@ from cairn.embed.base import Embedder
 from cairn.embed.locator import ModelLocator
 from cairn.errors import ConfigError, ProviderUnavailable
 
-PROVIDERS = ("static", "minilm", "minilm-onnx", "http", "none")
-DEFAULT_PROVIDER = "static"
+PROVIDERS = ("auto", "static", "minilm", "minilm-onnx", "http", "none")
+DEFAULT_PROVIDER = "auto"
+AUTO_ORDER = ("minilm-onnx", "static")
+"""``auto`` takes the first of these that can be loaded without a download: the int8
+ONNX MiniLM (best hybrid quality at usable speed, see ``bench/beir.py``), else the
+shipped static model."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +35,8 @@ class EmbedConfig:
     """Embedding settings (``[embed]`` in ``cairn.toml``).
 
     Attributes:
-        provider: one of :data:`PROVIDERS`; ``none`` turns embeddings off.
+        provider: one of :data:`PROVIDERS`; ``none`` turns embeddings off; ``auto``
+            (the default) picks the first loadable of :data:`AUTO_ORDER`.
         batch_size: texts per embedder call while indexing.
         url / model / api_key_env / dim: for ``http``.
         threads: CPU threads for local models while indexing (``None``: library default).
@@ -80,6 +85,17 @@ def make_embedder(config: EmbedConfig, locator: ModelLocator | None = None) -> E
     p = config.provider
     if p == "none":
         return None
+    if p == "auto":
+        from dataclasses import replace
+
+        reasons: list[str] = []
+        for cand in AUTO_ORDER:
+            try:
+                no_hub = ModelLocator(allow_download=False) if locator is None else locator
+                return make_embedder(replace(config, provider=cand), no_hub)
+            except ProviderUnavailable as exc:
+                reasons.append(f"{cand}: {exc}")
+        raise ProviderUnavailable("no embedding model available (" + "; ".join(reasons) + ")")
     if p == "static":
         from cairn.embed.static import StaticEmbedder
 

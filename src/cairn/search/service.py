@@ -12,7 +12,7 @@ and calls :meth:`SemanticService.after_index` after each indexing run,
 Configuration (``cairn.toml``)::
 
     [embed]
-    provider = "static"      # static | minilm | minilm-onnx | http | none
+    provider = "auto"        # auto | static | minilm | minilm-onnx | http | none
     [fusion]
     method = "rrf"           # rrf | linear
     rrf_k = 60
@@ -134,6 +134,7 @@ class SemanticService:
         self.locator = locator
         self._embedder: Embedder | None = embedder
         self._searcher: HybridSearcher | None = None
+        self._kw_searcher: HybridSearcher | None = None
         self.notices: list[str] = []
 
     # --- embedder ---------------------------------------------------------------------
@@ -202,6 +203,15 @@ class SemanticService:
             )
         return self._searcher
 
+    def has_vectors(self) -> bool:
+        """Whether the index holds any embedding at all (of any model)."""
+        return VectorStore(self.store).any_vectors()
+
+    def _keyword_searcher(self) -> HybridSearcher:
+        if self._kw_searcher is None:
+            self._kw_searcher = HybridSearcher(self.store, self.search_config, None)
+        return self._kw_searcher
+
     def search(
         self,
         text: str,
@@ -216,6 +226,17 @@ class SemanticService:
         See :meth:`cairn.search.hybrid.HybridSearcher.search`. Never raises for any user
         text; a semantic request without embeddings answers with keywords and a note.
         """
+        if mode == "keyword" or (self._embedder is _UNSET and not self.has_vectors()):
+            # no model load for keyword searches or an index that has no vectors yet
+            res = self._keyword_searcher().search(
+                text, mode="keyword", limit=limit, explain=explain,
+                include_alternates=include_alternates,
+            )
+            if mode in ("semantic", "hybrid"):
+                note = f"{mode} search unavailable (no embeddings in this index yet); "
+                note += "showing keyword results"
+                return SearchResult(res.query, res.hits, res.took_ms, (note, *res.notes))
+            return res
         searcher = self.searcher()
         try:
             res = searcher.search(text, mode=mode, limit=limit, explain=explain,

@@ -363,3 +363,7 @@ class VectorStore:
             "chunks": int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]),
             "vectors": int(self.db.execute("SELECT count(*) FROM embeddings").fetchone()[0]),
         }
+
+    def any_vectors(self) -> bool:
+        """Whether any vector is stored (cheap)."""
+        return self.db.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is not None

@@ -22,7 +22,7 @@ from cairn.embed.locator import ModelLocator
 from cairn.ingest.embedding import embed_pass
 from cairn.search.fusion import FusionConfig
 from cairn.search.hybrid import HybridSearcher, summands_add_up
-from cairn.search.service import SemanticConfig, SemanticService
+from cairn.search.service import _UNSET, SemanticConfig, SemanticService
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -71,6 +71,9 @@ def test_modes_and_default(vault: tuple[Cairn, Path], static: Embedder) -> None:
     assert s.default_mode() == "hybrid"
     kw = s.search("windowsill", mode="keyword", explain=True)
     assert kw.hits[0].path == "pets/cat.md"
+    h = kw.hits[0]
+    assert isinstance(h.snippet, str) and "windowsill" in h.snippet
+    assert [h.snippet[a:b] for a, b in h.highlights] == ["windowsill"]
     assert kw.hits[0].explain["mode"] == "keyword"
     assert kw.hits[0].explain["keyword"]["rank"] == 1
     # no shared word with the cat note: keywords miss, meaning finds it
@@ -215,3 +218,19 @@ def test_cli_search_explain_and_eval(vault: tuple[Cairn, Path], static: Embedder
     assert [x["mode"] for x in rep["results"]] == ["keyword", "semantic", "hybrid"]
     kw = rep["results"][0]
     assert kw["ndcg@10"] == 1.0 and kw["mrr@10"] == 1.0 and kw["recall@100"] == 1.0
+
+
+def test_service_without_vectors_answers_by_keyword_without_loading_a_model(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "a.md").write_text("# Alpha\n\nThe kitten naps on the windowsill.\n")
+    with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
+        cairn.index([root])
+        svc = SemanticService(cairn.store, SearchConfig())
+        res = svc.search("kitten", mode="hybrid")
+        assert [h.path for h in res.hits] == ["a.md"]
+        assert any("no embeddings in this index yet" in n for n in res.notes)
+        assert svc.search("kitten").hits[0].explain == {}
+        assert svc._embedder is _UNSET and svc.notices == []  # no model was loaded

@@ -26,6 +26,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from cairn.errors import CairnError, NotFound
 
@@ -151,7 +152,10 @@ def run_search(
         ctx = escape(h.doc_title) + (f" › {escape(crumbs)}" if crumbs else "")
         out.print(f"   [dim]{ctx}[/dim]")
         out.print(f"   [blue]{escape(h.abs_path)}:{h.line_start}[/blue]")
-        out.print(f"   {escape(h.snippet)}")
+        snippet = Text("   ").append(Text(h.snippet))
+        for a, b in getattr(h, "highlights", ()):
+            snippet.stylize("bold yellow", a + 3, b + 3)
+        out.print(snippet)
         if explain:
             out.print(explain_table(h.explain, h.score))
     out.print(f"[dim]{len(res.hits)} hits in {res.took_ms:.1f} ms[/dim]")

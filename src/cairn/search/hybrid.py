@@ -36,7 +36,7 @@ from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.engine import SearchResult
 from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
 from cairn.search.query import Query, Term, parse_query, to_fts
-from cairn.search.snippet import make_snippet
+from cairn.search.snippet import make_snippet, term_patterns
 from cairn.store import Store
 from cairn.store.vectors import VectorStore
 
@@ -202,7 +202,7 @@ class HybridSearcher:
             notes.append("no words to search by meaning; filters only")
             want = "keyword"
         depth = max(k, self.fusion.depth) if want == "hybrid" else k
-        spare = 4  # a few extra in case a unit vanishes between ranking and display
+        spare = 10  # extra for title-only preambles dropped and units gone since ranking
         chunks: dict[int, int] = {}
         if want == "keyword":
             fused = single("bm25", self._keyword(query, match, k + spare, include_alternates))
@@ -266,27 +266,28 @@ class HybridSearcher:
         t0 = time.perf_counter()
         k = max(1, limit or self.config.limit)
         ranking = self.rank(text, mode=mode, limit=k, include_alternates=include_alternates)
-        keys = [f.key for f in ranking.fused]
-        rows = self.store.unit_rows(keys)
+        rows = self.store.unit_rows([f.key for f in ranking.fused])
+        fused = _drop_shadowed_preambles(ranking.fused, rows)
         chunk_rows = (
-            self.vectors.chunk_units(list(ranking.chunks.values()))
-            if ranking.chunks else {}
+            self.vectors.chunk_units(list(ranking.chunks.values())) if ranking.chunks else {}
         )
-        words = ranking.query.words
+        patterns = term_patterns(ranking.query.positive)
         hits: list[Hit] = []
-        for f in ranking.fused:
+        for f in fused:
             r = rows.get(f.key)
             if r is None:
                 continue
             chunk = chunk_rows.get(ranking.chunks.get(f.key, -1))
             body = r["body"] or ""
             if chunk is not None and "keyword" not in f.ranks and "bm25" not in f.ranks:
-                source = body[chunk["start"] : chunk["end"]] or body
+                source = body[chunk["start"] : chunk["end"]] or body  # the chunk that matched
             else:
                 source = body
-            snippet = make_snippet(source if source.strip() else r["title"], words)
+            snippet, highlights = make_snippet(source if source.strip() else r["title"], patterns)
             exp = self._explain(ranking, f, chunk) if explain else {}
-            hits.append(_hit(self.store, r, len(hits) + 1, f.score, snippet, exp))
+            hits.append(
+                _hit(self.store, r, len(hits) + 1, f.score, snippet, highlights, exp)
+            )
             if len(hits) == k:
                 break
         took = (time.perf_counter() - t0) * 1000
@@ -355,8 +356,44 @@ def _parse_time(value: str) -> float | None:
     return dt.timestamp()
 
 
+def _title_only(row: Any) -> bool:
+    """A preamble unit that holds nothing but its document's title."""
+    body = (row["body"] or "").strip()
+    return bool(row["kind"] == "preamble" and (not body or body == (row["title"] or "").strip()))
+
+
+def _drop_shadowed_preambles(fused: list[Fused], rows: Mapping[int, Any]) -> list[Fused]:
+    """Drop a document's title-only preamble when another unit of the same document is
+    also a result (one result per place to read), as the keyword searcher does."""
+    with_content = {
+        rows[f.key]["document_id"] for f in fused if f.key in rows and not _title_only(rows[f.key])
+    }
+    return [
+        f for f in fused
+        if f.key in rows and not (_title_only(rows[f.key])
+                                  and rows[f.key]["document_id"] in with_content)
+    ]
+
+
+def _short(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _context(store: Store, r: Any) -> tuple[str, ...]:
+    """Sibling headings of a heading; the messages before and after a chat message."""
+    if r["kind"] == "heading":
+        return tuple(store.siblings(r["document_id"], r["parent_id"], r["id"]))
+    if r["kind"] == "message":
+        return tuple(
+            f"{n['role'] or 'message'}: {_short(n['body'] or n['title'])}"
+            for n in store.neighbours(r["document_id"], r["ordinal"], "message")
+        )
+    return ()
+
+
 def _hit(store: Store, r: Any, rank: int, score: float, snippet: str,
-         exp: dict[str, Any]) -> Hit:
+         highlights: tuple[tuple[int, int], ...], exp: dict[str, Any]) -> Hit:
     tags = tuple(json.loads(r["tags"])) + tuple(json.loads(r["inherited_tags"]))
     return Hit(
         rank=rank,
@@ -376,10 +413,9 @@ def _hit(store: Store, r: Any, rank: int, score: float, snippet: str,
         kind=r["kind"],
         tags=tuple(dict.fromkeys(tags)),
         todo=r["todo"],
-        siblings=tuple(store.siblings(r["document_id"], r["parent_id"], r["id"]))
-        if r["kind"] == "heading"
-        else (),
+        siblings=_context(store, r),
         explain=exp,
+        highlights=highlights,
     )
 
 

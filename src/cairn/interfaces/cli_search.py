@@ -189,19 +189,28 @@ def run_eval(
         err.print(f"[yellow]note:[/yellow] {escape(n)}")
 
 
-def register(app: typer.Typer, opener: Callable[[Path | None], Any]) -> None:
-    """Add ``eval`` and the mode-aware ``search`` to ``app``.
+def register(
+    app: typer.Typer, opener: Callable[[Path | None], Any], *, replace_search: bool = True
+) -> None:
+    """Add ``eval`` (and, with ``replace_search``, the mode-aware ``search``) to ``app``.
 
     Args:
-        app: the main Typer app (its existing ``search`` command is replaced).
+        app: the main Typer app.
         opener: ``opener(db) -> Cairn`` (a context manager), as the main CLI's ``_open``.
+        replace_search: replace ``app``'s ``search`` command with this module's.
     """
+    drop = {"search", "eval"} if replace_search else {"eval"}
     app.registered_commands[:] = [
         c
         for c in app.registered_commands
-        if (c.name or getattr(c.callback, "__name__", "")) not in ("search", "eval")
+        if (c.name or getattr(c.callback, "__name__", "")) not in drop
     ]
+    if replace_search:
+        _add_search(app, opener)
+    _add_eval(app, opener)
 
+
+def _add_search(app: typer.Typer, opener: Callable[[Path | None], Any]) -> None:
     @app.command("search")
     def search(
         query: Annotated[
@@ -248,6 +257,8 @@ def register(app: typer.Typer, opener: Callable[[Path | None], Any]) -> None:
         except CairnError as exc:
             raise _fail(exc, as_json) from None
 
+
+def _add_eval(app: typer.Typer, opener: Callable[[Path | None], Any]) -> None:
     @app.command("eval")
     def eval_(
         folder: Annotated[

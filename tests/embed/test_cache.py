@@ -128,38 +128,59 @@ def test_model_switch_embeds_into_a_separate_space(tmp_path: Path, static: Embed
         assert embed_pass(cairn.store, a).embedded == 0 and a.texts == []
 
 
-def test_deleting_a_note_leaves_no_chunk_vector_or_fts_row(tmp_path: Path,
-                                                           static: Embedder) -> None:
+def test_deleting_a_note_leaves_no_chunk_vector_or_fts_row(
+    tmp_path: Path, static: Embedder
+) -> None:
     root = _vault(tmp_path)
     with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
         cairn.index([root])
         embed_pass(cairn.store, static)
         db = cairn.store.db
-        hashes = [r[0] for r in db.execute(
-            "SELECT c.hash FROM chunks c JOIN units u ON u.id = c.unit_id "
-            "JOIN documents d ON d.id = u.document_id WHERE d.path = 'garden.md'")]
+        hashes = [
+            r[0]
+            for r in db.execute(
+                "SELECT c.hash FROM chunks c JOIN units u ON u.id = c.unit_id "
+                "JOIN documents d ON d.id = u.document_id WHERE d.path = 'garden.md'"
+            )
+        ]
         assert hashes
-        rowids = [r[0] for r in db.execute(
-            "SELECT u.rowid FROM units u JOIN documents d ON d.id = u.document_id "
-            "WHERE d.path = 'garden.md'")]
+        rowids = [
+            r[0]
+            for r in db.execute(
+                "SELECT u.rowid FROM units u JOIN documents d ON d.id = u.document_id "
+                "WHERE d.path = 'garden.md'"
+            )
+        ]
         units_before = _counts(cairn)["units"]
         (root / "garden.md").unlink()
         cairn.index()
         # chunks go with their units at once (ON DELETE CASCADE) ...
-        assert db.execute("SELECT count(*) FROM chunks c WHERE NOT EXISTS "
-                          "(SELECT 1 FROM units u WHERE u.id = c.unit_id)").fetchone()[0] == 0
+        assert (
+            db.execute(
+                "SELECT count(*) FROM chunks c WHERE NOT EXISTS "
+                "(SELECT 1 FROM units u WHERE u.id = c.unit_id)"
+            ).fetchone()[0]
+            == 0
+        )
         embed_pass(cairn.store, static)
         # ... and the vectors at the end of the pass
         q = ",".join("?" * len(hashes))
-        assert db.execute(f"SELECT count(*) FROM embeddings WHERE hash IN ({q})",
-                          hashes).fetchone()[0] == 0
+        assert (
+            db.execute(f"SELECT count(*) FROM embeddings WHERE hash IN ({q})", hashes).fetchone()[0]
+            == 0
+        )
         c = _counts(cairn)
         assert c["units"] == c["fts"] == units_before - len(rowids)
         q = ",".join("?" * len(rowids))
-        assert db.execute(f"SELECT count(*) FROM units_fts WHERE rowid IN ({q})",
-                          rowids).fetchone()[0] == 0
-        assert c["vectors"] == c["chunks"] == len(
-            {r[0] for r in db.execute("SELECT hash FROM chunks")})
+        assert (
+            db.execute(f"SELECT count(*) FROM units_fts WHERE rowid IN ({q})", rowids).fetchone()[0]
+            == 0
+        )
+        assert (
+            c["vectors"]
+            == c["chunks"]
+            == len({r[0] for r in db.execute("SELECT hash FROM chunks")})
+        )
         assert cairn.check() == []
 
 

@@ -43,8 +43,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(b"model exploded")
             return
-        data = [{"object": "embedding", "index": i, "embedding": _vec(t)}
-                for i, t in enumerate(body["input"])]
+        data = [
+            {"object": "embedding", "index": i, "embedding": _vec(t)}
+            for i, t in enumerate(body["input"])
+        ]
         data.reverse()  # servers may answer out of order; "index" says where each goes
         out = json.dumps({"object": "list", "data": data, "model": body["model"]}).encode()
         self.send_response(200)
@@ -104,11 +106,19 @@ def test_errors_are_provider_unavailable(server: str) -> None:
         HttpEmbedder(f"http://127.0.0.1:{port}/v1", "tiny-embed", timeout=2)
 
 
-def test_registry_builds_http_with_key_from_env(server: str,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_registry_builds_http_with_key_from_env(
+    server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TINY_KEY", "from-env")
-    cfg = EmbedConfig.from_mapping({"provider": "http", "url": server, "model": "tiny-embed",
-                                    "api_key_env": "TINY_KEY", "batch_size": 3})
+    cfg = EmbedConfig.from_mapping(
+        {
+            "provider": "http",
+            "url": server,
+            "model": "tiny-embed",
+            "api_key_env": "TINY_KEY",
+            "batch_size": 3,
+        }
+    )
     emb = make_embedder(cfg)
     assert emb is not None and emb.dim == DIM
     emb.embed(["x"])

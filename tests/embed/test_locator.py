@@ -19,8 +19,7 @@ def _make(folder: Path) -> Path:
     return folder
 
 
-def test_order_package_then_cache_then_hub(tmp_path: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_order_package_then_cache_then_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("CAIRN_OFFLINE", raising=False)
     calls: list[tuple[str, Path]] = []
@@ -43,8 +42,7 @@ def test_order_package_then_cache_then_hub(tmp_path: Path,
 def test_incomplete_folder_does_not_count(tmp_path: Path) -> None:
     (tmp_path / "pkg" / "tiny").mkdir(parents=True)
     (tmp_path / "pkg" / "tiny" / "model.bin").write_bytes(b"w")
-    loc = ModelLocator(package_dir=tmp_path / "pkg", cache_dir=tmp_path / "c",
-                       allow_download=False)
+    loc = ModelLocator(package_dir=tmp_path / "pkg", cache_dir=tmp_path / "c", allow_download=False)
     with pytest.raises(ProviderUnavailable, match="not found"):
         loc.locate(SPEC)
 
@@ -70,8 +68,9 @@ def test_installed_package_step(tmp_path: Path) -> None:
     sys.modules["fake_model_pkg"] = mod
     try:
         spec = ModelSpec(name="tiny", required=SPEC.required, package="fake_model_pkg:get_path")
-        loc = ModelLocator(package_dir=tmp_path / "p", cache_dir=tmp_path / "c",
-                           allow_download=False)
+        loc = ModelLocator(
+            package_dir=tmp_path / "p", cache_dir=tmp_path / "c", allow_download=False
+        )
         assert loc.locate(spec) == (folder, "installed")
     finally:
         del sys.modules["fake_model_pkg"]

@@ -96,7 +96,7 @@ def test_minilm_onnx_int8_shipped(minilm: Embedder) -> None:
     assert np.all((a * b).sum(axis=1) > 0.98)  # per-channel int8 stays close to float
     # one text per run: a vector does not depend on the batch it came in
     assert np.allclose(onnx.embed(SENTENCES[::-1])[::-1], a, atol=1e-6)
-    q = getattr(onnx, "embed_query")(SENTENCES[:1])
+    q = onnx.embed_query(SENTENCES[:1])
     assert np.allclose(q[0], a[0], atol=1e-6)
     assert onnx.fingerprint != minilm.fingerprint
 
@@ -128,7 +128,8 @@ def test_auto_prefers_onnx_then_the_shipped_static_model(tmp_path: Path) -> None
     only_static = tmp_path / "pkg"
     only_static.mkdir()
     (only_static / "minilm-l6-static").symlink_to(PACKAGE_MODELS / "minilm-l6-static")
-    loc = ModelLocator(package_dir=only_static, cache_dir=tmp_path / "cache", fetch=_no_hub,
-                       allow_download=False)
+    loc = ModelLocator(
+        package_dir=only_static, cache_dir=tmp_path / "cache", fetch=_no_hub, allow_download=False
+    )
     emb = make_embedder(EmbedConfig(), loc)
     assert emb is not None and emb.name == "static:minilm-l6-static"

@@ -29,9 +29,12 @@ def _by_key(items: list[Fused]) -> dict[str, Fused]:
 
 
 def test_rrf_hand_computed() -> None:
-    fused = rrf({"keyword": KW, "semantic": SEM}, k=60, weights={"keyword": 0.6,
-                                                                  "semantic": 0.4},
-                tiebreak=False)
+    fused = rrf(
+        {"keyword": KW, "semantic": SEM},
+        k=60,
+        weights={"keyword": 0.6, "semantic": 0.4},
+        tiebreak=False,
+    )
     # A: 0.6/61 + 0.4/62 = 0.009836066 + 0.006451613
     # C: 0.6/63 + 0.4/61 = 0.009523810 + 0.006557377
     # B: 0.6/62 = 0.009677419 ; D: 0.4/63 = 0.006349206
@@ -63,8 +66,11 @@ def test_rrf_default_weights_are_used_and_summands_add_up() -> None:
 
 
 def test_rrf_exact_tie_is_broken_by_key_with_an_order_summand() -> None:
-    fused = rrf({"keyword": [("B", 3.0)], "semantic": [("A", 0.7)]}, k=60,
-                weights={"keyword": 0.5, "semantic": 0.5})
+    fused = rrf(
+        {"keyword": [("B", 3.0)], "semantic": [("A", 0.7)]},
+        k=60,
+        weights={"keyword": 0.5, "semantic": 0.5},
+    )
     assert [f.key for f in fused] == ["A", "B"]
     a, b = fused
     assert "order" not in a.summands
@@ -113,8 +119,9 @@ def test_single_list_scores_are_raw_and_distinct() -> None:
 
 
 def test_fusion_config_from_mapping() -> None:
-    cfg = FusionConfig.from_mapping({"method": "linear", "weights": {"keyword": 0.7},
-                                     "lambda": 0.01, "alpha": 0.5})
+    cfg = FusionConfig.from_mapping(
+        {"method": "linear", "weights": {"keyword": 0.7}, "lambda": 0.01, "alpha": 0.5}
+    )
     assert cfg.method == "linear" and cfg.decay_lambda == 0.01 and cfg.alpha == 0.5
     assert dict(cfg.weights) == {"keyword": 0.7, "semantic": 0.4}
     with pytest.raises(ConfigError):

@@ -87,8 +87,9 @@ def test_modes_and_default(vault: tuple[Cairn, Path], static: Embedder) -> None:
     assert hy.hits[0].path == "pets/cat.md" and hy.hits[0].explain["mode"] == "hybrid"
 
 
-def test_explain_summands_add_up_rrf_and_linear(vault: tuple[Cairn, Path],
-                                                 static: Embedder) -> None:
+def test_explain_summands_add_up_rrf_and_linear(
+    vault: tuple[Cairn, Path], static: Embedder
+) -> None:
     cairn, _ = vault
     for fusion in (FusionConfig(), FusionConfig(method="linear")):
         s = _searcher(cairn, static, fusion=fusion)
@@ -112,8 +113,9 @@ def test_explain_summands_add_up_rrf_and_linear(vault: tuple[Cairn, Path],
         assert "keyword" in top and "semantic" in top  # found by both lists
 
 
-def test_filters_and_exclusions_apply_to_the_semantic_list(vault: tuple[Cairn, Path],
-                                                           static: Embedder) -> None:
+def test_filters_and_exclusions_apply_to_the_semantic_list(
+    vault: tuple[Cairn, Path], static: Embedder
+) -> None:
     cairn, _ = vault
     s = _searcher(cairn, static)
     res = s.search("tag:work money and people", mode="semantic", limit=10)
@@ -132,8 +134,9 @@ def test_keyword_only_degrade_without_embedder(vault: tuple[Cairn, Path]) -> Non
     assert res.hits[0].explain["mode"] == "keyword"
     assert any("unavailable" in n for n in res.notes)
     # a configured model that cannot be found: one notice, keyword results, no crash
-    locator = ModelLocator(package_dir=Path("/nonexistent"), cache_dir=Path("/nonexistent"),
-                           allow_download=False)
+    locator = ModelLocator(
+        package_dir=Path("/nonexistent"), cache_dir=Path("/nonexistent"), allow_download=False
+    )
     svc = SemanticService(cairn.store, SearchConfig(), SemanticConfig(), locator=locator)
     rep = svc.after_index()
     assert len(rep.notices) == 1 and "keywords only" in rep.notices[0]
@@ -144,8 +147,9 @@ def test_keyword_only_degrade_without_embedder(vault: tuple[Cairn, Path]) -> Non
     assert off.notices and "--no-embed" in off.notices[0]
 
 
-def test_exactly_k_live_hits_after_deleting_notes(vault: tuple[Cairn, Path],
-                                                  static: Embedder) -> None:
+def test_exactly_k_live_hits_after_deleting_notes(
+    vault: tuple[Cairn, Path], static: Embedder
+) -> None:
     cairn, root = vault
     s = _searcher(cairn, static)
     before = s.search("animals pets cat dog", mode="semantic", limit=4)
@@ -166,13 +170,17 @@ def test_exactly_k_live_hits_after_deleting_notes(vault: tuple[Cairn, Path],
     assert len(many.hits) == 5
 
 
-def test_cli_search_explain_and_eval(vault: tuple[Cairn, Path], static: Embedder,
-                                     tmp_path: Path) -> None:
+def test_cli_search_explain_and_eval(
+    vault: tuple[Cairn, Path], static: Embedder, tmp_path: Path
+) -> None:
     from cairn.interfaces import cli_search
 
     cairn, _ = vault
-    cairn.semantic = SemanticService(cairn.store, SearchConfig(),  # type: ignore[attr-defined]
-                                     embedder=static)
+    cairn.semantic = SemanticService(
+        cairn.store,
+        SearchConfig(),  # type: ignore[attr-defined]
+        embedder=static,
+    )
 
     @contextmanager
     def opener(db: Path | None) -> Iterator[Cairn]:
@@ -186,8 +194,9 @@ def test_cli_search_explain_and_eval(vault: tuple[Cairn, Path], static: Embedder
 
     cli_search.register(app, opener)
     runner = CliRunner()
-    r = runner.invoke(app, ["search", "--mode", "hybrid", "--explain", "--json", "-n", "3",
-                            "sleepy", "feline"])
+    r = runner.invoke(
+        app, ["search", "--mode", "hybrid", "--explain", "--json", "-n", "3", "sleepy", "feline"]
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)
     assert len(data["hits"]) == 3 and data["hits"][0]["path"] == "pets/cat.md"
@@ -202,14 +211,20 @@ def test_cli_search_explain_and_eval(vault: tuple[Cairn, Path], static: Embedder
 
     beir = tmp_path / "beir"
     (beir / "qrels").mkdir(parents=True)
-    docs = [("d1", "Sourdough", "Feed the starter before baking bread."),
-            ("d2", "Guitar", "Practice scales and chord changes daily."),
-            ("d3", "Compost", "Greens and browns make good compost.")]
+    docs = [
+        ("d1", "Sourdough", "Feed the starter before baking bread."),
+        ("d2", "Guitar", "Practice scales and chord changes daily."),
+        ("d3", "Compost", "Greens and browns make good compost."),
+    ]
     (beir / "corpus.jsonl").write_text(
-        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in docs))
+        "".join(json.dumps({"_id": i, "title": t, "text": x}) + "\n" for i, t, x in docs)
+    )
     (beir / "queries.jsonl").write_text(
-        json.dumps({"_id": "q1", "text": "baking bread starter"}) + "\n"
-        + json.dumps({"_id": "q2", "text": "guitar chords"}) + "\n")
+        json.dumps({"_id": "q1", "text": "baking bread starter"})
+        + "\n"
+        + json.dumps({"_id": "q2", "text": "guitar chords"})
+        + "\n"
+    )
     (beir / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
     r = runner.invoke(app, ["eval", str(beir), "--json"])
     assert r.exit_code == 0, r.output

@@ -10,8 +10,8 @@ extra surfaces as :class:`cairn.errors.ProviderUnavailable`, never ``ImportError
 * ``minilm`` — :class:`cairn.embed.sbert.SentenceTransformerEmbedder`: all-MiniLM-L6-v2
   through sentence-transformers (extra ``cairn[minilm]``);
 * ``minilm-onnx`` — :class:`cairn.embed.onnx.OnnxEmbedder`: all-MiniLM-L6-v2 as int8
-  ONNX through onnxruntime (extra ``cairn[onnx]``), when the locator finds the model
-  (built once by ``python -m cairn.embed.onnx``);
+  ONNX through onnxruntime (extra ``cairn[embed]``), shipped in package data (rebuilt
+  with ``python -m cairn.embed.onnx``);
 * ``http`` — :class:`cairn.embed.http.HttpEmbedder`: any OpenAI-compatible
   ``/v1/embeddings`` endpoint (standard library only).
 

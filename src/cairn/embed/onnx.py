@@ -53,8 +53,8 @@ class OnnxEmbedder:
         batch_size: int = 64,
         threads: int | None = None,
     ) -> None:
-        require("onnxruntime", "onnx")
-        require("tokenizers", "onnx")
+        require("onnxruntime", "embed")
+        require("tokenizers", "embed")
         folder, self.origin = (locator or ModelLocator()).locate(spec)
         try:
             ort = importlib.import_module("onnxruntime")
@@ -64,10 +64,12 @@ class OnnxEmbedder:
             self._tok.enable_truncation(MAX_TOKENS)
             self._tok.no_padding()
             model = str(folder / "model_int8.onnx")
-            self._session = ort.InferenceSession(model, self._options(ort, threads),
-                                                 providers=["CPUExecutionProvider"])
-            self._query_session = ort.InferenceSession(model, self._options(ort, 1),
-                                                       providers=["CPUExecutionProvider"])
+            self._session = ort.InferenceSession(
+                model, self._options(ort, threads), providers=["CPUExecutionProvider"]
+            )
+            self._query_session = ort.InferenceSession(
+                model, self._options(ort, 1), providers=["CPUExecutionProvider"]
+            )
         except Exception as exc:
             raise ProviderUnavailable(f"cannot load ONNX model from {folder}: {exc}") from exc
         self._inputs = {i.name for i in self._session.get_inputs()}
@@ -75,8 +77,9 @@ class OnnxEmbedder:
         self.batch_size = max(1, batch_size)
         self.name = "onnx:all-MiniLM-L6-v2-int8"
         self.dim = int(self._session.get_outputs()[0].shape[-1] or 384)
-        self.fingerprint = "onnx8-" + file_fingerprint(folder / "model_int8.onnx",
-                                                       extra="mean/256/one-per-run")
+        self.fingerprint = "onnx8-" + file_fingerprint(
+            folder / "model_int8.onnx", extra="mean/256/one-per-run"
+        )
 
     @staticmethod
     def _options(ort: Any, threads: int | None) -> Any:
@@ -135,6 +138,7 @@ def build_int8(source: Path, dest: Path | None = None) -> Path:
     for mod in ("torch", "transformers", "onnx", "onnxruntime"):
         require(mod, "onnx-build")
     import torch
+
     quant = importlib.import_module("onnxruntime.quantization")
     from transformers import AutoModel
 
@@ -150,7 +154,8 @@ def build_int8(source: Path, dest: Path | None = None) -> Path:
 
         def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
             return self.bert(
-                input_ids=input_ids, attention_mask=attention_mask,
+                input_ids=input_ids,
+                attention_mask=attention_mask,
                 token_type_ids=token_type_ids,
             ).last_hidden_state
 
@@ -165,16 +170,23 @@ def build_int8(source: Path, dest: Path | None = None) -> Path:
             str(fp32),
             input_names=["input_ids", "attention_mask", "token_type_ids"],
             output_names=["last_hidden_state"],
-            dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes,
-                          "last_hidden_state": axes},
+            dynamic_axes={
+                "input_ids": axes,
+                "attention_mask": axes,
+                "token_type_ids": axes,
+                "last_hidden_state": axes,
+            },
             opset_version=17,
             dynamo=False,
         )
     # per-channel int8 weights keep cosine ≈ 0.995 with the float model on SciFact
     # abstracts; per-tensor quantisation drops to ≈ 0.94
     quant.quantize_dynamic(
-        str(fp32), str(out / "model_int8.onnx"), weight_type=quant.QuantType.QInt8,
-        per_channel=True, reduce_range=False,
+        str(fp32),
+        str(out / "model_int8.onnx"),
+        weight_type=quant.QuantType.QInt8,
+        per_channel=True,
+        reduce_range=False,
     )
     fp32.unlink()
     shutil.copy2(source / "tokenizer.json", out / "tokenizer.json")

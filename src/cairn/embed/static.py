@@ -32,9 +32,7 @@ class StaticEmbedder:
         ProviderUnavailable: ``model2vec`` is not installed, or the model is missing.
     """
 
-    def __init__(
-        self, locator: ModelLocator | None = None, spec: ModelSpec = STATIC_SPEC
-    ) -> None:
+    def __init__(self, locator: ModelLocator | None = None, spec: ModelSpec = STATIC_SPEC) -> None:
         require("model2vec", "embed")
         folder, self.origin = (locator or ModelLocator()).locate(spec)
         try:
@@ -56,6 +54,5 @@ class StaticEmbedder:
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vecs = self._model.encode(list(texts), show_progress_bar=False,
-                                  use_multiprocessing=False)
+        vecs = self._model.encode(list(texts), show_progress_bar=False, use_multiprocessing=False)
         return l2_normalize(np.asarray(vecs, dtype=np.float32))

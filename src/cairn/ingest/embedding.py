@@ -38,9 +38,7 @@ EmbedProgress = Callable[[int, int, str], None]
 """``progress(done, total, phase)``: ``phase`` is ``"chunk"`` or ``"embed"``; ``done``
 and ``total`` count units (chunk) or texts (embed)."""
 
-NO_EMBEDDER_NOTICE = (
-    "embeddings are off (no embedding model available): search uses keywords only"
-)
+NO_EMBEDDER_NOTICE = "embeddings are off (no embedding model available): search uses keywords only"
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +120,17 @@ def chunk_pending(
         name, chunks, texts = chunk_unit(row, config)
         for c, t in zip(chunks, texts, strict=True):
             batch.append(
-                (c.unit_id, c.ordinal, c.start, c.end, c.window_start, c.window_end,
-                 c.tokens or count_tokens(t), name, content_hash(t))
+                (
+                    c.unit_id,
+                    c.ordinal,
+                    c.start,
+                    c.end,
+                    c.window_start,
+                    c.window_end,
+                    c.tokens or count_tokens(t),
+                    name,
+                    content_hash(t),
+                )
             )
         n_units += 1 if chunks else 0
         n_chunks += len(chunks)
@@ -206,12 +213,11 @@ def embed_pass(
     if embedder is None:
         with store.transaction():
             pruned = vs.prune()
-        return EmbedReport(pruned=pruned, seconds=time.perf_counter() - t0,
-                           notices=(NO_EMBEDDER_NOTICE,))
+        return EmbedReport(
+            pruned=pruned, seconds=time.perf_counter() - t0, notices=(NO_EMBEDDER_NOTICE,)
+        )
     n_units, n_chunks = chunk_pending(vs, cfg, document_ids, progress)
-    embedded, missing, spent = embed_missing(
-        vs, embedder, batch_size=batch_size, progress=progress
-    )
+    embedded, missing, spent = embed_missing(vs, embedder, batch_size=batch_size, progress=progress)
     with store.transaction():
         pruned = vs.prune()
     return EmbedReport(

@@ -159,24 +159,44 @@ def index_corpus(
     """
     import hashlib
 
-    root = SourceRoot(id="beir-" + hashlib.sha256(root_path.encode()).hexdigest()[:16],
-                      path=root_path)
+    root = SourceRoot(
+        id="beir-" + hashlib.sha256(root_path.encode()).hexdigest()[:16], path=root_path
+    )
     store.upsert_root(root)
     with store.transaction():
         for i, (raw_id, (title, text)) in enumerate(corpus.items()):
             doc_id = raw_id + id_suffix
             rel = f"{doc_id}.md"
             unit = Unit(
-                ordinal=0, level=1, kind=HEADING, title=title,
-                outline_path=(title,) if title else (), body=text,
-                line_start=1, line_end=3, id=doc_id, document_id=doc_id,
+                ordinal=0,
+                level=1,
+                kind=HEADING,
+                title=title,
+                outline_path=(title,) if title else (),
+                body=text,
+                line_start=1,
+                line_end=3,
+                id=doc_id,
+                document_id=doc_id,
             )
             doc = Document(
-                path=rel, format="markdown", title=title or raw_id, units=(unit,),
-                id=doc_id, root_id=root.id, content_hash=str(i), size=len(text), mtime=0.0,
+                path=rel,
+                format="markdown",
+                title=title or raw_id,
+                units=(unit,),
+                id=doc_id,
+                root_id=root.id,
+                content_hash=str(i),
+                size=len(text),
+                mtime=0.0,
             )
             store.replace_file(
-                root.id, rel, size=len(text), mtime=0.0, hash_=str(i), format_="markdown",
+                root.id,
+                rel,
+                size=len(text),
+                mtime=0.0,
+                hash_=str(i),
+                format_="markdown",
                 documents=[doc],
             )
 

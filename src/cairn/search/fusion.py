@@ -47,9 +47,7 @@ class FusionConfig:
 
     method: str = "rrf"
     rrf_k: float = 60.0
-    weights: Mapping[str, float] = field(
-        default_factory=lambda: {"keyword": 0.6, "semantic": 0.4}
-    )
+    weights: Mapping[str, float] = field(default_factory=lambda: {"keyword": 0.6, "semantic": 0.4})
     alpha: float = 0.45
     beta: float = 0.25
     gamma: float = 0.20

@@ -126,14 +126,19 @@ class HybridSearcher:
         if match is None and not query.filters:
             return []
         ranked = self.store.search_fts(
-            match, query.filters, limit=limit, weights=self.config.weights,
+            match,
+            query.filters,
+            limit=limit,
+            weights=self.config.weights,
             include_alternates=include_alternates,
         )
         # as the keyword searcher does: a title-only preamble is not listed when
         # another unit of its document is (ranks are counted after that)
         rows = self.store.unit_rows([r for r, _ in ranked])
-        keep = {f.key for f in _drop_shadowed_preambles(
-            [Fused(r, s, {}, {}, {}) for r, s in ranked], rows)}
+        keep = {
+            f.key
+            for f in _drop_shadowed_preambles([Fused(r, s, {}, {}, {}) for r, s in ranked], rows)
+        }
         return [(r, s) for r, s in ranked if r in keep]
 
     def _semantic(
@@ -146,8 +151,12 @@ class HybridSearcher:
         allowed: set[int] | None = None
         if query.filters:
             allowed = {
-                r for r, _ in self.store.search_fts(
-                    None, query.filters, limit=_ALL, weights=self.config.weights,
+                r
+                for r, _ in self.store.search_fts(
+                    None,
+                    query.filters,
+                    limit=_ALL,
+                    weights=self.config.weights,
                     include_alternates=include_alternates,
                 )
             }
@@ -157,8 +166,12 @@ class HybridSearcher:
             neg_match = to_fts(Query(query.text, negs))
             if neg_match:
                 excluded = {
-                    r for r, _ in self.store.search_fts(
-                        neg_match, (), limit=_ALL, weights=self.config.weights,
+                    r
+                    for r, _ in self.store.search_fts(
+                        neg_match,
+                        (),
+                        limit=_ALL,
+                        weights=self.config.weights,
                         include_alternates=True,
                     )
                 }
@@ -291,9 +304,7 @@ class HybridSearcher:
                 source = body
             snippet, highlights = make_snippet(source if source.strip() else r["title"], patterns)
             exp = self._explain(ranking, f, chunk) if explain else {}
-            hits.append(
-                _hit(self.store, r, len(hits) + 1, f.score, snippet, highlights, exp)
-            )
+            hits.append(_hit(self.store, r, len(hits) + 1, f.score, snippet, highlights, exp))
             if len(hits) == k:
                 break
         took = (time.perf_counter() - t0) * 1000
@@ -317,9 +328,12 @@ class HybridSearcher:
                 exp["list_weights"] = dict(self.fusion.weights)
             else:
                 exp["blend"] = {
-                    "alpha": self.fusion.alpha, "beta": self.fusion.beta,
-                    "gamma": self.fusion.gamma, "delta": self.fusion.delta,
-                    "epsilon": self.fusion.epsilon, "lambda": self.fusion.decay_lambda,
+                    "alpha": self.fusion.alpha,
+                    "beta": self.fusion.beta,
+                    "gamma": self.fusion.gamma,
+                    "delta": self.fusion.delta,
+                    "epsilon": self.fusion.epsilon,
+                    "lambda": self.fusion.decay_lambda,
                 }
         if ranking.fts_query is not None and ranking.mode != "semantic":
             exp["fts_query"] = ranking.fts_query
@@ -375,9 +389,10 @@ def _drop_shadowed_preambles(fused: list[Fused], rows: Mapping[int, Any]) -> lis
         rows[f.key]["document_id"] for f in fused if f.key in rows and not _title_only(rows[f.key])
     }
     return [
-        f for f in fused
-        if f.key in rows and not (_title_only(rows[f.key])
-                                  and rows[f.key]["document_id"] in with_content)
+        f
+        for f in fused
+        if f.key in rows
+        and not (_title_only(rows[f.key]) and rows[f.key]["document_id"] in with_content)
     ]
 
 
@@ -398,8 +413,15 @@ def _context(store: Store, r: Any) -> tuple[str, ...]:
     return ()
 
 
-def _hit(store: Store, r: Any, rank: int, score: float, snippet: str,
-         highlights: tuple[tuple[int, int], ...], exp: dict[str, Any]) -> Hit:
+def _hit(
+    store: Store,
+    r: Any,
+    rank: int,
+    score: float,
+    snippet: str,
+    highlights: tuple[tuple[int, int], ...],
+    exp: dict[str, Any],
+) -> Hit:
     tags = tuple(json.loads(r["tags"])) + tuple(json.loads(r["inherited_tags"]))
     return Hit(
         rank=rank,

@@ -70,6 +70,7 @@ class SemanticConfig:
         Raises:
             ConfigError: a section is not a table or holds a bad value.
         """
+
         def table(name: str) -> Mapping[str, Any]:
             v = data.get(name, {})
             if not isinstance(v, Mapping):
@@ -194,18 +195,24 @@ class SemanticService:
         emb = None if no_embed else self.embedder
         try:
             report = embed_pass(
-                self.store, emb, document_ids=document_ids, config=self.chunk_config(),
-                batch_size=self.config.embed.batch_size, progress=progress,
+                self.store,
+                emb,
+                document_ids=document_ids,
+                config=self.chunk_config(),
+                batch_size=self.config.embed.batch_size,
+                progress=progress,
             )
         except ProviderUnavailable as exc:  # e.g. the endpoint went away mid-run
             report = embed_pass(self.store, None)
             return EmbedReport(pruned=report.pruned, notices=(f"{exc}; {NO_EMBEDDER_NOTICE}",))
         if emb is None and self.notices and not no_embed:
-            return EmbedReport(pruned=report.pruned, seconds=report.seconds,
-                               notices=tuple(self.notices))
+            return EmbedReport(
+                pruned=report.pruned, seconds=report.seconds, notices=tuple(self.notices)
+            )
         if no_embed:
-            return EmbedReport(pruned=report.pruned, seconds=report.seconds,
-                               notices=(NO_EMBED_NOTICE,))
+            return EmbedReport(
+                pruned=report.pruned, seconds=report.seconds, notices=(NO_EMBED_NOTICE,)
+            )
         return report
 
     # --- search -----------------------------------------------------------------------
@@ -213,7 +220,10 @@ class SemanticService:
         """The hybrid searcher (built once; it keeps the vector matrix in memory)."""
         if self._searcher is None:
             self._searcher = HybridSearcher(
-                self.store, self.search_config, self.embedder, self.config.fusion,
+                self.store,
+                self.search_config,
+                self.embedder,
+                self.config.fusion,
                 type_weights=self.type_weights(),
             )
         return self._searcher
@@ -244,7 +254,10 @@ class SemanticService:
         if mode == "keyword" or (self._embedder is _UNSET and not self.has_vectors()):
             # no model load for keyword searches or an index that has no vectors yet
             res = self._keyword_searcher().search(
-                text, mode="keyword", limit=limit, explain=explain,
+                text,
+                mode="keyword",
+                limit=limit,
+                explain=explain,
                 include_alternates=include_alternates,
             )
             if mode in ("semantic", "hybrid"):
@@ -254,13 +267,23 @@ class SemanticService:
             return res
         searcher = self.searcher()
         try:
-            res = searcher.search(text, mode=mode, limit=limit, explain=explain,
-                                  include_alternates=include_alternates)
+            res = searcher.search(
+                text, mode=mode, limit=limit, explain=explain, include_alternates=include_alternates
+            )
         except ProviderUnavailable as exc:
-            res = searcher.search(text, mode="keyword", limit=limit, explain=explain,
-                                  include_alternates=include_alternates)
-            return SearchResult(res.query, res.hits, res.took_ms,
-                                (*res.notes, f"semantic search failed ({exc}); keyword results"))
+            res = searcher.search(
+                text,
+                mode="keyword",
+                limit=limit,
+                explain=explain,
+                include_alternates=include_alternates,
+            )
+            return SearchResult(
+                res.query,
+                res.hits,
+                res.took_ms,
+                (*res.notes, f"semantic search failed ({exc}); keyword results"),
+            )
         if self.notices and mode not in (None, "keyword"):
             return SearchResult(res.query, res.hits, res.took_ms, (*self.notices, *res.notes))
         return res
@@ -294,7 +317,12 @@ class SemanticService:
             CairnError: the folder is not a BEIR data set.
         """
         return evaluate(
-            folder, self.embedder, modes=modes, split=split,
-            search_config=self.search_config, fusion=self.config.fusion,
-            chunk_config=self.config.chunking, progress=progress,
+            folder,
+            self.embedder,
+            modes=modes,
+            split=split,
+            search_config=self.search_config,
+            fusion=self.config.fusion,
+            chunk_config=self.config.chunking,
+            progress=progress,
         )

@@ -329,7 +329,11 @@ class VectorStore:
         n = len(rows)
         if n == 0 or dim == 0:
             return VectorMatrix(
-                space, gen, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool),
+                space,
+                gen,
+                np.zeros(0, np.int64),
+                np.zeros(0, np.int64),
+                np.zeros(0, bool),
                 np.zeros((0, max(dim, 1)), np.float32),
             )
         mat = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(n, dim)

@@ -205,3 +205,22 @@ def test_vector_blobs_are_float32(tmp_path: Path, static: Embedder) -> None:
         blob = cairn.store.db.execute("SELECT vector FROM embeddings LIMIT 1").fetchone()[0]
         assert len(blob) == 4 * static.dim
         assert abs(float(np.linalg.norm(v)) - 1.0) < 1e-5
+
+
+def test_integrity_check_finds_missing_and_malformed_vectors(
+    tmp_path: Path, static: Embedder
+) -> None:
+    root = _vault(tmp_path)
+    with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
+        cairn.index([root])
+        vs = VectorStore(cairn.store)
+        embed_pass(cairn.store, static)
+        assert vs.integrity_check(static.fingerprint) == []
+        h = cairn.store.db.execute("SELECT hash FROM chunks LIMIT 1").fetchone()[0]
+        cairn.store.db.execute(
+            "UPDATE embeddings SET vector = x'00' WHERE hash = ? AND space = ?",
+            (h, static.fingerprint),
+        )
+        assert any("are not 256 float32" in p for p in vs.integrity_check())
+        cairn.store.db.execute("DELETE FROM embeddings WHERE hash = ?", (h,))
+        assert any("have no vector" in p for p in vs.integrity_check(static.fingerprint))

@@ -301,6 +301,13 @@ class SemanticService:
             "notices": list(self.notices),
         }
 
+    def check(self) -> list[str]:
+        """Problems of the chunk and vector tables (``[]`` = fine); also counts chunks
+        lacking a vector when the embedder is already loaded (no model is loaded here)."""
+        emb = self._embedder
+        space = emb.fingerprint if emb is not None and emb is not _UNSET else None
+        return VectorStore(self.store).integrity_check(space)
+
     # --- evaluation -------------------------------------------------------------------
     def evaluate(
         self,

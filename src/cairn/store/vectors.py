@@ -368,6 +368,31 @@ class VectorStore:
             "vectors": int(self.db.execute("SELECT count(*) FROM embeddings").fetchone()[0]),
         }
 
+    def integrity_check(self, space: str | None = None) -> list[str]:
+        """Problems of the chunk and vector tables (``[]`` = fine): chunks without a
+        unit, vectors whose size does not match their space's dimension, and (with
+        ``space``) live chunks that have no vector in that space."""
+        problems: list[str] = []
+        orphans = self.db.execute(
+            "SELECT count(*) FROM chunks c WHERE NOT EXISTS "
+            "(SELECT 1 FROM units u WHERE u.id = c.unit_id)"
+        ).fetchone()[0]
+        if orphans:
+            problems.append(f"{orphans} chunks without a unit")
+        for sp, dim, bad in self.db.execute(
+            "SELECT s.space, s.dim, (SELECT count(*) FROM embeddings e WHERE e.space = s.space "
+            "AND length(e.vector) != 4 * s.dim) FROM vector_spaces s"
+        ):
+            if bad:
+                problems.append(f"{bad} vectors in space {sp} are not {dim} float32 values")
+        if space is not None:
+            missing = len(self.chunks_missing_vectors(space))
+            if missing:
+                problems.append(
+                    f"{missing} chunks have no vector in space {space} (run cairn index)"
+                )
+        return problems
+
     def any_vectors(self) -> bool:
         """Whether any vector is stored (cheap)."""
         return self.db.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is not None

@@ -125,6 +125,19 @@ def test_filters_and_exclusions_apply_to_the_semantic_list(
     assert len(res.hits) == 10 or len(res.hits) >= 6
 
 
+def test_similarity_floor_drops_unrelated_semantic_candidates(
+    vault: tuple[Cairn, Path], static: Embedder
+) -> None:
+    cairn, _ = vault
+    loose = _searcher(cairn, static, fusion=FusionConfig(min_similarity=-1.0))
+    strict = _searcher(cairn, static, fusion=FusionConfig(min_similarity=0.2))
+    everything = loose.search("sleepy feline", mode="semantic", limit=20, explain=True)
+    assert len(everything.hits) == len({h.unit_id for h in everything.hits}) >= 8
+    kept = strict.search("sleepy feline", mode="semantic", limit=20, explain=True)
+    want = [h.unit_id for h in everything.hits if h.explain["semantic"]["cosine"] >= 0.2]
+    assert [h.unit_id for h in kept.hits] == want and 0 < len(want) < len(everything.hits)
+
+
 def test_keyword_only_degrade_without_embedder(vault: tuple[Cairn, Path]) -> None:
     cairn, _ = vault
     s = _searcher(cairn, None)
@@ -151,7 +164,7 @@ def test_exactly_k_live_hits_after_deleting_notes(
     vault: tuple[Cairn, Path], static: Embedder
 ) -> None:
     cairn, root = vault
-    s = _searcher(cairn, static)
+    s = _searcher(cairn, static, fusion=FusionConfig(min_similarity=-1.0))  # no floor
     before = s.search("animals pets cat dog", mode="semantic", limit=4)
     assert len(before.hits) == 4  # the matrix is now loaded and cached
     gone = {"pets/cat.md", "pets/dog.md"}
@@ -176,15 +189,20 @@ def test_cli_search_explain_and_eval(
     from cairn.interfaces import cli_search
 
     cairn, _ = vault
-    cairn.semantic = SemanticService(
-        cairn.store,
-        SearchConfig(),  # type: ignore[attr-defined]
-        embedder=static,
-    )
+    svc = SemanticService(cairn.store, SearchConfig(), embedder=static)
+
+    class App:
+        """The two Cairn methods the commands call, as the composition root wires them."""
+
+        def search(self, text: str, **kw: Any) -> Any:
+            return svc.search(text, **kw)
+
+        def evaluate(self, folder: Path, **kw: Any) -> Any:
+            return svc.evaluate(folder, **kw)
 
     @contextmanager
-    def opener(db: Path | None) -> Iterator[Cairn]:
-        yield cairn
+    def opener(db: Path | None) -> Iterator[App]:
+        yield App()
 
     app = typer.Typer()
 

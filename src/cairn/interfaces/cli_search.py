@@ -1,8 +1,8 @@
 """CLI commands for semantic/hybrid search and BEIR evaluation (Typer + Rich).
 
-Thin: each command calls one method of the ``Cairn`` object's ``semantic`` service
-(:class:`cairn.search.service.SemanticService`, attached by the composition root). Mount
-them on the main app with::
+Thin: each command calls one method of ``Cairn`` — ``search(text, mode=…, …)`` and
+``evaluate(folder, modes=…, split=…)``, which delegate to
+:class:`cairn.search.service.SemanticService`. Mount them on the main app with::
 
     from cairn.interfaces import cli_search
     cli_search.register(app, _open)     # adds `eval` and replaces `search`
@@ -125,10 +125,8 @@ def run_search(
     alternates: bool = False,
     as_json: bool = False,
 ) -> None:
-    """Search through ``cairn.semantic`` and print hits (or one JSON document)."""
-    res = cairn.semantic.search(
-        text, mode=mode, limit=limit, explain=explain, include_alternates=alternates
-    )
+    """Search with ``cairn.search(text, mode=…)`` and print hits (or one JSON document)."""
+    res = cairn.search(text, mode=mode, limit=limit, explain=explain, include_alternates=alternates)
     if as_json:
         _emit_json(
             {
@@ -164,8 +162,8 @@ def run_search(
 def run_eval(
     cairn: Any, folder: Path, *, modes: list[str], split: str = "test", as_json: bool = False
 ) -> None:
-    """Evaluate on a BEIR folder through ``cairn.semantic`` and print the measures."""
-    report = cairn.semantic.evaluate(folder, modes=modes, split=split)
+    """Evaluate with ``cairn.evaluate(folder, modes=…, split=…)`` and print the measures."""
+    report = cairn.evaluate(folder, modes=modes, split=split)
     data = report.as_dict()
     if as_json:
         _emit_json(data)

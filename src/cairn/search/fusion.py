@@ -43,6 +43,11 @@ class FusionConfig:
         alpha / beta / gamma / delta / epsilon: linear blend weights.
         decay_lambda: λ of ``time_decay`` per day.
         depth: candidates taken from each list before fusion.
+        min_similarity: semantic candidates below this cosine are dropped, so a query
+            with no related note does not list unrelated ones by meaning. The default,
+            0, drops only anti-correlated ones; the useful floor depends on the model
+            (0.2 leaves every SciFact measure unchanged for both shipped models, but
+            the static model's scores on short notes are often lower).
     """
 
     method: str = "rrf"
@@ -55,6 +60,7 @@ class FusionConfig:
     epsilon: float = 0.03
     decay_lambda: float = 0.0025
     depth: int = 100
+    min_similarity: float = 0.0
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> FusionConfig:
@@ -81,6 +87,7 @@ class FusionConfig:
                 epsilon=float(data.get("epsilon", base.epsilon)),
                 decay_lambda=float(data.get("lambda", data.get("decay_lambda", base.decay_lambda))),
                 depth=int(data.get("depth", base.depth)),
+                min_similarity=float(data.get("min_similarity", base.min_similarity)),
             )
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"[fusion] has a value of the wrong type: {exc}") from exc

@@ -179,7 +179,8 @@ class HybridSearcher:
         hits = self.dense.search(
             qvec, limit, allowed=allowed, excluded=excluded, include_alternates=include_alternates
         )
-        return hits, qvec
+        floor = self.fusion.min_similarity
+        return [h for h in hits if h.score >= floor], qvec
 
     def rank(
         self,

@@ -40,6 +40,13 @@ NOTES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _index_without_embedding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Cairn.index`` embeds nothing here (``CAIRN_EMBED=none``): these tests run the
+    embedding pass themselves, with the embedder they choose."""
+    monkeypatch.setenv("CAIRN_EMBED", "none")
+
+
 @pytest.fixture(scope="module")
 def static() -> Embedder:
     pytest.importorskip("model2vec")

@@ -12,7 +12,9 @@ The indexer calls :func:`embed_pass` after each run. It is incremental by constr
 3. vectors no live chunk uses are pruned.
 
 Without an embedder (``--no-embed``, provider ``none``, or a model that cannot be
-loaded) the pass only prunes and returns one notice: search falls back to keywords.
+loaded) the pass chunks and prunes (no model is needed for either, and chunking first
+keeps the vectors of moved notes) and returns one notice: units whose text has no
+vector yet are found by keywords only.
 """
 
 from __future__ import annotations
@@ -211,10 +213,18 @@ def embed_pass(
     vs = VectorStore(store)
     cfg = config or ChunkConfig()
     if embedder is None:
+        # chunk anyway (no model needed): a moved or renamed note's new chunks keep
+        # referring to its cached vectors, so pruning below cannot drop them and the
+        # note stays findable by meaning
+        n_units, n_chunks = chunk_pending(vs, cfg, document_ids, progress)
         with store.transaction():
             pruned = vs.prune()
         return EmbedReport(
-            pruned=pruned, seconds=time.perf_counter() - t0, notices=(NO_EMBEDDER_NOTICE,)
+            units_chunked=n_units,
+            chunks_added=n_chunks,
+            pruned=pruned,
+            seconds=time.perf_counter() - t0,
+            notices=(NO_EMBEDDER_NOTICE,),
         )
     n_units, n_chunks = chunk_pending(vs, cfg, document_ids, progress)
     embedded, missing, spent = embed_missing(vs, embedder, batch_size=batch_size, progress=progress)

@@ -215,6 +215,11 @@ class SemanticService:
             )
         return report
 
+    def pending(self) -> bool:
+        """Whether some unit has not been chunked (and so not embedded) yet, e.g. after
+        an ``index --no-embed`` run; cheap, loads no model."""
+        return VectorStore(self.store).has_unchunked()
+
     # --- search -----------------------------------------------------------------------
     def searcher(self) -> HybridSearcher:
         """The hybrid searcher (built once; it keeps the vector matrix in memory)."""

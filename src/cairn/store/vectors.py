@@ -83,6 +83,11 @@ _TRIGGERS = tuple(
 )
 
 
+# Units that get at least one chunk (see cairn.ingest.embedding.chunk_unit): a body
+# with text, or any non-preamble unit (its title and path are embedded as the prefix).
+_CHUNKABLE = "(trim(u.body, char(32, 9, 10, 13)) != '' OR u.kind != 'preamble')"
+
+
 @dataclass(frozen=True, slots=True)
 class ChunkRow:
     """A stored chunk, for the embedding pass and for explanations.
@@ -189,6 +194,16 @@ class VectorStore:
         return [dict(r) for r in rows]
 
     # --- chunks -----------------------------------------------------------------------
+    def has_unchunked(self) -> bool:
+        """Whether any unit that gets chunks still lacks them (cheap: stops at the first).
+        Blank preambles (the empty text before a file's first heading) never get any."""
+        return bool(
+            self.db.execute(
+                "SELECT EXISTS (SELECT 1 FROM units u WHERE NOT EXISTS "
+                "(SELECT 1 FROM chunks c WHERE c.unit_id = u.id) AND " + _CHUNKABLE + ")"
+            ).fetchone()[0]
+        )
+
     def units_without_chunks(self, document_ids: Sequence[str] | None = None) -> list[sqlite3.Row]:
         """Units that have no chunk yet, with what the chunker and prefix need.
 
@@ -199,7 +214,7 @@ class VectorStore:
             "SELECT u.id, u.kind, u.title, u.outline_path, u.body, u.tags, u.inherited_tags, "
             "d.title AS doc_title, d.type AS doc_type, d.tags AS doc_tags FROM units u "
             "JOIN documents d ON d.id = u.document_id "
-            "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = u.id)"
+            "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = u.id) AND " + _CHUNKABLE
         )
         if document_ids is None:
             return self.db.execute(sql + " ORDER BY u.rowid").fetchall()

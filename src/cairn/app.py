@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -27,9 +28,12 @@ from cairn.config import Config, load_config
 from cairn.errors import CairnError, NotFound
 from cairn.export.graph import render as render_graph
 from cairn.graph.service import GraphService
+from cairn.ingest.embedding import EmbedProgress, EmbedReport
 from cairn.ingest.pipeline import Indexer, Progress, make_root
-from cairn.model import Hit, Run, SourceRoot
+from cairn.model import Diagnostic, Hit, Run, SourceRoot
 from cairn.search.engine import Searcher, SearchResult
+from cairn.search.eval import EvalReport
+from cairn.search.service import SemanticConfig, SemanticService
 from cairn.sources import is_within
 from cairn.store import Store, open_store
 
@@ -54,6 +58,10 @@ class Cairn:
         self.store: Store = open_store(config.db_path)
         self.searcher = Searcher(self.store, config.search)
         self.graph = GraphService(self.store, renderer=render_graph)
+        self.semantic = SemanticService(
+            self.store, config.search, SemanticConfig.load(config.config_file)
+        )
+        self.last_embed: EmbedReport | None = None
 
     @classmethod
     def open(
@@ -164,17 +172,25 @@ class Cairn:
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         progress: Progress | None = None,
+        embed: bool = True,
+        embed_progress: EmbedProgress | None = None,
     ) -> Run:
-        """Index folders (registering them as roots), or every registered root.
+        """Index folders (registering them as roots), or every registered root, then
+        bring the graph and the embeddings up to date.
 
         Args:
             paths: folders (or single export files) to index; ``None`` or empty means
                 every registered root.
             include / exclude: globs for newly registered roots.
             progress: ``progress(done, total, relpath)`` after each file.
+            embed: chunk and embed what changed (``False``: keyword search only until a
+                later run embeds; without a model the same happens, with one notice).
+            embed_progress: ``progress(done, total, what)`` while embedding.
 
         Returns:
-            The :class:`Run` record (also stored).
+            The :class:`Run` record (also stored); notices of the embedding pass (model
+            missing, turned off) are added to its ``warnings`` as ``info``. The pass's
+            own report is in :attr:`last_embed`.
         """
         plist = list(paths or [])
         roots = (
@@ -186,8 +202,16 @@ class Cairn:
             parse_options=self._parse_options(),
         )
         run = indexer.run(roots, progress)
-        if run.added or run.changed or run.removed or self.graph.is_stale():
+        changed = bool(run.added or run.changed or run.removed)
+        if changed or self.graph.is_stale():
             self.graph.update(run_id=run.id)
+        self.last_embed = None
+        if changed or (embed and self.semantic.pending()):
+            report = self.semantic.after_index(no_embed=not embed, progress=embed_progress)
+            self.last_embed = report
+            if report.notices:
+                notes = tuple(Diagnostic("", n, severity="info") for n in report.notices)
+                run = dataclasses.replace(run, warnings=(*run.warnings, *notes))
         return run
 
     def roots(self) -> list[SourceRoot]:
@@ -213,14 +237,81 @@ class Cairn:
         self,
         query: str,
         *,
+        mode: str | None = None,
         limit: int | None = None,
         explain: bool = False,
         include_alternates: bool = False,
+        expand: bool = False,
     ) -> SearchResult:
-        """Keyword (BM25) search; see :mod:`cairn.search.query` for the syntax."""
-        return self.searcher.search(
-            query, limit=limit, explain=explain, include_alternates=include_alternates
+        """Search; see :mod:`cairn.search.query` for the syntax.
+
+        Args:
+            query: any text; never raises for it.
+            mode: ``keyword`` (BM25), ``semantic`` (embeddings) or ``hybrid`` (their
+                fusion); ``None`` is hybrid when the index has embeddings, else keyword.
+            limit: number of hits (default: ``[search] limit``).
+            explain: give each hit its ranks, raw scores, fused summands and, with
+                ``expand``, the edges walked.
+            include_alternates: also chat messages off the canonical branch.
+            expand: graph expansion: walk 1–2 hops from the top hits along typed edges
+                and re-score (see :mod:`cairn.graph.expand`).
+        """
+        k = max(1, limit or self.config.search.limit)
+        res = self.semantic.search(
+            query,
+            mode=mode,
+            limit=k * 3 if expand else k,
+            explain=explain,
+            include_alternates=include_alternates,
         )
+        if not expand or not res.hits:
+            return res
+        return self._expand(res, k, explain, include_alternates)
+
+    def _expand(
+        self, res: SearchResult, k: int, explain: bool, include_alternates: bool
+    ) -> SearchResult:
+        """Re-rank ``res`` by graph expansion; units brought in must pass the filters."""
+        expanded = self.graph.expand([(h.unit_id, h.score) for h in res.hits])
+        by_id = {h.unit_id: h for h in res.hits}
+        new_ids = [e.unit_id for e in expanded if e.unit_id not in by_id]
+        allowed = self.store.filter_units(
+            new_ids, res.query.filters, include_alternates=include_alternates
+        )
+        fresh = {h.unit_id: h for h in self.searcher.hits_for(allowed, res.query)}
+        hits: list[Hit] = []
+        for e in expanded:
+            hit = by_id.get(e.unit_id) or fresh.get(e.unit_id)
+            if hit is None:
+                continue
+            exp = dict(hit.explain)
+            if explain:
+                exp["graph"] = {
+                    "base_score": e.base_score,
+                    "boost": e.boost,
+                    "rank_before": e.rank_before,
+                    **self.graph.explain(e),
+                }
+                exp["score"] = e.score
+            hits.append(dataclasses.replace(hit, rank=len(hits) + 1, score=e.score, explain=exp))
+            if len(hits) == k:
+                break
+        return SearchResult(res.query, tuple(hits), res.took_ms, res.notes)
+
+    def evaluate(
+        self,
+        folder: str | os.PathLike[str],
+        *,
+        modes: Sequence[str] = ("keyword", "semantic", "hybrid"),
+        split: str = "test",
+    ) -> EvalReport:
+        """nDCG@10, Recall@100 and MRR@10 per mode on a BEIR-layout data set, indexed
+        into a throwaway store (see :mod:`cairn.search.eval`).
+
+        Raises:
+            CairnError: the folder is not a BEIR data set.
+        """
+        return self.semantic.evaluate(Path(folder), modes=modes, split=split)
 
     # --- lookups ----------------------------------------------------------------------
     def _locate_path(self, text: str) -> tuple[str, str, int | None] | None:

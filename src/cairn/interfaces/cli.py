@@ -92,6 +92,29 @@ def _highlighted(snippet: str, spans: tuple[tuple[int, int], ...]) -> Text:
     return text
 
 
+def _print_explain(score: float, exp: Any) -> None:
+    """A hit's explanation as a small table: each list's rank and raw score, each fused
+    summand, the final score, and any graph edges walked."""
+    table = Table("", "rank", "raw score", box=None, padding=(0, 1), style="dim")
+    for name in ("keyword", "semantic"):
+        part = exp.get(name) if isinstance(exp, dict) else None
+        if isinstance(part, dict):
+            raw = part.get("bm25", part.get("cosine", part.get("score", "")))
+            table.add_row(name, str(part.get("rank", "")), f"{raw}")
+    out.print(Text("   ").append(f"score {score:.6f}", style="dim"))
+    if table.row_count:
+        out.print(table)
+    summands = exp.get("summands") if isinstance(exp, dict) else None
+    if isinstance(summands, dict):
+        parts = " + ".join(f"{k} {float(v):.6f}" for k, v in summands.items())
+        out.print(Text(f"   = {parts}", style="dim"))
+    graph = exp.get("graph") if isinstance(exp, dict) else None
+    if isinstance(graph, dict):
+        out.print(Text(f"   graph boost {graph.get('boost', 0):.6f}", style="dim"))
+        for path in graph.get("paths", [])[:3]:
+            out.print(Text(f"     via {json.dumps(path, ensure_ascii=False)[:200]}", style="dim"))
+
+
 def _emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
@@ -126,6 +149,13 @@ def index(
     db: DbOpt = None,
     as_json: JsonOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    no_embed: Annotated[
+        bool,
+        typer.Option(
+            "--no-embed",
+            help="Skip embeddings: keyword search only until a later run embeds.",
+        ),
+    ] = False,
 ) -> None:
     """Index folders of notes: only new and changed files are parsed again.
 
@@ -160,11 +190,29 @@ def index(
                     def progress(done: int, total: int, rel: str) -> None:
                         bar.update(task, completed=done, total=total, file=rel[-50:])
 
+                    embed_task = bar.add_task("embed", total=None, file="", visible=False)
+
+                    def embed_progress(done: int, total: int, what: str) -> None:
+                        bar.update(
+                            embed_task,
+                            visible=True,
+                            completed=done,
+                            total=total,
+                            file=f"embedding {what}"[-50:],
+                        )
+
                     run = cairn.index(
-                        paths, include=include or (), exclude=exclude or (), progress=progress
+                        paths,
+                        include=include or (),
+                        exclude=exclude or (),
+                        progress=progress,
+                        embed=not no_embed,
+                        embed_progress=embed_progress,
                     )
             else:
-                run = cairn.index(paths, include=include or (), exclude=exclude or ())
+                run = cairn.index(
+                    paths, include=include or (), exclude=exclude or (), embed=not no_embed
+                )
             if as_json:
                 _emit_json(run_dict(run))
                 return
@@ -177,6 +225,15 @@ def index(
             for f in run.failures:
                 where = f"{f.path}:{f.line}" if f.line else f.path
                 out.print(f"  [red]failed[/red] {escape(where)}: {escape(f.reason)}")
+            if cairn.last_embed is not None and cairn.last_embed.chunks_added:
+                e = cairn.last_embed
+                out.print(
+                    f"  embedded {e.embedded} chunks ({e.cached} from cache, "
+                    f"{e.chunks_added} new) in {e.seconds:.1f} s"
+                )
+            for w in run.warnings:
+                if w.severity == "info" and not w.path:
+                    out.print(f"  [cyan]note[/cyan] {escape(w.message)}")
             warns = [w for w in run.warnings if w.severity == "warning"]
             for w in warns[:20]:
                 where = f"{w.path}:{w.line}" if w.line else w.path
@@ -208,6 +265,23 @@ def search(
         bool,
         typer.Option("--alternates", help="Include chat messages off the canonical branch."),
     ] = False,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            "--mode",
+            help="keyword (BM25), semantic (embeddings) or hybrid (both, fused); "
+            "default: hybrid when the index has embeddings, else keyword.",
+            show_default=False,
+        ),
+    ] = None,
+    expand: Annotated[
+        bool,
+        typer.Option(
+            "--expand",
+            help="Graph expansion: follow links 1-2 hops from the top hits and re-rank; "
+            "--explain then names the edges walked.",
+        ),
+    ] = False,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -219,7 +293,16 @@ def search(
     text = " ".join(query)
     try:
         with _open(db) as cairn:
-            res = cairn.search(text, limit=limit, explain=explain, include_alternates=alternates)
+            if mode not in (None, "keyword", "semantic", "hybrid"):
+                raise CairnError(f"unknown mode {mode!r}: use keyword, semantic or hybrid")
+            res = cairn.search(
+                text,
+                mode=mode,
+                limit=limit,
+                explain=explain,
+                include_alternates=alternates,
+                expand=expand,
+            )
             empty = not res.hits and cairn.is_empty()
             where = str(cairn.config.db_path)
     except CairnError as exc:
@@ -262,7 +345,7 @@ def search(
             for line in h.siblings:
                 out.print(Text(f"   · {line}", style="dim"))
         if explain:
-            out.print(f"   [dim]score {h.score:.4f}: {escape(json.dumps(h.explain))}[/dim]")
+            _print_explain(h.score, h.explain)
     count = len(res.hits)
     noun = "hit" if count == 1 else "hits"
     out.print(f"[dim]{count} {noun} in {res.took_ms:.1f} ms[/dim]")
@@ -443,8 +526,10 @@ def check(db: DbOpt = None, as_json: JsonOpt = False) -> None:
 
 def _mount() -> None:
     from cairn.interfaces.cli_graph import graph_app
+    from cairn.interfaces.cli_search import register
 
     app.add_typer(graph_app, name="graph")
+    register(app, _open, replace_search=False)
 
 
 _mount()

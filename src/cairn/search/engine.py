@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,54 @@ def _short(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def hit_context(store: Store, r: Any) -> tuple[str, ...]:
+    """Sibling heading titles of a heading; the previous and next messages of a chat
+    message (``"user: …"``), so a hit can be read in context."""
+    if r["kind"] == "heading":
+        return tuple(store.siblings(r["document_id"], r["parent_id"], r["id"]))
+    if r["kind"] == "message":
+        return tuple(
+            f"{n['role'] or 'message'}: {_short(n['body'] or n['title'])}"
+            for n in store.neighbours(r["document_id"], r["ordinal"], "message")
+        )
+    return ()
+
+
+def build_hit(
+    store: Store,
+    r: Any,
+    rank: int,
+    score: float,
+    snippet: str,
+    highlights: tuple[tuple[int, int], ...],
+    explain: dict[str, Any],
+) -> Hit:
+    """A :class:`Hit` from a row of :meth:`SQLiteStore.unit_rows`."""
+    tags = tuple(json.loads(r["tags"])) + tuple(json.loads(r["inherited_tags"]))
+    return Hit(
+        rank=rank,
+        score=score,
+        unit_id=r["id"],
+        document_id=r["document_id"],
+        title=r["title"],
+        outline_path=tuple(json.loads(r["outline_path"])),
+        doc_title=r["doc_title"],
+        path=r["path"],
+        abs_path=f"{r['root_path'].rstrip('/')}/{r['path']}",
+        root=r["root_path"],
+        format=r["format"],
+        line_start=r["line_start"],
+        line_end=r["line_end"],
+        snippet=snippet,
+        kind=r["kind"],
+        tags=tuple(dict.fromkeys(tags)),
+        todo=r["todo"],
+        siblings=hit_context(store, r),
+        highlights=highlights,
+        explain=explain,
+    )
+
+
 class Searcher:
     """BM25 keyword search over a store.
 
@@ -62,17 +111,21 @@ class Searcher:
         self.store = store
         self.config = config
 
-    def _context(self, r: Any) -> tuple[str, ...]:
-        """Sibling heading titles of a heading; the previous and next messages of a
-        chat message (``"user: …"``), so a hit can be read in context."""
-        if r["kind"] == "heading":
-            return tuple(self.store.siblings(r["document_id"], r["parent_id"], r["id"]))
-        if r["kind"] == "message":
-            return tuple(
-                f"{n['role'] or 'message'}: {_short(n['body'] or n['title'])}"
-                for n in self.store.neighbours(r["document_id"], r["ordinal"], "message")
-            )
-        return ()
+    def hits_for(self, unit_ids: Sequence[str], query: Query) -> list[Hit]:
+        """Hits (rank 0, score 0) for given units, with snippets for ``query``: for
+        units that a later step (graph expansion) brings in."""
+        ids = self.store.rowids_of(unit_ids)
+        rows = self.store.unit_rows(list(ids.values()))
+        patterns = term_patterns(query.positive)
+        out: list[Hit] = []
+        for uid in unit_ids:
+            r = rows.get(ids.get(uid, -1))
+            if r is None:
+                continue
+            body = r["body"] or ""
+            snippet, spans = make_snippet(body if body.strip() else r["title"], patterns)
+            out.append(build_hit(self.store, r, 0, 0.0, snippet, spans, {}))
+        return out
 
     def search(
         self,
@@ -125,30 +178,6 @@ class Searcher:
                     ],
                     "score": score,
                 }
-            tags = tuple(json.loads(r["tags"])) + tuple(json.loads(r["inherited_tags"]))
-            hits.append(
-                Hit(
-                    rank=rank,
-                    score=score,
-                    unit_id=r["id"],
-                    document_id=r["document_id"],
-                    title=r["title"],
-                    outline_path=tuple(json.loads(r["outline_path"])),
-                    doc_title=r["doc_title"],
-                    path=r["path"],
-                    abs_path=f"{r['root_path'].rstrip('/')}/{r['path']}",
-                    root=r["root_path"],
-                    format=r["format"],
-                    line_start=r["line_start"],
-                    line_end=r["line_end"],
-                    snippet=snippet,
-                    kind=r["kind"],
-                    tags=tuple(dict.fromkeys(tags)),
-                    todo=r["todo"],
-                    siblings=self._context(r),
-                    highlights=highlights,
-                    explain=exp,
-                )
-            )
+            hits.append(build_hit(self.store, r, rank, score, snippet, highlights, exp))
         took = (time.perf_counter() - t0) * 1000
         return SearchResult(query, tuple(hits), round(took, 3), query.notes)

@@ -829,6 +829,24 @@ class SQLiteStore:
         except sqlite3.OperationalError as exc:
             raise StoreError(f"search failed: {exc}") from exc
 
+    def filter_units(
+        self, unit_ids: Sequence[str], filters: Sequence[Filter], *, include_alternates: bool
+    ) -> list[str]:
+        """The given unit ids that pass ``filters`` (and are on a canonical branch unless
+        ``include_alternates``), in the given order."""
+        if not unit_ids:
+            return []
+        where, args = self._filter_sql(filters)
+        if not include_alternates:
+            where.append("u.alternate = 0")
+        q = ",".join("?" * len(unit_ids))
+        sql = (
+            "SELECT u.id FROM units u JOIN documents d ON d.id = u.document_id "
+            f"WHERE u.id IN ({q})" + "".join(f" AND {w}" for w in where)
+        )
+        ok = {r[0] for r in self.db.execute(sql, [*unit_ids, *args])}
+        return [u for u in unit_ids if u in ok]
+
     def unit_rows(self, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:
         """Unit rows joined with their document and root, keyed by rowid."""
         if not rowids:
@@ -884,6 +902,18 @@ class SQLiteStore:
             "WHERE d.root_id=? AND d.path=? ORDER BY d.key",
             (root_id, relpath),
         ).fetchall()
+
+    def rowids_of(self, unit_ids: Sequence[str]) -> dict[str, int]:
+        """``unit id -> rowid`` for the given ids that exist."""
+        if not unit_ids:
+            return {}
+        q = ",".join("?" * len(unit_ids))
+        return {
+            r[0]: int(r[1])
+            for r in self.db.execute(
+                f"SELECT id, rowid FROM units WHERE id IN ({q})", list(unit_ids)
+            )
+        }
 
     def unit(self, unit_id: str) -> sqlite3.Row | None:
         """A unit row, or ``None``."""

@@ -816,6 +816,8 @@ class SQLiteStore:
                 + " ORDER BY d.path, u.ordinal LIMIT ?"
             )
             params: list[Any] = [*args, limit]
+        elif not filters:
+            return self._top_by_rank(match, w, limit, include_alternates)
         else:
             extra = (" AND " + " AND ".join(where)) if where else ""
             sql = (
@@ -828,6 +830,41 @@ class SQLiteStore:
             return [(int(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
         except sqlite3.OperationalError as exc:
             raise StoreError(f"search failed: {exc}") from exc
+
+    def _top_by_rank(
+        self, match: str, weights: list[float], limit: int, include_alternates: bool
+    ) -> list[tuple[int, float]]:
+        """A query without filters: FTS5's own top-N by ``rank`` (its sorter keeps only
+        the best N, no join per matching row), then drop off-branch chat messages,
+        asking for more when too many were dropped."""
+        rank = "bm25(" + ", ".join(repr(float(x)) for x in weights) + ")"
+        want = limit
+        while True:
+            try:
+                rows = [
+                    (int(r[0]), -float(r[1]))
+                    for r in self.db.execute(
+                        "SELECT rowid, rank FROM units_fts WHERE units_fts MATCH ? "
+                        "AND rank MATCH ? ORDER BY rank, rowid LIMIT ?",
+                        (match, rank, want),
+                    )
+                ]
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"search failed: {exc}") from exc
+            if include_alternates or not rows:
+                return rows[:limit]
+            q = ",".join("?" * len(rows))
+            alt = {
+                int(r[0])
+                for r in self.db.execute(
+                    f"SELECT rowid FROM units WHERE alternate = 1 AND rowid IN ({q})",
+                    [r for r, _ in rows],
+                )
+            }
+            kept = [r for r in rows if r[0] not in alt]
+            if len(kept) >= limit or len(rows) < want:
+                return kept[:limit]
+            want *= 4
 
     def filter_units(
         self, unit_ids: Sequence[str], filters: Sequence[Filter], *, include_alternates: bool

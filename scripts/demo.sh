@@ -9,7 +9,7 @@ PY="${PYTHON:-python3}"
 export CAIRN_DB="${CAIRN_DB:-$PWD/.cairn/sample.db}"
 echo "== cairn index sample   (index: $CAIRN_DB)"
 .venv/bin/cairn index sample
-for q in "compost greens browns" "tag:garden todo:open" "induction hob circuit" "全文検索"; do
+for q in "compost greens browns" "worms eating garbage" "tag:garden todo:open" "全文検索"; do
   echo
   echo "== cairn search '$q'"
   .venv/bin/cairn search "$q" --limit 3

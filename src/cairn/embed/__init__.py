@@ -5,12 +5,11 @@ library inside its constructor), so ``import cairn.embed`` costs nothing and a m
 extra surfaces as :class:`cairn.errors.ProviderUnavailable`, never ``ImportError``.
 
 * ``static`` — :class:`cairn.embed.static.StaticEmbedder`: a model2vec model distilled
-  from all-MiniLM-L6-v2 and shipped in ``cairn/data/models/minilm-l6-static`` (extra
-  ``cairn[embed]``);
+  from all-MiniLM-L6-v2 and shipped in ``cairn/data/models/minilm-l6-static``;
 * ``minilm`` — :class:`cairn.embed.sbert.SentenceTransformerEmbedder`: all-MiniLM-L6-v2
-  through sentence-transformers (extra ``cairn[minilm]``);
+  through sentence-transformers (extra ``cairn[sbert]``; install torch first);
 * ``minilm-onnx`` — :class:`cairn.embed.onnx.OnnxEmbedder`: all-MiniLM-L6-v2 as int8
-  ONNX through onnxruntime (extra ``cairn[embed]``), shipped in package data (rebuilt
+  ONNX through onnxruntime, shipped in package data (rebuilt
   with ``python -m cairn.embed.onnx``);
 * ``http`` — :class:`cairn.embed.http.HttpEmbedder`: any OpenAI-compatible
   ``/v1/embeddings`` endpoint (standard library only).

@@ -69,8 +69,10 @@ def file_fingerprint(*paths: Path, extra: str = "") -> str:
     return h.hexdigest()[:16]
 
 
-def require(module: str, extra: str) -> None:
-    """Raise :class:`ProviderUnavailable` naming the extra when ``module`` is missing."""
+def require(module: str, extra: str | None) -> None:
+    """Raise :class:`ProviderUnavailable` when ``module`` is missing, saying how to get it:
+    ``pip install 'cairn[<extra>]'``, or (``extra=None``, a core dependency) reinstalling
+    cairn."""
     import importlib.util
 
     from cairn.errors import ProviderUnavailable
@@ -80,7 +82,7 @@ def require(module: str, extra: str) -> None:
     except (ImportError, ValueError):
         found = False
     if not found:
+        how = f"pip install 'cairn[{extra}]'" if extra else "pip install --force-reinstall cairn"
         raise ProviderUnavailable(
-            f"the {module!r} package is not installed; "
-            f"install it with: pip install 'cairn[{extra}]'"
+            f"the {module!r} package is not installed; install it with: {how}"
         )

@@ -42,7 +42,7 @@ def hub_fetch(repo_id: str, dest: Path) -> Path:
         from huggingface_hub import snapshot_download
     except ImportError as exc:
         raise ProviderUnavailable(
-            "downloading models needs huggingface_hub (pip install 'cairn[minilm]')"
+            "downloading models needs huggingface_hub (pip install huggingface_hub)"
         ) from exc
     try:
         dest.mkdir(parents=True, exist_ok=True)

@@ -53,8 +53,8 @@ class OnnxEmbedder:
         batch_size: int = 64,
         threads: int | None = None,
     ) -> None:
-        require("onnxruntime", "embed")
-        require("tokenizers", "embed")
+        require("onnxruntime", None)
+        require("tokenizers", None)
         folder, self.origin = (locator or ModelLocator()).locate(spec)
         try:
             ort = importlib.import_module("onnxruntime")
@@ -135,8 +135,18 @@ def build_int8(source: Path, dest: Path | None = None) -> Path:
     Raises:
         ProviderUnavailable: torch, transformers, onnx or onnxruntime is missing.
     """
-    for mod in ("torch", "transformers", "onnx", "onnxruntime"):
-        require(mod, "onnx-build")
+    import importlib.util
+
+    missing = [
+        m
+        for m in ("torch", "transformers", "onnx", "onnxruntime")
+        if importlib.util.find_spec(m) is None
+    ]
+    if missing:
+        raise ProviderUnavailable(
+            f"building the ONNX model needs {', '.join(missing)}: pip install torch==2.13.0 "
+            "transformers onnx onnxruntime"
+        )
     import torch
 
     quant = importlib.import_module("onnxruntime.quantization")

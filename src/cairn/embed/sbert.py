@@ -44,8 +44,8 @@ class SentenceTransformerEmbedder:
         batch_size: int = 64,
         threads: int | None = None,
     ) -> None:
-        require("torch", "minilm")
-        require("sentence_transformers", "minilm")
+        require("torch", "sbert")
+        require("sentence_transformers", "sbert")
         folder, self.origin = (locator or ModelLocator()).locate(spec)
         try:
             import torch

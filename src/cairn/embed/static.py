@@ -33,7 +33,7 @@ class StaticEmbedder:
     """
 
     def __init__(self, locator: ModelLocator | None = None, spec: ModelSpec = STATIC_SPEC) -> None:
-        require("model2vec", "embed")
+        require("model2vec", None)
         folder, self.origin = (locator or ModelLocator()).locate(spec)
         try:
             from model2vec import StaticModel

@@ -134,10 +134,10 @@ class HybridSearcher:
         )
         # as the keyword searcher does: a title-only preamble is not listed when
         # another unit of its document is (ranks are counted after that)
-        rows = self.store.unit_rows([r for r, _ in ranked])
+        flags = self.vectors.title_only([r for r, _ in ranked])
+        with_content = {doc for doc, only_title in flags.values() if not only_title}
         keep = {
-            f.key
-            for f in _drop_shadowed_preambles([Fused(r, s, {}, {}, {}) for r, s in ranked], rows)
+            r for r, (doc, only_title) in flags.items() if not (only_title and doc in with_content)
         }
         return [(r, s) for r, s in ranked if r in keep]
 

@@ -361,6 +361,21 @@ class VectorStore:
             np.ascontiguousarray(mat, dtype=np.float32),
         )
 
+    def title_only(self, rowids: Sequence[int]) -> dict[int, tuple[str, bool]]:
+        """``unit rowid -> (document id, is a title-only preamble)`` — a light look-up
+        for dropping preambles that only repeat their document's title."""
+        if not rowids:
+            return {}
+        q = ",".join("?" * len(rowids))
+        ws = "char(32, 9, 10, 13)"
+        rows = self.db.execute(
+            "SELECT rowid, document_id, kind = 'preamble' AND (trim(body, " + ws + ") = '' "
+            "OR trim(body, " + ws + ") = trim(title, " + ws + ")) FROM units "
+            f"WHERE rowid IN ({q})",
+            list(rowids),
+        ).fetchall()
+        return {int(r[0]): (str(r[1]), bool(r[2])) for r in rows}
+
     def unit_dates_types(self, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:
         """``unit rowid -> row`` with ``time`` (message time), ``modified``, ``created``,
         ``mtime`` (POSIX seconds) and ``type`` (document type or the unit's ``type``

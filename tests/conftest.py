@@ -47,7 +47,7 @@ def _keyword_only() -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _embed_when_marked(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests marked ``embed`` run the shipped model through ``Cairn``."""
-    if "embed" in request.keywords:
+    if request.node.get_closest_marker("embed") is not None:
         monkeypatch.delenv("CAIRN_EMBED", raising=False)
 
 

@@ -59,7 +59,10 @@ class Cairn:
         self.searcher = Searcher(self.store, config.search)
         self.graph = GraphService(self.store, renderer=render_graph)
         self.semantic = SemanticService(
-            self.store, config.search, SemanticConfig.load(config.config_file)
+            self.store,
+            config.search,
+            SemanticConfig.load(config.config_file),
+            graph_proximity=self.graph.proximity_rowids,
         )
         self.last_embed: EmbedReport | None = None
 

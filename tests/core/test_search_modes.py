@@ -73,3 +73,26 @@ def test_expansion_brings_in_the_linked_answer(tmp_path: Path) -> None:
         walked = str(glaze.explain["graph"])
         assert "Glaze notes" in walked or "references" in walked
         assert glaze.explain["graph"]["rank_before"] is None
+
+
+@pytest.mark.embed
+def test_linear_blend_takes_its_graph_term_from_the_links(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "kiln.md").write_text("# Kiln firing\n\nFire the kiln slowly. See [[Glaze]].\n")
+    (vault / "Glaze.md").write_text("# Glaze\n\nTwo parts feldspar, one part silica.\n")
+    (vault / "other.md").write_text("# Other\n\nNothing about ovens here.\n")
+    cfg = tmp_path / "cairn.toml"
+    cfg.write_text('[fusion]\nmethod = "linear"\n')
+    with Cairn.open(db=tmp_path / "i.db", config_file=cfg) as c:
+        c.index([vault])
+        res = c.search("kiln firing", mode="hybrid", explain=True, limit=5)
+        by_path = {h.path: h for h in res.hits}
+        glaze = by_path["Glaze.md"].explain["summands"]
+        other = by_path.get("other.md")
+        assert glaze["graph"] > 0
+        assert other is None or other.explain["summands"]["graph"] == 0
+        for h in res.hits:
+            assert math.isclose(
+                math.fsum(h.explain["summands"].values()), h.explain["score"], rel_tol=1e-12
+            )

@@ -22,10 +22,9 @@ With ``explain``, each hit's ``explain`` holds the mode, each list's rank and ra
 
 from __future__ import annotations
 
-import json
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +32,7 @@ from cairn.config import SearchConfig
 from cairn.embed.base import Embedder
 from cairn.model import Hit
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
-from cairn.search.engine import SearchResult
+from cairn.search.engine import SearchResult, build_hit
 from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
 from cairn.search.query import Query, Term, parse_query, to_fts
 from cairn.search.snippet import make_snippet, term_patterns
@@ -89,7 +88,9 @@ class HybridSearcher:
         *,
         type_weights: Mapping[str, float] | None = None,
         now: float | None = None,
+        graph_proximity: Callable[[list[tuple[int, float]]], Mapping[int, float]] | None = None,
     ) -> None:
+        self.graph_proximity = graph_proximity
         self.store = store
         self.config = config
         self.embedder = embedder
@@ -265,7 +266,11 @@ class HybridSearcher:
             ages[key] = _age_days(r, now)
             t = (r["type"] or "").casefold()
             tw[key] = self.type_weights.get(t, 1.0)
-        return Signals(sim=sims, age_days=ages, type_weight=tw)
+        graph: Mapping[int, float] = {}
+        if self.graph_proximity is not None:  # the γ·graph term: nearness to the top hits
+            seeds = sorted({**dict(sem), **dict(kw)}.items(), key=lambda kv: -kv[1])
+            graph = self.graph_proximity(seeds)
+        return Signals(sim=sims, age_days=ages, type_weight=tw, graph=dict(graph))
 
     # --- hits -------------------------------------------------------------------------
     def search(
@@ -305,7 +310,7 @@ class HybridSearcher:
                 source = body
             snippet, highlights = make_snippet(source if source.strip() else r["title"], patterns)
             exp = self._explain(ranking, f, chunk) if explain else {}
-            hits.append(_hit(self.store, r, len(hits) + 1, f.score, snippet, highlights, exp))
+            hits.append(build_hit(self.store, r, len(hits) + 1, f.score, snippet, highlights, exp))
             if len(hits) == k:
                 break
         took = (time.perf_counter() - t0) * 1000
@@ -395,57 +400,6 @@ def _drop_shadowed_preambles(fused: list[Fused], rows: Mapping[int, Any]) -> lis
         if f.key in rows
         and not (_title_only(rows[f.key]) and rows[f.key]["document_id"] in with_content)
     ]
-
-
-def _short(text: str, width: int = 100) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def _context(store: Store, r: Any) -> tuple[str, ...]:
-    """Sibling headings of a heading; the messages before and after a chat message."""
-    if r["kind"] == "heading":
-        return tuple(store.siblings(r["document_id"], r["parent_id"], r["id"]))
-    if r["kind"] == "message":
-        return tuple(
-            f"{n['role'] or 'message'}: {_short(n['body'] or n['title'])}"
-            for n in store.neighbours(r["document_id"], r["ordinal"], "message")
-        )
-    return ()
-
-
-def _hit(
-    store: Store,
-    r: Any,
-    rank: int,
-    score: float,
-    snippet: str,
-    highlights: tuple[tuple[int, int], ...],
-    exp: dict[str, Any],
-) -> Hit:
-    tags = tuple(json.loads(r["tags"])) + tuple(json.loads(r["inherited_tags"]))
-    return Hit(
-        rank=rank,
-        score=score,
-        unit_id=r["id"],
-        document_id=r["document_id"],
-        title=r["title"],
-        outline_path=tuple(json.loads(r["outline_path"])),
-        doc_title=r["doc_title"],
-        path=r["path"],
-        abs_path=f"{r['root_path'].rstrip('/')}/{r['path']}",
-        root=r["root_path"],
-        format=r["format"],
-        line_start=r["line_start"],
-        line_end=r["line_end"],
-        snippet=snippet,
-        kind=r["kind"],
-        tags=tuple(dict.fromkeys(tags)),
-        todo=r["todo"],
-        siblings=_context(store, r),
-        explain=exp,
-        highlights=highlights,
-    )
 
 
 def summands_add_up(explain: Mapping[str, Any], tol: float = 1e-12) -> bool:

@@ -131,6 +131,9 @@ class SemanticService:
         types: a ``types.yaml`` registry (:class:`cairn.formats.types.TypeRegistry`)
             for per-type chunk profiles and retriever weights.
         locator: where models are looked for.
+        graph_proximity: ``rowid -> proximity in [0, 1]`` of units near ranked hits
+            (:meth:`cairn.graph.service.GraphService.proximity_rowids`), the ``graph``
+            term of the linear blend.
     """
 
     def __init__(
@@ -142,7 +145,9 @@ class SemanticService:
         embedder: Embedder | None = _UNSET,
         types: Any = None,
         locator: ModelLocator | None = None,
+        graph_proximity: Callable[[list[tuple[int, float]]], Mapping[int, float]] | None = None,
     ) -> None:
+        self.graph_proximity = graph_proximity
         self.store = store
         self.search_config = search_config
         self.config = config or SemanticConfig()
@@ -230,6 +235,7 @@ class SemanticService:
                 self.embedder,
                 self.config.fusion,
                 type_weights=self.type_weights(),
+                graph_proximity=self.graph_proximity,
             )
         return self._searcher
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from cairn.search.query import STOPWORDS, Term
 
@@ -49,6 +50,12 @@ def term_patterns(terms: Sequence[Term]) -> list[str]:
     return pats
 
 
+@lru_cache(maxsize=64)
+def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regular expression for a query's patterns (a query builds many snippets)."""
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
 def make_snippet(
     text: str, patterns: Sequence[str], *, width: int = 180
 ) -> tuple[str, tuple[tuple[int, int], ...]]:
@@ -67,9 +74,7 @@ def make_snippet(
     flat = _FLAT.sub(" ", text).strip()
     matches: list[tuple[int, int]] = []
     if patterns:
-        rx = re.compile(
-            "|".join(f"(?:{p})" for p in sorted(patterns, key=len, reverse=True)), re.IGNORECASE
-        )
+        rx = _compiled(tuple(sorted(patterns, key=len, reverse=True)))
         matches = [(m.start(), m.end()) for m in rx.finditer(flat) if m.end() > m.start()]
     if not matches:
         cut = flat[:width]

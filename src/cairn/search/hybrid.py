@@ -219,7 +219,7 @@ class HybridSearcher:
         if query.is_empty:
             return Ranking(query, want, [], notes=tuple(notes))
         match = to_fts(query)
-        if want != "keyword" and not query.positive:
+        if want != "keyword" and not query.positive and mode is not None:
             notes.append("no words to search by meaning; filters only")
             want = "keyword"
         depth = max(k, self.fusion.depth) if want == "hybrid" else k

@@ -289,14 +289,17 @@ class Cairn:
                 continue
             exp = dict(hit.explain)
             if explain:
+                exp["summands"] = {**dict(exp.get("summands", {})), "graph_expansion": e.boost}
                 exp["graph"] = {
                     "base_score": e.base_score,
                     "boost": e.boost,
                     "rank_before": e.rank_before,
                     **self.graph.explain(e),
                 }
-                exp["score"] = e.score
-            hits.append(dataclasses.replace(hit, rank=len(hits) + 1, score=e.score, explain=exp))
+            score = e.base_score + e.boost  # exactly the sum of the summands
+            if explain:
+                exp["score"] = score
+            hits.append(dataclasses.replace(hit, rank=len(hits) + 1, score=score, explain=exp))
             if len(hits) == k:
                 break
         return SearchResult(res.query, tuple(hits), res.took_ms, res.notes)

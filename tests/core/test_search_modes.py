@@ -73,6 +73,10 @@ def test_expansion_brings_in_the_linked_answer(tmp_path: Path) -> None:
         walked = str(glaze.explain["graph"])
         assert "Glaze notes" in walked or "references" in walked
         assert glaze.explain["graph"]["rank_before"] is None
+        for h in res.hits:  # the expansion boost is one more summand of the score
+            parts = h.explain["summands"]
+            assert "graph_expansion" in parts
+            assert math.isclose(math.fsum(parts.values()), h.score, rel_tol=1e-9, abs_tol=1e-12)
 
 
 @pytest.mark.embed

@@ -93,26 +93,27 @@ def _highlighted(snippet: str, spans: tuple[tuple[int, int], ...]) -> Text:
 
 
 def _print_explain(score: float, exp: Any) -> None:
-    """A hit's explanation as a small table: each list's rank and raw score, each fused
-    summand, the final score, and any graph edges walked."""
-    table = Table("", "rank", "raw score", box=None, padding=(0, 1), style="dim")
-    for name in ("keyword", "semantic"):
-        part = exp.get(name) if isinstance(exp, dict) else None
-        if isinstance(part, dict):
-            raw = part.get("bm25", part.get("cosine", part.get("score", "")))
-            table.add_row(name, str(part.get("rank", "")), f"{raw}")
-    out.print(Text("   ").append(f"score {score:.6f}", style="dim"))
-    if table.row_count:
-        out.print(table)
-    summands = exp.get("summands") if isinstance(exp, dict) else None
-    if isinstance(summands, dict):
-        parts = " + ".join(f"{k} {float(v):.6f}" for k, v in summands.items())
-        out.print(Text(f"   = {parts}", style="dim"))
-    graph = exp.get("graph") if isinstance(exp, dict) else None
+    """A hit's explanation: each list's rank and raw score, each fused summand and the
+    score they add up to (:func:`cairn.interfaces.cli_search.explain_table`), then the
+    graph edges walked, if any."""
+    from cairn.interfaces.cli_search import explain_table
+
+    if not isinstance(exp, dict):
+        return
+    out.print(explain_table(exp, score))
+    graph = exp.get("graph")
     if isinstance(graph, dict):
-        out.print(Text(f"   graph boost {graph.get('boost', 0):.6f}", style="dim"))
         for path in graph.get("paths", [])[:3]:
-            out.print(Text(f"     via {json.dumps(path, ensure_ascii=False)[:200]}", style="dim"))
+            steps = []
+            for e in path.get("edges", []):
+                ev = (e.get("evidence") or [{}])[0]
+                raw = f" {ev['raw']}" if ev.get("raw") else ""
+                steps.append(
+                    f"{e['from'].get('title')} —{e.get('relation')}→ {e['to'].get('title')}"
+                    f" ({e['to'].get('path')}:{e['to'].get('line')}{raw})"
+                )
+            line = f"   via {' ; '.join(steps)}  +{path.get('contribution', 0):.6f}"
+            out.print(Text(line, style="dim"))
 
 
 def _emit_json(data: Any) -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from cairn.app import Cairn
@@ -191,36 +190,41 @@ def test_exactly_k_live_hits_after_deleting_notes(
 
 
 def test_cli_search_explain_and_eval(
-    vault: tuple[Cairn, Path], static: Embedder, tmp_path: Path
+    vault: tuple[Cairn, Path],
+    static: Embedder,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from cairn.interfaces import cli_search
+    from cairn.interfaces import cli, cli_search
 
     cairn, _ = vault
     svc = SemanticService(cairn.store, SearchConfig(), embedder=static)
 
     class App:
-        """The two Cairn methods the commands call, as the composition root wires them."""
+        """What the commands call on Cairn, wired as the composition root wires it."""
 
-        def search(self, text: str, **kw: Any) -> Any:
+        config = cairn.config
+
+        def search(self, text: str, *, expand: bool = False, **kw: Any) -> Any:
             return svc.search(text, **kw)
 
         def evaluate(self, folder: Path, **kw: Any) -> Any:
             return svc.evaluate(folder, **kw)
 
+        def is_empty(self) -> bool:
+            return False
+
     @contextmanager
-    def opener(db: Path | None) -> Iterator[App]:
+    def opener(db: Path | None, create: bool = False) -> Iterator[App]:
         yield App()
 
-    app = typer.Typer()
-
-    @app.command()
-    def other() -> None:
-        """A placeholder so typer keeps sub-commands."""
-
+    monkeypatch.setattr(cli, "_open", opener)
+    app = cli.app  # the real `cairn` command: search with --mode, eval mounted
     cli_search.register(app, opener)
     runner = CliRunner()
     r = runner.invoke(
-        app, ["search", "--mode", "hybrid", "--explain", "--json", "-n", "3", "sleepy", "feline"]
+        app,
+        ["search", "--mode", "hybrid", "--explain", "--json", "--limit", "3", "sleepy", "feline"],
     )
     assert r.exit_code == 0, r.output
     data = json.loads(r.stdout)

@@ -530,7 +530,7 @@ def _mount() -> None:
     from cairn.interfaces.cli_search import register
 
     app.add_typer(graph_app, name="graph")
-    register(app, _open, replace_search=False)
+    register(app, lambda db: _open(db, create=True))
 
 
 _mount()

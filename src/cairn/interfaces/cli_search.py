@@ -1,16 +1,11 @@
-"""CLI commands for semantic/hybrid search and BEIR evaluation (Typer + Rich).
+"""The ``eval`` command (BEIR evaluation) and the ``--explain`` table of ``search``.
 
-Thin: each command calls one method of ``Cairn`` — ``search(text, mode=…, …)`` and
-``evaluate(folder, modes=…, split=…)``, which delegate to
-:class:`cairn.search.service.SemanticService`. Mount them on the main app with::
-
-    from cairn.interfaces import cli_search
-    cli_search.register(app, _open)     # adds `eval` and replaces `search`
-
-``cairn search --mode keyword|semantic|hybrid --explain [--json]`` prints, per hit, the
-rank and raw score in each list, every fused summand and the final score (a table, or
-the hit's ``explain`` object in JSON). ``cairn eval DIR [--mode …] [--json]`` indexes a
-BEIR folder into a throwaway store and prints nDCG@10, Recall@100 and MRR@10 per mode.
+Thin: ``eval`` calls ``Cairn.evaluate(folder, modes=…, split=…)``, which delegates to
+:class:`cairn.search.service.SemanticService`; it indexes a BEIR folder into a throwaway
+store and prints nDCG@10, Recall@100 and MRR@10 per mode. Mount it with
+``cli_search.register(app, opener)``. :func:`explain_table` renders one hit's
+explanation (each list's rank and raw score, every fused summand, the score) for the
+main CLI's ``search --explain``.
 """
 
 from __future__ import annotations
@@ -18,7 +13,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,7 +20,6 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from rich.text import Text
 
 from cairn.errors import CairnError, NotFound
 
@@ -48,44 +41,6 @@ def _fail(exc: CairnError, as_json: bool) -> typer.Exit:
     else:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
     return typer.Exit(code)
-
-
-def hit_json(hit: Any) -> dict[str, Any]:
-    """A hit as JSON-ready data (lists for tuples)."""
-    d = asdict(hit)
-    for key in ("outline_path", "tags", "siblings"):
-        d[key] = list(d.get(key) or ())
-    return d
-
-
-def explain_rows(hits: Any) -> tuple[list[str], list[list[str]]]:
-    """``(columns, rows)`` of the explain table: rank, title, each list's rank and raw
-    score, every summand that occurs, and the score."""
-    summand_names: list[str] = []
-    for h in hits:
-        for name in h.explain.get("summands", {}):
-            if name not in summand_names:
-                summand_names.append(name)
-    cols = ["#", "title", "kw rank", "bm25", "sem rank", "cosine", *summand_names, "score"]
-    rows: list[list[str]] = []
-    for h in hits:
-        e = h.explain
-        kw = e.get("keyword") or {}
-        sem = e.get("semantic") or {}
-        sums = e.get("summands", {})
-        rows.append(
-            [
-                str(h.rank),
-                (h.title or h.doc_title)[:40],
-                str(kw.get("rank", "")),
-                f"{kw['bm25']:.4f}" if "bm25" in kw else "",
-                str(sem.get("rank", "")),
-                f"{sem['cosine']:.4f}" if "cosine" in sem else "",
-                *[f"{sums[n]:.6g}" if n in sums else "" for n in summand_names],
-                f"{e.get('score', h.score):.6f}",
-            ]
-        )
-    return cols, rows
 
 
 def explain_table(e: dict[str, Any], score: float) -> Table:
@@ -113,50 +68,6 @@ def explain_table(e: dict[str, Any], score: float) -> Table:
         table.add_row(name, "", "", f"{value:.6g}")
     table.add_row("[bold]score[/bold]", "", "", f"[bold]{e.get('score', score):.6g}[/bold]")
     return table
-
-
-def run_search(
-    cairn: Any,
-    text: str,
-    *,
-    mode: str | None = None,
-    limit: int = 10,
-    explain: bool = False,
-    alternates: bool = False,
-    as_json: bool = False,
-) -> None:
-    """Search with ``cairn.search(text, mode=…)`` and print hits (or one JSON document)."""
-    res = cairn.search(text, mode=mode, limit=limit, explain=explain, include_alternates=alternates)
-    if as_json:
-        _emit_json(
-            {
-                "query": text,
-                "mode": (res.hits[0].explain.get("mode") if explain and res.hits else mode),
-                "took_ms": res.took_ms,
-                "notes": list(res.notes),
-                "hits": [hit_json(h) for h in res.hits],
-            }
-        )
-        return
-    for n in res.notes:
-        err.print(f"[yellow]note:[/yellow] {escape(n)}")
-    if not res.hits:
-        out.print("[dim]no hits[/dim]")
-        return
-    for h in res.hits:
-        crumbs = " › ".join(h.outline_path[:-1])
-        title = escape(h.title or h.doc_title)
-        out.print(f"[bold]{h.rank}.[/bold] [bold]{title}[/bold]  [dim]{h.score:.4f}[/dim]")
-        ctx = escape(h.doc_title) + (f" › {escape(crumbs)}" if crumbs else "")
-        out.print(f"   [dim]{ctx}[/dim]")
-        out.print(f"   [blue]{escape(h.abs_path)}:{h.line_start}[/blue]")
-        snippet = Text("   ").append(Text(h.snippet))
-        for a, b in getattr(h, "highlights", ()):
-            snippet.stylize("bold yellow", a + 3, b + 3)
-        out.print(snippet)
-        if explain:
-            out.print(explain_table(h.explain, h.score))
-    out.print(f"[dim]{len(res.hits)} hits in {res.took_ms:.1f} ms[/dim]")
 
 
 def run_eval(
@@ -187,73 +98,20 @@ def run_eval(
         err.print(f"[yellow]note:[/yellow] {escape(n)}")
 
 
-def register(
-    app: typer.Typer, opener: Callable[[Path | None], Any], *, replace_search: bool = True
-) -> None:
-    """Add ``eval`` (and, with ``replace_search``, the mode-aware ``search``) to ``app``.
+def register(app: typer.Typer, opener: Callable[[Path | None], Any]) -> None:
+    """Add ``eval`` to ``app`` (the main CLI's ``search`` has ``--mode`` and uses
+    :func:`explain_table` for ``--explain``).
 
     Args:
         app: the main Typer app.
         opener: ``opener(db) -> Cairn`` (a context manager), as the main CLI's ``_open``.
-        replace_search: replace ``app``'s ``search`` command with this module's.
     """
-    drop = {"search", "eval"} if replace_search else {"eval"}
     app.registered_commands[:] = [
         c
         for c in app.registered_commands
-        if (c.name or getattr(c.callback, "__name__", "")) not in drop
+        if (c.name or getattr(c.callback, "__name__", "")) != "eval"
     ]
-    if replace_search:
-        _add_search(app, opener)
     _add_eval(app, opener)
-
-
-def _add_search(app: typer.Typer, opener: Callable[[Path | None], Any]) -> None:
-    @app.command("search")
-    def search(
-        query: Annotated[
-            list[str],
-            typer.Argument(
-                help='Words (any may match), "phrases", -exclusions and filters: tag:, '
-                "todo:, path:, format:, type:, priority:, prop:KEY=VALUE, before:, after:.",
-            ),
-        ],
-        mode: Annotated[str | None, typer.Option("--mode", "-m", help=MODE_HELP)] = None,
-        limit: Annotated[int, typer.Option("--limit", "-n", help="Number of hits.")] = 10,
-        explain: Annotated[
-            bool,
-            typer.Option(
-                "--explain",
-                help="Show each list's rank and score, every summand and the final score.",
-            ),
-        ] = False,
-        alternates: Annotated[
-            bool,
-            typer.Option("--alternates", help="Include chat messages off the canonical branch."),
-        ] = False,
-        db: Annotated[
-            Path | None, typer.Option("--db", envvar="CAIRN_DB", help="Index file.")
-        ] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
-    ) -> None:
-        """Search by keywords, meaning, or both (hybrid, the default once embedded)."""
-        if mode is not None and mode not in ("keyword", "semantic", "hybrid"):
-            raise _fail(
-                CairnError(f"--mode must be keyword, semantic or hybrid, not {mode!r}"), as_json
-            )
-        try:
-            with opener(db) as cairn:
-                run_search(
-                    cairn,
-                    " ".join(query),
-                    mode=mode,
-                    limit=limit,
-                    explain=explain,
-                    alternates=alternates,
-                    as_json=as_json,
-                )
-        except CairnError as exc:
-            raise _fail(exc, as_json) from None
 
 
 def _add_eval(app: typer.Typer, opener: Callable[[Path | None], Any]) -> None:
@@ -269,7 +127,7 @@ def _add_eval(app: typer.Typer, opener: Callable[[Path | None], Any]) -> None:
         split: Annotated[str, typer.Option("--split", help="qrels file name.")] = "test",
         db: Annotated[
             Path | None,
-            typer.Option("--db", envvar="CAIRN_DB", help="Index file (for its settings)."),
+            typer.Option("--db", help="Index file whose settings to use (default as elsewhere)."),
         ] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document.")] = False,
     ) -> None:

@@ -70,6 +70,9 @@ class Format:
 
 FORMATS: tuple[Format, ...] = (
     Format("org", (".org",), "cairn.formats.org"),
+    # before markdown: a .md (or .html) file with user and assistant role markers is a
+    # chat transcript (see cairn.formats.transcript); any other .md is a note
+    Format("transcript", (".md", ".markdown", ".html", ".htm"), "cairn.formats.transcript"),
     Format("markdown", (".md", ".markdown", ".mdown", ".mkd"), "cairn.formats.markdown"),
     Format("text", (".txt", ".text"), "cairn.formats.text"),
     Format("chats", (".json", ".zip"), "cairn.formats.chats", kind="file"),

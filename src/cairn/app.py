@@ -27,6 +27,7 @@ from typing import Any
 from cairn.config import Config, load_config
 from cairn.errors import CairnError, NotFound
 from cairn.export.graph import render as render_graph
+from cairn.graph.expand import ExpandConfig
 from cairn.graph.service import GraphService
 from cairn.ingest.embedding import EmbedProgress, EmbedReport
 from cairn.ingest.pipeline import Indexer, Progress, make_root
@@ -57,7 +58,11 @@ class Cairn:
             )
         self.store: Store = open_store(config.db_path)
         self.searcher = Searcher(self.store, config.search)
-        self.graph = GraphService(self.store, renderer=render_graph)
+        self.graph = GraphService(
+            self.store,
+            renderer=render_graph,
+            expand_config=ExpandConfig.from_mapping(config.graph),
+        )
         self.semantic = SemanticService(
             self.store,
             config.search,
@@ -244,7 +249,7 @@ class Cairn:
         limit: int | None = None,
         explain: bool = False,
         include_alternates: bool = False,
-        expand: bool = False,
+        expand: bool | None = None,
     ) -> SearchResult:
         """Search; see :mod:`cairn.search.query` for the syntax.
 
@@ -257,9 +262,12 @@ class Cairn:
                 ``expand``, the edges walked.
             include_alternates: also chat messages off the canonical branch.
             expand: graph expansion: walk 1–2 hops from the top hits along typed edges
-                and re-score (see :mod:`cairn.graph.expand`).
+                and re-score (see :mod:`cairn.graph.expand`); ``None``: ``[graph]
+                expand`` from the configuration (default off).
         """
         k = max(1, limit or self.config.search.limit)
+        if expand is None:
+            expand = bool(self.config.graph.get("expand", False))
         res = self.semantic.search(
             query,
             mode=mode,

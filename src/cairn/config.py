@@ -16,6 +16,11 @@ Example ``cairn.toml``::
     [org]
     tags_exclude_from_inheritance = ["project"]
     inherited_property_keys = ["CATEGORY"]
+
+    [graph]
+    expand = true                      # search follows links from its top hits
+    hops = 2
+    weights = { related = 0.4, contradicts = -1.0 }
 """
 
 from __future__ import annotations
@@ -74,12 +79,16 @@ class Config:
         db_path: the SQLite index file.
         config_file: the file it was read from, or ``None``.
         search / org: section settings.
+        graph: the ``[graph]`` table as written: ``expand`` (search expands by default),
+            ``hops``, ``alpha``, ``reverse``, ``seeds``, ``origins`` and per-relation
+            ``weights`` (see :class:`cairn.graph.expand.ExpandConfig`).
     """
 
     db_path: Path
     config_file: Path | None = None
     search: SearchConfig = field(default_factory=SearchConfig)
     org: OrgConfig = field(default_factory=OrgConfig)
+    graph: Mapping[str, Any] = field(default_factory=dict)
 
     def fingerprint(self) -> str:
         """A short hash of the settings that change what indexing produces."""
@@ -155,4 +164,16 @@ def load_config(
         tags_exclude_from_inheritance=tuple(map(str, o.get("tags_exclude_from_inheritance", ()))),
         inherited_property_keys=tuple(map(str, o.get("inherited_property_keys", ()))),
     )
-    return Config(db_path=db_path.absolute(), config_file=used, search=search, org=org)
+    graph = section("graph")
+    try:
+        if "expand" in graph and not isinstance(graph["expand"], bool):
+            raise TypeError("expand must be true or false")
+        if "hops" in graph and int(graph["hops"]) not in (1, 2):
+            raise ValueError("hops must be 1 or 2")
+        for v in dict(graph.get("weights", {})).values():
+            float(v)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{path}: [graph] {exc}") from exc
+    return Config(
+        db_path=db_path.absolute(), config_file=used, search=search, org=org, graph=graph
+    )

@@ -100,3 +100,26 @@ def test_linear_blend_takes_its_graph_term_from_the_links(tmp_path: Path) -> Non
             assert math.isclose(
                 math.fsum(h.explain["summands"].values()), h.explain["score"], rel_tol=1e-12
             )
+
+
+def test_graph_section_turns_expansion_on_and_sets_weights(tmp_path: Path) -> None:
+    from cairn.errors import ConfigError
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "kiln.md").write_text("# Kiln firing\n\nFire the kiln slowly. See [[Glaze]].\n")
+    (vault / "Glaze.md").write_text("# Glaze\n\nTwo parts feldspar, one part silica.\n")
+    cfg = tmp_path / "cairn.toml"
+    cfg.write_text("[graph]\nexpand = true\n")
+    with Cairn.open(db=tmp_path / "i.db", config_file=cfg) as c:
+        c.index([vault])
+        assert "Glaze.md" in [h.path for h in c.search("kiln firing", mode="keyword").hits]
+        assert "Glaze.md" not in [
+            h.path for h in c.search("kiln firing", mode="keyword", expand=False).hits
+        ]
+    cfg.write_text("[graph]\nexpand = true\nweights = { references = 0 }\n")
+    with Cairn.open(db=tmp_path / "i.db", config_file=cfg) as c:
+        assert "Glaze.md" not in [h.path for h in c.search("kiln firing", mode="keyword").hits]
+    cfg.write_text("[graph]\nhops = 3\n")
+    with pytest.raises(ConfigError, match="hops"):
+        Cairn.open(db=tmp_path / "i.db", config_file=cfg)

@@ -276,13 +276,14 @@ def search(
         ),
     ] = None,
     expand: Annotated[
-        bool,
+        bool | None,
         typer.Option(
-            "--expand",
+            "--expand/--no-expand",
             help="Graph expansion: follow links 1-2 hops from the top hits and re-rank; "
-            "--explain then names the edges walked.",
+            "--explain then names the edges walked (default: [graph] expand, off).",
+            show_default=False,
         ),
-    ] = False,
+    ] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:

@@ -7,19 +7,20 @@ Errors print ``error: <reason>`` on stderr and exit with status 2 (or 1 for
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from cairn.app import Cairn, hit_dict, run_dict
-from cairn.errors import CairnError, NotFound
+from cairn.errors import CairnError
+from cairn.interfaces._output import emit_json as _emit_json
+from cairn.interfaces._output import err, out
+from cairn.interfaces._output import fail as _fail
 
 app = typer.Typer(
     name="cairn",
@@ -39,8 +40,6 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-out = Console(highlight=False, soft_wrap=True, emoji=False)
-err = Console(stderr=True, highlight=False, emoji=False)
 
 DbOpt = Annotated[
     Path | None,
@@ -114,19 +113,6 @@ def _print_explain(score: float, exp: Any) -> None:
                 )
             line = f"   via {' ; '.join(steps)}  +{path.get('contribution', 0):.6f}"
             out.print(Text(line, style="dim"))
-
-
-def _emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
-
-
-def _fail(exc: CairnError, as_json: bool) -> typer.Exit:
-    code = 1 if isinstance(exc, NotFound) else 2
-    if as_json:
-        _emit_json({"error": str(exc), "type": type(exc).__name__})
-    else:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-    return typer.Exit(code)
 
 
 @app.command()

@@ -10,17 +10,18 @@ JSON document. Mount with ``app.add_typer(graph_app, name="graph")``.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from cairn.app import Cairn
-from cairn.errors import CairnError, NotFound
+from cairn.errors import CairnError
+from cairn.interfaces._output import emit_json as _emit
+from cairn.interfaces._output import err, out
+from cairn.interfaces._output import fail as _fail
 
 graph_app = typer.Typer(
     name="graph",
@@ -35,8 +36,6 @@ graph_app = typer.Typer(
     add_completion=False,
 )
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
 
 DbOpt = Annotated[
     Path | None,
@@ -72,19 +71,6 @@ def _graph(cairn: Cairn) -> Any:
     if g.is_stale():
         g.update()
     return g
-
-
-def _emit(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
-
-
-def _fail(exc: Exception, as_json: bool) -> typer.Exit:
-    code = 1 if isinstance(exc, NotFound) else 2
-    if as_json:
-        _emit({"error": str(exc), "type": type(exc).__name__})
-    else:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-    return typer.Exit(code)
 
 
 def _where(node: dict[str, Any]) -> str:

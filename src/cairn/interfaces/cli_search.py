@@ -10,37 +10,21 @@ main CLI's ``search --explain``.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from cairn.errors import CairnError, NotFound
-
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False)
+from cairn.errors import CairnError
+from cairn.interfaces._output import emit_json as _emit_json
+from cairn.interfaces._output import err, out
+from cairn.interfaces._output import fail as _fail
 
 MODE_HELP = "keyword (BM25), semantic (embeddings) or hybrid (both, fused); default: hybrid "
 MODE_HELP += "when embeddings exist, else keyword."
-
-
-def _emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
-
-
-def _fail(exc: CairnError, as_json: bool) -> typer.Exit:
-    code = 1 if isinstance(exc, NotFound) else 2
-    if as_json:
-        _emit_json({"error": str(exc), "type": type(exc).__name__})
-    else:
-        err.print(f"[red]error:[/red] {escape(str(exc))}")
-    return typer.Exit(code)
 
 
 def explain_table(e: dict[str, Any], score: float) -> Table:

@@ -49,7 +49,7 @@ from cairn.search.eval import (
 )
 from cairn.search.hybrid import HybridSearcher
 from cairn.store import Store, open_store
-from cairn.store.vectors import VectorStore
+from cairn.store.sqlite.vectors import VectorStore
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "beir" / "scifact"
 

@@ -27,8 +27,8 @@ from pathlib import Path
 
 from cairn.graph import traverse as tv
 from cairn.graph.edges import edge_id
-from cairn.store.edges import EdgeStore
 from cairn.store.sqlite import SQLiteStore
+from cairn.store.sqlite.edges import EdgeStore
 
 
 def generate(store: SQLiteStore, n_units: int, n_edges: int, seed: int = 7) -> list[str]:

@@ -320,3 +320,24 @@ class Filter:
     value: str
     key: str | None = None
     negate: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What the store knows of one file, for change detection: (size, mtime), then the
+    content hash; ``status`` is ``ok``, ``partial`` or ``failed`` with its ``reason``."""
+
+    size: int
+    mtime: float
+    hash: str
+    status: str
+    reason: str | None
+
+
+# --- stored views (what the store gives back) -------------------------------------------
+
+
+# --- graph: edges and stub nodes ---------------------------------------------------------
+
+
+# --- search: parsed queries and ranked results -------------------------------------------

@@ -13,10 +13,11 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "cairn"
 
-BASE = {"model", "errors"}
+BASE = {"model", "errors", "text"}
 ALLOWED: dict[str, set[str]] = {
     "model": set(),
     "errors": set(),
+    "text": set(),
     "config": {"errors"},
     "sources": BASE,
     "formats": BASE | {"formats", "sources"},

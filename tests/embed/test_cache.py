@@ -16,7 +16,7 @@ from cairn.config import Config, SearchConfig
 from cairn.embed.base import Embedder
 from cairn.ingest.embedding import NO_EMBEDDER_NOTICE, embed_pass
 from cairn.search.hybrid import HybridSearcher
-from cairn.store.vectors import VectorStore
+from cairn.store.sqlite.vectors import VectorStore
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 

@@ -14,7 +14,7 @@ re-indexing never duplicates an edge. Origins (DESIGN.md, "The model": Edge):
   for wikilinks, Markdown and Org links; ``embeds`` for ``![[…]]``; when the link is the
   value of a relation key (front matter ``depends_on: "[[X]]"``, an Org property
   ``:PART_OF: [[id:…]]``) the key's relation instead. A link whose target does not
-  resolve points at a *stub node* (:class:`cairn.store.edges.Stub`) with relation
+  resolve points at a *stub node* (:class:`cairn.store.sqlite.edges.Stub`) with relation
   ``unresolved`` (the intended relation is kept in the evidence as ``as``). A link to
   an attachment (a non-note file) points at an ``attachment`` stub with its own
   relation. Relation keys whose values are plain names or paths (``related: [a, b]``),
@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cairn.model import EMBED, MARKDOWN_LINK, ORG_FILE, ORG_HEADING, ORG_ID, URL, WIKILINK
-from cairn.store.edges import EdgeRow, Stub
+from cairn.store.sqlite.edges import EdgeRow, Stub
 
 NAMESPACE = uuid.UUID("6f2d9a4e-6c1b-5b8e-9a57-2f0c6c1e7b31")
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from cairn.graph.edges import SYMMETRIC
 from cairn.graph.traverse import Step, steps_from
-from cairn.store.edges import EdgeStore
+from cairn.store.sqlite.edges import EdgeStore
 
 DEFAULT_WEIGHTS: Mapping[str, float] = {
     "references": 1.0,

@@ -38,8 +38,8 @@ from cairn.graph.expand import (
     explain,
     proximity,
 )
-from cairn.store.edges import EdgeRow, EdgeStore
 from cairn.store.sqlite import SQLiteStore
+from cairn.store.sqlite.edges import EdgeRow, EdgeStore
 
 
 @dataclass(frozen=True, slots=True)

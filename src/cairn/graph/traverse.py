@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cairn.graph.edges import DECLARED, SYMMETRIC, UNRESOLVED
-from cairn.store.edges import EdgeStore
+from cairn.store.sqlite.edges import EdgeStore
 
 EdgeTuple = tuple[str, str, str, str, str, float]
 """``(edge id, source, target, relation, origin, weight)``."""

@@ -34,7 +34,7 @@ from cairn.ingest.chunking import (
     metadata_prefix,
 )
 from cairn.store import Store
-from cairn.store.vectors import VectorStore
+from cairn.store.sqlite.vectors import VectorStore
 
 EmbedProgress = Callable[[int, int, str], None]
 """``progress(done, total, phase)``: ``phase`` is ``"chunk"`` or ``"embed"``; ``done``

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from cairn.embed.base import Embedder
 from cairn.store import Store
-from cairn.store.vectors import VectorMatrix, VectorStore
+from cairn.store.sqlite.vectors import VectorMatrix, VectorStore
 
 if TYPE_CHECKING:
     import numpy as np

@@ -359,7 +359,7 @@ def evaluate(
                 )
                 if keep_runs:
                     runs[mode] = run
-            from cairn.store.vectors import VectorStore
+            from cairn.store.sqlite.vectors import VectorStore
 
             chunks = VectorStore(store).counts()["chunks"]
         finally:

@@ -37,7 +37,7 @@ from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, singl
 from cairn.search.query import Query, Term, parse_query, to_fts
 from cairn.search.snippet import make_snippet, term_patterns
 from cairn.store import Store
-from cairn.store.vectors import VectorStore
+from cairn.store.sqlite.vectors import VectorStore
 
 MODES = ("keyword", "semantic", "hybrid")
 _ALL = 1 << 30

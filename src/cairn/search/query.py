@@ -27,7 +27,8 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from cairn.model import Filter
-from cairn.store.sqlite import fts_text
+from cairn.text import CJK_RUN as _CJK
+from cairn.text import fts_text, fts_tokens
 
 FILTER_FIELDS = frozenset(
     {
@@ -47,9 +48,6 @@ FILTER_FIELDS = frozenset(
     }
 )
 
-_CJK = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+"
-)
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}(T[\d:]+Z?)?)?)?$")
 
 
@@ -90,27 +88,6 @@ class Query:
     def is_empty(self) -> bool:
         """Nothing to search for and nothing to filter on."""
         return not self.positive and not self.filters
-
-
-def _is_token_char(ch: str) -> bool:
-    """Whether unicode61 keeps ``ch`` inside a token (letters, numbers, marks)."""
-    cat = unicodedata.category(ch)
-    return cat[0] in "LN" or cat in ("Mn", "Mc", "Co")
-
-
-def fts_tokens(text: str) -> list[str]:
-    """Split text as FTS5's ``unicode61`` tokenizer does (minus case folding)."""
-    out: list[str] = []
-    cur: list[str] = []
-    for ch in text:
-        if _is_token_char(ch):
-            cur.append(ch)
-        elif cur:
-            out.append("".join(cur))
-            cur = []
-    if cur:
-        out.append("".join(cur))
-    return out
 
 
 def _bigrams(run: str) -> list[str]:

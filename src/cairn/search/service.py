@@ -46,7 +46,7 @@ from cairn.search.eval import EvalReport, evaluate
 from cairn.search.fusion import FusionConfig
 from cairn.search.hybrid import HybridSearcher
 from cairn.store import Store
-from cairn.store.vectors import VectorStore
+from cairn.store.sqlite.vectors import VectorStore
 
 _UNSET: Any = object()
 NO_EMBED_NOTICE = (

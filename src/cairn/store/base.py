@@ -1,0 +1,153 @@
+"""The store protocol: everything the rest of cairn may ask of storage.
+
+Rules every method follows (a second backend, e.g. PostgreSQL, implements the same):
+
+* model values and typed views in and out (:mod:`cairn.model`) — never ``sqlite3.Row``,
+  never a JSON column encoding, never a rowid;
+* search hands the store a parsed query (terms, phrases, exclusions, filters) and gets
+  ranked unit ids with scores back; turning that into backend syntax (FTS5 MATCH,
+  ``tsquery``) is the backend's job;
+* backend errors surface as :class:`cairn.errors.StoreError`;
+* writes happen inside :meth:`Store.transaction`; reads never block on a writer and never
+  see a half-written file (one transaction per file at least);
+* safe to use from several threads (a connection per thread, one writer at a time).
+
+The narrow protocols :class:`VectorIndex` (chunks and embeddings) and :class:`EdgeIndex`
+(the graph tables) are reached as ``store.vectors`` and ``store.edges``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager
+from typing import Protocol
+
+from cairn.model import Document, Failure, FileState, SourceRoot
+
+
+class VectorIndex(Protocol):
+    """Chunks and their embeddings, keyed by (space, content hash)."""
+
+    # --- chunks and vectors (search/embedding owner) ---------------------------------
+
+
+class EdgeIndex(Protocol):
+    """Typed edges, stub nodes and graph queries."""
+
+    # --- edges, stubs, graph queries (graph owner) -----------------------------------
+
+
+class Store(Protocol):
+    """One index: documents, units, links, runs; ``vectors`` and ``edges`` beside them."""
+
+    path: str
+
+    # --- lifecycle -------------------------------------------------------------------
+    @property
+    def schema_version(self) -> int:
+        """The schema version of the index."""
+        ...
+
+    def close(self) -> None:
+        """Close every connection (idempotent)."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """A write transaction (nested: a savepoint); rolled back if the block raises."""
+        ...
+
+    # --- roots and files (ingest owner) ----------------------------------------------
+    def upsert_root(self, root: SourceRoot) -> None:
+        """Add a source root, or update its globs."""
+        ...
+
+    def roots(self) -> list[SourceRoot]:
+        """Every registered source root, by path."""
+        ...
+
+    def remove_root(self, root_id: str) -> int:
+        """Forget a root and everything indexed from it; returns documents removed."""
+        ...
+
+    def file_states(self, root_id: str) -> dict[str, FileState]:
+        """Known files of a root: ``relpath -> FileState``."""
+        ...
+
+    def touch_file(self, root_id: str, relpath: str, size: int, mtime: float) -> None:
+        """Record a new (size, mtime) for a file whose content hash did not change."""
+        ...
+
+    def record_failure(
+        self, root_id: str, relpath: str, size: int, mtime: float, hash_: str, failure: Failure
+    ) -> None:
+        """Mark a file failed; documents from an earlier good version are kept."""
+        ...
+
+    def remove_file(self, root_id: str, relpath: str) -> int:
+        """Delete a file and everything indexed from it; returns documents removed."""
+        ...
+
+    def replace_file(
+        self,
+        root_id: str,
+        relpath: str,
+        *,
+        size: int,
+        mtime: float,
+        hash_: str,
+        format_: str,
+        documents: Sequence[Document],
+        failure: Failure | None = None,
+    ) -> None:
+        """Replace everything indexed from one file with ``documents`` (final ids)."""
+        ...
+
+    def upsert_file(
+        self,
+        root_id: str,
+        relpath: str,
+        *,
+        size: int,
+        mtime: float,
+        hash_: str,
+        format_: str,
+        failure: Failure | None = None,
+    ) -> None:
+        """Record a file as indexed (``ok``, or ``partial`` with ``failure``)."""
+        ...
+
+    def replace_document(self, doc: Document) -> None:
+        """Insert a document, replacing one with the same id."""
+        ...
+
+    def delete_document(self, doc_id: str) -> None:
+        """Delete one document with everything indexed from it."""
+        ...
+
+    def document_hashes(self, root_id: str, relpath: str) -> dict[str, str]:
+        """``document id -> content hash`` of the documents indexed from one file."""
+        ...
+
+    def set_attachments(self, root_id: str, paths: Iterable[str]) -> None:
+        """Replace the list of a root's non-note files."""
+        ...
+
+    def attachments(self) -> list[tuple[str, str]]:
+        """``(root_id, relpath)`` of every known non-note file."""
+        ...
+
+    def document_owner(self, doc_id: str) -> tuple[str, str] | None:
+        """``(root_id, path)`` of the file a document id belongs to, if any."""
+        ...
+
+    def unit_owner(self, unit_id: str) -> str | None:
+        """The id of the document holding a unit id, if any."""
+        ...
+
+    # --- documents and units: lookups (interfaces owner) -----------------------------
+
+    # --- links and their resolution (graph owner) ------------------------------------
+
+    # --- keyword search and hit data (search owner) ----------------------------------
+
+    # --- runs, counts and integrity (interfaces owner, save_run: ingest) -------------

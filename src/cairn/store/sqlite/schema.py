@@ -1,0 +1,276 @@
+"""Schema, migrations and the connection of the SQLite store (see ``store.py``)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from cairn.errors import StoreError
+
+MIGRATIONS: tuple[str, ...] = (
+    # 0 -> 1: the initial schema
+    """
+    CREATE TABLE roots (
+        id TEXT PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        include TEXT NOT NULL DEFAULT '[]',
+        exclude TEXT NOT NULL DEFAULT '[]',
+        added TEXT NOT NULL
+    );
+    CREATE TABLE files (
+        root_id TEXT NOT NULL REFERENCES roots(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        hash TEXT NOT NULL,
+        format TEXT,
+        status TEXT NOT NULL,
+        reason TEXT,
+        line INTEGER,
+        PRIMARY KEY (root_id, path)
+    );
+    CREATE TABLE documents (
+        id TEXT PRIMARY KEY,
+        root_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        key TEXT,
+        format TEXT NOT NULL,
+        title TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        aliases TEXT NOT NULL,
+        created TEXT,
+        modified TEXT,
+        visibility TEXT,
+        type TEXT,
+        declared_id TEXT,
+        content_hash TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        warnings TEXT NOT NULL,
+        FOREIGN KEY (root_id, path) REFERENCES files(root_id, path) ON DELETE CASCADE
+    );
+    CREATE INDEX documents_file ON documents(root_id, path);
+    CREATE INDEX documents_declared ON documents(declared_id);
+    CREATE TABLE units (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        parent_id TEXT,
+        ordinal INTEGER NOT NULL,
+        level INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        title TEXT NOT NULL,
+        outline_path TEXT NOT NULL,
+        body TEXT NOT NULL,
+        tags TEXT NOT NULL,
+        inherited_tags TEXT NOT NULL,
+        properties TEXT NOT NULL,
+        todo TEXT,
+        todo_state TEXT,
+        priority TEXT,
+        timestamps TEXT NOT NULL,
+        org_id TEXT,
+        custom_id TEXT,
+        declared_id TEXT,
+        line_start INTEGER NOT NULL,
+        line_end INTEGER NOT NULL,
+        language TEXT,
+        extra TEXT NOT NULL,
+        role TEXT,
+        time TEXT,
+        alternate INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX units_document ON units(document_id, ordinal);
+    CREATE INDEX units_parent ON units(parent_id);
+    CREATE INDEX units_org_id ON units(org_id);
+    CREATE TABLE unit_tags (
+        unit_rowid INTEGER NOT NULL REFERENCES units(rowid) ON DELETE CASCADE,
+        tag TEXT NOT NULL,
+        inherited INTEGER NOT NULL
+    );
+    CREATE INDEX unit_tags_tag ON unit_tags(tag);
+    CREATE INDEX unit_tags_unit ON unit_tags(unit_rowid);
+    CREATE TABLE links (
+        id INTEGER PRIMARY KEY,
+        unit_id TEXT NOT NULL REFERENCES units(id) ON DELETE CASCADE,
+        document_id TEXT NOT NULL,
+        ordinal INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        target TEXT NOT NULL,
+        alias TEXT,
+        anchor TEXT,
+        line INTEGER,
+        raw TEXT NOT NULL,
+        resolved_document_id TEXT,
+        resolved_unit_id TEXT,
+        unresolved_reason TEXT
+    );
+    CREATE INDEX links_unit ON links(unit_id);
+    CREATE INDEX links_document ON links(document_id);
+    CREATE INDEX links_resolved_doc ON links(resolved_document_id);
+    CREATE INDEX links_resolved_unit ON links(resolved_unit_id);
+    CREATE TABLE attachments (
+        root_id TEXT NOT NULL REFERENCES roots(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        PRIMARY KEY (root_id, path)
+    );
+    CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        started TEXT NOT NULL,
+        finished TEXT,
+        config_hash TEXT NOT NULL,
+        seen INTEGER NOT NULL DEFAULT 0,
+        added INTEGER NOT NULL DEFAULT 0,
+        changed INTEGER NOT NULL DEFAULT 0,
+        removed INTEGER NOT NULL DEFAULT 0,
+        unchanged INTEGER NOT NULL DEFAULT 0,
+        failed INTEGER NOT NULL DEFAULT 0,
+        skipped INTEGER NOT NULL DEFAULT 0,
+        failures TEXT NOT NULL DEFAULT '[]',
+        warnings TEXT NOT NULL DEFAULT '[]',
+        seconds REAL NOT NULL DEFAULT 0
+    );
+    CREATE VIRTUAL TABLE units_fts USING fts5(
+        title, outline_path, tags, body, cjk,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _j(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+class SQLiteBase:
+    """The connection, transactions and migrations; the role mixins build on it."""
+
+    db: sqlite3.Connection
+    path: str
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            self.db.execute("PRAGMA busy_timeout = 5000")
+            self._migrate()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open index: {exc}") from exc
+        except OSError as exc:
+            raise StoreError(f"{self.path}: cannot create index folder: {exc}") from exc
+
+    # --- lifecycle --------------------------------------------------------------------
+    def _migrate(self) -> None:
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{self.path}: index schema version {version} is newer than this cairn "
+                f"({SCHEMA_VERSION}); upgrade cairn or rebuild the index"
+            )
+        if version == 0:
+            tables = self.db.execute(
+                "SELECT count(*) FROM sqlite_master WHERE type='table'"
+            ).fetchone()[0]
+            if tables:
+                raise StoreError(f"{self.path}: not a cairn index (unknown tables, no version)")
+        for i in range(version, SCHEMA_VERSION):
+            with self.transaction():
+                for stmt in MIGRATIONS[i].split(";"):
+                    if stmt.strip():
+                        self.db.execute(stmt)
+                self.db.execute(f"PRAGMA user_version = {i + 1}")
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with suppress(sqlite3.Error):
+            self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A write transaction; rolled back if the block raises.
+
+        Inside an open transaction it nests as a savepoint, so one file's failure can
+        be rolled back without losing the rest of a batch.
+        """
+        if self.db.in_transaction:
+            with self.savepoint():
+                yield
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        else:
+            self.db.execute("COMMIT")
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested unit of work inside a transaction; undone alone if the block raises."""
+        self._sp = getattr(self, "_sp", 0) + 1
+        name = f"sp{self._sp}"
+        self.db.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            self.db.execute(f"ROLLBACK TO {name}")
+            self.db.execute(f"RELEASE {name}")
+            raise
+        else:
+            self.db.execute(f"RELEASE {name}")
+        finally:
+            self._sp -= 1
+
+    def ensure_component(self, name: str, migrations: Sequence[str]) -> None:
+        """Create or migrate the tables of an optional component (vectors, edges …).
+
+        Each component keeps its own version in ``components``: ``migrations[i]`` is a
+        script of ``;``-separated statements bringing it from version ``i`` to ``i + 1``.
+        Idempotent; safe to call on every open.
+
+        Raises:
+            StoreError: the database holds a newer version of the component.
+        """
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS components (name TEXT PRIMARY KEY, version INTEGER)"
+        )
+        row = self.db.execute("SELECT version FROM components WHERE name=?", (name,)).fetchone()
+        version = int(row[0]) if row else 0
+        if version > len(migrations):
+            raise StoreError(
+                f"{self.path}: component {name!r} is at version {version}, newer than this "
+                f"cairn ({len(migrations)}); upgrade cairn or rebuild the index"
+            )
+        for i in range(version, len(migrations)):
+            with self.transaction():
+                for stmt in migrations[i].split(";"):
+                    if stmt.strip():
+                        self.db.execute(stmt)
+                self.db.execute(
+                    "INSERT INTO components(name, version) VALUES (?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET version=excluded.version",
+                    (name, i + 1),
+                )
+
+    @property
+    def schema_version(self) -> int:
+        """The database's schema version (``PRAGMA user_version``)."""
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])

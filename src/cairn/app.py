@@ -25,8 +25,10 @@ from types import TracebackType
 from typing import Any
 
 from cairn.config import Config, load_config
+from cairn.embed.base import Embedder
 from cairn.errors import CairnError, NotFound
 from cairn.export.graph import render as render_graph
+from cairn.formats.types import RootTypes, load_root_types
 from cairn.graph.expand import ExpandConfig
 from cairn.graph.service import GraphService
 from cairn.ingest.embedding import EmbedProgress, EmbedReport
@@ -44,32 +46,80 @@ class Cairn:
 
     Args:
         config: the frozen configuration (see :func:`cairn.config.load_config`).
+        store: a store to use instead of opening ``config.db_path`` (tests, servers,
+            another backend).
+        embedder: an embedder to use instead of the one ``[embed]`` names.
+        create: create the index file when it does not exist (``False``: raise
+            :class:`NotFound` instead, for read-only commands).
 
     Raises:
         cairn.errors.StoreError: the index cannot be opened.
+        NotFound: ``create`` is false and there is no index file yet.
     """
 
-    def __init__(self, config: Config, *, create: bool = True) -> None:
+    def __init__(
+        self,
+        config: Config,
+        *,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        create: bool = True,
+    ) -> None:
         self.config = config
-        if not create and not config.db_path.exists():
-            raise NotFound(
-                f"{config.db_path}: no index here yet; run `cairn index FOLDER` first "
-                "(or choose an index with --db / CAIRN_DB)"
-            )
-        self.store: Store = open_store(config.db_path)
+        self._created = False
+        if store is None:
+            if not config.db_path.exists():
+                if not create:
+                    raise NotFound(
+                        f"{config.db_path}: no index here yet; run `cairn index FOLDER` "
+                        "first (or choose an index with --db / CAIRN_DB)"
+                    )
+                self._created = True
+            store = open_store(config.db_path)
+        self.store: Store = store
+        self.types = self._load_types()
         self.searcher = Searcher(self.store, config.search)
         self.graph = GraphService(
             self.store,
+            types=self.types.merged,
             renderer=render_graph,
             expand_config=ExpandConfig.from_mapping(config.graph),
+        )
+        semantic = SemanticConfig.from_mapping(
+            {"embed": config.embed, "fusion": config.fusion, "chunking": config.chunking}
         )
         self.semantic = SemanticService(
             self.store,
             config.search,
-            SemanticConfig.load(config.config_file),
+            semantic,
+            types=self.types.merged,
             graph_proximity=self.graph.proximity_rowids,
         )
+        if embedder is not None:
+            self.semantic = SemanticService(
+                self.store,
+                config.search,
+                semantic,
+                embedder=embedder,
+                types=self.types.merged,
+                graph_proximity=self.graph.proximity_rowids,
+            )
         self.last_embed: EmbedReport | None = None
+
+    def _load_types(self) -> RootTypes:
+        """The note types of every registered root (each ``types.yaml`` read once)."""
+        return load_root_types(
+            [(r.id, Path(r.path)) for r in self.store.roots()], self.config.types_file
+        )
+
+    def _reload_types(self) -> RootTypes:
+        """Read the roots' ``types.yaml`` again (once per run: a file may have appeared
+        or changed) and hand the registry to chunking, search and the graph."""
+        self.types = self._load_types()
+        self.semantic.types = self.types.merged
+        self.semantic._searcher = None  # its type weights came from the old registry
+        self.graph.set_types(self.types.merged)
+        return self.types
 
     @classmethod
     def open(
@@ -204,12 +254,15 @@ class Cairn:
         roots = (
             self.add_roots(plist, include=include, exclude=exclude) if plist else self.store.roots()
         )
+        types = self._reload_types()
         indexer = Indexer(
             self.store,
             config_hash=self.config.fingerprint(),
             parse_options=self._parse_options(),
         )
         run = indexer.run(roots, progress)
+        if types.problems:
+            run = dataclasses.replace(run, warnings=(*run.warnings, *types.problems))
         changed = bool(run.added or run.changed or run.removed)
         if changed or self.graph.is_stale():
             self.graph.update(run_id=run.id)
@@ -557,11 +610,11 @@ class Cairn:
 
         Returns:
             Diagnostics as dicts ``{path, line, severity, message}``; ``severity`` is
-            ``error`` (an OKF conformance failure), ``warning`` or ``info``.
+            ``error`` (an OKF conformance failure, a ``types.yaml`` that cannot be
+            read), ``warning`` or ``info``.
 
         Raises:
             NotFound: a path is not a registered root.
-            cairn.errors.ConfigError: a ``types.yaml`` is malformed.
         """
         from cairn.maintain.validate import validate_roots
 
@@ -573,12 +626,9 @@ class Cairn:
             if missing:
                 raise NotFound(f"{sorted(missing)[0]}: not a registered source root")
             roots = chosen
-        fallback = (
-            self.config.config_file.parent / "types.yaml" if self.config.config_file else None
-        )
         return [
             {"path": d.path, "line": d.line, "severity": d.severity, "message": d.message}
-            for d in validate_roots(self.store, roots, types_file=fallback)
+            for d in validate_roots(self.store, roots, self._load_types())
         ]
 
     def is_empty(self) -> bool:

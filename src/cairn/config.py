@@ -21,10 +21,16 @@ Example ``cairn.toml``::
     expand = true                      # search follows links from its top hits
     hops = 2
     weights = { related = 0.4, contradicts = -1.0 }
+
+The file is read once, here: every section and key is checked against :data:`KEYS` (an
+unknown one is a :class:`ConfigError` naming the file, the key and the nearest known
+spelling), and the sections other layers interpret (``[embed]``, ``[fusion]``,
+``[chunking]``, ``[graph]``) are handed on as frozen tables.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import os
@@ -32,9 +38,77 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from cairn.errors import ConfigError
+
+KEYS: Mapping[str, frozenset[str]] = {
+    "store": frozenset({"path"}),
+    "search": frozenset({"limit", "weights"}),
+    "org": frozenset({"tags_exclude_from_inheritance", "inherited_property_keys"}),
+    "embed": frozenset({"provider", "batch_size", "url", "model", "api_key_env", "dim", "threads"}),
+    "fusion": frozenset(
+        {
+            "method",
+            "rrf_k",
+            "weights",
+            "alpha",
+            "beta",
+            "gamma",
+            "delta",
+            "epsilon",
+            "lambda",
+            "decay_lambda",
+            "depth",
+            "min_similarity",
+        }
+    ),
+    "chunking": frozenset({"default_profile", "profiles"}),
+    "graph": frozenset({"expand", "hops", "alpha", "reverse", "seeds", "origins", "weights"}),
+}
+"""Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
+
+
+def _frozen(value: Any) -> Any:
+    """A read-only copy: tables become ``MappingProxyType``, arrays tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): _frozen(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
+    """Refuse an unknown section or key, naming the nearest known spelling."""
+
+    def hint(word: str, known: Any) -> str:
+        near = difflib.get_close_matches(word, sorted(known), n=1)
+        return f" (did you mean {near[0]!r}?)" if near else ""
+
+    for name, value in data.items():
+        if name not in KEYS:
+            raise ConfigError(
+                f"{path}: unknown section [{name}]{hint(name, KEYS)}; "
+                f"known sections: {', '.join(sorted(KEYS))}"
+            )
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{path}: [{name}] must be a table")
+        for key in value:
+            if key not in KEYS[name]:
+                raise ConfigError(
+                    f"{path}: [{name}] has an unknown key {key!r}{hint(key, KEYS[name])}; "
+                    f"known keys: {', '.join(sorted(KEYS[name]))}"
+                )
+
+
+def _env_embed(env: Mapping[str, str], table: Mapping[str, Any] | None = None) -> Any:
+    """The ``[embed]`` table with ``CAIRN_EMBED`` (when set) as its ``provider``; also the
+    default of a :class:`Config` built directly, so ``CAIRN_EMBED=none`` holds there too."""
+    embed = dict(table or {})
+    if env.get("CAIRN_EMBED"):
+        embed["provider"] = env["CAIRN_EMBED"]
+    return _frozen(embed)
 
 
 def _default_data_dir() -> Path:
@@ -82,6 +156,10 @@ class Config:
         graph: the ``[graph]`` table as written: ``expand`` (search expands by default),
             ``hops``, ``alpha``, ``reverse``, ``seeds``, ``origins`` and per-relation
             ``weights`` (see :class:`cairn.graph.expand.ExpandConfig`).
+        embed / fusion / chunking: the ``[embed]`` (with ``CAIRN_EMBED`` applied as its
+            ``provider``), ``[fusion]`` and ``[chunking]`` tables, read-only, for
+            :class:`cairn.embed.registry.EmbedConfig`,
+            :class:`cairn.search.fusion.FusionConfig` and the chunking settings.
     """
 
     db_path: Path
@@ -89,6 +167,14 @@ class Config:
     search: SearchConfig = field(default_factory=SearchConfig)
     org: OrgConfig = field(default_factory=OrgConfig)
     graph: Mapping[str, Any] = field(default_factory=dict)
+    embed: Mapping[str, Any] = field(default_factory=lambda: _env_embed(os.environ))
+    fusion: Mapping[str, Any] = field(default_factory=dict)
+    chunking: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def types_file(self) -> Path | None:
+        """A ``types.yaml`` beside the config file (used for roots without their own)."""
+        return self.config_file.parent / "types.yaml" if self.config_file else None
 
     def fingerprint(self) -> str:
         """A short hash of the settings that change what indexing produces."""
@@ -108,11 +194,13 @@ def load_config(
         db: explicit index path (``--db``), overriding everything.
         config_file: explicit config file; else ``CAIRN_CONFIG``; else the user default
             (read only if it exists).
-        env: environment to read ``CAIRN_*`` from (default ``os.environ``).
+        env: environment to read ``CAIRN_*`` from (default ``os.environ``):
+            ``CAIRN_DB``, ``CAIRN_CONFIG``, ``CAIRN_EMBED`` (overrides ``[embed] provider``).
 
     Raises:
-        ConfigError: the config file is unreadable, is not valid TOML, or has a value
-            of the wrong type; the message names the file and key.
+        ConfigError: the config file is unreadable, is not valid TOML, has an unknown
+            section or key, or a value of the wrong type; the message names the file
+            and key.
     """
     env = os.environ if env is None else env
     explicit = config_file or env.get("CAIRN_CONFIG")
@@ -129,6 +217,7 @@ def load_config(
         used = path
     elif explicit:
         raise ConfigError(f"{path}: config file not found")
+    _check_keys(path, data)
 
     def section(name: str) -> dict[str, Any]:
         value = data.get(name, {})
@@ -175,5 +264,12 @@ def load_config(
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{path}: [graph] {exc}") from exc
     return Config(
-        db_path=db_path.absolute(), config_file=used, search=search, org=org, graph=graph
+        db_path=db_path.absolute(),
+        config_file=used,
+        search=search,
+        org=org,
+        graph=_frozen(graph),
+        embed=_env_embed(env, section("embed")),
+        fusion=_frozen(section("fusion")),
+        chunking=_frozen(section("chunking")),
     )

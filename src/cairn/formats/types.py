@@ -29,7 +29,7 @@ case-insensitively.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -295,3 +295,65 @@ def validate_note(doc: Document, types: TypeRegistry) -> list[Diagnostic]:
                 )
             )
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class RootTypes:
+    """The note types of every source root, loaded once per run and handed on.
+
+    Attributes:
+        by_root: root id → the registry that governs its notes (its own ``types.yaml``,
+            else the one beside ``cairn.toml``); roots with neither are absent.
+        sources: root id → the file that registry was read from.
+        merged: every type of every registry (the first root, by path, wins a name),
+            for index-wide uses: per-type chunk profiles, retriever weights, graph
+            rules; ``None`` when no registry exists.
+        problems: ``types.yaml`` files that could not be read, as warnings (a broken
+            file never stops indexing; ``cairn validate`` reports it as an error).
+    """
+
+    by_root: Mapping[str, TypeRegistry] = field(default_factory=dict)
+    sources: Mapping[str, str] = field(default_factory=dict)
+    merged: TypeRegistry | None = None
+    problems: tuple[Diagnostic, ...] = ()
+
+
+def load_root_types(
+    roots: Sequence[tuple[str, Path]], fallback: Path | None = None
+) -> RootTypes:
+    """Read each root's ``types.yaml`` (``roots`` are ``(root id, folder)`` pairs), with
+    ``fallback`` (a ``types.yaml`` beside ``cairn.toml``) for roots without one. Each
+    file is read once. Never raises: unreadable files become :attr:`RootTypes.problems`.
+    """
+    cache: dict[Path, TypeRegistry | None] = {}
+    problems: list[Diagnostic] = []
+
+    def read(path: Path) -> TypeRegistry | None:
+        if path not in cache:
+            cache[path] = None
+            if path.is_file():
+                try:
+                    cache[path] = load_types(path)
+                except ConfigError as exc:
+                    problems.append(Diagnostic(str(path), str(exc)))
+        return cache[path]
+
+    by_root: dict[str, TypeRegistry] = {}
+    sources: dict[str, str] = {}
+    for root_id, folder in roots:
+        for cand in (folder / "types.yaml", fallback):
+            reg = read(cand) if cand is not None else None
+            if reg is not None:
+                by_root[root_id] = reg
+                sources[root_id] = str(cand)
+                break
+    merged: dict[str, NoteType] = {}
+    first: TypeRegistry | None = None
+    for reg in by_root.values():
+        first = first or reg
+        for name, t in reg.types.items():
+            merged.setdefault(name, t)
+    registry = (
+        TypeRegistry(merged, first.warn_unknown, first.default_chunk_profile) if first else None
+    )
+    return RootTypes(by_root, sources, registry, tuple(problems))

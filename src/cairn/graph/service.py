@@ -149,6 +149,12 @@ class GraphService:
         )
         self.expand_config = expand_config or ExpandConfig()
 
+    def set_types(self, types: Any) -> None:
+        """Use these note types (a ``TypeRegistry`` or mapping) for rule edges and type
+        relations from now on (the composition root loads them once per run)."""
+        self._types_given = True
+        self.config = dataclasses.replace(self.config, types=eb.type_rules(types))
+
     # --- building ---------------------------------------------------------------------
     def is_stale(self) -> bool:
         """Whether documents changed since the last update."""

@@ -13,59 +13,36 @@ Two checks, neither of which ever stops indexing:
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 from cairn.formats import okf, types
-from cairn.model import Diagnostic, Document, SourceRoot
+from cairn.model import Diagnostic, SourceRoot
 from cairn.store import Store
 
 
-def _types_for(root: Path, fallback: Path | None) -> tuple[types.TypeRegistry | None, str | None]:
-    for cand in (root / "types.yaml", fallback):
-        if cand is not None and cand.is_file():
-            return types.load_types(cand), str(cand)
-    return None, None
-
-
 def validate_roots(
-    store: Store, roots: list[SourceRoot], *, types_file: Path | None = None
+    store: Store, roots: list[SourceRoot], registry: types.RootTypes
 ) -> list[Diagnostic]:
     """Check every root; diagnostics carry paths relative to their root's parent.
 
     Args:
         store: the index (documents must have been indexed).
         roots: the roots to check.
-        types_file: ``types.yaml`` to use where a root has none of its own.
-
-    Raises:
-        cairn.errors.ConfigError: a ``types.yaml`` is malformed.
+        registry: the note types of every root (:func:`cairn.formats.types.load_root_types`);
+            a ``types.yaml`` that could not be read is reported as an ``error``.
     """
-    out: list[Diagnostic] = []
+    out: list[Diagnostic] = [
+        dataclasses.replace(d, severity="error") for d in registry.problems
+    ]
     for root in roots:
         folder = Path(root.path)
         name = folder.name
-        registry, _ = _types_for(folder, types_file)
-        if registry is not None:
-            rows = store.db.execute(
-                "SELECT path, format, title, metadata, type FROM documents "
-                "WHERE root_id=? AND type IS NOT NULL ORDER BY path",
-                (root.id,),
-            ).fetchall()
-            for r in rows:
-                doc = Document(
-                    path=r["path"],
-                    format=r["format"],
-                    title=r["title"],
-                    units=(),
-                    metadata=json.loads(r["metadata"]),
-                    type=r["type"],
-                )
-                for d in types.validate_note(doc, registry):
+        reg = registry.by_root.get(root.id)
+        if reg is not None:
+            for doc in store.documents_of_root(root.id, typed_only=True):
+                for d in types.validate_note(doc, reg):
                     out.append(dataclasses.replace(d, path=f"{name}/{d.path}"))
-        relpaths = [
-            r[0] for r in store.db.execute("SELECT path FROM files WHERE root_id=?", (root.id,))
-        ]
+        relpaths = sorted(store.file_states(root.id))
         for bundle in okf.find_bundles(folder, relpaths):
             base = folder / bundle if bundle else folder
             prefix = f"{name}/{bundle}/" if bundle else f"{name}/"

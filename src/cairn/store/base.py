@@ -73,6 +73,11 @@ class Store(Protocol):
         """Known files of a root: ``relpath -> FileState``."""
         ...
 
+    def documents_of_root(self, root_id: str, *, typed_only: bool = False) -> list[Document]:
+        """A root's documents by path (then key), without units; ``typed_only``: only
+        those that declare a ``type``."""
+        ...
+
     def touch_file(self, root_id: str, relpath: str, size: int, mtime: float) -> None:
         """Record a new (size, mtime) for a file whose content hash did not change."""
         ...

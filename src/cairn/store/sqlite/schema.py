@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -156,51 +157,100 @@ def _now() -> str:
 class SQLiteBase:
     """The connection, transactions and migrations; the role mixins build on it."""
 
-    db: sqlite3.Connection
     path: str
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._connections: list[sqlite3.Connection] = []
+        self._closed = False
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            self.db.row_factory = sqlite3.Row
-            self.db.execute("PRAGMA foreign_keys = ON")
-            self.db.execute("PRAGMA journal_mode = WAL")
-            self.db.execute("PRAGMA synchronous = NORMAL")
-            self.db.execute("PRAGMA busy_timeout = 5000")
             self._migrate()
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot open index: {exc}") from exc
         except OSError as exc:
             raise StoreError(f"{self.path}: cannot create index folder: {exc}") from exc
 
+    @property
+    def db(self) -> sqlite3.Connection:
+        """This thread's connection (made on first use): each thread reads on its own
+        connection, so readers never wait for one another and, in WAL mode, never for
+        the writer; writers take SQLite's write lock one at a time (``busy_timeout``).
+        An in-memory index has one connection, shared by every thread.
+
+        Raises:
+            StoreError: the store is closed or the connection cannot be made.
+        """
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        with self._lock:
+            if self._closed:
+                raise StoreError(f"{self.path}: the index is closed")
+            if self.path == ":memory:" and self._connections:
+                conn = self._connections[0]
+            else:
+                try:
+                    conn = self._connect()
+                except sqlite3.Error as exc:
+                    raise StoreError(f"{self.path}: cannot open index: {exc}") from exc
+                self._connections.append(conn)
+        self._local.conn = conn
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if self.path != ":memory:":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        return conn
+
     # --- lifecycle --------------------------------------------------------------------
     def _migrate(self) -> None:
-        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise StoreError(
-                f"{self.path}: index schema version {version} is newer than this cairn "
-                f"({SCHEMA_VERSION}); upgrade cairn or rebuild the index"
-            )
-        if version == 0:
-            tables = self.db.execute(
-                "SELECT count(*) FROM sqlite_master WHERE type='table'"
-            ).fetchone()[0]
-            if tables:
-                raise StoreError(f"{self.path}: not a cairn index (unknown tables, no version)")
-        for i in range(version, SCHEMA_VERSION):
-            with self.transaction():
+        """Bring the schema to :data:`SCHEMA_VERSION`, under the write lock: the version
+        is read again inside the transaction, so two processes opening a new index at
+        once do not both create its tables."""
+        if self._user_version() == SCHEMA_VERSION:
+            return
+        with self.transaction():
+            version = self._user_version()
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: index schema version {version} is newer than this cairn "
+                    f"({SCHEMA_VERSION}); upgrade cairn or rebuild the index"
+                )
+            if version == 0:
+                tables = self.db.execute(
+                    "SELECT count(*) FROM sqlite_master WHERE type='table'"
+                ).fetchone()[0]
+                if tables:
+                    raise StoreError(
+                        f"{self.path}: not a cairn index (unknown tables, no version)"
+                    )
+            for i in range(version, SCHEMA_VERSION):
                 for stmt in MIGRATIONS[i].split(";"):
                     if stmt.strip():
                         self.db.execute(stmt)
                 self.db.execute(f"PRAGMA user_version = {i + 1}")
 
+    def _user_version(self) -> int:
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+
     def close(self) -> None:
-        """Close the connection (idempotent)."""
-        with suppress(sqlite3.Error):
-            self.db.close()
+        """Close every connection (idempotent); the store cannot be used afterwards."""
+        with self._lock:
+            self._closed = True
+            conns, self._connections = self._connections, []
+        for conn in conns:
+            with suppress(sqlite3.Error):
+                conn.close()
+        self._local = threading.local()
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -225,8 +275,9 @@ class SQLiteBase:
     @contextmanager
     def savepoint(self) -> Iterator[None]:
         """A nested unit of work inside a transaction; undone alone if the block raises."""
-        self._sp = getattr(self, "_sp", 0) + 1
-        name = f"sp{self._sp}"
+        depth = getattr(self._local, "sp", 0) + 1
+        self._local.sp = depth
+        name = f"sp{depth}"
         self.db.execute(f"SAVEPOINT {name}")
         try:
             yield
@@ -237,7 +288,7 @@ class SQLiteBase:
         else:
             self.db.execute(f"RELEASE {name}")
         finally:
-            self._sp -= 1
+            self._local.sp = depth - 1
 
     def ensure_component(self, name: str, migrations: Sequence[str]) -> None:
         """Create or migrate the tables of an optional component (vectors, edges …).

@@ -57,6 +57,36 @@ class WritesMixin(SQLiteBase):
             )
         }
 
+    def documents_of_root(self, root_id: str, *, typed_only: bool = False) -> list[Document]:
+        """A root's documents by path (then key), without units; ``typed_only``: only
+        those that declare a ``type``."""
+        sql = "SELECT * FROM documents WHERE root_id=?"
+        if typed_only:
+            sql += " AND type IS NOT NULL"
+        return [
+            Document(
+                path=r["path"],
+                format=r["format"],
+                title=r["title"],
+                units=(),
+                metadata=json.loads(r["metadata"]),
+                tags=tuple(json.loads(r["tags"])),
+                aliases=tuple(json.loads(r["aliases"])),
+                created=r["created"],
+                modified=r["modified"],
+                visibility=r["visibility"],
+                type=r["type"],
+                declared_id=r["declared_id"],
+                key=r["key"],
+                id=r["id"],
+                root_id=r["root_id"],
+                content_hash=r["content_hash"],
+                size=r["size"],
+                mtime=r["mtime"],
+            )
+            for r in self.db.execute(sql + " ORDER BY path, key", (root_id,))
+        ]
+
     def touch_file(self, root_id: str, relpath: str, size: int, mtime: float) -> None:
         """Record a new (size, mtime) for a file whose content hash did not change."""
         self.db.execute(

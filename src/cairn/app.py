@@ -31,9 +31,10 @@ from cairn.export.graph import render as render_graph
 from cairn.formats.types import RootTypes, load_root_types
 from cairn.graph.expand import ExpandConfig
 from cairn.graph.service import GraphService
-from cairn.ingest.embedding import EmbedProgress, EmbedReport
+from cairn.ingest.embedding import EmbedProgress
 from cairn.ingest.pipeline import Indexer, Progress, make_root
-from cairn.model import Diagnostic, Hit, Run, SourceRoot
+from cairn.ingest.run import EmbedSettings, complete_run
+from cairn.model import EmbedStep, Hit, Run, SourceRoot
 from cairn.search.engine import Searcher, SearchResult
 from cairn.search.eval import EvalReport
 from cairn.search.service import SemanticConfig, SemanticService
@@ -104,7 +105,7 @@ class Cairn:
                 types=self.types.merged,
                 graph_proximity=self.graph.proximity_rowids,
             )
-        self.last_embed: EmbedReport | None = None
+        self.last_embed: EmbedStep | None = None
 
     def _load_types(self) -> RootTypes:
         """The note types of every registered root (each ``types.yaml`` read once)."""
@@ -246,34 +247,98 @@ class Cairn:
             embed_progress: ``progress(done, total, what)`` while embedding.
 
         Returns:
-            The :class:`Run` record (also stored); notices of the embedding pass (model
-            missing, turned off) are added to its ``warnings`` as ``info``. The pass's
-            own report is in :attr:`last_embed`.
+            The :class:`Run` record (also stored), with ``graph`` and ``embedding``
+            (also kept as :attr:`last_embed`) saying what those steps did; notices of
+            the embedding step (model missing, turned off) are added to its
+            ``warnings`` as ``info``.
+
+        Raises:
+            CairnError: a path does not exist or would nest roots (a new, empty index
+                file is then removed again).
         """
         plist = list(paths or [])
-        roots = (
-            self.add_roots(plist, include=include, exclude=exclude) if plist else self.store.roots()
-        )
+        try:
+            roots = (
+                self.add_roots(plist, include=include, exclude=exclude)
+                if plist
+                else self.store.roots()
+            )
+        except CairnError:
+            self._discard_if_new()
+            raise
         types = self._reload_types()
-        indexer = Indexer(
+        run = self._indexer().run(roots, progress)
+        if types.problems:
+            run = dataclasses.replace(run, warnings=(*run.warnings, *types.problems))
+        return self._complete(run, embed=embed, embed_progress=embed_progress)
+
+    def index_paths(
+        self,
+        files: Iterable[str | os.PathLike[str]],
+        *,
+        progress: Progress | None = None,
+        embed: bool = True,
+        embed_progress: EmbedProgress | None = None,
+    ) -> Run:
+        """Index the given files (of registered roots) and only them, then the graph and
+        embeddings, exactly as a full :meth:`index` would leave them: a file that no
+        longer exists, or that the root's globs exclude, is removed from the index.
+
+        Args:
+            files: absolute paths (or relative to the current folder) inside registered
+                roots, e.g. what a file watcher saw change.
+
+        Raises:
+            NotFound: a path is not inside any registered root.
+        """
+        by_root: dict[str, tuple[SourceRoot, list[str]]] = {}
+        roots = self.store.roots()
+        for f in files:
+            path = Path(f).expanduser().absolute()
+            # the folder holding it, resolved (a symlinked root), then the name as given
+            real = Path(os.path.realpath(path.parent)) / path.name
+            root = next((r for r in roots if is_within(Path(r.path), real)), None)
+            if root is None or real == Path(root.path):
+                raise NotFound(f"{path}: not inside a registered source root")
+            rel = real.relative_to(root.path).as_posix()
+            by_root.setdefault(root.id, (root, []))[1].append(rel)
+        self._reload_types()
+        indexer = self._indexer()
+        runs = [indexer.run_paths(root, rels, progress) for root, rels in by_root.values()]
+        run = runs[0] if len(runs) == 1 else _merge_runs(runs) if runs else indexer.run([])
+        return self._complete(run, embed=embed, embed_progress=embed_progress)
+
+    def _indexer(self) -> Indexer:
+        return Indexer(
             self.store,
             config_hash=self.config.fingerprint(),
             parse_options=self._parse_options(),
         )
-        run = indexer.run(roots, progress)
-        if types.problems:
-            run = dataclasses.replace(run, warnings=(*run.warnings, *types.problems))
-        changed = bool(run.added or run.changed or run.removed)
-        if changed or self.graph.is_stale():
-            self.graph.update(run_id=run.id)
-        self.last_embed = None
-        if changed or (embed and self.semantic.pending()):
-            report = self.semantic.after_index(no_embed=not embed, progress=embed_progress)
-            self.last_embed = report
-            if report.notices:
-                notes = tuple(Diagnostic("", n, severity="info") for n in report.notices)
-                run = dataclasses.replace(run, warnings=(*run.warnings, *notes))
+
+    def _complete(self, run: Run, *, embed: bool, embed_progress: EmbedProgress | None) -> Run:
+        """The graph and embedding steps of a run (see :mod:`cairn.ingest.run`)."""
+        sem = self.semantic
+        settings = EmbedSettings(
+            embedder=lambda: sem.embedder,
+            notices=lambda: sem.notices,
+            chunk_config=sem.chunk_config(),
+            batch_size=sem.config.embed.batch_size,
+            pending=sem.pending,
+        )
+        run = complete_run(
+            self.store, run, self.graph, settings, embed=embed, progress=embed_progress
+        )
+        self.last_embed = run.embedding
         return run
+
+    def _discard_if_new(self) -> None:
+        """A first run that failed before anything was registered leaves no empty index
+        file behind (this ``Cairn`` is closed then)."""
+        if not self._created or self.store.roots():
+            return
+        self.store.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.config.db_path}{suffix}").unlink(missing_ok=True)
 
     def roots(self) -> list[SourceRoot]:
         """Registered source roots."""
@@ -653,3 +718,19 @@ def hit_dict(hit: Hit) -> dict[str, Any]:
     d["tags"] = list(hit.tags)
     d["siblings"] = list(hit.siblings)
     return d
+
+
+def _merge_runs(runs: Sequence[Run]) -> Run:
+    """One record for several roots' runs of :meth:`Cairn.index_paths`."""
+    first = runs[0]
+    return dataclasses.replace(
+        first,
+        finished=runs[-1].finished,
+        **{
+            k: sum(getattr(r, k) for r in runs)
+            for k in ("seen", "added", "changed", "removed", "unchanged", "failed", "skipped")
+        },
+        failures=tuple(f for r in runs for f in r.failures),
+        warnings=tuple(w for r in runs for w in r.warnings),
+        seconds=round(sum(r.seconds for r in runs), 4),
+    )

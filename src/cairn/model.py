@@ -242,12 +242,49 @@ class SourceRoot:
 
 
 @dataclass(frozen=True, slots=True)
+class GraphStep:
+    """What an index run's graph step did: documents whose links and edges were
+    rebuilt or dropped, edges written and deleted, and wall time in seconds."""
+
+    changed_documents: int = 0
+    removed_documents: int = 0
+    edges_written: int = 0
+    edges_deleted: int = 0
+    edges: int = 0
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedStep:
+    """What an index run's embedding step did.
+
+    Attributes:
+        space: the embedder's fingerprint (``""``: no embedder, chunks only).
+        units_chunked / chunks_added: units (re)chunked and chunks written.
+        embedded: distinct texts sent to the model; ``cached``: new chunks whose vector
+            was already stored.
+        pruned: vectors no chunk uses any more, removed.
+        seconds: wall time; ``embed_seconds`` the part spent in the model.
+    """
+
+    space: str = ""
+    units_chunked: int = 0
+    chunks_added: int = 0
+    embedded: int = 0
+    cached: int = 0
+    pruned: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
 class Run:
     """One indexing pass and what it did.
 
     Counts are files (a chat export counts once). ``failures`` lists each file that
     could not be indexed with its reason; ``warnings`` the non-fatal diagnostics.
-    Times are ISO 8601 UTC; ``seconds`` is wall time.
+    Times are ISO 8601 UTC; ``seconds`` is wall time of the whole run (files, graph and
+    embeddings). ``graph`` and ``embedding`` report those steps when they ran.
     """
 
     id: str
@@ -264,6 +301,8 @@ class Run:
     failures: tuple[Failure, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
     seconds: float = 0.0
+    graph: GraphStep | None = None
+    embedding: EmbedStep | None = None
 
 
 @dataclass(frozen=True, slots=True)

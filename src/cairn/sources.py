@@ -217,6 +217,46 @@ def discover(
     return result
 
 
+def source_file(
+    root: Path,
+    relpath: str,
+    *,
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+) -> SourceFile | None:
+    """One file of a root by its relative path, by the same rules as :func:`discover`
+    (ignored names and folders at any depth, ``exclude``/``include`` globs, no symbolic
+    links, regular files only), or ``None`` when the file is gone or not to be indexed.
+
+    Whether it is a note or an attachment is the caller's question, as in ``discover``.
+    """
+    parts = relpath.split("/")
+    if not relpath or ".." in parts or relpath.startswith("/"):
+        return None
+    for i, name in enumerate(parts):
+        last = i == len(parts) - 1
+        if is_ignored_name(name, is_dir=not last):
+            return None
+        prefix = "/".join(parts[: i + 1])
+        if any(glob_match(prefix, p) for p in exclude):
+            return None
+    if include and not any(glob_match(relpath, p) for p in include):
+        return None
+    path = root / relpath
+    try:
+        st = path.lstat()
+        for parent in path.parents:  # a folder on the way may be a symlink too
+            if parent == root or root not in parent.parents:
+                break
+            if parent.is_symlink():
+                return None
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return SourceFile(path, relpath, st.st_size, st.st_mtime_ns / 1e9)
+
+
 def _note_symlink(root: Path, entry: os.DirEntry[str], rel: str, result: Discovery) -> None:
     """Record why a symbolic link is skipped (outside the root, or a duplicate path)."""
     try:

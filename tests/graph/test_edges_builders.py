@@ -216,5 +216,5 @@ def test_types_yaml_in_the_root_is_read_at_update(make_vault: Any,
     v = make_vault(small_files)
     assert not any(rel == "owned_by" for _s, rel, _t in v.edges())
     v.write("types.yaml", "types:\n  Project:\n    edges: {owner: owned_by}\n")
-    v.graph.update()
+    v.reindex()  # types.yaml is read once per run
     assert ("beta.md#", "owned_by", "alpha.md#") in v.edges("declared")

@@ -151,8 +151,11 @@ class GraphService:
 
     def set_types(self, types: Any) -> None:
         """Use these note types (a ``TypeRegistry`` or mapping) for rule edges and type
-        relations from now on (the composition root loads them once per run)."""
-        self._types_given = True
+        relations from now on (the composition root loads them once per run). Types given
+        to the constructor win: an injected service keeps its settings."""
+        if self._types_given:
+            return
+        self._types_set = True
         self.config = dataclasses.replace(self.config, types=eb.type_rules(types))
 
     # --- building ---------------------------------------------------------------------
@@ -178,7 +181,7 @@ class GraphService:
         when one is open).
         """
         t0 = time.perf_counter()
-        if not self._types_given:  # a types.yaml may have appeared in a root since
+        if not self._types_given and not getattr(self, "_types_set", False):
             self.config = dataclasses.replace(
                 self.config, types=eb.type_rules(_root_types(self.store)))
         changed, removed = self.es.changed_documents()

@@ -22,10 +22,26 @@ from cairn.errors import ParseError
 from cairn.formats import okf
 from cairn.graph.resolve import resolve_all
 from cairn.ingest import ids
-from cairn.model import MARKDOWN_LINK, Diagnostic, Document, Failure, Link, Run, SourceRoot, Unit
-from cairn.sources import SourceFile, content_hash, decode, discover, read_bytes
+from cairn.model import (
+    MARKDOWN_LINK,
+    Diagnostic,
+    Document,
+    Failure,
+    FileState,
+    Link,
+    Run,
+    SourceRoot,
+    Unit,
+)
+from cairn.sources import (
+    SourceFile,
+    content_hash,
+    decode,
+    discover,
+    read_bytes,
+    source_file,
+)
 from cairn.store import Store
-from cairn.store.sqlite import FileState
 
 BATCH = 200
 """Files written per transaction."""
@@ -91,9 +107,7 @@ class Indexer:
         Roots that do not exist are reported as failures; nothing indexed from them is
         removed (a missing mount must not wipe the index).
         """
-        started = _now_iso()
-        t0 = time.perf_counter()
-        tally = _Tally()
+        started, t0, tally = _now_iso(), time.perf_counter(), _Tally()
         plans: list[tuple[SourceRoot, list[SourceFile], set[str]]] = []
         for root in roots:
             folder = Path(root.path)
@@ -110,9 +124,65 @@ class Indexer:
             with self.store.transaction():
                 self.store.set_attachments(root.id, found.attachments)
             plans.append((root, found.files, {f.relpath for f in found.files}))
+        self._check_settings(tally)
+        total = sum(len(p[1]) for p in plans)
+        done = 0
+        for root, files, seen in plans:
+            known = self.store.file_states(root.id)
+            if known and not files and (root.include or root.exclude):
+                tally.warnings.append(
+                    Diagnostic(
+                        "",
+                        f"{root.path}: no file matches its --include/--exclude globs "
+                        f"({', '.join((*root.include, *(f'-{x}' for x in root.exclude)))}); "
+                        f"its {len(known)} indexed files are removed",
+                    )
+                )
+            # Removals first: a note renamed (or moved) keeps its declared ID, which the
+            # old path would otherwise still hold when the new path is indexed.
+            for gone in sorted(set(known) - seen):
+                self._remove(root, gone, tally)
+            done = self._index_files(root, files, known, tally, progress, done, total)
+        return self._finish(started, t0, tally)
+
+    def run_paths(
+        self, root: SourceRoot, relpaths: Iterable[str], progress: Progress | None = None
+    ) -> Run:
+        """Index the given files of one registered root, and only them: a file that is
+        gone (or is now excluded, ignored or not a regular file) is removed with
+        everything indexed from it; the others are indexed as a full run would (the
+        same change detection, so an unchanged file costs one ``stat``).
+
+        Args:
+            root: a registered root.
+            relpaths: paths relative to the root (POSIX), e.g. from a file watcher.
+            progress: ``progress(done, total, relpath)`` after each file.
+        """
+        started, t0, tally = _now_iso(), time.perf_counter(), _Tally()
+        folder = Path(root.path)
+        if not folder.is_dir():
+            tally.failures.append(Failure(root.path, "source root is not a folder or is missing"))
+            tally.failed += 1
+            return self._finish(started, t0, tally)
+        known = self.store.file_states(root.id)
+        wanted = sorted(dict.fromkeys(relpaths))
+        files: list[SourceFile] = []
+        for rel in wanted:
+            sf = source_file(folder, rel, include=root.include, exclude=root.exclude)
+            if sf is not None and _is_note(rel):
+                files.append(sf)
+            elif rel in known:
+                self._remove(root, rel, tally)
+        relnames = set(known) | {f.relpath for f in files}
+        self._bundles[root.id] = okf.find_bundles(folder, sorted(relnames))
+        self._check_settings(tally)
+        self._index_files(root, files, known, tally, progress, 0, len(files))
+        return self._finish(started, t0, tally)
+
+    def _check_settings(self, tally: _Tally) -> None:
+        """Settings that change parse results (e.g. Org tag inheritance) changed since
+        the last run: every file is parsed again, even those whose bytes did not."""
         last = self.store.last_run()
-        # settings that change parse results (e.g. Org tag inheritance) changed: every
-        # file is parsed again, even those whose bytes did not change
         self._force = last is not None and last.config_hash != self.config_hash
         if self._force:
             tally.warnings.append(
@@ -122,26 +192,36 @@ class Indexer:
                     severity="info",
                 )
             )
-        total = sum(len(p[1]) for p in plans)
-        done = 0
-        for root, files, seen in plans:
-            known = self.store.file_states(root.id)
-            # Removals first: a note renamed (or moved) keeps its declared ID, which the
-            # old path would otherwise still hold when the new path is indexed.
-            for gone in sorted(set(known) - seen):
-                with self.store.transaction():
-                    self.store.remove_file(root.id, gone)
-                tally.removed += 1
-            # Files are written in batches, one transaction each (a commit per file costs
-            # more than parsing a small note); each file is a savepoint inside it.
-            for start in range(0, len(files), BATCH):
-                with self.store.transaction():
-                    for sf in files[start : start + BATCH]:
-                        tally.seen += 1
-                        self._index_file(root, sf, known.get(sf.relpath), tally)
-                        done += 1
-                        if progress:
-                            progress(done, total, sf.relpath)
+
+    def _remove(self, root: SourceRoot, relpath: str, tally: _Tally) -> None:
+        with self.store.transaction():
+            self.store.remove_file(root.id, relpath)
+        tally.removed += 1
+
+    def _index_files(
+        self,
+        root: SourceRoot,
+        files: list[SourceFile],
+        known: dict[str, FileState],
+        tally: _Tally,
+        progress: Progress | None,
+        done: int,
+        total: int,
+    ) -> int:
+        """Files are written in batches, one transaction each (a commit per file costs
+        more than parsing a small note); each file is a savepoint inside it."""
+        for start in range(0, len(files), BATCH):
+            with self.store.transaction():
+                for sf in files[start : start + BATCH]:
+                    tally.seen += 1
+                    self._index_file(root, sf, known.get(sf.relpath), tally)
+                    done += 1
+                    if progress:
+                        progress(done, total, sf.relpath)
+        return done
+
+    def _finish(self, started: str, t0: float, tally: _Tally) -> Run:
+        """Resolve links if anything changed, and record the run."""
         if tally.added or tally.changed or tally.removed:
             with self.store.transaction():
                 resolve_all(self.store)

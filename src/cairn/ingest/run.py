@@ -1,0 +1,145 @@
+"""One indexing run, whole: files, then the graph, then chunks and embeddings.
+
+:class:`cairn.ingest.pipeline.Indexer` brings the files into the store (discover, parse,
+ids, store, resolve links); :func:`complete_run` then brings the graph up to date and
+runs the embedding step, and returns the one :class:`cairn.model.Run` record with both
+steps' figures (``run.graph``, ``run.embedding``) and their notices. The composition
+root (:class:`cairn.app.Cairn`) only wires the parts together.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from cairn.embed.base import Embedder
+from cairn.errors import ProviderUnavailable
+from cairn.ingest.chunking import ChunkConfig
+from cairn.ingest.embedding import NO_EMBEDDER_NOTICE, EmbedProgress, EmbedReport, embed_pass
+from cairn.model import Diagnostic, EmbedStep, GraphStep, Run
+from cairn.store import Store
+
+NO_EMBED_NOTICE = (
+    "--no-embed: new and changed notes were not embedded; they are found by keywords "
+    "until the next `cairn index` without --no-embed"
+)
+
+
+class GraphUpdater(Protocol):
+    """What the run needs of the graph: :class:`cairn.graph.service.GraphService`."""
+
+    def is_stale(self) -> bool:
+        """Whether documents changed since the last graph update."""
+        ...
+
+    def update(self, document_ids: Any = None, *, run_id: str | None = None) -> Any:
+        """Bring the graph up to date; returns an ``UpdateReport``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedSettings:
+    """How the embedding step runs.
+
+    Attributes:
+        embedder: returns the embedder, loading it on first call (``None``: none is
+            available); called only when there is something to embed.
+        notices: why no embedder is available (read after ``embedder()`` gave ``None``).
+        chunk_config: the chunking settings (``types.yaml`` profiles applied).
+        batch_size: texts per embedder call.
+        pending: whether some unit still lacks chunks (cheap, loads no model).
+    """
+
+    embedder: Callable[[], Embedder | None]
+    notices: Callable[[], Sequence[str]]
+    chunk_config: ChunkConfig
+    batch_size: int
+    pending: Callable[[], bool]
+
+
+def complete_run(
+    store: Store,
+    run: Run,
+    graph: GraphUpdater,
+    settings: EmbedSettings,
+    *,
+    embed: bool = True,
+    progress: EmbedProgress | None = None,
+) -> Run:
+    """The graph and embedding steps after the files step, folded into ``run``.
+
+    The graph is updated when the run changed something or it is stale; the embedding
+    step runs when something changed or units still lack chunks (e.g. after an
+    ``--no-embed`` run). Without a model (or with ``embed=False``) units are still
+    chunked, so moved notes keep their cached vectors, and the run carries one notice.
+    Never raises for a missing model or an endpoint that went away.
+
+    Returns:
+        ``run`` with ``graph``, ``embedding``, notices added to ``warnings`` (severity
+        ``info``) and ``seconds`` covering every step; saved again in the store.
+    """
+    t0 = time.perf_counter()
+    changed = bool(run.added or run.changed or run.removed)
+    graph_step: GraphStep | None = None
+    if changed or graph.is_stale():
+        rep = graph.update(run_id=run.id)
+        graph_step = GraphStep(
+            changed_documents=rep.changed_documents,
+            removed_documents=rep.removed_documents,
+            edges_written=sum(rep.written.values()),
+            edges_deleted=sum(rep.deleted.values()),
+            edges=rep.edges,
+            seconds=rep.seconds,
+        )
+    step: EmbedStep | None = None
+    notices: tuple[str, ...] = ()
+    if changed or (embed and settings.pending()):
+        report, notices = _embed(store, settings, embed, progress)
+        step = EmbedStep(
+            space=report.space,
+            units_chunked=report.units_chunked,
+            chunks_added=report.chunks_added,
+            embedded=report.embedded,
+            cached=report.cached,
+            pruned=report.pruned,
+            seconds=round(report.seconds, 4),
+            embed_seconds=round(report.embed_seconds, 4),
+        )
+    notes = tuple(Diagnostic("", n, severity="info") for n in notices)
+    out = dataclasses.replace(
+        run,
+        graph=graph_step,
+        embedding=step,
+        warnings=(*run.warnings, *notes),
+        seconds=round(run.seconds + time.perf_counter() - t0, 4),
+    )
+    with store.transaction():
+        store.save_run(out)
+    return out
+
+
+def _embed(
+    store: Store, settings: EmbedSettings, embed: bool, progress: EmbedProgress | None
+) -> tuple[EmbedReport, tuple[str, ...]]:
+    """Run the embedding pass; ``(report, notices)``."""
+    emb = settings.embedder() if embed else None
+    config = settings.chunk_config
+    try:
+        report = embed_pass(
+            store,
+            emb,
+            config=config,
+            batch_size=settings.batch_size,
+            progress=progress,
+        )
+    except ProviderUnavailable as exc:  # e.g. the endpoint went away mid-run
+        report = embed_pass(store, None, config=config)
+        return report, (f"{exc}; {NO_EMBEDDER_NOTICE}",)
+    if not embed:
+        return report, (NO_EMBED_NOTICE,)
+    if emb is None:
+        return report, tuple(settings.notices()) or (NO_EMBEDDER_NOTICE,)
+    return report, ()

@@ -1,0 +1,134 @@
+"""One indexing run, whole: files, graph and embeddings in one report; ``index_paths``
+for a watcher; what a failed first run leaves behind."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cairn.app import Cairn, run_dict
+from cairn.config import Config
+from cairn.errors import CairnError, NotFound
+
+
+def _vault(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "a.md").write_text("# Alpha\n\nLinks to [[b]] and [[c]].\n")
+    (root / "b.md").write_text("# Beta\n\nBeta body about compost.\n")
+    (root / "notes.org").write_text("* TODO Plan\nSee [[file:a.md][alpha]].\n** Step\nDo it.\n")
+    return root
+
+
+def _snapshot(c: Cairn) -> dict[str, Any]:
+    """Everything a user can see of the index, through the public API."""
+    files = {}
+    for r in c.roots():
+        for p in sorted(Path(r.path).rglob("*")):
+            if p.is_file():
+                try:
+                    view = c.show(str(p))
+                except NotFound:
+                    continue
+                view = json.loads(json.dumps(view, default=str))
+                doc = view.get("document") or {}
+                for k in ("mtime", "size"):
+                    doc.pop(k, None)
+                files[p.relative_to(r.path).as_posix()] = view
+    counts = {k: v for k, v in c.stats().items() if k not in ("db", "last_run")}
+    return {"files": files, "counts": counts}
+
+
+def test_index_paths_equals_a_full_build(tmp_path: Path) -> None:
+    root = _vault(tmp_path / "v")
+    with Cairn(Config(db_path=tmp_path / "w.db")) as c:
+        c.index([root])
+        (root / "b.md").write_text("# Beta\n\nNow about worms.\n")  # changed
+        (root / "c.md").write_text("# Gamma\n\nNew; [[a]] links back.\n")  # added
+        (root / "notes.org").unlink()  # removed
+        (root / "skip.md~").write_text("editor backup\n")  # ignored name
+        run = c.index_paths(root / n for n in ("b.md", "c.md", "notes.org", "skip.md~"))
+        assert (run.added, run.changed, run.removed) == (1, 1, 1)
+        assert run.graph is not None and run.graph.changed_documents >= 2
+        watched = _snapshot(c)
+    with Cairn(Config(db_path=tmp_path / "full.db")) as c:
+        c.index([root])
+        full = _snapshot(c)
+    assert watched == full
+    assert "c.md" in watched["files"] and "notes.org" not in watched["files"]
+
+
+def test_index_paths_refuses_a_file_outside_the_roots(tmp_path: Path) -> None:
+    root = _vault(tmp_path / "v")
+    other = tmp_path / "elsewhere.md"
+    other.write_text("# x\n")
+    with Cairn(Config(db_path=tmp_path / "w.db")) as c:
+        c.index([root])
+        with pytest.raises(NotFound):
+            c.index_paths([other])
+        with pytest.raises(NotFound):
+            c.index_paths([root / ".." / "elsewhere.md"])
+
+
+def test_an_unchanged_file_given_to_index_paths_costs_nothing(tmp_path: Path) -> None:
+    root = _vault(tmp_path / "v")
+    with Cairn(Config(db_path=tmp_path / "w.db")) as c:
+        c.index([root])
+        run = c.index_paths([root / "a.md"])
+        assert (run.seen, run.unchanged, run.added, run.changed) == (1, 1, 0, 0)
+        assert run.graph is None and run.embedding is None
+
+
+def test_the_run_reports_graph_and_embedding_steps(tmp_path: Path) -> None:
+    root = _vault(tmp_path / "v")
+    with Cairn(Config(db_path=tmp_path / "w.db")) as c:
+        run = c.index([root])
+    assert run.graph is not None and run.graph.edges > 0
+    assert run.embedding is not None and run.embedding.chunks_added > 0
+    d = run_dict(run)
+    assert d["embedding"]["chunks_added"] == run.embedding.chunks_added
+    assert d["graph"]["edges"] == run.graph.edges
+    assert run.seconds >= run.graph.seconds
+
+
+def test_a_failed_first_run_leaves_no_empty_index(tmp_path: Path) -> None:
+    db = tmp_path / "new.db"
+    c = Cairn(Config(db_path=db))
+    with pytest.raises(CairnError):
+        c.index([tmp_path / "nonexistent"])
+    assert not db.exists() and not Path(f"{db}-wal").exists()
+
+
+def test_a_failed_run_on_an_existing_index_keeps_it(tmp_path: Path) -> None:
+    root = _vault(tmp_path / "v")
+    db = tmp_path / "w.db"
+    with Cairn(Config(db_path=db)) as c:
+        c.index([root])
+    with Cairn(Config(db_path=db)) as c:
+        with pytest.raises(CairnError):
+            c.index([tmp_path / "nonexistent"])
+        assert c.stats()["documents"] == 3
+
+
+def test_an_include_that_matches_nothing_says_what_it_removes(tmp_path: Path) -> None:
+    root = _vault(tmp_path / "v")
+    with Cairn(Config(db_path=tmp_path / "w.db")) as c:
+        c.index([root])
+        run = c.index([root], include=["*.nothing"])
+    msgs = [w.message for w in run.warnings]
+    assert run.removed == 3
+    assert any("no file matches" in m and "3 indexed files are removed" in m for m in msgs)
+
+
+def test_index_paths_through_a_symlinked_folder(tmp_path: Path) -> None:
+    root = _vault(tmp_path / "real")
+    link = tmp_path / "link"
+    os.symlink(root, link)
+    with Cairn(Config(db_path=tmp_path / "w.db")) as c:
+        c.index([link])
+        (root / "b.md").write_text("# Beta\n\nChanged.\n")
+        run = c.index_paths([link / "b.md"])
+        assert run.changed == 1

@@ -324,6 +324,7 @@ class Cairn:
             chunk_config=sem.chunk_config(),
             batch_size=sem.config.embed.batch_size,
             pending=sem.pending,
+            has_vectors=sem.has_vectors,
         )
         run = complete_run(
             self.store, run, self.graph, settings, embed=embed, progress=embed_progress

@@ -85,7 +85,7 @@ def test_chunk_profile_from_types_yaml_changes_the_chunks(tmp_path: Path) -> Non
     for name, types in (("plain", None), ("typed", TYPES)):
         root = _vault(tmp_path / name, types)
         with Cairn(Config(db_path=tmp_path / f"{name}.db")) as cairn:
-            cairn.index([root], embed=False)
+            cairn.index([root])  # no model in tests (CAIRN_EMBED=none): chunks only
             counts.append(cairn.semantic.status()["chunks"])
     plain, typed = counts
     assert typed > plain + 5  # the essay is cut into 40-token chunks, not 160-token ones

@@ -51,6 +51,7 @@ class EmbedSettings:
         chunk_config: the chunking settings (``types.yaml`` profiles applied).
         batch_size: texts per embedder call.
         pending: whether some unit still lacks chunks (cheap, loads no model).
+        has_vectors: whether the index holds any vector at all (cheap).
     """
 
     embedder: Callable[[], Embedder | None]
@@ -58,6 +59,7 @@ class EmbedSettings:
     chunk_config: ChunkConfig
     batch_size: int
     pending: Callable[[], bool]
+    has_vectors: Callable[[], bool]
 
 
 def complete_run(
@@ -74,7 +76,8 @@ def complete_run(
     The graph is updated when the run changed something or it is stale; the embedding
     step runs when something changed or units still lack chunks (e.g. after an
     ``--no-embed`` run). Without a model (or with ``embed=False``) units are still
-    chunked, so moved notes keep their cached vectors, and the run carries one notice.
+    chunked when the index holds vectors, so moved notes keep their cached vectors (an
+    index with none is not chunked until it embeds), and the run carries one notice.
     Never raises for a missing model or an endpoint that went away.
 
     Returns:
@@ -96,7 +99,11 @@ def complete_run(
         )
     step: EmbedStep | None = None
     notices: tuple[str, ...] = ()
-    if changed or (embed and settings.pending()):
+    if not embed and not settings.has_vectors():
+        # keyword-only index: chunks would only serve to keep moved notes' vectors, and
+        # there are none; the first embedding run chunks every unit still pending
+        notices = (NO_EMBED_NOTICE,) if changed else ()
+    elif changed or (embed and settings.pending()):
         report, notices = _embed(store, settings, embed, progress)
         step = EmbedStep(
             space=report.space,

@@ -18,29 +18,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cairn import formats
-from cairn.errors import ParseError
 from cairn.formats import okf
 from cairn.graph.resolve import resolve_all
 from cairn.ingest import ids
+from cairn.ingest.bundles import bundle_of
+from cairn.ingest.prepare import Job, Prepared, Preparer
 from cairn.model import (
-    MARKDOWN_LINK,
     Diagnostic,
     Document,
     Failure,
     FileState,
-    Link,
     Run,
     SourceRoot,
     Unit,
 )
-from cairn.sources import (
-    SourceFile,
-    content_hash,
-    decode,
-    discover,
-    read_bytes,
-    source_file,
-)
+from cairn.sources import SourceFile, content_hash, discover, source_file
 from cairn.store import Store
 
 BATCH = 200
@@ -86,6 +78,8 @@ class Indexer:
             in each run.
         parse_options: per-format keyword options passed to text parsers that accept
             them (``{"org": {"options": OrgOptions(...)}}``).
+        workers: processes that parse files side by side on a large run (default: the
+            usable CPUs, ``CAIRN_WORKERS``; ``1``: parse in this process).
     """
 
     def __init__(
@@ -94,10 +88,12 @@ class Indexer:
         *,
         config_hash: str = "",
         parse_options: dict[str, dict[str, object]] | None = None,
+        workers: int | None = None,
     ) -> None:
         self.store = store
         self.config_hash = config_hash
         self.parse_options = parse_options or {}
+        self.preparer = Preparer(workers)
         self._bundles: dict[str, list[str]] = {}
         self._force = False
 
@@ -208,20 +204,47 @@ class Indexer:
         done: int,
         total: int,
     ) -> int:
-        """Files are written in batches, one transaction each (a commit per file costs
-        more than parsing a small note); each file is a savepoint inside it."""
-        for start in range(0, len(files), BATCH):
+        """Index ``files``: those whose (size, mtime) did not change are not even read;
+        the rest are read and parsed (in worker processes when there are many) and
+        stored in order, in batches of one transaction each (a commit per file costs
+        more than parsing a small note), each file a savepoint inside it."""
+        jobs: list[Job] = []
+        for sf in files:
+            state = known.get(sf.relpath)
+            if not self._force and state is not None and (state.size, state.mtime) == (
+                sf.size,
+                sf.mtime,
+            ):
+                tally.seen += 1
+                if state.status == "failed":  # still failing: say so in every run
+                    tally.failed += 1
+                    tally.failures.append(
+                        Failure(sf.relpath, f"{state.reason} (unchanged since it failed)")
+                    )
+                else:
+                    tally.unchanged += 1
+                done += 1
+                if progress:
+                    progress(done, total, sf.relpath)
+                continue
+            ok_hash = state.hash if state and state.status == "ok" and not self._force else None
+            bundle = bundle_of(sf.relpath, self._bundles.get(root.id, []))
+            jobs.append(Job(sf, ok_hash, bundle, self.parse_options))
+        self._parsing_total = getattr(self, "_parsing_total", 0) + len(jobs)
+        for start in range(0, len(jobs), BATCH):
+            batch = jobs[start : start + BATCH]
             with self.store.transaction():
-                for sf in files[start : start + BATCH]:
+                for item in self.preparer.map(batch, total=len(jobs)):
                     tally.seen += 1
-                    self._index_file(root, sf, known.get(sf.relpath), tally)
+                    self._index_file(root, item, known.get(item.file.relpath), tally)
                     done += 1
                     if progress:
-                        progress(done, total, sf.relpath)
+                        progress(done, total, item.file.relpath)
         return done
 
     def _finish(self, started: str, t0: float, tally: _Tally) -> Run:
         """Resolve links if anything changed, and record the run."""
+        self.preparer.close()
         if tally.added or tally.changed or tally.removed:
             with self.store.transaction():
                 resolve_all(self.store)
@@ -246,42 +269,27 @@ class Indexer:
         return run
 
     def _index_file(
-        self, root: SourceRoot, sf: SourceFile, state: FileState | None, tally: _Tally
+        self, root: SourceRoot, item: Prepared, state: FileState | None, tally: _Tally
     ) -> None:
-        if (
-            not self._force
-            and state is not None
-            and state.size == sf.size
-            and state.mtime == sf.mtime
-        ):
-            if state.status == "failed":  # still failing: say so in every run
-                tally.failed += 1
-                tally.failures.append(
-                    Failure(sf.relpath, f"{state.reason} (unchanged since it failed)")
-                )
-            else:
-                tally.unchanged += 1
-            return
-        data = read_bytes(sf)
-        if isinstance(data, Failure):
-            if data.reason.startswith("file vanished"):
+        """Store what :func:`cairn.ingest.prepare.prepare` found for one file."""
+        sf, digest = item.file, item.digest
+        if item.outcome in ("vanished", "read-failed"):
+            assert item.failure is not None
+            if item.outcome == "vanished":
                 tally.skipped += 1
-                tally.warnings.append(Diagnostic(sf.relpath, data.reason, severity="info"))
+                tally.warnings.append(Diagnostic(sf.relpath, item.failure.reason, severity="info"))
                 return
             tally.failed += 1
-            tally.failures.append(data)
+            tally.failures.append(item.failure)
             with self.store.transaction():
-                self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, "", data)
+                self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, "", item.failure)
             return
-        digest = content_hash(data)
-        if not self._force and state is not None and state.hash == digest and state.status == "ok":
+        if item.outcome == "unchanged":
             with self.store.transaction():
                 self.store.touch_file(root.id, sf.relpath, sf.size, sf.mtime)
             tally.unchanged += 1
             return
-        bundle = _bundle_of(sf.relpath, self._bundles.get(root.id, []))
-        fmt = formats.OKF if bundle is not None else formats.detect(sf.relpath, data[:8192])
-        if fmt is None:
+        if item.outcome == "unknown":
             tally.skipped += 1
             tally.warnings.append(
                 Diagnostic(
@@ -291,12 +299,13 @@ class Indexer:
                 )
             )
             return
-        if fmt.kind == "file":
+        fmt = formats.by_name(item.fmt)
+        assert fmt is not None
+        if item.outcome == "export":
             self._index_export(root, sf, state, digest, fmt, tally)
             return
-        docs, failures = self._parse(fmt, sf, data, tally, bundle)
-        for f in failures:
-            tally.failures.append(f)
+        docs, failures = list(item.docs), list(item.failures)
+        tally.failures.extend(failures)
         if not docs and failures:
             tally.failed += 1
             with self.store.transaction():
@@ -332,40 +341,6 @@ class Indexer:
             tally.added += 1
         else:
             tally.changed += 1
-
-    def _parse(
-        self,
-        fmt: formats.Format,
-        sf: SourceFile,
-        data: bytes,
-        tally: _Tally,
-        bundle: str | None = None,
-    ) -> tuple[list[Document], list[Failure]]:
-        docs: list[Document] = []
-        failures: list[Failure] = []
-        try:
-            try:
-                decoded = decode(data)
-            except ValueError as exc:
-                return [], [Failure(sf.relpath, str(exc))]
-            decode_warnings = tuple(Diagnostic(sf.relpath, w) for w in decoded.warnings)
-            opts = self.parse_options.get(fmt.name, {})
-            parser = fmt.text_parser()
-            if bundle is not None:
-                inner = sf.relpath[len(bundle) + 1 :] if bundle else sf.relpath
-                doc = _rebase_bundle(parser(decoded.text, inner, **opts), sf.relpath, bundle)
-            else:
-                doc = parser(decoded.text, sf.relpath, **opts)
-            if decode_warnings:
-                doc = dataclasses.replace(doc, warnings=(*decode_warnings, *doc.warnings))
-            docs.append(doc)
-        except ParseError as exc:
-            failures.append(Failure(sf.relpath, exc.reason, exc.line))
-        except RecursionError:
-            failures.append(Failure(sf.relpath, "parser error: nesting too deep"))
-        except Exception as exc:  # a parser bug must not stop the run
-            failures.append(Failure(sf.relpath, f"parser error: {type(exc).__name__}: {exc}"))
-        return docs, failures
 
     def _assign_ids(
         self, root: SourceRoot, docs: list[Document], sf: SourceFile, digest: str
@@ -552,28 +527,3 @@ def _unit_ids(
         )
         for i, u in enumerate(units)
     )
-
-
-def _bundle_of(relpath: str, bundles: list[str]) -> str | None:
-    """The bundle folder holding a Markdown file, or ``None``."""
-    if not relpath.lower().endswith(".md"):
-        return None
-    for b in bundles:
-        if not b or relpath.startswith(b + "/"):
-            return b
-    return None
-
-
-def _rebase_bundle(doc: Document, relpath: str, bundle: str) -> Document:
-    """Give a document parsed with its bundle path its root path, and make its bundle
-    links root-absolute (``/bundle/tables/x.md``) so they resolve exactly."""
-    prefix = f"/{bundle}/" if bundle else "/"
-
-    def fix(link: Link) -> Link:
-        t = link.target
-        if link.kind != MARKDOWN_LINK or not t or t.startswith(("/", "../")) or "://" in t:
-            return link
-        return dataclasses.replace(link, target=prefix + t)
-
-    units = tuple(dataclasses.replace(u, links=tuple(fix(ln) for ln in u.links)) for u in doc.units)
-    return dataclasses.replace(doc, path=relpath, units=units)

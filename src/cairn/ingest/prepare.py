@@ -1,0 +1,187 @@
+"""The per-file work of an index run that needs no store: read, hash, detect, parse.
+
+:func:`prepare` turns one :class:`Job` into a :class:`Prepared` outcome; it is a plain
+function of its arguments, so :func:`prepare_all` can run it in worker processes
+(parsing is CPU-bound Python: on a machine with several cores a cold index parses
+files side by side) while the indexer stores results in order in the main process.
+Chat exports are only detected here; they are read as a stream by the indexer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Literal
+
+from cairn import formats
+from cairn.errors import ParseError
+from cairn.model import Diagnostic, Document, Failure
+from cairn.sources import SourceFile, content_hash, decode, read_bytes
+
+Outcome = Literal["unchanged", "read-failed", "vanished", "unknown", "export", "parsed"]
+
+PARALLEL_MIN_FILES = 64
+"""Fewer files to parse than this are parsed in the main process (a pool costs more)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One file to look at.
+
+    Attributes:
+        file: the file found by discovery.
+        known_hash: the content hash the index holds for it when it was indexed
+            without failure (``None``: parse whatever the hash).
+        bundle: the OKF bundle folder holding it, or ``None``.
+        options: per-format keyword options of text parsers.
+    """
+
+    file: SourceFile
+    known_hash: str | None
+    bundle: str | None
+    options: Mapping[str, Mapping[str, object]]
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What :func:`prepare` found.
+
+    ``outcome``: ``unchanged`` (same hash: only touch), ``read-failed`` / ``vanished``
+    (``failure`` says why), ``unknown`` (not a supported format), ``export`` (a
+    multi-document file for the streaming reader; ``fmt`` names it) or ``parsed``
+    (``docs`` and the ``failures`` of a text parser; no docs and a failure: failed).
+    """
+
+    file: SourceFile
+    outcome: Outcome
+    digest: str = ""
+    fmt: str = ""
+    docs: tuple[Document, ...] = ()
+    failures: tuple[Failure, ...] = ()
+    failure: Failure | None = None
+
+
+def prepare(job: Job) -> Prepared:
+    """Read, hash, detect and parse one file. Never raises for the file's content."""
+    sf = job.file
+    data = read_bytes(sf)
+    if isinstance(data, Failure):
+        vanished = data.reason.startswith("file vanished")
+        return Prepared(sf, "vanished" if vanished else "read-failed", failure=data)
+    digest = content_hash(data)
+    if job.known_hash is not None and job.known_hash == digest:
+        return Prepared(sf, "unchanged", digest)
+    fmt = formats.OKF if job.bundle is not None else formats.detect(sf.relpath, data[:8192])
+    if fmt is None:
+        return Prepared(sf, "unknown", digest)
+    if fmt.kind == "file":
+        return Prepared(sf, "export", digest, fmt.name)
+    docs, failures = parse_text(fmt, sf, data, job.bundle, job.options.get(fmt.name, {}))
+    return Prepared(sf, "parsed", digest, fmt.name, tuple(docs), tuple(failures))
+
+
+def parse_text(
+    fmt: formats.Format,
+    sf: SourceFile,
+    data: bytes,
+    bundle: str | None,
+    opts: Mapping[str, object],
+) -> tuple[list[Document], list[Failure]]:
+    """Decode and parse a one-document file; a parser error becomes a failure."""
+    try:
+        try:
+            decoded = decode(data)
+        except ValueError as exc:
+            return [], [Failure(sf.relpath, str(exc))]
+        decode_warnings = tuple(Diagnostic(sf.relpath, w) for w in decoded.warnings)
+        parser = fmt.text_parser()
+        if bundle is not None:
+            from cairn.ingest.bundles import rebase_bundle
+
+            inner = sf.relpath[len(bundle) + 1 :] if bundle else sf.relpath
+            doc = rebase_bundle(parser(decoded.text, inner, **opts), sf.relpath, bundle)
+        else:
+            doc = parser(decoded.text, sf.relpath, **opts)
+        if decode_warnings:
+            doc = dataclasses.replace(doc, warnings=(*decode_warnings, *doc.warnings))
+        return [doc], []
+    except ParseError as exc:
+        return [], [Failure(sf.relpath, exc.reason, exc.line)]
+    except RecursionError:
+        return [], [Failure(sf.relpath, "parser error: nesting too deep")]
+    except Exception as exc:  # a parser bug must not stop the run
+        return [], [Failure(sf.relpath, f"parser error: {type(exc).__name__}: {exc}")]
+
+
+def default_workers() -> int:
+    """Worker processes for parsing: the usable CPUs (``CAIRN_WORKERS`` overrides;
+    ``1`` parses in the main process)."""
+    env = os.environ.get("CAIRN_WORKERS", "")
+    if env.isdigit() and int(env) >= 1:
+        return int(env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class Preparer:
+    """Runs :func:`prepare` over batches of jobs, in a process pool when it pays.
+
+    The pool (``forkserver`` where available, so no thread state of the parent is
+    copied) is started on the first batch large enough and kept until :meth:`close`.
+
+    Args:
+        workers: processes to use (``1``: always in this process).
+    """
+
+    def __init__(self, workers: int | None = None) -> None:
+        self.workers = default_workers() if workers is None else max(1, workers)
+        self._pool: Executor | None = None
+        self._broken = False
+
+    def map(self, jobs: Sequence[Job], *, total: int) -> Iterator[Prepared]:
+        """Outcomes of ``jobs`` in their order; ``total`` is how many files the whole run
+        will parse (a pool is started only when that is worth it)."""
+        if self.workers < 2 or total < PARALLEL_MIN_FILES or len(jobs) < 2 or self._broken:
+            yield from map(prepare, jobs)
+            return
+        pool = self._start()
+        if pool is None:
+            yield from map(prepare, jobs)
+            return
+        chunk = max(1, min(16, len(jobs) // (self.workers * 4) or 1))
+        done = 0
+        try:
+            for item in pool.map(prepare, jobs, chunksize=chunk):
+                done += 1
+                yield item
+        except Exception:  # a worker died (memory, a signal): finish here, no pool again
+            self._broken = True
+            self.close()
+            yield from map(prepare, jobs[done:])
+
+    def _start(self) -> Executor | None:
+        if self._pool is None:
+            try:
+                methods = multiprocessing.get_all_start_methods()
+                ctx = multiprocessing.get_context(
+                    "forkserver" if "forkserver" in methods else "spawn"
+                )
+                if "forkserver" in methods:
+                    ctx.set_forkserver_preload(["cairn.ingest.prepare"])
+                self._pool = ProcessPoolExecutor(self.workers, mp_context=ctx)
+            except (OSError, ValueError):
+                self._broken = True
+                return None
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the pool, if one was started (idempotent)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None

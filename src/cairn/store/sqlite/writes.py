@@ -261,72 +261,68 @@ class WritesMixin(SQLiteBase):
                 _j([_diag(w) for w in doc.warnings]),
             ),
         )
-        for u in doc.units:
-            self._insert_unit(doc, u)
+        self._insert_units(doc)
 
-    def _insert_unit(self, doc: Document, u: Unit) -> None:
-        extra = dict(u.extra)
-        cur = self.db.execute(
-            "INSERT INTO units(id, document_id, parent_id, ordinal, level, kind, title, "
-            "outline_path, body, tags, inherited_tags, properties, todo, todo_state, priority, "
-            "timestamps, org_id, custom_id, declared_id, line_start, line_end, language, extra, "
-            "role, time, alternate) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                u.id,
-                doc.id,
-                u.parent_id,
-                u.ordinal,
-                u.level,
-                u.kind,
-                u.title,
-                _j(list(u.outline_path)),
-                u.body,
-                _j(list(u.tags)),
-                _j(list(u.inherited_tags)),
-                _j(dict(u.properties)),
-                u.todo,
-                u.todo_state,
-                u.priority,
-                _j([_ts(t) for t in u.timestamps]),
-                u.org_id,
-                u.custom_id,
-                u.declared_id,
-                u.line_start,
-                u.line_end,
-                u.language,
-                _j(extra),
-                extra.get("role"),
-                extra.get("time"),
-                1 if extra.get("alternate") else 0,
-            ),
-        )
-        rowid = cur.lastrowid
-        title, outline, tags, body = _fts_columns(doc, u)
-        cjk = " ".join(cjk_bigrams(f"{title}\n{outline}\n{tags}\n{body}"))
-        self.db.execute(
-            "INSERT INTO units_fts(rowid, title, outline_path, tags, body, cjk) "
-            "VALUES (?,?,?,?,?,?)",
-            (rowid, fts_text(title), fts_text(outline), fts_text(tags), fts_text(body), cjk),
-        )
-        seen: set[str] = set()
-        rows = []
-        for tag, inherited in [(t, 0) for t in u.tags] + [(t, 1) for t in u.inherited_tags]:
-            low = tag.casefold()
-            if low not in seen:
-                seen.add(low)
-                rows.append((rowid, low, inherited))
-        self.db.executemany(
-            "INSERT INTO unit_tags(unit_rowid, tag, inherited) VALUES (?,?,?)", rows
-        )
-        self.db.executemany(
-            "INSERT INTO links(unit_id, document_id, ordinal, kind, target, alias, anchor, line, "
-            "raw, resolved_document_id, resolved_unit_id, unresolved_reason) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            [
+    def _insert_units(self, doc: Document) -> None:
+        """A document's units with their FTS rows, tags and links: one statement per
+        table (rowids are given out here, inside the write transaction)."""
+        if not doc.units:
+            return
+        first = int(self.db.execute("SELECT coalesce(max(rowid), 0) FROM units").fetchone()[0])
+        units: list[tuple[Any, ...]] = []
+        fts: list[tuple[Any, ...]] = []
+        tags: list[tuple[Any, ...]] = []
+        links: list[tuple[Any, ...]] = []
+        for i, u in enumerate(doc.units):
+            rowid = first + 1 + i
+            extra = dict(u.extra)
+            units.append(
+                (
+                    rowid,
+                    u.id,
+                    doc.id,
+                    u.parent_id,
+                    u.ordinal,
+                    u.level,
+                    u.kind,
+                    u.title,
+                    _j(list(u.outline_path)),
+                    u.body,
+                    _j(list(u.tags)),
+                    _j(list(u.inherited_tags)),
+                    _j(dict(u.properties)),
+                    u.todo,
+                    u.todo_state,
+                    u.priority,
+                    _j([_ts(t) for t in u.timestamps]),
+                    u.org_id,
+                    u.custom_id,
+                    u.declared_id,
+                    u.line_start,
+                    u.line_end,
+                    u.language,
+                    _j(extra),
+                    extra.get("role"),
+                    extra.get("time"),
+                    1 if extra.get("alternate") else 0,
+                )
+            )
+            title, outline, tag_text, body = _fts_columns(doc, u)
+            cjk = " ".join(cjk_bigrams(f"{title}\n{outline}\n{tag_text}\n{body}"))
+            fts.append(
+                (rowid, fts_text(title), fts_text(outline), fts_text(tag_text), fts_text(body), cjk)
+            )
+            seen: set[str] = set()
+            for tag, inherited in [(t, 0) for t in u.tags] + [(t, 1) for t in u.inherited_tags]:
+                low = tag.casefold()
+                if low not in seen:
+                    seen.add(low)
+                    tags.append((rowid, low, inherited))
+            links.extend(
                 (
                     u.id,
                     doc.id,
-                    i,
+                    k,
                     ln.kind,
                     ln.target,
                     ln.alias,
@@ -337,8 +333,29 @@ class WritesMixin(SQLiteBase):
                     ln.resolved_unit_id,
                     ln.unresolved_reason,
                 )
-                for i, ln in enumerate(u.links)
-            ],
+                for k, ln in enumerate(u.links)
+            )
+        self.db.executemany(
+            "INSERT INTO units(rowid, id, document_id, parent_id, ordinal, level, kind, title, "
+            "outline_path, body, tags, inherited_tags, properties, todo, todo_state, priority, "
+            "timestamps, org_id, custom_id, declared_id, line_start, line_end, language, extra, "
+            "role, time, alternate) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            units,
+        )
+        self.db.executemany(
+            "INSERT INTO units_fts(rowid, title, outline_path, tags, body, cjk) "
+            "VALUES (?,?,?,?,?,?)",
+            fts,
+        )
+        self.db.executemany(
+            "INSERT INTO unit_tags(unit_rowid, tag, inherited) VALUES (?,?,?)", tags
+        )
+        self.db.executemany(
+            "INSERT INTO links(unit_id, document_id, ordinal, kind, target, alias, anchor, line, "
+            "raw, resolved_document_id, resolved_unit_id, unresolved_reason) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            links,
         )
 
 

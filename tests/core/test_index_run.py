@@ -132,3 +132,21 @@ def test_index_paths_through_a_symlinked_folder(tmp_path: Path) -> None:
         (root / "b.md").write_text("# Beta\n\nChanged.\n")
         run = c.index_paths([link / "b.md"])
         assert run.changed == 1
+
+
+def test_backend_errors_surface_as_store_errors_naming_the_index(tmp_path: Path) -> None:
+    import sqlite3
+
+    from cairn.errors import StoreError
+
+    root = _vault(tmp_path / "v")
+    db = tmp_path / "w.db"
+    with Cairn(Config(db_path=db)) as c:
+        c.index([root])
+        raw = sqlite3.connect(db)  # damage the index behind cairn's back
+        raw.execute("DROP TABLE runs")
+        raw.commit()
+        raw.close()
+        with pytest.raises(StoreError) as exc:
+            c.store.last_run()
+        assert str(db) in str(exc.value) and "no such table" in str(exc.value)

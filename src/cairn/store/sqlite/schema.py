@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from types import FunctionType
+from typing import Any, TypeVar
 
 from cairn.errors import StoreError
 
@@ -154,6 +157,47 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+_T = TypeVar("_T")
+
+
+def guard_errors(cls: type[_T]) -> type[_T]:
+    """Make every public method of ``cls`` (and of the classes it inherits) raise
+    :class:`StoreError` instead of ``sqlite3.Error``, naming the index file, the
+    operation and SQLite's reason — so no caller needs to know the backend."""
+    for name in dir(cls):
+        if name.startswith("_"):
+            continue
+        attr = inspect.getattr_static(cls, name)
+        if not isinstance(attr, FunctionType):
+            continue
+
+        def wrap(fn: Callable[..., Any], name: str = name) -> Callable[..., Any]:
+            @functools.wraps(fn)
+            def guarded(self: SQLiteBase, *args: Any, **kwargs: Any) -> Any:
+                try:
+                    return fn(self, *args, **kwargs)
+                except sqlite3.Error as exc:
+                    raise StoreError(f"{self.path}: {name} failed: {_reason(exc)}") from exc
+
+            return guarded
+
+        setattr(cls, name, wrap(attr))
+    return cls
+
+
+def _reason(exc: sqlite3.Error) -> str:
+    """SQLite's reason, with advice where the usual cause is known."""
+    msg = str(exc)
+    low = msg.lower()
+    if "locked" in low or "busy" in low:
+        return f"{msg} (another cairn process is writing this index; try again)"
+    if "disk is full" in low or "database or disk is full" in low:
+        return f"{msg} (free some disk space, then run the command again)"
+    if "readonly" in low:
+        return f"{msg} (the index file or its folder is read-only)"
+    return msg
+
+
 class SQLiteBase:
     """The connection, transactions and migrations; the role mixins build on it."""
 
@@ -263,14 +307,23 @@ class SQLiteBase:
             with self.savepoint():
                 yield
             return
-        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot start a write: {_reason(exc)}") from exc
         try:
             yield
         except BaseException:
-            self.db.execute("ROLLBACK")
+            with suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
             raise
         else:
-            self.db.execute("COMMIT")
+            try:
+                self.db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                with suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
+                raise StoreError(f"{self.path}: cannot commit: {_reason(exc)}") from exc
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

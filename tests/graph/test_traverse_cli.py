@@ -1,4 +1,4 @@
-"""``cairn graph …`` (the Typer sub-app in ``cairn.interfaces.cli_graph``) on the small
+"""``cairn graph …`` (the Typer sub-app in ``cairn.interfaces.cli.graph``) on the small
 vault of ``conftest.py``: each command with ``--json``, and the readable output."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ pytest.importorskip("cairn.formats.markdown")
 pytest.importorskip("cairn.formats.org")
 nx = pytest.importorskip("networkx")
 
-from cairn.interfaces.cli_graph import graph_app  # noqa: E402
+from cairn.interfaces.cli.graph import graph_app  # noqa: E402
 
 
 @pytest.fixture

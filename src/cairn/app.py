@@ -657,13 +657,3 @@ def reading_order(units: Sequence[StoredUnit]) -> list[StoredUnit]:
         return (str(owner.extra["time"]), owner.ordinal, u.ordinal)
 
     return sorted(units, key=key)
-
-
-def run_dict(run: Run) -> dict[str, Any]:
-    """A run record as plain JSON-ready data."""
-    return asdict(run)
-
-
-def hit_dict(hit: Hit) -> dict[str, Any]:
-    """A hit as plain JSON-ready data (see the README's JSON section)."""
-    return asdict(hit)

@@ -294,3 +294,44 @@ def test_show_returns_typed_views(db: Path) -> None:
         unit = c.show("projects/garden.org:15")
         assert isinstance(unit, UnitView) and unit.unit.priority == "A"
         assert unit.unit.planning and unit.unit.planning[0].role == "scheduled"
+
+
+def test_the_cli_package_has_no_import_cycles() -> None:
+    """One module per command group; none imports the package or forms a cycle."""
+    import ast
+
+    src = Path(__file__).resolve().parents[2] / "src"
+    pkg = src / "cairn" / "interfaces"
+    mods = {
+        ".".join(p.relative_to(src).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in pkg.rglob("*.py")
+    }
+    edges: dict[str, set[str]] = {m: set() for m in mods}
+    for name, path in mods.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                targets = [
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in mods
+                    else node.module
+                    for a in node.names
+                ]
+            edges[name] |= {t for t in targets if t in mods and t != name}
+    for name in mods:
+        if name.startswith("cairn.interfaces.cli.") and not name.endswith("__main__"):
+            assert "cairn.interfaces.cli" not in edges[name], f"{name} imports its package"
+    seen: set[str] = set()
+
+    def visit(m: str, stack: tuple[str, ...]) -> None:
+        assert m not in stack, "import cycle: " + " → ".join((*stack, m))
+        if m in seen:
+            return
+        for t in edges[m]:
+            visit(t, (*stack, m))
+        seen.add(m)
+
+    for m in mods:
+        visit(m, ())
+    assert len([m for m in mods if m.startswith("cairn.interfaces.cli.")]) >= 7

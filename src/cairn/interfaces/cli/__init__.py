@@ -20,7 +20,13 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from cairn.interfaces.cli import _common, evaluate, graph, index, search, show, status
+import cairn.interfaces.cli._common as _common
+import cairn.interfaces.cli.evaluate as evaluate
+import cairn.interfaces.cli.graph as graph
+import cairn.interfaces.cli.index as index
+import cairn.interfaces.cli.search as search
+import cairn.interfaces.cli.show as show
+import cairn.interfaces.cli.status as status
 from cairn.interfaces.cli._common import emit_json, err
 
 app = typer.Typer(
@@ -77,8 +83,6 @@ def main() -> None:
     Usage errors print a JSON error document when ``--json`` was given; a damaged index
     file gives one clear line instead of a traceback.
     """
-    import sqlite3
-
     as_json = "--json" in sys.argv[1:]
     try:
         rc = app(standalone_mode=False)
@@ -98,7 +102,11 @@ def main() -> None:
         else:
             err.print(f"[red]error:[/red] {escape(message)}")
         raise SystemExit(code) from None
-    except sqlite3.DatabaseError as exc:
+    except Exception as exc:
+        # a backend error the store did not wrap as StoreError (it should): one clear
+        # line, not a traceback; matched by module so that no interface imports sqlite3
+        if type(exc).__module__ != "sqlite3":
+            raise
         msg = (
             f"the index file is damaged or not an index ({exc}); run `cairn check`, or "
             "delete it and run `cairn index` again: it is rebuilt from your files"

@@ -8,6 +8,7 @@ output look and behave the same everywhere. It imports no command module.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -18,6 +19,7 @@ from rich.markup import escape
 from cairn.app import Cairn
 from cairn.errors import NotFound
 from cairn.interfaces.serialize import to_json
+from cairn.model import Timestamp
 
 out = Console(highlight=False, soft_wrap=True, emoji=False)
 """Standard output (no emoji codes: Org tags like ``:tomato:`` stay text)."""
@@ -31,6 +33,8 @@ DB_HELP = (
 DbOpt = Annotated[Path | None, typer.Option("--db", help=DB_HELP, show_default=False)]
 """``--db`` after the command: beats ``--db`` before it, which beats ``CAIRN_DB``."""
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+MODES = ("keyword", "semantic", "hybrid")
+"""The search modes."""
 
 
 class State:
@@ -77,3 +81,8 @@ def fail(exc: Exception, as_json: bool) -> typer.Exit:
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
     """``"1 chunk"``, ``"2 chunks"``."""
     return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
+
+
+def planning_text(planning: Sequence[Timestamp]) -> str:
+    """``SCHEDULED: <2026-03-20 Fri> DEADLINE: <…>`` as on an Org planning line."""
+    return " ".join(f"{t.role.upper()}: {t.raw}" for t in planning)

@@ -11,10 +11,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces.cli import _common as common
-from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
-from cairn.interfaces.cli.search import MODES
+from cairn.interfaces.cli._common import MODES, DbOpt, JsonOpt, emit_json, err, fail, out
 
 
 def eval_(

@@ -18,8 +18,8 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces.cli import _common as common
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
 
 graph_app = typer.Typer(

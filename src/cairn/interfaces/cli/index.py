@@ -8,9 +8,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+import cairn.interfaces.cli._common as common
 from cairn.app import Cairn, EmbedReport
 from cairn.errors import CairnError
-from cairn.interfaces.cli import _common as common
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out, plural
 from cairn.interfaces.serialize import to_data
 from cairn.model import Run

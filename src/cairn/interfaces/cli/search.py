@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated, Any
 
 import typer
@@ -10,12 +9,21 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces.cli import _common as common
-from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out, plural
-from cairn.model import Hit, Timestamp
+from cairn.interfaces.cli._common import (
+    MODES,
+    DbOpt,
+    JsonOpt,
+    emit_json,
+    err,
+    fail,
+    out,
+    planning_text,
+    plural,
+)
+from cairn.model import Hit
 
-MODES = ("keyword", "semantic", "hybrid")
 MODE_HELP = (
     "keyword (BM25), semantic (embeddings) or hybrid (both, fused); "
     "default: hybrid when the index has embeddings, else keyword."
@@ -47,11 +55,6 @@ def explain_table(e: dict[str, Any], score: float) -> Table:
         table.add_row(name, "", "", f"{value:.6g}")
     table.add_row("[bold]score[/bold]", "", "", f"[bold]{e.get('score', score):.6g}[/bold]")
     return table
-
-
-def planning_text(planning: Sequence[Timestamp]) -> str:
-    """``SCHEDULED: <2026-03-20 Fri> DEADLINE: <…>`` as on an Org planning line."""
-    return " ".join(f"{t.role.upper()}: {t.raw}" for t in planning)
 
 
 def _highlighted(snippet: str, spans: tuple[tuple[int, int], ...]) -> Text:

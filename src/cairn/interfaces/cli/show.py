@@ -8,10 +8,17 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces.cli import _common as common
-from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out, plural
-from cairn.interfaces.cli.search import planning_text
+from cairn.interfaces.cli._common import (
+    DbOpt,
+    JsonOpt,
+    emit_json,
+    fail,
+    out,
+    planning_text,
+    plural,
+)
 from cairn.model import CODE, MESSAGE, DocumentView, StoredDocument, StoredUnit, UnitView
 
 
@@ -111,6 +118,10 @@ def show(
     else:
         for d in view.documents:
             _print_document_head(d)
+        out.print(
+            f"[dim]{plural(len(view.documents), 'document')} in {escape(view.path)}; "
+            "show one with `cairn show ID`[/dim]"
+        )
 
 
 def register(app: typer.Typer) -> None:

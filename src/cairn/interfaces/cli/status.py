@@ -13,8 +13,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces.cli import _common as common
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out
 from cairn.interfaces.serialize import to_data
 

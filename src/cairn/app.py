@@ -29,8 +29,7 @@ from cairn.errors import CairnError, NotFound, QueryError
 from cairn.export.graph import render as render_graph
 from cairn.graph.expand import ExpandConfig
 from cairn.graph.service import GraphService
-from cairn.ingest.embedding import EmbedProgress
-from cairn.ingest.embedding import EmbedReport as EmbedReport
+from cairn.ingest.embedding import EmbedProgress, EmbedReport
 from cairn.ingest.pipeline import Indexer, Progress, make_root
 from cairn.model import (
     MESSAGE,

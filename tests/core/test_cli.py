@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -246,16 +247,23 @@ def test_document_view_units_have_body(db: Path) -> None:
     assert any("San Marzano" in u["body"] for u in doc["units"])
 
 
-def test_index_reports_embedding_figures_in_words_and_json(db: Path, tmp_path: Path) -> None:
-    from cairn.app import EmbedReport
+def test_index_reports_embedding_figures_in_words_and_json(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
     from cairn.interfaces.cli.index import embed_line
 
-    line = embed_line(EmbedReport(chunks_added=11, embedded=1, cached=10, seconds=0.25))
-    assert line.startswith("11 new chunks: 10 from cache, 1 embedded in ")
-    assert embed_line(EmbedReport(chunks_added=1, embedded=1)).startswith("1 new chunk:")
+    report = SimpleNamespace(chunks_added=11, embedded=1, cached=10, seconds=0.25)
+    assert embed_line(report).startswith("11 new chunks: 10 from cache, 1 embedded in ")
+    one = SimpleNamespace(chunks_added=1, embedded=1, cached=0, seconds=0.1)
+    assert embed_line(one).startswith("1 new chunk: 0 from cache, 1 embedded")
     shutil.copytree(SAMPLE / "reference", tmp_path / "notes")
-    run = _json("index", str(tmp_path / "notes"), "--no-embed", db=tmp_path / "x.db")
-    assert run["embedding"]["chunks_added"] == 0 and run["embedding"]["notices"]
+    res = _cairn("index", str(tmp_path / "notes"), "--json", db=tmp_path / "x.db")
+    run = json.loads(res.stdout)
+    e = run["embedding"]
+    assert e["chunks_added"] > 0 and e["chunks_added"] == e["cached"] + e["embedded"]
+    (tmp_path / "notes" / "extra.md").write_text("# Extra\n\nA new note on sourdough.\n")
+    text = _cairn("index", db=tmp_path / "x.db").stdout
+    assert re.search(r"\d+ new chunks?: \d+ from cache, \d+ embedded in ", text), text
 
 
 def test_roots_says_when_there_are_none(tmp_path: Path) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Protocol
 
 import typer
 from rich.markup import escape
 
 import cairn.interfaces.cli._common as common
-from cairn.app import Cairn, EmbedReport
+from cairn.app import Cairn
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out, plural
 from cairn.interfaces.serialize import to_data
@@ -67,7 +67,11 @@ def index(
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
-        emit_json({**to_data(run), "embedding": to_data(report)})
+        # the pass's notices are already in the run's warnings (severity info)
+        embedding = to_data(report)
+        if isinstance(embedding, dict):
+            embedding.pop("notices", None)
+        emit_json({**to_data(run), "embedding": embedding})
         return
     _print_run(run, report)
 
@@ -124,7 +128,20 @@ def _run(
         )
 
 
-def embed_line(e: EmbedReport) -> str:
+class EmbedFigures(Protocol):
+    """What :func:`embed_line` reads of an embedding report."""
+
+    @property
+    def chunks_added(self) -> int: ...
+    @property
+    def cached(self) -> int: ...
+    @property
+    def embedded(self) -> int: ...
+    @property
+    def seconds(self) -> float: ...
+
+
+def embed_line(e: EmbedFigures) -> str:
     """One line on the embedding pass: ``11 new chunks: 10 from cache, 1 embedded in
     0.3 s`` (``embedded`` counts distinct texts sent to the model)."""
     return (
@@ -133,7 +150,7 @@ def embed_line(e: EmbedReport) -> str:
     )
 
 
-def _print_run(run: Run, report: EmbedReport | None) -> None:
+def _print_run(run: Run, report: EmbedFigures | None) -> None:
     out.print(
         f"[bold]{run.seen}[/bold] files: [green]{run.added} added[/green], "
         f"{run.changed} changed, {run.unchanged} unchanged, {run.removed} removed, "

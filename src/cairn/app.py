@@ -16,9 +16,9 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from types import TracebackType
@@ -26,7 +26,7 @@ from typing import Any
 
 from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
-from cairn.errors import CairnError, NotFound
+from cairn.errors import CairnError, NotFound, QueryError
 from cairn.export.graph import render as render_graph
 from cairn.formats.types import RootTypes, load_root_types
 from cairn.graph.expand import ExpandConfig
@@ -34,7 +34,20 @@ from cairn.graph.service import GraphService
 from cairn.ingest.embedding import EmbedProgress
 from cairn.ingest.pipeline import Indexer, Progress, make_root
 from cairn.ingest.run import EmbedSettings, complete_run
-from cairn.model import EmbedStep, Hit, Run, SourceRoot
+from cairn.model import (
+    MESSAGE,
+    Backlink,
+    DocumentView,
+    EmbedStep,
+    FileView,
+    Hit,
+    Run,
+    ShowView,
+    SourceRoot,
+    StoredDocument,
+    StoredUnit,
+    UnitView,
+)
 from cairn.search.engine import Searcher, SearchResult
 from cairn.search.eval import EvalReport
 from cairn.search.service import SemanticConfig, SemanticService
@@ -240,7 +253,7 @@ class Cairn:
         Args:
             paths: folders (or single export files) to index; ``None`` or empty means
                 every registered root.
-            include / exclude: globs for newly registered roots.
+            include / exclude: globs for the roots given (kept for later runs).
             progress: ``progress(done, total, relpath)`` after each file.
             embed: chunk and embed what changed (``False``: keyword search only until a
                 later run embeds; without a model the same happens, with one notice).
@@ -253,10 +266,17 @@ class Cairn:
             ``warnings`` as ``info``.
 
         Raises:
+            QueryError: ``include``/``exclude`` given without ``paths``.
             CairnError: a path does not exist or would nest roots (a new, empty index
                 file is then removed again).
         """
         plist = list(paths or [])
+        if not plist and (include or exclude):
+            raise QueryError(
+                "--include/--exclude apply to the folders given (and are kept for later "
+                "runs): run `cairn index FOLDER --exclude GLOB`; `cairn roots` lists the "
+                "registered folders"
+            )
         try:
             roots = (
                 self.add_roots(plist, include=include, exclude=exclude)
@@ -446,45 +466,149 @@ class Cairn:
         """
         return self.semantic.evaluate(Path(folder), modes=modes, split=split)
 
+    # --- graph ------------------------------------------------------------------------
+    def _fresh_graph(self) -> GraphService:
+        """The graph service, brought up to date first if the index changed."""
+        if self.graph.is_stale():
+            self.graph.update()
+        return self.graph
+
+    def neighbors(
+        self,
+        node: str,
+        *,
+        hops: int = 1,
+        relations: Sequence[str] | None = None,
+        origins: Sequence[str] | None = None,
+        direction: str = "both",
+        limit: int | None = 500,
+    ) -> dict[str, Any]:
+        """Nodes within ``hops`` of ``node`` (see :meth:`GraphService.neighbors`).
+
+        ``node`` is a unit, document or stub id, a unique id prefix, or ``PATH[:LINE]``;
+        ``direction`` is ``out``, ``in`` or ``both``.
+
+        Raises:
+            NotFound: no such node. QueryError: bad ``hops`` or ``direction``.
+        """
+        with _query_errors():
+            return self._fresh_graph().neighbors(
+                node, hops=hops, relations=relations, origins=origins,
+                direction=direction, limit=limit,
+            )
+
+    def backlinks_of(self, node: str, *, include_internal: bool = False) -> dict[str, Any]:
+        """Declared edges into ``node`` (see :meth:`GraphService.backlinks`): ``{"node",
+        "count", "sources", "backlinks"}``.
+
+        Raises:
+            NotFound: no such node.
+        """
+        with _query_errors():
+            return self._fresh_graph().backlinks(node, include_internal=include_internal)
+
+    def graph_path(
+        self,
+        source: str,
+        target: str,
+        *,
+        relations: Sequence[str] | None = None,
+        origins: Sequence[str] | None = None,
+        direction: str = "both",
+        max_hops: int = 12,
+    ) -> dict[str, Any]:
+        """A shortest path between two nodes (see :meth:`GraphService.path`);
+        ``length`` is ``None`` when there is none within ``max_hops``.
+
+        Raises:
+            NotFound: no such node. QueryError: bad arguments.
+        """
+        with _query_errors():
+            return self._fresh_graph().path(
+                source, target, relations=relations, origins=origins,
+                direction=direction, max_hops=max_hops,
+            )
+
+    def orphans(self) -> list[dict[str, Any]]:
+        """Notes with no link in or out (see :meth:`GraphService.orphans`)."""
+        with _query_errors():
+            return list(self._fresh_graph().orphans())
+
+    def graph_stats(self, *, origins: Sequence[str] | None = None) -> dict[str, Any]:
+        """Nodes, edges per relation and origin, degrees, components (see
+        :meth:`GraphService.stats`)."""
+        with _query_errors():
+            return self._fresh_graph().stats(origins=origins)
+
+    def export_graph(
+        self,
+        fmt: str = "json",
+        *,
+        around: str | None = None,
+        hops: int = 1,
+        relations: Sequence[str] | None = None,
+        origins: Sequence[str] | None = None,
+    ) -> str:
+        """The graph (or the subgraph ``hops`` around a node) as text: ``json``
+        (node-link), ``graphml`` or ``cytoscape``.
+
+        Raises:
+            QueryError: unknown format. NotFound: ``around`` names no node.
+        """
+        with _query_errors():
+            return self._fresh_graph().export(
+                fmt, around=around, hops=hops, relations=relations, origins=origins
+            )
+
     # --- lookups ----------------------------------------------------------------------
     def _locate_path(self, text: str) -> tuple[str, str, int | None] | None:
         """``(root id, relpath, line)`` for ``PATH[:LINE]`` given absolute, relative to
-        the current folder, or relative to a root."""
+        the current folder, or relative to a root; a path through a symbolic link to a
+        root (or inside one) is followed. ``None`` when no indexed file matches."""
         line: int | None = None
         path = text
         head, sep, tail = text.rpartition(":")
-        if sep and tail.isdigit() and head:
+        if sep and head and tail.isdigit():
             path, line = head, int(tail)
         roots = self.store.roots()
         candidates = [Path(path).expanduser()]
         if not candidates[0].is_absolute():
             candidates.append(Path.cwd() / path)
         for cand in candidates:
-            real = cand.resolve() if cand.exists() else cand.absolute()
+            try:
+                real = Path(os.path.realpath(cand))
+            except (OSError, ValueError):
+                continue
             for r in roots:
-                rp = Path(r.path)
-                if is_within(rp, real) and real != rp:
-                    rel = real.relative_to(rp).as_posix()
-                    if self.store.documents_at(r.id, rel):
-                        return r.id, rel, line
+                try:
+                    rel = real.relative_to(r.path).as_posix()
+                except ValueError:
+                    continue
+                if rel != "." and self.store.documents_at(r.id, rel):
+                    return r.id, rel, line
+        rel = path.removeprefix("./")
         for r in roots:
-            if self.store.documents_at(r.id, path):
-                return r.id, path, line
+            if self.store.documents_at(r.id, rel):
+                return r.id, rel, line
         return None
 
-    def show(self, ref: str) -> dict[str, Any]:
+    def show(self, ref: str) -> ShowView:
         """A document or unit with its metadata, outline, links and backlinks.
 
         Args:
-            ref: a unit id, a document id, a unique id prefix, or ``PATH[:LINE]``
-                (a line selects the unit whose span holds it).
+            ref: a unit id, a document id, a unique id prefix (at least 4 characters),
+                or ``PATH[:LINE]`` (a line selects the innermost unit whose span holds
+                it).
 
         Returns:
-            ``{"kind": "document", "document": {...}, "units": [...]}`` or
-            ``{"kind": "unit", "unit": {...}, "document": {...}}``.
+            a :class:`DocumentView` (the document, its units in reading order, their
+            links, its backlinks), a :class:`UnitView` (the unit, its document, links
+            and sibling titles), or a :class:`FileView` for a file holding several
+            documents (a chat export).
 
         Raises:
-            NotFound: nothing matches ``ref``, or a prefix is ambiguous.
+            NotFound: nothing matches ``ref``, a prefix is ambiguous, or the line is
+                outside the file.
         """
         unit = self.store.unit(ref)
         if unit is not None:
@@ -497,24 +621,16 @@ class Cairn:
             root_id, rel, line = loc
             docs = self.store.documents_at(root_id, rel)
             if line is not None:
-                for d in docs:
-                    units = self.store.units_of(d["id"])
-                    best = [u for u in units if u["line_start"] <= line <= u["line_end"]]
-                    if best:
-                        return self._unit_view(max(best, key=lambda u: u["line_start"]))
-                last = max(
-                    (u["line_end"] for d in docs for u in self.store.units_of(d["id"])),
-                    default=0,
-                )
+                units = [u for d in docs for u in self.store.units_of(d.id)]
+                best = [u for u in units if u.line_start <= line <= u.line_end]
+                if best:
+                    return self._unit_view(max(best, key=lambda u: u.line_start))
+                last = max((u.line_end for u in units), default=0)
                 if line < 1 or line > last:
                     raise NotFound(f"{rel}: line {line} is outside the file (1-{last})")
             if len(docs) == 1:
                 return self._document_view(docs[0])
-            return {
-                "kind": "file",
-                "path": rel,
-                "documents": [self._document_dict(d) for d in docs],
-            }
+            return FileView(path=rel, documents=tuple(docs))
         matches = self.store.find_ids(ref) if len(ref) >= 4 else []
         if len(matches) == 1:
             return self.show(matches[0][1])
@@ -522,108 +638,27 @@ class Cairn:
             raise NotFound(f"{ref}: ambiguous id prefix ({len(matches)} matches)")
         raise NotFound(f"{ref}: no document, unit or indexed file matches")
 
-    def _document_dict(self, d: Any) -> dict[str, Any]:
-        return {
-            "id": d["id"],
-            "title": d["title"],
-            "format": d["format"],
-            "path": d["path"],
-            "abs_path": f"{d['root_path'].rstrip('/')}/{d['path']}",
-            "root": d["root_path"],
-            "key": d["key"],
-            "type": d["type"],
-            "tags": json.loads(d["tags"]),
-            "aliases": json.loads(d["aliases"]),
-            "created": d["created"],
-            "modified": d["modified"],
-            "metadata": json.loads(d["metadata"]),
-            "warnings": json.loads(d["warnings"]),
-            "size": d["size"],
-            "mtime": d["mtime"],
-        }
+    def backlinks(self, document_id: str) -> list[Backlink]:
+        """Links from anywhere in the index that resolve to this document (or one of
+        its units), by source path and line."""
+        return self.store.backlinks(document_id)
 
-    def _unit_dict(self, u: Any) -> dict[str, Any]:
-        return {
-            "id": u["id"],
-            "ordinal": u["ordinal"],
-            "level": u["level"],
-            "kind": u["kind"],
-            "title": u["title"],
-            "outline_path": json.loads(u["outline_path"]),
-            "parent_id": u["parent_id"],
-            "tags": json.loads(u["tags"]),
-            "inherited_tags": json.loads(u["inherited_tags"]),
-            "properties": json.loads(u["properties"]),
-            "todo": u["todo"],
-            "todo_state": u["todo_state"],
-            "priority": u["priority"],
-            "timestamps": json.loads(u["timestamps"]),
-            "org_id": u["org_id"],
-            "custom_id": u["custom_id"],
-            "language": u["language"],
-            "line_start": u["line_start"],
-            "line_end": u["line_end"],
-            "extra": json.loads(u["extra"]),
-            "body": u["body"],
-        }
-
-    def _links(self, unit_ids: list[str]) -> list[dict[str, Any]]:
-        return (
-            [
-                {
-                    "unit_id": r["unit_id"],
-                    "kind": r["kind"],
-                    "target": r["target"],
-                    "alias": r["alias"],
-                    "anchor": r["anchor"],
-                    "line": r["line"],
-                    "resolved_document_id": r["resolved_document_id"],
-                    "resolved_unit_id": r["resolved_unit_id"],
-                    "unresolved_reason": r["unresolved_reason"],
-                }
-                for r in self.store.links_of(unit_ids)
-            ]
-            if unit_ids
-            else []
+    def _document_view(self, d: StoredDocument) -> DocumentView:
+        units = reading_order(self.store.units_of(d.id))
+        return DocumentView(
+            document=d,
+            units=tuple(units),
+            links=tuple(self.store.links_of([u.id for u in units])),
+            backlinks=tuple(self.store.backlinks(d.id)),
         )
 
-    def backlinks(self, document_id: str) -> list[dict[str, Any]]:
-        """Links from anywhere in the index that resolve to this document."""
-        return [
-            {
-                "source_document_id": r["document_id"],
-                "source_unit_id": r["unit_id"],
-                "source_title": r["source_title"],
-                "source_path": r["source_path"],
-                "kind": r["kind"],
-                "target": r["target"],
-                "anchor": r["anchor"],
-                "line": r["line"],
-                "resolved_unit_id": r["resolved_unit_id"],
-            }
-            for r in self.store.backlinks(document_id)
-        ]
-
-    def _document_view(self, d: Any) -> dict[str, Any]:
-        units = self.store.units_of(d["id"])
-        return {
-            "kind": "document",
-            "document": self._document_dict(d),
-            "units": [{k: v for k, v in self._unit_dict(u).items() if k != "body"} for u in units],
-            "links": self._links([u["id"] for u in units]),
-            "backlinks": self.backlinks(d["id"]),
-        }
-
-    def _unit_view(self, u: Any) -> dict[str, Any]:
-        doc = self.store.document(u["document_id"])
-        view = {
-            "kind": "unit",
-            "unit": self._unit_dict(u),
-            "document": self._document_dict(doc) if doc else None,
-            "links": self._links([u["id"]]),
-            "siblings": self.store.siblings(u["document_id"], u["parent_id"], u["id"]),
-        }
-        return view
+    def _unit_view(self, u: StoredUnit) -> UnitView:
+        return UnitView(
+            unit=u,
+            document=self.store.document(u.document_id),
+            links=tuple(self.store.links_of([u.id])),
+            siblings=tuple(self.store.siblings(u.document_id, u.parent_id, u.id)),
+        )
 
     def read_file(self, path: str | os.PathLike[str]) -> str:
         """The text of an indexed file, refusing any path that resolves outside a root.
@@ -641,25 +676,23 @@ class Cairn:
 
     # --- status -----------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
-        """Counts per format, the last run, failed files and document warnings."""
-        run = self.store.last_run()
+        """The index at a glance.
+
+        Returns:
+            ``{"db", "schema_version", <the store's counts: roots, files, documents,
+            units, links, links_resolved, links_unresolved, fts_rows, failed_files,
+            formats>, "last_run": Run | None, "failed_files": [FailedFile], "warnings":
+            [{"root", "path", "message", "line", "severity"}]}``; ``failed_files`` here
+            lists the files (the count is in the store's counts, replaced).
+        """
         return {
             "db": str(self.config.db_path),
             "schema_version": self.store.schema_version,
             **self.store.counts(),
-            "last_run": run_dict(run) if run else None,
-            "failed_files": [
-                {
-                    "root": r["root_path"],
-                    "path": r["path"],
-                    "status": r["status"],
-                    "reason": r["reason"],
-                    "line": r["line"],
-                }
-                for r in self.store.failed_files()
-            ],
+            "last_run": self.store.last_run(),
+            "failed_files": self.store.failed_files(),
             "warnings": [
-                {"root": root, "path": path, **w}
+                {"root": root, "path": path, **asdict(w)}
                 for root, path, ws in self.store.document_warnings()
                 for w in ws
             ],
@@ -706,19 +739,36 @@ class Cairn:
         return self.store.integrity_check()
 
 
-def run_dict(run: Run) -> dict[str, Any]:
-    """A run record as plain JSON-ready data."""
-    d = asdict(run)
-    return d
+@contextmanager
+def _query_errors() -> Iterator[None]:
+    """Bad arguments surface as :class:`QueryError`, never a bare ``ValueError``."""
+    try:
+        yield
+    except CairnError:
+        raise
+    except ValueError as exc:
+        raise QueryError(str(exc)) from exc
 
 
-def hit_dict(hit: Hit) -> dict[str, Any]:
-    """A hit as plain JSON-ready data (see the README's JSON section)."""
-    d = asdict(hit)
-    d["outline_path"] = list(hit.outline_path)
-    d["tags"] = list(hit.tags)
-    d["siblings"] = list(hit.siblings)
-    return d
+def reading_order(units: Sequence[StoredUnit]) -> list[StoredUnit]:
+    """Units in reading order: document order, except that the messages of a
+    conversation whose every message has a time are ordered by time (then ordinal),
+    each followed by its own units (code blocks), whatever the order of the export's
+    message array."""
+    messages = [u for u in units if u.kind == MESSAGE]
+    if not messages or not all(isinstance(u.extra.get("time"), str) for u in messages):
+        return list(units)
+    by_id = {u.id: u for u in units}
+
+    def key(u: StoredUnit) -> tuple[str, int, int]:
+        owner = u
+        while owner.kind != MESSAGE and owner.parent_id in by_id:
+            owner = by_id[owner.parent_id]
+        if owner.kind != MESSAGE:
+            return ("", -1, u.ordinal)
+        return (str(owner.extra["time"]), owner.ordinal, u.ordinal)
+
+    return sorted(units, key=key)
 
 
 def _merge_runs(runs: Sequence[Run]) -> Run:

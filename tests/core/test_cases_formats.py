@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from cairn.app import Cairn
+from cairn.interfaces.serialize import to_data
 
 pytestmark = pytest.mark.corpus
 
@@ -46,7 +47,7 @@ def _paths(c: Cairn, q: str) -> list[str]:
 
 
 def _links(c: Cairn, path: str) -> list[dict[str, object]]:
-    view = c.show(path)
+    view = to_data(c.show(path))
     return view["links"]  # type: ignore[no-any-return]
 
 
@@ -72,7 +73,7 @@ def test_004_filetags_inheritance(tmp_path: Path) -> None:
     }
     assert headings <= set(_titles(c, "tag:archive"))
     assert set(_titles(c, "tag:lead")) == {"Summary from the lead", "Prepare the comparison sheet"}
-    doc = c.show("vendor-review.org")["document"]
+    doc = to_data(c.show("vendor-review.org"))["document"]
     assert doc["title"] == "Vendor review"
 
 
@@ -122,8 +123,8 @@ def test_011_indented_star_is_a_list_item(tmp_path: Path) -> None:
 
 def test_012_links_in_property_drawer(tmp_path: Path) -> None:
     c, _ = _index("012-org-links-in-property-drawer", tmp_path)
-    view = c.show("bookmarks.org")
-    units = {u["id"]: u["title"] for u in c.show("topics.org")["units"]}
+    view = to_data(c.show("bookmarks.org"))
+    units = {u["id"]: u["title"] for u in to_data(c.show("topics.org"))["units"]}
     resolved = {
         (lk["kind"], units.get(str(lk["resolved_unit_id"])))
         for lk in view["links"]
@@ -131,8 +132,8 @@ def test_012_links_in_property_drawer(tmp_path: Path) -> None:
     }
     assert ("org-id", "Editors") in resolved
     assert ("org-file", "Keyboards") in resolved
-    topics = c.show("topics.org")["document"]["id"]
-    assert {b["source_title"] for b in c.backlinks(topics)} == {"Editor manual"}
+    topics = to_data(c.show("topics.org"))["document"]["id"]
+    assert {b["source_title"] for b in to_data(c.backlinks(topics))} == {"Editor manual"}
     assert _titles(c, "tag:Editors") == []
 
 
@@ -161,7 +162,7 @@ def test_018_invalid_yaml_keeps_body(tmp_path: Path) -> None:
     assert _paths(c, "headlamp")[0] == "tabbed.md"
     assert _paths(c, "spreadsheet")[0] == "colon.md"
     assert _paths(c, "otter")[0] == "ok.md"
-    warned = {w["path"] for w in c.stats()["warnings"]}
+    warned = {w["path"] for w in to_data(c.stats())["warnings"]}
     assert {"tabbed.md", "colon.md"} <= warned
     assert before == {p.name: p.read_bytes() for p in folder.glob("*.md")}
 
@@ -186,8 +187,8 @@ def test_023_wikilink_alias_in_table(tmp_path: Path) -> None:
     targets = [lk["target"] for lk in links]
     assert targets.count("people/alex-ng") == 2
     assert not any(str(t).endswith("\\") or "|" in str(t) or "]]" in str(t) for t in targets)
-    alex = c.show("people/alex-ng.md")["document"]["id"]
-    assert "people.md" in {b["source_path"] for b in c.backlinks(alex)}
+    alex = to_data(c.show("people/alex-ng.md"))["document"]["id"]
+    assert "people.md" in {b["source_path"] for b in to_data(c.backlinks(alex))}
     assert "people.md" in _paths(c, "Sam")
 
 
@@ -195,14 +196,14 @@ def test_025_wikilink_in_code_ignored(tmp_path: Path) -> None:
     c, _ = _index("025-md-wikilink-in-code-ignored", tmp_path)
     note_links = [lk for lk in _links(c, "shell-tips.md") if lk["kind"] != "url"]
     assert [lk["target"] for lk in note_links] == ["Bash Basics"]
-    target = c.show("Bash Basics.md")["document"]["id"]
+    target = to_data(c.show("Bash Basics.md"))["document"]["id"]
     assert note_links[0]["resolved_document_id"] == target
     assert "shell-tips.md" in _paths(c, "tilde fence")
 
 
 def test_026_case_insensitive_and_late_target(tmp_path: Path) -> None:
     c, folder = _index("026-md-wikilink-case-and-missing-target", tmp_path)
-    plan = c.show("project plan.md")["document"]["id"]
+    plan = to_data(c.show("project plan.md"))["document"]["id"]
     links = _links(c, "weekly.md")
     by_target = {str(lk["target"]).lower(): lk for lk in links}
     assert by_target["project plan"]["resolved_document_id"] == plan
@@ -214,13 +215,13 @@ def test_026_case_insensitive_and_late_target(tmp_path: Path) -> None:
     later = time.time() + 2
     os.utime(folder / "Nonexistent Idea.md", (later, later))
     c.index()
-    new = c.show("Nonexistent Idea.md")["document"]["id"]
-    assert {b["source_path"] for b in c.backlinks(new)} == {"weekly.md"}
+    new = to_data(c.show("Nonexistent Idea.md"))["document"]["id"]
+    assert {b["source_path"] for b in to_data(c.backlinks(new))} == {"weekly.md"}
 
 
 def test_027_embed_counts_as_link(tmp_path: Path) -> None:
     c, _ = _index("027-md-embed-counts-as-link", tmp_path)
-    trip = c.show("Trip Summary.md")["document"]["id"]
+    trip = to_data(c.show("Trip Summary.md"))["document"]["id"]
     links = _links(c, "gallery.md")
     to_trip = [lk for lk in links if lk["resolved_document_id"] == trip]
     assert sorted(str(lk["kind"]) for lk in to_trip) == ["embed", "embed", "wikilink"]
@@ -231,4 +232,4 @@ def test_027_embed_counts_as_link(tmp_path: Path) -> None:
         lk["target"] == "harbour.png" and lk["resolved_document_id"] is None for lk in images
     )
     assert all("attachment" in str(lk["unresolved_reason"]) for lk in images)
-    assert "gallery.md" in {b["source_path"] for b in c.backlinks(trip)}
+    assert "gallery.md" in {b["source_path"] for b in to_data(c.backlinks(trip))}

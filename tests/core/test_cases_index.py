@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from cairn.app import Cairn
+from cairn.interfaces.serialize import to_data
 
 pytestmark = pytest.mark.corpus
 
@@ -183,7 +184,7 @@ def test_046_large_file(tmp_path: Path) -> None:
     c = _index(vault, tmp_path)
     assert time.perf_counter() - t0 < 120  # generous: the case asks 60 s on a CI CPU
     assert _paths(c, "zanzibarquartz") == ["big.md"]
-    doc = c.show("big.md")
+    doc = to_data(c.show("big.md"))
     assert doc["document"]["title"] == "Big journal"
     assert doc["document"]["tags"] == ["bulk"]
     assert any(u["title"] == "Section 1199" for u in doc["units"])

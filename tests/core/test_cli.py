@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -131,3 +132,214 @@ def test_help_teaches() -> None:
         check=True,
     )
     assert "tag:" in res.stdout and "--explain" in res.stdout
+
+
+# --- regressions of issue 10 ---------------------------------------------------------------
+def _plain(*args: str, env_db: Path | None = None, cwd: Path | None = None) -> Any:
+    """Run ``cairn ARGS`` with ``CAIRN_DB`` set only if ``env_db`` is given."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
+    if env_db is not None:
+        env["CAIRN_DB"] = str(env_db)
+    env["COLUMNS"] = "200"
+    return subprocess.run(
+        [sys.executable, "-m", "cairn.interfaces.cli", *args],
+        capture_output=True, text=True, env=env, cwd=cwd, check=False,
+    )
+
+
+def test_db_before_the_command_beats_cairn_db(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLE / "reference", tmp_path / "notes")
+    a, b = tmp_path / "a.db", tmp_path / "b.db"
+    res = _plain("--db", str(b), "index", str(tmp_path / "notes"), "--no-embed", "--json",
+                 env_db=a)
+    assert res.returncode == 0, res.stderr
+    assert b.exists() and not a.exists()
+    stats = json.loads(_plain("--db", str(b), "stats", "--json", env_db=a).stdout)
+    assert stats["db"] == str(b) and stats["documents"] == 6
+    assert not a.exists()
+    # --db after the command beats the one before it
+    res = _plain("--db", str(a), "stats", "--db", str(b), "--json", env_db=a)
+    assert json.loads(res.stdout)["db"] == str(b)
+
+
+def test_show_through_a_symlinked_root_and_odd_refs_never_trace(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLE, tmp_path / "real")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    db = tmp_path / "i.db"
+    assert _plain("--db", str(db), "index", "link", "--no-embed", cwd=tmp_path).returncode == 0
+    for ref in ("link/typo.md", "link/projects/garden.org:abc", "projects/garden.org:abc",
+                str(tmp_path / "link" / "nope" / "x.org:3")):
+        for extra in ((), ("--json",)):
+            res = _plain("--db", str(db), "show", ref, *extra, cwd=tmp_path)
+            assert res.returncode == 1, (ref, res.stderr)
+            assert "Traceback" not in res.stderr
+            if extra:
+                assert json.loads(res.stdout)["type"] == "NotFound"
+    res = _plain("--db", str(db), "show", "link/projects/garden.org:15", "--json", cwd=tmp_path)
+    assert json.loads(res.stdout)["unit"]["title"] == "Plant tomatoes"
+    res = _plain("--db", str(db), "show", "link/projects/garden.org", cwd=tmp_path)
+    assert res.returncode == 0 and "Plant tomatoes" in res.stdout
+
+
+def _claude_export(messages: list[tuple[str, str, str]]) -> str:
+    return json.dumps([{
+        "uuid": "c-1", "name": "Soup plan", "created_at": "2024-06-01T10:00:00Z",
+        "updated_at": "2024-06-01T10:05:00Z",
+        "chat_messages": [
+            {"uuid": f"m-{i}", "sender": who, "text": text, "content": [],
+             "created_at": at, "attachments": [], "files": []}
+            for i, (who, at, text) in enumerate(messages)
+        ],
+    }])
+
+
+def test_show_of_a_chat_gives_text_in_time_order(tmp_path: Path) -> None:
+    (tmp_path / "chats").mkdir()
+    (tmp_path / "chats" / "conversations.json").write_text(_claude_export([
+        ("assistant", "2024-06-01T10:00:05Z", "Try a lentil soup with cumin."),
+        ("human", "2024-06-01T10:00:00Z", "Give me a soup idea."),
+        ("human", "2024-06-01T10:01:00Z", "And a bread to go with it?"),
+    ]))
+    db = tmp_path / "i.db"
+    _plain("--db", str(db), "index", str(tmp_path / "chats"), "--no-embed")
+    ref = str(tmp_path / "chats" / "conversations.json")
+    text = _plain("--db", str(db), "show", ref).stdout
+    order = [text.index(s) for s in ("soup idea", "lentil soup", "bread to go")]
+    assert order == sorted(order), text
+    view = json.loads(_plain("--db", str(db), "show", ref, "--json").stdout)
+    bodies = [u["body"] for u in view["units"] if u["kind"] == "message"]
+    assert bodies == ["Give me a soup idea.", "Try a lentil soup with cumin.",
+                      "And a bread to go with it?"]
+
+
+@pytest.mark.corpus
+def test_show_marks_chat_alternates(tmp_path: Path) -> None:
+    case = Path(__file__).resolve().parents[3] / "shared" / "cases"
+    src = case / "030-chatgpt-active-branch-only" / "conversations.json"
+    if not src.exists():
+        pytest.skip("the shared corpus is not beside the clone")
+    (tmp_path / "c").mkdir()
+    shutil.copy(src, tmp_path / "c" / "conversations.json")
+    db = tmp_path / "i.db"
+    _plain("--db", str(db), "index", str(tmp_path / "c"), "--no-embed")
+    files = json.loads(_plain("--db", str(db), "show", str(tmp_path / "c/conversations.json"),
+                              "--json").stdout)
+    docs = files["documents"] if files["kind"] == "file" else [files["document"]]
+    bakery = next(d for d in docs if d["title"] == "Bakery slogan")
+    text = _plain("--db", str(db), "show", bakery["id"]).stdout
+    assert "(alternate)" in text and "quokka" in text.casefold()
+
+
+def test_priority_planning_and_code_headings_are_shown(db: Path) -> None:
+    text = _cairn("search", "tomatoes", "--mode", "keyword", db=db).stdout
+    assert "[#A]" in text and "SCHEDULED: <" in text
+    unit = _cairn("show", "projects/garden.org:15", db=db).stdout
+    assert "priority: A" in unit and "SCHEDULED: <" in unit
+    doc = _cairn("show", "projects/home-network.org", db=db).stdout
+    assert "sh code block under Backups" in doc and "[#C]" in doc
+    hit = _json("search", "tomatoes", "--mode", "keyword", db=db)["hits"][0]
+    assert hit["priority"] == "A" and hit["planning"][0]["role"] == "scheduled"
+
+
+def test_document_view_units_have_body(db: Path) -> None:
+    doc = _json("show", "projects/garden.org", db=db)
+    assert all("body" in u for u in doc["units"])
+    assert any("San Marzano" in u["body"] for u in doc["units"])
+
+
+def test_index_reports_embedding_figures_in_words_and_json(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from cairn.interfaces.cli.index import embed_line
+
+    report = SimpleNamespace(chunks_added=11, embedded=1, cached=10, seconds=0.25)
+    assert embed_line(report).startswith("11 new chunks: 10 from cache, 1 embedded in ")
+    one = SimpleNamespace(chunks_added=1, embedded=1, cached=0, seconds=0.1)
+    assert embed_line(one).startswith("1 new chunk: 0 from cache, 1 embedded")
+    shutil.copytree(SAMPLE / "reference", tmp_path / "notes")
+    res = _cairn("index", str(tmp_path / "notes"), "--json", db=tmp_path / "x.db")
+    run = json.loads(res.stdout)
+    e = run["embedding"]
+    assert e["chunks_added"] > 0 and e["chunks_added"] == e["cached"] + e["embedded"]
+    (tmp_path / "notes" / "extra.md").write_text("# Extra\n\nA new note on sourdough.\n")
+    text = _cairn("index", db=tmp_path / "x.db").stdout
+    assert re.search(r"\d+ new chunks?: \d+ from cache, \d+ embedded in ", text), text
+
+
+def test_roots_says_when_there_are_none(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLE / "reference", tmp_path / "notes")
+    db = tmp_path / "i.db"
+    _cairn("index", str(tmp_path / "notes"), "--no-embed", db=db)
+    _cairn("roots", "--remove", str(tmp_path / "notes"), db=db)
+    res = _cairn("roots", db=db)
+    assert "no source roots registered" in res.stdout and "cairn index" in res.stdout
+    assert _json("roots", db=db) == []
+
+
+def test_exclude_without_folders_is_refused_with_advice(db: Path) -> None:
+    res = _cairn("index", "--exclude", "docs/", db=db, check=False)
+    assert res.returncode == 2
+    assert "--exclude" in res.stderr and "cairn index FOLDER" in res.stderr
+
+
+def test_help_calls_hybrid_the_default() -> None:
+    main = _plain("--help").stdout
+    assert "BM25 keyword search" not in main and "hybrid" in main
+    search = _plain("search", "--help").stdout
+    assert "hybrid" in search.split("Arguments")[0]
+
+
+def test_show_returns_typed_views(db: Path) -> None:
+    from cairn.app import Cairn
+    from cairn.model import DocumentView, StoredUnit, UnitView
+
+    with Cairn.open(db=db, create=False) as c:
+        doc = c.show("projects/garden.org")
+        assert isinstance(doc, DocumentView)
+        assert all(isinstance(u, StoredUnit) for u in doc.units)
+        assert doc.document.title == "Garden"
+        assert "journal/2026-03-14.org" in {b.source_path for b in doc.backlinks}
+        unit = c.show("projects/garden.org:15")
+        assert isinstance(unit, UnitView) and unit.unit.priority == "A"
+        assert unit.unit.planning and unit.unit.planning[0].role == "scheduled"
+
+
+def test_the_cli_package_has_no_import_cycles() -> None:
+    """One module per command group; none imports the package or forms a cycle."""
+    import ast
+
+    src = Path(__file__).resolve().parents[2] / "src"
+    pkg = src / "cairn" / "interfaces"
+    mods = {
+        ".".join(p.relative_to(src).with_suffix("").parts).removesuffix(".__init__"): p
+        for p in pkg.rglob("*.py")
+    }
+    edges: dict[str, set[str]] = {m: set() for m in mods}
+    for name, path in mods.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                targets = [
+                    f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in mods
+                    else node.module
+                    for a in node.names
+                ]
+            edges[name] |= {t for t in targets if t in mods and t != name}
+    for name in mods:
+        if name.startswith("cairn.interfaces.cli.") and not name.endswith("__main__"):
+            assert "cairn.interfaces.cli" not in edges[name], f"{name} imports its package"
+    seen: set[str] = set()
+
+    def visit(m: str, stack: tuple[str, ...]) -> None:
+        assert m not in stack, "import cycle: " + " → ".join((*stack, m))
+        if m in seen:
+            return
+        for t in edges[m]:
+            visit(t, (*stack, m))
+        seen.add(m)
+
+    for m in mods:
+        visit(m, ())
+    assert len([m for m in mods if m.startswith("cairn.interfaces.cli.")]) >= 7

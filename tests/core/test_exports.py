@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from cairn.app import Cairn
+from cairn.interfaces.serialize import to_data
 
 pytest.importorskip("cairn.formats.chats")
 
@@ -122,5 +123,5 @@ def test_a_truncated_export_keeps_what_it_could_read(tmp_path: Path) -> None:
     assert run.added == 1 and run.failed == 0  # indexed, with the broken part reported
     assert run.failures and run.failures[0].path == "conversations.json"
     assert c.search("cumin").hits[0].doc_title == "Soup"
-    assert c.stats()["failed_files"][0]["status"] == "partial"
+    assert to_data(c.stats())["failed_files"][0]["status"] == "partial"
     c.close()

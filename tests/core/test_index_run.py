@@ -3,16 +3,16 @@ for a watcher; what a failed first run leaves behind."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cairn.app import Cairn, run_dict
+from cairn.app import Cairn
 from cairn.config import Config
 from cairn.errors import CairnError, NotFound
+from cairn.interfaces.serialize import to_data
 
 
 def _vault(root: Path) -> Path:
@@ -33,12 +33,12 @@ def _snapshot(c: Cairn) -> dict[str, Any]:
                     view = c.show(str(p))
                 except NotFound:
                     continue
-                view = json.loads(json.dumps(view, default=str))
+                view = to_data(view)
                 doc = view.get("document") or {}
                 for k in ("mtime", "size"):
                     doc.pop(k, None)
                 files[p.relative_to(r.path).as_posix()] = view
-    counts = {k: v for k, v in c.stats().items() if k not in ("db", "last_run")}
+    counts = {k: v for k, v in to_data(c.stats()).items() if k not in ("db", "last_run")}
     return {"files": files, "counts": counts}
 
 
@@ -88,7 +88,7 @@ def test_the_run_reports_graph_and_embedding_steps(tmp_path: Path) -> None:
         run = c.index([root])
     assert run.graph is not None and run.graph.edges > 0
     assert run.embedding is not None and run.embedding.chunks_added > 0
-    d = run_dict(run)
+    d = to_data(run)
     assert d["embedding"]["chunks_added"] == run.embedding.chunks_added
     assert d["graph"]["edges"] == run.graph.edges
     assert run.seconds >= run.graph.seconds

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from cairn.app import Cairn
+from cairn.interfaces.serialize import to_data
 
 
 def _write(root: Path, files: dict[str, str | bytes]) -> None:
@@ -71,7 +72,7 @@ def test_declared_org_id_becomes_the_unit_id(vault: Path, tmp_path: Path) -> Non
     pytest.importorskip("cairn.formats.org")
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([vault])
-        view = c.show("11111111-2222-4333-8444-555555555555")
+        view = to_data(c.show("11111111-2222-4333-8444-555555555555"))
         assert view["kind"] == "unit"
         assert view["unit"]["title"] == "Fix the gate"
         assert view["unit"]["todo"] == "TODO"
@@ -150,7 +151,7 @@ def test_bad_files_are_failures_and_the_rest_is_indexed(vault: Path, tmp_path: P
         assert "NUL" in run.failures[0].reason
         assert any(w.path == "latin1.md" and "invalid UTF-8" in w.message for w in run.warnings)
         assert _paths(c, "boiler") == ["memory/2024-05-01.md"]
-        stats = c.stats()
+        stats = to_data(c.stats())
         assert [f["path"] for f in stats["failed_files"]] == ["binary.md"]
 
 

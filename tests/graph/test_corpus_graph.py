@@ -189,7 +189,7 @@ def test_deleting_a_note(braindump: Any) -> None:
     (doc,) = c.store.documents_at(c.roots()[0].id, victim)
     db = c.store.db
     out_before = db.execute("SELECT count(*) FROM edges WHERE origin='declared' AND "
-                            "source_document_id=?", (doc["id"],)).fetchone()[0]
+                            "source_document_id=?", (doc.id,)).fetchone()[0]
     assert out_before > 0
     incoming = {b["source"]["id"] for b in g.backlinks(victim)["backlinks"]}
     assert len(incoming) >= 10
@@ -197,7 +197,7 @@ def test_deleting_a_note(braindump: Any) -> None:
     c.index([root])
     g.update()
     assert db.execute("SELECT count(*) FROM edges WHERE source_document_id=? OR "
-                      "target_document_id=?", (doc["id"], doc["id"])).fetchone()[0] == 0
+                      "target_document_id=?", (doc.id, doc.id)).fetchone()[0] == 0
     # every former backlink now points at a stub, with the reason
     stubs = {
         src: (tgt, json_reason)
@@ -220,7 +220,7 @@ def test_renaming_a_note_with_an_org_id_keeps_id_edges_resolved(braindump: Any) 
     unresolved_before = {k for k, (rel, _t) in before.items() if rel == "unresolved"}
     linked = [k for k, (rel, t) in before.items() if rel != "unresolved"
               and c.store.unit(t) is not None
-              and c.store.document(c.store.unit(t)["document_id"])["path"] == old]
+              and c.store.document(c.store.unit(t).document_id).path == old]  # type: ignore[union-attr]
     assert len(linked) >= 10
     (root / old).rename(root / "rl_renamed.org")
     run = c.index([root])
@@ -236,7 +236,7 @@ def test_renaming_a_note_with_an_org_id_keeps_id_edges_resolved(braindump: Any) 
         rel, tgt = after[k]
         assert rel != "unresolved"
         unit = c.store.unit(tgt)
-        assert c.store.document(unit["document_id"])["path"] == "rl_renamed.org"
+        assert c.store.document(unit.document_id).path == "rl_renamed.org"
         link_id = re.match(r"\[\[id:([^\]]+)\]", k[2]).group(1)  # type: ignore[union-attr]
-        doc = c.store.document(unit["document_id"])
-        assert link_id in (unit["org_id"], doc["declared_id"])
+        doc = c.store.document(unit.document_id)
+        assert link_id in (unit.org_id, doc.declared_id)

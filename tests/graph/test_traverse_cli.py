@@ -1,4 +1,4 @@
-"""``cairn graph …`` (the Typer sub-app in ``cairn.interfaces.cli_graph``) on the small
+"""``cairn graph …`` (the Typer sub-app in ``cairn.interfaces.cli.graph``) on the small
 vault of ``conftest.py``: each command with ``--json``, and the readable output."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ pytest.importorskip("cairn.formats.markdown")
 pytest.importorskip("cairn.formats.org")
 nx = pytest.importorskip("networkx")
 
-from cairn.interfaces.cli_graph import graph_app  # noqa: E402
+from cairn.interfaces.cli.graph import graph_app  # noqa: E402
 
 
 @pytest.fixture
@@ -62,3 +62,23 @@ def test_export_and_errors(cli: Any, tmp_path: Any) -> None:
     err = json.loads(cli("backlinks", "nope.md", "--json", code=1).stdout)
     assert err["type"] == "NotFound"
     cli("export", "--format", "dot", code=2)
+
+
+def test_graph_commands_go_through_cairn(small: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each ``cairn graph`` command is one ``Cairn`` method; bad arguments are
+    ``QueryError`` (exit 2), never a bare ``ValueError``."""
+    from cairn.errors import QueryError
+
+    monkeypatch.chdir(small.root)
+    c = small.cairn
+    assert c.backlinks_of("beta.md")["count"] == 3
+    assert {n["hop"] for n in c.neighbors("sub/delta.md", hops=2, origins=["declared"])[
+        "neighbors"]} == {1, 2}
+    assert c.graph_path("sub/delta.md", "tasks.org")["length"] == 3
+    assert c.orphans() == []
+    assert c.graph_stats()["by_relation"]["unresolved"] == 4
+    assert json.loads(c.export_graph("json"))["nodes"]
+    with pytest.raises(QueryError):
+        c.neighbors("beta.md", direction="sideways")
+    with pytest.raises(QueryError):
+        c.export_graph("dot")

@@ -195,7 +195,8 @@ def test_cli_search_explain_and_eval(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from cairn.interfaces import cli, cli_search
+    from cairn.interfaces import cli
+    from cairn.interfaces.cli import _common
 
     cairn, _ = vault
     svc = SemanticService(cairn.store, SearchConfig(), embedder=static)
@@ -218,9 +219,8 @@ def test_cli_search_explain_and_eval(
     def opener(db: Path | None, create: bool = False) -> Iterator[App]:
         yield App()
 
-    monkeypatch.setattr(cli, "_open", opener)
+    monkeypatch.setattr(_common, "open_cairn", opener)
     app = cli.app  # the real `cairn` command: search with --mode, eval mounted
-    cli_search.register(app, opener)
     runner = CliRunner()
     r = runner.invoke(
         app,

@@ -347,14 +347,14 @@ class GraphService:
                 continue
             if line is not None:
                 for d in docs:
-                    units = [u for u in self.store.units_of(d["id"])
-                             if u["line_start"] <= line <= u["line_end"]]
+                    units = [u for u in self.store.units_of(d.id)
+                             if u.line_start <= line <= u.line_end]
                     if units:
-                        u = max(units, key=lambda x: x["line_start"])
-                        return NodeRef((u["id"],), u["title"] or d["title"], d["id"], rel)
+                        u = max(units, key=lambda x: x.line_start)
+                        return NodeRef((u.id,), u.title or d.title, d.id, rel)
             if len(docs) == 1:
-                return self._doc_ref(docs[0]["id"], rel, docs[0]["title"])
-            ids = tuple(i for d in docs for i in self._doc_ref(d["id"], rel, d["title"]).ids)
+                return self._doc_ref(docs[0].id, rel, docs[0].title)
+            ids = tuple(i for d in docs for i in self._doc_ref(d.id, rel, d.title).ids)
             return NodeRef(ids, rel, None, rel)
         return None
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cairn.config import SearchConfig
-from cairn.model import Hit
+from cairn.model import PLANNING_ROLES, Hit, Timestamp
 from cairn.search.query import Query, parse_query, to_fts
 from cairn.search.snippet import make_snippet, term_patterns
 from cairn.store import Store
@@ -96,6 +96,10 @@ def build_hit(
         siblings=hit_context(store, r),
         highlights=highlights,
         explain=explain,
+        priority=r["priority"],
+        planning=tuple(
+            Timestamp(**t) for t in json.loads(r["timestamps"]) if t["role"] in PLANNING_ROLES
+        ),
     )
 
 

@@ -20,9 +20,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Any, Protocol
 
-from cairn.model import Document, Failure, FileState, SourceRoot
+from cairn.model import (
+    Backlink,
+    Diagnostic,
+    Document,
+    FailedFile,
+    Failure,
+    FileState,
+    Run,
+    SourceRoot,
+    StoredDocument,
+    StoredLink,
+    StoredUnit,
+)
 
 
 class VectorIndex(Protocol):
@@ -150,9 +162,60 @@ class Store(Protocol):
         ...
 
     # --- documents and units: lookups (interfaces owner) -----------------------------
+    def document(self, document_id: str) -> StoredDocument | None:
+        """The document with this id, or ``None``."""
+        ...
+
+    def documents_at(self, root_id: str, relpath: str) -> list[StoredDocument]:
+        """The documents indexed from one file of a root, by key (empty when none)."""
+        ...
+
+    def unit(self, unit_id: str) -> StoredUnit | None:
+        """The unit with this id, or ``None``."""
+        ...
+
+    def units_of(self, document_id: str) -> list[StoredUnit]:
+        """A document's units in document order (by ordinal)."""
+        ...
+
+    def find_ids(self, prefix: str) -> list[tuple[str, str]]:
+        """``(kind, id)`` pairs, ``kind`` ``document`` or ``unit``, whose id starts with
+        ``prefix`` (taken literally): at most five of each, documents first."""
+        ...
+
+    def links_of(self, unit_ids: Sequence[str]) -> list[StoredLink]:
+        """Outgoing links of the given units, by unit id then position in the unit."""
+        ...
+
+    def backlinks(self, document_id: str) -> list[Backlink]:
+        """Links from anywhere that resolve to this document or one of its units, by
+        source path and line."""
+        ...
+
 
     # --- links and their resolution (graph owner) ------------------------------------
 
     # --- keyword search and hit data (search owner) ----------------------------------
 
     # --- runs, counts and integrity (interfaces owner, save_run: ingest) -------------
+    def last_run(self) -> Run | None:
+        """The most recent indexing run, or ``None`` before the first."""
+        ...
+
+    def failed_files(self) -> list[FailedFile]:
+        """Files whose last indexing failed wholly or partly, by root and path."""
+        ...
+
+    def document_warnings(self) -> list[tuple[str, str, tuple[Diagnostic, ...]]]:
+        """``(root path, relpath, warnings)`` for each document that carries warnings."""
+        ...
+
+    def counts(self) -> dict[str, Any]:
+        """Counts: ``roots``, ``files``, ``documents``, ``units``, ``links``,
+        ``links_resolved``, ``links_unresolved``, ``fts_rows``, ``failed_files`` (ints)
+        and ``formats`` (``format -> {"documents": int, "units": int}``)."""
+        ...
+
+    def integrity_check(self) -> list[str]:
+        """Problems of the index, one sentence each (empty when healthy)."""
+        ...

@@ -7,7 +7,18 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from cairn.model import Diagnostic, Failure, Link, Run
+from cairn.model import (
+    Backlink,
+    Diagnostic,
+    FailedFile,
+    Failure,
+    Link,
+    Run,
+    StoredDocument,
+    StoredLink,
+    StoredUnit,
+    Timestamp,
+)
 from cairn.store.sqlite.fts import _like_escape
 from cairn.store.sqlite.schema import SQLiteBase, _j
 from cairn.store.sqlite.writes import _diag
@@ -47,41 +58,47 @@ class ReadsMixin(SQLiteBase):
         ).fetchall()
         return docs, units
 
-    def links_of(self, unit_ids: Sequence[str]) -> list[sqlite3.Row]:
-        """Outgoing links of the given units, in order."""
+    def links_of(self, unit_ids: Sequence[str]) -> list[StoredLink]:
+        """Outgoing links of the given units, by unit id then position."""
+        if not unit_ids:
+            return []
         q = ",".join("?" * len(unit_ids))
-        return self.db.execute(
-            f"SELECT * FROM links WHERE unit_id IN ({q}) ORDER BY unit_id, ordinal",
+        rows = self.db.execute(
+            "SELECT unit_id, kind, target, alias, anchor, line, resolved_document_id, "
+            f"resolved_unit_id, unresolved_reason FROM links WHERE unit_id IN ({q}) "
+            "ORDER BY unit_id, ordinal",
             list(unit_ids),
         ).fetchall()
+        return [StoredLink(*r) for r in rows]
 
-    def backlinks(self, document_id: str) -> list[sqlite3.Row]:
-        """Links from other units that resolve to this document or one of its units."""
-        return self.db.execute(
-            "SELECT l.*, u.title AS source_title, d.path AS source_path, d.title AS source_doc "
-            "FROM links l JOIN units u ON u.id = l.unit_id "
+    def backlinks(self, document_id: str) -> list[Backlink]:
+        """Links from units anywhere that resolve to this document or one of its units,
+        by source path and line."""
+        rows = self.db.execute(
+            "SELECT l.document_id, l.unit_id, u.title, d.path, l.kind, l.target, l.anchor, "
+            "l.line, l.resolved_unit_id FROM links l JOIN units u ON u.id = l.unit_id "
             "JOIN documents d ON d.id = l.document_id "
             "WHERE l.resolved_document_id = ? ORDER BY d.path, l.line",
             (document_id,),
         ).fetchall()
+        return [Backlink(*r) for r in rows]
 
     # --- lookups ----------------------------------------------------------------------
-    def document(self, document_id: str) -> sqlite3.Row | None:
-        """A document row with its root path, or ``None``."""
-        row: sqlite3.Row | None = self.db.execute(
-            "SELECT d.*, r.path AS root_path FROM documents d JOIN roots r ON r.id=d.root_id "
-            "WHERE d.id=?",
+    def document(self, document_id: str) -> StoredDocument | None:
+        """The document with this id, or ``None``."""
+        row = self.db.execute(
+            f"{_DOC_SELECT} WHERE d.id=?",
             (document_id,),
         ).fetchone()
-        return row
+        return _document(row) if row is not None else None
 
-    def documents_at(self, root_id: str, relpath: str) -> list[sqlite3.Row]:
-        """Documents indexed from one file."""
-        return self.db.execute(
-            "SELECT d.*, r.path AS root_path FROM documents d JOIN roots r ON r.id=d.root_id "
-            "WHERE d.root_id=? AND d.path=? ORDER BY d.key",
+    def documents_at(self, root_id: str, relpath: str) -> list[StoredDocument]:
+        """The documents indexed from one file (by key; empty when none)."""
+        rows = self.db.execute(
+            f"{_DOC_SELECT} WHERE d.root_id=? AND d.path=? ORDER BY d.key",
             (root_id, relpath),
         ).fetchall()
+        return [_document(r) for r in rows]
 
     def rowids_of(self, unit_ids: Sequence[str]) -> dict[str, int]:
         """``unit id -> rowid`` for the given ids that exist."""
@@ -95,31 +112,30 @@ class ReadsMixin(SQLiteBase):
             )
         }
 
-    def unit(self, unit_id: str) -> sqlite3.Row | None:
-        """A unit row, or ``None``."""
-        row: sqlite3.Row | None = self.db.execute(
-            "SELECT rowid AS urowid, * FROM units WHERE id=?", (unit_id,)
-        ).fetchone()
-        return row
+    def unit(self, unit_id: str) -> StoredUnit | None:
+        """The unit with this id, or ``None``."""
+        row = self.db.execute(f"{_UNIT_SELECT} WHERE id=?", (unit_id,)).fetchone()
+        return _unit(row) if row is not None else None
 
-    def units_of(self, document_id: str) -> list[sqlite3.Row]:
-        """A document's units in order."""
-        return self.db.execute(
-            "SELECT rowid AS urowid, * FROM units WHERE document_id=? ORDER BY ordinal",
-            (document_id,),
+    def units_of(self, document_id: str) -> list[StoredUnit]:
+        """A document's units in document order (by ordinal)."""
+        rows = self.db.execute(
+            f"{_UNIT_SELECT} WHERE document_id=? ORDER BY ordinal", (document_id,)
         ).fetchall()
+        return [_unit(r) for r in rows]
 
     def find_ids(self, prefix: str) -> list[tuple[str, str]]:
-        """``(table, id)`` pairs whose id starts with ``prefix`` (documents, then units)."""
+        """``(kind, id)`` pairs, kind ``document`` or ``unit``, whose id starts with
+        ``prefix``: at most five of each, documents first."""
         like = _like_escape(prefix) + "%"
         out = [
-            ("documents", r[0])
+            ("document", r[0])
             for r in self.db.execute(
                 "SELECT id FROM documents WHERE id LIKE ? ESCAPE '\\' LIMIT 5", (like,)
             )
         ]
         out += [
-            ("units", r[0])
+            ("unit", r[0])
             for r in self.db.execute(
                 "SELECT id FROM units WHERE id LIKE ? ESCAPE '\\' LIMIT 5", (like,)
             )
@@ -175,23 +191,27 @@ class ReadsMixin(SQLiteBase):
             seconds=r["seconds"],
         )
 
-    def failed_files(self) -> list[sqlite3.Row]:
-        """Files whose last indexing failed (wholly or partly), with root path and reason."""
-        return self.db.execute(
-            "SELECT f.path, f.status, f.reason, f.line, r.path AS root_path FROM files f "
+    def failed_files(self) -> list[FailedFile]:
+        """Files whose last indexing failed (wholly or partly), by root and path."""
+        rows = self.db.execute(
+            "SELECT r.path, f.path, f.status, f.reason, f.line FROM files f "
             "JOIN roots r ON r.id = f.root_id WHERE f.status != 'ok' ORDER BY r.path, f.path"
         ).fetchall()
+        return [FailedFile(*r) for r in rows]
 
-    def document_warnings(self) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    def document_warnings(self) -> list[tuple[str, str, tuple[Diagnostic, ...]]]:
         """``(root path, relpath, warnings)`` for documents that carry warnings."""
         rows = self.db.execute(
             "SELECT r.path, d.path, d.warnings FROM documents d JOIN roots r ON r.id=d.root_id "
             "WHERE d.warnings != '[]' ORDER BY r.path, d.path"
         ).fetchall()
-        return [(r[0], r[1], json.loads(r[2])) for r in rows]
+        return [(r[0], r[1], _diagnostics(r[2])) for r in rows]
 
     def counts(self) -> dict[str, Any]:
-        """Counts of roots, files, documents (per format), units, links, FTS rows."""
+        """Counts: ``roots``, ``files``, ``documents``, ``units``, ``links``,
+        ``links_resolved``, ``links_unresolved`` (neither URLs nor attachments),
+        ``fts_rows``, ``failed_files`` (ints) and ``formats`` (``format ->
+        {"documents", "units"}``)."""
 
         def one(sql: str) -> int:
             return int(self.db.execute(sql).fetchone()[0])
@@ -222,7 +242,8 @@ class ReadsMixin(SQLiteBase):
         }
 
     def integrity_check(self) -> list[str]:
-        """Problems found by SQLite, FTS5 and cairn's own consistency checks ([] = fine)."""
+        """Problems found by SQLite, FTS5 and cairn's own consistency checks ([] = fine),
+        one sentence each."""
         problems: list[str] = []
         for (msg,) in self.db.execute("PRAGMA integrity_check"):
             if msg != "ok":
@@ -255,4 +276,79 @@ def link_from_row(r: Mapping[str, Any]) -> Link:
         resolved_document_id=r["resolved_document_id"],
         resolved_unit_id=r["resolved_unit_id"],
         unresolved_reason=r["unresolved_reason"],
+    )
+
+
+_DOC_SELECT = (
+    "SELECT d.id, d.title, d.format, d.path, r.path AS root_path, d.key, d.type, d.tags, "
+    "d.aliases, d.created, d.modified, d.metadata, d.warnings, d.size, d.mtime, d.root_id, "
+    "d.declared_id FROM documents d JOIN roots r ON r.id=d.root_id"
+)
+_UNIT_SELECT = (
+    "SELECT id, document_id, ordinal, level, kind, title, outline_path, parent_id, tags, "
+    "inherited_tags, properties, todo, todo_state, priority, timestamps, org_id, custom_id, "
+    "language, line_start, line_end, extra, body FROM units"
+)
+
+
+def _diagnostics(text: str) -> tuple[Diagnostic, ...]:
+    return tuple(
+        Diagnostic(
+            path=w.get("path", ""),
+            message=w.get("message", ""),
+            line=w.get("line"),
+            severity=w.get("severity", "warning"),
+        )
+        for w in json.loads(text)
+    )
+
+
+def _document(r: sqlite3.Row) -> StoredDocument:
+    root = r["root_path"]
+    return StoredDocument(
+        id=r["id"],
+        title=r["title"],
+        format=r["format"],
+        path=r["path"],
+        abs_path=f"{root.rstrip('/')}/{r['path']}",
+        root=root,
+        key=r["key"],
+        type=r["type"],
+        tags=tuple(json.loads(r["tags"])),
+        aliases=tuple(json.loads(r["aliases"])),
+        created=r["created"],
+        modified=r["modified"],
+        metadata=json.loads(r["metadata"]),
+        warnings=_diagnostics(r["warnings"]),
+        size=r["size"],
+        mtime=r["mtime"],
+        root_id=r["root_id"],
+        declared_id=r["declared_id"],
+    )
+
+
+def _unit(r: sqlite3.Row) -> StoredUnit:
+    return StoredUnit(
+        id=r["id"],
+        document_id=r["document_id"],
+        ordinal=r["ordinal"],
+        level=r["level"],
+        kind=r["kind"],
+        title=r["title"],
+        outline_path=tuple(json.loads(r["outline_path"])),
+        parent_id=r["parent_id"],
+        tags=tuple(json.loads(r["tags"])),
+        inherited_tags=tuple(json.loads(r["inherited_tags"])),
+        properties=json.loads(r["properties"]),
+        todo=r["todo"],
+        todo_state=r["todo_state"],
+        priority=r["priority"],
+        timestamps=tuple(Timestamp(**t) for t in json.loads(r["timestamps"])),
+        org_id=r["org_id"],
+        custom_id=r["custom_id"],
+        language=r["language"],
+        line_start=r["line_start"],
+        line_end=r["line_end"],
+        extra=json.loads(r["extra"]),
+        body=r["body"],
     )

@@ -1,11 +1,12 @@
 """``cairn graph …``: walk the knowledge graph from the command line.
 
-Thin: each command opens the index the way ``cli.py`` does and calls one method of
-``cairn.graph`` (a :class:`cairn.graph.service.GraphService` attached to ``Cairn``).
+Thin: each command opens the index as every command does and calls one method of
+:class:`cairn.app.Cairn` (``neighbors``, ``backlinks_of``, ``graph_path``, ``orphans``,
+``graph_stats``, ``export_graph``), which brings the graph up to date first.
 A NODE is a unit id, a document id, a stub id, a unique id prefix or a file path
 (absolute, or relative to the current folder or to a source root), ``PATH:LINE`` for
 the heading at that line. Every command takes ``--json`` and then prints exactly one
-JSON document. Mount with ``app.add_typer(graph_app, name="graph")``.
+JSON document. Mount with :func:`register`.
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from cairn.app import Cairn
+import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces._output import emit_json as _emit
-from cairn.interfaces._output import err, out
-from cairn.interfaces._output import fail as _fail
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
 
 graph_app = typer.Typer(
     name="graph",
@@ -37,13 +36,6 @@ graph_app = typer.Typer(
 )
 
 
-DbOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--db", help="Index file (default: as for the other commands).", show_default=False
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
 RelOpt = Annotated[
     list[str] | None,
     typer.Option("--relation", "-r", help="Only edges of this relation (repeatable)."),
@@ -56,21 +48,6 @@ OriginOpt = Annotated[
         help="Only edges of this origin: declared, structural, rule, implicit (repeatable).",
     ),
 ]
-
-
-def _open(db: Path | None) -> Cairn:
-    from cairn.interfaces import cli
-
-    return cli._open(db)
-
-
-def _graph(cairn: Cairn) -> Any:
-    g = getattr(cairn, "graph", None)
-    if g is None:
-        raise CairnError("the graph service is not attached to Cairn (cairn.graph)")
-    if g.is_stale():
-        g.update()
-    return g
 
 
 def _where(node: dict[str, Any]) -> str:
@@ -93,8 +70,8 @@ def neighbors(
 ) -> None:
     """Nodes within N hops of NODE, with the edge that reached each."""
     try:
-        with _open(db) as cairn:
-            data = _graph(cairn).neighbors(
+        with common.open_cairn(db) as cairn:
+            data = cairn.neighbors(
                 node,
                 hops=hops,
                 relations=relation or None,
@@ -102,10 +79,10 @@ def neighbors(
                 direction=direction,
                 limit=limit,
             )
-    except (CairnError, ValueError) as exc:
-        raise _fail(exc, as_json) from None
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
     if as_json:
-        _emit(data)
+        emit_json(data)
         return
     for n in data["neighbors"]:
         via = n["via"]
@@ -128,12 +105,12 @@ def backlinks(
 ) -> None:
     """Who links to NODE (the reverse view of declared edges)."""
     try:
-        with _open(db) as cairn:
-            data = _graph(cairn).backlinks(node, include_internal=internal)
-    except (CairnError, ValueError) as exc:
-        raise _fail(exc, as_json) from None
+        with common.open_cairn(db) as cairn:
+            data = cairn.backlinks_of(node, include_internal=internal)
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
     if as_json:
-        _emit(data)
+        emit_json(data)
         return
     for b in data["backlinks"]:
         times = f" ×{b['count']}" if b["count"] > 1 else ""
@@ -159,8 +136,8 @@ def path(
 ) -> None:
     """A shortest path between two nodes."""
     try:
-        with _open(db) as cairn:
-            data = _graph(cairn).path(
+        with common.open_cairn(db) as cairn:
+            data = cairn.graph_path(
                 source,
                 target,
                 relations=relation or None,
@@ -168,10 +145,10 @@ def path(
                 direction="out" if directed else "both",
                 max_hops=max_hops,
             )
-    except (CairnError, ValueError) as exc:
-        raise _fail(exc, as_json) from None
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
     if as_json:
-        _emit(data)
+        emit_json(data)
     elif data["length"] is None:
         out.print("[dim]no path[/dim]")
     else:
@@ -192,12 +169,12 @@ def path(
 def orphans(db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Notes with no link in or out."""
     try:
-        with _open(db) as cairn:
-            data = _graph(cairn).orphans()
-    except (CairnError, ValueError) as exc:
-        raise _fail(exc, as_json) from None
+        with common.open_cairn(db) as cairn:
+            data = cairn.orphans()
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
     if as_json:
-        _emit(data)
+        emit_json(data)
         return
     for o in data:
         extra = (
@@ -213,12 +190,12 @@ def orphans(db: DbOpt = None, as_json: JsonOpt = False) -> None:
 def stats(origin: OriginOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Nodes, edges per relation and origin, degrees, connected components."""
     try:
-        with _open(db) as cairn:
-            data = _graph(cairn).stats(origins=origin or None)
-    except (CairnError, ValueError) as exc:
-        raise _fail(exc, as_json) from None
+        with common.open_cairn(db) as cairn:
+            data = cairn.graph_stats(origins=origin or None)
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
     if as_json:
-        _emit(data)
+        emit_json(data)
         return
     n = data["nodes"]
     out.print(
@@ -252,24 +229,29 @@ def export(
 ) -> None:
     """Export the graph (node-link JSON for NetworkX, GraphML, Cytoscape.js)."""
     try:
-        with _open(db) as cairn:
-            text = _graph(cairn).export(
+        with common.open_cairn(db) as cairn:
+            text = cairn.export_graph(
                 fmt,
                 around=around,
                 hops=hops,
                 relations=relation or None,
                 origins=origin or None,
             )
-    except (CairnError, ValueError) as exc:
-        raise _fail(exc, as_json) from None
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
     if output is not None:
         output.write_text(text, encoding="utf-8")
         if as_json:
-            _emit({"output": str(output), "format": fmt, "bytes": len(text.encode())})
+            emit_json({"output": str(output), "format": fmt, "bytes": len(text.encode())})
         else:
             err.print(f"wrote {escape(str(output))}")
         return
     if as_json and fmt.casefold() == "graphml":
-        _emit({"format": "graphml", "text": text})
+        emit_json({"format": "graphml", "text": text})
         return
     sys.stdout.write(text)
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``graph`` and its commands on ``app``."""
+    app.add_typer(graph_app, name="graph")

@@ -1,0 +1,5 @@
+"""``python -m cairn.interfaces.cli``: the ``cairn`` command."""
+
+from cairn.interfaces.cli import main
+
+main()

@@ -1,0 +1,178 @@
+"""``cairn index``: register folders and index them (calls :meth:`Cairn.index`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Protocol
+
+import typer
+from rich.markup import escape
+
+import cairn.interfaces.cli._common as common
+from cairn.app import Cairn
+from cairn.errors import CairnError
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out, plural
+from cairn.interfaces.serialize import to_data
+from cairn.model import Run
+
+
+def index(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Folders (or a single export file) to register and index. "
+            "Without any, re-index every registered folder.",
+            show_default=False,
+        ),
+    ] = None,
+    include: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--include",
+            "-i",
+            help="Only files matching this glob (repeatable); kept with the folders given.",
+        ),
+    ] = None,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            "-x",
+            help="Skip files and folders matching this glob (repeatable); kept with the "
+            "folders given.",
+        ),
+    ] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    no_embed: Annotated[
+        bool,
+        typer.Option(
+            "--no-embed",
+            help="Skip embeddings: keyword search only until a later run embeds.",
+        ),
+    ] = False,
+) -> None:
+    """Index folders of notes: only new and changed files are parsed again.
+
+    Hidden folders, .git, node_modules, .obsidian and .trash are skipped.
+
+    Files that cannot be read or parsed are listed with the reason; everything else is
+    indexed. --include/--exclude need the folders they apply to.
+    """
+    try:
+        with common.open_cairn(db, create=True) as cairn:
+            run = _run(cairn, paths, include or [], exclude or [], as_json or quiet, no_embed)
+            report = cairn.last_embed
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    if as_json:
+        # the pass's notices are already in the run's warnings (severity info)
+        embedding = to_data(report)
+        if isinstance(embedding, dict):
+            embedding.pop("notices", None)
+        emit_json({**to_data(run), "embedding": embedding})
+        return
+    _print_run(run, report)
+
+
+def _run(
+    cairn: Cairn,
+    paths: list[Path] | None,
+    include: list[str],
+    exclude: list[str],
+    quiet: bool,
+    no_embed: bool,
+) -> Run:
+    if quiet or not err.is_terminal:
+        return cairn.index(paths, include=include, exclude=exclude, embed=not no_embed)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn("[bold]indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[file]}", style="dim"),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("index", total=None, file="")
+        embed_task = bar.add_task("embed", total=None, file="", visible=False)
+
+        def progress(done: int, total: int, rel: str) -> None:
+            bar.update(task, completed=done, total=total, file=rel[-50:])
+
+        def embed_progress(done: int, total: int, what: str) -> None:
+            bar.update(
+                embed_task,
+                visible=True,
+                completed=done,
+                total=total,
+                file=f"embedding {what}"[-50:],
+            )
+
+        return cairn.index(
+            paths,
+            include=include,
+            exclude=exclude,
+            progress=progress,
+            embed=not no_embed,
+            embed_progress=embed_progress,
+        )
+
+
+class EmbedFigures(Protocol):
+    """What :func:`embed_line` reads of an embedding report."""
+
+    @property
+    def chunks_added(self) -> int: ...
+    @property
+    def cached(self) -> int: ...
+    @property
+    def embedded(self) -> int: ...
+    @property
+    def seconds(self) -> float: ...
+
+
+def embed_line(e: EmbedFigures) -> str:
+    """One line on the embedding pass: ``11 new chunks: 10 from cache, 1 embedded in
+    0.3 s`` (``embedded`` counts distinct texts sent to the model)."""
+    return (
+        f"{plural(e.chunks_added, 'new chunk')}: {e.cached} from cache, "
+        f"{e.embedded} embedded in {e.seconds:.1f} s"
+    )
+
+
+def _print_run(run: Run, report: EmbedFigures | None) -> None:
+    out.print(
+        f"[bold]{run.seen}[/bold] files: [green]{run.added} added[/green], "
+        f"{run.changed} changed, {run.unchanged} unchanged, {run.removed} removed, "
+        f"[red]{run.failed} failed[/red], {run.skipped} skipped "
+        f"in {run.seconds:.2f} s"
+    )
+    for f in run.failures:
+        where = f"{f.path}:{f.line}" if f.line else f.path
+        out.print(f"  [red]failed[/red] {escape(where)}: {escape(f.reason)}")
+    if report is not None and report.chunks_added:
+        out.print(f"  {escape(embed_line(report))}")
+    for w in run.warnings:
+        if w.severity == "info" and not w.path:
+            out.print(f"  [cyan]note[/cyan] {escape(w.message)}")
+    warns = [w for w in run.warnings if w.severity == "warning"]
+    for w in warns[:20]:
+        where = f"{w.path}:{w.line}" if w.line else w.path
+        out.print(f"  [yellow]warning[/yellow] {escape(where)}: {escape(w.message)}")
+    if len(warns) > 20:
+        out.print(f"  … and {len(warns) - 20} more warnings (cairn stats --json)")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``index`` to ``app``."""
+    app.command()(index)

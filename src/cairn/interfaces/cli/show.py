@@ -1,0 +1,129 @@
+"""``cairn show``: calls :meth:`Cairn.show` and prints the view (or ``--json``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+import cairn.interfaces.cli._common as common
+from cairn.errors import CairnError
+from cairn.interfaces.cli._common import (
+    DbOpt,
+    JsonOpt,
+    emit_json,
+    fail,
+    out,
+    planning_text,
+    plural,
+)
+from cairn.model import CODE, MESSAGE, DocumentView, StoredDocument, StoredUnit, UnitView
+
+
+def _short(text: str, width: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def outline_label(u: StoredUnit) -> str:
+    """How a unit reads in a document's outline: a heading's title; a code block with
+    the heading it sits under; a chat message as ``role · time: its text``, marked
+    ``(alternate)`` when it is off the canonical branch."""
+    if u.kind == CODE and u.outline_path:
+        return f"{u.title} under {u.outline_path[-1]}"
+    if u.kind == MESSAGE:
+        label = f"{u.title}: {_short(u.body)}" if u.body.strip() else u.title
+        return f"{label} (alternate)" if u.extra.get("alternate") else label
+    return u.title
+
+
+def _print_document_head(d: StoredDocument) -> None:
+    out.print(f"[bold]{escape(d.title)}[/bold]  [dim]{d.format}  {d.id}[/dim]")
+    out.print(f"[blue]{escape(d.abs_path)}[/blue]")
+    if d.tags:
+        out.print(f"tags: {escape(', '.join(d.tags))}")
+    for w in d.warnings:
+        out.print(f"[yellow]warning[/yellow] {escape(w.message)}")
+
+
+def _print_unit(view: UnitView) -> None:
+    u, d = view.unit, view.document
+    out.print(f"[bold]{escape(u.title or '(untitled)')}[/bold]  [dim]{u.kind}[/dim]")
+    out.print(f"[dim]{escape(' › '.join(u.outline_path))}[/dim]")
+    if d:
+        out.print(f"[blue]{escape(d.abs_path)}:{u.line_start}-{u.line_end}[/blue]")
+    for key, value in (
+        ("todo", u.todo),
+        ("priority", u.priority),
+        ("org_id", u.org_id),
+        ("custom_id", u.custom_id),
+        ("language", u.language),
+        ("role", u.extra.get("role")),
+        ("time", u.extra.get("time")),
+    ):
+        if value:
+            out.print(f"{key}: {escape(str(value))}")
+    if u.extra.get("alternate"):
+        out.print("[yellow]alternate[/yellow]: off the canonical branch of the conversation")
+    if u.planning:
+        out.print(f"[magenta]{escape(planning_text(u.planning))}[/magenta]")
+    if u.tags or u.inherited_tags:
+        out.print(
+            f"tags: {escape(':'.join(u.tags))}  inherited: {escape(':'.join(u.inherited_tags))}"
+        )
+    for k, v in u.properties.items():
+        out.print(f"  :{escape(k)}: {escape(str(v))}")
+    out.print(escape(u.body))
+
+
+def _print_document(view: DocumentView) -> None:
+    _print_document_head(view.document)
+    table = Table("line", "outline", "todo", "tags", box=None)
+    for u in view.units:
+        indent = "  " * max(0, u.level - 1)
+        todo = " ".join(x for x in (u.todo, f"[#{u.priority}]" if u.priority else None) if x)
+        if u.planning:
+            todo = f"{todo} {planning_text(u.planning)}".strip()
+        table.add_row(
+            str(u.line_start),
+            escape(indent + outline_label(u)),
+            escape(todo),
+            escape(":".join(u.tags)),
+        )
+    out.print(table)
+    out.print(f"{plural(len(view.links), 'link')} out, {plural(len(view.backlinks), 'backlink')}")
+
+
+def show(
+    ref: Annotated[
+        str, typer.Argument(help="A unit or document id (or a unique prefix), or PATH[:LINE].")
+    ],
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Show a document (metadata, outline, links, backlinks) or one unit."""
+    try:
+        with common.open_cairn(db) as cairn:
+            view = cairn.show(ref)
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    if as_json:
+        emit_json(view)
+    elif isinstance(view, UnitView):
+        _print_unit(view)
+    elif isinstance(view, DocumentView):
+        _print_document(view)
+    else:
+        for d in view.documents:
+            _print_document_head(d)
+        out.print(
+            f"[dim]{plural(len(view.documents), 'document')} in {escape(view.path)}; "
+            "show one with `cairn show ID`[/dim]"
+        )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``show`` to ``app``."""
+    app.command()(show)

@@ -1,0 +1,141 @@
+"""``cairn stats``, ``roots``, ``validate`` and ``check``: the state of the index.
+
+Each calls one method of :class:`cairn.app.Cairn` (``stats``, ``roots`` /
+``remove_root``, ``validate``, ``check``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+import cairn.interfaces.cli._common as common
+from cairn.errors import CairnError
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out
+from cairn.interfaces.serialize import to_data
+
+
+def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Counts per format, the last run, and files that failed."""
+    try:
+        with common.open_cairn(db) as cairn:
+            data = to_data(cairn.stats())
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    if as_json:
+        emit_json(data)
+        return
+    out.print(f"index: {escape(data['db'])} (schema v{data['schema_version']})")
+    out.print(
+        f"{data['roots']} roots, {data['documents']} documents, {data['units']} units, "
+        f"{data['links']} links ({data['links_unresolved']} unresolved)"
+    )
+    table = Table("format", "documents", "units", box=None)
+    for fmt, c in data["formats"].items():
+        table.add_row(fmt, str(c["documents"]), str(c["units"]))
+    out.print(table)
+    run = data["last_run"]
+    if run:
+        out.print(
+            f"last run {run['finished']}: {run['seen']} seen, {run['added']} added, "
+            f"{run['changed']} changed, {run['removed']} removed, {run['failed']} failed"
+        )
+    for f in data["failed_files"]:
+        out.print(f"[red]failed[/red] {escape(f['path'])}: {escape(f['reason'] or '')}")
+    if data["warnings"]:
+        out.print(f"{len(data['warnings'])} document warnings (see --json)")
+
+
+def roots(
+    remove: Annotated[
+        Path | None,
+        typer.Option(
+            "--remove",
+            help="Forget this folder and everything indexed from it (your files are not touched).",
+        ),
+    ] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List the registered source roots, or remove one."""
+    try:
+        with common.open_cairn(db) as cairn:
+            removed = cairn.remove_root(remove) if remove is not None else None
+            rs = cairn.roots()
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    if as_json:
+        listed = to_data(rs)
+        if removed is None:
+            emit_json(listed)
+        else:
+            emit_json({"roots": listed, "removed_documents": removed})
+        return
+    if removed is not None:
+        out.print(f"removed {escape(str(remove))}: {removed} documents forgotten")
+    if not rs:
+        out.print("[dim]no source roots registered; add one with `cairn index FOLDER`[/dim]")
+    for r in rs:
+        extra = f"  include={list(r.include)}" if r.include else ""
+        extra += f"  exclude={list(r.exclude)}" if r.exclude else ""
+        out.print(f"{escape(r.path)}{escape(extra)}")
+
+
+def validate(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Registered folders to check (default: all).", show_default=False),
+    ] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Check notes against types.yaml and OKF bundles against the OKF v0.2 rules.
+
+    Reports, per note, unknown types, missing required fields and malformed values
+    (warnings), and OKF conformance failures (errors). Exits 1 when there are errors.
+    """
+    try:
+        with common.open_cairn(db) as cairn:
+            found: list[dict[str, Any]] = to_data(cairn.validate(paths))
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    errors = sum(1 for d in found if d["severity"] == "error")
+    if as_json:
+        emit_json({"ok": errors == 0, "errors": errors, "diagnostics": found})
+    else:
+        colour = {"error": "red", "warning": "yellow", "info": "dim"}
+        for d in found:
+            where = f"{d['path']}:{d['line']}" if d["line"] else d["path"]
+            c = colour.get(d["severity"], "white")
+            out.print(f"[{c}]{d['severity']}[/{c}] {escape(where)}: {escape(d['message'])}")
+        out.print(f"{errors} errors, {len(found) - errors} warnings and notes")
+    if errors:
+        raise typer.Exit(1)
+
+
+def check(db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Check the index's integrity (SQLite, FTS5 and cairn's own consistency)."""
+    try:
+        with common.open_cairn(db) as cairn:
+            problems = cairn.check()
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    if as_json:
+        emit_json({"ok": not problems, "problems": problems})
+    elif problems:
+        for p in problems:
+            out.print(f"[red]problem[/red] {escape(p)}")
+    else:
+        out.print("[green]ok[/green]")
+    if problems:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``stats``, ``roots``, ``validate`` and ``check`` to ``app``."""
+    for command in (stats, roots, validate, check):
+        app.command()(command)

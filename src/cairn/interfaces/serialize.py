@@ -1,0 +1,48 @@
+"""The one serialiser of cairn's typed results: dataclasses → JSON-ready data.
+
+Every interface (the CLI's ``--json``, later HTTP and MCP) turns what a
+:class:`cairn.app.Cairn` method returns into JSON here, so the field names and shapes
+are the same everywhere and are what the README documents.
+
+Rules: a dataclass becomes an object with its fields in declaration order (the views
+of ``cairn show`` put their ``kind`` first); tuples and lists become arrays; mappings
+become objects; everything else (str, int, float, bool, None) is kept.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from cairn.model import DocumentView, FileView, UnitView
+
+_KIND_FIRST = (DocumentView, UnitView, FileView)
+
+
+def to_data(value: Any) -> Any:
+    """``value`` as plain data: dicts, lists, str, int, float, bool and None only.
+
+    Args:
+        value: a model value or view (any frozen dataclass of :mod:`cairn.model`), a
+            result of a ``Cairn`` method, or plain data holding them.
+
+    Returns:
+        The same content built from JSON types; never raises for model values.
+    """
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        if isinstance(value, _KIND_FIRST):
+            out = {"kind": out.pop("kind"), **out}
+        return out
+    if isinstance(value, Mapping):
+        return {str(k): to_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_data(v) for v in value]
+    return value
+
+
+def to_json(value: Any, *, indent: int | None = 2) -> str:
+    """``value`` (see :func:`to_data`) as one JSON document (UTF-8 text, not ASCII)."""
+    return json.dumps(to_data(value), ensure_ascii=False, indent=indent, default=str)

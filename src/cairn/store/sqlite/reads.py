@@ -83,18 +83,6 @@ class ReadsMixin(SQLiteBase):
             (root_id, relpath),
         ).fetchall()
 
-    def rowids_of(self, unit_ids: Sequence[str]) -> dict[str, int]:
-        """``unit id -> rowid`` for the given ids that exist."""
-        if not unit_ids:
-            return {}
-        q = ",".join("?" * len(unit_ids))
-        return {
-            r[0]: int(r[1])
-            for r in self.db.execute(
-                f"SELECT id, rowid FROM units WHERE id IN ({q})", list(unit_ids)
-            )
-        }
-
     def unit(self, unit_id: str) -> sqlite3.Row | None:
         """A unit row, or ``None``."""
         row: sqlite3.Row | None = self.db.execute(

@@ -240,10 +240,10 @@ class Ranker:
         return Signals(sim=sims, age_days=ages, type_weight=tw, graph=dict(graph))
 
     def _fuse(
-        self, mode: str, query: Query, tq: TextQuery, n: int, alternates: bool
+        self, mode: str, query: Query, tq: TextQuery, k: int, n: int, alternates: bool
     ) -> tuple[list[Fused], dict[str, DenseHit], dict[str, UnitFacts], bool]:
-        """One try: lists of ``n`` (hybrid: at least ``depth``) candidates, fused;
-        the last value says whether a list may hold more."""
+        """One try for ``k`` results: lists of ``n`` candidates (hybrid: ``k`` but at
+        least ``depth`` each), fused; the last value says whether a list may hold more."""
         if mode == "keyword":
             kw = self._keyword(tq, n, alternates)
             facts = self.store.unit_facts([k for k, _ in kw])
@@ -254,7 +254,7 @@ class Ranker:
             facts = self.store.unit_facts([h.unit_id for h in dense])
             fused = single("cosine", [(h.unit_id, h.score) for h in dense])
             return fused, {h.unit_id: h for h in dense}, facts, len(dense) >= n
-        depth = max(n, self.fusion.depth)
+        depth = max(k, self.fusion.depth)
         kw = self._keyword(tq, depth, alternates)
         dense, qvec = self._semantic(query, tq, depth, alternates)
         facts = self.store.unit_facts([k for k, _ in kw] + [h.unit_id for h in dense])
@@ -304,13 +304,14 @@ class Ranker:
         if query.is_empty:
             return Ranking(query, want, [], notes=tuple(notes))
         tq = query.for_store()
-        n = k + SPARE
+        n, goal = k + SPARE, k
         while True:
-            fused, chunks, facts, more = self._fuse(want, query, tq, n, include_alternates)
+            fused, chunks, facts, more = self._fuse(want, query, tq, goal, n, include_alternates)
             fused = [fused[i] for i in drop_shadowed(fused, facts)]
             if len(fused) >= k or not more:
                 break
             n *= 4
+            goal = n
         took = (time.perf_counter() - t0) * 1000
         syntax = self.store.text_query_syntax(tq) if want != "semantic" else None
         return Ranking(query, want, fused, chunks, facts, syntax, tuple(notes), took)

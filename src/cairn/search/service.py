@@ -143,11 +143,12 @@ _TODO_STATES = ("open", "done", "any", "*")
 
 def value_notes(store: Store, query: Query) -> list[str]:
     """Notes for ``format:``, ``kind:``, ``todo:`` and ``role:`` filters whose value
-    nothing in the index has, naming the values it does have."""
+    nothing in the index has, naming the values it does have (asked only when a query
+    found nothing: the look-up scans the units)."""
     out: list[str] = []
     seen: dict[str, list[str]] = {}
     for f in query.filters:
-        if f.field not in ("format", "kind", "todo", "role"):
+        if f.negate or f.field not in ("format", "kind", "todo", "role"):
             continue
         if f.field not in seen:
             seen[f.field] = store.filter_values(f.field)
@@ -410,7 +411,9 @@ class SearchService:
             ordered = list(entries.values())
         page = ordered[offset:need]
         hits = build_hits(self.store, page, ranking.query, first_rank=offset + 1)
-        notes = [*before, *ranking.notes, *after, *value_notes(self.store, ranking.query)]
+        notes = [*before, *ranking.notes, *after]
+        if not ranking.fused:  # filters are AND-ed: a value nothing has gives no hits
+            notes += value_notes(self.store, ranking.query)
         took = round((time.perf_counter() - t0) * 1000, 3)
         return SearchResult(ranking.query, tuple(hits), took, tuple(notes), offset)
 

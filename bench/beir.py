@@ -47,9 +47,9 @@ from cairn.search.eval import (
     run_queries,
     write_trec_run,
 )
-from cairn.search.hybrid import HybridSearcher
+from cairn.search.rank import Ranker
+from cairn.search.service import SearchService
 from cairn.store import Store, open_store
-from cairn.store.sqlite.vectors import VectorStore
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "bench" / "beir" / "scifact"
 
@@ -62,18 +62,14 @@ def pct(values: list[float], p: float) -> float:
 
 def chunk_count(store: Store) -> int:
     """Live chunks."""
-    return VectorStore(store).counts()["chunks"]
+    return store.vectors.counts()["chunks"]
 
 
 def throughput(store: Store, emb: Embedder, n: int) -> float:
     """Chunks per second embedding ``n`` stored chunk texts (prefix + window), batched."""
-    rows = store.db.execute(
-        "SELECT c.window_start, c.window_end, u.title, u.outline_path, u.body, u.tags, "
-        "u.inherited_tags, d.title AS doc_title FROM chunks c JOIN units u ON u.id = c.unit_id "
-        "JOIN documents d ON d.id = u.document_id ORDER BY c.id LIMIT ?",
-        (n,),
-    ).fetchall()
-    texts = [unit_prefix(r) + (r["body"] or "")[r["window_start"] : r["window_end"]] for r in rows]
+    # a space nothing is embedded in: every live chunk, with its unit
+    pending = store.vectors.chunks_missing_vectors("bench-throughput-no-such-space")[:n]
+    texts = [unit_prefix(u) + u.body[c.window_start : c.window_end] for c, u in pending]
     texts.sort(key=len)  # as the index pass does
     emb.embed(texts[:8])  # warm up
     t0 = time.perf_counter()
@@ -82,7 +78,7 @@ def throughput(store: Store, emb: Embedder, n: int) -> float:
     return len(texts) / (time.perf_counter() - t0)
 
 
-def latency(searcher: HybridSearcher, queries: list[str], mode: str) -> tuple[float, float]:
+def latency(searcher: SearchService, queries: list[str], mode: str) -> tuple[float, float]:
     """p50/p95 milliseconds of full searches (limit 10) in ``mode``."""
     for q in queries[:5]:
         searcher.search(q, mode=mode, limit=10)  # warm: matrix load, caches
@@ -97,19 +93,16 @@ def latency(searcher: HybridSearcher, queries: list[str], mode: str) -> tuple[fl
 def grow(store: Store, corpus: dict[str, tuple[str, str]], target: int, work: Path) -> int:
     """Add copies of the corpus (new ids, same text) until ``target`` chunks exist
     (chunks are made by the next embed pass; one SciFact copy is ~9.5k chunks)."""
-    per_doc = chunk_count(store) / max(
-        1, store.db.execute("SELECT count(*) FROM documents").fetchone()[0]
-    )
+    per_doc = chunk_count(store) / max(1, store.counts()["documents"])
     n = 1
     while True:
-        have = store.db.execute("SELECT count(*) FROM documents").fetchone()[0]
+        have = store.counts()["documents"]
         need_docs = math.ceil((target - have * per_doc) / per_doc)
         if need_docs <= 0:
             return int(have)
         part = dict(list(corpus.items())[:need_docs])
-        while store.db.execute(
-            "SELECT 1 FROM roots WHERE path = ?", (str(work / f"copy{n}"),)
-        ).fetchone():
+        taken = {r.path for r in store.roots()}
+        while str(work / f"copy{n}") in taken:
             n += 1
         index_corpus(store, part, str(work / f"copy{n}"), id_suffix=f"#r{n}")
 
@@ -153,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     # --- 1. quality ---------------------------------------------------------------------
     qdb = work / "quality.db"
     store = open_store(qdb)
-    if store.db.execute("SELECT count(*) FROM documents").fetchone()[0] == 0:
+    if store.counts()["documents"] == 0:
         index_corpus(store, data.corpus, str(work / "corpus"))
     embedders: dict[str, Embedder] = {}
     for p in providers:
@@ -165,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         assert emb is not None
         embedders[p] = emb
-    kw = HybridSearcher(store, SearchConfig(), None)
+    kw = Ranker(store, SearchConfig(), None)
     run, _ = run_queries(kw, data.queries, "keyword")
     write_trec_run(run, work / "runs" / "keyword.trec")
     nd, rc, mr = measure(run, data.qrels)
@@ -180,9 +173,9 @@ def main(argv: list[str] | None = None) -> int:
             f"({rep.cached} cached)",
             file=sys.stderr,
         )
-        s = HybridSearcher(store, SearchConfig(), emb)
+        rk = Ranker(store, SearchConfig(), emb)
         for mode in ("semantic", "hybrid"):
-            run, _ = run_queries(s, data.queries, mode)
+            run, _ = run_queries(rk, data.queries, mode)
             write_trec_run(run, work / "runs" / f"{p}-{mode}.trec")
             nd, rc, mr = measure(run, data.qrels)
             results["quality"].append(
@@ -204,8 +197,10 @@ def main(argv: list[str] | None = None) -> int:
         for emb in embedders.values():
             embed_pass(store, emb)
         n = chunk_count(store)
-        searchers = {p: HybridSearcher(store, SearchConfig(), emb) for p, emb in embedders.items()}
-        p50, p95 = latency(HybridSearcher(store, SearchConfig(), None), lat_q, "keyword")
+        searchers = {
+            p: SearchService(store, SearchConfig(), embedder=emb) for p, emb in embedders.items()
+        }
+        p50, p95 = latency(SearchService(store, SearchConfig(), embedder=None), lat_q, "keyword")
         results["latency"].append(
             {"chunks": n, "provider": "-", "mode": "keyword", "p50_ms": p50, "p95_ms": p95}
         )
@@ -219,12 +214,12 @@ def main(argv: list[str] | None = None) -> int:
             from cairn.search.dense import encode_query
 
             enc, top = [], []
-            dense = s.dense
-            assert dense is not None
+            dense = s.ranker().dense
+            assert dense is not None and s.embedder is not None
             dense.matrix()
             for q in lat_q:
                 t0 = time.perf_counter()
-                v = encode_query(s.embedder, q)  # type: ignore[arg-type]
+                v = encode_query(s.embedder, q)
                 t1 = time.perf_counter()
                 dense.search(v, 10)
                 t2 = time.perf_counter()

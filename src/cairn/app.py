@@ -40,7 +40,6 @@ from cairn.model import (
     DocumentView,
     EmbedStep,
     FileView,
-    Hit,
     Run,
     ShowView,
     SourceRoot,
@@ -48,9 +47,8 @@ from cairn.model import (
     StoredUnit,
     UnitView,
 )
-from cairn.search.engine import Searcher, SearchResult
 from cairn.search.eval import EvalReport
-from cairn.search.service import SemanticConfig, SemanticService
+from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
 from cairn.sources import is_within
 from cairn.store import Store, open_store
 
@@ -92,7 +90,6 @@ class Cairn:
             store = open_store(config.db_path)
         self.store: Store = store
         self.types = self._load_types()
-        self.searcher = Searcher(self.store, config.search)
         self.graph = GraphService(
             self.store,
             types=self.types.merged,
@@ -102,22 +99,14 @@ class Cairn:
         semantic = SemanticConfig.from_mapping(
             {"embed": config.embed, "fusion": config.fusion, "chunking": config.chunking}
         )
-        self.semantic = SemanticService(
+        self.semantic = SearchService(
             self.store,
             config.search,
             semantic,
+            embedder=UNSET if embedder is None else embedder,
             types=self.types.merged,
-            graph_proximity=self.graph.proximity_rowids,
+            graph=self.graph,
         )
-        if embedder is not None:
-            self.semantic = SemanticService(
-                self.store,
-                config.search,
-                semantic,
-                embedder=embedder,
-                types=self.types.merged,
-                graph_proximity=self.graph.proximity_rowids,
-            )
         self.last_embed: EmbedStep | None = None
 
     def _load_types(self) -> RootTypes:
@@ -130,8 +119,7 @@ class Cairn:
         """Read the roots' ``types.yaml`` again (once per run: a file may have appeared
         or changed) and hand the registry to chunking, search and the graph."""
         self.types = self._load_types()
-        self.semantic.types = self.types.merged
-        self.semantic._searcher = None  # its type weights came from the old registry
+        self.semantic.set_types(self.types.merged)
         self.graph.set_types(self.types.merged)
         return self.types
 
@@ -386,70 +374,41 @@ class Cairn:
         *,
         mode: str | None = None,
         limit: int | None = None,
+        offset: int = 0,
         explain: bool = False,
         include_alternates: bool = False,
         expand: bool | None = None,
     ) -> SearchResult:
-        """Search; see :mod:`cairn.search.query` for the syntax.
+        """Search; see :mod:`cairn.search.query` for the syntax and
+        :meth:`cairn.search.service.SearchService.search` for the details.
 
         Args:
             query: any text; never raises for it.
             mode: ``keyword`` (BM25), ``semantic`` (embeddings) or ``hybrid`` (their
                 fusion); ``None`` is hybrid when the index has embeddings, else keyword.
             limit: number of hits (default: ``[search] limit``).
+            offset: hits to skip (paging: the next page starts at ``offset + limit``).
             explain: give each hit its ranks, raw scores, fused summands and, with
                 ``expand``, the edges walked.
             include_alternates: also chat messages off the canonical branch.
             expand: graph expansion: walk 1–2 hops from the top hits along typed edges
                 and re-score (see :mod:`cairn.graph.expand`); ``None``: ``[graph]
                 expand`` from the configuration (default off).
+
+        Raises:
+            QueryError: ``offset`` is negative.
         """
-        k = max(1, limit or self.config.search.limit)
         if expand is None:
             expand = bool(self.config.graph.get("expand", False))
-        res = self.semantic.search(
+        return self.semantic.search(
             query,
             mode=mode,
-            limit=k * 3 if expand else k,
+            limit=limit,
+            offset=offset,
             explain=explain,
             include_alternates=include_alternates,
+            expand=expand,
         )
-        if not expand or not res.hits:
-            return res
-        return self._expand(res, k, explain, include_alternates)
-
-    def _expand(
-        self, res: SearchResult, k: int, explain: bool, include_alternates: bool
-    ) -> SearchResult:
-        """Re-rank ``res`` by graph expansion; units brought in must pass the filters."""
-        expanded = self.graph.expand([(h.unit_id, h.score) for h in res.hits])
-        by_id = {h.unit_id: h for h in res.hits}
-        new_ids = [e.unit_id for e in expanded if e.unit_id not in by_id]
-        allowed = self.store.filter_units(
-            new_ids, res.query.filters, include_alternates=include_alternates
-        )
-        fresh = {h.unit_id: h for h in self.searcher.hits_for(allowed, res.query)}
-        hits: list[Hit] = []
-        for e in expanded:
-            hit = by_id.get(e.unit_id) or fresh.get(e.unit_id)
-            if hit is None:
-                continue
-            exp = dict(hit.explain)
-            if explain:
-                exp["summands"] = {**dict(exp.get("summands", {})), "graph_expansion": e.boost}
-                exp["graph"] = {
-                    "base_score": e.base_score,
-                    "boost": e.boost,
-                    "rank_before": e.rank_before,
-                    **self.graph.explain(e),
-                }
-            score = e.base_score + e.boost  # exactly the sum of the summands
-            if explain:
-                exp["score"] = score
-            hits.append(dataclasses.replace(hit, rank=len(hits) + 1, score=score, explain=exp))
-            if len(hits) == k:
-                break
-        return SearchResult(res.query, tuple(hits), res.took_ms, res.notes)
 
     def evaluate(
         self,

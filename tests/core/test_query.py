@@ -1,4 +1,5 @@
-"""The query language: parsing, FTS5 escaping, and that no text ever raises."""
+"""The query language: parsing, the SQLite store's FTS5 escaping of a parsed query,
+and that no text ever raises."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cairn.search.query import fts_tokens, parse_query, to_fts
+from cairn.search.query import Query, fts_tokens, parse_query
+from cairn.store.sqlite.fts import fts_match
+
+
+def to_fts(query: Query) -> str | None:
+    """The MATCH expression the SQLite store runs for a parsed query."""
+    return fts_match(query.for_store())
 
 
 def test_words_are_quoted_and_ored() -> None:

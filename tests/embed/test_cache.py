@@ -15,8 +15,7 @@ from cairn.app import Cairn
 from cairn.config import Config, SearchConfig
 from cairn.embed.base import Embedder
 from cairn.ingest.embedding import NO_EMBEDDER_NOTICE, embed_pass
-from cairn.search.hybrid import HybridSearcher
-from cairn.store.sqlite.vectors import VectorStore
+from cairn.search.service import SearchService
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -69,12 +68,13 @@ def _vault(tmp_path: Path) -> Path:
 
 
 def _counts(cairn: Cairn) -> dict[str, int]:
-    db = cairn.store.db
-    return {
-        "units": db.execute("SELECT count(*) FROM units").fetchone()[0],
-        "fts": db.execute("SELECT count(*) FROM units_fts").fetchone()[0],
-        **VectorStore(cairn.store).counts(),
-    }
+    c = cairn.store.counts()
+    return {"units": c["units"], "fts": c["fts_rows"], **cairn.store.vectors.counts()}
+
+
+def _unit_ids(cairn: Cairn, path: str) -> list[str]:
+    res = cairn.search(f"path:{path}", mode="keyword", limit=100)
+    return [h.unit_id for h in res.hits]
 
 
 def test_rename_and_reindex_hit_the_cache(tmp_path: Path, static: Embedder) -> None:
@@ -82,13 +82,16 @@ def test_rename_and_reindex_hit_the_cache(tmp_path: Path, static: Embedder) -> N
     with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
         cairn.index([root])
         emb = Counting(static)
-        first = embed_pass(cairn.store, emb)
-        n_units = cairn.store.db.execute(  # blank preambles (text before a heading) get none
-            "SELECT count(*) FROM units WHERE kind != 'preamble' OR trim(body) != ''"
-        ).fetchone()[0]
+        vs = cairn.store.vectors
+        with cairn.store.transaction():  # the index run chunked already: start again
+            vs.reset_chunks("")
+        pending = [u.unit_id for u in vs.units_without_chunks()]
+        n_units = len(pending)  # blank preambles (text before a heading) get none
         assert 0 < n_units < _counts(cairn)["units"]
-        chunked = cairn.store.db.execute("SELECT count(DISTINCT unit_id) FROM chunks")
-        assert chunked.fetchone()[0] == n_units  # every chunkable unit, and only those
+        first = embed_pass(cairn.store, emb)
+        assert vs.units_without_chunks() == [] and not vs.has_unchunked()
+        per_unit = [len(vs.chunks_of(u)) for u in pending]
+        assert all(per_unit) and sum(per_unit) == _counts(cairn)["chunks"]  # only those
         assert first.embedded == _counts(cairn)["chunks"] >= n_units
         assert first.embedded == len(set(emb.texts)) == len(emb.texts) > 0
         assert any("Budget review" in t and "#work" in t for t in emb.texts)  # prefix
@@ -106,7 +109,7 @@ def test_rename_and_reindex_hit_the_cache(tmp_path: Path, static: Embedder) -> N
         assert run.added == 1 and run.removed == 1
         moved = embed_pass(cairn.store, emb)
         assert moved.embedded == 0 and emb.texts == []
-        assert VectorStore(cairn.store).integrity_check(static.fingerprint) == []
+        assert vs.integrity_check(static.fingerprint) == []
         assert _counts(cairn) == before
 
         # an edit re-embeds only the changed unit's text
@@ -129,8 +132,10 @@ def test_model_switch_embeds_into_a_separate_space(tmp_path: Path, static: Embed
         b = Counting(static, fingerprint="other-model-space")
         rep = embed_pass(cairn.store, b)
         assert rep.space == "other-model-space" and rep.embedded == n and len(b.texts) == n
-        vs = VectorStore(cairn.store)
-        spaces = {s["space"]: s["vectors"] for s in vs.spaces()}
+        vs = cairn.store.vectors
+        assert vs.missing_vectors("other-model-space") == 0
+        assert vs.missing_vectors("a-third-space") == vs.counts()["chunks"]
+        spaces = {s.space: s.vectors for s in vs.spaces()}
         assert spaces == {static.fingerprint: n, "other-model-space": n}
         assert vs.matrix(static.fingerprint).matrix.shape[0] == vs.counts()["chunks"]
         # switching back costs nothing: the first space is still there
@@ -145,52 +150,24 @@ def test_deleting_a_note_leaves_no_chunk_vector_or_fts_row(
     with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
         cairn.index([root])
         embed_pass(cairn.store, static)
-        db = cairn.store.db
-        hashes = [
-            r[0]
-            for r in db.execute(
-                "SELECT c.hash FROM chunks c JOIN units u ON u.id = c.unit_id "
-                "JOIN documents d ON d.id = u.document_id WHERE d.path = 'garden.md'"
-            )
-        ]
-        assert hashes
-        rowids = [
-            r[0]
-            for r in db.execute(
-                "SELECT u.rowid FROM units u JOIN documents d ON d.id = u.document_id "
-                "WHERE d.path = 'garden.md'"
-            )
-        ]
+        vs = cairn.store.vectors
+        garden = _unit_ids(cairn, "garden.md")
+        hashes = [c.hash for u in garden for c in vs.chunks_of(u)]
+        assert hashes and vs.has_vectors(static.fingerprint, hashes) == set(hashes)
         units_before = _counts(cairn)["units"]
         (root / "garden.md").unlink()
         cairn.index()
         # chunks go with their units at once (ON DELETE CASCADE) ...
-        assert (
-            db.execute(
-                "SELECT count(*) FROM chunks c WHERE NOT EXISTS "
-                "(SELECT 1 FROM units u WHERE u.id = c.unit_id)"
-            ).fetchone()[0]
-            == 0
-        )
+        assert all(vs.chunks_of(u) == [] for u in garden)
+        assert vs.integrity_check() == []
         embed_pass(cairn.store, static)
         # ... and the vectors at the end of the pass
-        q = ",".join("?" * len(hashes))
-        assert (
-            db.execute(f"SELECT count(*) FROM embeddings WHERE hash IN ({q})", hashes).fetchone()[0]
-            == 0
-        )
+        assert vs.has_vectors(static.fingerprint, hashes) == set()
         c = _counts(cairn)
-        assert c["units"] == c["fts"] == units_before - len(rowids)
-        q = ",".join("?" * len(rowids))
-        assert (
-            db.execute(f"SELECT count(*) FROM units_fts WHERE rowid IN ({q})", rowids).fetchone()[0]
-            == 0
-        )
-        assert (
-            c["vectors"]
-            == c["chunks"]
-            == len({r[0] for r in db.execute("SELECT hash FROM chunks")})
-        )
+        assert c["units"] == c["fts"] <= units_before - len(garden)
+        assert _unit_ids(cairn, "garden.md") == []
+        assert cairn.store.hit_units(garden) == {}
+        assert c["vectors"] == c["chunks"]
         assert cairn.check() == []
 
 
@@ -200,7 +177,7 @@ def test_no_embedder_degrades_with_one_notice(tmp_path: Path) -> None:
         cairn.index([root])
         rep = embed_pass(cairn.store, None)
         assert rep.notices == (NO_EMBEDDER_NOTICE,)
-        counts = VectorStore(cairn.store).counts()
+        counts = cairn.store.vectors.counts()
         assert counts["vectors"] == 0 and counts["chunks"] > 0  # chunked, not embedded
 
 
@@ -209,12 +186,12 @@ def test_a_move_under_no_embed_keeps_its_vector(tmp_path: Path, static: Embedder
     with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
         cairn.index([root])
         embed_pass(cairn.store, static)
-        before = VectorStore(cairn.store).counts()
+        before = cairn.store.vectors.counts()
         (root / "recipes" / "bread.md").rename(root / "baking.md")
         cairn.index()
         rep = embed_pass(cairn.store, None)  # e.g. `cairn index --no-embed`
-        assert rep.pruned == 0 and VectorStore(cairn.store).counts() == before
-        s = HybridSearcher(cairn.store, SearchConfig(), static)
+        assert rep.pruned == 0 and cairn.store.vectors.counts() == before
+        s = SearchService(cairn.store, SearchConfig(), embedder=static)
         hit = s.search("starter dough baking", mode="semantic", limit=1).hits[0]
         assert hit.path == "baking.md"
 
@@ -224,8 +201,8 @@ def test_vector_blobs_are_float32(tmp_path: Path, static: Embedder) -> None:
     with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
         cairn.index([root])
         embed_pass(cairn.store, static)
-        vs = VectorStore(cairn.store)
-        h = cairn.store.db.execute("SELECT hash FROM chunks LIMIT 1").fetchone()[0]
+        vs = cairn.store.vectors
+        h = next(c.hash for u in _unit_ids(cairn, "garden.md") for c in vs.chunks_of(u))
         v = vs.vector(static.fingerprint, h)
         assert v is not None and v.shape == (static.dim,)
         blob = cairn.store.db.execute("SELECT vector FROM embeddings LIMIT 1").fetchone()[0]
@@ -239,7 +216,7 @@ def test_integrity_check_finds_missing_and_malformed_vectors(
     root = _vault(tmp_path)
     with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
         cairn.index([root])
-        vs = VectorStore(cairn.store)
+        vs = cairn.store.vectors
         embed_pass(cairn.store, static)
         assert vs.integrity_check(static.fingerprint) == []
         h = cairn.store.db.execute("SELECT hash FROM chunks LIMIT 1").fetchone()[0]

@@ -20,8 +20,8 @@ from cairn.embed.base import Embedder
 from cairn.embed.locator import ModelLocator
 from cairn.ingest.embedding import embed_pass
 from cairn.search.fusion import FusionConfig
-from cairn.search.hybrid import HybridSearcher, summands_add_up
-from cairn.search.service import _UNSET, SemanticConfig, SemanticService
+from cairn.search.hits import summands_add_up
+from cairn.search.service import _UNSET, SearchService, SemanticConfig, SemanticService
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -67,14 +67,17 @@ def vault(tmp_path: Path, static: Embedder) -> Iterator[tuple[Cairn, Path]]:
         yield cairn, root
 
 
-def _searcher(cairn: Cairn, emb: Embedder | None, **kw: Any) -> HybridSearcher:
-    return HybridSearcher(cairn.store, SearchConfig(), emb, **kw)
+def _searcher(
+    cairn: Cairn, emb: Embedder | None, fusion: FusionConfig | None = None
+) -> SearchService:
+    cfg = SemanticConfig(fusion=fusion or FusionConfig())
+    return SearchService(cairn.store, SearchConfig(), cfg, embedder=emb)
 
 
 def test_modes_and_default(vault: tuple[Cairn, Path], static: Embedder) -> None:
     cairn, _ = vault
     s = _searcher(cairn, static)
-    assert s.default_mode() == "hybrid"
+    assert s.ranker().default_mode() == "hybrid"
     kw = s.search("windowsill", mode="keyword", explain=True)
     assert kw.hits[0].path == "pets/cat.md"
     h = kw.hits[0]
@@ -147,7 +150,7 @@ def test_similarity_floor_drops_unrelated_semantic_candidates(
 def test_keyword_only_degrade_without_embedder(vault: tuple[Cairn, Path]) -> None:
     cairn, _ = vault
     s = _searcher(cairn, None)
-    assert s.default_mode() == "keyword"
+    assert s.ranker().default_mode() == "keyword"
     res = s.search("windowsill", mode="hybrid", explain=True)
     assert res.hits and res.hits[0].path == "pets/cat.md"
     assert res.hits[0].explain["mode"] == "keyword"
@@ -178,12 +181,12 @@ def test_exactly_k_live_hits_after_deleting_notes(
     for rel in gone:
         (root / rel).unlink()
     cairn.index()  # no embedding pass: the cascade alone must keep search honest
-    live = {r[0] for r in cairn.store.db.execute("SELECT id FROM units")}
     for mode in ("semantic", "hybrid", "keyword"):
         res = s.search("animals pets cat dog garden work", mode=mode, limit=4)
         if mode != "keyword":
             assert len(res.hits) == 4, mode
         assert not gone & {h.path for h in res.hits}
+        live = cairn.store.hit_units([h.unit_id for h in res.hits])
         assert all(h.unit_id in live for h in res.hits)
     many = s.search("the", mode="semantic", limit=5)
     assert len(many.hits) == 5

@@ -103,7 +103,7 @@ class ChunkConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class Chunk:
+class TextChunk:
     """A slice of a unit's body sized for embedding.
 
     Attributes:
@@ -237,7 +237,7 @@ def _extend_forward(text: str, end: int, ceil: int, budget: int) -> int:
     return best if best > end else last
 
 
-def chunk_text(unit_id: str, body: str, profile: Profile) -> list[Chunk]:
+def chunk_text(unit_id: str, body: str, profile: Profile) -> list[TextChunk]:
     """Split one unit body into chunks.
 
     Args:
@@ -255,7 +255,7 @@ def chunk_text(unit_id: str, body: str, profile: Profile) -> list[Chunk]:
     total = count_tokens(body)
     if total <= profile.target:
         a, b = _trim(body, 0, len(body))
-        return [Chunk(unit_id, 0, body[a:b], body[a:b], a, b, a, b, total)]
+        return [TextChunk(unit_id, 0, body[a:b], body[a:b], a, b, a, b, total)]
     groups: list[tuple[int, int, int]] = []  # start, end, tokens
     for a, b in _pieces(body, profile.target):
         n = count_tokens(body[a:b])
@@ -264,7 +264,7 @@ def chunk_text(unit_id: str, body: str, profile: Profile) -> list[Chunk]:
             groups[-1] = (s, b, t + n)
         else:
             groups.append((a, b, n))
-    chunks: list[Chunk] = []
+    chunks: list[TextChunk] = []
     for i, (a, b, n) in enumerate(groups):
         a, b = _trim(body, a, b)
         wa = _extend_back(body, a, groups[i - 1][0] if i else 0, profile.overlap)
@@ -272,7 +272,7 @@ def chunk_text(unit_id: str, body: str, profile: Profile) -> list[Chunk]:
             body, b, groups[i + 1][1] if i + 1 < len(groups) else len(body), profile.overlap
         )
         wa, wb = _trim(body, wa, wb)
-        chunks.append(Chunk(unit_id, i, body[a:b], body[wa:wb], a, b, wa, wb, n))
+        chunks.append(TextChunk(unit_id, i, body[a:b], body[wa:wb], a, b, wa, wb, n))
     return chunks
 
 
@@ -306,7 +306,7 @@ def metadata_prefix(
     return line + "\n" if line else ""
 
 
-def embed_input(prefix: str, chunk: Chunk) -> str:
+def embed_input(prefix: str, chunk: TextChunk) -> str:
     """The exact text given to the embedder: the metadata prefix and the chunk's window."""
     return prefix + chunk.window
 

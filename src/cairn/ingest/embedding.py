@@ -19,22 +19,22 @@ vector yet are found by keywords only.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from cairn.embed.base import Embedder
 from cairn.ingest.chunking import (
-    Chunk,
     ChunkConfig,
+    TextChunk,
     chunk_text,
     content_hash,
     count_tokens,
     metadata_prefix,
 )
+from cairn.model import Chunk, ChunkSource
 from cairn.store import Store
-from cairn.store.sqlite.vectors import VectorStore
+from cairn.store.base import VectorIndex
 
 EmbedProgress = Callable[[int, int, str], None]
 """``progress(done, total, phase)``: ``phase`` is ``"chunk"`` or ``"embed"``; ``done``
@@ -68,39 +68,32 @@ class EmbedReport:
     notices: tuple[str, ...] = field(default=())
 
 
-def _tags(row: object) -> list[str]:
-    own = json.loads(row["tags"] or "[]")  # type: ignore[index]
-    inherited = json.loads(row["inherited_tags"] or "[]")  # type: ignore[index]
-    return list(dict.fromkeys([*own, *inherited]))
+def unit_prefix(unit: ChunkSource) -> str:
+    """The metadata prefix of a unit (document title, outline path with the unit's own
+    title, tags): what is embedded before each of its chunks' windows."""
+    outline = unit.outline_path
+    if unit.title and (not outline or outline[-1] != unit.title):
+        outline = (*outline, unit.title)
+    return metadata_prefix(unit.doc_title, outline, unit.tags)
 
 
-def unit_prefix(row: object) -> str:
-    """The metadata prefix for a unit row (``title``, ``outline_path``, tags, ``doc_title``)."""
-    outline = tuple(json.loads(row["outline_path"] or "[]"))  # type: ignore[index]
-    title = row["title"] or ""  # type: ignore[index]
-    if title and (not outline or outline[-1] != title):
-        outline = (*outline, title)
-    return metadata_prefix(row["doc_title"], outline, _tags(row))  # type: ignore[index]
-
-
-def chunk_unit(row: object, config: ChunkConfig) -> tuple[str, list[Chunk], list[str]]:
-    """``(profile name, chunks, embedded texts)`` for one unit row.
+def chunk_unit(unit: ChunkSource, config: ChunkConfig) -> tuple[str, list[TextChunk], list[str]]:
+    """``(profile name, chunks, embedded texts)`` for one unit.
 
     A heading (or message, concept …) with a blank body but a title gets one empty chunk,
     so its title (carried by the prefix) is still searchable by meaning; a blank
     preamble (the empty text before a file's first heading) gets none.
     """
-    name, profile = config.profile_for(row["doc_type"])  # type: ignore[index]
-    body: str = row["body"] or ""  # type: ignore[index]
-    chunks = chunk_text(row["id"], body, profile)  # type: ignore[index]
-    prefix = unit_prefix(row)
-    if not chunks and prefix.strip() and row["kind"] != "preamble":  # type: ignore[index]
-        chunks = [Chunk(row["id"], 0, "", "", 0, 0, 0, 0, 0)]  # type: ignore[index]
+    name, profile = config.profile_for(unit.doc_type)
+    chunks = chunk_text(unit.unit_id, unit.body, profile)
+    prefix = unit_prefix(unit)
+    if not chunks and prefix.strip() and unit.kind != "preamble":
+        chunks = [TextChunk(unit.unit_id, 0, "", "", 0, 0, 0, 0, 0)]
     return name, chunks, [prefix + c.window for c in chunks]
 
 
 def chunk_pending(
-    vs: VectorStore,
+    store: Store,
     config: ChunkConfig,
     document_ids: Sequence[str] | None = None,
     progress: EmbedProgress | None = None,
@@ -110,19 +103,20 @@ def chunk_pending(
     Redoes all chunks when the chunking settings changed. Returns ``(units that got
     chunks, chunks)``; blank units get none and are looked at again on the next pass.
     """
+    vs: VectorIndex = store.vectors
     sig = config.signature()
     if vs.chunker_signature() != sig:
-        with vs.store.transaction():
+        with store.transaction():
             vs.reset_chunks(sig)
         document_ids = None
-    rows = vs.units_without_chunks(document_ids)
+    units = vs.units_without_chunks(document_ids)
     n_units = n_chunks = 0
-    batch: list[tuple[object, ...]] = []
-    for i, row in enumerate(rows, start=1):
-        name, chunks, texts = chunk_unit(row, config)
+    batch: list[Chunk] = []
+    for i, unit in enumerate(units, start=1):
+        name, chunks, texts = chunk_unit(unit, config)
         for c, t in zip(chunks, texts, strict=True):
             batch.append(
-                (
+                Chunk(
                     c.unit_id,
                     c.ordinal,
                     c.start,
@@ -136,17 +130,17 @@ def chunk_pending(
             )
         n_units += 1 if chunks else 0
         n_chunks += len(chunks)
-        if len(batch) >= 2000 or i == len(rows):
-            with vs.store.transaction():
+        if len(batch) >= 2000 or i == len(units):
+            with store.transaction():
                 vs.add_chunks(batch)
             batch = []
-        if progress and (i % 200 == 0 or i == len(rows)):
-            progress(i, len(rows), "chunk")
+        if progress and (i % 200 == 0 or i == len(units)):
+            progress(i, len(units), "chunk")
     return n_units, n_chunks
 
 
 def embed_missing(
-    vs: VectorStore,
+    store: Store,
     embedder: Embedder,
     *,
     batch_size: int = 64,
@@ -157,16 +151,16 @@ def embed_missing(
     Texts are embedded once per distinct hash, sorted by length so batches pad little.
     Returns ``(distinct texts embedded, chunks that lacked a vector, seconds in embedder)``.
     """
+    vs: VectorIndex = store.vectors
     space = embedder.fingerprint
-    with vs.store.transaction():
+    with store.transaction():
         vs.ensure_space(space, embedder.name, embedder.dim)
-    rows = vs.chunks_missing_vectors(space)
+    pending = vs.chunks_missing_vectors(space)
     texts: dict[str, str] = {}
-    for r in rows:
-        if r["hash"] in texts:
-            continue
-        body = r["body"] or ""
-        texts[r["hash"]] = unit_prefix(r) + body[r["window_start"] : r["window_end"]]
+    for chunk, unit in pending:
+        if chunk.hash not in texts:
+            window = unit.body[chunk.window_start : chunk.window_end]
+            texts[chunk.hash] = unit_prefix(unit) + window
     order = sorted(texts, key=lambda h: len(texts[h]))
     spent = 0.0
     done = 0
@@ -176,12 +170,12 @@ def embed_missing(
         t0 = time.perf_counter()
         vecs = embedder.embed([texts[h] for h in part])
         spent += time.perf_counter() - t0
-        with vs.store.transaction():
+        with store.transaction():
             vs.put_vectors(space, zip(part, vecs, strict=True))
         done += len(part)
         if progress:
             progress(done, len(order), "embed")
-    return len(order), len(rows), spent
+    return len(order), len(pending), spent
 
 
 def embed_pass(
@@ -210,13 +204,13 @@ def embed_pass(
         the report carries :data:`NO_EMBEDDER_NOTICE`.
     """
     t0 = time.perf_counter()
-    vs = VectorStore(store)
+    vs = store.vectors
     cfg = config or ChunkConfig()
     if embedder is None:
         # chunk anyway (no model needed): a moved or renamed note's new chunks keep
         # referring to its cached vectors, so pruning below cannot drop them and the
         # note stays findable by meaning
-        n_units, n_chunks = chunk_pending(vs, cfg, document_ids, progress)
+        n_units, n_chunks = chunk_pending(store, cfg, document_ids, progress)
         with store.transaction():
             pruned = vs.prune()
         return EmbedReport(
@@ -226,8 +220,10 @@ def embed_pass(
             seconds=time.perf_counter() - t0,
             notices=(NO_EMBEDDER_NOTICE,),
         )
-    n_units, n_chunks = chunk_pending(vs, cfg, document_ids, progress)
-    embedded, missing, spent = embed_missing(vs, embedder, batch_size=batch_size, progress=progress)
+    n_units, n_chunks = chunk_pending(store, cfg, document_ids, progress)
+    embedded, missing, spent = embed_missing(
+        store, embedder, batch_size=batch_size, progress=progress
+    )
     with store.transaction():
         pruned = vs.prune()
     return EmbedReport(

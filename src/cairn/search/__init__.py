@@ -1,1 +1,19 @@
-"""Search: query language, lexical retrieval, snippets, explanations."""
+"""Search: one service over the store (:class:`cairn.search.service.SearchService`).
+
+Modules by role:
+
+* :mod:`~cairn.search.query` — the query language: user text → :class:`Query` → the
+  :class:`cairn.model.TextQuery` the store ranks (stopwords dropped, ``source:`` paths
+  resolved);
+* :mod:`~cairn.search.rank` — the keyword, semantic and hybrid lists, fusion inputs
+  (type weights, time decay, graph proximity) and the one title-only-preamble rule;
+* :mod:`~cairn.search.dense` — exact cosine top-k over ``store.vectors``;
+* :mod:`~cairn.search.fusion` — RRF and the linear blend;
+* :mod:`~cairn.search.expand` — graph expansion of a ranking;
+* :mod:`~cairn.search.hits` and :mod:`~cairn.search.snippet` — hits, snippets, context
+  and explanations;
+* :mod:`~cairn.search.service` — the service: mode fallbacks, paging, notes;
+* :mod:`~cairn.search.eval` — BEIR evaluation.
+
+Everything is keyed by unit id; no SQL and no backend syntax lives here.
+"""

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cairn.embed.base import Embedder
-from cairn.store import Store
-from cairn.store.sqlite.vectors import VectorMatrix, VectorStore
+from cairn.model import VectorMatrix
+from cairn.store.base import VectorIndex
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,11 +30,14 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class DenseHit:
-    """A unit found by meaning: its rowid, best cosine, and the chunk that gave it."""
+    """A unit found by meaning: its id, best cosine, and the chunk that gave it
+    (ordinal, and its ``start``/``end`` offsets in the unit body)."""
 
-    unit_rowid: int
+    unit_id: str
     score: float
-    chunk_id: int
+    chunk: int
+    start: int
+    end: int
 
 
 def encode_query(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
@@ -50,20 +53,22 @@ class DenseIndex:
     """Exact cosine search over one embedding space of a store.
 
     Args:
-        store: the open store.
+        vectors: the store's vector index (``store.vectors``).
         space: the embedder fingerprint whose vectors are searched.
     """
 
-    def __init__(self, store: Store, space: str) -> None:
-        self.vectors = VectorStore(store)
+    def __init__(self, vectors: VectorIndex, space: str) -> None:
+        self.vectors = vectors
         self.space = space
         self._mat: VectorMatrix | None = None
+        self._index: dict[str, int] = {}
 
     def matrix(self) -> VectorMatrix:
         """The current matrix, reloaded when the store's vector generation moved."""
         gen = self.vectors.generation()
         if self._mat is None or self._mat.generation != gen:
             self._mat = self.vectors.matrix(self.space)
+            self._index = {u: i for i, u in enumerate(self._mat.unit_ids)}
         return self._mat
 
     def size(self) -> int:
@@ -76,13 +81,25 @@ class DenseIndex:
         out: npt.NDArray[np.float32] = m @ q.astype(m.dtype, copy=False)
         return out
 
+    def _unit_mask(self, unit_ids: Collection[str]) -> npt.NDArray[np.bool_]:
+        """Per row: whether its unit is one of ``unit_ids``."""
+        import numpy as np
+
+        vm = self.matrix()
+        per_unit = np.zeros(len(vm.unit_ids), dtype=bool)
+        pos = [i for i in (self._index.get(u) for u in unit_ids) if i is not None]
+        if pos:
+            per_unit[np.fromiter(pos, np.int64, len(pos))] = True
+        out: npt.NDArray[np.bool_] = per_unit[vm.units]
+        return out
+
     def search(
         self,
         q: npt.NDArray[np.float32],
         k: int,
         *,
-        allowed: Collection[int] | None = None,
-        excluded: Collection[int] = (),
+        allowed: Collection[str] | None = None,
+        excluded: Collection[str] = (),
         include_alternates: bool = False,
     ) -> list[DenseHit]:
         """The ``k`` best distinct live units for query vector ``q``, best first.
@@ -90,8 +107,8 @@ class DenseIndex:
         Args:
             q: a unit query vector of the space's dimension.
             k: units wanted.
-            allowed: when given, only these unit rowids (filters already applied).
-            excluded: unit rowids to leave out (units matching ``-word`` terms).
+            allowed: when given, only these unit ids (filters already applied).
+            excluded: unit ids to leave out (units matching ``-word`` terms).
             include_alternates: also units off a conversation's canonical branch.
 
         Returns:
@@ -108,9 +125,9 @@ class DenseIndex:
         if not include_alternates:
             mask &= ~vm.alternate
         if allowed is not None:
-            mask &= np.isin(vm.unit_rowids, np.fromiter(allowed, np.int64, len(allowed)))
+            mask &= self._unit_mask(allowed)
         if excluded:
-            mask &= ~np.isin(vm.unit_rowids, np.fromiter(excluded, np.int64, len(excluded)))
+            mask &= ~self._unit_mask(excluded)
         idx = np.flatnonzero(mask)
         if idx.size == 0:
             return []
@@ -126,11 +143,19 @@ class DenseIndex:
             seen: set[int] = set()
             for t in top:
                 row = int(idx[t])
-                uid = int(vm.unit_rowids[row])
-                if uid in seen:
+                u = int(vm.units[row])
+                if u in seen:
                     continue
-                seen.add(uid)
-                hits.append(DenseHit(uid, float(sims[row]), int(vm.chunk_ids[row])))
+                seen.add(u)
+                hits.append(
+                    DenseHit(
+                        vm.unit_ids[u],
+                        float(sims[row]),
+                        int(vm.ordinals[row]),
+                        int(vm.starts[row]),
+                        int(vm.ends[row]),
+                    )
+                )
                 if len(hits) == k:
                     return hits
             if want >= idx.size:
@@ -138,22 +163,21 @@ class DenseIndex:
             want = min(idx.size, want * 4)
 
     def unit_similarity(
-        self, q: npt.NDArray[np.float32], unit_rowids: Sequence[int]
-    ) -> dict[int, float]:
+        self, q: npt.NDArray[np.float32], unit_ids: Sequence[str]
+    ) -> dict[str, float]:
         """Best-chunk cosine of ``q`` for each given unit that has vectors."""
         import numpy as np
 
         vm = self.matrix()
-        if not unit_rowids or vm.matrix.shape[0] == 0:
+        if not unit_ids or vm.matrix.shape[0] == 0:
             return {}
-        want = np.fromiter(unit_rowids, np.int64, len(unit_rowids))
-        rows = np.flatnonzero(np.isin(vm.unit_rowids, want))
+        rows = np.flatnonzero(self._unit_mask(unit_ids))
         if rows.size == 0:
             return {}
         sims = vm.matrix[rows] @ q.astype(np.float32, copy=False)
-        out: dict[int, float] = {}
+        out: dict[str, float] = {}
         for r, s in zip(rows.tolist(), sims.tolist(), strict=True):
-            u = int(vm.unit_rowids[r])
+            u = vm.unit_ids[int(vm.units[r])]
             if s > out.get(u, -2.0):
                 out[u] = float(s)
         return out

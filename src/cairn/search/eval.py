@@ -36,7 +36,7 @@ from cairn.errors import CairnError
 from cairn.ingest.chunking import ChunkConfig
 from cairn.model import HEADING, Document, SourceRoot, Unit
 from cairn.search.fusion import FusionConfig
-from cairn.search.hybrid import HybridSearcher
+from cairn.search.rank import Ranker
 from cairn.store import Store, open_store
 
 Run = dict[str, dict[str, float]]
@@ -263,24 +263,18 @@ def _pct(values: Sequence[float], p: float) -> float:
 
 
 def run_queries(
-    searcher: HybridSearcher, queries: Mapping[str, str], mode: str, limit: int = 100
+    ranker: Ranker, queries: Mapping[str, str], mode: str, limit: int = 100
 ) -> tuple[Run, list[float]]:
     """Run every query in ``mode``; returns the run (``qid -> {unit id: score}``) and
     per-query latency in milliseconds. Unit ids are the corpus ids (see
     :func:`index_corpus`)."""
     run: Run = {}
     lat: list[float] = []
-    rowid_to_id: dict[int, str] = {}
     for qid, text in queries.items():
         t0 = time.perf_counter()
-        ranking = searcher.rank(_plain(text), mode=mode, limit=limit)
+        ranking = ranker.rank(_plain(text), mode=mode, limit=limit)
         lat.append((time.perf_counter() - t0) * 1000)
-        fused = ranking.fused[:limit]
-        missing = [f.key for f in fused if f.key not in rowid_to_id]
-        if missing:
-            for rowid, row in searcher.store.unit_rows(missing).items():
-                rowid_to_id[rowid] = row["id"]
-        run[qid] = {rowid_to_id[f.key]: f.score for f in fused if f.key in rowid_to_id}
+        run[qid] = {f.key: f.score for f in ranking.fused[:limit]}
     return run, lat
 
 
@@ -345,23 +339,21 @@ def evaluate(
             rep = embed_pass(store, embedder, config=chunk_config, progress=progress)
             index_s = time.perf_counter() - t0
             notes.extend(rep.notices)
-            searcher = HybridSearcher(store, search_config or SearchConfig(), embedder, fusion)
+            ranker = Ranker(store, search_config or SearchConfig(), embedder, fusion)
             results: list[ModeResult] = []
             runs: dict[str, Run] = {}
             for mode in modes:
                 if mode != "keyword" and embedder is None:
                     notes.append(f"{mode}: skipped (no embedder)")
                     continue
-                run, lat = run_queries(searcher, ds.queries, mode)
+                run, lat = run_queries(ranker, ds.queries, mode)
                 nd, rc, mr = measure(run, ds.qrels)
                 results.append(
                     ModeResult(mode, nd, rc, mr, len(ds.qrels), _pct(lat, 50), _pct(lat, 95))
                 )
                 if keep_runs:
                     runs[mode] = run
-            from cairn.store.sqlite.vectors import VectorStore
-
-            chunks = VectorStore(store).counts()["chunks"]
+            chunks = store.vectors.counts()["chunks"]
         finally:
             store.close()
     return EvalReport(

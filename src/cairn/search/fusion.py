@@ -98,7 +98,7 @@ class Fused:
     """One fused result.
 
     Attributes:
-        key: the item (a unit rowid in search).
+        key: the item (a unit id in search).
         score: ``math.fsum(summands.values())``.
         summands: named parts of the score.
         ranks / raw: per list, the item's 1-based rank and raw score (lists that do not
@@ -140,14 +140,19 @@ def _positions(
     return ranks, raw
 
 
-def make_distinct(items: list[Fused]) -> list[Fused]:
+def make_distinct(items: list[Fused], *, key_order: bool = True) -> list[Fused]:
     """Sort by (score desc, key asc) and make every score lower than the one before.
+    With ``key_order`` false, equal scores keep the order they came in (a single list's
+    own order: a filter-only query lists by path and outline position).
 
     An item whose score is not below its predecessor's (an exact tie) gets an ``order``
     summand of ``−j·1e-12`` with the smallest ``j`` that puts it below, so the order is
     kept, every summand is listed, and the summands still add up to the score.
     """
-    ordered = sorted(items, key=lambda f: (-f.score, str(f.key)))
+    if key_order:
+        ordered = sorted(items, key=lambda f: (-f.score, str(f.key)))
+    else:
+        ordered = sorted(items, key=lambda f: -f.score)
     out: list[Fused] = []
     for f in ordered:
         if out and f.score >= out[-1].score:
@@ -260,9 +265,10 @@ def linear(
 
 
 def single(name: str, lst: Ranked) -> list[Fused]:
-    """One list as fused results: the score is the list's raw score (summand ``name``)."""
+    """One list as fused results: the score is the list's raw score (summand ``name``);
+    equal scores keep the list's order."""
     ranks, raw = _positions({name: lst})
     out = [
         Fused(key, raw[key][name], {name: raw[key][name]}, ranks[key], raw[key]) for key in ranks
     ]
-    return make_distinct(out)
+    return make_distinct(out, key_order=False)

@@ -1,4 +1,5 @@
-"""The query language, and its safe translation to an FTS5 MATCH expression.
+"""The query language: user text → :class:`Query` → the :class:`cairn.model.TextQuery`
+the store ranks.
 
 Syntax (any text is a valid query; nothing raises):
 
@@ -11,12 +12,15 @@ Syntax (any text is a valid query; nothing raises):
   ``kind:``, ``id:``; ``-tag:x`` negates a filter. An unknown ``key:value`` is searched
   as text.
 
-User text never reaches FTS5 unescaped: each word is split into the tokens FTS5's
-``unicode61`` tokenizer would make and quoted, so ``C++``, ``state-of-the-art``,
-``NEAR``, ``*`` and ``"unbalanced`` are plain words. A word that splits into several
-tokens (``BENCH-100821``, ``path/to/file.toml``) becomes a phrase, so it matches the
-same tokens in the same order as the indexed text. CJK runs become phrases of
-character bigrams against the ``cjk`` column.
+Each word is split into the tokens the index makes of text (:mod:`cairn.text`), so
+``C++``, ``state-of-the-art``, ``NEAR``, ``*`` and ``"unbalanced`` are plain words. A
+word that splits into several tokens (``BENCH-100821``, ``path/to/file.toml``) is a
+phrase: it matches the same tokens in the same order as the indexed text. CJK runs
+become character bigrams. Turning a :class:`TextQuery` into backend syntax (FTS5
+MATCH) is the store's job (:mod:`cairn.store.sqlite.fts`).
+
+``source:`` values that name a folder (``~/notes``, ``./notes``, a path through a
+symlink) are expanded and resolved here, so they match the registered root's path.
 """
 
 from __future__ import annotations
@@ -24,9 +28,11 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from cairn.model import Filter
+from cairn.model import Filter, Term, TextQuery
 from cairn.text import CJK_RUN as _CJK
 from cairn.text import fts_text, fts_tokens
 
@@ -49,16 +55,6 @@ FILTER_FIELDS = frozenset(
 )
 
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}(T[\d:]+Z?)?)?)?$")
-
-
-@dataclass(frozen=True, slots=True)
-class Term:
-    """A positive or negative search term: the FTS5 tokens of one word or phrase."""
-
-    tokens: tuple[str, ...]
-    cjk: tuple[str, ...] = ()
-    negate: bool = False
-    text: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,12 +85,19 @@ class Query:
         """Nothing to search for and nothing to filter on."""
         return not self.positive and not self.filters
 
+    def for_store(self) -> TextQuery:
+        """The query the store ranks: filters, negative terms, and the positive terms
+        without English function words when a content word is among them
+        (:func:`content_terms`)."""
+        neg = tuple(t for t in self.terms if t.negate)
+        return TextQuery((*content_terms(self.positive), *neg), self.filters)
+
 
 def _bigrams(run: str) -> list[str]:
     return [run] if len(run) == 1 else [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-def _term(text: str, negate: bool) -> Term | None:
+def _term(text: str, negate: bool, phrase: bool = False) -> Term | None:
     text = fts_text(text)
     cjk: list[str] = []
     for m in _CJK.finditer(text):
@@ -103,7 +106,7 @@ def _term(text: str, negate: bool) -> Term | None:
     tokens = tuple(fts_tokens(rest))
     if not tokens and not cjk:
         return None
-    return Term(tokens, tuple(cjk), negate, text)
+    return Term(tokens, tuple(cjk), negate, text, phrase)
 
 
 _LEX = re.compile(r'(-?)"([^"]*)"?|((?:[^\s"]+|"[^"]*"?)+)')
@@ -122,7 +125,7 @@ def parse_query(text: str) -> Query:
     notes: list[str] = []
     for m in _LEX.finditer(text):
         if m.group(2) is not None:
-            t = _term(m.group(2), bool(m.group(1)))
+            t = _term(m.group(2), bool(m.group(1)), phrase=True)
             if t:
                 terms.append(t)
             continue
@@ -171,25 +174,25 @@ def _filter(key: str, value: str, negate: bool, notes: list[str]) -> Filter | No
             notes.append(f"ignored prop filter without a key: {value!r}")
             return None
         return Filter("prop", v if sep else "", key=k, negate=negate)
+    if key == "source":
+        value = resolve_source(value)
     if key in ("before", "after") and not _valid_date(value):
         notes.append(f"ignored {key}: filter, not a valid date (YYYY[-MM[-DD]]): {value!r}")
         return None
     return Filter(key, value, negate=negate)
 
 
-def _quote(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
-
-
-def _term_expr(t: Term) -> str:
-    parts: list[str] = []
-    if t.tokens and t.cjk:  # CSSはHTML: the Latin words need not be adjacent any more
-        parts.extend(_quote(tok) for tok in t.tokens)
-    elif t.tokens:
-        parts.append(_quote(" ".join(t.tokens)))
-    if t.cjk:
-        parts.append("cjk : " + _quote(" ".join(t.cjk)))
-    return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+def resolve_source(value: str) -> str:
+    """A ``source:`` value naming a folder as the absolute, symlink-free path a root is
+    registered under (``~/notes``, ``./notes``, ``/link/to/notes``); other values (a
+    format, a provider, a folder name) as given."""
+    if not (value.startswith(("~", "/", "./", "../")) or value in (".", "..")):
+        return value
+    p = Path(value).expanduser()
+    try:
+        return p.resolve().as_posix() if p.exists() else p.absolute().as_posix()
+    except (OSError, RuntimeError):
+        return value
 
 
 STOPWORDS = frozenset(
@@ -253,24 +256,11 @@ def _is_stopword(t: Term) -> bool:
     return not t.cjk and len(t.tokens) == 1 and t.tokens[0].casefold() in STOPWORDS
 
 
-def to_fts(query: Query) -> str | None:
-    """The FTS5 MATCH expression for a query, or ``None`` when it has no positive term.
-
-    Positive terms are OR-ed; negative ones are subtracted with ``NOT``. Every token is
-    a quoted string, so no user character is read as FTS5 syntax. A single-word term
-    that is an English function word (:data:`STOPWORDS`) is left out when another
-    positive term is not one: OR-ing ``the`` or ``to`` matches nearly every unit, costs
-    time in proportion, and adds almost nothing to BM25 (their IDF is near zero).
-    Phrases keep every word (``"state of the art"``, ``state-of-the-art``).
-    """
-    terms = list(query.positive)
+def content_terms(terms: Sequence[Term]) -> tuple[Term, ...]:
+    """``terms`` without single-word English function words (:data:`STOPWORDS`) when
+    another term is not one: OR-ing ``the`` or ``to`` matches nearly every unit, costs
+    time in proportion, and adds almost nothing to BM25 (their IDF is near zero), nor
+    should it be highlighted. Phrases keep every word (``"state of the art"``)."""
     if any(not _is_stopword(t) for t in terms):
-        terms = [t for t in terms if not _is_stopword(t)]
-    pos = [_term_expr(t) for t in terms]
-    if not pos:
-        return None
-    expr = " OR ".join(pos)
-    neg = [_term_expr(t) for t in query.terms if t.negate]
-    if neg:
-        expr = f"({expr}) NOT ({' OR '.join(neg)})"
-    return expr
+        return tuple(t for t in terms if not _is_stopword(t))
+    return tuple(terms)

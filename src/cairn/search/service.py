@@ -1,13 +1,12 @@
-"""``SemanticService``: embeddings, hybrid search and evaluation for one store.
+"""``SearchService``: one search over one store — keyword, semantic and hybrid
+ranking (:mod:`cairn.search.rank`), graph expansion (:mod:`cairn.search.expand`),
+hits with snippets and explanations (:mod:`cairn.search.hits`), paging — plus the
+embedder it searches with, the embedding pass after an index run, and evaluation.
 
-The composition root (:class:`cairn.app.Cairn`) attaches one with a line::
+The composition root (:class:`cairn.app.Cairn`) attaches one::
 
-    self.semantic = SemanticService(self.store, config.search,
-                                    SemanticConfig.load(config.config_file))
-
-and calls :meth:`SemanticService.after_index` after each indexing run,
-:meth:`SemanticService.search` for ``cairn search --mode …`` and
-:meth:`SemanticService.evaluate` for ``cairn eval``.
+    self.semantic = SearchService(self.store, config.search,
+                                  SemanticConfig.load(config.config_file), graph=self.graph)
 
 Configuration (``cairn.toml``)::
 
@@ -27,28 +26,37 @@ Per-type ``chunk_profile`` and ``retriever_weight`` come from ``types.yaml``.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.config import SearchConfig
 from cairn.embed.base import Embedder
 from cairn.embed.locator import ModelLocator
 from cairn.embed.registry import EmbedConfig, make_embedder
-from cairn.errors import ConfigError, ProviderUnavailable
+from cairn.errors import ConfigError, ProviderUnavailable, QueryError
 from cairn.ingest.chunking import DEFAULT_PROFILES, ChunkConfig, Profile
 from cairn.ingest.embedding import NO_EMBEDDER_NOTICE, EmbedProgress, EmbedReport, embed_pass
-from cairn.search.engine import SearchResult
+from cairn.model import Hit
 from cairn.search.eval import EvalReport, evaluate
+from cairn.search.expand import POOL, Entry, expand_entries
 from cairn.search.fusion import FusionConfig
-from cairn.search.hybrid import HybridSearcher
+from cairn.search.hits import build_hits, explain_fused
+from cairn.search.query import Query
+from cairn.search.rank import Proximity, Ranker, Ranking
 from cairn.store import Store
-from cairn.store.sqlite.vectors import VectorStore
 
-_UNSET: Any = object()
+if TYPE_CHECKING:
+    from cairn.graph.service import GraphService
+
+UNSET: Any = object()
+"""The default of ``embedder``: build one from the ``[embed]`` settings on first use."""
+_UNSET = UNSET
 NO_EMBED_NOTICE = (
     "--no-embed: new and changed notes were not embedded; they are found by keywords "
     "until the next `cairn index` without --no-embed"
@@ -119,8 +127,50 @@ class SemanticConfig:
         return cls.from_mapping(data)
 
 
-class SemanticService:
-    """Embeddings and hybrid search over one store.
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """One page of hits for a query, with the parsed query, timing (milliseconds),
+    notes for the user, and the page's ``offset`` (hits are ranked from
+    ``offset + 1``; ask for the next page at ``offset + len(hits)``)."""
+
+    query: Query
+    hits: tuple[Hit, ...]
+    took_ms: float
+    notes: tuple[str, ...] = field(default=())
+    offset: int = 0
+
+
+_TODO_STATES = ("open", "done", "any", "*")
+
+
+def value_notes(store: Store, query: Query) -> list[str]:
+    """Notes for ``format:``, ``kind:``, ``todo:`` and ``role:`` filters whose value
+    nothing in the index has, naming the values it does have (asked only when a query
+    found nothing: the look-up scans the units)."""
+    out: list[str] = []
+    seen: dict[str, list[str]] = {}
+    for f in query.filters:
+        if f.negate or f.field not in ("format", "kind", "todo", "role"):
+            continue
+        if f.field not in seen:
+            seen[f.field] = store.filter_values(f.field)
+        known = seen[f.field]
+        if f.field == "todo":
+            ok = f.value in _TODO_STATES or f.value in known
+            choices = [*_TODO_STATES[:3], *known]
+        else:
+            ok = f.value.casefold() in {v.casefold() for v in known}
+            choices = known
+        if not ok:
+            listed = ", ".join(choices) if choices else "none yet"
+            out.append(
+                f"{f.field}:{f.value} matches nothing in this index; {f.field} values: {listed}"
+            )
+    return out
+
+
+class SearchService:
+    """Search (and the embeddings it needs) over one store.
 
     Args:
         store: the open store.
@@ -131,9 +181,10 @@ class SemanticService:
         types: a ``types.yaml`` registry (:class:`cairn.formats.types.TypeRegistry`)
             for per-type chunk profiles and retriever weights.
         locator: where models are looked for.
-        graph_proximity: ``rowid -> proximity in [0, 1]`` of units near ranked hits
-            (:meth:`cairn.graph.service.GraphService.proximity_rowids`), the ``graph``
-            term of the linear blend.
+        graph_proximity: ``[(unit id, score)] -> {unit id: proximity in [0, 1]}`` of
+            units near ranked hits, the ``graph`` term of the linear blend (default:
+            ``graph.proximity`` when ``graph`` is given).
+        graph: the graph service, for ``expand`` (graph expansion) and proximity.
     """
 
     def __init__(
@@ -145,8 +196,12 @@ class SemanticService:
         embedder: Embedder | None = _UNSET,
         types: Any = None,
         locator: ModelLocator | None = None,
-        graph_proximity: Callable[[list[tuple[int, float]]], Mapping[int, float]] | None = None,
+        graph_proximity: Proximity | None = None,
+        graph: GraphService | None = None,
     ) -> None:
+        self.graph = graph
+        if graph_proximity is None and graph is not None:
+            graph_proximity = graph.proximity
         self.graph_proximity = graph_proximity
         self.store = store
         self.search_config = search_config
@@ -154,8 +209,8 @@ class SemanticService:
         self.types = types
         self.locator = locator
         self._embedder: Embedder | None = embedder
-        self._searcher: HybridSearcher | None = None
-        self._kw_searcher: HybridSearcher | None = None
+        self._ranker: Ranker | None = None
+        self._kw_ranker: Ranker | None = None
         self.notices: list[str] = []
 
     # --- embedder ---------------------------------------------------------------------
@@ -221,15 +276,30 @@ class SemanticService:
         return report
 
     def pending(self) -> bool:
-        """Whether some unit has not been chunked (and so not embedded) yet, e.g. after
-        an ``index --no-embed`` run; cheap, loads no model."""
-        return VectorStore(self.store).has_unchunked()
+        """Whether the embedding pass has work without any file having changed: a unit
+        not chunked yet (e.g. after ``index --no-embed``), or — when the embedder is
+        already built — chunks lacking a vector in its space (after a model switch).
+        Cheap; loads no model."""
+        vs = self.store.vectors
+        if vs.has_unchunked():
+            return True
+        emb = self._embedder
+        if emb is None or emb is _UNSET:
+            return False
+        return vs.missing_vectors(emb.fingerprint) > 0
 
     # --- search -----------------------------------------------------------------------
-    def searcher(self) -> HybridSearcher:
-        """The hybrid searcher (built once; it keeps the vector matrix in memory)."""
-        if self._searcher is None:
-            self._searcher = HybridSearcher(
+    def set_types(self, types: Any) -> None:
+        """Use these note types (``types.yaml``) for chunk profiles and retriever weights
+        from now on (the composition root loads them once per run)."""
+        self.types = types
+        self._ranker = None  # its type weights came from the old registry
+
+    def ranker(self) -> Ranker:
+        """The ranker over this service's embedder (built once; it keeps the vector
+        matrix in memory)."""
+        if self._ranker is None:
+            self._ranker = Ranker(
                 self.store,
                 self.search_config,
                 self.embedder,
@@ -237,16 +307,43 @@ class SemanticService:
                 type_weights=self.type_weights(),
                 graph_proximity=self.graph_proximity,
             )
-        return self._searcher
+        return self._ranker
 
     def has_vectors(self) -> bool:
         """Whether the index holds any embedding at all (of any model)."""
-        return VectorStore(self.store).any_vectors()
+        return self.store.vectors.any_vectors()
 
-    def _keyword_searcher(self) -> HybridSearcher:
-        if self._kw_searcher is None:
-            self._kw_searcher = HybridSearcher(self.store, self.search_config, None)
-        return self._kw_searcher
+    def _keyword_ranker(self) -> Ranker:
+        if self._kw_ranker is None:
+            self._kw_ranker = Ranker(self.store, self.search_config, None)
+        return self._kw_ranker
+
+    def _rank(
+        self, text: str, mode: str | None, want: int, include_alternates: bool
+    ) -> tuple[Ranking, list[str], list[str]]:
+        """The ranking, with notes to put before and after its own."""
+        if mode == "keyword" or (self._embedder is _UNSET and not self.has_vectors()):
+            # no model load for keyword searches or an index that has no vectors yet
+            ranking = self._keyword_ranker().rank(
+                text, mode="keyword", limit=want, include_alternates=include_alternates
+            )
+            if mode in ("semantic", "hybrid"):
+                note = f"{mode} search unavailable (no embeddings in this index yet); "
+                return ranking, [note + "showing keyword results"], []
+            return ranking, [], []
+        ranker = self.ranker()
+        try:
+            ranking = ranker.rank(
+                text, mode=mode, limit=want, include_alternates=include_alternates
+            )
+        except ProviderUnavailable as exc:
+            ranking = ranker.rank(
+                text, mode="keyword", limit=want, include_alternates=include_alternates
+            )
+            return ranking, [], [f"semantic search failed ({exc}); keyword results"]
+        if self.notices and mode not in (None, "keyword"):
+            return ranking, list(self.notices), []
+        return ranking, [], []
 
     def search(
         self,
@@ -254,61 +351,90 @@ class SemanticService:
         *,
         mode: str | None = None,
         limit: int | None = None,
+        offset: int = 0,
         explain: bool = False,
         include_alternates: bool = False,
+        expand: bool = False,
     ) -> SearchResult:
-        """Search in ``mode`` (``None``: hybrid when embeddings exist, else keyword).
+        """One page of hits for ``text`` (see :mod:`cairn.search.query` for the syntax).
 
-        See :meth:`cairn.search.hybrid.HybridSearcher.search`. Never raises for any user
-        text; a semantic request without embeddings answers with keywords and a note.
+        Args:
+            text: any text; never raises for it.
+            mode: ``keyword``, ``semantic``, ``hybrid`` or ``None`` (hybrid when
+                embeddings exist, else keyword). A semantic request without
+                embeddings, or whose model fails, answers with keywords and a note.
+            limit: hits per page (default ``[search] limit``); exactly that many when
+                at least ``offset + limit`` units match.
+            offset: hits to skip: pages at ``0, limit, 2·limit …`` do not overlap and
+                together equal one page of their total size (as long as the pages
+                stay within the fusion depth, 100 candidates per list by default).
+            explain: give each hit its ranks, raw scores, fused summands and, with
+                ``expand``, the edges walked.
+            include_alternates: also chat messages off the canonical branch.
+            expand: re-rank by graph expansion (needs the service's ``graph``).
+
+        Raises:
+            QueryError: ``offset`` is negative.
         """
-        if mode == "keyword" or (self._embedder is _UNSET and not self.has_vectors()):
-            # no model load for keyword searches or an index that has no vectors yet
-            res = self._keyword_searcher().search(
-                text,
-                mode="keyword",
-                limit=limit,
+        t0 = time.perf_counter()
+        if offset < 0:
+            raise QueryError(f"offset must be 0 or more, not {offset}")
+        k = max(1, limit or self.search_config.limit)
+        need = offset + k
+        expand = expand and self.graph is not None
+        want = need * POOL if expand else need
+        ranking, before, after = self._rank(text, mode, want, include_alternates)
+        model = self._embedder.name if self._embedder not in (None, _UNSET) else None
+        pool = ranking.fused[:want]
+        entries: dict[str, Entry] = {}
+        for f in pool:
+            chunk = ranking.chunks.get(f.key)
+            exp = (
+                explain_fused(
+                    f,
+                    mode=ranking.mode,
+                    query=ranking.query,
+                    fusion=self.config.fusion,
+                    chunk=chunk,
+                    syntax=ranking.syntax,
+                    model=model,
+                )
+                if explain
+                else {}
+            )
+            by_kw = "keyword" in f.ranks or "bm25" in f.ranks
+            entries[f.key] = (f.key, f.score, exp, chunk, by_kw)
+        if expand and pool:
+            assert self.graph is not None
+            ordered = expand_entries(
+                self.graph,
+                self.store,
+                pool,
+                entries,
+                ranking.query,
                 explain=explain,
                 include_alternates=include_alternates,
             )
-            if mode in ("semantic", "hybrid"):
-                note = f"{mode} search unavailable (no embeddings in this index yet); "
-                note += "showing keyword results"
-                return SearchResult(res.query, res.hits, res.took_ms, (note, *res.notes))
-            return res
-        searcher = self.searcher()
-        try:
-            res = searcher.search(
-                text, mode=mode, limit=limit, explain=explain, include_alternates=include_alternates
-            )
-        except ProviderUnavailable as exc:
-            res = searcher.search(
-                text,
-                mode="keyword",
-                limit=limit,
-                explain=explain,
-                include_alternates=include_alternates,
-            )
-            return SearchResult(
-                res.query,
-                res.hits,
-                res.took_ms,
-                (*res.notes, f"semantic search failed ({exc}); keyword results"),
-            )
-        if self.notices and mode not in (None, "keyword"):
-            return SearchResult(res.query, res.hits, res.took_ms, (*self.notices, *res.notes))
-        return res
+        else:
+            ordered = list(entries.values())
+        page = ordered[offset:need]
+        hits = build_hits(self.store, page, ranking.query, first_rank=offset + 1)
+        notes = [*before, *ranking.notes, *after]
+        if not ranking.fused:  # filters are AND-ed: a value nothing has gives no hits
+            notes += value_notes(self.store, ranking.query)
+        took = round((time.perf_counter() - t0) * 1000, 3)
+        return SearchResult(ranking.query, tuple(hits), took, tuple(notes), offset)
 
     def status(self) -> dict[str, Any]:
         """Provider, spaces and chunk/vector counts, JSON-ready."""
-        vs = VectorStore(self.store)
+        vs = self.store.vectors
         emb = self.embedder
         return {
             "provider": self.config.embed.provider,
             "model": emb.name if emb else None,
             "space": emb.fingerprint if emb else None,
             **vs.counts(),
-            "spaces": vs.spaces(),
+            "spaces": [dataclasses.asdict(s) for s in vs.spaces()],
             "notices": list(self.notices),
         }
 
@@ -317,7 +443,7 @@ class SemanticService:
         lacking a vector when the embedder is already loaded (no model is loaded here)."""
         emb = self._embedder
         space = emb.fingerprint if emb is not None and emb is not _UNSET else None
-        return VectorStore(self.store).integrity_check(space)
+        return self.store.vectors.integrity_check(space)
 
     # --- evaluation -------------------------------------------------------------------
     def evaluate(
@@ -344,3 +470,7 @@ class SemanticService:
             chunk_config=self.config.chunking,
             progress=progress,
         )
+
+
+SemanticService = SearchService
+"""The former name of :class:`SearchService` (the composition root still uses it)."""

@@ -19,7 +19,8 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from cairn.search.query import STOPWORDS, Term
+from cairn.model import Term
+from cairn.search.query import content_terms
 
 _LATIN_TAIL = r"[A-Za-z0-9\u00C0-\u024F]*"
 _FLAT = re.compile(r"\s+")
@@ -33,8 +34,7 @@ def _token_pattern(token: str, last: bool) -> str:
 
 def term_patterns(terms: Sequence[Term]) -> list[str]:
     """Regular expressions (case-insensitive) for the positive terms of a query."""
-    content = [t for t in terms if not (len(t.tokens) == 1 and t.tokens[0].casefold() in STOPWORDS)]
-    use = content or list(terms)
+    use = content_terms(terms)
     pats: list[str] = []
     for t in use:
         if t.tokens:

@@ -18,29 +18,131 @@ The narrow protocols :class:`VectorIndex` (chunks and embeddings) and :class:`Ed
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cairn.model import (
     Backlink,
+    Chunk,
+    ChunkSource,
+    ContextUnit,
     Diagnostic,
     Document,
     FailedFile,
     Failure,
     FileState,
+    Filter,
+    HitUnit,
     Run,
     SourceRoot,
     StoredDocument,
     StoredLink,
     StoredUnit,
+    TextQuery,
+    UnitFacts,
+    VectorMatrix,
+    VectorSpace,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 
 class VectorIndex(Protocol):
     """Chunks and their embeddings, keyed by (space, content hash)."""
 
     # --- chunks and vectors (search/embedding owner) ---------------------------------
+    def generation(self) -> int:
+        """A counter that changes whenever a chunk or vector is added or removed (an
+        in-memory matrix is stale when it moved)."""
+        ...
+
+    def chunker_signature(self) -> str:
+        """The chunking settings' signature the stored chunks were made with."""
+        ...
+
+    def reset_chunks(self, signature: str) -> None:
+        """Delete every chunk (vectors stay cached) and record new chunking settings;
+        inside a transaction."""
+        ...
+
+    def ensure_space(self, space: str, name: str, dim: int) -> None:
+        """Record an embedding space (idempotent).
+
+        Raises:
+            StoreError: the space is known with another dimension.
+        """
+        ...
+
+    def spaces(self) -> list[VectorSpace]:
+        """Known spaces with their vector counts, oldest first."""
+        ...
+
+    def has_unchunked(self) -> bool:
+        """Whether a unit that gets chunks still has none (cheap)."""
+        ...
+
+    def units_without_chunks(self, document_ids: Sequence[str] | None = None) -> list[ChunkSource]:
+        """Units that get chunks but have none yet (optionally only of ``document_ids``)."""
+        ...
+
+    def add_chunks(self, chunks: Iterable[Chunk]) -> None:
+        """Store chunks, replacing those with the same (unit, ordinal); in a transaction."""
+        ...
+
+    def chunks_of(self, unit_id: str) -> list[Chunk]:
+        """A unit's chunks in order."""
+        ...
+
+    def chunks_missing_vectors(self, space: str) -> list[tuple[Chunk, ChunkSource]]:
+        """Live chunks without a vector in ``space``, each with its unit."""
+        ...
+
+    def missing_vectors(self, space: str) -> int:
+        """How many live chunks have no vector in ``space`` (cheap; all of them right
+        after a model switch, so a no-change index run knows to embed)."""
+        ...
+
+    def has_vectors(self, space: str, hashes: Sequence[str]) -> set[str]:
+        """The subset of ``hashes`` with a vector in ``space``."""
+        ...
+
+    def put_vectors(self, space: str, items: Iterable[tuple[str, npt.NDArray[np.float32]]]) -> int:
+        """Store ``(hash, float32[dim])`` pairs (existing kept); in a transaction.
+        Returns the number given."""
+        ...
+
+    def vector(self, space: str, hash_: str) -> npt.NDArray[np.float32] | None:
+        """One stored vector, or ``None``."""
+        ...
+
+    def prune(self) -> int:
+        """Delete vectors no live chunk uses (every space); in a transaction. Returns
+        the number deleted."""
+        ...
+
+    def drop_space(self, space: str) -> int:
+        """Forget a space and its vectors; returns vectors removed."""
+        ...
+
+    def matrix(self, space: str) -> VectorMatrix:
+        """Every live chunk vector of ``space`` keyed by unit id and chunk ordinal."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """``{"chunks": n, "vectors": n}``."""
+        ...
+
+    def integrity_check(self, space: str | None = None) -> list[str]:
+        """Problems of chunks and vectors (``[]`` = fine); with ``space``, also live
+        chunks lacking a vector there."""
+        ...
+
+    def any_vectors(self) -> bool:
+        """Whether any vector is stored (cheap)."""
+        ...
 
 
 class EdgeIndex(Protocol):
@@ -196,6 +298,63 @@ class Store(Protocol):
     # --- links and their resolution (graph owner) ------------------------------------
 
     # --- keyword search and hit data (search owner) ----------------------------------
+    @property
+    def vectors(self) -> VectorIndex:
+        """The chunk and vector index of this store."""
+        ...
+
+    def search_text(
+        self,
+        query: TextQuery,
+        *,
+        limit: int,
+        weights: Mapping[str, float],
+        include_alternates: bool = False,
+    ) -> list[tuple[str, float]]:
+        """``(unit id, score)`` best first for a parsed query: any positive term
+        matches (BM25-like score, higher is better), negative terms exclude, filters
+        restrict; no positive term: filter-only (score 0, path then outline order).
+        ``weights``: per-field weights ``title``, ``outline_path``, ``tags``, ``body``.
+
+        Raises:
+            QueryError: ``limit`` < 1 or an unknown filter field. StoreError: backend.
+        """
+        ...
+
+    def text_query_syntax(self, query: TextQuery) -> str | None:
+        """The backend's rendering of ``query`` (for explanations), ``None`` when it
+        has no positive term."""
+        ...
+
+    def filter_units(
+        self, unit_ids: Sequence[str], filters: Sequence[Filter], *, include_alternates: bool
+    ) -> list[str]:
+        """The given existing unit ids that pass ``filters``, in the given order."""
+        ...
+
+    def filter_values(self, field: str) -> list[str]:
+        """Values of ``format``, ``kind``, ``todo`` or ``role`` present in the index.
+
+        Raises:
+            QueryError: another field.
+        """
+        ...
+
+    def unit_facts(self, unit_ids: Sequence[str]) -> dict[str, UnitFacts]:
+        """``unit id -> UnitFacts`` for the ids that exist (ranking's light look-up)."""
+        ...
+
+    def hit_units(self, unit_ids: Sequence[str]) -> dict[str, HitUnit]:
+        """``unit id -> HitUnit`` (unit plus document fields) for the ids that exist."""
+        ...
+
+    def siblings(self, document_id: str, parent_id: str | None, exclude: str) -> list[str]:
+        """Titles of a unit's sibling headings, in order (at most 12)."""
+        ...
+
+    def neighbours(self, document_id: str, ordinal: int, kind: str) -> list[ContextUnit]:
+        """The canonical units of ``kind`` just before and after ``ordinal``."""
+        ...
 
     # --- runs, counts and integrity (interfaces owner, save_run: ingest) -------------
     def last_run(self) -> Run | None:

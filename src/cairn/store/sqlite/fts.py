@@ -1,18 +1,86 @@
-"""Keyword search of the SQLite store: FTS5 MATCH, BM25 and filters as SQL."""
+"""Keyword search of the SQLite store: a parsed query as FTS5 MATCH, BM25 and filters
+as SQL, and the typed hit data search builds results from.
+
+User text never reaches FTS5 unescaped: every token of a :class:`cairn.model.Term` is
+a quoted string, so ``C++``, ``NEAR``, ``*`` or ``"unbalanced`` are plain words. A term
+of several tokens (``BENCH-100821``, ``path/to/file.toml``, a quoted phrase) becomes an
+FTS5 phrase; CJK bigrams are a phrase against the ``cjk`` column.
+"""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cairn.errors import StoreError
-from cairn.model import Filter
+from cairn.errors import QueryError, StoreError
+from cairn.model import (
+    PLANNING_ROLES,
+    ContextUnit,
+    Filter,
+    HitUnit,
+    Term,
+    TextQuery,
+    Timestamp,
+    UnitFacts,
+)
 from cairn.store.sqlite.schema import SQLiteBase
+
+_WS = "char(32, 9, 10, 13)"
+_BATCH = 500
+
+
+def _quote(token: str) -> str:
+    return '"' + token.replace('"', '""') + '"'
+
+
+def _term_expr(t: Term) -> str:
+    parts: list[str] = []
+    if t.tokens and t.cjk:  # CSSはHTML: the Latin words need not be adjacent any more
+        parts.extend(_quote(tok) for tok in t.tokens)
+    elif t.tokens:
+        parts.append(_quote(" ".join(t.tokens)))
+    if t.cjk:
+        parts.append("cjk : " + _quote(" ".join(t.cjk)))
+    return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+
+
+def fts_match(query: TextQuery) -> str | None:
+    """The FTS5 MATCH expression of a query, or ``None`` when it has no positive term.
+
+    Positive terms are OR-ed; negative ones are subtracted with ``NOT``.
+    """
+    pos = [_term_expr(t) for t in query.positive if t.tokens or t.cjk]
+    if not pos:
+        return None
+    expr = " OR ".join(pos)
+    neg = [_term_expr(t) for t in query.negative if t.tokens or t.cjk]
+    if neg:
+        expr = f"({expr}) NOT ({' OR '.join(neg)})"
+    return expr
+
+
+def _neg_match(query: TextQuery) -> str | None:
+    neg = [_term_expr(t) for t in query.negative if t.tokens or t.cjk]
+    return " OR ".join(neg) if neg else None
+
+
+def _tags(own: str | None, inherited: str | None) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*json.loads(own or "[]"), *json.loads(inherited or "[]")]))
+
+
+_FILTER_VALUES = {
+    "format": "SELECT DISTINCT format FROM documents",
+    "kind": "SELECT DISTINCT kind FROM units UNION "
+    "SELECT DISTINCT json_extract(extra, '$.kind') FROM units WHERE kind = 'message'",
+    "todo": "SELECT DISTINCT todo FROM units WHERE todo IS NOT NULL",
+    "role": "SELECT DISTINCT role FROM units WHERE role IS NOT NULL",
+}
 
 
 class SearchMixin(SQLiteBase):
-    """BM25 over FTS5 with filters; hit rows."""
+    """BM25 over FTS5 with filters; typed hit data."""
 
     # --- search -----------------------------------------------------------------------
     def _filter_sql(self, filters: Sequence[Filter]) -> tuple[list[str], list[Any]]:
@@ -92,59 +160,73 @@ class SearchMixin(SQLiteBase):
             return (f"substr({stamp}, 1, {len(v)}) {op} ?", [v])
         if f.field == "id":
             return ("(u.id = ? OR d.id = ?)", [v, v])
-        raise StoreError(f"unknown filter field {f.field!r}")
+        raise QueryError(f"unknown filter field {f.field!r}")
 
-    def search_fts(
+    def search_text(
         self,
-        match: str | None,
-        filters: Sequence[Filter],
+        query: TextQuery,
         *,
         limit: int,
         weights: Mapping[str, float],
         include_alternates: bool = False,
-    ) -> list[tuple[int, float]]:
-        """Run a BM25 query; returns ``(unit rowid, score)`` best first.
+    ) -> list[tuple[str, float]]:
+        """Rank units for a parsed query; ``(unit id, score)`` best first.
 
         Args:
-            match: an FTS5 MATCH expression built by ``cairn.search.query`` (every
-                user token quoted), or ``None`` for a filter-only query.
-            filters: restrictions on units and documents.
-            limit: maximum hits (live units only; filters applied before the limit).
+            query: terms (any positive one must match, negative ones exclude) and
+                filters; no positive term makes a filter-only query (score 0, in path
+                and outline order).
+            limit: maximum results (live units only; filters applied before it).
             weights: BM25 column weights ``title``, ``outline_path``, ``tags``, ``body``.
-            include_alternates: also return units off a conversation's canonical branch.
+            include_alternates: also units off a conversation's canonical branch.
 
-        The score is ``-bm25(...)`` (higher is better); filter-only queries score 0.
+        The score is ``-bm25(...)`` (higher is better).
+
+        Raises:
+            QueryError: ``limit`` is below 1. StoreError: the backend failed.
         """
-        where, args = self._filter_sql(filters)
+        if limit < 1:
+            raise QueryError(f"limit must be at least 1, not {limit}")
+        match = fts_match(query)
+        where, args = self._filter_sql(query.filters)
         if not include_alternates:
             where.append("u.alternate = 0")
         w = [weights.get(k, 1.0) for k in ("title", "outline_path", "tags", "body")]
         w.append(weights.get("body", 1.0))
         if match is None:
+            neg = _neg_match(query)
+            if neg is not None:
+                where.append("u.rowid NOT IN (SELECT rowid FROM units_fts WHERE units_fts MATCH ?)")
+                args.append(neg)
             sql = (
-                "SELECT u.rowid, 0.0 FROM units u JOIN documents d ON d.id = u.document_id"
+                "SELECT u.id, 0.0 FROM units u JOIN documents d ON d.id = u.document_id"
                 + (" WHERE " + " AND ".join(where) if where else "")
                 + " ORDER BY d.path, u.ordinal LIMIT ?"
             )
             params: list[Any] = [*args, limit]
-        elif not filters:
+        elif not query.filters:
             return self._top_by_rank(match, w, limit, include_alternates)
         else:
             extra = (" AND " + " AND ".join(where)) if where else ""
             sql = (
-                "SELECT f.rowid, -bm25(units_fts, ?, ?, ?, ?, ?) AS score FROM units_fts f "
+                "SELECT u.id, -bm25(units_fts, ?, ?, ?, ?, ?) AS score FROM units_fts f "
                 "JOIN units u ON u.rowid = f.rowid JOIN documents d ON d.id = u.document_id "
                 f"WHERE units_fts MATCH ?{extra} ORDER BY score DESC, u.rowid LIMIT ?"
             )
             params = [*w, match, *args, limit]
         try:
-            return [(int(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
-        except sqlite3.OperationalError as exc:
+            return [(str(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
+        except sqlite3.Error as exc:
             raise StoreError(f"search failed: {exc}") from exc
+
+    def text_query_syntax(self, query: TextQuery) -> str | None:
+        """The backend's rendering of ``query`` (here the FTS5 MATCH expression), for
+        explanations; ``None`` for a filter-only query."""
+        return fts_match(query)
 
     def _top_by_rank(
         self, match: str, weights: list[float], limit: int, include_alternates: bool
-    ) -> list[tuple[int, float]]:
+    ) -> list[tuple[str, float]]:
         """A query without filters: FTS5's own top-N by ``rank`` (its sorter keeps only
         the best N, no join per matching row), then drop off-branch chat messages,
         asking for more when too many were dropped."""
@@ -160,19 +242,23 @@ class SearchMixin(SQLiteBase):
                         (match, rank, want),
                     )
                 ]
-            except sqlite3.OperationalError as exc:
+                if not rows:
+                    return []
+                q = ",".join("?" * len(rows))
+                ids = {
+                    int(r[0]): (str(r[1]), bool(r[2]))
+                    for r in self.db.execute(
+                        f"SELECT rowid, id, alternate FROM units WHERE rowid IN ({q})",
+                        [r for r, _ in rows],
+                    )
+                }
+            except sqlite3.Error as exc:
                 raise StoreError(f"search failed: {exc}") from exc
-            if include_alternates or not rows:
-                return rows[:limit]
-            q = ",".join("?" * len(rows))
-            alt = {
-                int(r[0])
-                for r in self.db.execute(
-                    f"SELECT rowid FROM units WHERE alternate = 1 AND rowid IN ({q})",
-                    [r for r, _ in rows],
-                )
-            }
-            kept = [r for r in rows if r[0] not in alt]
+            kept = [
+                (ids[r][0], s)
+                for r, s in rows
+                if r in ids and (include_alternates or not ids[r][1])
+            ]
             if len(kept) >= limit or len(rows) < want:
                 return kept[:limit]
             want *= 4
@@ -180,37 +266,104 @@ class SearchMixin(SQLiteBase):
     def filter_units(
         self, unit_ids: Sequence[str], filters: Sequence[Filter], *, include_alternates: bool
     ) -> list[str]:
-        """The given unit ids that pass ``filters`` (and are on a canonical branch unless
-        ``include_alternates``), in the given order."""
+        """The given unit ids that exist and pass ``filters`` (and are on a canonical
+        branch unless ``include_alternates``), in the given order."""
         if not unit_ids:
             return []
         where, args = self._filter_sql(filters)
         if not include_alternates:
             where.append("u.alternate = 0")
-        q = ",".join("?" * len(unit_ids))
-        sql = (
-            "SELECT u.id FROM units u JOIN documents d ON d.id = u.document_id "
-            f"WHERE u.id IN ({q})" + "".join(f" AND {w}" for w in where)
-        )
-        ok = {r[0] for r in self.db.execute(sql, [*unit_ids, *args])}
+        ok: set[str] = set()
+        ids = list(dict.fromkeys(unit_ids))
+        for i in range(0, len(ids), _BATCH):
+            part = ids[i : i + _BATCH]
+            q = ",".join("?" * len(part))
+            sql = (
+                "SELECT u.id FROM units u JOIN documents d ON d.id = u.document_id "
+                f"WHERE u.id IN ({q})" + "".join(f" AND {w}" for w in where)
+            )
+            ok.update(r[0] for r in self.db.execute(sql, [*part, *args]))
         return [u for u in unit_ids if u in ok]
 
-    def unit_rows(self, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:
-        """Unit rows joined with their document and root, keyed by rowid."""
-        if not rowids:
-            return {}
-        q = ",".join("?" * len(rowids))
-        rows = self.db.execute(
-            "SELECT u.rowid AS urowid, u.*, d.title AS doc_title, d.path AS path, "
-            "d.format AS format, d.root_id AS root_id, r.path AS root_path, d.tags AS doc_tags "
-            "FROM units u JOIN documents d ON d.id = u.document_id "
-            f"JOIN roots r ON r.id = d.root_id WHERE u.rowid IN ({q})",
-            list(rowids),
-        ).fetchall()
-        return {int(r["urowid"]): r for r in rows}
+    def filter_values(self, field: str) -> list[str]:
+        """The values of a filter field present in the index, sorted (``format``,
+        ``kind``, ``todo``, ``role``), for telling a user which ones exist.
+
+        Raises:
+            QueryError: the field has no finite set of values.
+        """
+        sql = _FILTER_VALUES.get(field)
+        if sql is None:
+            raise QueryError(f"filter {field}: has no list of values")
+        return sorted({str(r[0]) for r in self.db.execute(sql) if r[0]})
+
+    def unit_facts(self, unit_ids: Sequence[str]) -> dict[str, UnitFacts]:
+        """``unit id -> UnitFacts`` for the given ids that exist (see the view)."""
+        out: dict[str, UnitFacts] = {}
+        ids = list(dict.fromkeys(unit_ids))
+        for i in range(0, len(ids), _BATCH):
+            part = ids[i : i + _BATCH]
+            q = ",".join("?" * len(part))
+            for r in self.db.execute(
+                "SELECT u.id, u.document_id, u.kind = 'preamble' AND (trim(u.body, "
+                + _WS
+                + ") = ''"
+                " OR trim(u.body, " + _WS + ") = trim(u.title, " + _WS + ")), "
+                "COALESCE(json_extract(u.properties, '$.type'), d.type), u.time, d.modified, "
+                "d.created, d.mtime FROM units u JOIN documents d ON d.id = u.document_id "
+                f"WHERE u.id IN ({q})",
+                part,
+            ):
+                out[r[0]] = UnitFacts(
+                    r[0], r[1], bool(r[2]), r[3], r[4], r[5], r[6], float(r[7] or 0.0)
+                )
+        return out
+
+    def hit_units(self, unit_ids: Sequence[str]) -> dict[str, HitUnit]:
+        """``unit id -> HitUnit`` (the unit with its document's fields) for the given
+        ids that exist."""
+        out: dict[str, HitUnit] = {}
+        ids = list(dict.fromkeys(unit_ids))
+        for i in range(0, len(ids), _BATCH):
+            part = ids[i : i + _BATCH]
+            q = ",".join("?" * len(part))
+            for r in self.db.execute(
+                "SELECT u.id, u.document_id, u.ordinal, u.kind, u.title, u.outline_path, u.body, "
+                "u.parent_id, u.line_start, u.line_end, u.tags, u.inherited_tags, u.todo, "
+                "u.role, d.title, d.path, d.format, r.path, u.priority, u.timestamps "
+                "FROM units u JOIN documents d ON d.id = u.document_id "
+                f"JOIN roots r ON r.id = d.root_id WHERE u.id IN ({q})",
+                part,
+            ):
+                out[r[0]] = HitUnit(
+                    unit_id=r[0],
+                    document_id=r[1],
+                    ordinal=int(r[2]),
+                    kind=r[3],
+                    title=r[4] or "",
+                    outline_path=tuple(json.loads(r[5] or "[]")),
+                    body=r[6] or "",
+                    parent_id=r[7],
+                    line_start=int(r[8]),
+                    line_end=int(r[9]),
+                    tags=_tags(r[10], r[11]),
+                    todo=r[12],
+                    role=r[13],
+                    doc_title=r[14] or "",
+                    path=r[15],
+                    format=r[16],
+                    root_path=r[17],
+                    priority=r[18],
+                    planning=tuple(
+                        Timestamp(**t)
+                        for t in json.loads(r[19] or "[]")
+                        if t.get("role") in PLANNING_ROLES
+                    ),
+                )
+        return out
 
     def siblings(self, document_id: str, parent_id: str | None, exclude: str) -> list[str]:
-        """Titles of a unit's sibling headings (same parent), in order."""
+        """Titles of a unit's sibling headings (same parent), in order (at most 12)."""
         rows = self.db.execute(
             "SELECT title FROM units WHERE document_id=? AND parent_id IS ? AND id != ? "
             "AND kind='heading' ORDER BY ordinal LIMIT 12",
@@ -218,7 +371,7 @@ class SearchMixin(SQLiteBase):
         ).fetchall()
         return [r[0] for r in rows]
 
-    def neighbours(self, document_id: str, ordinal: int, kind: str) -> list[sqlite3.Row]:
+    def neighbours(self, document_id: str, ordinal: int, kind: str) -> list[ContextUnit]:
         """The units of the same kind just before and after ``ordinal`` (canonical
         branch only), in order: at most one each side."""
         before = self.db.execute(
@@ -231,7 +384,7 @@ class SearchMixin(SQLiteBase):
             "AND alternate=0 AND ordinal>? ORDER BY ordinal LIMIT 1",
             (document_id, kind, ordinal),
         ).fetchall()
-        return [*before, *after]
+        return [ContextUnit(int(r[0]), r[1] or "", r[2] or "", r[3]) for r in (*before, *after)]
 
 
 def _like_escape(s: str) -> str:

@@ -100,18 +100,6 @@ class ReadsMixin(SQLiteBase):
         ).fetchall()
         return [_document(r) for r in rows]
 
-    def rowids_of(self, unit_ids: Sequence[str]) -> dict[str, int]:
-        """``unit id -> rowid`` for the given ids that exist."""
-        if not unit_ids:
-            return {}
-        q = ",".join("?" * len(unit_ids))
-        return {
-            r[0]: int(r[1])
-            for r in self.db.execute(
-                f"SELECT id, rowid FROM units WHERE id IN ({q})", list(unit_ids)
-            )
-        }
-
     def unit(self, unit_id: str) -> StoredUnit | None:
         """The unit with this id, or ``None``."""
         row = self.db.execute(f"{_UNIT_SELECT} WHERE id=?", (unit_id,)).fetchone()

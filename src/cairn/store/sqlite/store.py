@@ -20,13 +20,14 @@ from cairn.model import FileState
 from cairn.store.sqlite.fts import SearchMixin
 from cairn.store.sqlite.reads import ReadsMixin
 from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, guard_errors
+from cairn.store.sqlite.vectors import VectorsMixin
 from cairn.store.sqlite.writes import WritesMixin
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 
 
 @guard_errors
-class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin):
+class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin):
     """The default :class:`cairn.store.Store`: one SQLite file.
 
     Args:

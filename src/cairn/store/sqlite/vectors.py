@@ -11,7 +11,7 @@ Tables (the ``vectors`` component, created with ``store.ensure_component``):
   fingerprint, ``vector`` a float32 BLOB (little-endian, ``dim`` values). Being keyed by
   content, not by unit, this table is also the embedding cache: a renamed or re-indexed
   unit whose text did not change finds its vector here, and another model writes into
-  its own space. :meth:`VectorStore.prune` removes vectors no chunk uses any more (run
+  its own space. :meth:`SQLiteVectors.prune` removes vectors no chunk uses any more (run
   after each embedding pass), so a deleted note leaves no vector behind.
 * ``vector_spaces`` — the spaces seen: name and dimension.
 * ``vector_meta`` — ``generation`` (bumped by triggers on every chunk or vector insert or
@@ -21,19 +21,20 @@ Tables (the ``vectors`` component, created with ``store.ensure_component``):
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 from cairn.errors import StoreError
+from cairn.model import Chunk, ChunkSource, VectorMatrix, VectorSpace
+from cairn.store.sqlite.schema import SQLiteBase
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
-
-    from cairn.store import Store
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -88,56 +89,58 @@ _TRIGGERS = tuple(
 _CHUNKABLE = "(trim(u.body, char(32, 9, 10, 13)) != '' OR u.kind != 'preamble')"
 
 
-@dataclass(frozen=True, slots=True)
-class ChunkRow:
-    """A stored chunk, for the embedding pass and for explanations.
-
-    ``text`` and ``window`` are cut from the unit body by the stored offsets;
-    ``embed_text`` is filled by the caller that knows the metadata prefix.
-    """
-
-    id: int
-    unit_id: str
-    ordinal: int
-    hash: str
-    start: int
-    end: int
-    window_start: int
-    window_end: int
+_SOURCE_COLS = (
+    "u.id, u.kind, u.title, u.outline_path, u.body, u.tags, u.inherited_tags, "
+    "d.title AS doc_title, d.type AS doc_type"
+)
+_CHUNK_COLS = (
+    "c.unit_id, c.ordinal, c.start, c.end, c.window_start, c.window_end, c.tokens, "
+    "c.profile, c.hash"
+)
 
 
-@dataclass(frozen=True, slots=True)
-class VectorMatrix:
-    """Every vector of a space joined to its live chunk, ready for numpy search.
-
-    Attributes:
-        space: the embedder fingerprint.
-        generation: ``vector_meta.generation`` when it was read.
-        chunk_ids / unit_rowids / alternate: per row, the chunk id, its unit's rowid and
-            whether that unit is off a conversation's canonical branch.
-        matrix: ``float32[n, dim]`` unit vectors.
-    """
-
-    space: str
-    generation: int
-    chunk_ids: npt.NDArray[np.int64]
-    unit_rowids: npt.NDArray[np.int64]
-    alternate: npt.NDArray[np.bool_]
-    matrix: npt.NDArray[np.float32]
+def _source(r: Sequence[object]) -> ChunkSource:
+    own = json.loads(str(r[5] or "[]"))
+    inherited = json.loads(str(r[6] or "[]"))
+    return ChunkSource(
+        unit_id=str(r[0]),
+        kind=str(r[1]),
+        title=str(r[2] or ""),
+        outline_path=tuple(json.loads(str(r[3] or "[]"))),
+        body=str(r[4] or ""),
+        tags=tuple(dict.fromkeys([*own, *inherited])),
+        doc_title=str(r[7] or ""),
+        doc_type=None if r[8] is None else str(r[8]),
+    )
 
 
-class VectorStore:
-    """Chunk and vector tables over an open :class:`cairn.store.Store`.
+def _chunk(r: Sequence[object]) -> Chunk:
+    return Chunk(
+        str(r[0]),
+        int(r[1]),  # type: ignore[call-overload]
+        int(r[2]),  # type: ignore[call-overload]
+        int(r[3]),  # type: ignore[call-overload]
+        int(r[4]),  # type: ignore[call-overload]
+        int(r[5]),  # type: ignore[call-overload]
+        int(r[6]),  # type: ignore[call-overload]
+        str(r[7]),
+        str(r[8]),
+    )
+
+
+class SQLiteVectors:
+    """The :class:`cairn.store.base.VectorIndex` of a SQLite store (``store.vectors``).
 
     Args:
-        store: the open store; the ``vectors`` component is created or migrated.
+        db: the store's connection; ``ensure_component`` its component migrator (the
+            ``vectors`` tables are created or migrated here).
 
     Raises:
         StoreError: the tables cannot be created (e.g. a newer component version).
     """
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, store: SQLiteBase) -> None:
+        self._store = store
         self.db: sqlite3.Connection = store.db
         store.ensure_component("vectors", MIGRATIONS)
         try:
@@ -185,13 +188,13 @@ class VectorStore:
             (space, name, dim, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
         )
 
-    def spaces(self) -> list[dict[str, Any]]:
-        """Known spaces with their vector counts."""
+    def spaces(self) -> list[VectorSpace]:
+        """Known spaces with their vector counts, oldest first."""
         rows = self.db.execute(
             "SELECT s.space, s.name, s.dim, (SELECT count(*) FROM embeddings e "
-            "WHERE e.space = s.space) AS vectors FROM vector_spaces s ORDER BY s.created"
+            "WHERE e.space = s.space) FROM vector_spaces s ORDER BY s.created"
         ).fetchall()
-        return [dict(r) for r in rows]
+        return [VectorSpace(str(r[0]), str(r[1]), int(r[2]), int(r[3])) for r in rows]
 
     # --- chunks -----------------------------------------------------------------------
     def has_unchunked(self) -> bool:
@@ -204,72 +207,80 @@ class VectorStore:
             ).fetchone()[0]
         )
 
-    def units_without_chunks(self, document_ids: Sequence[str] | None = None) -> list[sqlite3.Row]:
-        """Units that have no chunk yet, with what the chunker and prefix need.
-
-        Columns: ``id``, ``kind``, ``title``, ``outline_path`` (JSON), ``body``, ``tags``,
-        ``inherited_tags`` (JSON), ``doc_title``, ``doc_type``, ``doc_tags`` (JSON).
-        """
+    def units_without_chunks(self, document_ids: Sequence[str] | None = None) -> list[ChunkSource]:
+        """Units that get chunks but have none yet (optionally only of ``document_ids``),
+        in index order."""
         sql = (
-            "SELECT u.id, u.kind, u.title, u.outline_path, u.body, u.tags, u.inherited_tags, "
-            "d.title AS doc_title, d.type AS doc_type, d.tags AS doc_tags FROM units u "
-            "JOIN documents d ON d.id = u.document_id "
+            f"SELECT {_SOURCE_COLS} FROM units u JOIN documents d ON d.id = u.document_id "
             "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = u.id) AND " + _CHUNKABLE
         )
         if document_ids is None:
-            return self.db.execute(sql + " ORDER BY u.rowid").fetchall()
-        out: list[sqlite3.Row] = []
+            return [_source(r) for r in self.db.execute(sql + " ORDER BY u.rowid")]
+        out: list[ChunkSource] = []
         ids = list(dict.fromkeys(document_ids))
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             q = ",".join("?" * len(part))
-            out += self.db.execute(
-                sql + f" AND u.document_id IN ({q}) ORDER BY u.rowid", part
-            ).fetchall()
+            out += [
+                _source(r)
+                for r in self.db.execute(
+                    sql + f" AND u.document_id IN ({q}) ORDER BY u.rowid", part
+                )
+            ]
         return out
 
-    def add_chunks(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        """Insert chunks: ``(unit_id, ordinal, start, end, window_start, window_end,
-        tokens, profile, hash)`` tuples. Call inside a transaction."""
+    def add_chunks(self, chunks: Iterable[Chunk]) -> None:
+        """Store chunks (replacing one with the same unit and ordinal). Call inside a
+        transaction."""
         self.db.executemany(
             "INSERT OR REPLACE INTO chunks(unit_id, ordinal, start, end, window_start, "
             "window_end, tokens, profile, hash) VALUES (?,?,?,?,?,?,?,?,?)",
-            rows,
+            (
+                (
+                    c.unit_id,
+                    c.ordinal,
+                    c.start,
+                    c.end,
+                    c.window_start,
+                    c.window_end,
+                    c.tokens,
+                    c.profile,
+                    c.hash,
+                )
+                for c in chunks
+            ),
         )
 
-    def chunks_of(self, unit_id: str) -> list[ChunkRow]:
+    def chunks_of(self, unit_id: str) -> list[Chunk]:
         """A unit's chunks in order."""
         rows = self.db.execute(
-            "SELECT id, unit_id, ordinal, hash, start, end, window_start, window_end "
-            "FROM chunks WHERE unit_id=? ORDER BY ordinal",
+            f"SELECT {_CHUNK_COLS} FROM chunks c WHERE c.unit_id=? ORDER BY c.ordinal",
             (unit_id,),
         ).fetchall()
-        return [ChunkRow(*r) for r in rows]
+        return [_chunk(r) for r in rows]
 
-    def chunk_units(self, chunk_ids: Sequence[int]) -> dict[int, sqlite3.Row]:
-        """``chunk id -> row`` with the chunk's offsets and its unit's body."""
-        if not chunk_ids:
-            return {}
-        q = ",".join("?" * len(chunk_ids))
+    def chunks_missing_vectors(self, space: str) -> list[tuple[Chunk, ChunkSource]]:
+        """Live chunks with no vector in ``space``, each with its unit (the embedded
+        text is the unit's prefix and ``body[window_start:window_end]``)."""
         rows = self.db.execute(
-            "SELECT c.id, c.ordinal, c.start, c.end, c.window_start, c.window_end, u.body "
-            f"FROM chunks c JOIN units u ON u.id = c.unit_id WHERE c.id IN ({q})",
-            list(chunk_ids),
-        ).fetchall()
-        return {int(r["id"]): r for r in rows}
-
-    def chunks_missing_vectors(self, space: str) -> list[sqlite3.Row]:
-        """Live chunks with no vector in ``space``, with the fields their embedded text
-        is made from (``hash``, ``window_start``, ``window_end``, unit ``title``,
-        ``outline_path``, ``body``, ``tags``, ``inherited_tags``, ``doc_title``)."""
-        return self.db.execute(
-            "SELECT c.id, c.hash, c.window_start, c.window_end, u.title, u.outline_path, "
-            "u.body, u.tags, u.inherited_tags, d.title AS doc_title FROM chunks c "
+            f"SELECT {_CHUNK_COLS}, {_SOURCE_COLS} FROM chunks c "
             "JOIN units u ON u.id = c.unit_id JOIN documents d ON d.id = u.document_id "
             "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.space = ? AND e.hash = c.hash) "
             "ORDER BY c.id",
             (space,),
         ).fetchall()
+        return [(_chunk(r[:9]), _source(r[9:])) for r in rows]
+
+    def missing_vectors(self, space: str) -> int:
+        """How many live chunks have no vector in ``space`` (0 after a complete pass;
+        every chunk right after a model switch)."""
+        return int(
+            self.db.execute(
+                "SELECT count(*) FROM chunks c WHERE NOT EXISTS "
+                "(SELECT 1 FROM embeddings e WHERE e.space = ? AND e.hash = c.hash)",
+                (space,),
+            ).fetchone()[0]
+        )
 
     # --- vectors ----------------------------------------------------------------------
     def has_vectors(self, space: str, hashes: Sequence[str]) -> set[str]:
@@ -301,7 +312,7 @@ class VectorStore:
         return len(rows)
 
     def vector(self, space: str, hash_: str) -> npt.NDArray[np.float32] | None:
-        """One stored vector, or ``None``."""
+        """One stored vector ``float32[dim]``, or ``None``."""
         import numpy as np
 
         row = self.db.execute(
@@ -336,63 +347,42 @@ class VectorStore:
         ).fetchone()
         dim = int(dim_row[0]) if dim_row else 0
         rows = self.db.execute(
-            "SELECT c.id, u.rowid, u.alternate, e.vector FROM chunks c "
+            "SELECT c.unit_id, c.ordinal, c.start, c.end, u.alternate, e.vector FROM chunks c "
             "JOIN units u ON u.id = c.unit_id "
             "JOIN embeddings e ON e.space = ? AND e.hash = c.hash ORDER BY c.id",
             (space,),
         ).fetchall()
         n = len(rows)
         if n == 0 or dim == 0:
+            empty = np.zeros(0, np.int64)
             return VectorMatrix(
                 space,
                 gen,
-                np.zeros(0, np.int64),
-                np.zeros(0, np.int64),
+                (),
+                empty,
+                empty,
+                empty,
+                empty,
                 np.zeros(0, bool),
                 np.zeros((0, max(dim, 1)), np.float32),
             )
-        mat = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4").reshape(n, dim)
+        index: dict[str, int] = {}
+        units = np.fromiter((index.setdefault(r[0], len(index)) for r in rows), np.int64, n)
+        mat = np.frombuffer(b"".join(r[5] for r in rows), dtype="<f4").reshape(n, dim)
         return VectorMatrix(
             space,
             gen,
-            np.fromiter((r[0] for r in rows), np.int64, n),
+            tuple(index),
+            units,
             np.fromiter((r[1] for r in rows), np.int64, n),
-            np.fromiter((bool(r[2]) for r in rows), bool, n),
+            np.fromiter((r[2] for r in rows), np.int64, n),
+            np.fromiter((r[3] for r in rows), np.int64, n),
+            np.fromiter((bool(r[4]) for r in rows), bool, n),
             np.ascontiguousarray(mat, dtype=np.float32),
         )
 
-    def title_only(self, rowids: Sequence[int]) -> dict[int, tuple[str, bool]]:
-        """``unit rowid -> (document id, is a title-only preamble)`` — a light look-up
-        for dropping preambles that only repeat their document's title."""
-        if not rowids:
-            return {}
-        q = ",".join("?" * len(rowids))
-        ws = "char(32, 9, 10, 13)"
-        rows = self.db.execute(
-            "SELECT rowid, document_id, kind = 'preamble' AND (trim(body, " + ws + ") = '' "
-            "OR trim(body, " + ws + ") = trim(title, " + ws + ")) FROM units "
-            f"WHERE rowid IN ({q})",
-            list(rowids),
-        ).fetchall()
-        return {int(r[0]): (str(r[1]), bool(r[2])) for r in rows}
-
-    def unit_dates_types(self, rowids: Sequence[int]) -> dict[int, sqlite3.Row]:
-        """``unit rowid -> row`` with ``time`` (message time), ``modified``, ``created``,
-        ``mtime`` (POSIX seconds) and ``type`` (document type or the unit's ``type``
-        property), for the linear blend's time decay and type weight."""
-        if not rowids:
-            return {}
-        q = ",".join("?" * len(rowids))
-        rows = self.db.execute(
-            "SELECT u.rowid AS urowid, u.time, d.modified, d.created, d.mtime, "
-            "COALESCE(json_extract(u.properties, '$.type'), d.type) AS type "
-            f"FROM units u JOIN documents d ON d.id = u.document_id WHERE u.rowid IN ({q})",
-            list(rowids),
-        ).fetchall()
-        return {int(r["urowid"]): r for r in rows}
-
     def counts(self) -> dict[str, int]:
-        """Rows in ``chunks`` and ``embeddings``."""
+        """Rows in ``chunks`` and ``embeddings``: ``{"chunks": n, "vectors": n}``."""
         return {
             "chunks": int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]),
             "vectors": int(self.db.execute("SELECT count(*) FROM embeddings").fetchone()[0]),
@@ -416,7 +406,7 @@ class VectorStore:
             if bad:
                 problems.append(f"{bad} vectors in space {sp} are not {dim} float32 values")
         if space is not None:
-            missing = len(self.chunks_missing_vectors(space))
+            missing = self.missing_vectors(space)
             if missing:
                 problems.append(
                     f"{missing} chunks have no vector in space {space} (run cairn index)"
@@ -426,3 +416,12 @@ class VectorStore:
     def any_vectors(self) -> bool:
         """Whether any vector is stored (cheap)."""
         return self.db.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is not None
+
+
+class VectorsMixin(SQLiteBase):
+    """Gives the SQLite store its ``vectors`` (created on first use)."""
+
+    @cached_property
+    def vectors(self) -> SQLiteVectors:
+        """The chunk and vector tables (:class:`cairn.store.base.VectorIndex`)."""
+        return SQLiteVectors(self)

@@ -1,0 +1,151 @@
+"""From ranked unit ids to :class:`cairn.model.Hit` values: snippets, context and
+explanations.
+
+With ``explain``, each hit's ``explain`` holds the mode, each list's rank and raw score
+(``keyword: {rank, bm25}``, ``semantic: {rank, cosine, chunk}``), the fusion settings,
+the named ``summands`` and the ``score`` they add up to (``math.fsum``); graph
+expansion adds a ``graph_expansion`` summand and a ``graph`` section.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cairn.model import Hit, HitUnit
+from cairn.search.dense import DenseHit
+from cairn.search.fusion import Fused, FusionConfig
+from cairn.search.query import Query
+from cairn.search.snippet import make_snippet, term_patterns
+from cairn.store import Store
+
+
+def _short(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def hit_context(store: Store, u: HitUnit) -> tuple[str, ...]:
+    """Sibling heading titles of a heading; the previous and next messages of a chat
+    message (``"user: …"``), so a hit can be read in context."""
+    if u.kind == "heading":
+        return tuple(store.siblings(u.document_id, u.parent_id, u.unit_id))
+    if u.kind == "message":
+        return tuple(
+            f"{n.role or 'message'}: {_short(n.body or n.title)}"
+            for n in store.neighbours(u.document_id, u.ordinal, "message")
+        )
+    return ()
+
+
+def filters_explained(query: Query) -> list[dict[str, Any]]:
+    """The query's filters as JSON-ready dicts ``{field, value, key, negate}``."""
+    return [
+        {"field": x.field, "value": x.value, "key": x.key, "negate": x.negate}
+        for x in query.filters
+    ]
+
+
+def explain_fused(
+    f: Fused,
+    *,
+    mode: str,
+    query: Query,
+    fusion: FusionConfig,
+    chunk: DenseHit | None,
+    syntax: str | None,
+    model: str | None,
+) -> dict[str, Any]:
+    """The explanation of one fused result (see the module docstring)."""
+    exp: dict[str, Any] = {"mode": mode}
+    kw_name = "keyword" if "keyword" in f.ranks else "bm25"
+    sem_name = "semantic" if "semantic" in f.ranks else "cosine"
+    if kw_name in f.ranks:
+        exp["keyword"] = {"rank": f.ranks[kw_name], "bm25": f.raw[kw_name]}
+    if sem_name in f.ranks:
+        sem: dict[str, Any] = {"rank": f.ranks[sem_name], "cosine": f.raw[sem_name]}
+        if chunk is not None:
+            sem["chunk"] = chunk.chunk
+        exp["semantic"] = sem
+    if mode == "hybrid":
+        exp["fusion"] = fusion.method
+        if fusion.method == "rrf":
+            exp["rrf_k"] = fusion.rrf_k
+            exp["list_weights"] = dict(fusion.weights)
+        else:
+            exp["blend"] = {
+                "alpha": fusion.alpha,
+                "beta": fusion.beta,
+                "gamma": fusion.gamma,
+                "delta": fusion.delta,
+                "epsilon": fusion.epsilon,
+                "lambda": fusion.decay_lambda,
+            }
+    if syntax is not None and mode != "semantic":
+        exp["fts_query"] = syntax
+    if model is not None and mode != "keyword":
+        exp["model"] = model
+    exp["summands"] = dict(f.summands)
+    exp["score"] = f.score
+    exp["filters"] = filters_explained(query)
+    return exp
+
+
+def summands_add_up(explain: Mapping[str, Any], tol: float = 1e-12) -> bool:
+    """Whether an explanation's summands add up to its score (within ``tol``)."""
+    s = math.fsum(float(v) for v in explain.get("summands", {}).values())
+    return abs(s - float(explain.get("score", math.nan))) <= tol * max(1.0, abs(s))
+
+
+def build_hits(
+    store: Store,
+    entries: Sequence[tuple[str, float, dict[str, Any], DenseHit | None, bool]],
+    query: Query,
+    *,
+    first_rank: int = 1,
+) -> list[Hit]:
+    """Hits for ``(unit id, score, explanation, chunk, matched by keyword)`` entries,
+    ranked from ``first_rank``; units gone from the index are skipped.
+
+    The snippet is cut from the chunk that matched by meaning when the unit was not
+    also a keyword match, else from the whole body (the title when the body is blank).
+    """
+    units = store.hit_units([e[0] for e in entries])
+    patterns = term_patterns(query.positive)
+    hits: list[Hit] = []
+    for unit_id, score, exp, chunk, by_keyword in entries:
+        u = units.get(unit_id)
+        if u is None:
+            continue
+        source = u.body
+        if chunk is not None and not by_keyword:
+            source = u.body[chunk.start : chunk.end] or u.body
+        snippet, highlights = make_snippet(source if source.strip() else u.title, patterns)
+        hits.append(
+            Hit(
+                rank=first_rank + len(hits),
+                score=score,
+                unit_id=u.unit_id,
+                document_id=u.document_id,
+                title=u.title,
+                outline_path=u.outline_path,
+                doc_title=u.doc_title,
+                path=u.path,
+                abs_path=f"{u.root_path.rstrip('/')}/{u.path}",
+                root=u.root_path,
+                format=u.format,
+                line_start=u.line_start,
+                line_end=u.line_end,
+                snippet=snippet,
+                kind=u.kind,
+                tags=u.tags,
+                todo=u.todo,
+                siblings=hit_context(store, u),
+                highlights=highlights,
+                explain=exp,
+                priority=u.priority,
+                planning=u.planning,
+            )
+        )
+    return hits

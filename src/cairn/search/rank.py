@@ -1,0 +1,317 @@
+"""Ranking: the keyword, semantic and hybrid lists and their fusion (DESIGN.md,
+Retrieval), keyed by unit id.
+
+Modes:
+
+* ``keyword`` — the store's text ranking (BM25 over FTS5 in SQLite); the score is BM25.
+* ``semantic`` — exact cosine over chunk vectors (:mod:`cairn.search.dense`); a unit
+  scores its best chunk's cosine.
+* ``hybrid`` — both lists, ``depth`` candidates each, fused by RRF (default) or the
+  linear blend (:mod:`cairn.search.fusion`), whose ``graph``, ``time_decay`` and
+  ``type_weight`` terms are computed here.
+
+The query language is the keyword one: filters restrict both lists (the semantic list
+to the units the filters allow), ``-word`` terms remove units from both, and the
+semantic query text is the positive words and phrases.
+
+One rule of what is listed lives here (:func:`drop_shadowed`): a document's title-only
+preamble is not listed when another unit of its document is. It is applied before the
+list is cut, asking the lists for more when it removed too much, so ``limit`` hits come
+back whenever that many units match.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from cairn.config import SearchConfig
+from cairn.embed.base import Embedder
+from cairn.model import Term, TextQuery, UnitFacts
+from cairn.search.dense import DenseHit, DenseIndex, encode_query
+from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
+from cairn.search.query import Query, parse_query
+from cairn.store import Store
+
+MODES = ("keyword", "semantic", "hybrid")
+SPARE = 10
+"""Candidates asked for beyond the cut (units shadowed or gone since ranking)."""
+_ALL = 1 << 30
+
+Proximity = Callable[[Sequence[tuple[str, float]]], Mapping[str, float]]
+"""``[(unit id, score)]`` best first → ``unit id -> graph proximity in [0, 1]``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ranking:
+    """Fused results before they become hits.
+
+    Attributes:
+        query: the parsed query.
+        mode: the mode actually used (after any fallback).
+        fused: results best first, keys unit ids; shadowed preambles and units gone
+            from the index already dropped; at least ``limit`` when that many match.
+        chunks: unit id → the chunk that gave its semantic score.
+        facts: unit id → :class:`UnitFacts` of every fused unit.
+        text_query: what the store ranked; ``syntax`` its backend rendering (FTS5).
+        notes: messages for the user (parse notes, fallbacks).
+        took_ms: time spent.
+    """
+
+    query: Query
+    mode: str
+    fused: list[Fused]
+    chunks: dict[str, DenseHit] = field(default_factory=dict)
+    facts: dict[str, UnitFacts] = field(default_factory=dict)
+    syntax: str | None = None
+    notes: tuple[str, ...] = ()
+    took_ms: float = 0.0
+
+
+def drop_shadowed(keys: Sequence[Any], facts: Mapping[str, UnitFacts]) -> list[int]:
+    """Positions in ``keys`` (unit ids, or items with a ``key``) to keep: units that
+    exist, less title-only preambles of a document another kept unit belongs to (one
+    result per place to read)."""
+    ids = [k if isinstance(k, str) else k.key for k in keys]
+    with_content = {facts[u].document_id for u in ids if u in facts and not facts[u].title_only}
+    return [
+        i
+        for i, u in enumerate(ids)
+        if u in facts and not (facts[u].title_only and facts[u].document_id in with_content)
+    ]
+
+
+def age_days(f: UnitFacts, now: float) -> float | None:
+    """Age in days from a unit's time, its document's modified/created date, or mtime."""
+    for v in (f.time, f.modified, f.created):
+        if v:
+            ts = _parse_time(str(v))
+            if ts is not None:
+                return max(0.0, (now - ts) / 86400.0)
+    return max(0.0, (now - f.mtime) / 86400.0) if f.mtime else None
+
+
+def _parse_time(value: str) -> float | None:
+    v = value.strip().replace("Z", "+00:00")
+    try:
+        dt = datetime.fromisoformat(v[:10] if len(v) == 10 else v)
+    except ValueError:
+        try:
+            dt = datetime.fromisoformat(v[:10])
+        except ValueError:
+            return None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+class Ranker:
+    """Rank units in ``keyword``, ``semantic`` or ``hybrid`` mode.
+
+    Args:
+        store: the open store.
+        config: keyword settings (BM25 column weights, default limit).
+        embedder: the embedder whose space is searched, or ``None`` (keyword only).
+        fusion: fusion settings.
+        type_weights: note type (case-folded) → ``retriever_weight``, for the blend.
+        now: POSIX time used for ``time_decay`` (``None``: the clock at each query).
+        graph_proximity: the blend's ``graph`` term (see :data:`Proximity`).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        config: SearchConfig,
+        embedder: Embedder | None = None,
+        fusion: FusionConfig | None = None,
+        *,
+        type_weights: Mapping[str, float] | None = None,
+        now: float | None = None,
+        graph_proximity: Proximity | None = None,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.embedder = embedder
+        self.fusion = fusion or FusionConfig()
+        self.type_weights = {k.casefold(): float(v) for k, v in (type_weights or {}).items()}
+        self.now = now
+        self.graph_proximity = graph_proximity
+        self.dense = (
+            DenseIndex(store.vectors, embedder.fingerprint) if embedder is not None else None
+        )
+
+    # --- availability -----------------------------------------------------------------
+    def semantic_unavailable(self) -> str | None:
+        """Why semantic search cannot run now, or ``None`` when it can."""
+        if self.embedder is None or self.dense is None:
+            return "no embedding model is available"
+        if self.dense.size() == 0:
+            return f"no vectors for {self.embedder.name} yet (run cairn index)"
+        return None
+
+    def default_mode(self) -> str:
+        """``hybrid`` when embeddings exist for the embedder, else ``keyword``."""
+        return "keyword" if self.semantic_unavailable() else "hybrid"
+
+    def _resolve_mode(self, mode: str | None, query: Query, notes: list[str]) -> str:
+        want = mode or self.default_mode()
+        if want not in MODES:
+            notes.append(f"unknown mode {want!r}; using {self.default_mode()}")
+            want = self.default_mode()
+        if want != "keyword":
+            why = self.semantic_unavailable()
+            if why:
+                notes.append(f"{want} search unavailable ({why}); showing keyword results")
+                want = "keyword"
+        if want != "keyword" and not query.positive and not query.is_empty and mode is not None:
+            notes.append("no words to search by meaning; filters only")
+            want = "keyword"
+        return want
+
+    # --- lists ------------------------------------------------------------------------
+    def _keyword(self, tq: TextQuery, limit: int, alternates: bool) -> list[tuple[str, float]]:
+        if not tq.positive and not tq.filters:
+            return []
+        return self.store.search_text(
+            tq, limit=limit, weights=self.config.weights, include_alternates=alternates
+        )
+
+    def _semantic(
+        self, query: Query, tq: TextQuery, limit: int, alternates: bool
+    ) -> tuple[list[DenseHit], Any]:
+        assert self.dense is not None and self.embedder is not None
+        text = " ".join(t.text or " ".join(t.tokens) for t in query.positive).strip()
+        if not text:
+            return [], None
+        weights = self.config.weights
+        allowed: set[str] | None = None
+        if tq.filters:
+            only = TextQuery((), tq.filters)
+            allowed = {
+                u
+                for u, _ in self.store.search_text(
+                    only, limit=_ALL, weights=weights, include_alternates=alternates
+                )
+            }
+        excluded: set[str] = set()
+        negs = tuple(Term(t.tokens, t.cjk, False, t.text, t.phrase) for t in tq.negative)
+        if negs:
+            excluded = {
+                u
+                for u, _ in self.store.search_text(
+                    TextQuery(negs), limit=_ALL, weights=weights, include_alternates=True
+                )
+            }
+        qvec = encode_query(self.embedder, text)
+        hits = self.dense.search(
+            qvec, limit, allowed=allowed, excluded=excluded, include_alternates=alternates
+        )
+        floor = self.fusion.min_similarity
+        return [h for h in hits if h.score >= floor], qvec
+
+    def _signals(
+        self,
+        kw: list[tuple[str, float]],
+        sem: list[tuple[str, float]],
+        qvec: Any,
+        facts: Mapping[str, UnitFacts],
+    ) -> Signals:
+        keys = list(dict.fromkeys([k for k, _ in kw] + [k for k, _ in sem]))
+        in_sem = {k for k, _ in sem}
+        sims: dict[str, float] = {}
+        if qvec is not None and self.dense is not None:
+            sims = self.dense.unit_similarity(qvec, [k for k in keys if k not in in_sem])
+        now = self.now if self.now is not None else time.time()
+        ages: dict[str, float | None] = {}
+        tw: dict[str, float] = {}
+        for key in keys:
+            f = facts.get(key)
+            if f is None:
+                continue
+            ages[key] = age_days(f, now)
+            tw[key] = self.type_weights.get((f.type or "").casefold(), 1.0)
+        graph: Mapping[str, float] = {}
+        if self.graph_proximity is not None:  # the γ·graph term: nearness to the top hits
+            seeds = sorted({**dict(sem), **dict(kw)}.items(), key=lambda kv: -kv[1])
+            graph = self.graph_proximity(seeds)
+        return Signals(sim=sims, age_days=ages, type_weight=tw, graph=dict(graph))
+
+    def _fuse(
+        self, mode: str, query: Query, tq: TextQuery, k: int, n: int, alternates: bool
+    ) -> tuple[list[Fused], dict[str, DenseHit], dict[str, UnitFacts], bool]:
+        """One try for ``k`` results: lists of ``n`` candidates (hybrid: ``k`` but at
+        least ``depth`` each), fused; the last value says whether a list may hold more."""
+        if mode == "keyword":
+            kw = self._keyword(tq, n, alternates)
+            facts = self.store.unit_facts([k for k, _ in kw])
+            kept = [kw[i] for i in drop_shadowed([k for k, _ in kw], facts)]
+            return single("bm25", kept), {}, facts, len(kw) >= n
+        if mode == "semantic":
+            dense, _ = self._semantic(query, tq, n, alternates)
+            facts = self.store.unit_facts([h.unit_id for h in dense])
+            fused = single("cosine", [(h.unit_id, h.score) for h in dense])
+            return fused, {h.unit_id: h for h in dense}, facts, len(dense) >= n
+        depth = max(k, self.fusion.depth)
+        kw = self._keyword(tq, depth, alternates)
+        dense, qvec = self._semantic(query, tq, depth, alternates)
+        facts = self.store.unit_facts([k for k, _ in kw] + [h.unit_id for h in dense])
+        # ranks in the keyword list are counted after shadowed preambles are dropped
+        kw_kept = [kw[i] for i in drop_shadowed([k for k, _ in kw], facts)]
+        sem = [(h.unit_id, h.score) for h in dense]
+        if self.fusion.method == "linear":
+            fused = linear(kw_kept, sem, self._signals(kw_kept, sem, qvec, facts), self.fusion)
+        else:
+            fused = rrf(
+                {"keyword": kw_kept, "semantic": sem},
+                k=self.fusion.rrf_k,
+                weights=self.fusion.weights,
+            )
+        more = len(kw) >= depth or len(dense) >= depth
+        return fused, {h.unit_id: h for h in dense}, facts, more
+
+    def rank(
+        self,
+        text: str,
+        *,
+        mode: str | None = None,
+        limit: int | None = None,
+        include_alternates: bool = False,
+    ) -> Ranking:
+        """Rank units for ``text`` without building hits.
+
+        Args:
+            text: the query (see :mod:`cairn.search.query`).
+            mode: ``keyword``, ``semantic``, ``hybrid`` or ``None`` (the default mode).
+            limit: results wanted (default: the configured limit).
+            include_alternates: also chat units off the canonical branch.
+
+        Returns:
+            A :class:`Ranking` of at least ``limit`` results when that many units
+            match (a few spare beyond), best first. Never raises for any user text;
+            an unknown mode falls back to the default with a note.
+
+        Raises:
+            cairn.errors.ProviderUnavailable: the embedder failed to encode the query.
+        """
+        t0 = time.perf_counter()
+        query = parse_query(text)
+        notes = list(query.notes)
+        k = max(1, limit or self.config.limit)
+        want = self._resolve_mode(mode, query, notes)
+        if query.is_empty:
+            return Ranking(query, want, [], notes=tuple(notes))
+        tq = query.for_store()
+        n, goal = k + SPARE, k
+        while True:
+            fused, chunks, facts, more = self._fuse(want, query, tq, goal, n, include_alternates)
+            fused = [fused[i] for i in drop_shadowed(fused, facts)]
+            if len(fused) >= k or not more:
+                break
+            n *= 4
+            goal = n
+        took = (time.perf_counter() - t0) * 1000
+        syntax = self.store.text_query_syntax(tq) if want != "semantic" else None
+        return Ranking(query, want, fused, chunks, facts, syntax, tuple(notes), took)

@@ -211,10 +211,22 @@ See [b](/concepts/b.md).
                and t == "kb/concepts/b.md#" for s, rel, t in rows)
 
 
-def test_types_yaml_in_the_root_is_read_at_update(make_vault: Any,
-                                                   small_files: dict[str, str]) -> None:
+def test_types_come_in_through_the_constructor_and_new_ones_rebuild(
+    make_vault: Any, small_files: dict[str, str]
+) -> None:
+    from cairn.graph.service import GraphService
+
     v = make_vault(small_files)
     assert not any(rel == "owned_by" for _s, rel, _t in v.edges())
+    # a types.yaml in the root is not read by the graph: the registry is handed in
     v.write("types.yaml", "types:\n  Project:\n    edges: {owner: owned_by}\n")
     v.graph.update()
+    assert not any(rel == "owned_by" for _s, rel, _t in v.edges())
+    registry = parse_types((v.root / "types.yaml").read_text(encoding="utf-8"))
+    g = GraphService(v.cairn.store, types=registry)
+    assert g.is_stale()  # other settings than the graph was built with
+    report = g.update()
+    assert report.changed_documents == 5  # rebuilt from scratch
+    v.graph = g
     assert ("beta.md#", "owned_by", "alpha.md#") in v.edges("declared")
+    assert not g.is_stale()

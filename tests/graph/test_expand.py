@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from cairn.errors import QueryError
+
 pytest.importorskip("cairn.formats.markdown")
 
 from cairn.graph.expand import DEFAULT_WEIGHTS, ExpandConfig, ExpandedHit
@@ -111,7 +113,7 @@ def test_two_hops_reach_further_and_bring_in_new_units(make_vault: Any) -> None:
     # [[B]], then on from B's heading (the whole note is linked), then [[C]]
     assert [s.relation for s in two["c.md#C"].paths[0].steps] == [
         "references", "parent", "references"]
-    with pytest.raises(ValueError):
+    with pytest.raises(QueryError):
         v.graph.expand(hits, ExpandConfig(hops=3))
 
 

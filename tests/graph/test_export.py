@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from cairn.errors import QueryError
+
 pytest.importorskip("cairn.formats.markdown")
 pytest.importorskip("cairn.formats.org")
 nx = pytest.importorskip("networkx")
@@ -69,7 +71,7 @@ def test_export_around_a_node_and_filters(small: Any) -> None:
     assert len(data["edges"]) == 2
     only = json.loads(small.graph.export("json", relations=["unresolved"]))
     assert {e["relation"] for e in only["edges"]} == {"unresolved"}
-    with pytest.raises(ValueError):
+    with pytest.raises(QueryError):
         small.graph.export("dot")
 
 

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("cairn.formats.markdown")
 pytest.importorskip("cairn.formats.org")
 
-from cairn.errors import NotFound
+from cairn.errors import NotFound, QueryError
 
 
 @pytest.fixture
@@ -156,5 +156,5 @@ def test_references(vault: Any) -> None:
     assert g.resolve(doc.ids[1][:12]).ids == (doc.ids[1],)
     with pytest.raises(NotFound):
         g.resolve("no/such/file.md")
-    with pytest.raises(ValueError):
+    with pytest.raises(QueryError):
         g.neighbors("beta.md", hops=0)

@@ -17,6 +17,7 @@ Schema changes are migrations: ``MIGRATIONS[i]`` brings a database from version 
 from __future__ import annotations
 
 from cairn.model import FileState
+from cairn.store.sqlite.edges import EdgesMixin
 from cairn.store.sqlite.fts import SearchMixin
 from cairn.store.sqlite.reads import ReadsMixin
 from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION
@@ -25,7 +26,7 @@ from cairn.store.sqlite.writes import WritesMixin
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 
 
-class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin):
+class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, EdgesMixin):
     """The default :class:`cairn.store.Store`: one SQLite file.
 
     Args:

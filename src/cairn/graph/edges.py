@@ -37,9 +37,9 @@ relations, settings, the edge accumulator and stub nodes.
   to each rule's target.
 * ``implicit`` — :func:`cairn.graph.structural.implicit_edges`: ``shares_tag`` and
   ``shares_property`` between units of different documents, weighted by rarity: each
-  shared feature carried by ``df`` units adds ``1 / log2(1 + df)`` (a tag two units share: 0.63; ten: 0.29),
-  capped at 1; features carried by more than ``max_feature_units`` units make no
-  edges. Stored once per unordered pair (source id < target id); traversal treats
+  shared feature carried by ``df`` units adds ``1 / log2(1 + df)`` (a tag two units
+  share: 0.63; ten: 0.29), capped at 1; features carried by more than
+  ``max_feature_units`` units make no edges. Stored once per unordered pair (source id < target id); traversal treats
   these relations as symmetric.
 """
 

@@ -5,8 +5,9 @@ off and the indexer is run on its own, so that, as the rewired pipeline will, ea
 is followed by ``resolve_links(store, changed, removed)`` and
 ``GraphService.update(changed, removed)`` with the documents the run touched. After
 each edit — add a note, rename one, delete one, change the heading an anchor points
-at, move an Org ``ID``, add an alias, add an attachment, make a name ambiguous — the links (with their resolutions), edges and
-stubs equal those of a fresh index of the same folder, built from scratch.
+at, move an Org ``ID``, add an alias, add an attachment, make a name ambiguous — the
+links (with their resolutions), edges and stubs equal those of a fresh index of the
+same folder, built from scratch.
 """
 
 from __future__ import annotations

@@ -39,8 +39,8 @@ relations, settings, the edge accumulator and stub nodes.
   ``shares_property`` between units of different documents, weighted by rarity: each
   shared feature carried by ``df`` units adds ``1 / log2(1 + df)`` (a tag two units
   share: 0.63; ten: 0.29), capped at 1; features carried by more than
-  ``max_feature_units`` units make no edges. Stored once per unordered pair (source id < target id); traversal treats
-  these relations as symmetric.
+  ``max_feature_units`` units make no edges. Stored once per unordered pair (source
+  id < target id); traversal treats these relations as symmetric.
 """
 
 from __future__ import annotations

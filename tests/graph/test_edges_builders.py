@@ -48,8 +48,7 @@ def test_link_occurrences_merge_into_one_edge_with_counts(small: Any) -> None:
     plain = rows[("alpha.md#", "related", "gamma.md#")]
     assert (plain["links"], plain["evidence"][0]["value"]) == (0, "gamma")
     # Every non-URL link row is in exactly one edge: the link counts add up.
-    n_links = small.cairn.store.db.execute(
-        "SELECT count(*) FROM links WHERE kind != 'url'").fetchone()[0]
+    n_links = sum(1 for lk in small.cairn.store.links_from(None) if lk.kind != "url")
     assert sum(int(r["links"]) for r in rows.values()) == n_links == 13
 
 
@@ -58,7 +57,7 @@ def test_unresolved_targets_are_stub_nodes_with_reasons(small: Any) -> None:
             if r["relation"] == "unresolved"}
     assert rows[("alpha.md#Section A", "stub:pic.png")]["evidence"][0]["as"] == "embeds"
     assert rows[("alpha.md#", "stub:Nowhere")]["evidence"][0]["as"] == "related"
-    kinds = dict(small.cairn.store.db.execute("SELECT label, kind FROM graph_stubs").fetchall())
+    kinds = {label: kind for kind, label, _t in small.stubs().values()}
     assert kinds == {
         "Nowhere": "note",
         "Missing Note": "note",
@@ -197,8 +196,8 @@ See [b](/concepts/b.md).
         "kb/concepts/b.md": "---\ntype: L2 Concept\ntitle: B\n---\nBody of B.\n",
         "kb/references/r.md": "---\ntype: Reference\ntitle: R\n---\nA reference.\n",
     })
-    fmt = v.cairn.store.db.execute(
-        "SELECT format FROM documents WHERE path='kb/concepts/a.md'").fetchone()[0]
+    fmt = v.cairn.store.catalog_entries([v.cairn.store.edges.documents_at_path(
+        v.cairn.store.roots()[0].id, "kb/concepts/a.md")[0].id])[0][0].format
     if fmt != "okf":
         pytest.skip("the pipeline does not route bundles to the OKF parser yet")
     rows = {(r["src"], r["relation"], r["tgt"]): r for r in v.edge_rows("declared")}

@@ -17,10 +17,8 @@ from cairn.export.graph import render  # noqa: E402
 
 
 def _db_counts(v: Any) -> tuple[int, int]:
-    db = v.cairn.store.db
-    nodes = db.execute("SELECT (SELECT count(*) FROM units) + (SELECT count(*) FROM graph_stubs)")
-    edges = db.execute("SELECT count(*) FROM edges")
-    return int(nodes.fetchone()[0]), int(edges.fetchone()[0])
+    es = v.cairn.store.edges
+    return len(es.node_ids()), es.size()[0]
 
 
 def test_node_link_json_reads_into_networkx(small: Any) -> None:

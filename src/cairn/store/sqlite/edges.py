@@ -121,8 +121,13 @@ EVIDENCE_CAP = 50
 ALL = "*"
 
 
+_OUTLINE = '[{"via": "outline"}]'
+
+
 def evidence_json(evidence: Sequence[Mapping[str, Any]]) -> str:
     """The stored form of an edge's evidence (capped at :data:`EVIDENCE_CAP` items)."""
+    if len(evidence) == 1 and evidence[0] == {"via": "outline"}:
+        return _OUTLINE  # structural edges: most of them
     return json.dumps(
         [dict(e) for e in evidence[:EVIDENCE_CAP]], ensure_ascii=False, default=str
     )

@@ -32,6 +32,8 @@ def chunks(items: Sequence[Any], n: int = 500) -> Iterator[Sequence[Any]]:
 
 
 def _loads(text: str | None, default: Any) -> Any:
+    if not text or text in ("{}", "[]"):
+        return type(default)()
     try:
         return json.loads(text) if text else default
     except ValueError:

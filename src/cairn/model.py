@@ -445,17 +445,6 @@ class GraphNode:
     target: str | None = None
     reason: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form (the keys graph results have always had)."""
-        if self.type == "stub":
-            return {"id": self.id, "type": "stub", "title": self.title, "kind": self.kind,
-                    "target": self.target, "reason": self.reason, "document_id": None,
-                    "path": None}
-        return {"id": self.id, "type": "unit", "title": self.title, "kind": self.kind,
-                "document_id": self.document_id, "doc_title": self.doc_title,
-                "doc_type": self.doc_type, "path": self.path, "abs_path": self.abs_path,
-                "line": self.line, "outline_path": list(self.outline_path)}
-
 
 @dataclass(frozen=True, slots=True)
 class UnitShape:

@@ -40,8 +40,19 @@ from cairn.graph.expand import (
 )
 from cairn.graph.resolve import Catalog, catalog_for
 from cairn.graph.structural import build_rules, build_structural, implicit_edges, unit_features
-from cairn.model import Edge, GraphDocument, GraphUnit
+from cairn.model import Edge, GraphDocument, GraphNode, GraphUnit
 from cairn.store.base import Store
+
+
+def node_dict(n: GraphNode) -> dict[str, Any]:
+    """A node as graph results give it (JSON-ready; the keys they have always had)."""
+    if n.type == "stub":
+        return {"id": n.id, "type": "stub", "title": n.title, "kind": n.kind,
+                "target": n.target, "reason": n.reason, "document_id": None, "path": None}
+    return {"id": n.id, "type": "unit", "title": n.title, "kind": n.kind,
+            "document_id": n.document_id, "doc_title": n.doc_title, "doc_type": n.doc_type,
+            "path": n.path, "abs_path": n.abs_path, "line": n.line,
+            "outline_path": list(n.outline_path)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,7 +374,7 @@ class GraphService:
 
     # --- queries ----------------------------------------------------------------------
     def _node_dicts(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        return {k: n.as_dict() for k, n in self.es.nodes(ids).items()}
+        return {k: node_dict(n) for k, n in self.es.nodes(ids).items()}
 
     def neighbors(
         self,

@@ -28,7 +28,6 @@ from pathlib import Path
 from cairn.graph import traverse as tv
 from cairn.graph.edges import edge_id
 from cairn.store.sqlite import SQLiteStore
-from cairn.store.sqlite.edges import EdgeStore
 
 
 def generate(store: SQLiteStore, n_units: int, n_edges: int, seed: int = 7) -> list[str]:
@@ -128,7 +127,7 @@ def main() -> None:
     db_path = args.db or folder / "graph.db"
     fresh = not db_path.exists()
     store = SQLiteStore(db_path)
-    es = EdgeStore(store)
+    es = store.edges
     if fresh:
         t0 = time.perf_counter()
         ids = generate(store, args.units, args.edges)

@@ -3,7 +3,6 @@ build the graph, and name nodes readably (``path#Heading``; ``path#`` is the pre
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,54 +32,55 @@ class Vault:
         self.graph.update()
 
     def label(self, node: str) -> str:
-        db = self.cairn.store.db
-        r = db.execute(
-            "SELECT u.title, u.ordinal, d.path FROM units u JOIN documents d "
-            "ON d.id = u.document_id WHERE u.id = ?", (node,)).fetchone()
-        if r:
-            return f"{r['path']}#{r['title'] if r['ordinal'] else ''}"
-        s = db.execute("SELECT label FROM graph_stubs WHERE id=?", (node,)).fetchone()
-        return f"stub:{s[0]}" if s else f"?{node}"
+        es = self.cairn.store.edges
+        n = es.nodes([node]).get(node)
+        if n is None:
+            return f"?{node}"
+        if n.type == "stub":
+            return f"stub:{n.title}"
+        shape = es.unit_shapes([node])[node]
+        return f"{n.path}#{n.title if shape.ordinal else ''}"
 
     def uid(self, label: str) -> str:
         path, _, title = label.partition("#")
-        db = self.cairn.store.db
-        rows = db.execute(
-            "SELECT u.id, u.title, u.ordinal FROM units u JOIN documents d "
-            "ON d.id = u.document_id WHERE d.path = ? ORDER BY u.ordinal", (path,)).fetchall()
-        for r in rows:
-            first = r["ordinal"] == 0
-            if (not title and first) or (title and not first and r["title"] == title):
-                return str(r["id"])
+        es = self.cairn.store.edges
+        for root in self.cairn.store.roots():
+            for doc in es.documents_at_path(root.id, path):
+                nodes = es.nodes(doc.unit_ids)
+                for i, u in enumerate(doc.unit_ids):
+                    first = i == 0
+                    if (not title and first) or (title and not first
+                                                 and nodes[u].title == title):
+                        return u
         raise KeyError(label)
+
+    def stubs(self) -> dict[str, tuple[str, str, str | None]]:
+        """``stub id -> (kind, label, target)`` of every stub node."""
+        es = self.cairn.store.edges
+        ids = [i for i in es.node_ids() if i.startswith("stub:")]
+        return {i: (n.kind, n.title, n.target) for i, n in es.nodes(ids).items()}
 
     def edges(
         self, origin: str | None = None, relation: str | None = None
     ) -> set[tuple[str, str, str]]:
-        sql = "SELECT source, relation, target FROM edges WHERE 1=1"
-        args: list[str] = []
-        if origin:
-            sql += " AND origin=?"
-            args.append(origin)
-        if relation:
-            sql += " AND relation=?"
-            args.append(relation)
         return {
-            (self.label(s), rel, self.label(t))
-            for s, rel, t in self.cairn.store.db.execute(sql, args)
+            (self.label(e.source), e.relation, self.label(e.target))
+            for e in self.cairn.store.edges.all_edges(
+                origins=[origin] if origin else None, relations=[relation] if relation else None)
         }
 
     def edge_rows(self, origin: str | None = None) -> list[dict[str, object]]:
-        rows = self.cairn.store.db.execute(
-            "SELECT * FROM edges" + (" WHERE origin=?" if origin else ""),
-            (origin,) if origin else (),
-        ).fetchall()
         out = []
-        for r in rows:
-            d = dict(r)
-            d["evidence"] = json.loads(str(d["evidence"]))
-            d["src"] = self.label(str(r["source"]))
-            d["tgt"] = self.label(str(r["target"]))
+        for e in self.cairn.store.edges.all_edges(origins=[origin] if origin else None):
+            d: dict[str, object] = {
+                "id": e.id, "source": e.source, "target": e.target, "relation": e.relation,
+                "origin": e.origin, "weight": e.weight, "count": e.count, "links": e.links,
+                "evidence": [dict(x) for x in e.evidence],
+                "source_document_id": e.source_document_id,
+                "target_document_id": e.target_document_id,
+            }
+            d["src"] = self.label(e.source)
+            d["tgt"] = self.label(e.target)
             out.append(d)
         return out
 

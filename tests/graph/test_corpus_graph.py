@@ -51,54 +51,46 @@ def corpus_graph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cai
 
 def _snapshot(c: Cairn) -> dict[str, tuple[Any, ...]]:
     return {
-        r[0]: tuple(r[1:])
-        for r in c.store.db.execute(
-            "SELECT id, source, target, relation, origin, weight, count, links, evidence "
-            "FROM edges")
+        e.id: (e.source, e.target, e.relation, e.origin, e.weight, e.count, e.links,
+               e.evidence)
+        for e in c.store.edges.all_edges()
     }
 
 
 def test_every_link_is_in_exactly_one_declared_edge(corpus_graph: Any) -> None:
     c, _g = corpus_graph
-    db = c.store.db
-    links = db.execute(
-        "SELECT l.unit_id, l.raw, l.line, l.kind, l.resolved_document_id, l.resolved_unit_id, "
-        "l.unresolved_reason, (SELECT id FROM units f WHERE f.document_id = "
-        "l.resolved_document_id AND f.ordinal = 0) AS first FROM links l WHERE l.kind != 'url'"
-    ).fetchall()
+    links = [lk for lk in c.store.links_from(None) if lk.kind != "url"]
+    firsts = c.store.edges.first_units(None)
     assert len(links) > 5000
-    kinds = Counter(r["kind"] for r in links)
+    kinds = Counter(r.kind for r in links)
     assert kinds["wikilink"] > 1000 and kinds["org-id"] > 500 and kinds["org-file"] > 100
     # (source unit, raw, line) of every link occurrence, from the links table …
-    want = Counter((r["unit_id"], r["raw"], r["line"]) for r in links)
+    want = Counter((r.unit_id, r.raw, r.line) for r in links)
     # … and from the evidence of the declared edges, with the edge it sits in
     got: Counter[tuple[str, str, int]] = Counter()
     where: dict[tuple[str, str, int], str] = {}
 
     total_links = truncated = 0
-    for eid, src, tgt, rel, n_links, evidence in db.execute(
-        "SELECT id, source, target, relation, links, evidence FROM edges "
-        "WHERE origin='declared'"
-    ):
-        ev = [e for e in json.loads(evidence) if e.get("via") == "link"]
-        total_links += n_links
-        if n_links <= 50:  # evidence keeps 50 items
-            assert len(ev) == n_links, eid
+    for edge in c.store.edges.all_edges(origins=["declared"]):
+        ev = [e for e in edge.evidence if e.get("via") == "link"]
+        total_links += edge.links
+        if edge.links <= 50:  # evidence keeps 50 items
+            assert len(ev) == edge.links, edge.id
         else:
             truncated += 1
         for e in ev:
-            key = (src, e["raw"], e["line"])
+            key = (edge.source, e["raw"], e["line"])
             got[key] += 1
-            where[key] = tgt if rel != "unresolved" else "stub"
+            where[key] = edge.target if edge.relation != "unresolved" else "stub"
     assert total_links == len(links)
     assert truncated == 0  # no edge merges more than 50 links here, so evidence is whole
     assert got == want
     # the edge sits at the target the link resolves to (its unit, or the note's first)
     for r in links:
-        key = (r["unit_id"], r["raw"], r["line"])
-        if r["resolved_document_id"]:
-            assert where[key] == (r["resolved_unit_id"] or r["first"]), key
-        elif not (r["unresolved_reason"] or "").startswith("attachment"):
+        key = (r.unit_id, r.raw, r.line)
+        if r.resolved_document_id:
+            assert where[key] == (r.resolved_unit_id or firsts[r.resolved_document_id]), key
+        elif not (r.unresolved_reason or "").startswith("attachment"):
             assert where[key] == "stub", key
 
 
@@ -172,38 +164,33 @@ def _id_edges(c: Cairn) -> dict[tuple[str, str, str, int], tuple[str, str]]:
     path-based ids)."""
 
     out: dict[tuple[str, str, str, int], tuple[str, str]] = {}
-    for path, title, rel, tgt, ev in c.store.db.execute(
-        "SELECT d.path, u.title, e.relation, e.target, e.evidence FROM edges e "
-        "JOIN units u ON u.id = e.source JOIN documents d ON d.id = u.document_id "
-        "WHERE e.origin='declared'"
-    ):
-        for e in json.loads(ev):
+    edges = c.store.edges.all_edges(origins=["declared"])
+    nodes = c.store.edges.nodes({e.source for e in edges})
+    for edge in edges:
+        src = nodes[edge.source]
+        for e in edge.evidence:
             if e.get("kind") == "org-id":
-                out[(path, title, e["raw"], e["line"])] = (rel, tgt)
+                out[(str(src.path), src.title, e["raw"], e["line"])] = (edge.relation,
+                                                                        edge.target)
     return out
 
 
 def test_deleting_a_note(braindump: Any) -> None:
     root, c, g = braindump
     victim = "spiking_neurons_lit_review.org"
-    (doc,) = c.store.documents_at(c.roots()[0].id, victim)
-    db = c.store.db
-    out_before = db.execute("SELECT count(*) FROM edges WHERE origin='declared' AND "
-                            "source_document_id=?", (doc.id,)).fetchone()[0]
-    assert out_before > 0
+    es = c.store.edges
+    (doc,) = es.documents_at_path(c.roots()[0].id, victim)
+    assert es.edges_of_origin("declared", [doc.id])
     incoming = {b["source"]["id"] for b in g.backlinks(victim)["backlinks"]}
     assert len(incoming) >= 10
     (root / victim).unlink()
     c.index([root])
     g.update()
-    assert db.execute("SELECT count(*) FROM edges WHERE source_document_id=? OR "
-                      "target_document_id=?", (doc.id, doc.id)).fetchone()[0] == 0
+    assert not [e for e in es.all_edges() if doc.id in (e.source_document_id,
+                                                         e.target_document_id)]
     # every former backlink now points at a stub, with the reason
-    stubs = {
-        src: (tgt, json_reason)
-        for src, tgt, json_reason in db.execute(
-            "SELECT source, target, evidence FROM edges WHERE relation='unresolved'")
-    }
+    stubs = {e.source: (e.target, json.dumps(e.evidence))
+             for e in es.all_edges(relations=["unresolved"])}
     for src in incoming:
         assert src in stubs
         assert stubs[src][0].startswith("stub:")
@@ -218,9 +205,9 @@ def test_renaming_a_note_with_an_org_id_keeps_id_edges_resolved(braindump: Any) 
     old = "reinforcement_learning.org"
     before = _id_edges(c)
     unresolved_before = {k for k, (rel, _t) in before.items() if rel == "unresolved"}
+    es = c.store.edges
     linked = [k for k, (rel, t) in before.items() if rel != "unresolved"
-              and c.store.unit(t) is not None
-              and c.store.document(c.store.unit(t).document_id).path == old]  # type: ignore[union-attr]
+              and t in es.nodes([t]) and es.nodes([t])[t].path == old]
     assert len(linked) >= 10
     (root / old).rename(root / "rl_renamed.org")
     run = c.index([root])
@@ -235,8 +222,64 @@ def test_renaming_a_note_with_an_org_id_keeps_id_edges_resolved(braindump: Any) 
     for k in linked:
         rel, tgt = after[k]
         assert rel != "unresolved"
-        unit = c.store.unit(tgt)
-        assert c.store.document(unit.document_id).path == "rl_renamed.org"
+        node = es.nodes([tgt])[tgt]
+        assert node.path == "rl_renamed.org"
         link_id = re.match(r"\[\[id:([^\]]+)\]", k[2]).group(1)  # type: ignore[union-attr]
-        doc = c.store.document(unit.document_id)
-        assert link_id in (unit.org_id, doc.declared_id)
+        docs, units = c.store.catalog_entries([str(node.document_id)])
+        unit = next(u for u in units if u.id == tgt)
+        assert link_id in (unit.org_id, docs[0].declared_id)
+
+
+def _resolution_state(c: Cairn) -> tuple[dict[Any, Any], dict[str, tuple[Any, ...]]]:
+    links = {(lk.unit_id, lk.ordinal): (lk.resolved_document_id, lk.resolved_unit_id,
+                                        lk.unresolved_reason)
+             for lk in c.store.links_from(None)}
+    return links, _snapshot(c)
+
+
+def test_incremental_resolution_on_the_corpus_equals_a_full_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rename, delete, add and edit notes of copies of the braindump (Org) and the
+    obsidian-help English vault (Markdown), resolving and updating only what changed;
+    after each step a full resolution and rebuild of the same index changes nothing."""
+    from cairn.graph.resolve import resolve_all, resolve_links
+    from cairn.ingest import pipeline
+    from cairn.ingest.pipeline import Indexer
+
+    org, md = tmp_path / "reference", tmp_path / "en"
+    shutil.copytree(BRAINDUMP, org)
+    shutil.copytree(HELP / "en", md)
+    for p in [org, md, *org.rglob("*"), *md.rglob("*")]:
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    c = Cairn.open(db=tmp_path / "index.db")
+    c.index([org, md])
+    g = GraphService(c.store)
+    g.update()
+    monkeypatch.setattr(pipeline, "resolve_links", lambda store, changed, removed: 0)
+    store = c.store
+
+    def step() -> None:
+        Indexer(store, config_hash=c.config.fingerprint()).run(store.roots())
+        changed, removed = store.edges.changed_documents()
+        assert changed or removed
+        resolve_links(store, changed, removed)
+        g.update(changed, removed)
+        incremental = _resolution_state(c)
+        resolve_all(store)
+        g.rebuild()
+        assert _resolution_state(c) == incremental
+
+    (org / "reinforcement_learning.org").rename(org / "rl_renamed.org")
+    step()
+    (org / "spiking_neurons_lit_review.org").unlink()
+    step()
+    home = md / "Home.md"
+    home.write_text(home.read_text(encoding="utf-8") + "\n\n[[Graph view]] [[Nowhere yet]]\n",
+                    encoding="utf-8")
+    (md / "Nowhere yet.md").write_text("# Nowhere yet\n\n[[Home#Welcome]]\n", encoding="utf-8")
+    step()
+    graph_view = next(md.rglob("Graph view.md"))
+    graph_view.rename(graph_view.with_name("Graph view renamed.md"))
+    step()
+    c.close()

@@ -41,19 +41,16 @@ class Case:
         self.graph.update()
 
     def label(self, node: str) -> str:
-        db = self.cairn.store.db
-        r = db.execute("SELECT u.title, u.ordinal, d.path FROM units u JOIN documents d "
-                       "ON d.id = u.document_id WHERE u.id=?", (node,)).fetchone()
-        if r:
-            return f"{r['path']}#{r['title'] if r['ordinal'] else ''}"
-        s = db.execute("SELECT label FROM graph_stubs WHERE id=?", (node,)).fetchone()
-        return f"stub:{s[0]}"
+        es = self.cairn.store.edges
+        n = es.nodes([node])[node]
+        if n.type == "stub":
+            return f"stub:{n.title}"
+        return f"{n.path}#{n.title if es.unit_shapes([node])[node].ordinal else ''}"
 
     def declared(self) -> list[tuple[str, str, str, int]]:
         return sorted(
-            (self.label(s), rel, self.label(t), int(n))
-            for s, rel, t, n in self.cairn.store.db.execute(
-                "SELECT source, relation, target, count FROM edges WHERE origin='declared'")
+            (self.label(e.source), e.relation, self.label(e.target), e.count)
+            for e in self.cairn.store.edges.all_edges(origins=["declared"])
         )
 
     def backlink_sources(self, ref: str) -> dict[str, int]:
@@ -63,9 +60,12 @@ class Case:
             out[path] = out.get(path, 0) + b["count"]
         return out
 
+    def stub_ids(self) -> list[str]:
+        return [i for i in self.cairn.store.edges.node_ids() if i.startswith("stub:")]
+
     def stubs(self) -> list[tuple[str, str]]:
-        return sorted((r[0], r[1]) for r in self.cairn.store.db.execute(
-            "SELECT kind, label FROM graph_stubs"))
+        nodes = self.cairn.store.edges.nodes(self.stub_ids())
+        return sorted((n.kind, n.title) for n in nodes.values())
 
 
 @pytest.fixture
@@ -126,7 +126,7 @@ def test_026_case_insensitive_and_missing_target(case: Any) -> None:
     ]
     assert c.backlink_sources("project plan.md") == {"weekly.md": 2}
     assert c.graph.backlinks("project plan.md")["sources"] == 1
-    (stub,) = [r[0] for r in c.cairn.store.db.execute("SELECT id FROM graph_stubs")]
+    (stub,) = c.stub_ids()
     assert c.backlink_sources(stub) == {"weekly.md": 1}
     # the missing note appears: the link resolves without touching weekly.md
     (c.root / "Nonexistent Idea.md").write_text("# Nonexistent Idea\n\nNow it exists.\n")
@@ -152,6 +152,5 @@ def test_027_embed_counts_as_link(case: Any) -> None:
     ]
     assert c.stubs() == [("attachment", "harbour.png")]
     assert c.backlink_sources("Trip Summary.md") == {"gallery.md": 3}
-    ev = [r[0] for r in c.cairn.store.db.execute(
-        "SELECT evidence FROM edges WHERE relation='unresolved'")]
-    assert '"as": "embeds"' in ev[0]
+    (unresolved,) = c.cairn.store.edges.all_edges(relations=["unresolved"])
+    assert unresolved.evidence[0]["as"] == "embeds"

@@ -48,8 +48,7 @@ def test_link_occurrences_merge_into_one_edge_with_counts(small: Any) -> None:
     plain = rows[("alpha.md#", "related", "gamma.md#")]
     assert (plain["links"], plain["evidence"][0]["value"]) == (0, "gamma")
     # Every non-URL link row is in exactly one edge: the link counts add up.
-    n_links = small.cairn.store.db.execute(
-        "SELECT count(*) FROM links WHERE kind != 'url'").fetchone()[0]
+    n_links = sum(1 for lk in small.cairn.store.links_from(None) if lk.kind != "url")
     assert sum(int(r["links"]) for r in rows.values()) == n_links == 13
 
 
@@ -58,7 +57,7 @@ def test_unresolved_targets_are_stub_nodes_with_reasons(small: Any) -> None:
             if r["relation"] == "unresolved"}
     assert rows[("alpha.md#Section A", "stub:pic.png")]["evidence"][0]["as"] == "embeds"
     assert rows[("alpha.md#", "stub:Nowhere")]["evidence"][0]["as"] == "related"
-    kinds = dict(small.cairn.store.db.execute("SELECT label, kind FROM graph_stubs").fetchall())
+    kinds = {label: kind for kind, label, _t in small.stubs().values()}
     assert kinds == {
         "Nowhere": "note",
         "Missing Note": "note",
@@ -197,8 +196,8 @@ See [b](/concepts/b.md).
         "kb/concepts/b.md": "---\ntype: L2 Concept\ntitle: B\n---\nBody of B.\n",
         "kb/references/r.md": "---\ntype: Reference\ntitle: R\n---\nA reference.\n",
     })
-    fmt = v.cairn.store.db.execute(
-        "SELECT format FROM documents WHERE path='kb/concepts/a.md'").fetchone()[0]
+    fmt = v.cairn.store.catalog_entries([v.cairn.store.edges.documents_at_path(
+        v.cairn.store.roots()[0].id, "kb/concepts/a.md")[0].id])[0][0].format
     if fmt != "okf":
         pytest.skip("the pipeline does not route bundles to the OKF parser yet")
     rows = {(r["src"], r["relation"], r["tgt"]): r for r in v.edge_rows("declared")}
@@ -211,10 +210,22 @@ See [b](/concepts/b.md).
                and t == "kb/concepts/b.md#" for s, rel, t in rows)
 
 
-def test_types_yaml_in_the_root_is_read_at_update(make_vault: Any,
-                                                   small_files: dict[str, str]) -> None:
+def test_types_come_in_through_the_constructor_and_new_ones_rebuild(
+    make_vault: Any, small_files: dict[str, str]
+) -> None:
+    from cairn.graph.service import GraphService
+
     v = make_vault(small_files)
     assert not any(rel == "owned_by" for _s, rel, _t in v.edges())
+    # a types.yaml in the root is not read by the graph: the registry is handed in
     v.write("types.yaml", "types:\n  Project:\n    edges: {owner: owned_by}\n")
-    v.reindex()  # types.yaml is read once per run
+    v.graph.update()
+    assert not any(rel == "owned_by" for _s, rel, _t in v.edges())
+    registry = parse_types((v.root / "types.yaml").read_text(encoding="utf-8"))
+    g = GraphService(v.cairn.store, types=registry)
+    assert g.is_stale()  # other settings than the graph was built with
+    report = g.update()
+    assert report.changed_documents == 5  # rebuilt from scratch
+    v.graph = g
     assert ("beta.md#", "owned_by", "alpha.md#") in v.edges("declared")
+    assert not g.is_stale()

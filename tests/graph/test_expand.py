@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from cairn.errors import QueryError
+
 pytest.importorskip("cairn.formats.markdown")
 
 from cairn.graph.expand import DEFAULT_WEIGHTS, ExpandConfig, ExpandedHit
@@ -111,7 +113,7 @@ def test_two_hops_reach_further_and_bring_in_new_units(make_vault: Any) -> None:
     # [[B]], then on from B's heading (the whole note is linked), then [[C]]
     assert [s.relation for s in two["c.md#C"].paths[0].steps] == [
         "references", "parent", "references"]
-    with pytest.raises(ValueError):
+    with pytest.raises(QueryError):
         v.graph.expand(hits, ExpandConfig(hops=3))
 
 
@@ -130,8 +132,7 @@ def test_proximity_for_the_linear_blend(make_vault: Any) -> None:
 def test_rowid_keyed_hits_for_the_search_layer(make_vault: Any) -> None:
     v = make_vault(FILES)
     hits = _ranked(v, "compost")
-    db = v.cairn.store.db
-    rowid = {u: r for r, u in db.execute("SELECT rowid, id FROM units")}
+    _, rowid = v.cairn.store.edges.rowid_maps((), v.cairn.store.edges.node_ids())
     by_id = v.graph.expand(hits)
     by_rowid = v.graph.expand_rowids([(rowid[u], s) for u, s in hits])
     assert [(rowid[h.unit_id], h.score) for h in by_id] == [(r, h.score) for r, h in by_rowid]

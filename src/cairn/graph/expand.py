@@ -25,14 +25,15 @@ first unit has no body, else on the first unit.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from cairn.errors import QueryError
 from cairn.graph.edges import SYMMETRIC
 from cairn.graph.traverse import Step, steps_from
-from cairn.store.sqlite.edges import EdgeStore
+from cairn.model import UnitShape
+from cairn.store.base import EdgeIndex
 
 DEFAULT_WEIGHTS: Mapping[str, float] = {
     "references": 1.0,
@@ -117,18 +118,18 @@ class ExpandedHit:
 
 
 def expand(
-    es: EdgeStore, hits: Sequence[tuple[str, float]], config: ExpandConfig | None = None
+    es: EdgeIndex, hits: Sequence[tuple[str, float]], config: ExpandConfig | None = None
 ) -> list[ExpandedHit]:
     """Re-score ``hits`` (best first) by graph expansion; returns all input hits plus
     the units reached, best first (ties by input rank, then id). Stub nodes are never
     returned. See the module docstring for the formula.
 
     Raises:
-        ValueError: ``config.hops`` is not 1 or 2.
+        QueryError: ``config.hops`` is not 1 or 2.
     """
     cfg = config or ExpandConfig()
     if cfg.hops not in (1, 2):
-        raise ValueError("hops must be 1 or 2")
+        raise QueryError(f"expansion hops must be 1 or 2, not {cfg.hops}")
     base = {uid: float(s) for uid, s in hits}
     rank = {uid: i for i, (uid, _s) in reversed(list(enumerate(hits, start=1)))}
     walk_rels = [r for r, w in cfg.weights.items() if w]
@@ -216,22 +217,14 @@ def expand(
     return out
 
 
-def _units(es: EdgeStore, unit_ids: Sequence[str]) -> dict[str, tuple[str, int, int]]:
+def _units(es: EdgeIndex, unit_ids: Sequence[str]) -> dict[str, tuple[str, int, int]]:
     """``unit id -> (document id, ordinal, body length)``."""
-    out: dict[str, tuple[str, int, int]] = {}
-    ids = list(dict.fromkeys(u for u in unit_ids if not u.startswith("stub:")))
-    for i in range(0, len(ids), 500):
-        part = ids[i : i + 500]
-        q = ",".join("?" * len(part))
-        for uid, did, ordinal, size in es.db.execute(
-            f"SELECT id, document_id, ordinal, length(body) FROM units WHERE id IN ({q})", part
-        ):
-            out[uid] = (did, int(ordinal), int(size or 0))
-    return out
+    shapes: Mapping[str, UnitShape] = es.unit_shapes(unit_ids)
+    return {u: (s.document_id, s.ordinal, s.body_chars) for u, s in shapes.items()}
 
 
 def _learn(
-    es: EdgeStore,
+    es: EdgeIndex,
     nodes: set[str],
     info: dict[str, tuple[str, int, int]],
     kids: dict[str, list[tuple[str, Step]]],
@@ -244,9 +237,10 @@ def _learn(
     if not firsts:
         return
     found: dict[str, list[tuple[str, Step]]] = {n: [] for n in firsts}
-    for eid, child, parent, rel, origin, w in es.in_edges(firsts, ["parent"]):
-        if origin == "structural":
-            found[parent].append((child, Step(eid, parent, child, rel, origin, w, False)))
+    for a in es.in_arcs(firsts, ["parent"]):
+        if a.origin == "structural":
+            found[a.target].append(
+                (a.source, Step(a.id, a.target, a.source, a.relation, a.origin, a.weight, False)))
     info.update(_units(es, [c for lst in found.values() for c, _ in lst if c not in info]))
     for n, lst in found.items():
         lst.sort(key=lambda cs: info.get(cs[0], ("", 1 << 30, 0))[1])
@@ -254,7 +248,7 @@ def _learn(
 
 
 def _learn_up(
-    es: EdgeStore,
+    es: EdgeIndex,
     nodes: set[str],
     info: dict[str, tuple[str, int, int]],
     up: dict[str, tuple[str, Step]],
@@ -264,24 +258,43 @@ def _learn_up(
     todo = [n for n in nodes if n not in up and not n.startswith("stub:")]
     if not todo:
         return
-    edges = [e for e in es.out_edges(todo, ["parent"]) if e[4] == "structural"]
-    info.update(_units(es, [e[2] for e in edges if e[2] not in info]))
-    for eid, child, parent, rel, origin, w in edges:
-        if info.get(parent, ("", 1, 0))[1] == 0:
-            up[child] = (parent, Step(eid, child, parent, rel, origin, w, True))
+    arcs = [a for a in es.out_arcs(todo, ["parent"]) if a.origin == "structural"]
+    info.update(_units(es, [a.target for a in arcs if a.target not in info]))
+    for a in arcs:
+        if info.get(a.target, ("", 1, 0))[1] == 0:
+            up[a.source] = (a.target, Step(a.id, a.source, a.target, a.relation, a.origin,
+                                           a.weight, True))
 
 
-def explain(es: EdgeStore, hit: ExpandedHit) -> dict[str, Any]:
+def explain(es: EdgeIndex, hit: ExpandedHit) -> dict[str, Any]:
     """The expansion part of ``--explain`` for one hit: its base score, boost, and per
-    path the seed and each edge walked with its relation, origin, direction, the two
-    ends' titles and paths, and the evidence (e.g. the link text ``[[Answer]]``)."""
+    path the seed and each edge walked: its relation and origin, ``from`` / ``to`` — the
+    edge's own source and target as stored (the link goes from ``from`` to ``to``),
+    each with title, path and line —, ``direction`` (``out`` when the walk followed
+    the edge from source to target, ``in`` when it went against it, from the linked
+    note back to the linking one), ``walked_from`` / ``walked_to`` (the ids in walk
+    order), and the evidence (e.g. the link text ``[[Answer]]``)."""
     edge_ids = [s.edge_id for p in hit.paths for s in p.steps]
     rows = es.edges_by_ids(edge_ids)
-    nodes = es.node_rows([n for p in hit.paths for s in p.steps for n in (s.frm, s.to)])
+    nodes = es.nodes([n for p in hit.paths for s in p.steps for n in (s.frm, s.to)])
 
     def label(n: str) -> dict[str, Any]:
-        r = nodes.get(n, {})
-        return {"id": n, "title": r.get("title"), "path": r.get("path"), "line": r.get("line")}
+        r = nodes.get(n)
+        if r is None:
+            return {"id": n, "title": None, "path": None, "line": None}
+        return {"id": n, "title": r.title, "path": r.path, "line": r.line}
+
+    def edge(s: Step) -> dict[str, Any]:
+        source, target = (s.frm, s.to) if s.forward else (s.to, s.frm)
+        e = rows.get(s.edge_id)
+        return {
+            **s.as_dict(),
+            "from": label(source),
+            "to": label(target),
+            "walked_from": s.frm,
+            "walked_to": s.to,
+            "evidence": [dict(x) for x in e.evidence[:5]] if e is not None else [],
+        }
 
     return {
         "base": hit.base_score,
@@ -291,16 +304,7 @@ def explain(es: EdgeStore, hit: ExpandedHit) -> dict[str, Any]:
             {
                 "seed": p.seed,
                 "contribution": round(p.contribution, 6),
-                "edges": [
-                    {
-                        **s.as_dict(),
-                        "from": label(s.frm),
-                        "to": label(s.to),
-                        "evidence": json.loads(rows[s.edge_id]["evidence"])[:5]
-                        if s.edge_id in rows else [],
-                    }
-                    for s in p.steps
-                ],
+                "edges": [edge(s) for s in p.steps],
             }
             for p in hit.paths
         ],
@@ -321,36 +325,18 @@ def proximity(expanded: Sequence[ExpandedHit], *, allow_negative: bool = False) 
     }
 
 
-def rowid_maps(es: EdgeStore, rowids: Sequence[int] = (), ids: Sequence[str] = ()) -> tuple[
+def rowid_maps(es: Any, rowids: Sequence[int] = (), ids: Sequence[str] = ()) -> tuple[
     dict[int, str], dict[str, int]
 ]:
     """``(rowid → unit id, unit id → rowid)`` for the given rowids and ids (the search
-    layer keys units by ``units.rowid``; the graph by unit id)."""
-    by_rowid: dict[int, str] = {}
-    by_id: dict[str, int] = {}
-    rs = list(dict.fromkeys(rowids))
-    for i in range(0, len(rs), 500):
-        part = rs[i : i + 500]
-        q = ",".join("?" * len(part))
-        for rowid, uid in es.db.execute(
-            f"SELECT rowid, id FROM units WHERE rowid IN ({q})", part
-        ):
-            by_rowid[int(rowid)] = str(uid)
-            by_id[str(uid)] = int(rowid)
-    us = [u for u in dict.fromkeys(ids) if u not in by_id and not u.startswith("stub:")]
-    for i in range(0, len(us), 500):
-        part2 = us[i : i + 500]
-        q = ",".join("?" * len(part2))
-        for rowid, uid in es.db.execute(
-            f"SELECT rowid, id FROM units WHERE id IN ({q})", part2
-        ):
-            by_rowid[int(rowid)] = str(uid)
-            by_id[str(uid)] = int(rowid)
-    return by_rowid, by_id
+    layer still keys units by ``units.rowid``; the graph by unit id). Transitional: goes
+    with rowids in search; needs the SQLite edge index's ``rowid_maps``."""
+    maps: tuple[dict[int, str], dict[str, int]] = es.rowid_maps(rowids, ids)
+    return maps
 
 
 def expand_rowids(
-    es: EdgeStore, hits: Sequence[tuple[int, float]], config: ExpandConfig | None = None
+    es: Any, hits: Sequence[tuple[int, float]], config: ExpandConfig | None = None
 ) -> list[tuple[int, ExpandedHit]]:
     """:func:`expand` for hits keyed by ``units.rowid``: ``[(rowid, expanded hit)]``, best
     first (units that vanished are skipped)."""

@@ -17,22 +17,42 @@ custom id or Org ``ID``, to a unit), or given the reason it could not be:
   note may name an Org or text note of the same root by its file stem
   (``[[garden]]`` → ``garden.org``).
 
-Resolution is recomputed for every link after each run that changed something, so a
-link to a note that appears later resolves without re-indexing its source.
+Resolution is incremental (:func:`resolve_links`): after a run, only the links of the
+documents that changed, and of the documents whose links could resolve differently
+because of them, are resolved again, so a link to a note that appears later resolves
+without re-indexing its source, and a one-file change costs about one file. What makes
+that exact is that a link can only reach documents that answer to one of its *name keys*
+(:func:`link_keys`: the case-folded last path segment, with and without a note
+extension, or ``id:X``), and a document answers to the keys of its file name, aliases
+and declared / Org ``ID`` s (:func:`document_names`); both are recorded in the graph
+tables, and a partial catalog of the candidates gives the same answer as the whole one.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
-import sqlite3
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 from urllib.parse import unquote
 
 from cairn.graph import obsidian
-from cairn.model import EMBED, MARKDOWN_LINK, ORG_FILE, ORG_HEADING, ORG_ID, URL, WIKILINK, Link
+from cairn.model import (
+    EMBED,
+    MARKDOWN_LINK,
+    ORG_FILE,
+    ORG_HEADING,
+    ORG_ID,
+    URL,
+    WIKILINK,
+    CatalogDocument,
+    CatalogUnit,
+    Link,
+    LinkOccurrence,
+    LinkResolution,
+)
+from cairn.store.base import Store
 
 Resolution = tuple[str | None, str | None, str | None]
 """``(document id, unit id, unresolved reason)``."""
@@ -80,62 +100,59 @@ class Catalog:
     @classmethod
     def build(
         cls,
-        docs: list[sqlite3.Row],
-        units: list[sqlite3.Row],
-        attachments: list[tuple[str, str]],
+        docs: Sequence[CatalogDocument],
+        units: Sequence[CatalogUnit],
+        attachments: Iterable[tuple[str, str]],
     ) -> Catalog:
-        """Build from the store's ``catalog_rows()`` and ``attachments()``."""
-        import json
-
+        """Build from the store's :meth:`~cairn.store.base.Store.catalog_entries` and
+        ``attachments()`` (``(root id, path)`` of non-note files). Documents are taken in
+        (root, path, key, id) order and units in document order, so a catalog of some
+        documents answers as the whole one would for links naming only them."""
         cat = cls()
+        docs = sorted(docs, key=lambda d: (d.root_id, d.path, d.key or "", d.id))
         for d in docs:
-            key = (d["root_id"], d["path"])
-            cat.by_path.setdefault(key, d["id"])
-            cat.path_of[d["id"]] = key
-            stem = posixpath.basename(d["path"])
+            key = (d.root_id, d.path)
+            cat.by_path.setdefault(key, d.id)
+            cat.path_of[d.id] = key
+            stem = posixpath.basename(d.path)
             for ext in NOTE_EXTENSIONS:
                 if stem.lower().endswith(ext):
                     stem = stem[: -len(ext)]
                     break
-            cat.by_stem[_fold(stem)].append(d["id"])
-            for alias in json.loads(d["aliases"] or "[]"):
-                cat.by_alias[_fold(str(alias))].append(d["id"])
-            if d["declared_id"]:
-                cat.doc_declared.setdefault(d["declared_id"], d["id"])
-        for u in units:
-            cat.units[u["document_id"]].append(
-                _UnitInfo(
-                    u["id"],
-                    u["ordinal"],
-                    u["level"],
-                    u["title"],
-                    u["custom_id"],
-                    [str(t) for t in json.loads(u["targets"] or "[]")],
-                    [str(b).lstrip("^") for b in json.loads(u["block_ids"] or "[]")],
-                )
+            cat.by_stem[_fold(stem)].append(d.id)
+            for alias in d.aliases:
+                cat.by_alias[_fold(str(alias))].append(d.id)
+            if d.declared_id:
+                cat.doc_declared.setdefault(d.declared_id, d.id)
+        order = {d.id: i for i, d in enumerate(docs)}
+        for u in sorted(units, key=lambda u: (order.get(u.document_id, -1), u.ordinal)):
+            cat.units[u.document_id].append(
+                _UnitInfo(u.id, u.ordinal, u.level, u.title, u.custom_id, list(u.targets),
+                          [b.lstrip("^") for b in u.block_ids])
             )
-            if u["org_id"]:
-                cat.org_ids.setdefault(u["org_id"], (u["document_id"], u["id"]))
-        for root_id, path in attachments:
+            if u.org_id:
+                cat.org_ids.setdefault(u.org_id, (u.document_id, u.id))
+        att = sorted(set(attachments))
+        for root_id, path in att:
             cat.attachments.add((root_id, path))
             cat.attachment_names[_fold(posixpath.basename(path))].append((root_id, path))
         notes: dict[str, list[obsidian.NoteEntry]] = defaultdict(list)
         files: dict[str, list[str]] = defaultdict(list)
         for d in docs:
-            if d["format"] in ("markdown", "okf"):
-                infos = cat.units.get(d["id"], [])
-                notes[d["root_id"]].append(
+            if d.format in ("markdown", "okf"):
+                infos = cat.units.get(d.id, [])
+                notes[d.root_id].append(
                     obsidian.NoteEntry(
-                        d["path"],
-                        d["title"],
-                        tuple(str(a) for a in json.loads(d["aliases"] or "[]")),
+                        d.path,
+                        d.title,
+                        tuple(d.aliases),
                         tuple((u.ordinal, u.level, u.title) for u in infos if u.level > 0),
                         tuple((u.ordinal, b) for u in infos for b in u.block_ids),
                     )
                 )
             else:
-                files[d["root_id"]].append(d["path"])
-        for root_id, path in attachments:
+                files[d.root_id].append(d.path)
+        for root_id, path in att:
             files[root_id].append(path)
         for root_id in set(notes) | set(files):
             cat.obsidian[root_id] = obsidian.Catalog(notes[root_id], files[root_id])
@@ -200,10 +217,10 @@ def _pick(cands: list[str], cat: Catalog, root_id: str, folder: str) -> str:
     return min(cands, key=key)
 
 
-def resolve_link(row: Any, cat: Catalog) -> Resolution:
-    """Resolve one stored link row (see :meth:`SQLiteStore.all_links`)."""
-    kind, target, anchor = row["kind"], row["target"] or "", row["anchor"]
-    root_id, src_path, src_doc = row["root_id"], row["path"], row["document_id"]
+def resolve_link(row: LinkOccurrence, cat: Catalog) -> Resolution:
+    """Resolve one stored link (see :meth:`~cairn.store.base.Store.links_from`)."""
+    kind, target, anchor = row.kind, row.target or "", row.anchor
+    root_id, src_path, src_doc = row.root_id, row.path, row.document_id
     folder = posixpath.dirname(src_path)
     if kind == URL:
         return None, None, None
@@ -244,13 +261,13 @@ def resolve_link(row: Any, cat: Catalog) -> Resolution:
     return None, None, f"unknown link kind {kind}"
 
 
-def _resolve_obsidian(row: Any, cat: Catalog) -> Resolution:
+def _resolve_obsidian(row: LinkOccurrence, cat: Catalog) -> Resolution:
     """Wikilinks, embeds and Markdown links: Obsidian's rules, then Org/text stems."""
-    root_id, src_path = row["root_id"], row["path"]
-    target = row["target"] or ""
-    if row["kind"] == MARKDOWN_LINK:
+    root_id, src_path = row.root_id, row.path
+    target = row.target or ""
+    if row.kind == MARKDOWN_LINK:
         target = unquote(target)
-    link = Link(kind=row["kind"], target=target, anchor=row["anchor"])
+    link = Link(kind=row.kind, target=target, anchor=row.anchor)
     ocat = cat.obsidian.get(root_id)
     if ocat is None:
         return None, None, "no notes in this source root"
@@ -261,9 +278,9 @@ def _resolve_obsidian(row: Any, cat: Catalog) -> Resolution:
             return None, None, f"attachment: {hit.path}"
         if hit.unit is not None:
             return doc, cat.unit_at.get((doc, hit.unit)), None
-        if row["anchor"] and cat.units.get(doc) and cat.path_of[doc][1].endswith(".md"):
+        if row.anchor and cat.units.get(doc) and cat.path_of[doc][1].endswith(".md"):
             return doc, cat.preamble(doc), None
-        unit = cat.anchor_unit(doc, row["anchor"]) if row["anchor"] else None
+        unit = cat.anchor_unit(doc, row.anchor) if row.anchor else None
         return doc, unit or cat.preamble(doc), None
     if hit.attachment or not target.strip():
         return None, None, hit.reason
@@ -277,22 +294,197 @@ def _resolve_obsidian(row: Any, cat: Catalog) -> Resolution:
     if not cands:
         return None, None, hit.reason
     doc = _pick(cands, cat, root_id, posixpath.dirname(src_path))
-    unit = cat.anchor_unit(doc, row["anchor"]) if row["anchor"] else None
+    unit = cat.anchor_unit(doc, row.anchor) if row.anchor else None
     return doc, unit or cat.preamble(doc), None
 
 
-def resolve_all(store: Any) -> int:
-    """Resolve every link in the store; returns how many resolutions changed.
+# --- name keys ----------------------------------------------------------------------
+def _strip_ext(name: str) -> str:
+    for ext in NOTE_EXTENSIONS:
+        if name.endswith(ext) and len(name) > len(ext):
+            return name[: -len(ext)]
+    return name
 
-    Call inside a store transaction.
-    """
-    docs, units = store.catalog_rows()
-    cat = Catalog.build(docs, units, store.attachments())
+
+def _base(text: str) -> str:
+    return text.strip().casefold().rstrip("/").rsplit("/", 1)[-1].strip()
+
+
+def name_key(text: str) -> str:
+    """The name key of a path, note name or alias: its last path segment, case-folded,
+    without a note extension (``Notes/Project Plan.md`` → ``project plan``)."""
+    return _strip_ext(_base(text))
+
+
+def link_keys(link: LinkOccurrence) -> set[str]:
+    """The name keys of the documents ``link`` could resolve to (empty: only its own
+    document, or nothing): the last path segment with and without a note extension, or
+    ``id:X`` for an Org ``id:`` link."""
+    kind, target = link.kind, (link.target or "").strip()
+    if kind == ORG_ID:
+        return {"id:" + target} if target else set()
+    if kind in (URL, ORG_HEADING):
+        return set()
+    if kind == ORG_FILE:
+        target = (target[5:] if target.startswith("file:") else target).strip()
+        if not target:
+            return set()
+        rel = posixpath.normpath(posixpath.join(posixpath.dirname(link.path), target))
+        texts = [target, rel]
+    elif kind in (WIKILINK, EMBED, MARKDOWN_LINK):
+        if not target:
+            return set()
+        texts = [target, unquote(target)]
+    else:
+        return set()
+    out: set[str] = set()
+    for t in texts:
+        b = _base(t)
+        if b:
+            out.update((b, _strip_ext(b)))
+    return out
+
+
+def document_names(doc: CatalogDocument, units: Iterable[CatalogUnit] = ()) -> set[str]:
+    """The name keys a document answers to: its file name, its aliases, its declared
+    ``ID`` and its units' Org ``ID`` s (``id:X``)."""
+    out = {name_key(doc.path)}
+    out.update(name_key(a) for a in doc.aliases if str(a).strip())
+    if doc.declared_id and doc.declared_id.strip():
+        out.add("id:" + doc.declared_id.strip())
+    out.update("id:" + u.org_id.strip() for u in units if u.org_id and u.org_id.strip())
+    out.discard("")
+    return out
+
+
+def attachment_node(root_id: str, path: str) -> str:
+    """The pseudo document id under which an attachment's name is recorded."""
+    return f"attachment:{root_id}:{path}"
+
+
+def _split_attachment(node: str) -> tuple[str, str] | None:
+    if not node.startswith("attachment:"):
+        return None
+    root_id, _, path = node[len("attachment:"):].partition(":")
+    return root_id, path
+
+
+# --- resolving the index ----------------------------------------------------------------
+def _apply(store: Store, links: Sequence[LinkOccurrence], cat: Catalog) -> int:
     updates = []
-    for row in store.all_links():
-        res = resolve_link(row, cat)
-        old = (row["resolved_document_id"], row["resolved_unit_id"], row["unresolved_reason"])
-        if res != old:
-            updates.append((*res, row["id"]))
-    store.set_link_resolutions(updates)
-    return len(updates)
+    for lk in links:
+        res = resolve_link(lk, cat)
+        if res != (lk.resolved_document_id, lk.resolved_unit_id, lk.unresolved_reason):
+            updates.append(LinkResolution(lk.unit_id, lk.ordinal, *res))
+    return store.set_link_resolutions(updates)
+
+
+def _names(docs: Sequence[CatalogDocument], units: Sequence[CatalogUnit]) -> dict[str, set[str]]:
+    by_doc: dict[str, list[CatalogUnit]] = defaultdict(list)
+    for u in units:
+        by_doc[u.document_id].append(u)
+    return {d.id: document_names(d, by_doc.get(d.id, ())) for d in docs}
+
+
+def catalog_for(store: Store, keys: Iterable[str], document_ids: Iterable[str]) -> Catalog:
+    """A catalog of ``document_ids`` and of every document and attachment answering to
+    one of ``keys``: enough to resolve links and values of those documents whose keys
+    are ``keys`` exactly as the whole index would."""
+    named = store.edges.documents_named(keys)
+    wanted = set(document_ids)
+    att: list[tuple[str, str]] = []
+    for n in named:
+        split = _split_attachment(n)
+        if split is None:
+            wanted.add(n)
+        else:
+            att.append(split)
+    docs, units = store.catalog_entries(sorted(wanted))
+    return Catalog.build(docs, units, att)
+
+
+def resolve_links(
+    store: Store,
+    changed_document_ids: Iterable[str] | None,
+    removed_document_ids: Iterable[str] | None,
+) -> int:
+    """Resolve the links that may resolve differently after documents changed.
+
+    Args:
+        store: the open store.
+        changed_document_ids: documents added or re-written since the last resolution;
+            ``None`` resolves every link of the index.
+        removed_document_ids: documents deleted since then (``None``: every link).
+
+    Resolved again are the links of the changed documents, of the documents whose links
+    or relation values name a key a changed, removed or added document (or attachment)
+    answers to or answered to, and of those with links resolved to a changed or removed
+    document. Documents the name table does not know yet count as changed, named ones
+    that are gone as removed. Every document whose links were resolved again is marked
+    for its declared and rule edges to be rebuilt by the next
+    :meth:`cairn.graph.service.GraphService.update`. The result equals a full
+    resolution. Runs in one transaction (nested in the caller's, if any).
+
+    Returns:
+        How many link resolutions changed.
+
+    Raises:
+        cairn.errors.StoreError: the store failed.
+    """
+    es = store.edges
+    with store.transaction():
+        if changed_document_ids is None or removed_document_ids is None:
+            return _resolve_everything(store)
+        unnamed, gone = es.name_drift()
+        changed = set(changed_document_ids) | set(unnamed)
+        removed = (set(removed_document_ids) | set(gone)) - changed
+        att_now = {attachment_node(r, p): (r, p) for r, p in store.attachments()}
+        att_old = es.named_documents("attachment:")
+        att_added = set(att_now) - att_old
+        att_removed = att_old - set(att_now)
+        old = es.names_of(sorted(changed | removed | att_removed))
+        docs, units = store.catalog_entries(sorted(changed))
+        new = _names(docs, units)
+        removed |= changed - set(new)  # said to have changed, but not in the index
+        changed &= set(new)
+        new.update({a: {name_key(att_now[a][1])} for a in att_added})
+        keys = set().union(*old.values(), *new.values())
+        es.set_names({**{d: () for d in removed | att_removed}, **new})
+        es.forget_wants(sorted(removed))
+        affected = (changed | es.documents_wanting(keys)
+                    | store.documents_linking_to(sorted(changed | removed))) - removed
+        links = store.links_from(sorted(affected))
+        wants: dict[str, set[str]] = {d: set() for d in affected}
+        for lk in links:
+            wants.setdefault(lk.document_id, set()).update(link_keys(lk))
+        cat = catalog_for(store, set().union(*wants.values()), affected)
+        n = _apply(store, links, cat)
+        es.set_wants("link", wants)
+        es.mark_dirty(sorted(affected))
+        return n
+
+
+def _resolve_everything(store: Store) -> int:
+    es = store.edges
+    docs, units = store.catalog_entries(None)
+    atts = store.attachments()
+    cat = Catalog.build(docs, units, atts)
+    links = store.links_from(None)
+    n = _apply(store, links, cat)
+    names: dict[str, set[str]] = _names(docs, units)
+    names.update({attachment_node(r, p): {name_key(p)} for r, p in atts})
+    stale = es.named_documents() - set(names)
+    es.set_names({**{s: () for s in stale}, **names})
+    es.forget_wants(sorted(stale))
+    wants: dict[str, set[str]] = {d.id: set() for d in docs}
+    for lk in links:
+        wants.setdefault(lk.document_id, set()).update(link_keys(lk))
+    es.set_wants("link", wants)
+    es.mark_dirty(["*"])
+    return n
+
+
+def resolve_all(store: Store) -> int:
+    """Resolve every link in the store; returns how many resolutions changed
+    (:func:`resolve_links` with ``None``: everything)."""
+    return resolve_links(store, None, None)

@@ -1,35 +1,36 @@
 """``GraphService``: the knowledge graph as the interfaces see it.
 
-Attach it to :class:`cairn.app.Cairn` and call :meth:`GraphService.update` after each
-index run::
+Attach it to :class:`cairn.app.Cairn` and bring it up to date after each index run,
+after link resolution::
 
-    self.graph = GraphService(self.store)           # in Cairn.__init__
-    run = indexer.run(roots, progress)              # in Cairn.index
-    self.graph.update(run_id=run.id)
+    self.graph = GraphService(self.store, types=registry)     # in Cairn.__init__
+    resolve_links(store, changed, removed)                     # in the pipeline
+    self.graph.update(changed, removed, run_id=run.id)
 
-``update`` finds the documents that changed since the last update by itself (content
-hashes kept in ``graph_docs``), so it needs no list from the pipeline. Every query takes
-a node reference: a unit id, a document id, a stub id, a unique id prefix, or a file
-path — absolute, relative to the current folder, or relative to a source root —
-optionally ``PATH:LINE`` for the unit at that line. A file or document stands for all
-its units.
+``update`` also finds the documents that changed since the last update by itself
+(content hashes kept by the edge index), so the lists only add to what it finds; link
+resolution marks the documents whose links or relation values may now resolve
+differently, and only those, with the changed ones, get their declared and rule edges
+rebuilt. Every query takes a node reference: a unit id, a document id, a stub id, a
+unique id prefix, or a file path — absolute, relative to the current folder, or relative
+to a source root — optionally ``PATH:LINE`` for the unit at that line. A file or
+document stands for all its units. Results are JSON-ready dicts.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cairn.errors import NotFound
+from cairn.errors import NotFound, QueryError
 from cairn.graph import edges as eb
 from cairn.graph import traverse as tv
+from cairn.graph.declared import build_declared
 from cairn.graph.expand import (
     ExpandConfig,
     ExpandedHit,
@@ -38,8 +39,21 @@ from cairn.graph.expand import (
     explain,
     proximity,
 )
-from cairn.store.sqlite import SQLiteStore
-from cairn.store.sqlite.edges import EdgeRow, EdgeStore
+from cairn.graph.resolve import Catalog, catalog_for
+from cairn.graph.structural import build_rules, build_structural, implicit_edges, unit_features
+from cairn.model import Edge, GraphDocument, GraphNode, GraphUnit
+from cairn.store.base import Store
+
+
+def node_dict(n: GraphNode) -> dict[str, Any]:
+    """A node as graph results give it (JSON-ready; the keys they have always had)."""
+    if n.type == "stub":
+        return {"id": n.id, "type": "stub", "title": n.title, "kind": n.kind,
+                "target": n.target, "reason": n.reason, "document_id": None, "path": None}
+    return {"id": n.id, "type": "unit", "title": n.title, "kind": n.kind,
+            "document_id": n.document_id, "doc_title": n.doc_title, "doc_type": n.doc_type,
+            "path": n.path, "abs_path": n.abs_path, "line": n.line,
+            "outline_path": list(n.outline_path)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,56 +92,27 @@ class UpdateReport:
         }
 
 
-def _root_types(store: SQLiteStore) -> Any:
-    """Note types from a ``types.yaml`` at the top of a source root (the first one that
-    reads; ``None`` when there is none or it is malformed)."""
-    from cairn.errors import ConfigError
-    from cairn.formats.types import load_types
-
-    for root in store.roots():
-        p = Path(root.path) / "types.yaml"
-        if p.is_file():
-            try:
-                return load_types(p)
-            except ConfigError:
-                continue
-    return None
-
-
-class _CatalogOnce:
-    """The link-resolution catalog of the store, built on first call and kept."""
-
-    def __init__(self, store: SQLiteStore) -> None:
-        self.store = store
-        self.cat: Any = None
-
-    def __call__(self) -> Any:
-        if self.cat is None:
-            from cairn.graph.resolve import Catalog
-
-            docs, units = self.store.catalog_rows()
-            self.cat = Catalog.build(docs, units, self.store.attachments())
-        return self.cat
-
-
 class GraphService:
     """Build, update and query the typed graph of one store.
 
     Args:
-        store: the open :class:`SQLiteStore`; the ``graph`` tables are created here.
+        store: the open store; its ``edges`` index holds the graph.
         types: note types (a ``TypeRegistry`` or a mapping, see
-            :func:`cairn.graph.edges.type_rules`); by default ``types.yaml`` at the top
-            of a source root, if any, read again at each :meth:`update`.
+            :func:`cairn.graph.edges.type_rules`) for relation keys and rule edges;
+            ``None``: none.
         relation_keys / implicit_keys / max_feature_units: see
             :class:`cairn.graph.edges.BuildConfig`.
         expand_config: defaults for :meth:`expand`.
         renderer: ``render(graph_data, fmt) -> str`` for :meth:`export`; pass
             :func:`cairn.export.graph.render` (the graph layer may not import export).
+
+    When these settings differ from those the graph was built with, the next
+    :meth:`update` rebuilds it.
     """
 
     def __init__(
         self,
-        store: SQLiteStore,
+        store: Store,
         *,
         types: Any = None,
         relation_keys: Mapping[str, str] | None = None,
@@ -138,16 +123,15 @@ class GraphService:
     ) -> None:
         self.renderer = renderer
         self.store = store
-        self.es = EdgeStore(store)
-        self._types_given = types is not None
-        rules = eb.type_rules(types if types is not None else _root_types(store))
+        self.es = store.edges
         self.config = eb.BuildConfig(
             relation_keys=dict(relation_keys or eb.DEFAULT_RELATION_KEYS),
             implicit_keys=tuple(implicit_keys or eb.DEFAULT_IMPLICIT_KEYS),
             max_feature_units=max_feature_units,
-            types=rules,
+            types=eb.type_rules(types),
         )
         self.expand_config = expand_config or ExpandConfig()
+        self._types_given = types is not None
 
     def set_types(self, types: Any) -> None:
         """Use these note types (a ``TypeRegistry`` or mapping) for rule edges and type
@@ -155,112 +139,163 @@ class GraphService:
         to the constructor win: an injected service keeps its settings."""
         if self._types_given:
             return
-        self._types_set = True
         self.config = dataclasses.replace(self.config, types=eb.type_rules(types))
 
     # --- building ---------------------------------------------------------------------
     def is_stale(self) -> bool:
-        """Whether documents changed since the last update."""
+        """Whether documents changed, or links were resolved again, since the last update
+        (or the settings differ from those the graph was built with)."""
         changed, removed = self.es.changed_documents()
-        return bool(changed or removed)
+        return bool(changed or removed or self.es.dirty()
+                    or self.es.meta("config") != eb.config_fingerprint(self.config))
 
     def update(
-        self, document_ids: Iterable[str] | None = None, *, run_id: str | None = None
+        self,
+        changed: Iterable[str] | None = None,
+        removed: Iterable[str] | None = None,
+        *,
+        run_id: str | None = None,
     ) -> UpdateReport:
-        """Bring the graph up to date after an index run.
+        """Bring the graph up to date after an index run (and :func:`resolve_links`).
 
         Args:
-            document_ids: documents known to have changed (added to those found by
-                comparing content hashes; normally leave ``None``).
+            changed: documents added or re-written (added to those found by comparing
+                content hashes).
+            removed: documents deleted (likewise).
             run_id: recorded on the edges written.
 
-        Declared and rule edges are recomputed from the whole ``links`` table and
-        written as a diff (link resolution may change anywhere when one note is added);
-        structural and implicit edges only for the changed documents (and the units that
-        share a tag or property value with them). Runs in one transaction (the caller's,
-        when one is open).
+        Structural and implicit edges are rebuilt for the changed documents (implicit
+        ones also for the units sharing a tag or property value with them); declared and
+        rule edges for the changed documents and those link resolution marked (whose
+        links or relation values may resolve differently), each written as a diff. The
+        first update, and one after the settings changed, builds everything. Runs in one
+        transaction (nested in the caller's, if any).
+
+        Raises:
+            cairn.errors.StoreError: the store failed.
         """
         t0 = time.perf_counter()
-        if not self._types_given and not getattr(self, "_types_set", False):
-            self.config = dataclasses.replace(
-                self.config, types=eb.type_rules(_root_types(self.store)))
-        changed, removed = self.es.changed_documents()
-        if document_ids:
-            live = {r[0] for r in self.es.db.execute("SELECT id FROM documents")}
-            changed = list(dict.fromkeys([*changed, *(d for d in document_ids if d in live)]))
+        es = self.es
         written: dict[str, int] = {}
         deleted: dict[str, int] = {}
-        with self._transaction():
-            cat = _CatalogOnce(self.store)
-            self._sync_full(eb.DECLARED, eb.build_declared(self.es.db, self.config, cat),
-                            written, deleted, run_id)
-            self._sync_full(eb.RULE, eb.build_rules(self.es.db, self.config, cat),
-                            written, deleted, run_id)
-            if changed or removed:
-                self.es.delete_origin_for_documents(eb.STRUCTURAL, changed)
-                written[eb.STRUCTURAL] = self.es.insert(
-                    eb.build_structural(self.es.db, changed), run_id)
-                written[eb.IMPLICIT] = self._update_implicit(changed, removed, run_id)
-                hashes = self.es.db.execute(
-                    "SELECT id, content_hash FROM documents WHERE id IN "
-                    f"({','.join('?' * len(changed))})" if changed else "SELECT 1, 1 WHERE 0",
-                    changed,
-                ).fetchall()
-                self.es.forget_docs(removed)
-                self.es.set_doc_hashes((r[0], r[1]) for r in hashes)
-            self.es.prune_stubs()
-        n_edges = int(self.es.db.execute("SELECT count(*) FROM edges").fetchone()[0])
-        n_stubs = int(self.es.db.execute("SELECT count(*) FROM graph_stubs").fetchone()[0])
-        return UpdateReport(len(changed), len(removed), written, deleted, n_edges, n_stubs,
+        fingerprint = eb.config_fingerprint(self.config)
+        with self.store.transaction():
+            full = es.meta("config") != fingerprint
+            if full:
+                es.clear()
+            found_changed, found_removed = es.changed_documents()
+            ch = set(found_changed) | set(changed or ())
+            rm = (set(found_removed) | set(removed or ())) - ch
+            dirty = es.take_dirty()
+            everything = full or "*" in dirty
+            decl: set[str] | None = None if everything else (ch | dirty) - rm
+            load = None if everything else sorted(ch | (decl or set()))
+            docs, units = es.graph_sources(load)
+            live = {d.id for d in docs}
+            rm |= ch - live  # said to have changed, but gone from the index
+            ch &= live
+            self._declared_and_rules(docs, units, decl, written, deleted, run_id)
+            if ch or rm:
+                ch_sorted = sorted(ch)
+                es.delete_origin_for_documents(eb.STRUCTURAL, ch_sorted)
+                ch_units = [u for u in units if u.document_id in ch]
+                written[eb.STRUCTURAL] = es.insert(build_structural(ch_units), run_id)
+                ch_docs = [d for d in docs if d.id in ch]
+                written[eb.IMPLICIT] = self._update_implicit(ch_docs, ch_units, sorted(rm),
+                                                             run_id)
+                es.forget_docs(sorted(rm))
+                es.forget_wants(sorted(rm))
+                es.mark_built(ch_sorted)
+            es.prune_stubs()
+            es.set_meta("config", fingerprint)
+            n_edges, n_stubs = es.size()
+        return UpdateReport(len(ch), len(rm), written, deleted, n_edges, n_stubs,
                             round(time.perf_counter() - t0, 4))
 
     def rebuild(self, *, run_id: str | None = None) -> UpdateReport:
         """Drop every edge and build the graph from scratch."""
-        with self._transaction():
+        with self.store.transaction():
             self.es.clear()
         return self.update(run_id=run_id)
 
-    def _transaction(self) -> AbstractContextManager[None]:
-        """The store's write transaction, or nothing when the caller already holds one."""
-        if self.store.db.in_transaction:
-            return nullcontext()
-        return self.store.transaction()
-
-    def _sync_full(
+    def _declared_and_rules(
         self,
-        origin: str,
-        built: eb.EdgeSet,
+        docs: Sequence[GraphDocument],
+        units: Sequence[GraphUnit],
+        decl: set[str] | None,
         written: dict[str, int],
         deleted: dict[str, int],
         run_id: str | None,
     ) -> None:
-        """Write the difference between ``built`` and the stored edges of ``origin``."""
+        """Rebuild the declared and rule edges leaving ``decl`` (``None``: every document)."""
+        es, store = self.es, self.store
+        if decl is not None:
+            docs = [d for d in docs if d.id in decl]
+            units = [u for u in units if u.document_id in decl]
+        ids = None if decl is None else sorted(decl)
+        links = store.links_from(ids)
+        if decl is None:
+            firsts = es.first_units(None)
+        else:
+            targets = {lk.resolved_document_id for lk in links if lk.resolved_document_id}
+            firsts = es.first_units(sorted(decl | targets))
+        cache: dict[str, Catalog] = {}
+
+        def catalog(keys: set[str]) -> Catalog:
+            if decl is not None:
+                return catalog_for(store, keys, decl)
+            if "all" not in cache:
+                entries = store.catalog_entries(None)
+                cache["all"] = Catalog.build(*entries, store.attachments())
+            return cache["all"]
+
+        declared, vwants = build_declared(docs, units, links, self.config, catalog, firsts)
+        rules, rwants = build_rules(docs, self.config, catalog, firsts)
+        for d, keys in rwants.items():
+            vwants.setdefault(d, set()).update(keys)
+        es.set_wants("value", vwants)
+        self._sync(eb.DECLARED, declared, ids, written, deleted, run_id)
+        self._sync(eb.RULE, rules, ids, written, deleted, run_id)
+
+    def _sync(
+        self,
+        origin: str,
+        built: eb.EdgeSet,
+        document_ids: Sequence[str] | None,
+        written: dict[str, int],
+        deleted: dict[str, int],
+        run_id: str | None,
+    ) -> None:
+        """Write the difference between ``built`` and the stored edges of ``origin``
+        leaving ``document_ids`` (``None``: all)."""
         self.es.upsert_stubs(built.stubs.values())
-        old = self.es.edges_of_origin(origin)
-        gone = [eid for eid in old if eid not in built.edges]
-        fresh: list[EdgeRow] = []
+        old = self.es.edges_of_origin(origin, document_ids)
+        gone = [eid for eid in old if eid not in built]
+        fresh: list[Edge] = []
         for e in built:
             o = old.get(e.id)
-            ev = json.dumps(e.evidence[:50], ensure_ascii=False, default=str)
-            if o is None or (o[3], o[4], o[5], o[6]) != (e.weight, e.count, e.links, ev):
+            if o is None or not eb.same_edge(o, e):
                 fresh.append(e)
         self.es.delete_ids(gone)
         written[origin] = self.es.insert(fresh, run_id)
         deleted[origin] = len(gone)
 
     def _update_implicit(
-        self, changed: Sequence[str], removed: Sequence[str], run_id: str | None
+        self,
+        docs: Sequence[GraphDocument],
+        units: Sequence[GraphUnit],
+        removed: Sequence[str],
+        run_id: str | None,
     ) -> int:
         es = self.es
+        changed = [d.id for d in docs]
         old_feats = es.features_of([*changed, *removed])
         es.forget_docs([*changed, *removed])
-        rows = eb.unit_features(es.db, changed, self.config.implicit_keys)
+        rows = unit_features(docs, units, self.config.implicit_keys)
         es.set_features(rows)
         affected_feats = old_feats | {f for _d, _u, f in rows}
-        changed_units = {u for _d, u, _f in rows}
-        for did in changed:  # units of changed documents lose old implicit edges too
-            changed_units.update(r[0] for r in es.db.execute(
-                "SELECT id FROM units WHERE document_id=?", (did,)))
+        # units of changed documents lose their old implicit edges too
+        changed_units = {u.id for u in units}
         holders = es.holders(sorted(affected_feats))
         affected = set(changed_units)
         for hs in holders.values():
@@ -277,8 +312,8 @@ class GraphService:
         partners = {u for hs in holders.values() for u, _d in hs}
         feats.update(es.unit_features(sorted(partners - set(feats))))
         unit_doc = {u: d for hs in holders.values() for u, d in hs}
-        built = eb.implicit_edges(sorted(affected), feats, holders, counts, unit_doc,
-                                  self.config.max_feature_units)
+        built = implicit_edges(sorted(affected), feats, holders, counts, unit_doc,
+                               self.config.max_feature_units)
         return es.insert(built, run_id)
 
     # --- references -------------------------------------------------------------------
@@ -288,38 +323,27 @@ class GraphService:
         Raises:
             NotFound: nothing matches, or an id prefix is ambiguous.
         """
-        db = self.es.db
+        es = self.es
         ref = ref.strip()
-        u = db.execute(
-            "SELECT u.id, u.title, u.document_id, d.path FROM units u "
-            "JOIN documents d ON d.id = u.document_id WHERE u.id=?", (ref,)).fetchone()
-        if u:
-            return NodeRef((u[0],), u[1] or u[3], u[2], u[3])
-        s = db.execute("SELECT id, label FROM graph_stubs WHERE id=?", (ref,)).fetchone()
-        if s:
-            return NodeRef((s[0],), s[1])
-        d = db.execute("SELECT id, path, title FROM documents WHERE id=?", (ref,)).fetchone()
-        if d:
-            return self._doc_ref(d[0], d[1], d[2])
+        node = es.nodes([ref]).get(ref)
+        if node is not None:
+            if node.type == "unit":
+                return NodeRef((node.id,), node.title or node.path or node.id,
+                               node.document_id, node.path)
+            return NodeRef((node.id,), node.title)
+        doc = es.documents_brief([ref]).get(ref)
+        if doc is not None:
+            return NodeRef(doc.unit_ids, doc.title or doc.path, doc.id, doc.path)
         loc = self._locate(ref)
         if loc is not None:
             return loc
         if len(ref) >= 4:
-            like = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-            hits = [r[0] for r in db.execute(
-                "SELECT id FROM units WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (like,))]
-            hits += [r[0] for r in db.execute(
-                "SELECT id FROM documents WHERE id LIKE ? ESCAPE '\\' LIMIT 2", (like,))]
+            hits = es.ids_with_prefix(ref, 2)
             if len(hits) == 1:
                 return self.resolve(hits[0])
             if len(hits) > 1:
                 raise NotFound(f"{ref}: ambiguous id prefix")
         raise NotFound(f"{ref}: no unit, document, stub or indexed file matches")
-
-    def _doc_ref(self, doc_id: str, path: str, title: str) -> NodeRef:
-        ids = tuple(r[0] for r in self.es.db.execute(
-            "SELECT id FROM units WHERE document_id=? ORDER BY ordinal", (doc_id,)))
-        return NodeRef(ids, title or path, doc_id, path)
 
     def _locate(self, text: str) -> NodeRef | None:
         line: int | None = None
@@ -342,25 +366,25 @@ class GraphService:
                 hits.append((r.id, rel))
         hits += [(r.id, path.removeprefix("./")) for r in roots]
         for root_id, rel in hits:
-            docs = self.store.documents_at(root_id, rel)
+            docs = self.es.documents_at_path(root_id, rel)
             if not docs:
                 continue
             if line is not None:
                 for d in docs:
-                    units = [u for u in self.store.units_of(d.id)
+                    spans = [u for u in self.es.unit_spans(d.id)
                              if u.line_start <= line <= u.line_end]
-                    if units:
-                        u = max(units, key=lambda x: x.line_start)
+                    if spans:
+                        u = max(spans, key=lambda x: x.line_start)
                         return NodeRef((u.id,), u.title or d.title, d.id, rel)
             if len(docs) == 1:
-                return self._doc_ref(docs[0].id, rel, docs[0].title)
-            ids = tuple(i for d in docs for i in self._doc_ref(d.id, rel, d.title).ids)
+                return NodeRef(docs[0].unit_ids, docs[0].title or rel, docs[0].id, rel)
+            ids = tuple(i for d in docs for i in d.unit_ids)
             return NodeRef(ids, rel, None, rel)
         return None
 
     # --- queries ----------------------------------------------------------------------
     def _node_dicts(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        return self.es.node_rows(list(ids))
+        return {k: node_dict(n) for k, n in self.es.nodes(ids).items()}
 
     def neighbors(
         self,
@@ -373,7 +397,11 @@ class GraphService:
         limit: int | None = 500,
     ) -> dict[str, Any]:
         """Nodes within ``hops`` of ``ref``: ``{"node", "neighbors": [{"node": {...},
-        "hop", "via": step}]}``. Raises NotFound / ValueError (bad hops, direction)."""
+        "hop", "via": step}]}``.
+
+        Raises:
+            NotFound: ``ref`` names nothing. QueryError: bad hops or direction.
+        """
         node = self.resolve(ref)
         found = tv.neighbors(self.es, node.ids, hops=hops, relations=relations,
                              origins=origins, direction=direction, limit=limit)
@@ -388,17 +416,25 @@ class GraphService:
 
     def backlinks(self, ref: str, *, include_internal: bool = False) -> dict[str, Any]:
         """Declared edges into ``ref``: ``{"node", "count", "sources", "backlinks": [{"source":
-        {...}, "target": {...}, "relations", "count"}]}``; ``count`` is link occurrences,
-        ``sources`` distinct source documents."""
+        {...}, "target": {...}, "relations", "count", "lines", "edge_ids"}]}``; ``count`` is
+        link occurrences, ``sources`` distinct source documents, ``lines`` the lines of
+        the link occurrences; the source node's ``line`` is that of its first link to
+        the target (the unit's first line when the edge comes from metadata).
+
+        Raises:
+            NotFound: ``ref`` names nothing.
+        """
         node = self.resolve(ref)
         bl = tv.backlinks(self.es, node.ids, include_internal=include_internal)
         info = self._node_dicts([x for b in bl for x in (b.source, b.target)])
-        items: list[dict[str, Any]] = [
-            {"source": info.get(b.source, {"id": b.source}),
-             "target": info.get(b.target, {"id": b.target}),
-             "relations": list(b.relations), "count": b.count, "edge_ids": list(b.edge_ids)}
-            for b in bl
-        ]
+        items: list[dict[str, Any]] = []
+        for b in bl:
+            source = dict(info.get(b.source, {"id": b.source}))
+            if b.lines:
+                source["line"] = b.lines[0]
+            items.append({"source": source, "target": info.get(b.target, {"id": b.target}),
+                          "relations": list(b.relations), "count": b.count,
+                          "lines": list(b.lines), "edge_ids": list(b.edge_ids)})
         docs = {i["source"].get("document_id") for i in items}
         return {"node": self._ref_dict(node), "count": sum(b.count for b in bl),
                 "sources": len(docs), "backlinks": items}
@@ -446,9 +482,16 @@ class GraphService:
         return tv.graph_data(self.es, nodes, edge_ids)
 
     def orphans(self) -> list[dict[str, Any]]:
-        """Documents with no resolved declared link in or out (see
+        """Documents with no resolved declared link in or out, one entry per document
+        (each conversation of a chat export is one): ``[{"document_id", "title", "path",
+        "abs_path", "format", "unresolved_links"}]`` by root, path and id (see
         :func:`cairn.graph.traverse.orphans`)."""
-        return tv.orphans(self.es)
+        return [
+            {"document_id": o.document_id, "title": o.title, "path": o.path,
+             "abs_path": o.abs_path, "format": o.format,
+             "unresolved_links": o.unresolved_links}
+            for o in tv.orphans(self.es)
+        ]
 
     def stats(self, *, origins: Sequence[str] | None = None) -> dict[str, Any]:
         """Graph statistics (see :func:`cairn.graph.traverse.stats`)."""
@@ -468,7 +511,8 @@ class GraphService:
         :mod:`cairn.export.graph`).
 
         Raises:
-            ValueError: unknown format. NotFound: ``around`` matches nothing.
+            QueryError: unknown format, or no renderer. NotFound: ``around`` matches
+                nothing.
         """
         if around is not None:
             node = self.resolve(around)
@@ -478,9 +522,12 @@ class GraphService:
         else:
             data = tv.graph_data(self.es, None, None, relations=relations, origins=origins)
         if self.renderer is None:
-            raise ValueError("graph export needs GraphService(..., renderer="
+            raise QueryError("graph export needs GraphService(..., renderer="
                              "cairn.export.graph.render)")
-        return self.renderer(data, fmt)
+        try:
+            return self.renderer(data, fmt)
+        except ValueError as exc:
+            raise QueryError(str(exc)) from None
 
     def expand(
         self, hits: Sequence[tuple[str, float]], config: ExpandConfig | None = None

@@ -12,17 +12,15 @@ are stored once per pair and always followed both ways.
 
 from __future__ import annotations
 
-import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from cairn.graph.edges import DECLARED, SYMMETRIC, UNRESOLVED
-from cairn.store.sqlite.edges import EdgeStore
-
-EdgeTuple = tuple[str, str, str, str, str, float]
-"""``(edge id, source, target, relation, origin, weight)``."""
+from cairn.errors import QueryError
+from cairn.graph.edges import DECLARED, SYMMETRIC
+from cairn.model import Edge, OrphanDocument
+from cairn.store.base import EdgeIndex
 
 DIRECTIONS = ("out", "in", "both")
 
@@ -66,11 +64,11 @@ class Neighbor:
 
 def _check_direction(direction: str) -> None:
     if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of {DIRECTIONS}, not {direction!r}")
+        raise QueryError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
 
 
 def steps_from(
-    es: EdgeStore,
+    es: EdgeIndex,
     nodes: Sequence[str],
     *,
     relations: Sequence[str] | None = None,
@@ -88,22 +86,22 @@ def steps_from(
 
     sym = [r for r in (rels or sorted(SYMMETRIC)) if r in SYMMETRIC]
     if direction in ("out", "both"):
-        out.extend(Step(eid, s, t, rel, o, w, True)
-                   for eid, s, t, rel, o, w in es.out_edges(nodes, rels) if keep(o))
+        out.extend(Step(a.id, a.source, a.target, a.relation, a.origin, a.weight, True)
+                   for a in es.out_arcs(nodes, rels) if keep(a.origin))
     elif sym:  # "in": symmetric relations are walked both ways
-        out.extend(Step(eid, s, t, rel, o, w, True)
-                   for eid, s, t, rel, o, w in es.out_edges(nodes, sym) if keep(o))
+        out.extend(Step(a.id, a.source, a.target, a.relation, a.origin, a.weight, True)
+                   for a in es.out_arcs(nodes, sym) if keep(a.origin))
     if direction in ("in", "both"):
-        out.extend(Step(eid, t, s, rel, o, w, False)
-                   for eid, s, t, rel, o, w in es.in_edges(nodes, rels) if keep(o))
+        out.extend(Step(a.id, a.target, a.source, a.relation, a.origin, a.weight, False)
+                   for a in es.in_arcs(nodes, rels) if keep(a.origin))
     elif sym:
-        out.extend(Step(eid, t, s, rel, o, w, False)
-                   for eid, s, t, rel, o, w in es.in_edges(nodes, sym) if keep(o))
+        out.extend(Step(a.id, a.target, a.source, a.relation, a.origin, a.weight, False)
+                   for a in es.in_arcs(nodes, sym) if keep(a.origin))
     return out
 
 
 def neighbors(
-    es: EdgeStore,
+    es: EdgeIndex,
     seeds: Sequence[str],
     *,
     hops: int = 1,
@@ -126,10 +124,10 @@ def neighbors(
         edges were found); ``via`` is the step that first reached it.
 
     Raises:
-        ValueError: ``hops < 1`` or an unknown direction.
+        QueryError: ``hops < 1`` or an unknown direction.
     """
     if hops < 1:
-        raise ValueError("hops must be at least 1")
+        raise QueryError(f"hops must be at least 1, not {hops}")
     seen = set(seeds)
     frontier = list(dict.fromkeys(seeds))
     found: list[Neighbor] = []
@@ -152,17 +150,19 @@ def neighbors(
 
 @dataclass(frozen=True, slots=True)
 class Backlink:
-    """A unit with declared edges into the target set: how many, by which relations."""
+    """A unit with declared edges into the target set: how many, by which relations,
+    and the 1-based lines of the link occurrences (metadata values have no line)."""
 
     source: str
     target: str
     relations: tuple[str, ...]
     count: int
     edge_ids: tuple[str, ...]
+    lines: tuple[int, ...] = ()
 
 
 def backlinks(
-    es: EdgeStore, targets: Sequence[str], *, include_internal: bool = False
+    es: EdgeIndex, targets: Sequence[str], *, include_internal: bool = False
 ) -> list[Backlink]:
     """The reverse view of declared edges: who links to ``targets``.
 
@@ -178,27 +178,29 @@ def backlinks(
     """
     tset = set(targets)
     rows: dict[tuple[str, str], list[Any]] = {}
-    edge_ids = [eid for eid, *_ in es.in_edges(list(tset))]
+    edge_ids = [a.id for a in es.in_arcs(list(tset)) if a.origin == DECLARED]
     full = es.edges_by_ids(edge_ids)
     for eid in edge_ids:
         r = full.get(eid)
-        if r is None or r["origin"] != DECLARED:
+        if r is None:
             continue
-        if not include_internal and r["source"] in tset:
+        if not include_internal and r.source in tset:
             continue
-        key = (r["source"], r["target"])
-        cur = rows.setdefault(key, [set(), 0, []])
-        cur[0].add(r["relation"])
-        cur[1] += int(r["count"])
+        key = (r.source, r.target)
+        cur = rows.setdefault(key, [set(), 0, [], set()])
+        cur[0].add(r.relation)
+        cur[1] += r.count
         cur[2].append(eid)
+        cur[3].update(int(ev["line"]) for ev in r.evidence
+                      if ev.get("via") == "link" and isinstance(ev.get("line"), int))
     return [
-        Backlink(s, t, tuple(sorted(v[0])), v[1], tuple(sorted(v[2])))
+        Backlink(s, t, tuple(sorted(v[0])), v[1], tuple(sorted(v[2])), tuple(sorted(v[3])))
         for (s, t), v in sorted(rows.items())
     ]
 
 
 def shortest_path(
-    es: EdgeStore,
+    es: EdgeIndex,
     sources: Sequence[str],
     targets: Sequence[str],
     *,
@@ -271,7 +273,7 @@ def _join(meet: str, fwd: dict[str, Step | None], bwd: dict[str, Step | None]) -
 
 
 def subgraph(
-    es: EdgeStore,
+    es: EdgeIndex,
     seeds: Sequence[str],
     *,
     hops: int = 1,
@@ -288,48 +290,18 @@ def subgraph(
     nset = set(nodes)
     keep_origin = set(origins) if origins else None
     edge_ids = [
-        eid
-        for eid, _s, t, _rel, origin, _w in es.out_edges(nodes, list(relations) if relations
-                                                          else None)
-        if t in nset and (keep_origin is None or origin in keep_origin)
+        a.id
+        for a in es.out_arcs(nodes, list(relations) if relations else None)
+        if a.target in nset and (keep_origin is None or a.origin in keep_origin)
     ]
     return nodes, list(dict.fromkeys(edge_ids))
 
 
-def orphans(es: EdgeStore) -> list[dict[str, Any]]:
+def orphans(es: EdgeIndex) -> list[OrphanDocument]:
     """Documents with no resolved declared edge in or out (links within the document
-    itself and links to missing notes do not count), by path.
-
-    Each item: ``{"document_id", "path", "title", "unresolved_links"}`` — the last is
-    the number of link occurrences of the document that point at stubs.
-    """
-    rows = es.db.execute(
-        "SELECT d.id, d.path, d.title, r.path AS root_path FROM documents d "
-        "JOIN roots r ON r.id = d.root_id WHERE NOT EXISTS ("
-        "  SELECT 1 FROM edges e WHERE e.origin = 'declared' AND e.source_document_id = d.id"
-        "  AND e.target_document_id IS NOT NULL AND e.target_document_id != d.id"
-        ") AND NOT EXISTS ("
-        "  SELECT 1 FROM edges e WHERE e.origin = 'declared' AND e.target_document_id = d.id"
-        "  AND e.source_document_id != d.id"
-        ") ORDER BY r.path, d.path"
-    ).fetchall()
-    wanting = dict(
-        es.db.execute(
-            "SELECT source_document_id, sum(count) FROM edges WHERE origin='declared' AND "
-            "relation = ? GROUP BY source_document_id",
-            (UNRESOLVED,),
-        ).fetchall()
-    )
-    return [
-        {
-            "document_id": r["id"],
-            "path": r["path"],
-            "abs_path": f"{r['root_path'].rstrip('/')}/{r['path']}",
-            "title": r["title"],
-            "unresolved_links": int(wanting.get(r["id"], 0) or 0),
-        }
-        for r in rows
-    ]
+    itself and links to missing notes do not count), one per document (each
+    conversation of a chat export is one), by root, path and id."""
+    return es.orphans()
 
 
 class _DSU:
@@ -362,7 +334,7 @@ def _bucket(d: int) -> str:
     return "101+"
 
 
-def stats(es: EdgeStore, *, origins: Sequence[str] | None = None) -> dict[str, Any]:
+def stats(es: EdgeIndex, *, origins: Sequence[str] | None = None) -> dict[str, Any]:
     """Graph statistics.
 
     Returns:
@@ -374,40 +346,21 @@ def stats(es: EdgeStore, *, origins: Sequence[str] | None = None) -> dict[str, A
         Degree and components count every unit and stub, over the edges of ``origins``
         (all by default), edges taken as undirected.
     """
-    db = es.db
-    n_units = int(db.execute("SELECT count(*) FROM units").fetchone()[0])
-    n_stubs = int(db.execute("SELECT count(*) FROM graph_stubs").fetchone()[0])
-    n_docs = int(db.execute("SELECT count(*) FROM documents").fetchone()[0])
-    by_rel = dict(db.execute(
-        "SELECT relation, count(*) FROM edges GROUP BY relation ORDER BY relation").fetchall())
-    by_origin = dict(db.execute(
-        "SELECT origin, count(*) FROM edges GROUP BY origin ORDER BY origin").fetchall())
-    unresolved = db.execute(
-        "SELECT coalesce(sum(count), 0) FROM edges WHERE relation=?", (UNRESOLVED,)
-    ).fetchone()[0]
-    where = ""
-    args: list[str] = []
-    if origins:
-        where = f" WHERE origin IN ({','.join('?' * len(origins))})"
-        args = list(origins)
+    c = es.counts()
     degree: Counter[str] = Counter()
     dsu = _DSU()
-    for s, t in db.execute(f"SELECT source, target FROM edges{where}", args):
+    for s, t in es.endpoints(origins):
         degree[s] += 1
         degree[t] += 1
         dsu.union(s, t)
-    all_nodes: list[str] = [r[0] for r in db.execute("SELECT id FROM units")]
-    all_nodes += [r[0] for r in db.execute("SELECT id FROM graph_stubs")]
+    all_nodes = es.node_ids()
     hist: Counter[str] = Counter(_bucket(degree.get(n, 0)) for n in all_nodes)
     sizes: Counter[str] = Counter(dsu.find(n) for n in all_nodes)
     order = ["0", "1", "2", "3-5", "6-10", "11-20", "21-50", "51-100", "101+"]
     degs = [degree.get(n, 0) for n in all_nodes]
-    top = db.execute(
-        "SELECT e.target_document_id AS doc, d.path, count(DISTINCT e.source_document_id) AS n "
-        "FROM edges e JOIN documents d ON d.id = e.target_document_id "
-        "WHERE e.origin='declared' AND e.source_document_id != e.target_document_id "
-        "GROUP BY e.target_document_id ORDER BY n DESC, d.path LIMIT 10"
-    ).fetchall()
+    top = es.top_linked(10)
+    n_units, n_stubs, n_docs = c.units, c.stubs, c.documents
+    by_rel, by_origin, unresolved = c.by_relation, c.by_origin, c.unresolved_links
     return {
         "nodes": {"units": n_units, "stubs": n_stubs, "documents": n_docs},
         "edges": int(sum(by_rel.values())),
@@ -424,8 +377,8 @@ def stats(es: EdgeStore, *, origins: Sequence[str] | None = None) -> dict[str, A
             "largest": max(sizes.values()) if sizes else 0,
             "isolated": sum(1 for n in all_nodes if degree.get(n, 0) == 0),
         },
-        "top_linked": [{"document_id": r["doc"], "path": r["path"], "linking_documents": r["n"]}
-                       for r in top],
+        "top_linked": [{"document_id": d, "path": p, "linking_documents": n}
+                       for d, p, n in top],
     }
 
 
@@ -442,13 +395,21 @@ def group_by_hop(found: Iterable[Neighbor]) -> dict[int, list[str]]:
     return dict(out)
 
 
-def evidence_of(es: EdgeStore, edge_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+def evidence_of(es: EdgeIndex, edge_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
     """``edge id -> evidence list``."""
-    return {eid: json.loads(r["evidence"]) for eid, r in es.edges_by_ids(edge_ids).items()}
+    return {eid: [dict(x) for x in e.evidence] for eid, e in es.edges_by_ids(edge_ids).items()}
+
+
+def edge_dict(e: Edge) -> dict[str, Any]:
+    """An edge as export data: ``{"id", "source", "target", "relation", "origin",
+    "weight", "count", "evidence"}``."""
+    return {"id": e.id, "source": e.source, "target": e.target, "relation": e.relation,
+            "origin": e.origin, "weight": e.weight, "count": e.count,
+            "evidence": [dict(x) for x in e.evidence]}
 
 
 def graph_data(
-    es: EdgeStore,
+    es: EdgeIndex,
     nodes: Sequence[str] | None,
     edge_ids: Sequence[str] | None,
     *,
@@ -463,27 +424,13 @@ def graph_data(
     "reason"}``; an edge ``{"id", "source", "target", "relation", "origin", "weight",
     "count", "evidence" (list)}``. Nodes and edges are sorted by id.
     """
-    db = es.db
     if edge_ids is None:
-        where: list[str] = []
-        args: list[str] = []
-        if relations:
-            where.append(f"relation IN ({','.join('?' * len(relations))})")
-            args += list(relations)
-        if origins:
-            where.append(f"origin IN ({','.join('?' * len(origins))})")
-            args += list(origins)
-        sql = "SELECT * FROM edges" + (" WHERE " + " AND ".join(where) if where else "")
-        erows = db.execute(sql + " ORDER BY id", args).fetchall()
+        edges = es.all_edges(relations=relations, origins=origins)
     else:
         full = es.edges_by_ids(edge_ids)
-        erows = [full[i] for i in sorted(full)]
-    if nodes is None:
-        node_ids = [r[0] for r in db.execute("SELECT id FROM units ORDER BY id")]
-        node_ids += [r[0] for r in db.execute("SELECT id FROM graph_stubs ORDER BY id")]
-    else:
-        node_ids = sorted(set(nodes))
-    info = es.node_rows(node_ids)
+        edges = [full[i] for i in sorted(full)]
+    node_ids = es.node_ids() if nodes is None else sorted(set(nodes))
+    info: Mapping[str, Any] = es.nodes(node_ids)
     out_nodes = []
     for n in node_ids:
         r = info.get(n)
@@ -491,28 +438,15 @@ def graph_data(
             continue
         out_nodes.append({
             "id": n,
-            "type": r["type"],
-            "label": r.get("title") or r.get("path") or n,
-            "kind": r.get("kind"),
-            "document_id": r.get("document_id"),
-            "path": r.get("path"),
-            "line": r.get("line"),
-            "doc_title": r.get("doc_title"),
-            "reason": r.get("reason"),
+            "type": r.type,
+            "label": r.title or r.path or n,
+            "kind": r.kind,
+            "document_id": r.document_id,
+            "path": r.path,
+            "line": r.line,
+            "doc_title": r.doc_title,
+            "reason": r.reason,
         })
     present = {n["id"] for n in out_nodes}
-    out_edges = [
-        {
-            "id": r["id"],
-            "source": r["source"],
-            "target": r["target"],
-            "relation": r["relation"],
-            "origin": r["origin"],
-            "weight": r["weight"],
-            "count": r["count"],
-            "evidence": json.loads(r["evidence"]),
-        }
-        for r in erows
-        if r["source"] in present and r["target"] in present
-    ]
+    out_edges = [edge_dict(e) for e in edges if e.source in present and e.target in present]
     return {"directed": True, "nodes": out_nodes, "edges": out_edges}

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from cairn import formats
 from cairn.formats import okf
-from cairn.graph.resolve import resolve_all
+from cairn.graph.resolve import resolve_links
 from cairn.ingest import ids
 from cairn.ingest.bundles import bundle_of
 from cairn.ingest.prepare import Job, Prepared, Preparer
@@ -246,8 +246,10 @@ class Indexer:
         """Resolve links if anything changed, and record the run."""
         self.preparer.close()
         if tally.added or tally.changed or tally.removed:
+            # only the links that could resolve differently because of what changed
+            changed, removed = self.store.edges.changed_documents()
             with self.store.transaction():
-                resolve_all(self.store)
+                resolve_links(self.store, changed, removed)
         run = Run(
             id=str(uuid.uuid4()),
             started=started,

@@ -18,29 +18,44 @@ The narrow protocols :class:`VectorIndex` (chunks and embeddings) and :class:`Ed
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
 from cairn.model import (
+    Arc,
     Backlink,
+    CatalogDocument,
+    CatalogUnit,
     Chunk,
     ChunkSource,
     ContextUnit,
     Diagnostic,
     Document,
+    DocumentBrief,
+    Edge,
     FailedFile,
     Failure,
     FileState,
     Filter,
+    GraphCounts,
+    GraphDocument,
+    GraphNode,
+    GraphUnit,
     HitUnit,
+    LinkOccurrence,
+    LinkResolution,
+    OrphanDocument,
     Run,
     SourceRoot,
     StoredDocument,
     StoredLink,
     StoredUnit,
+    Stub,
     TextQuery,
     UnitFacts,
+    UnitShape,
+    UnitSpan,
     VectorMatrix,
     VectorSpace,
 )
@@ -146,9 +161,226 @@ class VectorIndex(Protocol):
 
 
 class EdgeIndex(Protocol):
-    """Typed edges, stub nodes and graph queries."""
+    """Typed edges, stub nodes and graph queries.
+
+    Besides edges and stubs it keeps the graph's incremental state: the content hash
+    each document had when its edges were last built, the tags and property values of
+    its units (features, for implicit edges), the name keys each document answers to and
+    those its links and relation values look for (see :mod:`cairn.graph.resolve`), the
+    documents whose declared edges await a rebuild ("dirty", ``"*"`` for all) and
+    ``meta`` values (the build settings' fingerprint). Writes run inside
+    ``store.transaction()``. Node ids are unit ids or stub ids (``stub:…``).
+    """
 
     # --- edges, stubs, graph queries (graph owner) -----------------------------------
+    def insert(self, edges: Iterable[Edge], run_id: str | None = None) -> int:
+        """Insert or replace edges (same id → replaced); returns how many."""
+        ...
+
+    def delete_ids(self, ids: Sequence[str]) -> None:
+        """Delete edges by id."""
+        ...
+
+    def delete_implicit_touching(self, unit_ids: Sequence[str], relation: str) -> None:
+        """Delete implicit edges of ``relation`` with either end among ``unit_ids``."""
+        ...
+
+    def delete_origin_for_documents(self, origin: str, document_ids: Sequence[str]) -> None:
+        """Delete the edges of one origin leaving the given documents."""
+        ...
+
+    def upsert_stubs(self, stubs: Iterable[Stub]) -> None:
+        """Insert or refresh stub nodes."""
+        ...
+
+    def prune_stubs(self) -> int:
+        """Delete stub nodes no edge points at; returns how many."""
+        ...
+
+    def clear(self) -> None:
+        """Forget every edge, stub, built state, feature and dirty mark and the build
+        fingerprint (names and wants are kept)."""
+        ...
+
+    def size(self) -> tuple[int, int]:
+        """``(edges, stub nodes)``."""
+        ...
+
+    def changed_documents(self) -> tuple[list[str], list[str]]:
+        """``(changed or new document ids, removed document ids)`` since the last build."""
+        ...
+
+    def mark_built(self, document_ids: Sequence[str]) -> None:
+        """Record the documents' current content hashes as built."""
+        ...
+
+    def forget_docs(self, document_ids: Sequence[str]) -> None:
+        """Drop the built state and features of documents."""
+        ...
+
+    def set_features(self, rows: Iterable[tuple[str, str, str]]) -> None:
+        """Add ``(document id, unit id, feature)`` rows (``tag:x`` / ``prop:key=value``)."""
+        ...
+
+    def meta(self, key: str) -> str | None:
+        """A stored graph setting (e.g. ``config``, the build fingerprint), or ``None``."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store a graph setting."""
+        ...
+
+    def names_of(self, document_ids: Sequence[str]) -> dict[str, set[str]]:
+        """``document id -> name keys`` recorded for the given documents."""
+        ...
+
+    def named_documents(self, prefix: str = "") -> set[str]:
+        """Ids with recorded names (documents, and ``attachment:ROOT:PATH`` pseudo-ids),
+        optionally only those starting with ``prefix``."""
+        ...
+
+    def name_drift(self) -> tuple[list[str], list[str]]:
+        """``(documents without recorded names, named documents that are gone)``."""
+        ...
+
+    def set_names(self, names: Mapping[str, Iterable[str]]) -> None:
+        """Replace the name keys of the given ids (empty: forget them)."""
+        ...
+
+    def documents_named(self, keys: Iterable[str]) -> set[str]:
+        """Ids (documents, attachment pseudo-ids) answering to any of ``keys``."""
+        ...
+
+    def set_wants(self, source: str, wants: Mapping[str, Iterable[str]]) -> None:
+        """Replace the keys the given documents look for, from ``source`` (``link`` or
+        ``value``)."""
+        ...
+
+    def documents_wanting(self, keys: Iterable[str]) -> set[str]:
+        """Documents whose links or relation values look for any of ``keys``."""
+        ...
+
+    def forget_wants(self, document_ids: Sequence[str]) -> None:
+        """Drop every want of the given documents."""
+        ...
+
+    def mark_dirty(self, document_ids: Iterable[str]) -> None:
+        """Mark documents (or ``"*"``) for a rebuild of their declared and rule edges."""
+        ...
+
+    def dirty(self) -> set[str]:
+        """The documents marked dirty, left marked."""
+        ...
+
+    def take_dirty(self) -> set[str]:
+        """The documents marked dirty, unmarking them."""
+        ...
+
+    def out_arcs(self, nodes: Sequence[str], relations: Sequence[str] | None = None) -> list[Arc]:
+        """The arcs leaving ``nodes`` (only ``relations``, when given)."""
+        ...
+
+    def in_arcs(self, nodes: Sequence[str], relations: Sequence[str] | None = None) -> list[Arc]:
+        """The arcs entering ``nodes``."""
+        ...
+
+    def edges_by_ids(self, ids: Sequence[str]) -> dict[str, Edge]:
+        """Full edges by id (missing ids left out)."""
+        ...
+
+    def all_edges(
+        self, *, relations: Sequence[str] | None = None, origins: Sequence[str] | None = None
+    ) -> list[Edge]:
+        """Every edge passing the filters (``None``: all), by id."""
+        ...
+
+    def edges_of_origin(
+        self, origin: str, source_document_ids: Sequence[str] | None = None
+    ) -> dict[str, Edge]:
+        """``id -> edge`` of one origin leaving the given documents (``None``: all)."""
+        ...
+
+    def node_ids(self) -> list[str]:
+        """Every node: unit ids, then stub ids, each sorted."""
+        ...
+
+    def nodes(self, ids: Iterable[str]) -> dict[str, GraphNode]:
+        """Display data of nodes by id (unknown ids left out)."""
+        ...
+
+    def unit_shapes(self, unit_ids: Iterable[str]) -> dict[str, UnitShape]:
+        """Document, ordinal and body length of units by id."""
+        ...
+
+    def counts(self) -> GraphCounts:
+        """Node counts, edges per relation and origin, unresolved link occurrences."""
+        ...
+
+    def endpoints(self, origins: Sequence[str] | None = None) -> Iterator[tuple[str, str]]:
+        """``(source, target)`` of every edge of ``origins`` (``None``: all)."""
+        ...
+
+    def top_linked(self, limit: int = 10) -> list[tuple[str, str, int]]:
+        """``(document id, path, linking documents)`` of the most linked-to documents."""
+        ...
+
+    def orphans(self) -> list[OrphanDocument]:
+        """Documents with no resolved declared edge to or from another document."""
+        ...
+
+    def graph_sources(
+        self, document_ids: Sequence[str] | None = None
+    ) -> tuple[list[GraphDocument], list[GraphUnit]]:
+        """What the edge builders read of documents (``None``: all) and their units (by
+        document and ordinal)."""
+        ...
+
+    def first_units(self, document_ids: Sequence[str] | None = None) -> dict[str, str]:
+        """``document id -> id of its first unit`` (``None``: every document)."""
+        ...
+
+    def unit_ids_of(self, document_ids: Sequence[str]) -> list[str]:
+        """The unit ids of the given documents."""
+        ...
+
+    def features_of(self, document_ids: Sequence[str]) -> set[str]:
+        """Every feature recorded for the given documents."""
+        ...
+
+    def holders(self, features: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
+        """``feature -> [(unit id, document id)]`` for the given features."""
+        ...
+
+    def unit_features(self, unit_ids: Sequence[str]) -> dict[str, set[str]]:
+        """``unit id -> features``."""
+        ...
+
+    def feature_counts(self, features: Sequence[str]) -> dict[str, int]:
+        """How many units carry each feature."""
+        ...
+
+    def documents_brief(self, document_ids: Sequence[str]) -> dict[str, DocumentBrief]:
+        """Documents by id with their unit ids in order."""
+        ...
+
+    def documents_at_path(self, root_id: str, path: str) -> list[DocumentBrief]:
+        """The documents indexed from one file, in order."""
+        ...
+
+    def unit_spans(self, document_id: str) -> list[UnitSpan]:
+        """A document's units with their line spans, in order."""
+        ...
+
+    def ids_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
+        """Unit ids, then document ids, starting with ``prefix`` (``limit`` each)."""
+        ...
+
+    def rowid_maps(
+        self, rowids: Sequence[int] = (), ids: Sequence[str] = ()
+    ) -> tuple[dict[int, str], dict[str, int]]:
+        """Transitional (goes when search keys units by id; a second backend need not
+        implement it): ``(rowid → unit id, unit id → rowid)``."""
+        ...
 
 
 class Store(Protocol):
@@ -296,6 +528,30 @@ class Store(Protocol):
 
 
     # --- links and their resolution (graph owner) ------------------------------------
+    @property
+    def edges(self) -> EdgeIndex:
+        """The graph tables (edges, stubs, incremental state)."""
+        ...
+
+    def links_from(self, document_ids: Sequence[str] | None = None) -> list[LinkOccurrence]:
+        """The stored links of the given documents (``None``: all), by unit and ordinal."""
+        ...
+
+    def set_link_resolutions(self, updates: Iterable[LinkResolution]) -> int:
+        """Store new resolutions of links (keyed by unit id and ordinal); returns how many."""
+        ...
+
+    def documents_linking_to(self, document_ids: Sequence[str]) -> set[str]:
+        """Documents with a link currently resolved to one of ``document_ids``."""
+        ...
+
+    def catalog_entries(
+        self, document_ids: Sequence[str] | None = None
+    ) -> tuple[list[CatalogDocument], list[CatalogUnit]]:
+        """What link resolution reads of the given documents (``None``: all) and their
+        units, documents by (root, path, key, id), units by document and ordinal."""
+        ...
+
 
     # --- keyword search and hit data (search owner) ----------------------------------
     @property

@@ -182,7 +182,10 @@ def orphans(db: DbOpt = None, as_json: JsonOpt = False) -> None:
             if o["unresolved_links"]
             else ""
         )
-        out.print(f"{escape(o['abs_path'])}{extra}")
+        out.print(
+            f"{escape(str(o['title']))}  [blue]{escape(o['abs_path'])}[/blue]"
+            f"  [dim]{o['document_id']}[/dim]{extra}"
+        )
     out.print(f"[dim]{len(data)} orphans[/dim]")
 
 

@@ -1,6 +1,7 @@
 """Edge and stub-node tables of the knowledge graph, in the index's SQLite file.
 
-Created with ``store.ensure_component("graph", MIGRATIONS)``. Tables:
+Created with ``store.ensure_component("graph", MIGRATIONS)`` when ``store.edges`` is
+first used. Tables:
 
 * ``edges`` — one typed, directed edge per (source, target, relation, origin); ``id`` is
   the deterministic UUIDv5 of those four (see :func:`cairn.graph.edges.edge_id`).
@@ -9,27 +10,37 @@ Created with ``store.ensure_component("graph", MIGRATIONS)``. Tables:
   stub-node id (no foreign key: stubs are not units); the trigger
   ``graph_unit_deleted`` deletes the edges pointing at a unit when it is deleted, so no
   edge ever dangles; ``graph_unit_inserted`` forgets a document's built state when its
-  units are written again. ``links`` counts the ``links`` rows (link occurrences) an edge
-  stands for; ``count`` counts every occurrence (links and metadata values);
-  ``evidence`` is a JSON list of what the edge came from (at most 50 items).
-* ``graph_stubs`` — stub nodes for targets that do not resolve to a unit (missing
-  notes, unknown org IDs, missing attachments) and for attachments (non-note files).
+  units are written again. ``links`` counts the link occurrences an edge stands for;
+  ``count`` every occurrence (links and metadata values); ``evidence`` is a JSON list of
+  what the edge came from (at most 50 items).
+* ``graph_stubs`` — stub nodes for targets that do not resolve to a unit.
 * ``graph_docs`` — the content hash of each document as of the last graph update, so
-  :class:`cairn.graph.service.GraphService` finds changed and removed documents
-  without help from the pipeline.
+  the graph finds changed and removed documents without help from the pipeline.
 * ``graph_features`` — the tags and property values each document's units carried at
   the last update (for incremental implicit edges; kept when the units go).
+* ``graph_names`` — the name keys each document answers to (file stem, aliases,
+  declared and Org ``ID`` s; see :func:`cairn.graph.resolve.name_key`), as of the last
+  link resolution; attachments appear as pseudo-documents ``attachment:ROOT:PATH``.
+* ``graph_wants`` — the name keys each document's links (``source='link'``) and
+  relation metadata values (``source='value'``) look for: who may resolve differently
+  when a document answering to a key changes.
+* ``graph_dirty`` — documents whose declared and rule edges must be rebuilt at the next
+  graph update (``*``: all), written by link resolution.
+* ``graph_meta`` — ``key → value`` (the fingerprint of the build settings).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from cairn.store.sqlite import SQLiteStore
+from cairn.model import Edge, Stub
+from cairn.store.sqlite.graph_reads import GraphReadsMixin, chunks
+
+if TYPE_CHECKING:
+    from cairn.store.sqlite.schema import SQLiteBase
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -70,6 +81,28 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX graph_features_doc ON graph_features(document_id);
     CREATE INDEX graph_features_feature ON graph_features(feature, unit_id)
     """,
+    """
+    CREATE TABLE graph_names (
+        document_id TEXT NOT NULL,
+        key TEXT NOT NULL
+    );
+    CREATE INDEX graph_names_doc ON graph_names(document_id);
+    CREATE INDEX graph_names_key ON graph_names(key, document_id);
+    CREATE TABLE graph_wants (
+        document_id TEXT NOT NULL,
+        source TEXT NOT NULL,
+        key TEXT NOT NULL
+    );
+    CREATE INDEX graph_wants_doc ON graph_wants(document_id, source);
+    CREATE INDEX graph_wants_key ON graph_wants(key, document_id);
+    CREATE TABLE graph_dirty (
+        document_id TEXT PRIMARY KEY
+    );
+    CREATE TABLE graph_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )
+    """,
 )
 
 # Statements holding ``;`` (the component migrator splits scripts on ``;``), so they are
@@ -85,99 +118,49 @@ TRIGGERS = (
 )
 
 EVIDENCE_CAP = 50
+ALL = "*"
 
 
-@dataclass(slots=True)
-class EdgeRow:
-    """One edge as stored.
-
-    Attributes:
-        id: deterministic UUIDv5 over (source, target, relation, origin).
-        source / target: unit ids (``target`` may be a stub id).
-        relation: ``references``, ``embeds``, ``depends_on``, ``parent`` … or
-            ``unresolved``.
-        origin: ``declared``, ``structural``, ``rule`` or ``implicit``.
-        weight: the edge's own strength, usually in (0, 1] (OKF confidence, tag rarity).
-        count: occurrences merged into the edge; ``links``: how many of them are rows of
-            the ``links`` table.
-        evidence: JSON-ready dicts naming where the edge came from.
-        source_document_id / target_document_id: documents of the two ends
-            (``None`` for a stub target).
-    """
-
-    id: str
-    source: str
-    target: str
-    relation: str
-    origin: str
-    weight: float
-    source_document_id: str
-    target_document_id: str | None
-    count: int = 1
-    links: int = 0
-    evidence: list[dict[str, Any]] = field(default_factory=list)
-
-    def as_tuple(self, run_id: str | None) -> tuple[Any, ...]:
-        """Values in the column order of :meth:`EdgeStore.insert`."""
-        return (
-            self.id,
-            self.source,
-            self.target,
-            self.relation,
-            self.origin,
-            self.weight,
-            self.count,
-            self.links,
-            json.dumps(self.evidence[:EVIDENCE_CAP], ensure_ascii=False, default=str),
-            self.source_document_id,
-            self.target_document_id,
-            run_id,
-        )
+_OUTLINE = '[{"via": "outline"}]'
 
 
-@dataclass(frozen=True, slots=True)
-class Stub:
-    """A stub node: a target that is not a unit.
-
-    ``kind`` is ``note`` (a missing note), ``id`` (an unknown org ID), ``heading`` (a
-    missing heading in the linking file), ``attachment`` (a non-note file, existing or
-    not) or ``file``; ``label`` is what to show; ``target`` the normalised key;
-    ``reason`` why it did not resolve (``None`` for an existing attachment).
-    """
-
-    id: str
-    kind: str
-    label: str
-    target: str
-    reason: str | None
+def evidence_json(evidence: Sequence[Mapping[str, Any]]) -> str:
+    """The stored form of an edge's evidence (capped at :data:`EVIDENCE_CAP` items)."""
+    if len(evidence) == 1 and evidence[0] == {"via": "outline"}:
+        return _OUTLINE  # structural edges: most of them
+    return json.dumps(
+        [dict(e) for e in evidence[:EVIDENCE_CAP]], ensure_ascii=False, default=str
+    )
 
 
-def _chunks(items: Sequence[Any], n: int = 500) -> Iterable[Sequence[Any]]:
-    for i in range(0, len(items), n):
-        yield items[i : i + n]
+class SQLiteEdgeIndex(GraphReadsMixin):
+    """The :class:`cairn.store.base.EdgeIndex` of one :class:`SQLiteStore` (``store.edges``).
 
-
-class EdgeStore:
-    """Queries over the graph tables of one :class:`SQLiteStore`.
-
-    Args:
-        store: the open store; the ``graph`` component is created or migrated here.
+    Writes must run inside ``store.transaction()``.
 
     Raises:
-        cairn.errors.StoreError: the component is newer than this cairn.
+        cairn.errors.StoreError: the graph tables are newer than this cairn.
     """
 
-    def __init__(self, store: SQLiteStore) -> None:
+    def __init__(self, store: SQLiteBase) -> None:
         self.store = store
         store.ensure_component("graph", MIGRATIONS)
-        self.db: sqlite3.Connection = store.db
         for trigger in TRIGGERS:
             self.db.execute(trigger)
 
-    # --- writes (call inside store.transaction()) --------------------------------------
-    def insert(self, edges: Iterable[EdgeRow], run_id: str | None = None) -> int:
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The store's connection."""
+        return self.store.db
+
+    # --- edges and stubs ---------------------------------------------------------------
+    def insert(self, edges: Iterable[Edge], run_id: str | None = None) -> int:
         """Insert or replace edges (same id → replaced); returns how many."""
-        rows = [e.as_tuple(run_id) for e in edges]
+        rows = [
+            (e.id, e.source, e.target, e.relation, e.origin, e.weight, e.count, e.links,
+             evidence_json(e.evidence), e.source_document_id, e.target_document_id, run_id)
+            for e in edges
+        ]
         self.db.executemany(
             "INSERT OR REPLACE INTO edges(id, source, target, relation, origin, weight, count, "
             "links, evidence, source_document_id, target_document_id, run_id) "
@@ -188,30 +171,28 @@ class EdgeStore:
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         """Delete edges by id."""
-        for part in _chunks(list(ids)):
+        for part in chunks(list(ids)):
             q = ",".join("?" * len(part))
             self.db.execute(f"DELETE FROM edges WHERE id IN ({q})", list(part))
 
+    def delete_implicit_touching(self, unit_ids: Sequence[str], relation: str) -> None:
+        """Delete implicit edges of ``relation`` with either end among ``unit_ids``."""
+        for part in chunks(list(unit_ids)):
+            q = ",".join("?" * len(part))
+            for column in ("source", "target"):
+                self.db.execute(
+                    f"DELETE FROM edges WHERE origin='implicit' AND relation=? "
+                    f"AND {column} IN ({q})",
+                    [relation, *part],
+                )
+
     def delete_origin_for_documents(self, origin: str, document_ids: Sequence[str]) -> None:
-        """Delete edges of one origin leaving the given documents."""
-        for part in _chunks(list(document_ids)):
+        """Delete the edges of one origin leaving the given documents."""
+        for part in chunks(list(document_ids)):
             q = ",".join("?" * len(part))
             self.db.execute(
                 f"DELETE FROM edges WHERE origin=? AND source_document_id IN ({q})",
                 [origin, *part],
-            )
-
-    def delete_implicit_touching(self, unit_ids: Sequence[str], relation: str) -> None:
-        """Delete implicit edges of ``relation`` with either end among ``unit_ids``."""
-        for part in _chunks(list(unit_ids)):
-            q = ",".join("?" * len(part))
-            self.db.execute(
-                f"DELETE FROM edges WHERE origin='implicit' AND relation=? AND source IN ({q})",
-                [relation, *part],
-            )
-            self.db.execute(
-                f"DELETE FROM edges WHERE origin='implicit' AND relation=? AND target IN ({q})",
-                [relation, *part],
             )
 
     def upsert_stubs(self, stubs: Iterable[Stub]) -> None:
@@ -231,34 +212,21 @@ class EdgeStore:
         )
         return cur.rowcount
 
-    def set_doc_hashes(self, pairs: Iterable[tuple[str, str]]) -> None:
-        """Record ``(document id, content hash)`` as built."""
-        self.db.executemany(
-            "INSERT INTO graph_docs(document_id, content_hash) VALUES (?,?) "
-            "ON CONFLICT(document_id) DO UPDATE SET content_hash=excluded.content_hash",
-            list(pairs),
-        )
-
-    def forget_docs(self, document_ids: Sequence[str]) -> None:
-        """Drop the built-state and feature rows of documents."""
-        for part in _chunks(list(document_ids)):
-            q = ",".join("?" * len(part))
-            self.db.execute(f"DELETE FROM graph_docs WHERE document_id IN ({q})", list(part))
-            self.db.execute(f"DELETE FROM graph_features WHERE document_id IN ({q})", list(part))
-
-    def set_features(self, rows: Iterable[tuple[str, str, str]]) -> None:
-        """Add ``(document id, unit id, feature)`` rows (``tag:x`` / ``prop:key=value``)."""
-        self.db.executemany(
-            "INSERT INTO graph_features(document_id, unit_id, feature) VALUES (?,?,?)",
-            list(rows),
-        )
-
     def clear(self) -> None:
-        """Delete every edge, stub, built-state and feature row."""
-        for table in ("edges", "graph_stubs", "graph_docs", "graph_features"):
+        """Delete every edge, stub, built-state, feature and dirty mark and the build
+        fingerprint (the next update builds everything); the names and wants of link
+        resolution are kept."""
+        for table in ("edges", "graph_stubs", "graph_docs", "graph_features", "graph_dirty",
+                      "graph_meta"):
             self.db.execute(f"DELETE FROM {table}")
 
-    # --- change detection --------------------------------------------------------------
+    def size(self) -> tuple[int, int]:
+        """``(edges, stub nodes)``."""
+        n_edges = int(self.db.execute("SELECT count(*) FROM edges").fetchone()[0])
+        n_stubs = int(self.db.execute("SELECT count(*) FROM graph_stubs").fetchone()[0])
+        return n_edges, n_stubs
+
+    # --- built state -------------------------------------------------------------------
     def changed_documents(self) -> tuple[list[str], list[str]]:
         """``(changed or new document ids, removed document ids)`` since the last update."""
         changed = [
@@ -277,151 +245,155 @@ class EdgeStore:
         ]
         return changed, removed
 
-    # --- reads -------------------------------------------------------------------------
-    def edges_of_origin(self, origin: str) -> dict[str, tuple[Any, ...]]:
-        """``id -> (source, target, relation, weight, count, links, evidence JSON)``."""
-        return {
-            r[0]: tuple(r[1:])
-            for r in self.db.execute(
-                "SELECT id, source, target, relation, weight, count, links, evidence "
-                "FROM edges WHERE origin=?",
-                (origin,),
-            )
-        }
-
-    def features_of(self, document_ids: Sequence[str]) -> set[str]:
-        """Every feature recorded for the given documents."""
-        out: set[str] = set()
-        for part in _chunks(list(document_ids)):
+    def mark_built(self, document_ids: Sequence[str]) -> None:
+        """Record the given documents' current content hashes as built."""
+        for part in chunks(list(document_ids)):
             q = ",".join("?" * len(part))
-            out.update(
-                r[0]
-                for r in self.db.execute(
-                    f"SELECT DISTINCT feature FROM graph_features WHERE document_id IN ({q})",
-                    list(part),
-                )
-            )
-        return out
-
-    def holders(self, features: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
-        """``feature -> [(unit id, document id)]`` for the given features."""
-        out: dict[str, list[tuple[str, str]]] = {}
-        for part in _chunks(list(features)):
-            q = ",".join("?" * len(part))
-            for feat, uid, did in self.db.execute(
-                f"SELECT feature, unit_id, document_id FROM graph_features WHERE feature IN ({q})",
+            self.db.execute(
+                "INSERT INTO graph_docs(document_id, content_hash) "
+                f"SELECT id, content_hash FROM documents WHERE id IN ({q}) "
+                "ON CONFLICT(document_id) DO UPDATE SET content_hash=excluded.content_hash",
                 list(part),
-            ):
-                out.setdefault(feat, []).append((uid, did))
-        return out
+            )
 
-    def unit_features(self, unit_ids: Sequence[str]) -> dict[str, set[str]]:
-        """``unit id -> features``."""
+    def forget_docs(self, document_ids: Sequence[str]) -> None:
+        """Drop the built-state and feature rows of documents."""
+        for part in chunks(list(document_ids)):
+            q = ",".join("?" * len(part))
+            self.db.execute(f"DELETE FROM graph_docs WHERE document_id IN ({q})", list(part))
+            self.db.execute(f"DELETE FROM graph_features WHERE document_id IN ({q})", list(part))
+
+    def set_features(self, rows: Iterable[tuple[str, str, str]]) -> None:
+        """Add ``(document id, unit id, feature)`` rows (``tag:x`` / ``prop:key=value``)."""
+        self.db.executemany(
+            "INSERT INTO graph_features(document_id, unit_id, feature) VALUES (?,?,?)",
+            list(rows),
+        )
+
+    def meta(self, key: str) -> str | None:
+        """A value of ``graph_meta`` (e.g. the build settings' fingerprint), or ``None``."""
+        row = self.db.execute("SELECT value FROM graph_meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value of ``graph_meta``."""
+        self.db.execute(
+            "INSERT INTO graph_meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, value),
+        )
+
+    # --- names, wants, dirty documents (incremental resolution) --------------------------
+    def names_of(self, document_ids: Sequence[str]) -> dict[str, set[str]]:
+        """``document id -> name keys`` recorded for the given documents."""
         out: dict[str, set[str]] = {}
-        for part in _chunks(list(unit_ids)):
+        for part in chunks(list(document_ids)):
             q = ",".join("?" * len(part))
-            for uid, feat in self.db.execute(
-                f"SELECT unit_id, feature FROM graph_features WHERE unit_id IN ({q})", list(part)
-            ):
-                out.setdefault(uid, set()).add(feat)
-        return out
-
-    def feature_counts(self, features: Sequence[str]) -> dict[str, int]:
-        """How many units carry each feature."""
-        out: dict[str, int] = {}
-        for part in _chunks(list(features)):
-            q = ",".join("?" * len(part))
-            for feat, n in self.db.execute(
-                f"SELECT feature, count(DISTINCT unit_id) FROM graph_features "
-                f"WHERE feature IN ({q}) GROUP BY feature",
+            for did, key in self.db.execute(
+                f"SELECT document_id, key FROM graph_names WHERE document_id IN ({q})",
                 list(part),
             ):
-                out[feat] = int(n)
+                out.setdefault(did, set()).add(key)
         return out
 
-    def out_edges(
-        self, nodes: Sequence[str], relations: Sequence[str] | None = None
-    ) -> list[tuple[str, str, str, str, str, float]]:
-        """``(id, source, target, relation, origin, weight)`` of edges leaving ``nodes``."""
-        return self._adjacent("source", nodes, relations)
+    def named_documents(self, prefix: str = "") -> set[str]:
+        """Every document id (and attachment pseudo-id) with recorded names, or those
+        starting with ``prefix``."""
+        if not prefix:
+            return {r[0] for r in self.db.execute(
+                "SELECT DISTINCT document_id FROM graph_names")}
+        hi = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        return {r[0] for r in self.db.execute(
+            "SELECT DISTINCT document_id FROM graph_names WHERE document_id >= ? "
+            "AND document_id < ?", (prefix, hi))}
 
-    def in_edges(
-        self, nodes: Sequence[str], relations: Sequence[str] | None = None
-    ) -> list[tuple[str, str, str, str, str, float]]:
-        """``(id, source, target, relation, origin, weight)`` of edges entering ``nodes``."""
-        return self._adjacent("target", nodes, relations)
+    def name_drift(self) -> tuple[list[str], list[str]]:
+        """``(documents without recorded names, named documents that are gone)``;
+        attachment pseudo-ids are left out."""
+        unnamed = [r[0] for r in self.db.execute(
+            "SELECT d.id FROM documents d WHERE NOT EXISTS "
+            "(SELECT 1 FROM graph_names n WHERE n.document_id = d.id)")]
+        gone = [r[0] for r in self.db.execute(
+            "SELECT DISTINCT n.document_id FROM graph_names n WHERE n.document_id "
+            "NOT LIKE 'attachment:%' AND NOT EXISTS "
+            "(SELECT 1 FROM documents d WHERE d.id = n.document_id)")]
+        return unnamed, gone
 
-    def _adjacent(
-        self, column: str, nodes: Sequence[str], relations: Sequence[str] | None
-    ) -> list[tuple[str, str, str, str, str, float]]:
-        out: list[tuple[str, str, str, str, str, float]] = []
-        rel_sql = ""
-        rel_args: list[str] = []
-        if relations:
-            rel_sql = f" AND relation IN ({','.join('?' * len(relations))})"
-            rel_args = list(relations)
-        for part in _chunks(list(nodes), 900 - len(rel_args)):
+    def set_names(self, names: Mapping[str, Iterable[str]]) -> None:
+        """Replace the recorded name keys of the given documents (empty: forget them)."""
+        ids = list(names)
+        for part in chunks(ids):
             q = ",".join("?" * len(part))
-            out.extend(
-                self.db.execute(
-                    f"SELECT id, source, target, relation, origin, weight FROM edges "
-                    f"WHERE {column} IN ({q}){rel_sql}",
-                    [*part, *rel_args],
-                ).fetchall()
+            self.db.execute(f"DELETE FROM graph_names WHERE document_id IN ({q})", list(part))
+        self.db.executemany(
+            "INSERT INTO graph_names(document_id, key) VALUES (?, ?)",
+            [(d, k) for d, keys in names.items() for k in sorted(set(keys))],
+        )
+
+    def documents_named(self, keys: Iterable[str]) -> set[str]:
+        """Documents (and attachment pseudo-ids) answering to any of ``keys``."""
+        out: set[str] = set()
+        for part in chunks(sorted(set(keys))):
+            q = ",".join("?" * len(part))
+            out.update(r[0] for r in self.db.execute(
+                f"SELECT DISTINCT document_id FROM graph_names WHERE key IN ({q})", list(part)))
+        return out
+
+    def set_wants(self, source: str, wants: Mapping[str, Iterable[str]]) -> None:
+        """Replace the keys the given documents look for, of one ``source`` (``link`` or
+        ``value``)."""
+        for part in chunks(list(wants)):
+            q = ",".join("?" * len(part))
+            self.db.execute(
+                f"DELETE FROM graph_wants WHERE source=? AND document_id IN ({q})",
+                [source, *part],
             )
-        return out
+        self.db.executemany(
+            "INSERT INTO graph_wants(document_id, source, key) VALUES (?, ?, ?)",
+            [(d, source, k) for d, keys in wants.items() for k in sorted(set(keys))],
+        )
 
-    def edges_by_ids(self, ids: Sequence[str]) -> dict[str, sqlite3.Row]:
-        """Full edge rows by id."""
-        out: dict[str, sqlite3.Row] = {}
-        for part in _chunks(list(ids)):
+    def documents_wanting(self, keys: Iterable[str]) -> set[str]:
+        """Documents whose links or relation values look for any of ``keys``."""
+        out: set[str] = set()
+        for part in chunks(sorted(set(keys))):
             q = ",".join("?" * len(part))
-            for r in self.db.execute(f"SELECT * FROM edges WHERE id IN ({q})", list(part)):
-                out[r["id"]] = r
+            out.update(r[0] for r in self.db.execute(
+                f"SELECT DISTINCT document_id FROM graph_wants WHERE key IN ({q})", list(part)))
         return out
 
-    def node_rows(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """Display data for nodes (units joined with documents; stubs) by id.
-
-        Each value has ``id``, ``type`` (``unit`` or ``stub``), ``title``, ``path``,
-        ``document_id``, ``kind``, ``line`` (units) or ``reason`` (stubs).
-        """
-        out: dict[str, dict[str, Any]] = {}
-        wanted = list(dict.fromkeys(ids))
-        for part in _chunks(wanted):
+    def forget_wants(self, document_ids: Sequence[str]) -> None:
+        """Drop every want of the given (removed) documents."""
+        for part in chunks(list(document_ids)):
             q = ",".join("?" * len(part))
-            for r in self.db.execute(
-                "SELECT u.id, u.title, u.kind, u.line_start, u.document_id, u.outline_path, "
-                "d.path, d.title AS doc_title, d.type AS doc_type, r.path AS root_path "
-                "FROM units u JOIN documents d ON d.id = u.document_id "
-                f"JOIN roots r ON r.id = d.root_id WHERE u.id IN ({q})",
-                list(part),
-            ):
-                out[r["id"]] = {
-                    "id": r["id"],
-                    "type": "unit",
-                    "title": r["title"] or r["doc_title"],
-                    "kind": r["kind"],
-                    "document_id": r["document_id"],
-                    "doc_title": r["doc_title"],
-                    "doc_type": r["doc_type"],
-                    "path": r["path"],
-                    "abs_path": f"{r['root_path'].rstrip('/')}/{r['path']}",
-                    "line": r["line_start"],
-                    "outline_path": json.loads(r["outline_path"]),
-                }
-            for r in self.db.execute(
-                f"SELECT id, kind, label, target, reason FROM graph_stubs WHERE id IN ({q})",
-                list(part),
-            ):
-                out[r["id"]] = {
-                    "id": r["id"],
-                    "type": "stub",
-                    "title": r["label"],
-                    "kind": r["kind"],
-                    "target": r["target"],
-                    "reason": r["reason"],
-                    "document_id": None,
-                    "path": None,
-                }
+            self.db.execute(f"DELETE FROM graph_wants WHERE document_id IN ({q})", list(part))
+
+    def mark_dirty(self, document_ids: Iterable[str]) -> None:
+        """Mark documents (or :data:`ALL`) for a rebuild of their declared and rule edges."""
+        self.db.executemany(
+            "INSERT OR IGNORE INTO graph_dirty(document_id) VALUES (?)",
+            [(d,) for d in document_ids],
+        )
+
+    def dirty(self) -> set[str]:
+        """The documents marked dirty (``{"*"}``: all), left marked."""
+        return {r[0] for r in self.db.execute("SELECT document_id FROM graph_dirty")}
+
+    def take_dirty(self) -> set[str]:
+        """The documents marked dirty (``{"*"}`` for all), unmarking them."""
+        out = {r[0] for r in self.db.execute("SELECT document_id FROM graph_dirty")}
+        self.db.execute("DELETE FROM graph_dirty")
         return out
+
+
+class EdgesMixin:
+    """Gives :class:`SQLiteStore` its ``edges`` attribute."""
+
+    _edge_index: SQLiteEdgeIndex | None = None
+
+    @property
+    def edges(self) -> SQLiteEdgeIndex:
+        """The graph tables of this store (created on first use)."""
+        if self._edge_index is None:
+            self._edge_index = SQLiteEdgeIndex(self)  # type: ignore[arg-type]
+        return self._edge_index

@@ -9,10 +9,14 @@ from typing import Any
 
 from cairn.model import (
     Backlink,
+    CatalogDocument,
+    CatalogUnit,
     Diagnostic,
     FailedFile,
     Failure,
     Link,
+    LinkOccurrence,
+    LinkResolution,
     Run,
     StoredDocument,
     StoredLink,
@@ -27,35 +31,84 @@ from cairn.store.sqlite.writes import _diag
 class ReadsMixin(SQLiteBase):
     """Lookups, links, runs and statistics."""
 
-    # --- links ------------------------------------------------------------------------
-    def all_links(self) -> list[sqlite3.Row]:
-        """Every link with its source document's root and path."""
-        return self.db.execute(
-            "SELECT l.id, l.kind, l.target, l.anchor, l.alias, l.resolved_document_id, "
-            "l.resolved_unit_id, l.unresolved_reason, d.root_id, d.path, d.id AS document_id "
-            "FROM links l JOIN documents d ON d.id = l.document_id"
-        ).fetchall()
+    # --- links and their resolution (graph owner) ----------------------------------
+    def links_from(self, document_ids: Sequence[str] | None = None) -> list[LinkOccurrence]:
+        """The stored links of the given documents (``None``: every link), by unit and
+        ordinal, with the linking document's root and path."""
+        sql = (
+            "SELECT l.unit_id, l.ordinal, l.document_id, d.root_id, d.path, l.kind, l.target, "
+            "l.alias, l.anchor, l.line, l.raw, l.resolved_document_id, l.resolved_unit_id, "
+            "l.unresolved_reason FROM links l JOIN documents d ON d.id = l.document_id"
+        )
+        order = " ORDER BY l.unit_id, l.ordinal"
+        if document_ids is None:
+            return [LinkOccurrence(*r) for r in self.db.execute(sql + order)]
+        out: list[LinkOccurrence] = []
+        ids = list(dict.fromkeys(document_ids))
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            q = ",".join("?" * len(part))
+            out += [LinkOccurrence(*r) for r in self.db.execute(
+                sql + f" WHERE l.document_id IN ({q})" + order, part)]
+        out.sort(key=lambda lk: (lk.unit_id, lk.ordinal))
+        return out
 
-    def set_link_resolutions(
-        self, updates: Iterable[tuple[str | None, str | None, str | None, int]]
-    ) -> None:
-        """Apply ``(resolved_document_id, resolved_unit_id, unresolved_reason, link id)``."""
+    def set_link_resolutions(self, updates: Iterable[LinkResolution]) -> int:
+        """Store new resolutions of links; returns how many were given."""
+        rows = [(u.document_id, u.target_unit_id, u.reason, u.unit_id, u.ordinal)
+                for u in updates]
         self.db.executemany(
             "UPDATE links SET resolved_document_id=?, resolved_unit_id=?, unresolved_reason=? "
-            "WHERE id=?",
-            updates,
+            "WHERE unit_id=? AND ordinal=?",
+            rows,
         )
+        return len(rows)
 
-    def catalog_rows(self) -> tuple[list[sqlite3.Row], list[sqlite3.Row]]:
-        """Rows for link resolution: documents and units (ids, titles, anchors)."""
-        docs = self.db.execute(
-            "SELECT id, root_id, path, title, aliases, declared_id, format FROM documents"
-        ).fetchall()
-        units = self.db.execute(
+    def documents_linking_to(self, document_ids: Sequence[str]) -> set[str]:
+        """Documents with a link currently resolved to one of ``document_ids``."""
+        out: set[str] = set()
+        ids = list(dict.fromkeys(document_ids))
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            q = ",".join("?" * len(part))
+            out.update(r[0] for r in self.db.execute(
+                f"SELECT DISTINCT document_id FROM links WHERE resolved_document_id IN ({q})",
+                part))
+        return out
+
+    def catalog_entries(
+        self, document_ids: Sequence[str] | None = None
+    ) -> tuple[list[CatalogDocument], list[CatalogUnit]]:
+        """What link resolution reads of the given documents (``None``: all): documents
+        (path, title, aliases, declared id) and units (titles, ids, anchors), in order."""
+        doc_sql = (
+            "SELECT id, root_id, path, title, format, aliases, declared_id, key FROM documents"
+        )
+        unit_sql = (
             "SELECT id, document_id, ordinal, level, kind, title, org_id, custom_id, "
-            "json_extract(extra, '$.targets') AS targets, "
-            "json_extract(extra, '$.block_ids') AS block_ids FROM units"
-        ).fetchall()
+            "json_extract(extra, '$.targets'), json_extract(extra, '$.block_ids') FROM units"
+        )
+        parts: list[list[str] | None] = [None]
+        if document_ids is not None:
+            ids = list(dict.fromkeys(document_ids))
+            parts = [ids[i : i + 500] for i in range(0, len(ids), 500)]
+        docs: list[CatalogDocument] = []
+        units: list[CatalogUnit] = []
+        for part in parts:
+            where, args = "", []
+            if part is not None:
+                where = f" WHERE {{c}} IN ({','.join('?' * len(part))})"
+                args = part
+            for r in self.db.execute(doc_sql + where.format(c="id"), args):
+                aliases = tuple(str(a) for a in _list(r[5]))
+                docs.append(CatalogDocument(r[0], r[1], r[2], r[3], r[4], aliases, r[6], r[7]))
+            for r in self.db.execute(unit_sql + where.format(c="document_id"), args):
+                units.append(CatalogUnit(
+                    r[0], r[1], int(r[2]), int(r[3]), r[4], r[5] or "", r[6], r[7],
+                    tuple(str(t) for t in _list(r[8])),
+                    tuple(str(b).lstrip("^") for b in _list(r[9]))))
+        docs.sort(key=lambda d: (d.root_id, d.path, d.key or "", d.id))
+        units.sort(key=lambda u: (u.document_id, u.ordinal))
         return docs, units
 
     def links_of(self, unit_ids: Sequence[str]) -> list[StoredLink]:
@@ -250,6 +303,14 @@ class ReadsMixin(SQLiteBase):
         if orphans:
             problems.append(f"{orphans} FTS rows without a unit")
         return problems
+
+
+def _list(text: str | None) -> list[Any]:
+    try:
+        value = json.loads(text) if text else []
+    except ValueError:
+        return []
+    return value if isinstance(value, list) else []
 
 
 def link_from_row(r: Mapping[str, Any]) -> Link:

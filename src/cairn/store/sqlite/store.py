@@ -17,6 +17,7 @@ Schema changes are migrations: ``MIGRATIONS[i]`` brings a database from version 
 from __future__ import annotations
 
 from cairn.model import FileState
+from cairn.store.sqlite.edges import EdgesMixin
 from cairn.store.sqlite.fts import SearchMixin
 from cairn.store.sqlite.reads import ReadsMixin
 from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, guard_errors
@@ -27,7 +28,7 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 
 
 @guard_errors
-class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin):
+class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin):
     """The default :class:`cairn.store.Store`: one SQLite file.
 
     Args:

@@ -127,14 +127,3 @@ def test_proximity_for_the_linear_blend(make_vault: Any) -> None:
     signed = v.graph.proximity(hits, allow_negative=True)
     assert signed[v.uid("myths.md#Myths")] < 0
     assert v.uid("myths.md#Myths") not in prox or prox[v.uid("myths.md#Myths")] == 0
-
-
-def test_rowid_keyed_hits_for_the_search_layer(make_vault: Any) -> None:
-    v = make_vault(FILES)
-    hits = _ranked(v, "compost")
-    _, rowid = v.cairn.store.edges.rowid_maps((), v.cairn.store.edges.node_ids())
-    by_id = v.graph.expand(hits)
-    by_rowid = v.graph.expand_rowids([(rowid[u], s) for u, s in hits])
-    assert [(rowid[h.unit_id], h.score) for h in by_id] == [(r, h.score) for r, h in by_rowid]
-    prox = v.graph.proximity_rowids([(rowid[u], s) for u, s in hits])
-    assert prox == {rowid[u]: p for u, p in v.graph.proximity(hits).items()}

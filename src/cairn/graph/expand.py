@@ -323,24 +323,3 @@ def proximity(expanded: Sequence[ExpandedHit], *, allow_negative: bool = False) 
     return {
         h.unit_id: max(lo, min(1.0, h.boost / top)) for h in expanded if h.boost
     }
-
-
-def rowid_maps(es: Any, rowids: Sequence[int] = (), ids: Sequence[str] = ()) -> tuple[
-    dict[int, str], dict[str, int]
-]:
-    """``(rowid → unit id, unit id → rowid)`` for the given rowids and ids (the search
-    layer still keys units by ``units.rowid``; the graph by unit id). Transitional: goes
-    with rowids in search; needs the SQLite edge index's ``rowid_maps``."""
-    maps: tuple[dict[int, str], dict[str, int]] = es.rowid_maps(rowids, ids)
-    return maps
-
-
-def expand_rowids(
-    es: Any, hits: Sequence[tuple[int, float]], config: ExpandConfig | None = None
-) -> list[tuple[int, ExpandedHit]]:
-    """:func:`expand` for hits keyed by ``units.rowid``: ``[(rowid, expanded hit)]``, best
-    first (units that vanished are skipped)."""
-    to_id, _ = rowid_maps(es, [r for r, _s in hits])
-    expanded = expand(es, [(to_id[r], s) for r, s in hits if r in to_id], config)
-    _, to_rowid = rowid_maps(es, (), [h.unit_id for h in expanded])
-    return [(to_rowid[h.unit_id], h) for h in expanded if h.unit_id in to_rowid]

@@ -35,7 +35,6 @@ from cairn.graph.expand import (
     ExpandConfig,
     ExpandedHit,
     expand,
-    expand_rowids,
     explain,
     proximity,
 )
@@ -545,25 +544,6 @@ class GraphService:
         """``unit id -> graph proximity`` for the linear blend (see
         :func:`cairn.graph.expand.proximity`)."""
         return proximity(self.expand(hits, config), allow_negative=allow_negative)
-
-    def expand_rowids(
-        self, hits: Sequence[tuple[int, float]], config: ExpandConfig | None = None
-    ) -> list[tuple[int, ExpandedHit]]:
-        """:meth:`expand` for hits keyed by ``units.rowid`` (as the search layer keys
-        them): ``[(rowid, expanded hit)]`` best first."""
-        return expand_rowids(self.es, hits, config or self.expand_config)
-
-    def proximity_rowids(
-        self,
-        hits: Sequence[tuple[int, float]],
-        config: ExpandConfig | None = None,
-        *,
-        allow_negative: bool = False,
-    ) -> dict[int, float]:
-        """``rowid -> graph proximity`` for ``Signals(graph=…)`` of the linear blend."""
-        pairs = self.expand_rowids(hits, config)
-        prox = proximity([h for _r, h in pairs], allow_negative=allow_negative)
-        return {r: prox[h.unit_id] for r, h in pairs if h.unit_id in prox}
 
     def explain(self, hit: ExpandedHit) -> dict[str, Any]:
         """The edges that brought ``hit`` in (see :func:`cairn.graph.expand.explain`)."""

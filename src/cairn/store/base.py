@@ -375,14 +375,6 @@ class EdgeIndex(Protocol):
         """Unit ids, then document ids, starting with ``prefix`` (``limit`` each)."""
         ...
 
-    def rowid_maps(
-        self, rowids: Sequence[int] = (), ids: Sequence[str] = ()
-    ) -> tuple[dict[int, str], dict[str, int]]:
-        """Transitional (goes when search keys units by id; a second backend need not
-        implement it): ``(rowid → unit id, unit id → rowid)``."""
-        ...
-
-
 class Store(Protocol):
     """One index: documents, units, links, runs; ``vectors`` and ``edges`` beside them."""
 

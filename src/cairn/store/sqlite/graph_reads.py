@@ -187,26 +187,6 @@ class GraphReadsMixin:
                 out[uid] = UnitShape(uid, did, int(ordinal), int(size or 0))
         return out
 
-    def rowid_maps(
-        self, rowids: Sequence[int] = (), ids: Sequence[str] = ()
-    ) -> tuple[dict[int, str], dict[str, int]]:
-        """Transitional, SQLite only (goes when search keys units by id): ``(rowid → unit
-        id, unit id → rowid)`` for the given rowids and ids."""
-        by_rowid: dict[int, str] = {}
-        by_id: dict[str, int] = {}
-        for column, values in (("rowid", list(dict.fromkeys(rowids))),
-                               ("id", [u for u in dict.fromkeys(ids)
-                                       if not u.startswith("stub:")])):
-            for part in chunks(values):
-                q = ",".join("?" * len(part))
-                for rowid, uid in self.db.execute(
-                    f"SELECT rowid, id FROM units WHERE {column} IN ({q})", list(part)
-                ):
-                    by_rowid[int(rowid)] = str(uid)
-                    by_id[str(uid)] = int(rowid)
-        return by_rowid, by_id
-
-    # --- statistics --------------------------------------------------------------------
     def counts(self) -> GraphCounts:
         """Node counts, edges per relation and origin, unresolved link occurrences."""
 

@@ -39,14 +39,14 @@ from cairn.config import SearchConfig
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig, make_embedder
 from cairn.errors import ProviderUnavailable
-from cairn.ingest.embedding import embed_pass, unit_prefix
-from cairn.search.eval import (
+from cairn.evaluation import (
     index_corpus,
     load_beir,
     measure,
     run_queries,
     write_trec_run,
 )
+from cairn.ingest.embedding import embed_pass, unit_prefix
 from cairn.search.rank import Ranker
 from cairn.search.service import SearchService
 from cairn.store import Store, open_store

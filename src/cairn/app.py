@@ -26,11 +26,14 @@ from typing import Any
 
 from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
+from cairn.embed.registry import EmbedConfig
 from cairn.errors import CairnError, NotFound, QueryError
+from cairn.evaluation import EvalReport, evaluate
 from cairn.export.graph import render as render_graph
 from cairn.formats.types import RootTypes, load_root_types
 from cairn.graph.expand import ExpandConfig
 from cairn.graph.service import GraphService
+from cairn.ingest.chunking import ChunkConfig
 from cairn.ingest.embedding import EmbedProgress
 from cairn.ingest.pipeline import Indexer, Progress, make_root
 from cairn.ingest.run import EmbedSettings, complete_run
@@ -47,7 +50,6 @@ from cairn.model import (
     StoredUnit,
     UnitView,
 )
-from cairn.search.eval import EvalReport
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
 from cairn.sources import is_within
 from cairn.store import Store, open_store
@@ -108,6 +110,11 @@ class Cairn:
             graph=self.graph,
         )
         self.last_embed: EmbedStep | None = None
+        self._embed_signature = (
+            f"given:{embedder.fingerprint}"
+            if embedder is not None
+            else _embed_signature(self.semantic.config.embed)
+        )
 
     def _load_types(self) -> RootTypes:
         """The note types of every registered root (each ``types.yaml`` read once)."""
@@ -329,16 +336,20 @@ class Cairn:
         settings = EmbedSettings(
             embedder=lambda: sem.embedder,
             notices=lambda: sem.notices,
-            chunk_config=sem.chunk_config(),
+            chunk_config=self._chunk_config(),
             batch_size=sem.config.embed.batch_size,
-            pending=sem.pending,
-            has_vectors=sem.has_vectors,
+            signature=self._embed_signature,
         )
         run = complete_run(
             self.store, run, self.graph, settings, embed=embed, progress=embed_progress
         )
         self.last_embed = run.embedding
         return run
+
+    def _chunk_config(self) -> ChunkConfig:
+        """``[chunking]`` with the note types' ``chunk_profile`` applied."""
+        cfg = ChunkConfig.from_mapping(self.config.chunking)
+        return cfg.with_types(self.types.merged) if self.types.merged is not None else cfg
 
     def _discard_if_new(self) -> None:
         """A first run that failed before anything was registered leaves no empty index
@@ -418,12 +429,21 @@ class Cairn:
         split: str = "test",
     ) -> EvalReport:
         """nDCG@10, Recall@100 and MRR@10 per mode on a BEIR-layout data set, indexed
-        into a throwaway store (see :mod:`cairn.search.eval`).
+        into a throwaway store (see :mod:`cairn.evaluation`), with this index's model
+        and search, fusion and chunking settings.
 
         Raises:
             CairnError: the folder is not a BEIR data set.
         """
-        return self.semantic.evaluate(Path(folder), modes=modes, split=split)
+        return evaluate(
+            Path(folder),
+            self.semantic.embedder,
+            modes=modes,
+            split=split,
+            search_config=self.config.search,
+            fusion=self.semantic.config.fusion,
+            chunk_config=ChunkConfig.from_mapping(self.config.chunking),
+        )
 
     # --- graph ------------------------------------------------------------------------
     def _fresh_graph(self) -> GraphService:
@@ -744,3 +764,8 @@ def _merge_runs(runs: Sequence[Run]) -> Run:
         warnings=tuple(w for r in runs for w in r.warnings),
         seconds=round(sum(r.seconds for r in runs), 4),
     )
+
+
+def _embed_signature(config: EmbedConfig) -> str:
+    """What identifies the configured model (not how fast it runs)."""
+    return "|".join(str(x) for x in (config.provider, config.model, config.url, config.dim))

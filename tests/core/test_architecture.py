@@ -1,14 +1,19 @@
 """The data flow of DESIGN.md, enforced: a test reads every module's imports.
 
 files → sources → formats → model → ingest → store ← search ← interfaces. Each layer
-may import the layers listed for it below (and always ``model``, ``errors``,
-``config``); ``app`` is the composition root and may import anything; interfaces may
-import only ``app`` and the vocabulary, never a backend or a parser.
+may import the layers listed for it below (and always ``model``, ``errors``, ``text``);
+``app`` is the composition root and may import anything; ``evaluation`` composes an
+index run and searches over a throwaway store; interfaces may import only ``app`` and
+the vocabulary, never a backend or a parser. Besides the layers: ``sqlite3`` and the
+``.db`` connection stay inside ``store/``; ``cairn.store.sqlite`` is imported only by
+``store/`` itself and the composition root; search never imports ingest, graph never
+imports formats; module-level imports form no cycle.
 """
 
 from __future__ import annotations
 
 import ast
+from collections import defaultdict
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "cairn"
@@ -23,14 +28,15 @@ ALLOWED: dict[str, set[str]] = {
     "formats": BASE | {"formats", "sources"},
     "redact": BASE,
     "store": BASE | {"store", "config"},
-    "embed": BASE | {"embed", "config", "store"},
-    "graph": BASE | {"graph", "store", "config", "formats"},
+    "embed": BASE | {"embed", "config"},
+    "graph": BASE | {"graph", "store", "config"},
     "ingest": BASE | {"ingest", "sources", "formats", "store", "graph", "embed", "config"},
-    "search": BASE | {"search", "store", "embed", "graph", "config", "ingest"},
+    "search": BASE | {"search", "store", "embed", "graph", "config"},
     "maintain": BASE | {"maintain", "store", "graph", "search", "formats", "config"},
     "memory": BASE | {"memory", "store", "search", "formats", "ingest", "config"},
     "enrich": BASE | {"enrich", "config"},
     "export": BASE | {"export", "store", "graph", "config"},
+    "evaluation": BASE | {"store", "ingest", "search", "embed", "config"},
     "interfaces": BASE | {"interfaces", "app", "config"},
     "app": None,  # type: ignore[dict-item]  # the composition root
 }
@@ -93,3 +99,110 @@ def test_heavy_libraries_are_not_imported_at_cli_start() -> None:
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == ""
+
+
+def _modules() -> list[Path]:
+    return [p for p in SRC.rglob("*.py") if p.name != "__init__.py" or p.parent != SRC]
+
+
+def _name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def test_sqlite_and_the_connection_stay_in_the_store() -> None:
+    bad: list[str] = []
+    for path in _modules():
+        if _layer(path) == "store":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Import) and any(a.name == "sqlite3" for a in node.names)) or (
+                isinstance(node, ast.ImportFrom) and node.module == "sqlite3"
+            ):
+                bad.append(f"{path.relative_to(SRC)}:{node.lineno} imports sqlite3")
+            elif isinstance(node, ast.Attribute) and node.attr == "db":
+                bad.append(f"{path.relative_to(SRC)}:{node.lineno} uses .db")
+            elif (
+                isinstance(node, ast.ImportFrom)
+                and node.module
+                and node.module.startswith("cairn.store.sqlite")
+                and _layer(path) != "app"
+            ):
+                bad.append(f"{path.relative_to(SRC)}:{node.lineno} imports {node.module}")
+    assert not bad, "storage outside the store:\n" + "\n".join(bad)
+
+
+def _top_level_imports(path: Path) -> set[str]:
+    """cairn modules imported at module level (not inside functions or TYPE_CHECKING)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    here = _name(path)
+    out: set[str] = set()
+
+    def visit(stmts: list[ast.stmt]) -> None:
+        for node in stmts:
+            if isinstance(node, ast.If):
+                test = node.test
+                if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING":
+                    continue
+                visit(node.body)
+                visit(node.orelse)
+            elif isinstance(node, ast.Try):
+                visit(node.body)
+            elif isinstance(node, ast.Import):
+                out.update(a.name for a in node.names if a.name.startswith("cairn."))
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                mod = node.module
+                if node.level:
+                    base = here.split(".")
+                    if path.name != "__init__.py":
+                        base = base[:-1]
+                    base = base[: len(base) - node.level + 1]
+                    mod = ".".join([*base, node.module])
+                if mod.startswith("cairn."):
+                    out.add(mod)
+                    out.update(f"{mod}.{a.name}" for a in node.names)
+
+    visit(tree.body)
+    return out
+
+
+def test_no_import_cycles() -> None:
+    names = {_name(p): p for p in _modules()}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, path in names.items():
+        graph[name] = {m for m in _top_level_imports(path) if m in names and m != name}
+    # a package's __init__ importing its own submodules is not a cycle
+    for name in list(graph):
+        graph[name] = {m for m in graph[name] if not m.startswith(name + ".")}
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def dfs(n: str) -> None:
+        state[n] = 1
+        stack.append(n)
+        for m in sorted(graph[n]):
+            if state.get(m) == 1:
+                cycles.append([*stack[stack.index(m) :], m])
+            elif m not in state:
+                dfs(m)
+        stack.pop()
+        state[n] = 2
+
+    for n in sorted(graph):
+        if n not in state:
+            dfs(n)
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles[:10])
+
+
+def test_the_cycle_and_storage_checks_catch_offenders(tmp_path: Path) -> None:
+    fake = tmp_path / "x.py"
+    fake.write_text("import sqlite3\nfrom cairn.store.sqlite import SQLiteStore\n")
+    tree = ast.parse(fake.read_text())
+    assert any(isinstance(n, ast.Import) and n.names[0].name == "sqlite3" for n in ast.walk(tree))
+    assert "search" not in ALLOWED["graph"] and "ingest" not in ALLOWED["search"]
+    assert "formats" not in ALLOWED["graph"]

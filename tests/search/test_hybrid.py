@@ -9,7 +9,6 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -160,13 +159,11 @@ def test_keyword_only_degrade_without_embedder(vault: tuple[Cairn, Path]) -> Non
         package_dir=Path("/nonexistent"), cache_dir=Path("/nonexistent"), allow_download=False
     )
     svc = SemanticService(cairn.store, SearchConfig(), SemanticConfig(), locator=locator)
-    rep = svc.after_index()
-    assert len(rep.notices) == 1 and "keywords only" in rep.notices[0]
+    assert svc.embedder is None
+    assert len(svc.notices) == 1 and "keywords only" in svc.notices[0]
     res = svc.search("windowsill", mode="semantic")
     assert res.hits[0].path == "pets/cat.md"
     assert any("keyword" in n for n in res.notes)
-    off = SemanticService(cairn.store, SearchConfig(), embedder=None).after_index(no_embed=True)
-    assert off.notices and "--no-embed" in off.notices[0]
 
 
 def test_exactly_k_live_hits_after_deleting_notes(
@@ -202,25 +199,11 @@ def test_cli_search_explain_and_eval(
     from cairn.interfaces.cli import _common
 
     cairn, _ = vault
-    svc = SemanticService(cairn.store, SearchConfig(), embedder=static)
-
-    class App:
-        """What the commands call on Cairn, wired as the composition root wires it."""
-
-        config = cairn.config
-
-        def search(self, text: str, *, expand: bool = False, **kw: Any) -> Any:
-            return svc.search(text, **kw)
-
-        def evaluate(self, folder: Path, **kw: Any) -> Any:
-            return svc.evaluate(folder, **kw)
-
-        def is_empty(self) -> bool:
-            return False
+    real = Cairn(cairn.config, store=cairn.store, embedder=static)  # the real door
 
     @contextmanager
-    def opener(db: Path | None, create: bool = False) -> Iterator[App]:
-        yield App()
+    def opener(db: Path | None, create: bool = False) -> Iterator[Cairn]:
+        yield real
 
     monkeypatch.setattr(_common, "open_cairn", opener)
     app = cli.app  # the real `cairn` command: search with --mode, eval mounted

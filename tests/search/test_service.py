@@ -158,18 +158,37 @@ class _Renamed:
         return self.inner.embed(texts)
 
 
-def test_after_a_model_switch_the_pass_has_work_without_file_changes(
-    org: tuple[Cairn, Path], static: Embedder
+def test_after_a_model_switch_a_no_change_index_embeds_into_the_new_space(
+    tmp_path: Path, static: Embedder
 ) -> None:
-    cairn, _ = org
-    embed_pass(cairn.store, static)
-    vs = cairn.store.vectors
-    assert vs.missing_vectors(static.fingerprint) == 0
-    assert not SearchService(cairn.store, SearchConfig(), embedder=static).pending()
-    switched = SearchService(cairn.store, SearchConfig(), embedder=_Renamed(static))  # type: ignore[arg-type]
-    assert vs.missing_vectors("switched-model-space") == vs.counts()["chunks"] > 0
-    assert switched.pending()  # so a no-change `cairn index` embeds into the new space
-    rep = switched.after_index()
-    assert rep.embedded > 0 and not switched.pending()
-    assert vs.missing_vectors("switched-model-space") == 0
-    assert SearchService(cairn.store, SearchConfig()).pending() is False  # no model: no load
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# Cats\n\nCats sleep on the windowsill.\n")
+    (root / "b.org").write_text("* Dogs\nDogs chase balls in the park.\n")
+    db = tmp_path / "i.db"
+    with Cairn(Config(db_path=db), embedder=static) as c:
+        first = c.index([root])
+        assert first.embedding is not None and first.embedding.embedded > 0
+        assert c.index().embedding is None  # nothing changed, nothing pending
+    switched = _Renamed(static)
+    with Cairn(Config(db_path=db), embedder=switched) as c:  # type: ignore[arg-type]
+        run = c.index()
+        assert run.seen == run.unchanged  # no file changed …
+        assert run.embedding is not None and run.embedding.embedded > 0  # … yet it embeds
+        assert c.store.vectors.missing_vectors("switched-model-space") == 0
+        assert c.index().embedding is None
+
+
+def test_a_keyword_only_index_gets_embeddings_from_a_later_embedding_run(
+    tmp_path: Path, static: Embedder
+) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# Cats\n\nCats sleep on the windowsill.\n")
+    db = tmp_path / "i.db"
+    with Cairn(Config(db_path=db), embedder=static) as c:
+        c.index([root], embed=False)
+        assert c.store.vectors.counts()["vectors"] == 0
+        run = c.index()
+        assert run.embedding is not None and run.embedding.embedded > 0
+        assert c.store.vectors.missing_vectors(static.fingerprint) == 0

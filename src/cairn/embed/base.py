@@ -16,7 +16,12 @@ else:
     Matrix = object
 
 
+NO_EMBEDDER_NOTICE = "embeddings are off (no embedding model available): search uses keywords only"
+"""What a run or a search says when no embedding model can be had."""
+
+
 @runtime_checkable
+
 class Embedder(Protocol):
     """Turns texts into unit-length float32 vectors.
 

@@ -29,6 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from cairn.errors import ConfigError
+
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _PARA = re.compile(r"\n[ \t]*\n+")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+", re.MULTILINE)
@@ -65,6 +67,25 @@ class ChunkConfig:
     profiles: Mapping[str, Profile] = field(default_factory=lambda: dict(DEFAULT_PROFILES))
     default_profile: str = "medium"
     type_profiles: Mapping[str, str | Profile] = field(default_factory=dict)
+
+    @classmethod
+    def from_mapping(cls, table: Mapping[str, Any]) -> ChunkConfig:
+        """Read a ``[chunking]`` table: ``default_profile`` and ``profiles`` (name →
+        ``{target, overlap}`` in tokens), merged over :data:`DEFAULT_PROFILES`.
+
+        Raises:
+            ConfigError: a profile lacks ``target``/``overlap`` or the default names none.
+        """
+        profiles = dict(DEFAULT_PROFILES)
+        try:
+            for name, p in dict(table.get("profiles", {})).items():
+                profiles[str(name)] = Profile(int(p["target"]), int(p.get("overlap", 0)))
+        except (TypeError, ValueError, KeyError) as exc:
+            raise ConfigError(f"[chunking] profiles need target and overlap: {exc}") from exc
+        default = str(table.get("default_profile", "medium"))
+        if default not in profiles:
+            raise ConfigError(f"[chunking] default_profile {default!r} is not a profile")
+        return cls(profiles=profiles, default_profile=default)
 
     def _named(self, name: str) -> tuple[str, Profile]:
         if name == "default" and "default" not in self.profiles:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from cairn.embed.base import Embedder
+from cairn.embed.base import NO_EMBEDDER_NOTICE, Embedder
 from cairn.ingest.chunking import (
     ChunkConfig,
     TextChunk,
@@ -40,7 +40,6 @@ EmbedProgress = Callable[[int, int, str], None]
 """``progress(done, total, phase)``: ``phase`` is ``"chunk"`` or ``"embed"``; ``done``
 and ``total`` count units (chunk) or texts (embed)."""
 
-NO_EMBEDDER_NOTICE = "embeddings are off (no embedding model available): search uses keywords only"
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from cairn.embed.base import Embedder
+from cairn.embed.base import NO_EMBEDDER_NOTICE, Embedder
 from cairn.errors import ProviderUnavailable
 from cairn.ingest.chunking import ChunkConfig
-from cairn.ingest.embedding import NO_EMBEDDER_NOTICE, EmbedProgress, EmbedReport, embed_pass
+from cairn.ingest.embedding import EmbedProgress, EmbedReport, embed_pass
 from cairn.model import Diagnostic, EmbedStep, GraphStep, Run
 from cairn.store import Store
 
@@ -50,16 +50,30 @@ class EmbedSettings:
         notices: why no embedder is available (read after ``embedder()`` gave ``None``).
         chunk_config: the chunking settings (``types.yaml`` profiles applied).
         batch_size: texts per embedder call.
-        pending: whether some unit still lacks chunks (cheap, loads no model).
-        has_vectors: whether the index holds any vector at all (cheap).
+        signature: identifies the configured model (provider, model, endpoint); when
+            it differs from the one the last embedding step used, the next run embeds
+            every chunk into the new model's space even if no file changed.
     """
 
     embedder: Callable[[], Embedder | None]
     notices: Callable[[], Sequence[str]]
     chunk_config: ChunkConfig
     batch_size: int
-    pending: Callable[[], bool]
-    has_vectors: Callable[[], bool]
+    signature: str = ""
+
+
+def embedding_pending(store: Store, settings: EmbedSettings) -> bool:
+    """Whether the embedding step has work although no file changed: a unit not
+    chunked yet (after ``index --no-embed``), chunks lacking a vector in the space the
+    configured model last filled, or another model configured since. Cheap: loads no
+    model (the model's space is remembered by the step that used it)."""
+    vs = store.vectors
+    if vs.has_unchunked():
+        return True
+    if vs.meta("embed_signature") != settings.signature:
+        return True
+    space = vs.meta("embed_space")
+    return bool(space) and vs.missing_vectors(space or "") > 0
 
 
 def complete_run(
@@ -99,11 +113,11 @@ def complete_run(
         )
     step: EmbedStep | None = None
     notices: tuple[str, ...] = ()
-    if not embed and not settings.has_vectors():
+    if not embed and not store.vectors.any_vectors():
         # keyword-only index: chunks would only serve to keep moved notes' vectors, and
         # there are none; the first embedding run chunks every unit still pending
         notices = (NO_EMBED_NOTICE,) if changed else ()
-    elif changed or (embed and settings.pending()):
+    elif changed or (embed and embedding_pending(store, settings)):
         report, notices = _embed(store, settings, embed, progress)
         step = EmbedStep(
             space=report.space,
@@ -147,6 +161,9 @@ def _embed(
         return report, (f"{exc}; {NO_EMBEDDER_NOTICE}",)
     if not embed:
         return report, (NO_EMBED_NOTICE,)
+    with store.transaction():  # the model this step ran with (for embedding_pending)
+        store.vectors.set_meta("embed_signature", settings.signature)
+        store.vectors.set_meta("embed_space", emb.fingerprint if emb is not None else "")
     if emb is None:
         return report, tuple(settings.notices()) or (NO_EMBEDDER_NOTICE,)
     return report, ()

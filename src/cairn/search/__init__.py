@@ -13,7 +13,6 @@ Modules by role:
 * :mod:`~cairn.search.hits` and :mod:`~cairn.search.snippet` — hits, snippets, context
   and explanations;
 * :mod:`~cairn.search.service` — the service: mode fallbacks, paging, notes;
-* :mod:`~cairn.search.eval` — BEIR evaluation.
 
 Everything is keyed by unit id; no SQL and no backend syntax lives here.
 """

@@ -1,14 +1,14 @@
 """``SearchService``: one search over one store — keyword, semantic and hybrid
 ranking (:mod:`cairn.search.rank`), graph expansion (:mod:`cairn.search.expand`),
 hits with snippets and explanations (:mod:`cairn.search.hits`), paging — plus the
-embedder it searches with, the embedding pass after an index run, and evaluation.
+embedder it searches with.
 
 The composition root (:class:`cairn.app.Cairn`) attaches one::
 
     self.semantic = SearchService(self.store, config.search,
-                                  SemanticConfig.load(config.config_file), graph=self.graph)
+                                  SemanticConfig.from_mapping(...), graph=self.graph)
 
-Configuration (``cairn.toml``)::
+Configuration (``cairn.toml``; chunking is the indexer's)::
 
     [embed]
     provider = "auto"        # auto | static | minilm | minilm-onnx | http | none
@@ -17,33 +17,23 @@ Configuration (``cairn.toml``)::
     rrf_k = 60
     weights = { keyword = 0.6, semantic = 0.4 }
     alpha = 0.45; beta = 0.25; gamma = 0.20; delta = 0.07; epsilon = 0.03; lambda = 0.0025
-    [chunking]
-    default_profile = "medium"
-    profiles = { short = { target = 96, overlap = 16 }, medium = { target = 192, overlap = 32 } }
-
 Per-type ``chunk_profile`` and ``retriever_weight`` come from ``types.yaml``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
-import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cairn.config import SearchConfig
-from cairn.embed.base import Embedder
+from cairn.embed.base import NO_EMBEDDER_NOTICE, Embedder
 from cairn.embed.locator import ModelLocator
 from cairn.embed.registry import EmbedConfig, make_embedder
 from cairn.errors import ConfigError, ProviderUnavailable, QueryError
-from cairn.ingest.chunking import DEFAULT_PROFILES, ChunkConfig, Profile
-from cairn.ingest.embedding import NO_EMBEDDER_NOTICE, EmbedProgress, EmbedReport, embed_pass
 from cairn.model import Hit
-from cairn.search.eval import EvalReport, evaluate
 from cairn.search.expand import POOL, Entry, expand_entries
 from cairn.search.fusion import FusionConfig
 from cairn.search.hits import build_hits, explain_fused
@@ -57,23 +47,18 @@ if TYPE_CHECKING:
 UNSET: Any = object()
 """The default of ``embedder``: build one from the ``[embed]`` settings on first use."""
 _UNSET = UNSET
-NO_EMBED_NOTICE = (
-    "--no-embed: new and changed notes were not embedded; they are found by keywords "
-    "until the next `cairn index` without --no-embed"
-)
 
 
 @dataclass(frozen=True, slots=True)
 class SemanticConfig:
-    """The ``[embed]``, ``[fusion]`` and ``[chunking]`` sections."""
+    """The ``[embed]`` and ``[fusion]`` sections (chunking is the indexer's)."""
 
     embed: EmbedConfig = field(default_factory=EmbedConfig)
     fusion: FusionConfig = field(default_factory=FusionConfig)
-    chunking: ChunkConfig = field(default_factory=ChunkConfig)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> SemanticConfig:
-        """Read the three sections from a parsed ``cairn.toml``.
+        """Read the two sections from the configuration's tables.
 
         Raises:
             ConfigError: a section is not a table or holds a bad value.
@@ -85,46 +70,10 @@ class SemanticConfig:
                 raise ConfigError(f"[{name}] must be a table")
             return v
 
-        ch = table("chunking")
-        profiles = dict(DEFAULT_PROFILES)
-        try:
-            for name, p in dict(ch.get("profiles", {})).items():
-                profiles[str(name)] = Profile(int(p["target"]), int(p.get("overlap", 0)))
-        except (TypeError, ValueError, KeyError) as exc:
-            raise ConfigError(f"[chunking] profiles need target and overlap: {exc}") from exc
-        default = str(ch.get("default_profile", "medium"))
-        if default not in profiles:
-            raise ConfigError(f"[chunking] default_profile {default!r} is not a profile")
         return cls(
             embed=EmbedConfig.from_mapping(table("embed")),
             fusion=FusionConfig.from_mapping(table("fusion")),
-            chunking=ChunkConfig(profiles=profiles, default_profile=default),
         )
-
-    @classmethod
-    def load(
-        cls, config_file: str | Path | None, env: Mapping[str, str] | None = None
-    ) -> SemanticConfig:
-        """Read ``config_file`` (``None`` or missing: defaults); ``CAIRN_EMBED`` in
-        ``env`` (default ``os.environ``) overrides ``[embed] provider`` (e.g. ``none``
-        to turn embeddings off for a test run).
-
-        Raises:
-            ConfigError: the file is unreadable or invalid, or ``CAIRN_EMBED`` names no
-                provider.
-        """
-        env = os.environ if env is None else env
-        data: dict[str, Any] = {}
-        if config_file is not None and Path(config_file).is_file():
-            try:
-                data = tomllib.loads(Path(config_file).read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-                raise ConfigError(f"{config_file}: cannot read config: {exc}") from exc
-        if env.get("CAIRN_EMBED"):
-            embed = dict(data.get("embed", {})) if isinstance(data.get("embed"), dict) else {}
-            embed["provider"] = env["CAIRN_EMBED"]
-            data = {**data, "embed": embed}
-        return cls.from_mapping(data)
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +124,7 @@ class SearchService:
     Args:
         store: the open store.
         search_config: keyword settings.
-        config: embedding, fusion and chunking settings.
+        config: embedding and fusion settings.
         embedder: an embedder to use instead of building one from ``config`` (``None``
             turns embeddings off); built lazily on first use otherwise.
         types: a ``types.yaml`` registry (:class:`cairn.formats.types.TypeRegistry`)
@@ -225,11 +174,6 @@ class SearchService:
                 self.notices.append(f"{exc}; {NO_EMBEDDER_NOTICE}")
         return self._embedder
 
-    def chunk_config(self) -> ChunkConfig:
-        """Chunking settings with ``types.yaml`` profiles applied."""
-        cfg = self.config.chunking
-        return cfg.with_types(self.types) if self.types is not None else cfg
-
     def type_weights(self) -> dict[str, float]:
         """Note type → ``retriever_weight`` from ``types.yaml`` (aliases included)."""
         out: dict[str, float] = {}
@@ -238,57 +182,6 @@ class SearchService:
                 out[name.casefold()] = float(t.retriever_weight)
         return out
 
-    # --- indexing ---------------------------------------------------------------------
-    def after_index(
-        self,
-        document_ids: Sequence[str] | None = None,
-        *,
-        no_embed: bool = False,
-        progress: EmbedProgress | None = None,
-    ) -> EmbedReport:
-        """Chunk and embed what the last run added or changed; prune the rest.
-
-        With ``no_embed`` or no available model, nothing is embedded and the report
-        carries one notice (keyword search keeps working). Never raises for a missing
-        model or an unreachable endpoint.
-        """
-        emb = None if no_embed else self.embedder
-        try:
-            report = embed_pass(
-                self.store,
-                emb,
-                document_ids=document_ids,
-                config=self.chunk_config(),
-                batch_size=self.config.embed.batch_size,
-                progress=progress,
-            )
-        except ProviderUnavailable as exc:  # e.g. the endpoint went away mid-run
-            report = embed_pass(self.store, None)
-            return EmbedReport(pruned=report.pruned, notices=(f"{exc}; {NO_EMBEDDER_NOTICE}",))
-        if emb is None and self.notices and not no_embed:
-            return EmbedReport(
-                pruned=report.pruned, seconds=report.seconds, notices=tuple(self.notices)
-            )
-        if no_embed:
-            return EmbedReport(
-                pruned=report.pruned, seconds=report.seconds, notices=(NO_EMBED_NOTICE,)
-            )
-        return report
-
-    def pending(self) -> bool:
-        """Whether the embedding pass has work without any file having changed: a unit
-        not chunked yet (e.g. after ``index --no-embed``), or — when the embedder is
-        already built — chunks lacking a vector in its space (after a model switch).
-        Cheap; loads no model."""
-        vs = self.store.vectors
-        if vs.has_unchunked():
-            return True
-        emb = self._embedder
-        if emb is None or emb is _UNSET:
-            return False
-        return vs.missing_vectors(emb.fingerprint) > 0
-
-    # --- search -----------------------------------------------------------------------
     def set_types(self, types: Any) -> None:
         """Use these note types (``types.yaml``) for chunk profiles and retriever weights
         from now on (the composition root loads them once per run)."""
@@ -444,32 +337,6 @@ class SearchService:
         emb = self._embedder
         space = emb.fingerprint if emb is not None and emb is not _UNSET else None
         return self.store.vectors.integrity_check(space)
-
-    # --- evaluation -------------------------------------------------------------------
-    def evaluate(
-        self,
-        folder: str | Path,
-        *,
-        modes: Sequence[str] = ("keyword", "semantic", "hybrid"),
-        split: str = "test",
-        progress: Callable[[int, int, str], None] | None = None,
-    ) -> EvalReport:
-        """Index a BEIR folder into a throwaway store and measure each mode
-        (:func:`cairn.search.eval.evaluate`) with this service's embedder and settings.
-
-        Raises:
-            CairnError: the folder is not a BEIR data set.
-        """
-        return evaluate(
-            folder,
-            self.embedder,
-            modes=modes,
-            split=split,
-            search_config=self.search_config,
-            fusion=self.config.fusion,
-            chunk_config=self.config.chunking,
-            progress=progress,
-        )
 
 
 SemanticService = SearchService

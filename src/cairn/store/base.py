@@ -74,6 +74,14 @@ class VectorIndex(Protocol):
         in-memory matrix is stale when it moved)."""
         ...
 
+    def meta(self, key: str) -> str | None:
+        """A bookkeeping value of the vector tables (``None`` when never set)."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a bookkeeping value. Call inside a transaction."""
+        ...
+
     def chunker_signature(self) -> str:
         """The chunking settings' signature the stored chunks were made with."""
         ...

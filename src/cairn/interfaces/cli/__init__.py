@@ -69,7 +69,7 @@ def _main(
         ),
     ] = None,
 ) -> None:
-    _common.state.db = db
+    _common.state.db_path = db
     _common.state.config = config
 
 

@@ -40,7 +40,7 @@ MODES = ("keyword", "semantic", "hybrid")
 class State:
     """The options given before the command (``cairn --db X --config Y CMD``)."""
 
-    db: Path | None = None
+    db_path: Path | None = None
     config: Path | None = None
 
 
@@ -58,7 +58,7 @@ def open_cairn(db: Path | None, *, create: bool = False) -> Cairn:
         cairn.errors.NotFound: ``create`` is false and there is no index file there.
         cairn.errors.ConfigError / StoreError: bad configuration or index file.
     """
-    return Cairn.open(db=db or state.db, config_file=state.config, create=create)
+    return Cairn.open(db=db or state.db_path, config_file=state.config, create=create)
 
 
 def emit_json(data: Any) -> None:

@@ -155,6 +155,19 @@ class SQLiteVectors:
         row = self.db.execute("SELECT value FROM vector_meta WHERE key='generation'").fetchone()
         return int(row[0]) if row else 0
 
+    def meta(self, key: str) -> str | None:
+        """A bookkeeping value of the vector tables (``None`` when never set)."""
+        row = self.db.execute("SELECT value FROM vector_meta WHERE key=?", (key,)).fetchone()
+        return str(row[0]) if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a bookkeeping value. Call inside a transaction."""
+        self.db.execute(
+            "INSERT INTO vector_meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, value),
+        )
+
     def chunker_signature(self) -> str:
         """The chunking settings' signature the stored chunks were made with."""
         row = self.db.execute("SELECT value FROM vector_meta WHERE key='chunker'").fetchone()

@@ -1,22 +1,25 @@
-"""Storage backends. The embedded default is :class:`cairn.store.sqlite.SQLiteStore`.
+"""Storage: the :class:`Store` protocol (:mod:`cairn.store.base`) and its backends.
 
-Only :mod:`cairn.app` constructs a store; everything else receives one.
+The embedded default is :class:`cairn.store.sqlite.SQLiteStore`. Only the composition
+root (:mod:`cairn.app`) opens a store; everything else receives one and is written
+against the protocol, so another backend can take its place.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from cairn.store.sqlite import SQLiteStore
+from cairn.store.base import EdgeIndex, Store, VectorIndex
 
-Store = SQLiteStore
-"""The store type the rest of cairn is written against (one backend so far)."""
+__all__ = ["EdgeIndex", "Store", "VectorIndex", "open_store"]
 
 
 def open_store(path: str | Path) -> Store:
-    """Open (creating and migrating as needed) the index at ``path``.
+    """Open (creating and migrating as needed) the SQLite index at ``path``.
 
     Raises:
         cairn.errors.StoreError: the file cannot be opened or is not a cairn index.
     """
+    from cairn.store.sqlite import SQLiteStore
+
     return SQLiteStore(path)

@@ -612,7 +612,11 @@ class Store(Protocol):
         """The canonical units of ``kind`` just before and after ``ordinal``."""
         ...
 
-    # --- runs, counts and integrity (interfaces owner, save_run: ingest) -------------
+    # --- runs, counts and integrity -------------------------------------------------
+    def save_run(self, run: Run) -> None:
+        """Insert or replace a run record (its ``graph``/``embedding`` steps are not kept)."""
+        ...
+
     def last_run(self) -> Run | None:
         """The most recent indexing run, or ``None`` before the first."""
         ...

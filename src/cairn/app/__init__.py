@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import asdict
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
+from cairn.app.graph import GraphMixin
+from cairn.app.lookups import LookupsMixin, reading_order
 from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig
@@ -38,24 +37,18 @@ from cairn.ingest.embedding import EmbedProgress
 from cairn.ingest.pipeline import Indexer, Progress, make_root
 from cairn.ingest.run import EmbedSettings, complete_run
 from cairn.model import (
-    MESSAGE,
-    Backlink,
-    DocumentView,
     EmbedStep,
-    FileView,
     Run,
-    ShowView,
     SourceRoot,
-    StoredDocument,
-    StoredUnit,
-    UnitView,
 )
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
 from cairn.sources import is_within
 from cairn.store import Store, open_store
 
+__all__ = ["Cairn", "reading_order"]
 
-class Cairn:
+
+class Cairn(GraphMixin, LookupsMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -444,310 +437,6 @@ class Cairn:
             fusion=self.semantic.config.fusion,
             chunk_config=ChunkConfig.from_mapping(self.config.chunking),
         )
-
-    # --- graph ------------------------------------------------------------------------
-    def _fresh_graph(self) -> GraphService:
-        """The graph service, brought up to date first if the index changed."""
-        if self.graph.is_stale():
-            self.graph.update()
-        return self.graph
-
-    def neighbors(
-        self,
-        node: str,
-        *,
-        hops: int = 1,
-        relations: Sequence[str] | None = None,
-        origins: Sequence[str] | None = None,
-        direction: str = "both",
-        limit: int | None = 500,
-    ) -> dict[str, Any]:
-        """Nodes within ``hops`` of ``node`` (see :meth:`GraphService.neighbors`).
-
-        ``node`` is a unit, document or stub id, a unique id prefix, or ``PATH[:LINE]``;
-        ``direction`` is ``out``, ``in`` or ``both``.
-
-        Raises:
-            NotFound: no such node. QueryError: bad ``hops`` or ``direction``.
-        """
-        with _query_errors():
-            return self._fresh_graph().neighbors(
-                node, hops=hops, relations=relations, origins=origins,
-                direction=direction, limit=limit,
-            )
-
-    def backlinks_of(self, node: str, *, include_internal: bool = False) -> dict[str, Any]:
-        """Declared edges into ``node`` (see :meth:`GraphService.backlinks`): ``{"node",
-        "count", "sources", "backlinks"}``.
-
-        Raises:
-            NotFound: no such node.
-        """
-        with _query_errors():
-            return self._fresh_graph().backlinks(node, include_internal=include_internal)
-
-    def graph_path(
-        self,
-        source: str,
-        target: str,
-        *,
-        relations: Sequence[str] | None = None,
-        origins: Sequence[str] | None = None,
-        direction: str = "both",
-        max_hops: int = 12,
-    ) -> dict[str, Any]:
-        """A shortest path between two nodes (see :meth:`GraphService.path`);
-        ``length`` is ``None`` when there is none within ``max_hops``.
-
-        Raises:
-            NotFound: no such node. QueryError: bad arguments.
-        """
-        with _query_errors():
-            return self._fresh_graph().path(
-                source, target, relations=relations, origins=origins,
-                direction=direction, max_hops=max_hops,
-            )
-
-    def orphans(self) -> list[dict[str, Any]]:
-        """Notes with no link in or out (see :meth:`GraphService.orphans`)."""
-        with _query_errors():
-            return list(self._fresh_graph().orphans())
-
-    def graph_stats(self, *, origins: Sequence[str] | None = None) -> dict[str, Any]:
-        """Nodes, edges per relation and origin, degrees, components (see
-        :meth:`GraphService.stats`)."""
-        with _query_errors():
-            return self._fresh_graph().stats(origins=origins)
-
-    def export_graph(
-        self,
-        fmt: str = "json",
-        *,
-        around: str | None = None,
-        hops: int = 1,
-        relations: Sequence[str] | None = None,
-        origins: Sequence[str] | None = None,
-    ) -> str:
-        """The graph (or the subgraph ``hops`` around a node) as text: ``json``
-        (node-link), ``graphml`` or ``cytoscape``.
-
-        Raises:
-            QueryError: unknown format. NotFound: ``around`` names no node.
-        """
-        with _query_errors():
-            return self._fresh_graph().export(
-                fmt, around=around, hops=hops, relations=relations, origins=origins
-            )
-
-    # --- lookups ----------------------------------------------------------------------
-    def _locate_path(self, text: str) -> tuple[str, str, int | None] | None:
-        """``(root id, relpath, line)`` for ``PATH[:LINE]`` given absolute, relative to
-        the current folder, or relative to a root; a path through a symbolic link to a
-        root (or inside one) is followed. ``None`` when no indexed file matches."""
-        line: int | None = None
-        path = text
-        head, sep, tail = text.rpartition(":")
-        if sep and head and tail.isdigit():
-            path, line = head, int(tail)
-        roots = self.store.roots()
-        candidates = [Path(path).expanduser()]
-        if not candidates[0].is_absolute():
-            candidates.append(Path.cwd() / path)
-        for cand in candidates:
-            try:
-                real = Path(os.path.realpath(cand))
-            except (OSError, ValueError):
-                continue
-            for r in roots:
-                try:
-                    rel = real.relative_to(r.path).as_posix()
-                except ValueError:
-                    continue
-                if rel != "." and self.store.documents_at(r.id, rel):
-                    return r.id, rel, line
-        rel = path.removeprefix("./")
-        for r in roots:
-            if self.store.documents_at(r.id, rel):
-                return r.id, rel, line
-        return None
-
-    def show(self, ref: str) -> ShowView:
-        """A document or unit with its metadata, outline, links and backlinks.
-
-        Args:
-            ref: a unit id, a document id, a unique id prefix (at least 4 characters),
-                or ``PATH[:LINE]`` (a line selects the innermost unit whose span holds
-                it).
-
-        Returns:
-            a :class:`DocumentView` (the document, its units in reading order, their
-            links, its backlinks), a :class:`UnitView` (the unit, its document, links
-            and sibling titles), or a :class:`FileView` for a file holding several
-            documents (a chat export).
-
-        Raises:
-            NotFound: nothing matches ``ref``, a prefix is ambiguous, or the line is
-                outside the file.
-        """
-        unit = self.store.unit(ref)
-        if unit is not None:
-            return self._unit_view(unit)
-        doc = self.store.document(ref)
-        if doc is not None:
-            return self._document_view(doc)
-        loc = self._locate_path(ref)
-        if loc is not None:
-            root_id, rel, line = loc
-            docs = self.store.documents_at(root_id, rel)
-            if line is not None:
-                units = [u for d in docs for u in self.store.units_of(d.id)]
-                best = [u for u in units if u.line_start <= line <= u.line_end]
-                if best:
-                    return self._unit_view(max(best, key=lambda u: u.line_start))
-                last = max((u.line_end for u in units), default=0)
-                if line < 1 or line > last:
-                    raise NotFound(f"{rel}: line {line} is outside the file (1-{last})")
-            if len(docs) == 1:
-                return self._document_view(docs[0])
-            return FileView(path=rel, documents=tuple(docs))
-        matches = self.store.find_ids(ref) if len(ref) >= 4 else []
-        if len(matches) == 1:
-            return self.show(matches[0][1])
-        if len(matches) > 1:
-            raise NotFound(f"{ref}: ambiguous id prefix ({len(matches)} matches)")
-        raise NotFound(f"{ref}: no document, unit or indexed file matches")
-
-    def backlinks(self, document_id: str) -> list[Backlink]:
-        """Links from anywhere in the index that resolve to this document (or one of
-        its units), by source path and line."""
-        return self.store.backlinks(document_id)
-
-    def _document_view(self, d: StoredDocument) -> DocumentView:
-        units = reading_order(self.store.units_of(d.id))
-        return DocumentView(
-            document=d,
-            units=tuple(units),
-            links=tuple(self.store.links_of([u.id for u in units])),
-            backlinks=tuple(self.store.backlinks(d.id)),
-        )
-
-    def _unit_view(self, u: StoredUnit) -> UnitView:
-        return UnitView(
-            unit=u,
-            document=self.store.document(u.document_id),
-            links=tuple(self.store.links_of([u.id])),
-            siblings=tuple(self.store.siblings(u.document_id, u.parent_id, u.id)),
-        )
-
-    def read_file(self, path: str | os.PathLike[str]) -> str:
-        """The text of an indexed file, refusing any path that resolves outside a root.
-
-        Raises:
-            NotFound: the path is outside every source root or is not a file.
-        """
-        p = Path(path).expanduser()
-        for r in self.store.roots():
-            rp = Path(r.path)
-            cand = p if p.is_absolute() else rp / p
-            if is_within(rp, cand) and cand.is_file():
-                return cand.read_text(encoding="utf-8", errors="replace")
-        raise NotFound(f"{p}: not a file inside a registered source root")
-
-    # --- status -----------------------------------------------------------------------
-    def stats(self) -> dict[str, Any]:
-        """The index at a glance.
-
-        Returns:
-            ``{"db", "schema_version", <the store's counts: roots, files, documents,
-            units, links, links_resolved, links_unresolved, fts_rows, failed_files,
-            formats>, "last_run": Run | None, "failed_files": [FailedFile], "warnings":
-            [{"root", "path", "message", "line", "severity"}]}``; ``failed_files`` here
-            lists the files (the count is in the store's counts, replaced).
-        """
-        return {
-            "db": str(self.config.db_path),
-            "schema_version": self.store.schema_version,
-            **self.store.counts(),
-            "last_run": self.store.last_run(),
-            "failed_files": self.store.failed_files(),
-            "warnings": [
-                {"root": root, "path": path, **asdict(w)}
-                for root, path, ws in self.store.document_warnings()
-                for w in ws
-            ],
-        }
-
-    def validate(
-        self, paths: Iterable[str | os.PathLike[str]] | None = None
-    ) -> list[dict[str, Any]]:
-        """Check note types (``types.yaml``) and OKF bundle conformance.
-
-        Args:
-            paths: registered root folders to check (default: every root). Index them
-                first: type checks read the indexed notes.
-
-        Returns:
-            Diagnostics as dicts ``{path, line, severity, message}``; ``severity`` is
-            ``error`` (an OKF conformance failure, a ``types.yaml`` that cannot be
-            read), ``warning`` or ``info``.
-
-        Raises:
-            NotFound: a path is not a registered root.
-        """
-        from cairn.maintain.validate import validate_roots
-
-        roots = self.store.roots()
-        if paths:
-            wanted = {Path(p).expanduser().resolve().as_posix() for p in paths}
-            chosen = [r for r in roots if r.path in wanted]
-            missing = wanted - {r.path for r in chosen}
-            if missing:
-                raise NotFound(f"{sorted(missing)[0]}: not a registered source root")
-            roots = chosen
-        return [
-            {"path": d.path, "line": d.line, "severity": d.severity, "message": d.message}
-            for d in validate_roots(self.store, roots, self._load_types())
-        ]
-
-    def is_empty(self) -> bool:
-        """Whether nothing has been indexed yet."""
-        return bool(self.store.counts()["documents"] == 0)
-
-    def check(self) -> list[str]:
-        """Integrity problems of the index (empty when healthy)."""
-        return self.store.integrity_check()
-
-
-@contextmanager
-def _query_errors() -> Iterator[None]:
-    """Bad arguments surface as :class:`QueryError`, never a bare ``ValueError``."""
-    try:
-        yield
-    except CairnError:
-        raise
-    except ValueError as exc:
-        raise QueryError(str(exc)) from exc
-
-
-def reading_order(units: Sequence[StoredUnit]) -> list[StoredUnit]:
-    """Units in reading order: document order, except that the messages of a
-    conversation whose every message has a time are ordered by time (then ordinal),
-    each followed by its own units (code blocks), whatever the order of the export's
-    message array."""
-    messages = [u for u in units if u.kind == MESSAGE]
-    if not messages or not all(isinstance(u.extra.get("time"), str) for u in messages):
-        return list(units)
-    by_id = {u.id: u for u in units}
-
-    def key(u: StoredUnit) -> tuple[str, int, int]:
-        owner = u
-        while owner.kind != MESSAGE and owner.parent_id in by_id:
-            owner = by_id[owner.parent_id]
-        if owner.kind != MESSAGE:
-            return ("", -1, u.ordinal)
-        return (str(owner.extra["time"]), owner.ordinal, u.ordinal)
-
-    return sorted(units, key=key)
 
 
 def _merge_runs(runs: Sequence[Run]) -> Run:

@@ -1,0 +1,242 @@
+"""The lookup and status part of :class:`cairn.app.Cairn`: show, stats, validation."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from cairn.config import Config
+from cairn.errors import NotFound
+from cairn.formats.types import RootTypes
+from cairn.graph.service import GraphService
+from cairn.model import (
+    MESSAGE,
+    Backlink,
+    DocumentView,
+    FileView,
+    ShowView,
+    StoredDocument,
+    StoredUnit,
+    UnitView,
+)
+from cairn.search.service import SearchService
+from cairn.sources import is_within
+from cairn.store import Store
+
+
+class Parts:
+    """What the role mixins of :class:`cairn.app.Cairn` use (set by its constructor)."""
+
+    config: Config
+    store: Store
+    graph: GraphService
+    semantic: SearchService
+    types: RootTypes
+
+    def _load_types(self) -> RootTypes:
+        raise NotImplementedError
+
+
+class LookupsMixin(Parts):
+    """Documents and units by reference, backlinks, file text, status and checks."""
+
+    def _locate_path(self, text: str) -> tuple[str, str, int | None] | None:
+        """``(root id, relpath, line)`` for ``PATH[:LINE]`` given absolute, relative to
+        the current folder, or relative to a root; a path through a symbolic link to a
+        root (or inside one) is followed. ``None`` when no indexed file matches."""
+        line: int | None = None
+        path = text
+        head, sep, tail = text.rpartition(":")
+        if sep and head and tail.isdigit():
+            path, line = head, int(tail)
+        roots = self.store.roots()
+        candidates = [Path(path).expanduser()]
+        if not candidates[0].is_absolute():
+            candidates.append(Path.cwd() / path)
+        for cand in candidates:
+            try:
+                real = Path(os.path.realpath(cand))
+            except (OSError, ValueError):
+                continue
+            for r in roots:
+                try:
+                    rel = real.relative_to(r.path).as_posix()
+                except ValueError:
+                    continue
+                if rel != "." and self.store.documents_at(r.id, rel):
+                    return r.id, rel, line
+        rel = path.removeprefix("./")
+        for r in roots:
+            if self.store.documents_at(r.id, rel):
+                return r.id, rel, line
+        return None
+
+    def show(self, ref: str) -> ShowView:
+        """A document or unit with its metadata, outline, links and backlinks.
+
+        Args:
+            ref: a unit id, a document id, a unique id prefix (at least 4 characters),
+                or ``PATH[:LINE]`` (a line selects the innermost unit whose span holds
+                it).
+
+        Returns:
+            a :class:`DocumentView` (the document, its units in reading order, their
+            links, its backlinks), a :class:`UnitView` (the unit, its document, links
+            and sibling titles), or a :class:`FileView` for a file holding several
+            documents (a chat export).
+
+        Raises:
+            NotFound: nothing matches ``ref``, a prefix is ambiguous, or the line is
+                outside the file.
+        """
+        unit = self.store.unit(ref)
+        if unit is not None:
+            return self._unit_view(unit)
+        doc = self.store.document(ref)
+        if doc is not None:
+            return self._document_view(doc)
+        loc = self._locate_path(ref)
+        if loc is not None:
+            root_id, rel, line = loc
+            docs = self.store.documents_at(root_id, rel)
+            if line is not None:
+                units = [u for d in docs for u in self.store.units_of(d.id)]
+                best = [u for u in units if u.line_start <= line <= u.line_end]
+                if best:
+                    return self._unit_view(max(best, key=lambda u: u.line_start))
+                last = max((u.line_end for u in units), default=0)
+                if line < 1 or line > last:
+                    raise NotFound(f"{rel}: line {line} is outside the file (1-{last})")
+            if len(docs) == 1:
+                return self._document_view(docs[0])
+            return FileView(path=rel, documents=tuple(docs))
+        matches = self.store.find_ids(ref) if len(ref) >= 4 else []
+        if len(matches) == 1:
+            return self.show(matches[0][1])
+        if len(matches) > 1:
+            raise NotFound(f"{ref}: ambiguous id prefix ({len(matches)} matches)")
+        raise NotFound(f"{ref}: no document, unit or indexed file matches")
+
+    def backlinks(self, document_id: str) -> list[Backlink]:
+        """Links from anywhere in the index that resolve to this document (or one of
+        its units), by source path and line."""
+        return self.store.backlinks(document_id)
+
+    def _document_view(self, d: StoredDocument) -> DocumentView:
+        units = reading_order(self.store.units_of(d.id))
+        return DocumentView(
+            document=d,
+            units=tuple(units),
+            links=tuple(self.store.links_of([u.id for u in units])),
+            backlinks=tuple(self.store.backlinks(d.id)),
+        )
+
+    def _unit_view(self, u: StoredUnit) -> UnitView:
+        return UnitView(
+            unit=u,
+            document=self.store.document(u.document_id),
+            links=tuple(self.store.links_of([u.id])),
+            siblings=tuple(self.store.siblings(u.document_id, u.parent_id, u.id)),
+        )
+
+    def read_file(self, path: str | os.PathLike[str]) -> str:
+        """The text of an indexed file, refusing any path that resolves outside a root.
+
+        Raises:
+            NotFound: the path is outside every source root or is not a file.
+        """
+        p = Path(path).expanduser()
+        for r in self.store.roots():
+            rp = Path(r.path)
+            cand = p if p.is_absolute() else rp / p
+            if is_within(rp, cand) and cand.is_file():
+                return cand.read_text(encoding="utf-8", errors="replace")
+        raise NotFound(f"{p}: not a file inside a registered source root")
+
+    # --- status -----------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        """The index at a glance.
+
+        Returns:
+            ``{"db", "schema_version", <the store's counts: roots, files, documents,
+            units, links, links_resolved, links_unresolved, fts_rows, failed_files,
+            formats>, "last_run": Run | None, "failed_files": [FailedFile], "warnings":
+            [{"root", "path", "message", "line", "severity"}]}``; ``failed_files`` here
+            lists the files (the count is in the store's counts, replaced).
+        """
+        return {
+            "db": str(self.config.db_path),
+            "schema_version": self.store.schema_version,
+            **self.store.counts(),
+            "last_run": self.store.last_run(),
+            "failed_files": self.store.failed_files(),
+            "warnings": [
+                {"root": root, "path": path, **asdict(w)}
+                for root, path, ws in self.store.document_warnings()
+                for w in ws
+            ],
+        }
+
+    def validate(
+        self, paths: Iterable[str | os.PathLike[str]] | None = None
+    ) -> list[dict[str, Any]]:
+        """Check note types (``types.yaml``) and OKF bundle conformance.
+
+        Args:
+            paths: registered root folders to check (default: every root). Index them
+                first: type checks read the indexed notes.
+
+        Returns:
+            Diagnostics as dicts ``{path, line, severity, message}``; ``severity`` is
+            ``error`` (an OKF conformance failure, a ``types.yaml`` that cannot be
+            read), ``warning`` or ``info``.
+
+        Raises:
+            NotFound: a path is not a registered root.
+        """
+        from cairn.maintain.validate import validate_roots
+
+        roots = self.store.roots()
+        if paths:
+            wanted = {Path(p).expanduser().resolve().as_posix() for p in paths}
+            chosen = [r for r in roots if r.path in wanted]
+            missing = wanted - {r.path for r in chosen}
+            if missing:
+                raise NotFound(f"{sorted(missing)[0]}: not a registered source root")
+            roots = chosen
+        return [
+            {"path": d.path, "line": d.line, "severity": d.severity, "message": d.message}
+            for d in validate_roots(self.store, roots, self._load_types())
+        ]
+
+    def is_empty(self) -> bool:
+        """Whether nothing has been indexed yet."""
+        return bool(self.store.counts()["documents"] == 0)
+
+    def check(self) -> list[str]:
+        """Integrity problems of the index (empty when healthy)."""
+        return self.store.integrity_check()
+
+
+def reading_order(units: Sequence[StoredUnit]) -> list[StoredUnit]:
+    """Units in reading order: document order, except that the messages of a
+    conversation whose every message has a time are ordered by time (then ordinal),
+    each followed by its own units (code blocks), whatever the order of the export's
+    message array."""
+    messages = [u for u in units if u.kind == MESSAGE]
+    if not messages or not all(isinstance(u.extra.get("time"), str) for u in messages):
+        return list(units)
+    by_id = {u.id: u for u in units}
+
+    def key(u: StoredUnit) -> tuple[str, int, int]:
+        owner = u
+        while owner.kind != MESSAGE and owner.parent_id in by_id:
+            owner = by_id[owner.parent_id]
+        if owner.kind != MESSAGE:
+            return ("", -1, u.ordinal)
+        return (str(owner.extra["time"]), owner.ordinal, u.ordinal)
+
+    return sorted(units, key=key)

@@ -33,7 +33,7 @@ from cairn.errors import QueryError
 from cairn.graph.edges import SYMMETRIC
 from cairn.graph.traverse import Step, steps_from
 from cairn.model import UnitShape
-from cairn.store.base import EdgeIndex
+from cairn.store import EdgeIndex
 
 DEFAULT_WEIGHTS: Mapping[str, float] = {
     "references": 1.0,

@@ -52,7 +52,7 @@ from cairn.model import (
     LinkOccurrence,
     LinkResolution,
 )
-from cairn.store.base import Store
+from cairn.store import Store
 
 Resolution = tuple[str | None, str | None, str | None]
 """``(document id, unit id, unresolved reason)``."""

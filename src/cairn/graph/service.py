@@ -41,7 +41,7 @@ from cairn.graph.expand import (
 from cairn.graph.resolve import Catalog, catalog_for
 from cairn.graph.structural import build_rules, build_structural, implicit_edges, unit_features
 from cairn.model import Edge, GraphDocument, GraphNode, GraphUnit
-from cairn.store.base import Store
+from cairn.store import Store
 
 
 def node_dict(n: GraphNode) -> dict[str, Any]:

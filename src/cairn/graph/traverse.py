@@ -20,7 +20,7 @@ from typing import Any
 from cairn.errors import QueryError
 from cairn.graph.edges import DECLARED, SYMMETRIC
 from cairn.model import Edge, OrphanDocument
-from cairn.store.base import EdgeIndex
+from cairn.store import EdgeIndex
 
 DIRECTIONS = ("out", "in", "both")
 

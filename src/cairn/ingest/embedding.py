@@ -33,8 +33,7 @@ from cairn.ingest.chunking import (
     metadata_prefix,
 )
 from cairn.model import Chunk, ChunkSource
-from cairn.store import Store
-from cairn.store.base import VectorIndex
+from cairn.store import Store, VectorIndex
 
 EmbedProgress = Callable[[int, int, str], None]
 """``progress(done, total, phase)``: ``phase`` is ``"chunk"`` or ``"embed"``; ``done``

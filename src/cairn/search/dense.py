@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from cairn.embed.base import Embedder
 from cairn.model import VectorMatrix
-from cairn.store.base import VectorIndex
+from cairn.store import VectorIndex
 
 if TYPE_CHECKING:
     import numpy as np

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cairn.store.base import EdgeIndex, Store, VectorIndex
+from cairn.store.base import Store
+from cairn.store.indexes import EdgeIndex, VectorIndex
 
 __all__ = ["EdgeIndex", "Store", "VectorIndex", "open_store"]
 

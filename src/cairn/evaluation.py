@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from cairn.config import SearchConfig
-from cairn.embed.base import Embedder
+from cairn.embed.base import NO_EMBEDDER_NOTICE, Embedder
 from cairn.errors import CairnError
 from cairn.ingest.chunking import ChunkConfig
 from cairn.model import HEADING, Document, SourceRoot, Unit
@@ -338,7 +338,8 @@ def evaluate(
             index_corpus(store, ds.corpus, tmp)
             rep = embed_pass(store, embedder, config=chunk_config, progress=progress)
             index_s = time.perf_counter() - t0
-            notes.extend(rep.notices)
+            if embedder is None:
+                notes.append(NO_EMBEDDER_NOTICE)
             ranker = Ranker(store, search_config or SearchConfig(), embedder, fusion)
             results: list[ModeResult] = []
             runs: dict[str, Run] = {}

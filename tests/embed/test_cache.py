@@ -14,7 +14,7 @@ import pytest
 from cairn.app import Cairn
 from cairn.config import Config, SearchConfig
 from cairn.embed.base import Embedder
-from cairn.ingest.embedding import NO_EMBEDDER_NOTICE, embed_pass
+from cairn.ingest.embedding import embed_pass
 from cairn.search.service import SearchService
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -176,7 +176,7 @@ def test_no_embedder_degrades_with_one_notice(tmp_path: Path) -> None:
     with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
         cairn.index([root])
         rep = embed_pass(cairn.store, None)
-        assert rep.notices == (NO_EMBEDDER_NOTICE,)
+        assert (rep.space, rep.embedded) == ("", 0)
         counts = cairn.store.vectors.counts()
         assert counts["vectors"] == 0 and counts["chunks"] > 0  # chunked, not embedded
 

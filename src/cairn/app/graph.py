@@ -6,25 +6,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from cairn.config import Config
+from cairn.app.parts import Parts
 from cairn.errors import CairnError, QueryError
-from cairn.formats.types import RootTypes
 from cairn.graph.service import GraphService
-from cairn.search.service import SearchService
-from cairn.store import Store
-
-
-class Parts:
-    """What the role mixins of :class:`cairn.app.Cairn` use (set by its constructor)."""
-
-    config: Config
-    store: Store
-    graph: GraphService
-    semantic: SearchService
-    types: RootTypes
-
-    def _load_types(self) -> RootTypes:
-        raise NotImplementedError
 
 
 class GraphMixin(Parts):

@@ -8,10 +8,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from cairn.config import Config
+from cairn.app.parts import Parts
 from cairn.errors import NotFound
-from cairn.formats.types import RootTypes
-from cairn.graph.service import GraphService
 from cairn.model import (
     MESSAGE,
     Backlink,
@@ -22,22 +20,7 @@ from cairn.model import (
     StoredUnit,
     UnitView,
 )
-from cairn.search.service import SearchService
 from cairn.sources import is_within
-from cairn.store import Store
-
-
-class Parts:
-    """What the role mixins of :class:`cairn.app.Cairn` use (set by its constructor)."""
-
-    config: Config
-    store: Store
-    graph: GraphService
-    semantic: SearchService
-    types: RootTypes
-
-    def _load_types(self) -> RootTypes:
-        raise NotImplementedError
 
 
 class LookupsMixin(Parts):

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
-from cairn.embed.base import NO_EMBEDDER_NOTICE, Embedder
+from cairn.embed.base import Embedder
 from cairn.ingest.chunking import (
     ChunkConfig,
     TextChunk,
@@ -32,7 +31,7 @@ from cairn.ingest.chunking import (
     count_tokens,
     metadata_prefix,
 )
-from cairn.model import Chunk, ChunkSource
+from cairn.model import Chunk, ChunkSource, EmbedStep
 from cairn.store import Store, VectorIndex
 
 EmbedProgress = Callable[[int, int, str], None]
@@ -41,29 +40,8 @@ and ``total`` count units (chunk) or texts (embed)."""
 
 
 
-@dataclass(frozen=True, slots=True)
-class EmbedReport:
-    """What one embedding pass did.
-
-    Attributes:
-        space: the embedder fingerprint (``""`` without an embedder).
-        units_chunked / chunks_added: units (re)chunked and chunks written.
-        embedded: distinct texts sent to the embedder.
-        cached: chunks made in this pass that found their vector already stored.
-        pruned: vectors removed because no chunk uses them.
-        seconds: wall time; ``embed_seconds`` the part spent in the embedder.
-        notices: messages for the user (e.g. the keyword-only notice).
-    """
-
-    space: str = ""
-    units_chunked: int = 0
-    chunks_added: int = 0
-    embedded: int = 0
-    cached: int = 0
-    pruned: int = 0
-    seconds: float = 0.0
-    embed_seconds: float = 0.0
-    notices: tuple[str, ...] = field(default=())
+EmbedReport = EmbedStep
+"""What one embedding pass did (:class:`cairn.model.EmbedStep`)."""
 
 
 def unit_prefix(unit: ChunkSource) -> str:
@@ -198,8 +176,8 @@ def embed_pass(
         progress: called as chunks and vectors are made.
 
     Returns:
-        An :class:`EmbedReport`. Never raises for a missing model: pass ``None`` and
-        the report carries :data:`NO_EMBEDDER_NOTICE`.
+        An :class:`EmbedReport` (``space == ""`` when nothing was embedded). Never
+        raises for a missing model: pass ``None`` and units are only chunked.
     """
     t0 = time.perf_counter()
     vs = store.vectors
@@ -215,8 +193,7 @@ def embed_pass(
             units_chunked=n_units,
             chunks_added=n_chunks,
             pruned=pruned,
-            seconds=time.perf_counter() - t0,
-            notices=(NO_EMBEDDER_NOTICE,),
+            seconds=round(time.perf_counter() - t0, 4),
         )
     n_units, n_chunks = chunk_pending(store, cfg, document_ids, progress)
     embedded, missing, spent = embed_missing(

@@ -118,17 +118,7 @@ def complete_run(
         # there are none; the first embedding run chunks every unit still pending
         notices = (NO_EMBED_NOTICE,) if changed else ()
     elif changed or (embed and embedding_pending(store, settings)):
-        report, notices = _embed(store, settings, embed, progress)
-        step = EmbedStep(
-            space=report.space,
-            units_chunked=report.units_chunked,
-            chunks_added=report.chunks_added,
-            embedded=report.embedded,
-            cached=report.cached,
-            pruned=report.pruned,
-            seconds=round(report.seconds, 4),
-            embed_seconds=round(report.embed_seconds, 4),
-        )
+        step, notices = _embed(store, settings, embed, progress)
     notes = tuple(Diagnostic("", n, severity="info") for n in notices)
     out = dataclasses.replace(
         run,

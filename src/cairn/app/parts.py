@@ -1,0 +1,22 @@
+"""What the role mixins of :class:`cairn.app.Cairn` may use (its constructor sets it)."""
+
+from __future__ import annotations
+
+from cairn.config import Config
+from cairn.formats.types import RootTypes
+from cairn.graph.service import GraphService
+from cairn.search.service import SearchService
+from cairn.store import Store
+
+
+class Parts:
+    """The services one :class:`cairn.app.Cairn` holds."""
+
+    config: Config
+    store: Store
+    graph: GraphService
+    semantic: SearchService
+    types: RootTypes
+
+    def _load_types(self) -> RootTypes:
+        raise NotImplementedError

@@ -150,3 +150,31 @@ def test_backend_errors_surface_as_store_errors_naming_the_index(tmp_path: Path)
         with pytest.raises(StoreError) as exc:
             c.store.last_run()
         assert str(db) in str(exc.value) and "no such table" in str(exc.value)
+
+
+def test_parallel_parsing_never_runs_the_callers_script_again(tmp_path: Path) -> None:
+    """A script without a ``__main__`` guard that indexes many files runs once: the
+    parsing workers are forked, not spawned (spawn would import the script again)."""
+    import subprocess
+    import sys
+
+    root = tmp_path / "many"
+    root.mkdir()
+    for i in range(80):
+        (root / f"n{i}.md").write_text(f"# Note {i}\n\nBody {i} links [[n{(i + 1) % 80}]].\n")
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import tempfile\n"
+        "from pathlib import Path\n"
+        "from cairn.app import Cairn\n"
+        "from cairn.config import Config\n"
+        f"c = Cairn(Config(db_path=Path(tempfile.mkdtemp(dir={str(tmp_path)!r})) / 'i.db'))\n"
+        f"run = c.index([{str(root)!r}], embed=False)\n"
+        "print('RAN', run.added)\n"
+    )
+    env = {**os.environ, "CAIRN_WORKERS": "2", "CAIRN_EMBED": "none"}
+    res = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.count("RAN") == 1 and "RAN 80" in res.stdout

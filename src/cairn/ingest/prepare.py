@@ -9,9 +9,11 @@ Chat exports are only detected here; they are read as a stream by the indexer.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import os
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass
@@ -132,8 +134,8 @@ def default_workers() -> int:
 class Preparer:
     """Runs :func:`prepare` over batches of jobs, in a process pool when it pays.
 
-    The pool (``forkserver`` where available, so no thread state of the parent is
-    copied) is started on the first batch large enough and kept until :meth:`close`.
+    The pool (forked workers, see :meth:`_start`) is started on the first batch large
+    enough and kept until :meth:`close`.
 
     Args:
         workers: processes to use (``1``: always in this process).
@@ -166,14 +168,30 @@ class Preparer:
             yield from map(prepare, jobs[done:])
 
     def _start(self) -> Executor | None:
+        """A pool of forked workers, or ``None`` to parse in this process.
+
+        Workers are forked (they inherit the loaded parsers and run only
+        :func:`prepare`), and only from the main thread while every other thread is a
+        daemon (a progress bar's refresh, not a server's request workers): forking a
+        threaded process can copy a lock another thread holds. ``spawn`` and
+        ``forkserver`` are not used: they import the caller's main script again in
+        every worker, which a library must not do to a script without a ``__main__``
+        guard.
+        """
         if self._pool is None:
+            if "fork" not in multiprocessing.get_all_start_methods():
+                return None
+            here = threading.current_thread()
+            others = [t for t in threading.enumerate() if t is not here]
+            if here is not threading.main_thread() or not all(t.daemon for t in others):
+                return None
+            for fmt in formats.FORMATS:  # load the parsers once, before forking
+                with contextlib.suppress(ImportError):
+                    fmt.text_parser() if fmt.kind == "text" else fmt.file_parser()
+            with contextlib.suppress(ImportError):
+                formats.OKF.text_parser()
             try:
-                methods = multiprocessing.get_all_start_methods()
-                ctx = multiprocessing.get_context(
-                    "forkserver" if "forkserver" in methods else "spawn"
-                )
-                if "forkserver" in methods:
-                    ctx.set_forkserver_preload(["cairn.ingest.prepare"])
+                ctx = multiprocessing.get_context("fork")
                 self._pool = ProcessPoolExecutor(self.workers, mp_context=ctx)
             except (OSError, ValueError):
                 self._broken = True

@@ -3,6 +3,7 @@ for a watcher; what a failed first run leaves behind."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -178,3 +179,40 @@ def test_parallel_parsing_never_runs_the_callers_script_again(tmp_path: Path) ->
     )
     assert res.returncode == 0, res.stderr
     assert res.stdout.count("RAN") == 1 and "RAN 80" in res.stdout
+
+
+def test_an_export_registered_by_its_file_does_not_block_its_folder(tmp_path: Path) -> None:
+    downloads = tmp_path / "Downloads"
+    notes = downloads / "notes"
+    notes.mkdir(parents=True)
+    (notes / "a.md").write_text("# A\n\nalpha\n")
+    export = downloads / "conversations.json"
+    export.write_text(
+        json.dumps(
+            [
+                {
+                    "uuid": "c1",
+                    "name": "Chat one",
+                    "created_at": "2024-06-01T10:00:00Z",
+                    "updated_at": "2024-06-01T10:00:00Z",
+                    "chat_messages": [
+                        {
+                            "uuid": "m1",
+                            "sender": "human",
+                            "text": "hello beta",
+                            "content": [],
+                            "attachments": [],
+                            "created_at": "2024-06-01T10:00:00Z",
+                        }
+                    ],
+                }
+            ]
+        )
+    )
+    with Cairn(Config(db_path=tmp_path / "w.db")) as c:
+        c.index([export])
+        c.index([notes])  # refused as "inside the registered folder" before
+        assert {h.title for h in c.search("alpha beta", mode="keyword").hits} >= {"A"}
+        assert len(c.roots()) == 2
+        with pytest.raises(CairnError, match="holds the registered file"):
+            c.index([tmp_path])  # would index the export twice

@@ -207,11 +207,21 @@ class Cairn(GraphMixin, LookupsMixin):
         return roots
 
     def _refuse_nesting(self, root: SourceRoot) -> None:
-        """A folder inside (or around) a registered one would index files twice."""
+        """A folder inside (or around) a registered one would index files twice. A root
+        limited to named files (an export registered by its file) holds only those
+        files: folders beside it or inside its folder are no overlap."""
         new = Path(root.path)
         for r in self.store.roots():
             old = Path(r.path)
-            if r.id == root.id:
+            if r.id == root.id or _holds_only_files(root):
+                continue
+            if _holds_only_files(r):
+                if new in old.parents:  # the new folder holds the registered files
+                    raise CairnError(
+                        f"{new} holds the registered file(s) {', '.join(r.include)} of "
+                        f"{old}; remove that root first with `cairn roots --remove {old}` "
+                        "so no file is indexed twice"
+                    )
                 continue
             if old in new.parents:
                 raise CairnError(
@@ -437,6 +447,14 @@ class Cairn(GraphMixin, LookupsMixin):
             fusion=self.semantic.config.fusion,
             chunk_config=ChunkConfig.from_mapping(self.config.chunking),
         )
+
+
+def _holds_only_files(root: SourceRoot) -> bool:
+    """Whether a root is limited to files named outright (``include`` of plain names,
+    as registering an export file makes it), not to globs or folders."""
+    return bool(root.include) and all(
+        not any(ch in p for ch in "*?[]/") for p in root.include
+    )
 
 
 def _merge_runs(runs: Sequence[Run]) -> Run:

@@ -12,10 +12,10 @@ from typing import Any
 
 from cairn.graph.edges import LINK_IN_TEXT
 from cairn.graph.resolve import Catalog, Resolution, link_keys, resolve_link
-from cairn.model import MARKDOWN_LINK, ORG_FILE, ORG_ID, WIKILINK, LinkOccurrence
+from cairn.model import MARKDOWN_LINK, ORG_FILE, ORG_ID, WIKILINK, LinkKind, LinkOccurrence
 
 
-def _probe(kind: str, target: str, anchor: str | None, root_id: str, src_path: str,
+def _probe(kind: LinkKind, target: str, anchor: str | None, root_id: str, src_path: str,
            src_doc: str) -> LinkOccurrence:
     return LinkOccurrence("", 0, src_doc, root_id, src_path, kind, target, anchor=anchor)
 
@@ -93,7 +93,7 @@ class ValueResolver:
         return doc, unit, reason
 
 
-def link_shape(v: str) -> tuple[str | None, str, str | None]:
+def link_shape(v: str) -> tuple[LinkKind | None, str, str | None]:
     """``(link kind, target, anchor)`` when ``v`` is written as a link, else ``(None, v,
     None)``: ``[[id:X]]``, ``[[file:p::*H]]``, ``[[Note#H|alias]]``, ``[text](path)``."""
     m = re.fullmatch(r"!?\[\[([^\]]+)\](?:\[[^\]]*\])?\]", v)

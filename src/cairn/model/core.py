@@ -14,23 +14,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 # --- unit kinds -----------------------------------------------------------------------
-PREAMBLE = "preamble"  # text before the first heading (Org zeroth section, note intro)
-HEADING = "heading"  # an Org heading or a Markdown heading section
-CODE = "code"  # a source/fenced code block extracted as its own unit
-CONCEPT = "concept"  # an OKF concept or memory file
-MESSAGE = "message"  # one chat message or turn
+UnitKind = Literal["preamble", "heading", "code", "concept", "message"]
+"""What a unit is (see :class:`Unit`)."""
+PREAMBLE: UnitKind = "preamble"  # text before the first heading (Org zeroth section, note intro)
+HEADING: UnitKind = "heading"  # an Org heading or a Markdown heading section
+CODE: UnitKind = "code"  # a source/fenced code block extracted as its own unit
+CONCEPT: UnitKind = "concept"  # an OKF concept or memory file
+MESSAGE: UnitKind = "message"  # one chat message or turn
 
 # --- link kinds -----------------------------------------------------------------------
-WIKILINK = "wikilink"  # [[Note]], [[Note|alias]], [[Note#Heading]], [[Note#^block]]
-EMBED = "embed"  # ![[Note]] / ![[image.png]]
-MARKDOWN_LINK = "markdown"  # [text](other.md)
-ORG_FILE = "org-file"  # [[file:x.org::*Heading]]
-ORG_ID = "org-id"  # [[id:UUID]]
-ORG_HEADING = "org-heading"  # [[*Heading]] / [[#custom-id]] / [[fuzzy]]
-URL = "url"  # external http(s)/mailto/... links
+LinkKind = Literal["wikilink", "embed", "markdown", "org-file", "org-id", "org-heading", "url"]
+"""How a link is written (see :class:`Link`)."""
+WIKILINK: LinkKind = "wikilink"  # [[Note]], [[Note|alias]], [[Note#Heading]], [[Note#^block]]
+EMBED: LinkKind = "embed"  # ![[Note]] / ![[image.png]]
+MARKDOWN_LINK: LinkKind = "markdown"  # [text](other.md)
+ORG_FILE: LinkKind = "org-file"  # [[file:x.org::*Heading]]
+ORG_ID: LinkKind = "org-id"  # [[id:UUID]]
+ORG_HEADING: LinkKind = "org-heading"  # [[*Heading]] / [[#custom-id]] / [[fuzzy]]
+URL: LinkKind = "url"  # external http(s)/mailto/... links
+
+SearchMode = Literal["keyword", "semantic", "hybrid"]
+"""How a search ranks: BM25, embeddings, or both fused."""
+SEARCH_MODES: tuple[SearchMode, ...] = ("keyword", "semantic", "hybrid")
+Severity = Literal["error", "warning", "info"]
+"""How bad a :class:`Diagnostic` is (``error`` only from validation)."""
 
 LINK_KINDS = (WIKILINK, EMBED, MARKDOWN_LINK, ORG_FILE, ORG_ID, ORG_HEADING, URL)
 
@@ -79,7 +89,7 @@ class Link:
         unresolved_reason: why resolution failed, when it did.
     """
 
-    kind: str
+    kind: LinkKind
     target: str
     alias: str | None = None
     anchor: str | None = None
@@ -100,7 +110,7 @@ class Diagnostic:
     path: str
     message: str
     line: int | None = None
-    severity: str = "warning"
+    severity: str = "warning"  # a Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +164,7 @@ class Unit:
 
     ordinal: int
     level: int
-    kind: str
+    kind: str  # a UnitKind
     title: str
     outline_path: tuple[str, ...]
     body: str

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from cairn.model.core import LinkKind
+
 # --- graph: edges and stub nodes ---------------------------------------------------------
 EdgeOrigin = Literal["declared", "structural", "rule", "implicit"]
 """Where an edge comes from: links and relation metadata (``declared``), the outline
@@ -219,7 +221,7 @@ class LinkOccurrence:
     document_id: str
     root_id: str
     path: str
-    kind: str
+    kind: LinkKind
     target: str
     alias: str | None = None
     anchor: str | None = None

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from urllib.parse import unquote
 
 from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
@@ -40,6 +43,8 @@ from cairn.model import (
     DocumentView,
     EmbedStep,
     FileView,
+    Provenance,
+    RecentDocument,
     Run,
     ShowView,
     SourceRoot,
@@ -697,6 +702,157 @@ class Cairn:
         """Integrity problems of the index (empty when healthy)."""
         return self.store.integrity_check()
 
+    # --- doors: what the MCP server and the HTTP API need (issue 13) -------------------
+    def inside_roots(self, path: str) -> Path:
+        """Resolve a path a client passed and make sure it lies inside a registered root.
+
+        Symbolic links are resolved first; a relative path is taken relative to each
+        root in turn (never to the server's working folder); percent-escapes are
+        decoded and the decoded spelling must stay inside too.
+
+        Args:
+            path: a file path, absolute or relative to a root (no ``:LINE``).
+
+        Returns:
+            The resolved absolute path (it may not exist).
+
+        Raises:
+            QueryError: the path is empty, holds a NUL byte or a control character, or
+                resolves outside every registered root (``../``, an absolute path
+                elsewhere, a symbolic link out, ``%2e%2e/``).
+        """
+        if not path or any(ord(c) < 32 for c in path):
+            raise QueryError(f"{path!r}: refused: an empty path or one with control "
+                             "characters (a NUL byte) is never a note")
+        roots = [Path(r.path) for r in self.store.roots()]
+        found: Path | None = None
+        for spelling in dict.fromkeys((path, unquote(path))):
+            if any(ord(c) < 32 for c in spelling):
+                raise QueryError(f"{path!r}: refused: it decodes to a control character")
+            cand = Path(spelling).expanduser()
+            tries = [cand] if cand.is_absolute() else [r / cand for r in roots]
+            inside = [t for t in tries if any(is_within(r, t) for r in roots)]
+            if not inside:
+                raise QueryError(
+                    f"{path}: refused: it resolves outside every registered source root "
+                    "(only files under the folders `cairn roots` lists can be read)"
+                )
+            if found is None:
+                found = next((t for t in inside if t.exists()), inside[0]).resolve()
+        assert found is not None
+        return found
+
+    def confine(self, ref: str) -> str:
+        """``ref`` unchanged when it is an id, or a ``PATH[:LINE]`` inside a registered
+        root; what the doors check every reference a client passes with.
+
+        Raises:
+            QueryError: ``ref`` names a path outside every root, or holds a NUL byte
+                or a control character (see :meth:`inside_roots`).
+        """
+        if any(ord(c) < 32 for c in ref):
+            raise QueryError(f"{ref!r}: refused: a reference with control characters "
+                             "(a NUL byte) is never a note")
+        if self.store.unit(ref) is not None or self.store.document(ref) is not None:
+            return ref
+        head, sep, tail = ref.rpartition(":")
+        path = head if sep and head and tail.isdigit() else ref
+        if re.search(r"[/\\~%]|^\.", path) or Path(path).suffix:
+            self.inside_roots(path)
+        return ref
+
+    def get(self, ref: str) -> ShowView:
+        """:meth:`show` for a client of a door: ``ref`` is checked by :meth:`confine`
+        first, so no path outside the roots is ever looked at.
+
+        Raises:
+            QueryError: a path outside every root. NotFound: nothing matches.
+        """
+        return self.show(self.confine(ref))
+
+    def provenance(self, ids: Sequence[str]) -> list[Provenance]:
+        """Where each quoted unit or document comes from (file, line span, content
+        hash), in the order given; ids that name nothing are left out.
+
+        Args:
+            ids: unit ids or document ids (a search's hits, a shown view).
+        """
+        out: list[Provenance] = []
+        hashes: dict[tuple[str, str], dict[str, str]] = {}
+
+        def content_hash(d: StoredDocument) -> str:
+            key = (d.root_id, d.path)
+            if key not in hashes:
+                hashes[key] = self.store.document_hashes(d.root_id, d.path)
+            return hashes[key].get(d.id, "")
+
+        for i in ids:
+            unit = self.store.unit(i)
+            if unit is not None:
+                doc = self.store.document(unit.document_id)
+                if doc is not None:
+                    out.append(Provenance(unit.id, doc.id, doc.path, doc.abs_path,
+                                          unit.line_start, unit.line_end, content_hash(doc)))
+                continue
+            doc = self.store.document(i)
+            if doc is not None:
+                units = self.store.units_of(doc.id)
+                first = min((u.line_start for u in units), default=1)
+                last = max((u.line_end for u in units), default=1)
+                out.append(Provenance(None, doc.id, doc.path, doc.abs_path, first, last,
+                                      content_hash(doc)))
+        return out
+
+    def recent(self, since: str, *, limit: int = 50) -> list[RecentDocument]:
+        """Documents whose file changed at or after ``since``, newest first.
+
+        Args:
+            since: an ISO 8601 date or time (``2026-03-01``, ``2026-03-01T09:30``; UTC
+                unless it names a zone), or an age: ``7d``, ``12h``, ``30m``.
+            limit: at most this many (1-1000).
+
+        Raises:
+            QueryError: ``since`` is neither, or ``limit`` is out of range.
+        """
+        if not 1 <= limit <= 1000:
+            raise QueryError(f"limit must be 1-1000, not {limit}")
+        cutoff = _since(since)
+        found = [
+            d for r in self.store.roots() for d in self.store.documents_of_root(r.id)
+            if d.mtime >= cutoff
+        ]
+        found.sort(key=lambda d: (-d.mtime, d.path, d.key or ""))
+        paths = {r.id: r.path for r in self.store.roots()}
+        return [
+            RecentDocument(
+                document_id=d.id,
+                title=d.title,
+                format=d.format,
+                path=d.path,
+                abs_path=str(Path(paths.get(d.root_id, "")) / d.path),
+                changed=datetime.fromtimestamp(d.mtime, UTC).isoformat(timespec="seconds"),
+                modified=d.modified,
+                content_hash=d.content_hash,
+            )
+            for d in found[:limit]
+        ]
+
+    def document_text(self, document_id: str) -> str:
+        """A document's text: its file as written when the file holds only it, else
+        (one conversation of a chat export) its units' titles and bodies in reading
+        order.
+
+        Raises:
+            NotFound: no such document, or its file is no longer inside a root.
+        """
+        doc = self.store.document(document_id)
+        if doc is None:
+            raise NotFound(f"{document_id}: no such document")
+        if len(self.store.documents_at(doc.root_id, doc.path)) == 1:
+            return self.read_file(doc.abs_path)
+        units = reading_order(self.store.units_of(doc.id))
+        return "\n\n".join(f"{u.title}\n{u.body}".strip() for u in units)
+
 
 @contextmanager
 def _query_errors() -> Iterator[None]:
@@ -728,6 +884,28 @@ def reading_order(units: Sequence[StoredUnit]) -> list[StoredUnit]:
         return (str(owner.extra["time"]), owner.ordinal, u.ordinal)
 
     return sorted(units, key=key)
+
+
+def _since(text: str) -> float:
+    """POSIX seconds of an ISO date/time (UTC unless zoned) or an age ``7d``/``12h``/``30m``.
+
+    Raises:
+        QueryError: neither.
+    """
+    m = re.fullmatch(r"\s*(\d+)\s*([dhm])\s*", text)
+    if m:
+        seconds = int(m[1]) * {"d": 86400, "h": 3600, "m": 60}[m[2]]
+        return datetime.now(UTC).timestamp() - seconds
+    try:
+        when = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise QueryError(
+            f"{text!r}: give a date (2026-03-01), a time (2026-03-01T09:30) or an age "
+            "(7d, 12h, 30m)"
+        ) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp()
 
 
 def _merge_runs(runs: Sequence[Run]) -> Run:

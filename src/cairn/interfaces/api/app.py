@@ -74,11 +74,27 @@ class Guard:
         request_id = uuid.uuid4().hex[:16]
         scope.setdefault("state", {})["request_id"] = request_id
         t0 = now()
-        status = {"code": 500}
+        state = {"status": 500, "started": False, "done": False}
+
+        def finish() -> None:
+            """Count and log the request once, before its last byte goes out (a client
+            that has its answer finds the log line written)."""
+            if state["done"]:
+                return
+            state["done"] = True
+            route = scope.get("route")
+            name = getattr(route, "path", None) or "unmatched"
+            seconds = now() - t0
+            status = int(state["status"])
+            self.metrics.observe(name, scope["method"], status, seconds)
+            log_request(request_id, scope["method"], name, status, seconds * 1000)
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
-                status["code"] = int(message["status"])
+                state["status"] = int(message["status"])
+                state["started"] = True
+            elif message["type"] == "http.response.body" and not message.get("more_body"):
+                finish()
             await send(message)
 
         refusal = self._refuse(scope)
@@ -86,20 +102,14 @@ class Guard:
             if refusal is not None:
                 await refusal(scope, receive, send_wrapper)
             else:
-                await self.app(scope, self._bounded(receive), send_wrapper)
-        except _TooLarge:
-            await _error(413, f"request body over {self.policy.max_body_bytes} bytes",
-                         "TooLarge")(scope, receive, send_wrapper)
+                await self.app(scope, receive, send_wrapper)
         except Exception:
             log.error(json.dumps({"id": request_id, "error": traceback.format_exc()}))
-            await _error(500, "internal server error", "ServerError",
-                         request_id)(scope, receive, send_wrapper)
+            if not state["started"]:
+                await _error(500, "internal server error", "ServerError",
+                             request_id)(scope, receive, send_wrapper)
         finally:
-            route = scope.get("route")
-            name = getattr(route, "path", None) or "unmatched"
-            seconds = now() - t0
-            self.metrics.observe(name, scope["method"], status["code"], seconds)
-            log_request(request_id, scope["method"], name, status["code"], seconds * 1000)
+            finish()
 
     def _refuse(self, scope: Scope) -> JSONResponse | None:
         """The answer that refuses this request, or ``None`` to let it through."""
@@ -131,25 +141,6 @@ class Guard:
             return _error(401, "missing or wrong bearer token", "Unauthorized")
         return None
 
-    def _bounded(self, receive: Receive) -> Receive:
-        """``receive`` that stops a body growing past the limit (chunked uploads)."""
-        seen = {"n": 0}
-        limit = self.policy.max_body_bytes
-
-        async def wrapped() -> Message:
-            message = await receive()
-            if message["type"] == "http.request":
-                seen["n"] += len(message.get("body", b""))
-                if seen["n"] > limit:
-                    raise _TooLarge
-            return message
-
-        return wrapped
-
-
-class _TooLarge(Exception):
-    """A request body went past the limit while it was read."""
-
 
 def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     """The HTTP API over ``cairn``, guarded by ``policy``.
@@ -165,6 +156,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         "files. Responses have the same JSON as the CLI's --json (see the README).",
         docs_url=None,
         redoc_url=None,
+        max_body_size=policy.max_body_bytes,  # a chunked body is cut off there too
     )
     index_lock = threading.Lock()
 
@@ -185,6 +177,12 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     @api.exception_handler(CairnError)
     def _cairn(request: Request, exc: CairnError) -> JSONResponse:
         return _error(400, str(exc), type(exc).__name__)
+
+    @api.exception_handler(Exception)
+    def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # the details are logged by the guard, under this id
+        rid = request.scope.get("state", {}).get("request_id")
+        return _error(500, "internal server error", "ServerError", rid)
 
     @api.exception_handler(RequestValidationError)
     def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -729,7 +729,10 @@ class Cairn:
         for spelling in dict.fromkeys((path, unquote(path))):
             if any(ord(c) < 32 for c in spelling):
                 raise QueryError(f"{path!r}: refused: it decodes to a control character")
-            cand = Path(spelling).expanduser()
+            try:
+                cand = Path(spelling).expanduser()
+            except RuntimeError:  # ~nosuchuser/…
+                raise QueryError(f"{path}: refused: no such home folder") from None
             tries = [cand] if cand.is_absolute() else [r / cand for r in roots]
             inside = [t for t in tries if any(is_within(r, t) for r in roots)]
             if not inside:
@@ -738,7 +741,7 @@ class Cairn:
                     "(only files under the folders `cairn roots` lists can be read)"
                 )
             if found is None:
-                found = next((t for t in inside if t.exists()), inside[0]).resolve()
+                found = next((t for t in inside if _exists(t)), inside[0]).resolve()
         assert found is not None
         return found
 
@@ -749,6 +752,7 @@ class Cairn:
         Raises:
             QueryError: ``ref`` names a path outside every root, or holds a NUL byte
                 or a control character (see :meth:`inside_roots`).
+            NotFound: ``ref`` names a path inside a root where there is no file.
         """
         if any(ord(c) < 32 for c in ref):
             raise QueryError(f"{ref!r}: refused: a reference with control characters "
@@ -757,8 +761,10 @@ class Cairn:
             return ref
         head, sep, tail = ref.rpartition(":")
         path = head if sep and head and tail.isdigit() else ref
-        if re.search(r"[/\\~%]|^\.", path) or Path(path).suffix:
+        if (re.search(r"[/\\~%]|^\.", path) or Path(path).suffix) and not _exists(
             self.inside_roots(path)
+        ):
+            raise NotFound(f"{path}: no such file inside a registered source root")
         return ref
 
     def get(self, ref: str) -> ShowView:
@@ -884,6 +890,14 @@ def reading_order(units: Sequence[StoredUnit]) -> list[StoredUnit]:
         return (str(owner.extra["time"]), owner.ordinal, u.ordinal)
 
     return sorted(units, key=key)
+
+
+def _exists(path: Path) -> bool:
+    """``path.exists()``, false for a name the system cannot even look up (too long)."""
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _since(text: str) -> float:

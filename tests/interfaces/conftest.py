@@ -114,4 +114,6 @@ def bad_refs(vault: Vault) -> list[str]:
         "projects/garden.org\x00",
         "/etc/passwd",
         "~/.ssh/id_rsa",
+        "~nosuchuser/notes.md",
+        "x" * 300 + ".md",
     ]

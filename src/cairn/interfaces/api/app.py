@@ -38,8 +38,8 @@ from cairn.model import DocumentView, UnitView
 
 ADMIN_PREFIXES = ("/v1/index",)
 """Routes that change the index: they always need the token."""
-OPEN_PATHS = ("/healthz",)
-"""Routes that never need the token (a health probe)."""
+OPEN_PATHS = ("/healthz", "/openapi.json")
+"""Routes that never need the token (a health probe, the API description)."""
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorOut, "description": "A bad argument or a refused path"},

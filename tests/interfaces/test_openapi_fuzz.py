@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 import schemathesis
-from schemathesis.checks import positive_data_acceptance
 from hypothesis import HealthCheck, given, settings
+from schemathesis.checks import positive_data_acceptance
 
 from cairn.app import Cairn
 from cairn.config import load_config

@@ -159,6 +159,8 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         max_body_size=policy.max_body_bytes,  # a chunked body is cut off there too
     )
     index_lock = threading.Lock()
+    # graph reads refresh the graph when the index changed (a write): never while an
+    # index run writes, and one at a time, so they share the run's lock
 
     @api.exception_handler(NotFound)
     def _not_found(request: Request, exc: NotFound) -> JSONResponse:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -432,9 +433,14 @@ class Cairn:
 
     # --- graph ------------------------------------------------------------------------
     def _fresh_graph(self) -> GraphService:
-        """The graph service, brought up to date first if the index changed."""
-        if self.graph.is_stale():
-            self.graph.update()
+        """The graph service, brought up to date first if the index changed — one
+        refresh at a time, and none while a door's index run (:meth:`indexing`) writes:
+        that run brings the graph up to date when it ends."""
+        if self._index_running or not self.graph.is_stale():
+            return self.graph
+        with self._graph_refresh:
+            if not self._index_running and self.graph.is_stale():
+                self.graph.update()
         return self.graph
 
     def neighbors(
@@ -703,6 +709,22 @@ class Cairn:
         return self.store.integrity_check()
 
     # --- doors: what the MCP server and the HTTP API need (issue 13) -------------------
+    _index_running = 0
+    """How many :meth:`indexing` blocks are open (graph reads then skip refreshing)."""
+    _graph_refresh = threading.Lock()
+    """Serialises graph refreshes triggered by reads (a refresh writes)."""
+
+    @contextmanager
+    def indexing(self) -> Iterator[None]:
+        """Mark an index run the doors start while readers go on: reads of the graph
+        do not refresh it meanwhile (they would race the run for the write lock); they
+        see the graph as it was, and the run updates it when it ends."""
+        type(self)._index_running += 1
+        try:
+            yield
+        finally:
+            type(self)._index_running -= 1
+
     def inside_roots(self, path: str) -> Path:
         """Resolve a path a client passed and make sure it lies inside a registered root.
 

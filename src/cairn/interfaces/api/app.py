@@ -158,9 +158,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         redoc_url=None,
         max_body_size=policy.max_body_bytes,  # a chunked body is cut off there too
     )
-    index_lock = threading.Lock()
-    # graph reads refresh the graph when the index changed (a write): never while an
-    # index run writes, and one at a time, so they share the run's lock
+    index_lock = threading.Lock()  # one index run at a time
 
     @api.exception_handler(NotFound)
     def _not_found(request: Request, exc: NotFound) -> JSONResponse:
@@ -243,10 +241,9 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         limit: Annotated[int, Query(ge=1, le=500, description="At most this many")] = 100,
     ) -> JSONResponse:
         """Nodes within ``hops`` of a node: ``cairn graph neighbors --json``."""
-        with index_lock:
-            return JSONResponse(to_data(cairn.neighbors(
-                cairn.confine(node), hops=hops, relations=relations, direction=direction,
-                limit=limit)))
+        return JSONResponse(to_data(cairn.neighbors(
+            cairn.confine(node), hops=hops, relations=relations, direction=direction,
+            limit=limit)))
 
     @api.get("/v1/graph/backlinks", response_model=Data, responses=ERRORS, tags=["graph"])
     def backlinks(
@@ -255,9 +252,8 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
                                         "document")] = False,
     ) -> JSONResponse:
         """Who links to a node: ``cairn graph backlinks --json``."""
-        with index_lock:
-            return JSONResponse(to_data(cairn.backlinks_of(cairn.confine(node),
-                                                           include_internal=internal)))
+        return JSONResponse(to_data(cairn.backlinks_of(cairn.confine(node),
+                                                       include_internal=internal)))
 
     @api.get("/v1/graph/path", response_model=Data, responses=ERRORS, tags=["graph"])
     def path(
@@ -267,10 +263,9 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         max_hops: Annotated[int, Query(ge=1, le=12, description="Longest path tried")] = 6,
     ) -> JSONResponse:
         """A shortest path between two nodes: ``cairn graph path --json``."""
-        with index_lock:
-            return JSONResponse(to_data(cairn.graph_path(
-                cairn.confine(source), cairn.confine(target),
-                direction="out" if directed else "both", max_hops=max_hops)))
+        return JSONResponse(to_data(cairn.graph_path(
+            cairn.confine(source), cairn.confine(target),
+            direction="out" if directed else "both", max_hops=max_hops)))
 
     @api.get("/v1/graph/subgraph", response_model=Data, responses=ERRORS, tags=["graph"])
     def subgraph(
@@ -279,9 +274,8 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         hops: Annotated[int, Query(ge=1, le=3, description="How far around")] = 1,
     ) -> JSONResponse:
         """The subgraph around a node as node-link JSON: ``cairn graph export --around``."""
-        with index_lock:
-            text = cairn.export_graph("json", around=cairn.confine(node), hops=hops,
-                                      relations=relations)
+        text = cairn.export_graph("json", around=cairn.confine(node), hops=hops,
+                                  relations=relations)
         return JSONResponse(json.loads(text))
 
     @api.get("/v1/recent", response_model=Data, responses=ERRORS, tags=["notes"])
@@ -311,7 +305,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     def index() -> JSONResponse:
         """Re-index every registered folder (admin: needs the token); the run record as
         ``cairn index --json``. One run at a time; readers go on meanwhile."""
-        with index_lock:
+        with index_lock, cairn.indexing():
             return JSONResponse(to_data(cairn.index()))
 
     def facts() -> tuple[int, int, float | None]:

@@ -93,8 +93,8 @@ def _resource_errors() -> Iterator[None]:
 def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
     """The registry of tools over ``cairn`` (later issues append their own).
 
-    ``lock`` serialises the graph tools and index runs (the graph refreshes itself
-    after a change, which writes)."""
+    ``lock`` keeps to one index run at a time; graph reads meanwhile see the graph
+    as it was (see :meth:`Cairn.indexing`)."""
 
     def search(
         query: Annotated[str, Field(
@@ -155,7 +155,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
     ) -> dict[str, Any]:
         """Notes linked to a note within a few hops in the typed graph (links, headings,
         shared tags, declared relations), each with the edge that reached it."""
-        with _tool_errors(), lock:
+        with _tool_errors():
             data = cairn.neighbors(cairn.confine(node), hops=hops, relations=relations,
                                    direction=direction, limit=limit)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
@@ -167,7 +167,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
             description="Also links from inside the same document")] = False,
     ) -> dict[str, Any]:
         """Which notes link to this one, with the linking unit, file and line."""
-        with _tool_errors(), lock:
+        with _tool_errors():
             data = cairn.backlinks_of(cairn.confine(node), include_internal=internal)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 
@@ -180,7 +180,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         max_hops: Annotated[int, Field(ge=1, le=12, description="Longest path tried")] = 6,
     ) -> dict[str, Any]:
         """A shortest chain of links between two notes (length null when there is none)."""
-        with _tool_errors(), lock:
+        with _tool_errors():
             data = cairn.graph_path(cairn.confine(source), cairn.confine(target),
                                     direction="out" if directed else "both", max_hops=max_hops)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
@@ -211,7 +211,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
     def index() -> dict[str, Any]:
         """Re-index every registered folder (changes the index, never a note file): new,
         changed and removed files are picked up. Returns what the run did."""
-        with _tool_errors(), lock:
+        with _tool_errors(), lock, cairn.indexing():
             return dict(to_data(cairn.index()))
 
     return [

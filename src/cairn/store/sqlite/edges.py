@@ -170,9 +170,14 @@ class EdgeStore:
     def __init__(self, store: SQLiteStore) -> None:
         self.store = store
         store.ensure_component("graph", MIGRATIONS)
-        self.db: sqlite3.Connection = store.db
         for trigger in TRIGGERS:
             self.db.execute(trigger)
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """This thread's connection of the store (never one captured at construction:
+        a graph write from another thread must run inside that thread's transaction)."""
+        return self.store.db
 
     # --- writes (call inside store.transaction()) --------------------------------------
     def insert(self, edges: Iterable[EdgeRow], run_id: str | None = None) -> int:

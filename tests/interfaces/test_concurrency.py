@@ -78,3 +78,30 @@ def test_readers_never_see_half_a_file(tmp_path: Path, port: int, uvicorn_server
                 t.join(60)
     assert problems == []
     assert seen["docs"] > 20
+
+
+def test_graph_and_vector_writes_run_in_the_calling_threads_transaction(
+    tmp_path: Path,
+) -> None:
+    """A server's worker thread writes the graph and the chunks inside its own
+    transaction (they used the connection of the thread that opened the store, which
+    then waited on the worker's lock: "database is locked")."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    write(folder, 0, n=5)
+    with Cairn(load_config(db=tmp_path / "i.db")) as cairn:
+        cairn.index([folder])
+        errors: list[BaseException] = []
+
+        def worker() -> None:
+            try:
+                with cairn.store.transaction():
+                    cairn.graph.update()
+                    cairn.store.vectors.reset_chunks(cairn.store.vectors.chunker_signature())
+            except BaseException as exc:
+                errors.append(exc)
+
+        t = threading.Thread(target=worker)
+        t.start()
+        t.join(30)
+        assert errors == []

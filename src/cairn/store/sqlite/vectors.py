@@ -141,13 +141,18 @@ class SQLiteVectors:
 
     def __init__(self, store: SQLiteBase) -> None:
         self._store = store
-        self.db: sqlite3.Connection = store.db
         store.ensure_component("vectors", MIGRATIONS)
         try:
             for sql in _TRIGGERS:
                 self.db.execute(sql)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot create vector triggers: {exc}") from exc
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """This thread's connection of the store (never one captured at construction:
+        a write from another thread must run inside that thread's transaction)."""
+        return self._store.db
 
     # --- bookkeeping ------------------------------------------------------------------
     def generation(self) -> int:

@@ -66,6 +66,18 @@ KEYS: Mapping[str, frozenset[str]] = {
     ),
     "chunking": frozenset({"default_profile", "profiles"}),
     "graph": frozenset({"expand", "hops", "alpha", "reverse", "seeds", "origins", "weights"}),
+    "serve": frozenset(
+        {
+            "host",
+            "port",
+            "token_env",
+            "allowed_hosts",
+            "cors_origins",
+            "max_body_bytes",
+            "max_query_chars",
+        }
+    ),
+    "mcp": frozenset({"allow_write", "host", "port"}),
 }
 """Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
 
@@ -146,6 +158,46 @@ class OrgConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ServeConfig:
+    """``[serve]``: the HTTP API (``cairn serve``).
+
+    Attributes:
+        host / port: the address to bind (loopback by default; any other address needs
+            a token).
+        token_env: the environment variable holding the bearer token (never the file).
+        allowed_hosts: ``Host`` header values accepted besides the loopback names and the
+            bound address (DNS rebinding defence).
+        cors_origins: browser origins allowed to call the API (none: no CORS headers and
+            any request carrying another ``Origin`` is refused).
+        max_body_bytes: largest request body accepted (bytes).
+        max_query_chars: longest query string (URL) and search query accepted (characters).
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    token_env: str = "CAIRN_TOKEN"
+    allowed_hosts: tuple[str, ...] = ()
+    cors_origins: tuple[str, ...] = ()
+    max_body_bytes: int = 65536
+    max_query_chars: int = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class McpConfig:
+    """``[mcp]``: the MCP server (``cairn mcp``).
+
+    Attributes:
+        allow_write: list and allow the tools that change the index (default off: an
+            agent sees read-only tools only).
+        host / port: the address of the streamable HTTP transport (loopback only).
+    """
+
+    allow_write: bool = False
+    host: str = "127.0.0.1"
+    port: int = 8766
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """The whole configuration, frozen.
 
@@ -160,6 +212,7 @@ class Config:
             ``provider``), ``[fusion]`` and ``[chunking]`` tables, read-only, for
             :class:`cairn.embed.registry.EmbedConfig`,
             :class:`cairn.search.fusion.FusionConfig` and the chunking settings.
+        serve / mcp: the HTTP API's and the MCP server's settings.
     """
 
     db_path: Path
@@ -170,6 +223,8 @@ class Config:
     embed: Mapping[str, Any] = field(default_factory=lambda: _env_embed(os.environ))
     fusion: Mapping[str, Any] = field(default_factory=dict)
     chunking: Mapping[str, Any] = field(default_factory=dict)
+    serve: ServeConfig = field(default_factory=ServeConfig)
+    mcp: McpConfig = field(default_factory=McpConfig)
 
     @property
     def types_file(self) -> Path | None:
@@ -263,6 +318,7 @@ def load_config(
             float(v)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{path}: [graph] {exc}") from exc
+    serve, mcp = _doors(path, section("serve"), section("mcp"))
     return Config(
         db_path=db_path.absolute(),
         config_file=used,
@@ -272,4 +328,55 @@ def load_config(
         embed=_env_embed(env, section("embed")),
         fusion=_frozen(section("fusion")),
         chunking=_frozen(section("chunking")),
+        serve=serve,
+        mcp=mcp,
     )
+
+
+def _doors(
+    path: Path, serve: Mapping[str, Any], mcp: Mapping[str, Any]
+) -> tuple[ServeConfig, McpConfig]:
+    """The ``[serve]`` and ``[mcp]`` sections, checked (a wrong type is a ConfigError)."""
+
+    def strings(value: Any, key: str) -> tuple[str, ...]:
+        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+            raise TypeError(f"{key} must be a list of strings")
+        return tuple(value)
+
+    def positive(value: Any, key: str) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise TypeError(f"{key} must be a positive integer")
+        return value
+
+    def text(value: Any, key: str) -> str:
+        if not isinstance(value, str) or not value:
+            raise TypeError(f"{key} must be a non-empty string")
+        return value
+
+    d = ServeConfig()
+    try:
+        s = ServeConfig(
+            host=text(serve.get("host", d.host), "host"),
+            port=positive(serve.get("port", d.port), "port"),
+            token_env=text(serve.get("token_env", d.token_env), "token_env"),
+            allowed_hosts=strings(serve.get("allowed_hosts", ()), "allowed_hosts"),
+            cors_origins=strings(serve.get("cors_origins", ()), "cors_origins"),
+            max_body_bytes=positive(serve.get("max_body_bytes", d.max_body_bytes),
+                                    "max_body_bytes"),
+            max_query_chars=positive(serve.get("max_query_chars", d.max_query_chars),
+                                     "max_query_chars"),
+        )
+    except TypeError as exc:
+        raise ConfigError(f"{path}: [serve] {exc}") from exc
+    m = McpConfig()
+    try:
+        if not isinstance(mcp.get("allow_write", False), bool):
+            raise TypeError("allow_write must be true or false")
+        mc = McpConfig(
+            allow_write=bool(mcp.get("allow_write", False)),
+            host=text(mcp.get("host", m.host), "host"),
+            port=positive(mcp.get("port", m.port), "port"),
+        )
+    except TypeError as exc:
+        raise ConfigError(f"{path}: [mcp] {exc}") from exc
+    return s, mc

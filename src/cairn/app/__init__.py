@@ -21,8 +21,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 
+from cairn.app.doors import DoorsMixin
 from cairn.app.graph import GraphMixin
-from cairn.app.lookups import LookupsMixin, reading_order
+from cairn.app.lookups import reading_order
 from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig
@@ -48,7 +49,7 @@ from cairn.store import Store, open_store
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(GraphMixin, LookupsMixin):
+class Cairn(GraphMixin, DoorsMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:

@@ -15,9 +15,14 @@ class GraphMixin(Parts):
     """Neighbours, backlinks, paths, orphans, statistics and export."""
 
     def _fresh_graph(self) -> GraphService:
-        """The graph service, brought up to date first if the index changed."""
-        if self.graph.is_stale():
-            self.graph.update()
+        """The graph service, brought up to date first if the index changed — one
+        refresh at a time, and none while a door's index run (:meth:`indexing`) writes:
+        that run brings the graph up to date when it ends."""
+        if self._index_running or not self.graph.is_stale():
+            return self.graph
+        with self._graph_refresh:
+            if not self._index_running and self.graph.is_stale():
+                self.graph.update()
         return self.graph
 
     def neighbors(

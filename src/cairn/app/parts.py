@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from cairn.config import Config
 from cairn.formats.types import RootTypes
 from cairn.graph.service import GraphService
@@ -17,6 +19,8 @@ class Parts:
     graph: GraphService
     semantic: SearchService
     types: RootTypes
+    _index_running: int
+    _graph_refresh: threading.Lock
 
     def _load_types(self) -> RootTypes:
         raise NotImplementedError

@@ -42,6 +42,7 @@ from cairn.model.core import (
     Unit,
     UnitKind,
 )
+from cairn.model.doors import UNTRUSTED_NOTICE, Provenance, RecentDocument
 from cairn.model.graph import (
     Arc,
     BuiltinRelation,
@@ -101,6 +102,7 @@ __all__ = [
     "PLANNING_ROLES",
     "PREAMBLE",
     "SEARCH_MODES",
+    "UNTRUSTED_NOTICE",
     "URL",
     "WIKILINK",
     "Arc",
@@ -136,6 +138,8 @@ __all__ = [
     "LinkResolution",
     "NodeType",
     "OrphanDocument",
+    "Provenance",
+    "RecentDocument",
     "Run",
     "SearchMode",
     "Severity",

@@ -2,7 +2,8 @@
 
 One module per command group, each with ``register(app)``: :mod:`.index`,
 :mod:`.search`, :mod:`.show`, :mod:`.status` (stats, roots, validate, check),
-:mod:`.graph` (``cairn graph …``) and :mod:`.evaluate` (``eval``); :mod:`._common` holds
+:mod:`.graph` (``cairn graph …``), :mod:`.evaluate` (``eval``), :mod:`.serve` (the HTTP
+API) and :mod:`.mcp_server` (``cairn mcp``); :mod:`._common` holds
 the shared options, consoles, opening of the index and error output, and JSON goes
 through :mod:`cairn.interfaces.serialize`. No command module imports this one.
 
@@ -24,7 +25,9 @@ import cairn.interfaces.cli._common as _common
 import cairn.interfaces.cli.evaluate as evaluate
 import cairn.interfaces.cli.graph as graph
 import cairn.interfaces.cli.index as index
+import cairn.interfaces.cli.mcp_server as mcp_server
 import cairn.interfaces.cli.search as search
+import cairn.interfaces.cli.serve as serve
 import cairn.interfaces.cli.show as show
 import cairn.interfaces.cli.status as status
 from cairn.interfaces.cli._common import emit_json, err
@@ -73,7 +76,7 @@ def _main(
     _common.state.config = config
 
 
-for _group in (index, search, show, status, graph, evaluate):
+for _group in (index, search, show, status, graph, evaluate, serve, mcp_server):
     _group.register(app)
 
 

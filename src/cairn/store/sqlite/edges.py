@@ -150,7 +150,8 @@ class SQLiteEdgeIndex(GraphReadsMixin):
 
     @property
     def db(self) -> sqlite3.Connection:
-        """The store's connection."""
+        """This thread's connection of the store (never one captured at construction:
+        a graph write from another thread must run inside that thread's transaction)."""
         return self.store.db
 
     # --- edges and stubs ---------------------------------------------------------------

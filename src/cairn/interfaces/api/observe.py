@@ -1,0 +1,85 @@
+"""Observability of the HTTP API: one JSON log line per request and Prometheus metrics.
+
+Each request is logged on the ``cairn.http`` logger as one JSON object (``ts``, ``id``,
+``method``, ``route``, ``status``, ``ms``); server errors also log their traceback
+there, under the same ``id`` the client receives. Metrics live in a registry of their
+own per application (``/metrics``): request counts by route, method and status,
+latencies by route, and, read when scraped, the index size and the last run's time.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+log = logging.getLogger("cairn.http")
+
+
+def setup_logging(level: int = logging.INFO) -> None:
+    """Send ``cairn.http`` lines to standard error, unformatted (each is JSON already)."""
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        log.addHandler(handler)
+    log.setLevel(level)
+    log.propagate = False
+
+
+def log_request(request_id: str, method: str, route: str, status: int, ms: float) -> None:
+    """One JSON line for one request."""
+    log.info(json.dumps({
+        "ts": datetime.now(UTC).isoformat(timespec="milliseconds"), "id": request_id,
+        "method": method, "route": route, "status": status, "ms": round(ms, 3),
+    }))
+
+
+class Metrics:
+    """The Prometheus metrics of one application.
+
+    Args:
+        index_facts: called at each scrape; returns ``(documents, units,
+            last_run_finished_posix_seconds or None)``.
+    """
+
+    def __init__(self, index_facts: Callable[[], tuple[int, int, float | None]]) -> None:
+        self.registry = CollectorRegistry()
+        self.requests = Counter("cairn_http_requests", "HTTP requests served",
+                                ["route", "method", "status"], registry=self.registry)
+        self.latency = Histogram(
+            "cairn_http_request_seconds", "HTTP request latency in seconds", ["route"],
+            buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
+            registry=self.registry)
+        self.documents = Gauge("cairn_index_documents", "Documents in the index",
+                               registry=self.registry)
+        self.units = Gauge("cairn_index_units", "Units in the index", registry=self.registry)
+        self.last_run = Gauge("cairn_index_last_run_timestamp_seconds",
+                              "When the last index run finished (POSIX seconds)",
+                              registry=self.registry)
+        self._facts = index_facts
+
+    def observe(self, route: str, method: str, status: int, seconds: float) -> None:
+        """Count one request and its latency."""
+        self.requests.labels(route, method, str(status)).inc()
+        self.latency.labels(route).observe(seconds)
+
+    def render(self) -> bytes:
+        """The metrics in Prometheus' text format (index figures read now)."""
+        docs, units, last = self._facts()
+        self.documents.set(docs)
+        self.units.set(units)
+        if last is not None:
+            self.last_run.set(last)
+        return bytes(generate_latest(self.registry))
+
+
+def now() -> float:
+    """A monotonic clock in seconds."""
+    return time.perf_counter()
+
+

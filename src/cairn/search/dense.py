@@ -15,6 +15,7 @@ Exact search over 100,000 384-d vectors takes a few milliseconds (see
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -60,34 +61,60 @@ class DenseIndex:
     def __init__(self, vectors: VectorIndex, space: str) -> None:
         self.vectors = vectors
         self.space = space
-        self._mat: VectorMatrix | None = None
-        self._index: dict[str, int] = {}
+        self._snap: tuple[VectorMatrix, dict[str, int]] | None = None
+        self._reload = threading.Lock()
 
     def matrix(self) -> VectorMatrix:
-        """The current matrix, reloaded when the store's vector generation moved."""
+        """The current matrix, reloaded when the store's vector generation moved (see
+        :meth:`snapshot`)."""
+        return self.snapshot()[0]
+
+    def snapshot(self) -> tuple[VectorMatrix, dict[str, int]]:
+        """The current matrix with its ``unit id -> unit row`` index, reloaded when the
+        store's vector generation moved.
+
+        One thread reloads at a time; while it does, other threads (concurrent
+        requests of a server while an index run embeds) keep searching the snapshot
+        they have instead of each loading its own copy. A unit deleted since simply
+        finds no hit data and is dropped, so no deleted unit is ever returned.
+        """
+        snap = self._snap
         gen = self.vectors.generation()
-        if self._mat is None or self._mat.generation != gen:
-            self._mat = self.vectors.matrix(self.space)
-            self._index = {u: i for i, u in enumerate(self._mat.unit_ids)}
-        return self._mat
+        if snap is not None and snap[0].generation == gen:
+            return snap
+        if not self._reload.acquire(blocking=snap is None):
+            assert snap is not None
+            return snap  # another thread is reloading
+        try:
+            snap = self._snap
+            if snap is None or snap[0].generation != self.vectors.generation():
+                mat = self.vectors.matrix(self.space)
+                snap = (mat, {u: i for i, u in enumerate(mat.unit_ids)})
+                self._snap = snap
+            return snap
+        finally:
+            self._reload.release()
 
     def size(self) -> int:
         """Live chunk vectors in the space."""
         return int(self.matrix().matrix.shape[0])
 
-    def similarities(self, q: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        """Cosine of ``q`` with every row of the matrix."""
-        m = self.matrix().matrix
+    def similarities(
+        self, q: npt.NDArray[np.float32], vm: VectorMatrix | None = None
+    ) -> npt.NDArray[np.float32]:
+        """Cosine of ``q`` with every row of the matrix (``vm``, else the current one)."""
+        m = (vm or self.matrix()).matrix
         out: npt.NDArray[np.float32] = m @ q.astype(m.dtype, copy=False)
         return out
 
-    def _unit_mask(self, unit_ids: Collection[str]) -> npt.NDArray[np.bool_]:
-        """Per row: whether its unit is one of ``unit_ids``."""
+    def _unit_mask(
+        self, unit_ids: Collection[str], vm: VectorMatrix, index: dict[str, int]
+    ) -> npt.NDArray[np.bool_]:
+        """Per row of ``vm``: whether its unit is one of ``unit_ids``."""
         import numpy as np
 
-        vm = self.matrix()
         per_unit = np.zeros(len(vm.unit_ids), dtype=bool)
-        pos = [i for i in (self._index.get(u) for u in unit_ids) if i is not None]
+        pos = [i for i in (index.get(u) for u in unit_ids) if i is not None]
         if pos:
             per_unit[np.fromiter(pos, np.int64, len(pos))] = True
         out: npt.NDArray[np.bool_] = per_unit[vm.units]
@@ -116,18 +143,18 @@ class DenseIndex:
         """
         import numpy as np
 
-        vm = self.matrix()
+        vm, index = self.snapshot()
         n = vm.matrix.shape[0]
         if n == 0 or k <= 0:
             return []
-        sims = self.similarities(q)
+        sims = self.similarities(q, vm)
         mask = np.ones(n, dtype=bool)
         if not include_alternates:
             mask &= ~vm.alternate
         if allowed is not None:
-            mask &= self._unit_mask(allowed)
+            mask &= self._unit_mask(allowed, vm, index)
         if excluded:
-            mask &= ~self._unit_mask(excluded)
+            mask &= ~self._unit_mask(excluded, vm, index)
         idx = np.flatnonzero(mask)
         if idx.size == 0:
             return []
@@ -168,10 +195,10 @@ class DenseIndex:
         """Best-chunk cosine of ``q`` for each given unit that has vectors."""
         import numpy as np
 
-        vm = self.matrix()
+        vm, index = self.snapshot()
         if not unit_ids or vm.matrix.shape[0] == 0:
             return {}
-        rows = np.flatnonzero(self._unit_mask(unit_ids))
+        rows = np.flatnonzero(self._unit_mask(unit_ids, vm, index))
         if rows.size == 0:
             return {}
         sims = vm.matrix[rows] @ q.astype(np.float32, copy=False)

@@ -19,6 +19,7 @@ document stands for all its units. Results are JSON-ready dicts.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import time
@@ -178,10 +179,12 @@ class GraphService:
         written: dict[str, int] = {}
         deleted: dict[str, int] = {}
         fingerprint = eb.config_fingerprint(self.config)
-        with self.store.transaction():
+        with self.store.transaction(), contextlib.ExitStack() as stack:
             full = es.meta("config") != fingerprint
             if full:
                 es.clear()
+            # the first build: write into an empty table, indexes built at the end
+            cold = stack.enter_context(es.bulk_load())
             found_changed, found_removed = es.changed_documents()
             ch = set(found_changed) | set(changed or ())
             rm = (set(found_removed) | set(removed or ())) - ch
@@ -196,12 +199,13 @@ class GraphService:
             self._declared_and_rules(docs, units, decl, written, deleted, run_id)
             if ch or rm:
                 ch_sorted = sorted(ch)
-                es.delete_origin_for_documents(eb.STRUCTURAL, ch_sorted)
+                if not cold:
+                    es.delete_origin_for_documents(eb.STRUCTURAL, ch_sorted)
                 ch_units = [u for u in units if u.document_id in ch]
                 written[eb.STRUCTURAL] = es.insert(build_structural(ch_units), run_id)
                 ch_docs = [d for d in docs if d.id in ch]
                 written[eb.IMPLICIT] = self._update_implicit(ch_docs, ch_units, sorted(rm),
-                                                             run_id)
+                                                             run_id, cold=cold)
                 es.forget_docs(sorted(rm))
                 es.forget_wants(sorted(rm))
                 es.mark_built(ch_sorted)
@@ -285,7 +289,11 @@ class GraphService:
         units: Sequence[GraphUnit],
         removed: Sequence[str],
         run_id: str | None,
+        *,
+        cold: bool = False,
     ) -> int:
+        """Implicit edges of the changed documents' units and of the units sharing a
+        feature with them; ``cold``: the edge table was empty, nothing to delete."""
         es = self.es
         changed = [d.id for d in docs]
         old_feats = es.features_of([*changed, *removed])
@@ -301,7 +309,7 @@ class GraphService:
             affected.update(u for u, _d in hs)
         if not affected:
             return 0
-        for rel in (eb.SHARES_TAG, eb.SHARES_PROPERTY):
+        for rel in () if cold else (eb.SHARES_TAG, eb.SHARES_PROPERTY):
             es.delete_implicit_touching(sorted(affected), rel)
         feats = es.unit_features(sorted(affected))
         all_feats = sorted({f for fs in feats.values() for f in fs})

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
 from cairn.model import (
@@ -152,6 +153,11 @@ class EdgeIndex(Protocol):
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         """Delete edges by id."""
+        ...
+
+    def bulk_load(self) -> AbstractContextManager[bool]:
+        """A block writing many edges into an empty edge table (the backend may defer
+        index maintenance to its end); yields whether the table was empty."""
         ...
 
     def delete_implicit_touching(self, unit_ids: Sequence[str], relation: str) -> None:

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from cairn.model import Edge, Stub
@@ -41,6 +42,18 @@ from cairn.store.sqlite.graph_reads import GraphReadsMixin, chunks
 
 if TYPE_CHECKING:
     from cairn.store.sqlite.schema import SQLiteBase
+
+_EDGE_INDEXES = (
+    ("edges_out", "CREATE INDEX IF NOT EXISTS edges_out "
+     "ON edges(source, relation, origin, target, weight)"),
+    ("edges_in", "CREATE INDEX IF NOT EXISTS edges_in "
+     "ON edges(target, relation, origin, source, weight)"),
+    ("edges_origin_doc", "CREATE INDEX IF NOT EXISTS edges_origin_doc "
+     "ON edges(origin, source_document_id)"),
+    ("edges_target_doc", "CREATE INDEX IF NOT EXISTS edges_target_doc "
+     "ON edges(target_document_id, origin)"),
+)
+"""The edge table's secondary indexes, as the migration creates them."""
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -175,6 +188,25 @@ class SQLiteEdgeIndex(GraphReadsMixin):
         for part in chunks(list(ids)):
             q = ",".join("?" * len(part))
             self.db.execute(f"DELETE FROM edges WHERE id IN ({q})", list(part))
+
+    @contextmanager
+    def bulk_load(self) -> Iterator[bool]:
+        """A block that writes many edges into an empty edge table: the secondary
+        indexes are dropped and built again at the end (SQLite builds an index from the
+        whole table several times faster than it updates it row by row). Yields whether
+        the table was empty — when not, nothing is dropped. Call inside a transaction;
+        queries inside the block still work, only slower.
+        """
+        empty = self.db.execute("SELECT 1 FROM edges LIMIT 1").fetchone() is None
+        if empty:
+            for name, _ddl in _EDGE_INDEXES:
+                self.db.execute(f"DROP INDEX IF EXISTS {name}")
+        try:
+            yield empty
+        finally:
+            if empty:
+                for _name, ddl in _EDGE_INDEXES:
+                    self.db.execute(ddl)
 
     def delete_implicit_touching(self, unit_ids: Sequence[str], relation: str) -> None:
         """Delete implicit edges of ``relation`` with either end among ``unit_ids``."""

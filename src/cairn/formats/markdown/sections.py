@@ -29,6 +29,7 @@ class Section:
     outline_path: tuple[str, ...] = ()
     body: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    tag_set: set[str] = field(default_factory=set)  # ``tags`` as a set, for lookups
     links: list[Link] = field(default_factory=list)
     block_ids: list[str] = field(default_factory=list)
     callouts: list[dict[str, Any]] = field(default_factory=list)

@@ -95,11 +95,14 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
         embed, start = False, pos + 2
     else:
         return False
-    end = src.find("]]", start, state.posMax)
-    if end < 0:
+    # the first of "]]", "[[" or a line end: a wikilink holds neither of the last two, so
+    # an unclosed "[[" costs only the distance to the next one (linear on a long line)
+    stop = _WIKILINK_STOP.search(src, start, state.posMax)
+    if stop is None or stop.group() != "]]":
         return False
+    end = stop.start()
     inner = src[start:end]
-    if not inner.strip() or "\n" in inner or "[[" in inner:
+    if not inner.strip():
         return False
     if not silent:
         tok = state.push("wikilink", "", 0)
@@ -160,9 +163,10 @@ def _mark_rule(state: StateInline, silent: bool) -> bool:
     src, pos, pmax = state.src, state.pos, state.posMax
     if not src.startswith("==", pos) or pos + 2 >= pmax or src[pos + 2] in " \t\n=":
         return False
-    end = src.find("==", pos + 3, pmax)
+    limit = min(pmax, pos + _MAX_MARK_SPAN)  # bounded: "a ==b" prose is not quadratic
+    end = src.find("==", pos + 3, limit)
     while end >= 0 and src[end - 1] in " \t\n":
-        end = src.find("==", end + 1, pmax)
+        end = src.find("==", end + 1, limit)
     if end < 0:
         return False
     if silent:
@@ -177,6 +181,55 @@ def _mark_rule(state: StateInline, silent: bool) -> bool:
     return True
 
 
+_WIKILINK_STOP = re.compile(r"\]\]|\[\[|\n")
+_MAX_MARK_SPAN = 20_000
+"""A ``==highlight==`` closes within this many characters of its opening (else: text)."""
+_URL_END = re.compile(r"[\s<]")
+_AUTOLINK_TRIGGERS = {
+    "gfm_autolink_www": "w",
+    "gfm_autolink_protocol": ":",
+    "gfm_autolink_email": "@",
+}
+_PROTOCOLS = ("http", "https", "mailto", "xmpp")
+
+
+def _bounded_autolink(
+    rule: Callable[[StateInline, bool], bool], trigger: str
+) -> Callable[..., bool]:
+    """``rule`` (a GFM autolink rule) seen through a window ending at the next whitespace
+    or ``<`` (where an autolink ends anyway), tried only at its trigger character.
+
+    The stock rules copy the rest of the paragraph (``src[pos:posMax]``) or search all
+    pending text at every ``:``, ``w`` or ``@``, so a long paragraph cost time in the
+    square of its length (a 6 MB paragraph: minutes); in the window each try costs the
+    length of one word.
+    """
+
+    def bounded(state: StateInline, silent: bool) -> bool:
+        src, pos, pmax = state.src, state.pos, state.posMax
+        if pos >= pmax or src[pos] != trigger:
+            return False
+        if trigger == ":" and not state.pending.endswith(_PROTOCOLS):
+            return False
+        end = _URL_END.search(src, pos, pmax)
+        if end is not None:
+            state.posMax = end.start()
+        try:
+            return bool(rule(state, silent))
+        finally:
+            state.posMax = pmax
+
+    return bounded
+
+
+def _bound_autolink_rules(md: MarkdownIt) -> None:
+    """Replace the GFM autolink rules of ``md`` by :func:`_bounded_autolink` wrappers."""
+    for rule in list(getattr(md.inline.ruler, "__rules__", [])):
+        trigger = _AUTOLINK_TRIGGERS.get(getattr(rule, "name", ""))
+        if trigger is not None:
+            md.inline.ruler.at(rule.name, _bounded_autolink(rule.fn, trigger))
+
+
 @functools.cache
 def _markdown_it(obsidian: bool) -> MarkdownIt:
     from mdit_py_plugins.dollarmath import dollarmath_plugin
@@ -189,6 +242,7 @@ def _markdown_it(obsidian: bool) -> MarkdownIt:
         from mdit_py_plugins.gfm_autolink import gfm_autolink_plugin
 
         md.use(gfm_autolink_plugin)
+        _bound_autolink_rules(md)
     except ImportError:  # pragma: no cover - older mdit-py-plugins
         pass
     if obsidian:

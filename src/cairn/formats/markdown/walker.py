@@ -231,7 +231,8 @@ class _Walker:
             tag = m.group(1)
             if not re.search(r"[^0-9]", tag):
                 continue
-            if tag not in sec.tags:
+            if tag not in sec.tag_set:
+                sec.tag_set.add(tag)
                 sec.tags.append(tag)
             self.all_tags[tag] = None
 

@@ -49,6 +49,7 @@ on commas), ``id`` → ``declared_id``, ``type``, ``created`` (or ``date``),
 from __future__ import annotations
 
 from cairn.formats import frontmatter as fm_mod
+from cairn.formats.guard import check_text
 from cairn.formats.markdown.fields import (
     _lookup,
     _scalar_text,
@@ -124,10 +125,13 @@ def parse(text: str, relpath: str) -> Document:
         is unclosed, invalid or not a mapping; unparseable dates) are in ``warnings``.
 
     Raises:
-        cairn.errors.ParseError: only if markdown-it itself fails on the text.
+        cairn.errors.ParseError: text that is not text (a binary file named ``.md``,
+            NUL characters, lone surrogates: :func:`cairn.formats.guard.check_text`), or
+            nesting too deep for markdown-it.
     """
     from cairn.errors import ParseError
 
+    check_text(text, relpath)
     try:
         analysis = analyse(text, relpath, obsidian=True, allow_toml=True)
     except RecursionError as exc:  # pragma: no cover - pathological nesting

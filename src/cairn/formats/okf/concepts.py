@@ -11,6 +11,7 @@ from typing import Any
 
 from cairn.formats import frontmatter as fm_mod
 from cairn.formats import markdown as md_mod
+from cairn.formats.guard import check_text
 from cairn.model import CONCEPT, EMBED, MARKDOWN_LINK, PREAMBLE, Diagnostic, Document, Link
 
 RESERVED = ("index.md", "log.md")
@@ -166,7 +167,11 @@ def parse(text: str, relpath: str) -> Document:
 
     Returns:
         A :class:`Document` with ``format == "okf"`` (see the module docstring).
+
+    Raises:
+        cairn.errors.ParseError: binary content (:func:`cairn.formats.guard.check_text`).
     """
+    check_text(text, relpath)
     analysis = md_mod.analyse(text, relpath, obsidian=False, allow_toml=False)
     front = analysis.front
     meta: dict[str, Any] = dict(front.data)

@@ -17,6 +17,9 @@ Built on the lossless tree (:mod:`cairn.formats.org.tree`) and the element scann
   Org displays them: ``* [[id:x][Robot Grasping]]`` has title ``Robot Grasping``; the
   title as written is kept in ``extra["title_raw"]`` when the two differ (link resolution
   of ``[[*…]]`` may compare against either). Links in titles are extracted.
+* Outline paths are capped at :data:`MAX_OUTLINE_DEPTH` titles: a heading nested deeper
+  keeps its top-level ancestor's title, then the nearest ones ending with its own (a
+  10,000-deep file would otherwise store 50 million titles).
 * LOGBOOK drawers go to ``extra["logbook"]`` (their lines) and ``extra["clocks"]``;
   other drawers to ``extra["drawers"]`` (name → text) — neither is body text. Links and
   timestamps inside non-LOGBOOK drawers are still extracted.
@@ -29,6 +32,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from cairn.errors import ParseError
+from cairn.formats.guard import check_text
 from cairn.formats.org import elements as E
 from cairn.formats.org.objects import (
     date_of,
@@ -49,6 +53,10 @@ _QUOTED_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|(\S+)')
 
 _OPTIONS = OrgOptions()
 
+MAX_OUTLINE_DEPTH = 64
+"""Most titles one ``outline_path`` holds: deeper headings keep the top-level title and
+the nearest ancestors (so a 10,000-deep nesting costs linear, not quadratic, memory)."""
+
 
 def parse(text: str, relpath: str, options: OrgOptions | None = None) -> Document:
     """Parse Org ``text`` into a :class:`cairn.model.Document`.
@@ -63,8 +71,10 @@ def parse(text: str, relpath: str, options: OrgOptions | None = None) -> Documen
         in document order, each followed by the ``code`` units of its section.
 
     Raises:
-        ParseError: only for an internal failure, with ``relpath`` and the reason.
+        ParseError: text that is not text (see :func:`cairn.formats.guard.check_text`),
+            or an internal failure, with ``relpath`` and the reason.
     """
+    check_text(text, relpath)
     try:
         return _Builder(text, relpath, options or _OPTIONS).build()
     except ParseError:
@@ -236,7 +246,9 @@ class _Builder:
             if title == "Footnotes":
                 extra["footnote_section"] = True
             p = h.parent
-            path = ((*paths[p], title) if p is not None else (title,))
+            path = (*paths[p], title) if p is not None else (title,)
+            if len(path) > MAX_OUTLINE_DEPTH:  # the root, then the nearest ancestors
+                path = (path[0], *path[len(path) - MAX_OUTLINE_DEPTH + 1 :])
             paths.append(path)
             parent_chain = chains[p] if p is not None else []
             own = hl.tags

@@ -12,7 +12,7 @@ from typing import Any
 from cairn.formats import frontmatter as fm_mod
 from cairn.formats import markdown as md_mod
 from cairn.formats.guard import check_text
-from cairn.model import CONCEPT, EMBED, MARKDOWN_LINK, PREAMBLE, Diagnostic, Document, Link
+from cairn.model import CONCEPT, EMBED, MARKDOWN_LINK, PREAMBLE, Diagnostic, Document, Link, Unit
 
 RESERVED = ("index.md", "log.md")
 TRUST_UNVERIFIED = "unverified"
@@ -195,17 +195,7 @@ def parse(text: str, relpath: str) -> Document:
         reserved_type = "okf-index" if name == "index.md" else "okf-log"
         title = title_text or analysis.first_h1 or md_mod.stem(relpath)
         units = md_mod.build_units(analysis, title, PREAMBLE, tags, props)
-        return Document(
-            path=relpath,
-            format="okf",
-            title=title,
-            units=units,
-            metadata=meta,
-            tags=tuple(tags),
-            modified=modified,
-            type=reserved_type,
-            warnings=tuple(warnings),
-        )
+        return _document(relpath, title, units, meta, tags, modified, reserved_type, warnings)
     cid = concept_id(relpath)
     if "concept_id" in meta and meta["concept_id"] != cid:
         warnings.append(
@@ -250,6 +240,19 @@ def parse(text: str, relpath: str) -> Document:
     units = md_mod.build_units(
         analysis, title, CONCEPT, tags, props, first_extra=extra, first_body_prefix=prefix
     )
+    return _document(relpath, title, units, meta, tags, modified, doc_type, warnings)
+
+
+def _document(
+    relpath: str,
+    title: str,
+    units: tuple[Unit, ...],
+    meta: dict[str, Any],
+    tags: list[str],
+    modified: str | None,
+    doc_type: str | None,
+    warnings: list[Diagnostic],
+) -> Document:
     return Document(
         path=relpath,
         format="okf",
@@ -259,7 +262,6 @@ def parse(text: str, relpath: str) -> Document:
         tags=tuple(tags),
         modified=modified,
         type=doc_type,
-        declared_id=None,
         warnings=tuple(warnings),
     )
 

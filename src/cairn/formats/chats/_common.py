@@ -386,21 +386,6 @@ def build_document(conv: Conversation, relpath: str) -> Document:
     )
 
 
-def as_str(value: Any) -> str | None:
-    """``value`` when it is a non-empty string, else ``None``."""
-    return value if isinstance(value, str) and value else None
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """``value`` when it is a dict, else an empty dict."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    """``value`` when it is a list, else an empty list."""
-    return value if isinstance(value, list) else []
-
-
 def fallback_title(
     messages: list[Message], names: list[str], created: str | None, provider: str
 ) -> str:

@@ -38,13 +38,11 @@ from cairn.formats.chats._common import (
     ConversationBuilder,
     ConversationError,
     Message,
-    as_dict,
-    as_list,
-    as_str,
     iso_from_epoch,
     walk_up,
     with_files,
 )
+from cairn.formats.chats._values import as_dict, as_list, as_str
 from cairn.model import URL, Link
 
 _CITATION = re.compile(

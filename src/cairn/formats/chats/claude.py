@@ -29,12 +29,10 @@ from cairn.formats.chats._common import (
     ConversationBuilder,
     ConversationError,
     Message,
-    as_dict,
-    as_list,
-    as_str,
     iso_from_text,
     walk_up,
 )
+from cairn.formats.chats._values import as_dict, as_list, as_str
 from cairn.model import URL, Link
 
 _ARTIFACT_OPEN = re.compile(r"<antArtifact\b([^>]*)>")

@@ -32,14 +32,12 @@ from cairn.formats.chats._common import (
     ConversationBuilder,
     ConversationError,
     Message,
-    as_dict,
-    as_list,
-    as_str,
     first_words,
     iso_from_text,
     with_files,
 )
 from cairn.formats.chats._html import html_to_text
+from cairn.formats.chats._values import as_dict, as_list, as_str
 
 PROMPT_PREFIXES = ("Prompted ", "Asked ")
 _APP_URL = re.compile(r"gemini\.google\.com/app/([0-9A-Za-z_-]+)")

@@ -27,13 +27,11 @@ from cairn.formats.chats._common import (
     ConversationBuilder,
     ConversationError,
     Message,
-    as_dict,
-    as_list,
-    as_str,
     iso_from_epoch,
     iso_from_text,
     walk_up,
 )
+from cairn.formats.chats._values import as_dict, as_list, as_str
 
 _ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 _DETAILS = re.compile(r"<details\b([^>]*)>(.*?)</details>", re.DOTALL | re.IGNORECASE)

@@ -186,7 +186,7 @@ _MAX_MARK_SPAN = 20_000
 """A ``==highlight==`` closes within this many characters of its opening (else: text)."""
 _URL_END = re.compile(r"[\s<]")
 _AUTOLINK_TRIGGERS = {
-    "gfm_autolink_www": "w",
+    "gfm_autolink_www": "www.",
     "gfm_autolink_protocol": ":",
     "gfm_autolink_email": "@",
 }
@@ -197,7 +197,7 @@ def _bounded_autolink(
     rule: Callable[[StateInline, bool], bool], trigger: str
 ) -> Callable[..., bool]:
     """``rule`` (a GFM autolink rule) seen through a window ending at the next whitespace
-    or ``<`` (where an autolink ends anyway), tried only at its trigger character.
+    or ``<`` (where an autolink ends anyway), tried only where ``trigger`` starts.
 
     The stock rules copy the rest of the paragraph (``src[pos:posMax]``) or search all
     pending text at every ``:``, ``w`` or ``@``, so a long paragraph cost time in the
@@ -207,7 +207,7 @@ def _bounded_autolink(
 
     def bounded(state: StateInline, silent: bool) -> bool:
         src, pos, pmax = state.src, state.pos, state.posMax
-        if pos >= pmax or src[pos] != trigger:
+        if not src.startswith(trigger, pos, pmax):
             return False
         if trigger == ":" and not state.pending.endswith(_PROTOCOLS):
             return False

@@ -13,9 +13,13 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
 from cairn.errors import ParseError
 from cairn.formats import frontmatter, markdown, okf, text, transcript
+from cairn.formats.markdown.syntax import plain_inline
 from cairn.formats.org import MAX_OUTLINE_DEPTH
 from cairn.formats.org import parse as org_parse
 from cairn.model import Document
@@ -191,3 +195,25 @@ def test_invalid_utf8_is_decoded_with_a_warning_and_parsed() -> None:
 def test_control_characters_in_ordinary_text_are_fine() -> None:
     doc = markdown.parse("# Title\n\nform\x0cfeed and \x1b[1mescape\x1b[0m\n", "c.md")
     assert "feed" in doc.units[1].body
+
+
+_PLAIN_CHARS = "ab xy:.,;!?'\"()/|-+=%>{}wt\t\n  "
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=_PLAIN_CHARS, max_size=200))
+def test_plain_inline_text_is_what_markdown_it_gives(source: str) -> None:
+    """Inline tokens with no markup are not inline-parsed (half the cost of prose); the
+    text plain_inline gives is the one stock markdown-it's inline rules give."""
+    for tok in MarkdownIt("commonmark").parse(source):
+        if tok.type == "inline":
+            stock = "".join(
+                "\n" if c.type in ("softbreak", "hardbreak") else c.content
+                for c in tok.children or []
+            )
+            assert plain_inline(tok.content) == stock
+
+
+def test_plain_paragraphs_keep_their_text() -> None:
+    doc = markdown.parse("# T\n\nLine 1: some  \n   words\there\t \nend -- 10:30 a+b=c\n", "p.md")
+    assert doc.units[1].body == "Line 1: some\nwords\there\t\nend -- 10:30 a+b=c"

@@ -22,6 +22,7 @@ from cairn.formats.markdown.syntax import (
     _TAG_RE,
     _URL_SCHEME,
     _WINDOWS_DRIVE,
+    plain_inline,
 )
 from cairn.model import (
     EMBED,
@@ -171,6 +172,8 @@ class _Walker:
         callout: dict[str, Any] | None = None,
     ) -> str:
         """Readable text of an inline token; records links/tags/block ids in ``sec``."""
+        if tok.meta.get("plain"):  # nothing to record (see syntax._NOT_PLAIN)
+            return plain_inline(tok.content)
         children = tok.children or []
         out: list[str] = []
         link_stack: list[tuple[int, Token, int]] = []  # (out index, link_open, line)

@@ -20,7 +20,9 @@ source text, e.g. ``2023-05-01 10:00``) and also parsed: :attr:`FrontMatter.date
 maps each top-level key holding a timestamp to its normalised ISO form. Non-finite floats
 (``.inf``, ``.nan``) are kept as written (strings) so the data stays valid JSON.
 
-A block that is not closed, does not parse, or is not a mapping yields empty ``data``
+A block larger than :data:`MAX_CHARS` is not loaded (pure-Python YAML reads about 0.5
+MB/s): ``failed`` is set and a diagnostic says so. A block that is not closed, does not
+parse, or is not a mapping yields empty ``data``
 and a :class:`cairn.model.Diagnostic` naming the file and the 1-based line of the
 fault; :attr:`FrontMatter.failed` is then ``True`` and the caller decides what to do with
 the block's text (the Markdown parser keeps it as searchable body text).

@@ -39,6 +39,10 @@ text is kept (rendered as plain text) at the start of the preamble body. Wikilin
 front matter string values (``up: "[[Parent]]"``) are links of the preamble unit, on the
 line of their key, as Obsidian counts them.
 
+Big and hostile notes take time linear in their size: the GFM autolink rules see a window
+up to the next space, unclosed ``[[`` and ``==`` are bounded, inline text without markup
+is not inline-parsed; text that is not text is refused (:mod:`cairn.formats.guard`).
+
 Fields: ``title`` (front matter ``title``, else the first level-1 heading, else the file
 stem), ``tags``/``tag`` (list or string; a string is split on commas and whitespace as
 Obsidian does; leading ``#`` stripped), ``aliases``/``alias`` (list, or a string split

@@ -109,9 +109,12 @@ def analyse(text: str, relpath: str, *, obsidian: bool = True, allow_toml: bool 
     if front.failed and front.raw.strip():
         # The block was not front matter we can read: keep its text searchable at the
         # top of the preamble (no structure, links or tags taken from it).
-        plain = _Walker(False, 1, relpath)
-        raw_tokens = _markdown_it(False).parse(front.raw)
-        sections[0].body.insert(0, plain.plain_text(raw_tokens))
+        if len(front.raw) > fm_mod.MAX_CHARS:  # too large to load: kept as written
+            sections[0].body.insert(0, front.raw.strip())
+        else:
+            plain = _Walker(False, 1, relpath)
+            raw_tokens = _markdown_it(False).parse(front.raw)
+            sections[0].body.insert(0, plain.plain_text(raw_tokens))
         sections[0].line_start = 1
     walker.walk(tokens, sections)
     return Analysis(front, sections, first_h1, list(walker.all_tags), warnings, total_lines)

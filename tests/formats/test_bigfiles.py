@@ -217,3 +217,19 @@ def test_plain_inline_text_is_what_markdown_it_gives(source: str) -> None:
 def test_plain_paragraphs_keep_their_text() -> None:
     doc = markdown.parse("# T\n\nLine 1: some  \n   words\there\t \nend -- 10:30 a+b=c\n", "p.md")
     assert doc.units[1].body == "Line 1: some\nwords\there\t\nend -- 10:30 a+b=c"
+
+
+def test_gc_is_paused_only_for_big_texts_and_resumed() -> None:
+    import gc
+
+    from cairn.formats.guard import GC_PAUSE_CHARS, gc_paused
+
+    assert gc.isenabled()
+    with gc_paused(GC_PAUSE_CHARS + 1):
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with gc_paused(10):
+        assert gc.isenabled()
+    with pytest.raises(ValueError), gc_paused(GC_PAUSE_CHARS + 1):
+        raise ValueError
+    assert gc.isenabled()

@@ -53,7 +53,7 @@ on commas), ``id`` → ``declared_id``, ``type``, ``created`` (or ``date``),
 from __future__ import annotations
 
 from cairn.formats import frontmatter as fm_mod
-from cairn.formats.guard import check_text
+from cairn.formats.guard import check_text, gc_paused
 from cairn.formats.markdown.fields import (
     _lookup,
     _scalar_text,
@@ -140,7 +140,8 @@ def parse(text: str, relpath: str) -> Document:
 
     check_text(text, relpath)
     try:
-        analysis = analyse(text, relpath, obsidian=True, allow_toml=True)
+        with gc_paused(len(text)):
+            analysis = analyse(text, relpath, obsidian=True, allow_toml=True)
     except RecursionError as exc:  # pragma: no cover - pathological nesting
         raise ParseError("nesting too deep to parse", path=relpath) from exc
     front = analysis.front

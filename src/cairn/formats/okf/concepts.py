@@ -11,7 +11,7 @@ from typing import Any
 
 from cairn.formats import frontmatter as fm_mod
 from cairn.formats import markdown as md_mod
-from cairn.formats.guard import check_text
+from cairn.formats.guard import check_text, gc_paused
 from cairn.model import CONCEPT, EMBED, MARKDOWN_LINK, PREAMBLE, Diagnostic, Document, Link, Unit
 
 RESERVED = ("index.md", "log.md")
@@ -172,7 +172,8 @@ def parse(text: str, relpath: str) -> Document:
         cairn.errors.ParseError: binary content (:func:`cairn.formats.guard.check_text`).
     """
     check_text(text, relpath)
-    analysis = md_mod.analyse(text, relpath, obsidian=False, allow_toml=False)
+    with gc_paused(len(text)):
+        analysis = md_mod.analyse(text, relpath, obsidian=False, allow_toml=False)
     front = analysis.front
     meta: dict[str, Any] = dict(front.data)
     warnings = list(analysis.warnings)

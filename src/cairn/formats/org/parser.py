@@ -32,7 +32,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from cairn.errors import ParseError
-from cairn.formats.guard import check_text
+from cairn.formats.guard import check_text, gc_paused
 from cairn.formats.org import elements as E
 from cairn.formats.org.objects import (
     date_of,
@@ -76,7 +76,8 @@ def parse(text: str, relpath: str, options: OrgOptions | None = None) -> Documen
     """
     check_text(text, relpath)
     try:
-        return _Builder(text, relpath, options or _OPTIONS).build()
+        with gc_paused(len(text)):
+            return _Builder(text, relpath, options or _OPTIONS).build()
     except ParseError:
         raise
     except Exception as exc:  # a parser bug must not escape as anything but ParseError

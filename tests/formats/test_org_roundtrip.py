@@ -17,7 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cairn.formats.org import parse, parse_tree, serialize
+from cairn.errors import ParseError
+from cairn.formats.guard import check_text
+from cairn.formats.org import MAX_OUTLINE_DEPTH, parse, parse_tree, serialize
 from cairn.model import HEADING
 
 ORG_CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "org"
@@ -56,7 +58,15 @@ _ORGISH = st.text(
 @settings(max_examples=300, deadline=None)
 @given(_ORGISH)
 def test_any_string_round_trips_and_parses(text: str) -> None:
+    """The tree takes any string; the parser any string that is text (else it raises
+    the guard's ParseError, nothing else)."""
     assert serialize(parse_tree(text)) == text
+    try:
+        check_text(text, "x.org")
+    except ParseError:
+        with pytest.raises(ParseError):
+            parse(text, "x.org")
+        return
     doc = parse(text, "x.org")
     assert [u.ordinal for u in doc.units] == list(range(len(doc.units)))
     for u in doc.units:
@@ -71,7 +81,7 @@ def test_any_string_round_trips_and_parses(text: str) -> None:
         "no newline",
         "* h",
         "\ufeff* h\r\n:PROPERTIES:\r\n:ID: x\r\n:END:\r\n",
-        "a\rb\r\n\x00\t* x\n",
+        "a\rb\r\n\t* x\n",
         "\r\n\r\n",
         "*\n**\n* \n",
     ],
@@ -173,7 +183,8 @@ def test_deep_nesting_is_not_recursive() -> None:
     doc = parse(text, "deep.org")
     assert time.perf_counter() - t0 < 10.0
     last = doc.units[-1]
-    assert last.level == depth and len(last.outline_path) == depth
+    assert last.level == depth and len(last.outline_path) == MAX_OUTLINE_DEPTH
+    assert last.outline_path[0] == "L1" and last.outline_path[-1] == f"L{depth}"
     assert last.parent == depth - 1
     assert set(last.inherited_tags) == {"t0", "t1", "t2"} - set(last.tags)
     assert last.extra.get("inherited_properties") is None  # own CATEGORY wins

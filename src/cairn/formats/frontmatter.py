@@ -20,7 +20,9 @@ source text, e.g. ``2023-05-01 10:00``) and also parsed: :attr:`FrontMatter.date
 maps each top-level key holding a timestamp to its normalised ISO form. Non-finite floats
 (``.inf``, ``.nan``) are kept as written (strings) so the data stays valid JSON.
 
-A block that is not closed, does not parse, or is not a mapping yields empty ``data``
+A block larger than :data:`MAX_CHARS` is not loaded (pure-Python YAML reads about 0.5
+MB/s): ``failed`` is set and a diagnostic says so. A block that is not closed, does not
+parse, or is not a mapping yields empty ``data``
 and a :class:`cairn.model.Diagnostic` naming the file and the 1-based line of the
 fault; :attr:`FrontMatter.failed` is then ``True`` and the caller decides what to do with
 the block's text (the Markdown parser keeps it as searchable body text).
@@ -46,6 +48,7 @@ from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from cairn.model import Diagnostic
 
 __all__ = [
+    "MAX_CHARS",
     "MAX_DEPTH",
     "MAX_NODES",
     "FrontMatter",
@@ -61,8 +64,14 @@ MAX_NODES = 100_000
 MAX_DEPTH = 64
 """Upper bound on nesting depth of one block."""
 
+MAX_CHARS = 1_000_000
+"""Upper bound on the characters of one block: a larger one is not loaded (YAML loads at
+about 0.5 MB/s here) but reported, and its text kept as body text."""
+
 _YAML_FENCE = re.compile(r"---[ \t]*")
 _TOML_FENCE = re.compile(r"\+\+\+[ \t]*")
+_YAML_CLOSE = re.compile(r"^---[ \t]*$", re.MULTILINE)
+_TOML_CLOSE = re.compile(r"^\+\+\+[ \t]*$", re.MULTILINE)
 _TAG_PREFIX = "tag:yaml.org,2002:"
 
 
@@ -134,32 +143,41 @@ def split(text: str, path: str = "", *, allow_toml: bool = True) -> FrontMatter:
     first_end = text.find("\n")
     first = text if first_end < 0 else text[:first_end]
     if _YAML_FENCE.fullmatch(first):
-        kind, fence = "yaml", _YAML_FENCE
+        kind, closing = "yaml", _YAML_CLOSE
     elif allow_toml and _TOML_FENCE.fullmatch(first):
-        kind, fence = "toml", _TOML_FENCE
+        kind, closing = "toml", _TOML_CLOSE
     else:
         return FrontMatter(kind=None, data={}, body=text, body_line=1)
     if first_end < 0:  # the file is a lone fence line
         return _unclosed(text, path, kind)
-    # find the closing fence line
-    pos = first_end + 1
-    line_no = 2
-    close_start = close_end = -1
-    while pos <= len(text):
-        nl = text.find("\n", pos)
-        line = text[pos:] if nl < 0 else text[pos:nl]
-        if fence.fullmatch(line):
-            close_start, close_end = pos, (len(text) if nl < 0 else nl + 1)
-            break
-        if nl < 0:
-            break
-        pos = nl + 1
-        line_no += 1
-    if close_start < 0:
+    # find the closing fence line (one regex scan: linear however long the file)
+    close = closing.search(text, first_end + 1)
+    if close is None:
         return _unclosed(text, path, kind)
+    close_start = close.start()
+    close_end = close.end() + 1 if close.end() < len(text) else len(text)
+    line_no = text.count("\n", 0, close_start) + 1
     raw = text[first_end + 1 : close_start]
     body = text[close_end:]
     body_line = line_no + 1
+    if len(raw) > MAX_CHARS:
+        diag = Diagnostic(
+            path,
+            f"front matter block is too large to read ({len(raw) / 1e6:.1f} MB, the limit "
+            f"is {MAX_CHARS / 1e6:.0f} MB); its text is kept as body text",
+            1,
+        )
+        return FrontMatter(
+            kind=kind,
+            data={},
+            raw=raw,
+            start_line=1,
+            end_line=line_no,
+            body=body,
+            body_line=body_line,
+            failed=True,
+            diagnostics=(diag,),
+        )
     key_lines: dict[str, int] = {}
     if kind == "yaml":
         data, dates, diags, ok = _load_yaml(raw, path, first_line=2, key_lines=key_lines)

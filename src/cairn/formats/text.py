@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from cairn.formats.guard import check_text
 from cairn.model import PREAMBLE, Document, Unit
 
 
@@ -19,7 +20,11 @@ def parse(text: str, relpath: str) -> Document:
 
     Returns:
         A document whose single preamble unit spans every line.
+
+    Raises:
+        cairn.errors.ParseError: binary content (:func:`cairn.formats.guard.check_text`).
     """
+    check_text(text, relpath)
     stem = PurePosixPath(relpath).stem
     first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
     title = first[:120] if first else stem

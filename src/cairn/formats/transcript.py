@@ -31,6 +31,7 @@ from pathlib import PurePosixPath
 
 from cairn.formats.chats._common import Conversation, Message, build_document
 from cairn.formats.chats._html import html_to_text
+from cairn.formats.guard import check_text
 from cairn.model import Document
 
 USER_LABELS = ("you", "user", "me", "human", "prompt")
@@ -128,6 +129,7 @@ def parse(text: str, relpath: str) -> Document:
         text: the decoded file (Markdown or HTML).
         relpath: the file's path relative to its source root.
     """
+    check_text(text, relpath)
     body, from_html = _text_of(text)
     lines = body.splitlines()
     marks = _markers(lines)

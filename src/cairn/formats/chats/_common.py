@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -385,21 +386,6 @@ def build_document(conv: Conversation, relpath: str) -> Document:
     )
 
 
-def as_str(value: Any) -> str | None:
-    """``value`` when it is a non-empty string, else ``None``."""
-    return value if isinstance(value, str) and value else None
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """``value`` when it is a dict, else an empty dict."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    """``value`` when it is a list, else an empty list."""
-    return value if isinstance(value, list) else []
-
-
 def fallback_title(
     messages: list[Message], names: list[str], created: str | None, provider: str
 ) -> str:
@@ -416,3 +402,103 @@ def fallback_title(
         return names[0]
     label = {"chatgpt": "ChatGPT", "claude": "Claude", "gemini": "Gemini"}.get(provider, provider)
     return f"{label} conversation {created[:10]}" if created else f"{label} conversation"
+
+
+# --- building a conversation ---------------------------------------------------------
+
+
+def walk_up(
+    start: str | None, parent_of: Callable[[str], str | None], warnings: list[str], cycle: str
+) -> list[str]:
+    """Ids from ``start`` up to its root, ``start`` first (reverse it for the branch in
+    reading order), following ``parent_of`` (``None`` at a root).
+
+    A cycle stops the walk and appends ``cycle.format(id)`` to ``warnings`` (a template
+    such as ``"cycle in the message tree at {!r}; walk stopped"``).
+    """
+    path: list[str] = []
+    seen: set[str] = set()
+    node = start
+    while node is not None:
+        if node in seen:
+            warnings.append(cycle.format(node))
+            break
+        seen.add(node)
+        path.append(node)
+        node = parent_of(node)
+    return path
+
+
+def with_files(text: str, names: Sequence[str]) -> str:
+    """``text`` followed by a ``[file: name]`` line per name, paragraphs apart; without
+    text, the file lines alone, one per line."""
+    lines = [f"[file: {name}]" for name in names]
+    if not lines:
+        return text
+    return "\n\n".join([text, *lines]) if text.strip() else "\n".join(lines)
+
+
+@dataclass(slots=True)
+class ConversationBuilder:
+    """One conversation being read: every provider adds its messages here and calls
+    :meth:`build`, so ordering (canonical branch first, then alternates), positions and
+    fallback titles follow one rule.
+
+    Attributes:
+        format, provider, conversation_id: as in :class:`Conversation`.
+        warnings: problems found while reading (strings, no file name).
+        names: attachment and file names in reading order (for fallback titles).
+    """
+
+    format: str
+    provider: str
+    conversation_id: str
+    warnings: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    canonical: list[Message] = field(default_factory=list)
+    alternates: list[Message] = field(default_factory=list)
+
+    @property
+    def position(self) -> int:
+        """The position the next canonical message gets (0-based)."""
+        return len(self.canonical)
+
+    @property
+    def messages(self) -> list[Message]:
+        """The canonical messages in order, then the alternates."""
+        return self.canonical + self.alternates
+
+    def add(self, message: Message) -> Message:
+        """Add ``message`` (to the alternates when ``message.alternate``); returns it."""
+        (self.alternates if message.alternate else self.canonical).append(message)
+        return message
+
+    def build(
+        self,
+        title: str | None,
+        *,
+        created: str | None = None,
+        modified: str | None = None,
+        model: str | None = None,
+        summary: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        label: str | None = None,
+    ) -> Conversation:
+        """The :class:`Conversation`. A missing or blank ``title`` becomes
+        :func:`fallback_title` (``label`` names the tool there; default: the provider)."""
+        messages = self.messages
+        if not (title or "").strip():
+            title = fallback_title(messages, self.names, created, label or self.provider)
+        return Conversation(
+            format=self.format,
+            provider=self.provider,
+            conversation_id=self.conversation_id,
+            title=title or "",
+            messages=messages,
+            created=created,
+            modified=modified,
+            model=model,
+            summary=summary,
+            metadata=metadata if metadata is not None else {},
+            warnings=self.warnings,
+        )

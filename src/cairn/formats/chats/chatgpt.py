@@ -35,14 +35,14 @@ from typing import Any
 
 from cairn.formats.chats._common import (
     Conversation,
+    ConversationBuilder,
     ConversationError,
     Message,
-    as_dict,
-    as_list,
-    as_str,
-    fallback_title,
     iso_from_epoch,
+    walk_up,
+    with_files,
 )
+from cairn.formats.chats._values import as_dict, as_list, as_str
 from cairn.model import URL, Link
 
 _CITATION = re.compile(
@@ -268,23 +268,18 @@ def read(obj: dict[str, Any]) -> Conversation:
         ]
         pool = leaves or list(nodes)
         leaf = max(reversed(pool), key=ctime) if pool else None
-    path: list[str] = []
-    seen: set[str] = set()
-    node = leaf if isinstance(leaf, str) else None
-    while node is not None:
-        if node in seen:
-            warnings.append(f"cycle in the message tree at node {node!r}; walk stopped")
-            break
-        seen.add(node)
-        path.append(node)
+    def known_parent(node: str) -> str | None:
         parent = parent_of(node)
         if parent is not None and parent not in nodes:
             warnings.append(
                 f"parent {parent!r} of node {node!r} is not in the mapping; branch starts there"
             )
-            parent = None
-        node = parent
-    path.reverse()
+            return None
+        return parent
+
+    start = leaf if isinstance(leaf, str) else None
+    cycle = "cycle in the message tree at node {!r}; walk stopped"
+    path = walk_up(start, known_parent, warnings, cycle)[::-1]
     on_path = set(path)
 
     # alternates: depth-first from the roots, then anything unreachable
@@ -320,9 +315,7 @@ def read(obj: dict[str, Any]) -> Conversation:
             cur, steps = parent_of(cur), steps + 1
         return count
 
-    messages: list[Message] = []
-    names: list[str] = []
-    position = 0
+    conv = ConversationBuilder("chatgpt", "chatgpt", cid, warnings)
     for alternate, nids in ((False, path), (True, alternates)):
         for nid in nids:
             raw = nodes[nid].get("message")
@@ -347,13 +340,9 @@ def read(obj: dict[str, Any]) -> Conversation:
             for att in as_list(as_dict(raw.get("metadata")).get("attachments")):
                 name = as_str(as_dict(att).get("name"))
                 if name:
-                    names.append(name)
+                    conv.names.append(name)
             msg.alternate = alternate
-            if alternate:
-                msg.position = depth(nid)
-            else:
-                msg.position = position
-                position += 1
+            msg.position = depth(nid) if alternate else conv.position
             parent = parent_of(nid)
             steps = 0
             while parent is not None and parent in nodes and steps < len(nodes):
@@ -362,11 +351,8 @@ def read(obj: dict[str, Any]) -> Conversation:
                     msg.extra["parent_message_id"] = as_str(pm.get("id")) or parent
                     break
                 parent, steps = parent_of(parent), steps + 1
-            messages.append(msg)
+            conv.add(msg)
 
-    title = as_str(obj.get("title")) or ""
-    if not title.strip():
-        title = fallback_title(messages, names, conv_time, "chatgpt")
     metadata: dict[str, Any] = {}
     for key in (
         "gizmo_id",
@@ -383,17 +369,12 @@ def read(obj: dict[str, Any]) -> Conversation:
             metadata[key] = value
     if as_str(obj.get("conversation_id")) and obj.get("conversation_id") != cid:
         metadata["conversation_id_field"] = obj["conversation_id"]
-    return Conversation(
-        format="chatgpt",
-        provider="chatgpt",
-        conversation_id=cid,
-        title=title,
-        messages=messages,
+    return conv.build(
+        as_str(obj.get("title")),
         created=conv_time,
         modified=iso_from_epoch(obj.get("update_time")),
-        model=conv_model or next((m.model for m in messages if m.model), None),
+        model=conv_model or next((m.model for m in conv.messages if m.model), None),
         metadata=metadata,
-        warnings=warnings,
     )
 
 
@@ -423,11 +404,7 @@ def _message(
     files = [a for a in attachments if a]
     if files:
         extra["attachments"] = files
-        text = (
-            "\n\n".join([text, *(f"[file: {f}]" for f in files)])
-            if text
-            else "\n".join(f"[file: {f}]" for f in files)
-        )
+        text = with_files(text, files)
         if not own.strip():
             hint = "reference"
     if not text.strip():

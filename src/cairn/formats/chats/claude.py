@@ -26,14 +26,13 @@ from typing import Any
 
 from cairn.formats.chats._common import (
     Conversation,
+    ConversationBuilder,
     ConversationError,
     Message,
-    as_dict,
-    as_list,
-    as_str,
-    fallback_title,
     iso_from_text,
+    walk_up,
 )
+from cairn.formats.chats._values import as_dict, as_list, as_str
 from cairn.model import URL, Link
 
 _ARTIFACT_OPEN = re.compile(r"<antArtifact\b([^>]*)>")
@@ -147,15 +146,12 @@ def _branch(obj: dict[str, Any], raw: list[Any], warnings: list[str]) -> set[str
     }
     if leaf is None or leaf not in parents:
         return None
-    branch: set[str] = set()
-    node: str | None = leaf
-    while node is not None and node in parents:
-        if node in branch:
-            warnings.append(f"cycle in parent_message_uuid at {node!r}; walk stopped")
-            break
-        branch.add(node)
-        node = parents[node]
-    return branch
+    def parent_of(node: str) -> str | None:
+        parent = parents[node]
+        return parent if parent in parents else None
+
+    cycle = "cycle in parent_message_uuid at {!r}; walk stopped"
+    return set(walk_up(leaf, parent_of, warnings, cycle))
 
 
 def read(obj: dict[str, Any]) -> Conversation:
@@ -170,11 +166,9 @@ def read(obj: dict[str, Any]) -> Conversation:
     raw_messages = obj.get("chat_messages")
     if not isinstance(raw_messages, list):
         raise ConversationError("chat_messages is not a list")
-    warnings: list[str] = []
+    conv = ConversationBuilder("claude", "claude", cid)
+    warnings = conv.warnings
     created = iso_from_text(obj.get("created_at"))
-    messages: list[Message] = []
-    alternates: list[Message] = []
-    names: list[str] = []
     branch = _branch(obj, raw_messages, warnings)
     for i, raw in enumerate(raw_messages):
         if not isinstance(raw, dict):
@@ -210,7 +204,7 @@ def read(obj: dict[str, Any]) -> Conversation:
             if file_name:
                 files.append(file_name)
                 pieces.append(f"[file: {file_name}]")
-        names.extend(attachments + files)
+        conv.names.extend(attachments + files)
         body = "\n\n".join(pieces)
         if not body.strip():
             if raw.get("text") is None and raw.get("content") is None:
@@ -223,24 +217,20 @@ def read(obj: dict[str, Any]) -> Conversation:
             extra["attachments"] = attachments
         if files:
             extra["files"] = files
-        (alternates if alternate else messages).append(
+        conv.add(
             Message(
                 role=role,
                 text=body,
                 time=iso_from_text(raw.get("created_at")),
                 message_id=mid,
                 alternate=alternate,
-                position=len(messages),
+                position=conv.position,
                 kind_hint=None if own.strip() else "reference",
                 own_text=own,
                 links=links,
                 extra=extra,
             )
         )
-    messages.extend(alternates)
-    title = as_str(obj.get("name")) or ""
-    if not title.strip():
-        title = fallback_title(messages, names, created, "claude")
     metadata: dict[str, Any] = {}
     account = as_str(as_dict(obj.get("account")).get("uuid"))
     if account:
@@ -250,16 +240,11 @@ def read(obj: dict[str, Any]) -> Conversation:
     if as_str(obj.get("project_uuid")):
         metadata["project_uuid"] = obj["project_uuid"]
     summary = obj.get("summary")
-    return Conversation(
-        format="claude",
-        provider="claude",
-        conversation_id=cid,
-        title=title,
-        messages=messages,
+    return conv.build(
+        as_str(obj.get("name")),
         created=created,
         modified=iso_from_text(obj.get("updated_at")),
         model=as_str(obj.get("model")),
         summary=summary if isinstance(summary, str) else None,
         metadata=metadata,
-        warnings=warnings,
     )

@@ -29,16 +29,15 @@ from typing import Any
 
 from cairn.formats.chats._common import (
     Conversation,
+    ConversationBuilder,
     ConversationError,
     Message,
-    as_dict,
-    as_list,
-    as_str,
-    fallback_title,
     first_words,
     iso_from_text,
+    with_files,
 )
 from cairn.formats.chats._html import html_to_text
+from cairn.formats.chats._values import as_dict, as_list, as_str
 
 PROMPT_PREFIXES = ("Prompted ", "Asked ")
 _APP_URL = re.compile(r"gemini\.google\.com/app/([0-9A-Za-z_-]+)")
@@ -75,14 +74,10 @@ def read_activity(obj: dict[str, Any]) -> Conversation | None:
         for f in [value] if isinstance(value, str) else as_list(value):
             if isinstance(f, str) and f:
                 files.append(f)
-    user_text = (
-        "\n\n".join([prompt, *(f"[file: {f}]" for f in files)])
-        if prompt.strip()
-        else ("\n".join(f"[file: {f}]" for f in files))
-    )
-    messages: list[Message] = []
+    user_text = with_files(prompt, files)
+    conv = ConversationBuilder("gemini", "gemini", cid, names=files)
     if user_text.strip():
-        messages.append(
+        conv.add(
             Message(
                 role="user",
                 text=user_text,
@@ -96,27 +91,21 @@ def read_activity(obj: dict[str, Any]) -> Conversation | None:
     html = [as_str(as_dict(h).get("html")) for h in as_list(obj.get("safeHtmlItem"))]
     answer = "\n\n".join(t for t in (html_to_text(h) for h in html if h) if t)
     if answer:
-        messages.append(
+        conv.add(
             Message(
                 role="assistant",
                 text=answer,
                 time=time,
                 message_id=f"{cid}:answer",
-                position=len(messages),
+                position=conv.position,
             )
         )
     metadata: dict[str, Any] = {"activity_title": title}
     m = _APP_URL.search(json.dumps([obj.get("titleUrl"), obj.get("details")], default=str))
     if m:
         metadata["gemini_app_id"] = m.group(1)
-    return Conversation(
-        format="gemini",
-        provider="gemini",
-        conversation_id=cid,
-        title=first_words(prompt, 12, 100)
-        if prompt.strip()
-        else fallback_title(messages, files, time, "gemini"),
-        messages=messages,
+    return conv.build(
+        first_words(prompt, 12, 100) if prompt.strip() else None,
         created=time,
         modified=time,
         metadata=metadata,
@@ -180,9 +169,7 @@ def read_aistudio(obj: dict[str, Any], fallback_id: str) -> Conversation:
         for i, p in enumerate(parents)
         if p is not None and i + 1 < len(parents) and parents[i + 1] == p
     }
-    canonical: list[Message] = []
-    alternates: list[Message] = []
-    names: list[str] = []
+    conv = ConversationBuilder("gemini", "aistudio", cid, warnings)
     for i, raw in enumerate(chunks):
         chunk = as_dict(raw)
         if not chunk:
@@ -191,7 +178,7 @@ def read_aistudio(obj: dict[str, Any], fallback_id: str) -> Conversation:
         if chunk.get("isThought"):
             continue
         text, files = _chunk_text(chunk)
-        names.extend(files)
+        conv.names.extend(files)
         if not text.strip():
             continue
         role = "user" if chunk.get("role") == "user" else "assistant"
@@ -201,37 +188,31 @@ def read_aistudio(obj: dict[str, Any], fallback_id: str) -> Conversation:
         if as_str(chunk.get("finishReason")):
             extra["finish"] = chunk["finishReason"]
         own = as_str(chunk.get("text")) or ""
-        msg = Message(
-            role=role,
-            text=text,
-            time=iso_from_text(chunk.get("createTime")),
-            message_id=as_str(chunk.get("id")),
-            model=as_str(as_dict(obj.get("runSettings")).get("model")),
-            alternate=i in superseded,
-            position=len(canonical),
-            kind_hint="reference" if files and not own.strip() and role == "user" else None,
-            own_text=own,
-            extra=extra,
+        conv.add(
+            Message(
+                role=role,
+                text=text,
+                time=iso_from_text(chunk.get("createTime")),
+                message_id=as_str(chunk.get("id")),
+                model=as_str(as_dict(obj.get("runSettings")).get("model")),
+                alternate=i in superseded,
+                position=conv.position,
+                kind_hint="reference" if files and not own.strip() and role == "user" else None,
+                own_text=own,
+                extra=extra,
+            )
         )
-        (alternates if msg.alternate else canonical).append(msg)
-    title = as_str(obj.get("displayName")) or as_str(obj.get("title")) or ""
-    messages = canonical + alternates
-    if not title.strip():
-        title = fallback_title(messages, names, created, "gemini")
+    title = as_str(obj.get("displayName")) or as_str(obj.get("title"))
     model = as_str(as_dict(obj.get("runSettings")).get("model"))
     system = as_dict(obj.get("systemInstruction"))
     metadata: dict[str, Any] = {"source": "aistudio"}
     if as_str(system.get("text")):
         metadata["system_instruction"] = system["text"]
-    return Conversation(
-        format="gemini",
-        provider="aistudio",
-        conversation_id=cid,
-        title=title,
-        messages=messages,
+    return conv.build(
+        title,
         created=created,
         modified=iso_from_text(obj.get("updateTime")),
         model=model,
         metadata=metadata,
-        warnings=warnings,
+        label="gemini",
     )

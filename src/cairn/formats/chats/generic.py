@@ -24,15 +24,14 @@ from typing import Any
 
 from cairn.formats.chats._common import (
     Conversation,
+    ConversationBuilder,
     ConversationError,
     Message,
-    as_dict,
-    as_list,
-    as_str,
-    fallback_title,
     iso_from_epoch,
     iso_from_text,
+    walk_up,
 )
+from cairn.formats.chats._values import as_dict, as_list, as_str
 
 _ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 _DETAILS = re.compile(r"<details\b([^>]*)>(.*?)</details>", re.DOTALL | re.IGNORECASE)
@@ -120,7 +119,7 @@ def read_librechat(obj: dict[str, Any], fallback_id: str) -> Conversation:
         cur = kids[-1] if kids else None
     options = as_dict(obj.get("options"))
     model = as_str(options.get("model"))
-    messages: list[Message] = []
+    conv = ConversationBuilder("chat", "librechat", cid, warnings)
     for alternate, ids in ((False, path), (True, [m for m in order if m not in seen])):
         for mid in ids:
             msg = nodes[mid]
@@ -134,7 +133,7 @@ def read_librechat(obj: dict[str, Any], fallback_id: str) -> Conversation:
             depth, p, steps = 0, parent[mid], 0
             while p is not None and steps < len(nodes):
                 depth, p, steps = depth + 1, parent[p], steps + 1
-            messages.append(
+            conv.add(
                 Message(
                     role="user" if user else "assistant",
                     text=text,
@@ -146,24 +145,16 @@ def read_librechat(obj: dict[str, Any], fallback_id: str) -> Conversation:
                     extra=extra,
                 )
             )
-    title = as_str(obj.get("title")) or ""
-    created = next((m.time for m in messages if m.time), None)
-    if not title.strip():
-        title = fallback_title(messages, [], created, "librechat")
+    times = [m.time for m in conv.messages if m.time]
     metadata: dict[str, Any] = {"endpoint": as_str(obj.get("endpoint"))}
     if as_str(options.get("chatGptLabel")):
         metadata["assistant_label"] = options["chatGptLabel"]
-    return Conversation(
-        format="chat",
-        provider="librechat",
-        conversation_id=cid,
-        title=title,
-        messages=messages,
-        created=created,
-        modified=max((m.time for m in messages if m.time), default=None),
+    return conv.build(
+        as_str(obj.get("title")),
+        created=times[0] if times else None,
+        modified=max(times, default=None),
         model=model,
         metadata=metadata,
-        warnings=warnings,
     )
 
 
@@ -222,18 +213,10 @@ def read_openwebui(obj: dict[str, Any]) -> Conversation:
             return float(t) if isinstance(t, int | float) else float("-inf")
 
         leaf = max(reversed(leaves), key=ts) if leaves else None
-    path: list[str] = []
-    seen: set[str] = set()
-    cur = leaf if isinstance(leaf, str) else None
-    while cur is not None:
-        if cur in seen:
-            warnings.append(f"cycle in the message tree at {cur!r}; walk stopped")
-            break
-        seen.add(cur)
-        path.append(cur)
-        cur = par(cur)
-    path.reverse()
-    messages: list[Message] = []
+    start = leaf if isinstance(leaf, str) else None
+    path = walk_up(start, par, warnings, "cycle in the message tree at {!r}; walk stopped")[::-1]
+    seen = set(path)
+    conv = ConversationBuilder("chat", "openwebui", cid, warnings)
     for alternate, ids in ((False, path), (True, [n for n in nodes if n not in seen])):
         for n in ids:
             m = nodes[n]
@@ -245,7 +228,7 @@ def read_openwebui(obj: dict[str, Any]) -> Conversation:
                 text = "\n\n".join([text, *(f"[file: {f}]" for f in names)]).strip()
             if not text:
                 continue
-            messages.append(
+            conv.add(
                 Message(
                     role=_role(m.get("role")),
                     text=text,
@@ -253,29 +236,20 @@ def read_openwebui(obj: dict[str, Any]) -> Conversation:
                     message_id=n,
                     model=as_str(m.get("model")),
                     alternate=alternate,
-                    position=len(messages) if not alternate else None,
+                    position=conv.position if not alternate else None,
                 )
             )
-    created = iso_from_epoch(obj.get("created_at"))
-    title = as_str(obj.get("title")) or as_str(chat.get("title")) or ""
-    if not title.strip():
-        title = fallback_title(messages, [], created, "openwebui")
     models = [x for x in as_list(chat.get("models")) if isinstance(x, str)]
     metadata: dict[str, Any] = {}
     for key in ("archived", "pinned"):
         if isinstance(obj.get(key), bool):
             metadata[key] = obj[key]
-    return Conversation(
-        format="chat",
-        provider="openwebui",
-        conversation_id=cid,
-        title=title,
-        messages=messages,
-        created=created,
+    return conv.build(
+        as_str(obj.get("title")) or as_str(chat.get("title")),
+        created=iso_from_epoch(obj.get("created_at")),
         modified=iso_from_epoch(obj.get("updated_at")),
         model=models[0] if models else None,
         metadata=metadata,
-        warnings=warnings,
     )
 
 
@@ -295,7 +269,9 @@ def read_linear(obj: dict[str, Any], fallback_id: str) -> Conversation:
     """A Chatbot UI history entry (or any ``{messages[{role, content}]}`` chat) →
     :class:`Conversation`."""
     cid = as_str(obj.get("id")) or fallback_id
-    messages: list[Message] = []
+    model_obj = obj.get("model")
+    chatbotui = isinstance(model_obj, dict) and "prompt" in obj
+    conv = ConversationBuilder("chat", "chatbotui" if chatbotui else "chat", cid)
     for raw in as_list(obj.get("messages")):
         m = as_dict(raw)
         content = m.get("content")
@@ -305,32 +281,24 @@ def read_linear(obj: dict[str, Any], fallback_id: str) -> Conversation:
             )
         if not isinstance(content, str) or not content.strip():
             continue
-        messages.append(
+        conv.add(
             Message(
                 role=_role(m.get("role")),
                 text=content,
                 time=iso_from_text(m.get("timestamp") or m.get("created_at")),
                 message_id=as_str(m.get("id")),
-                position=len(messages),
+                position=conv.position,
             )
         )
-    model_obj = obj.get("model")
     model = as_str(as_dict(model_obj).get("id")) or as_str(model_obj)
-    chatbotui = isinstance(model_obj, dict) and "prompt" in obj
-    title = as_str(obj.get("name")) or as_str(obj.get("title")) or ""
-    if not title.strip():
-        title = fallback_title(messages, [], None, "chat")
     metadata: dict[str, Any] = {}
     if as_str(obj.get("prompt")):
         metadata["system_prompt"] = obj["prompt"]
     if isinstance(obj.get("temperature"), int | float):
         metadata["temperature"] = obj["temperature"]
-    return Conversation(
-        format="chat",
-        provider="chatbotui" if chatbotui else "chat",
-        conversation_id=cid,
-        title=title,
-        messages=messages,
+    return conv.build(
+        as_str(obj.get("name")) or as_str(obj.get("title")),
         model=model,
         metadata=metadata,
+        label="chat",
     )

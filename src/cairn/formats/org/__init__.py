@@ -23,7 +23,7 @@ from cairn.formats.org.options import (
     TodoKeywords,
     parse_todo_sequences,
 )
-from cairn.formats.org.parser import parse
+from cairn.formats.org.parser import MAX_OUTLINE_DEPTH, parse
 from cairn.formats.org.tree import (
     HeadingNode,
     Headline,
@@ -50,6 +50,7 @@ def todo_keywords(text: str, options: OrgOptions | None = None) -> TodoKeywords:
 
 
 __all__ = [
+    "MAX_OUTLINE_DEPTH",
     "ORG_INHERITED_PROPERTIES",
     "HeadingNode",
     "Headline",

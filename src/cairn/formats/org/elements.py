@@ -111,6 +111,18 @@ class _Ends:
         return self.drawers[k] if k < len(self.drawers) else None
 
 
+def _run_end(lines: list[str], j: int, mark: str) -> int:
+    """The index after a run of lines, from ``j``, that are ``mark`` alone or ``mark``
+    and a blank (comment lines ``#``, fixed-width lines ``:``)."""
+    after = (mark + " ", mark + "\t")
+    while j < len(lines):
+        t = lines[j].lstrip(" \t")
+        if t != mark and not t.startswith(after):
+            break
+        j += 1
+    return j
+
+
 def scan_section(lines: list[str], zeroth: bool) -> SectionScan:
     """Scan one section's line contents into elements.
 
@@ -187,26 +199,14 @@ def scan_section(lines: list[str], zeroth: bool) -> SectionScan:
                         continue
             elif len(s) == 1 or s[1] in " \t":
                 flush(i)
-                j = i + 1
-                while j < n:
-                    t = lines[j].lstrip(" \t")
-                    if t == "#" or t.startswith(("# ", "#\t")):
-                        j += 1
-                    else:
-                        break
+                j = _run_end(lines, i + 1, "#")
                 els.append(Element(COMMENT, i, j))
                 i = j
                 continue
         elif c == ":":
             if len(s) == 1 or s[1] in " \t":
                 flush(i)
-                j = i + 1
-                while j < n:
-                    t = lines[j].lstrip(" \t")
-                    if t == ":" or t.startswith((": ", ":\t")):
-                        j += 1
-                    else:
-                        break
+                j = _run_end(lines, i + 1, ":")
                 els.append(Element(FIXED, i, j))
                 i = j
                 continue

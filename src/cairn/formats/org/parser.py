@@ -17,6 +17,9 @@ Built on the lossless tree (:mod:`cairn.formats.org.tree`) and the element scann
   Org displays them: ``* [[id:x][Robot Grasping]]`` has title ``Robot Grasping``; the
   title as written is kept in ``extra["title_raw"]`` when the two differ (link resolution
   of ``[[*…]]`` may compare against either). Links in titles are extracted.
+* Outline paths are capped at :data:`MAX_OUTLINE_DEPTH` titles: a heading nested deeper
+  keeps its top-level ancestor's title, then the nearest ones ending with its own (a
+  10,000-deep file would otherwise store 50 million titles).
 * LOGBOOK drawers go to ``extra["logbook"]`` (their lines) and ``extra["clocks"]``;
   other drawers to ``extra["drawers"]`` (name → text) — neither is body text. Links and
   timestamps inside non-LOGBOOK drawers are still extracted.
@@ -29,11 +32,10 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from cairn.errors import ParseError
+from cairn.formats.guard import check_text, gc_paused
 from cairn.formats.org import elements as E
 from cairn.formats.org.objects import (
     date_of,
-    find_targets,
-    find_timestamps,
     scan_text,
     statistics_cookies,
 )
@@ -43,25 +45,17 @@ from cairn.formats.org.options import (
     TodoKeywords,
     parse_todo_sequences,
 )
+from cairn.formats.org.section import _AFFILIATED, SectionReader, SectionResult, put_prop
 from cairn.formats.org.tree import Headline, OrgTree, parse_headline, parse_tree
 from cairn.model import CODE, HEADING, PREAMBLE, Diagnostic, Document, Link, Timestamp, Unit
 
-# Affiliated keywords (org-syntax *Affiliated Keywords*) belong to the next element, not
-# to the document's in-buffer settings.
-_AFFILIATED = frozenset({"name", "caption", "header", "results", "plot", "data", "tblname", "tblfm",
-                         "srcname", "label", "source", "resname", "headers", "call"})
-_VERBATIM_BLOCKS = frozenset({"example", "export"})
-_COMMA_RE = re.compile(r"^([ \t]*),(\*|#\+)", re.MULTILINE)
-_PROP_RE = re.compile(r"[ \t]*:(\S+):(?:[ \t]+(.*))?$")
-_PLANNING_KW_RE = re.compile(r"(SCHEDULED|DEADLINE|CLOSED):[ \t]*")
-_CLOCK_RE = re.compile(
-    r"[ \t]*CLOCK:[ \t]*(\[[^\]\n]*\])(?:--(\[[^\]\n]*\]))?(?:[ \t]*=>[ \t]*(\d+:\d\d))?",
-    re.IGNORECASE,
-)
 _QUOTED_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|(\S+)')
-_BLANKS_RE = re.compile(r"\n{3,}")
 
 _OPTIONS = OrgOptions()
+
+MAX_OUTLINE_DEPTH = 64
+"""Most titles one ``outline_path`` holds: deeper headings keep the top-level title and
+the nearest ancestors (so a 10,000-deep nesting costs linear, not quadratic, memory)."""
 
 
 def parse(text: str, relpath: str, options: OrgOptions | None = None) -> Document:
@@ -77,10 +71,13 @@ def parse(text: str, relpath: str, options: OrgOptions | None = None) -> Documen
         in document order, each followed by the ``code`` units of its section.
 
     Raises:
-        ParseError: only for an internal failure, with ``relpath`` and the reason.
+        ParseError: text that is not text (see :func:`cairn.formats.guard.check_text`),
+            or an internal failure, with ``relpath`` and the reason.
     """
+    check_text(text, relpath)
     try:
-        return _Builder(text, relpath, options or _OPTIONS).build()
+        with gc_paused(len(text)):
+            return _Builder(text, relpath, options or _OPTIONS).build()
     except ParseError:
         raise
     except Exception as exc:  # a parser bug must not escape as anything but ParseError
@@ -108,21 +105,6 @@ def _get(props: dict[str, str], key: str) -> str | None:
     return None
 
 
-class _Section:
-    """What one section yields: body, links, timestamps, properties, extra, code."""
-
-    __slots__ = ("body", "code", "extra", "links", "properties", "timestamps", "warnings")
-
-    def __init__(self) -> None:
-        self.body = ""
-        self.links: list[Link] = []
-        self.timestamps: list[Timestamp] = []
-        self.properties: dict[str, str] = {}
-        self.extra: dict[str, Any] = {}
-        self.code: list[dict[str, Any]] = []
-        self.warnings: list[Diagnostic] = []
-
-
 class _Builder:
     def __init__(self, text: str, relpath: str, options: OrgOptions) -> None:
         if text.startswith("\ufeff"):
@@ -131,6 +113,7 @@ class _Builder:
             text = text.replace("\r\n", "\n")
         self.relpath = relpath
         self.opts = options
+        self.reader = SectionReader(relpath, options)
         self.tree: OrgTree = parse_tree(text)
         # line contents (no terminators), split once: line k is self.lines[k - 1]
         self.lines = text.split("\n")
@@ -185,13 +168,13 @@ class _Builder:
             name, _, val = v.strip().partition(" ")
             if not name:
                 continue
-            self._put_prop(file_defaults, name, val.strip())
+            put_prop(file_defaults, name, val.strip())
         if "category" in raw_kw and _get(file_defaults, "CATEGORY") is None:
             file_defaults["CATEGORY"] = raw_kw["category"][-1]
 
         warnings: list[Diagnostic] = []
         units: list[Unit] = []
-        zsec = self._section(zc, zscan, tree.zeroth.first_line, True, warnings)
+        zsec = self.reader.read(zc, zscan, tree.zeroth.first_line, True, warnings)
         file_props = zsec.properties
         meta["properties"] = dict(file_props)
         meta["todo_keywords"] = {"open": list(todo.open), "done": list(todo.done)}
@@ -242,7 +225,7 @@ class _Builder:
                     base[k.upper()] = (k, v)
         for i, h in enumerate(tree.headings):
             hl: Headline = parse_headline(all_lines[h.line_no - 1], kwset)
-            sec = self._section(hcs[i], hscans[i], h.line_no + 1, False, warnings)
+            sec = self.reader.read(hcs[i], hscans[i], h.line_no + 1, False, warnings)
             # title: links, timestamps
             title = hl.title
             t_links: list[Link] = []
@@ -264,7 +247,9 @@ class _Builder:
             if title == "Footnotes":
                 extra["footnote_section"] = True
             p = h.parent
-            path = ((*paths[p], title) if p is not None else (title,))
+            path = (*paths[p], title) if p is not None else (title,)
+            if len(path) > MAX_OUTLINE_DEPTH:  # the root, then the nearest ancestors
+                path = (path[0], *path[len(path) - MAX_OUTLINE_DEPTH + 1 :])
             paths.append(path)
             parent_chain = chains[p] if p is not None else []
             own = hl.tags
@@ -343,29 +328,10 @@ class _Builder:
         rest = [t for t in sec_stamps if t.role not in ("scheduled", "deadline", "closed")]
         return planning + title_stamps + rest
 
-    @staticmethod
-    def _put_prop(
-        props: dict[str, str], name: str, value: str, accumulate: bool = False
-    ) -> None:
-        """Store a property; ``NAME+`` appends to ``NAME`` with a space (org-syntax *Node
-        Properties*; Org manual *Property Syntax*). With ``accumulate`` (inside one
-        drawer, as ``org-entry-get`` reads it) a repeated ``NAME`` appends too; without
-        it (``#+PROPERTY`` lines) a plain ``NAME`` replaces the earlier value."""
-        plus = name.endswith("+") and len(name) > 1
-        base = name[:-1] if plus else name
-        for k in props:
-            if k.upper() == base.upper():
-                if plus or accumulate:
-                    props[k] = (props[k] + " " + value) if props[k] else value
-                else:
-                    props[k] = value
-                return
-        props[base] = value
-
     def _code_units(
         self,
         units: list[Unit],
-        sec: _Section,
+        sec: SectionResult,
         parent: int,
         level: int,
         path: tuple[str, ...],
@@ -395,224 +361,3 @@ class _Builder:
                     extra=extra,
                 )
             )
-
-    # -- one section --------------------------------------------------------------------
-    def _section(
-        self,
-        lines: list[str],
-        scan: E.SectionScan,
-        first_line: int,
-        zeroth: bool,
-        warnings: list[Diagnostic],
-    ) -> _Section:
-        out = _Section()
-        parts: list[str] = []
-        links = out.links
-        stamps = out.timestamps
-        extra = out.extra
-        targets: list[str] = []
-        radios: list[str] = []
-        els = scan.elements
-        for k, el in enumerate(els):
-            kind = el.kind
-            if kind == E.TEXT:
-                chunk = "\n".join(lines[el.start : el.end])
-                ts = scan_text(chunk, first_line + el.start)
-                parts.append(ts.text)
-                links.extend(ts.links)
-                stamps.extend(ts.timestamps)
-                if "<<" in chunk:
-                    t, r = find_targets(chunk)
-                    targets.extend(t)
-                    radios.extend(r)
-            elif kind == E.BLANK:
-                parts.append("")
-            elif kind == E.TABLE:
-                self._table(lines, el, first_line, parts, links, stamps)
-            elif kind == E.BLOCK:
-                self._block(lines, els, k, el, first_line, parts, links, stamps, out)
-            elif kind == E.PROPERTY_DRAWER:
-                for j in range(el.start + 1, el.end - 1):
-                    m = _PROP_RE.match(lines[j])
-                    if m is None:
-                        continue
-                    value = (m.group(2) or "").strip()
-                    self._put_prop(out.properties, m.group(1), value, accumulate=True)
-                    if value:
-                        ts = scan_text(value, first_line + j, reduce=False)
-                        links.extend(ts.links)
-                        stamps.extend(
-                            Timestamp(t.raw, t.active, t.start, t.end, t.repeater,
-                                      t.warning, "property", t.diary)
-                            for t in ts.timestamps
-                        )
-            elif kind == E.PLANNING:
-                line = lines[el.start]
-                for m in _PLANNING_KW_RE.finditer(line):
-                    found = find_timestamps(line[m.end() :], m.group(1).lower())
-                    if found and line.startswith(found[0].raw, m.end()):
-                        stamps.append(found[0])
-            elif kind == E.DRAWER:
-                name = el.name
-                inner = lines[el.start + 1 : el.end - 1]
-                if name.upper() == "LOGBOOK":
-                    entries = [x.strip() for x in inner if x.strip()]
-                    extra.setdefault("logbook", []).extend(entries)
-                    for x in inner:
-                        self._clock(x, extra)
-                else:
-                    if name.upper() == "PROPERTIES":
-                        warnings.append(
-                            Diagnostic(
-                                self.relpath,
-                                "PROPERTIES drawer not accepted as a property drawer (not"
-                                " right after the heading/planning line, or holding a line"
-                                " that is not a node property): kept as an ordinary drawer",
-                                first_line + el.start,
-                            )
-                        )
-                    text = "\n".join(inner)
-                    drawers = extra.setdefault("drawers", {})
-                    drawers[name] = (drawers[name] + "\n" + text) if name in drawers else text
-                    if text.strip():
-                        ts = scan_text(text, first_line + el.start + 1, reduce=False)
-                        links.extend(ts.links)
-                        stamps.extend(ts.timestamps)
-            elif kind == E.FIXED:
-                for j in range(el.start, el.end):
-                    s = lines[j].lstrip(" \t")
-                    parts.append(s[2:] if len(s) > 1 else "")
-            elif kind == E.CLOCK:
-                self._clock(lines[el.start], extra)
-            elif kind == E.DIARY:
-                line = lines[el.start]
-                sexp, rest = _split_sexp(line)
-                stamps.append(Timestamp(line.strip(), True, sexp, role="body", diary=True))
-                if rest.strip():
-                    parts.append(rest.strip())
-            # KEYWORD, COMMENT, RULE: not body text
-        if targets:
-            extra["targets"] = targets
-        if radios:
-            extra["radio_targets"] = radios
-        boxes = scan.checkboxes
-        if boxes["checked"] or boxes["unchecked"] or boxes["partial"]:
-            extra["checkboxes"] = {k: v for k, v in boxes.items() if v}
-        if scan.footnotes:
-            extra["footnotes"] = scan.footnotes
-        body = "\n".join(parts)
-        if "\n\n\n" in body:
-            body = _BLANKS_RE.sub("\n\n", body)
-        out.body = body.strip("\n")
-        return out
-
-    @staticmethod
-    def _clock(line: str, extra: dict[str, Any]) -> None:
-        m = _CLOCK_RE.match(line)
-        if m is None:
-            return
-        entry: dict[str, str] = {"start": m.group(1)}
-        if m.group(2):
-            entry["end"] = m.group(2)
-        if m.group(3):
-            entry["duration"] = m.group(3)
-        extra.setdefault("clocks", []).append(entry)
-
-    @staticmethod
-    def _table(
-        lines: list[str],
-        el: E.Element,
-        first_line: int,
-        parts: list[str],
-        links: list[Link],
-        stamps: list[Timestamp],
-    ) -> None:
-        """Table cell text (org-syntax *Tables*, *Table Rows*, *Table Cells*): rule rows
-        dropped, cells stripped and joined by single spaces, one row per line."""
-        rows = lines[el.start : el.end]
-        chunk = "\n".join(rows)
-        ts = scan_text(chunk, first_line + el.start)
-        links.extend(ts.links)
-        stamps.extend(ts.timestamps)
-        for row in ts.text.split("\n"):
-            s = row.strip(" \t")
-            if s.startswith(("|-", "+")):
-                continue
-            cells = [c.strip() for c in s.strip("|").split("|")]
-            text = " ".join(c for c in cells if c)
-            if text:
-                parts.append(text)
-
-    def _block(
-        self,
-        lines: list[str],
-        els: list[E.Element],
-        k: int,
-        el: E.Element,
-        first_line: int,
-        parts: list[str],
-        links: list[Link],
-        stamps: list[Timestamp],
-        out: _Section,
-    ) -> None:
-        """Blocks (org-syntax *Blocks*, *Greater Blocks*, *Dynamic Blocks*)."""
-        name = el.name
-        inner = "\n".join(lines[el.start + 1 : el.end - 1])
-        if name == "comment":
-            return
-        if name == "src":
-            if not self.opts.code_units:
-                return
-            words = el.value.split(None, 1)
-            lang = words[0] if words else ""
-            params = words[1] if len(words) > 1 else ""
-            aff_name = None
-            j = k - 1
-            while j >= 0 and els[j].kind == E.KEYWORD and els[j].end == els[j + 1].start:
-                key = els[j].name.lower()
-                if key in ("name", "srcname", "tblname") and aff_name is None:
-                    aff_name = els[j].value.strip() or None
-                elif key not in _AFFILIATED and not key.startswith("attr_"):
-                    break
-                j -= 1
-            code = _COMMA_RE.sub(r"\1\2", inner) if "," in inner else inner
-            out.code.append(
-                {
-                    "language": lang.strip() or None,
-                    "parameters": params.strip(),
-                    "name": aff_name,
-                    "code": code,
-                    "start": first_line + el.start,
-                    "end": first_line + el.end - 1,
-                }
-            )
-            return
-        if name in _VERBATIM_BLOCKS:
-            text = _COMMA_RE.sub(r"\1\2", inner) if "," in inner else inner
-            parts.append(text)
-            return
-        ts = scan_text(inner, first_line + el.start + 1)
-        parts.append(ts.text)
-        links.extend(ts.links)
-        stamps.extend(ts.timestamps)
-
-
-def _split_sexp(line: str) -> tuple[str, str]:
-    """Split a diary sexp line ``%%(…) rest`` into the balanced sexp and the rest."""
-    s = line.lstrip(" \t")[2:]
-    depth = 0
-    in_str = False
-    for i, ch in enumerate(s):
-        if in_str:
-            if ch == '"':
-                in_str = False
-            continue
-        if ch == '"':
-            in_str = True
-        elif ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth -= 1
-            if depth == 0:
-                return s[: i + 1], s[i + 1 :]
-    return s, ""

@@ -1,0 +1,183 @@
+"""Big and hostile files: parse time of the native parsers, and whether it grows linearly.
+
+Usage::
+
+    python bench/bigfiles.py [--scale 1.0] [--only NAME ...] [--ratios] [--write DIR]
+
+Each case is generated in memory (nothing is committed): a 50 MB Markdown note, an Org
+file of 100,000 headings, a 6 MB YAML front matter block, Org nesting 10,000 levels
+deep, unclosed Org blocks and drawers over a big file. ``--scale`` multiplies every
+size (0.1 for a quick look). For each case the script prints size (MB), wall and CPU
+seconds and MB/s; ``--ratios`` also parses each case at 1×, 2× and 4× of a quarter of its size and
+prints the time ratios (≈2 and ≈4 when the parser is linear). ``--write DIR`` writes
+the generated files instead of timing them (for profiling or indexing by hand).
+
+The generators are importable (``cases()``) so tests build the same inputs smaller.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+_WORDS = ["river", "stone", "lamp", "field", "cloud", "maple", "harbor", "signal",
+          "copper", "meadow", "orbit", "lantern", "thistle", "canyon", "pebble", "ember"]
+
+
+def _line(i: int) -> str:
+    return " ".join(_WORDS[(i * 7 + k * 3) % len(_WORDS)] for k in range(12))
+
+
+def markdown_note(mb: float) -> str:
+    """A Markdown note of about ``mb`` MB: sections of 50 lines with links, tags, lists."""
+    out = ["---\ntitle: Big journal\ntags: [bulk]\n---\n"]
+    size, i = 0, 0
+    target = int(mb * 1e6)
+    while size < target:
+        if i % 50 == 0:
+            piece = f"\n## Section {i // 50}\n\n"
+        elif i % 17 == 0:
+            piece = f"- item {i} with [[Note {i % 97}]] and #tag{i % 13}\n"
+        elif i % 23 == 0:
+            piece = f"See [a link](other%20{i % 31}.md#Part) and `code {i}`.\n\n"
+        else:
+            piece = f"Line {i}: {_line(i)}.\n"
+        out.append(piece)
+        size += len(piece)
+        i += 1
+    return "".join(out)
+
+
+def org_headings(n: int) -> str:
+    """An Org file of ``n`` headings (levels 1-4, tags, TODOs, a property drawer now and
+    then, a short body each)."""
+    out = ["#+TITLE: Many headings\n#+FILETAGS: :bulk:\n\n"]
+    for i in range(n):
+        level = 1 + (i % 4)
+        todo = "TODO " if i % 5 == 0 else ""
+        tags = f" :t{i % 7}:" if i % 3 == 0 else ""
+        out.append(f"{'*' * level} {todo}Heading {i}{tags}\n")
+        if i % 10 == 0:
+            out.append(f":PROPERTIES:\n:ID: id-{i}\n:END:\n")
+        out.append(f"Body {i}: {_line(i)} [[id:id-{i // 2}][back]].\n")
+    return "".join(out)
+
+
+def org_deep(depth: int) -> str:
+    """Org headings nested ``depth`` levels deep (level k is ``k`` stars)."""
+    return "".join(f"{'*' * k} Level {k}\ntext {k}\n" for k in range(1, depth + 1))
+
+
+def frontmatter_block(mb: float) -> str:
+    """A note whose YAML front matter is about ``mb`` MB (a long list and many keys)."""
+    out = ["---\ntitle: Huge front matter\ntags:\n"]
+    size, i = 0, 0
+    target = int(mb * 1e6)
+    while size < target // 2:
+        piece = f"  - tag{i}\n"
+        out.append(piece)
+        size += len(piece)
+        i += 1
+    while size < target:
+        piece = f"key{i}: \"{_line(i)}\"\n"
+        out.append(piece)
+        size += len(piece)
+        i += 1
+    out.append("---\n\n# Body\n\nThe body [[Link]].\n")
+    return "".join(out)
+
+
+def org_unclosed(mb: float) -> str:
+    """A big Org file whose blocks and drawers never close."""
+    out = ["* Start\n#+BEGIN_SRC python\n:LOGBOOK:\n#+begin_quote\n"]
+    size, i = 0, 0
+    target = int(mb * 1e6)
+    while size < target:
+        piece = (f"** Heading {i}\n#+begin_example\n:PROPERTIES:\n{_line(i)}\n"
+                 if i % 40 == 0 else f"{_line(i)} #+begin_src\n")
+        out.append(piece)
+        size += len(piece)
+        i += 1
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One generated input: ``make(scale)`` gives the text, ``parser`` its format."""
+
+    name: str
+    suffix: str
+    parser: str
+    make: Callable[[float], str]
+
+
+def cases() -> list[Case]:
+    """Every case at ``scale`` 1.0 = the sizes of the issue."""
+    return [
+        Case("markdown-50MB", ".md", "markdown", lambda s: markdown_note(50 * s)),
+        Case("org-100k-headings", ".org", "org", lambda s: org_headings(int(100_000 * s))),
+        Case("frontmatter-6MB", ".md", "markdown", lambda s: frontmatter_block(6 * s)),
+        Case("org-deep-10k", ".org", "org", lambda s: org_deep(int(10_000 * s**0.5))),
+        Case("org-unclosed-20MB", ".org", "org", lambda s: org_unclosed(20 * s)),
+    ]
+
+
+def parse(case: Case, text: str) -> int:
+    """Parse ``text`` with the case's parser; returns the number of units."""
+    if case.parser == "org":
+        from cairn.formats.org import parse as org_parse
+
+        return len(org_parse(text, "big" + case.suffix).units)
+    from cairn.formats.markdown import parse as md_parse
+
+    return len(md_parse(text, "big" + case.suffix).units)
+
+
+def timed(case: Case, scale: float) -> tuple[float, float, float, int]:
+    """``(MB, wall seconds, CPU seconds, units)`` of one parse of the case at ``scale``."""
+    text = case.make(scale)
+    mb = len(text.encode("utf-8")) / 1e6
+    start, cpu = time.perf_counter(), time.process_time()
+    units = parse(case, text)
+    return mb, time.perf_counter() - start, time.process_time() - cpu, units
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; returns a process exit code."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--ratios", action="store_true")
+    ap.add_argument("--write", type=Path, default=None)
+    args = ap.parse_args(argv)
+    chosen = [c for c in cases() if not args.only or c.name in args.only]
+    if args.write is not None:
+        args.write.mkdir(parents=True, exist_ok=True)
+        for case in chosen:
+            path = args.write / (case.name + case.suffix)
+            path.write_text(case.make(args.scale), encoding="utf-8")
+            print(path)
+        return 0
+    print(f"{'case':<20} {'MB':>8} {'seconds':>8} {'CPU s':>8} {'MB/s':>7} {'units':>8}")
+    for case in chosen:
+        mb, sec, cpu, units = timed(case, args.scale)
+        print(
+            f"{case.name:<20} {mb:8.2f} {sec:8.2f} {cpu:8.2f} {mb / sec:7.2f} {units:8d}",
+            flush=True,
+        )
+        if args.ratios:  # CPU time: the machine may be shared
+            base = args.scale / 4
+            t = [timed(case, base * k)[2] for k in (1, 2, 4)]
+            print(
+                f"{'':<20} CPU 1x {t[0]:.2f} s, 2x/1x {t[1] / t[0]:.2f}, 4x/1x {t[2] / t[0]:.2f}",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Which folders are OKF bundles (the rule is in :mod:`cairn.formats.okf`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from cairn.formats import frontmatter as fm_mod
+from cairn.formats.okf.concepts import RESERVED
+
+
+def _iter_md(root: Path, limit: int | None = None) -> Iterator[Path]:
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for fname in sorted(filenames):
+            if fname.startswith("."):
+                continue
+            if fname.lower().endswith((".md", ".mdx")):
+                yield Path(dirpath) / fname
+                count += 1
+                if limit is not None and count >= limit:
+                    return
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def is_bundle(root: Path) -> bool:
+    """Whether the folder ``root`` is an OKF bundle (rule in the module docstring)."""
+    index = root / "index.md"
+    if index.is_file():
+        text = _read(index)
+        if text is not None and "okf_version" in fm_mod.split(text, allow_toml=False).data:
+            return True
+    if (root / ".obsidian").exists() or not index.is_file():
+        return False
+    total = typed = 0
+    for path in _iter_md(root, limit=500):
+        if path.name.lower() in RESERVED or not path.name.endswith(".md"):
+            continue
+        total += 1
+        text = _read(path)
+        if text is None:
+            continue
+        value = fm_mod.split(text, allow_toml=False).data.get("type")
+        if isinstance(value, str) and value.strip():
+            typed += 1
+    return total > 0 and typed * 10 >= total * 9
+
+
+def find_bundles(folder: Path, relpaths: list[str]) -> list[str]:
+    """Root-relative folders (``""`` for the root) that are OKF bundles, outermost only.
+
+    Candidates are the root and every folder holding an ``index.md``.
+    """
+    candidates = sorted(
+        {""}
+        | {
+            r.rsplit("/", 1)[0] if "/" in r else ""
+            for r in relpaths
+            if r.rsplit("/", 1)[-1].lower() == "index.md"
+        },
+        key=lambda p: (p.count("/") + (1 if p else 0), p),
+    )
+    bundles: list[str] = []
+    for cand in candidates:
+        if any(cand == b or cand.startswith(b + "/") or not b for b in bundles):
+            continue
+        if is_bundle(folder / cand if cand else folder):
+            bundles.append(cand)
+    return bundles

@@ -16,13 +16,16 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+import time
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import asdict
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal
 
 from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
@@ -32,6 +35,7 @@ from cairn.formats.types import RootTypes, load_root_types
 from cairn.graph.expand import ExpandConfig
 from cairn.graph.service import GraphService
 from cairn.ingest.embedding import EmbedProgress
+from cairn.ingest.limits import IndexLimits
 from cairn.ingest.pipeline import Indexer, Progress, make_root
 from cairn.ingest.run import EmbedSettings, complete_run
 from cairn.model import (
@@ -39,7 +43,9 @@ from cairn.model import (
     Backlink,
     DocumentView,
     EmbedStep,
+    Failure,
     FileView,
+    IndexSnapshot,
     Run,
     ShowView,
     SourceRoot,
@@ -51,6 +57,11 @@ from cairn.search.eval import EvalReport
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
 from cairn.sources import is_within
 from cairn.store import Store, open_store
+from cairn.store.lock import WriterLock
+
+Wait = float | None | Literal["config"]
+"""How long a writer waits for another one: seconds, ``None`` (as long as it takes) or
+``"config"`` (``[index] wait``, default ``0``: do not wait)."""
 
 
 class Cairn:
@@ -78,6 +89,7 @@ class Cairn:
         create: bool = True,
     ) -> None:
         self.config = config
+        self.limits = IndexLimits.from_mapping(config.index)
         self._created = False
         if store is None:
             if not config.db_path.exists():
@@ -89,6 +101,9 @@ class Cairn:
                 self._created = True
             store = open_store(config.db_path)
         self.store: Store = store
+        path = getattr(store, "path", "")
+        self.writer_lock = WriterLock(path if isinstance(path, str) else "")
+        """The index's writer lock (see :meth:`writing`)."""
         self.types = self._load_types()
         self.graph = GraphService(
             self.store,
@@ -234,6 +249,9 @@ class Cairn:
         progress: Progress | None = None,
         embed: bool = True,
         embed_progress: EmbedProgress | None = None,
+        wait: Wait = "config",
+        on_wait: Callable[[str], None] | None = None,
+        allow_mass_delete: bool = False,
     ) -> Run:
         """Index folders (registering them as roots), or every registered root, then
         bring the graph and the embeddings up to date.
@@ -246,6 +264,9 @@ class Cairn:
             embed: chunk and embed what changed (``False``: keyword search only until a
                 later run embeds; without a model the same happens, with one notice).
             embed_progress: ``progress(done, total, what)`` while embedding.
+            wait / on_wait: for the writer lock (see :meth:`writing`).
+            allow_mass_delete: remove files even when more than ``[index]
+                mass_delete_share`` of a root is gone.
 
         Returns:
             The :class:`Run` record (also stored), with ``graph`` and ``embedding``
@@ -257,7 +278,26 @@ class Cairn:
             QueryError: ``include``/``exclude`` given without ``paths``.
             CairnError: a path does not exist or would nest roots (a new, empty index
                 file is then removed again).
+            cairn.store.lock.IndexBusy: another process is writing this index.
+            cairn.ingest.limits.MassDelete: the deletion guard stopped the run.
+            cairn.errors.StoreError: the index cannot be written (disk full, read-only);
+                what was committed before stays usable.
         """
+        with self.writing(wait, on_wait), self._failed_run_recorded():
+            return self._index(
+                paths, include, exclude, progress, embed, embed_progress, allow_mass_delete
+            )
+
+    def _index(
+        self,
+        paths: Iterable[str | os.PathLike[str]] | None,
+        include: Sequence[str],
+        exclude: Sequence[str],
+        progress: Progress | None,
+        embed: bool,
+        embed_progress: EmbedProgress | None,
+        allow_mass_delete: bool,
+    ) -> Run:
         plist = list(paths or [])
         if not plist and (include or exclude):
             raise QueryError(
@@ -275,7 +315,7 @@ class Cairn:
             self._discard_if_new()
             raise
         types = self._reload_types()
-        run = self._indexer().run(roots, progress)
+        run = self._indexer().run(roots, progress, allow_mass_delete=allow_mass_delete)
         if types.problems:
             run = dataclasses.replace(run, warnings=(*run.warnings, *types.problems))
         return self._complete(run, embed=embed, embed_progress=embed_progress)
@@ -287,6 +327,9 @@ class Cairn:
         progress: Progress | None = None,
         embed: bool = True,
         embed_progress: EmbedProgress | None = None,
+        wait: Wait = "config",
+        on_wait: Callable[[str], None] | None = None,
+        allow_mass_delete: bool = False,
     ) -> Run:
         """Index the given files (of registered roots) and only them, then the graph and
         embeddings, exactly as a full :meth:`index` would leave them: a file that no
@@ -295,10 +338,23 @@ class Cairn:
         Args:
             files: absolute paths (or relative to the current folder) inside registered
                 roots, e.g. what a file watcher saw change.
+            wait / on_wait / allow_mass_delete: as for :meth:`index`.
 
         Raises:
             NotFound: a path is not inside any registered root.
+            IndexBusy / MassDelete / StoreError: as for :meth:`index`.
         """
+        with self.writing(wait, on_wait), self._failed_run_recorded():
+            return self._index_paths(files, progress, embed, embed_progress, allow_mass_delete)
+
+    def _index_paths(
+        self,
+        files: Iterable[str | os.PathLike[str]],
+        progress: Progress | None,
+        embed: bool,
+        embed_progress: EmbedProgress | None,
+        allow_mass_delete: bool,
+    ) -> Run:
         by_root: dict[str, tuple[SourceRoot, list[str]]] = {}
         roots = self.store.roots()
         for f in files:
@@ -312,16 +368,21 @@ class Cairn:
             by_root.setdefault(root.id, (root, []))[1].append(rel)
         self._reload_types()
         indexer = self._indexer()
-        runs = [indexer.run_paths(root, rels, progress) for root, rels in by_root.values()]
+        runs = [
+            indexer.run_paths(root, rels, progress, allow_mass_delete=allow_mass_delete)
+            for root, rels in by_root.values()
+        ]
         run = runs[0] if len(runs) == 1 else _merge_runs(runs) if runs else indexer.run([])
         return self._complete(run, embed=embed, embed_progress=embed_progress)
 
     def _indexer(self) -> Indexer:
-        return Indexer(
+        self._last_indexer = Indexer(
             self.store,
             config_hash=self.config.fingerprint(),
             parse_options=self._parse_options(),
+            limits=self.limits,
         )
+        return self._last_indexer
 
     def _complete(self, run: Run, *, embed: bool, embed_progress: EmbedProgress | None) -> Run:
         """The graph and embedding steps of a run (see :mod:`cairn.ingest.run`)."""
@@ -543,12 +604,14 @@ class Cairn:
                     rel = real.relative_to(r.path).as_posix()
                 except ValueError:
                     continue
-                if rel != "." and self.store.documents_at(r.id, rel):
-                    return r.id, rel, line
+                for variant in _spellings(rel):
+                    if variant != "." and self.store.documents_at(r.id, variant):
+                        return r.id, variant, line
         rel = path.removeprefix("./")
         for r in roots:
-            if self.store.documents_at(r.id, rel):
-                return r.id, rel, line
+            for variant in _spellings(rel):
+                if self.store.documents_at(r.id, variant):
+                    return r.id, variant, line
         return None
 
     def show(self, ref: str) -> ShowView:
@@ -697,6 +760,101 @@ class Cairn:
         """Integrity problems of the index (empty when healthy)."""
         return self.store.integrity_check()
 
+    # --- one writer, crash safety, watching (issue 11) --------------------------------
+    @contextmanager
+    def writing(
+        self, wait: Wait = "config", on_wait: Callable[[str], None] | None = None
+    ) -> Iterator[None]:
+        """Hold the index's writer lock (an OS lock on ``<index>.lock``, released by the
+        OS if the process dies) for the block; nested calls share it. Readers never
+        take it.
+
+        Args:
+            wait: seconds to wait for another writer, ``None`` as long as it takes,
+                ``"config"`` for ``[index] wait`` (default ``0``: do not wait).
+            on_wait: called once with a message when it starts waiting.
+
+        Raises:
+            cairn.store.lock.IndexBusy: another process still writes after ``wait``.
+        """
+        seconds = self.limits.wait if wait == "config" else wait
+        with self.writer_lock.hold(seconds if not isinstance(seconds, str) else 0, on_wait):
+            yield
+
+    @contextmanager
+    def _failed_run_recorded(self) -> Iterator[None]:
+        """A run that stops with an error is recorded as such (``finished`` empty, the
+        reason as its failure), when the index can still be written."""
+        try:
+            yield
+        except CairnError as exc:
+            indexer = getattr(self, "_last_indexer", None)
+            if indexer is not None:
+                with suppress(CairnError), self.store.transaction():
+                    self.store.save_run(
+                        Run(
+                            id=indexer.run_id,
+                            started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                            finished=None,
+                            config_hash=indexer.config_hash,
+                            failures=(Failure("", f"run stopped: {exc}"),),
+                        )
+                    )
+            raise
+
+    def snapshot(self) -> IndexSnapshot:
+        """Everything an index run produces, in a comparable form: two indexes of the
+        same files give equal snapshots (what the watcher and crash tests compare).
+
+        Returns:
+            an :class:`IndexSnapshot`; vectors are left out (a cache may keep more),
+            chunks are in.
+        """
+        files: list[tuple[str, str, str, str]] = []
+        docs: list[tuple[str, ...]] = []
+        units: list[tuple[Any, ...]] = []
+        links: list[tuple[Any, ...]] = []
+        chunks: list[tuple[str, int, str]] = []
+        vectors = self.store.vectors
+        for root in sorted(self.store.roots(), key=lambda r: r.path):
+            states = self.store.file_states(root.id)
+            for rel in sorted(states):
+                st = states[rel]
+                files.append((root.path, rel, st.status, st.hash))
+                for d in self.store.documents_at(root.id, rel):
+                    docs.append((d.id, root.path, rel, d.key or "", d.title, d.format))
+                    us = self.store.units_of(d.id)
+                    for u in us:
+                        units.append(
+                            (u.id, d.id, u.ordinal, u.kind, u.title, u.outline_path,
+                             u.line_start, u.line_end, u.body, u.tags, u.inherited_tags)
+                        )
+                        cs = vectors.chunks_of(u.id)
+                        chunks.append(
+                            (u.id, len(cs), ",".join(c.hash for c in cs))
+                        )
+                    for lk in self.store.links_of([u.id for u in us]):
+                        links.append(
+                            (lk.unit_id, lk.kind, lk.target, lk.anchor or "", lk.line or 0,
+                             lk.resolved_document_id or "", lk.resolved_unit_id or "")
+                        )
+        graph = json.loads(self._fresh_graph().export("json"))
+        edges = sorted(
+            (
+                str(e.get("source")), str(e.get("target")),
+                str(e.get("relation", "")), str(e.get("origin", "")),
+            )
+            for e in graph.get("links", graph.get("edges", []))
+        )
+        return IndexSnapshot(
+            files=tuple(files),
+            documents=tuple(sorted(docs)),
+            units=tuple(sorted(units, key=repr)),
+            links=tuple(sorted(links, key=repr)),
+            edges=tuple(edges),
+            chunks=tuple(sorted(chunks)),
+        )
+
 
 @contextmanager
 def _query_errors() -> Iterator[None]:
@@ -728,6 +886,13 @@ def reading_order(units: Sequence[StoredUnit]) -> list[StoredUnit]:
         return (str(owner.extra["time"]), owner.ordinal, u.ordinal)
 
     return sorted(units, key=key)
+
+
+def _spellings(rel: str) -> list[str]:
+    """A path as given, then in NFC and NFD (macOS writes names in NFD): any spelling
+    of a name finds the note."""
+    return list(dict.fromkeys((rel, unicodedata.normalize("NFC", rel),
+                               unicodedata.normalize("NFD", rel))))
 
 
 def _merge_runs(runs: Sequence[Run]) -> Run:

@@ -66,6 +66,10 @@ KEYS: Mapping[str, frozenset[str]] = {
     ),
     "chunking": frozenset({"default_profile", "profiles"}),
     "graph": frozenset({"expand", "hops", "alpha", "reverse", "seeds", "origins", "weights"}),
+    "index": frozenset(
+        {"file_seconds", "file_memory_mb", "max_file_mb", "mass_delete_share", "wait"}
+    ),
+    "watch": frozenset({"debounce_ms", "poll", "poll_ms", "recheck_seconds"}),
 }
 """Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
 
@@ -160,6 +164,9 @@ class Config:
             ``provider``), ``[fusion]`` and ``[chunking]`` tables, read-only, for
             :class:`cairn.embed.registry.EmbedConfig`,
             :class:`cairn.search.fusion.FusionConfig` and the chunking settings.
+        index / watch: the ``[index]`` and ``[watch]`` tables, read-only (see
+            :class:`cairn.ingest.limits.IndexLimits` and
+            :class:`cairn.interfaces.watch.WatchSettings`).
     """
 
     db_path: Path
@@ -170,6 +177,8 @@ class Config:
     embed: Mapping[str, Any] = field(default_factory=lambda: _env_embed(os.environ))
     fusion: Mapping[str, Any] = field(default_factory=dict)
     chunking: Mapping[str, Any] = field(default_factory=dict)
+    index: Mapping[str, Any] = field(default_factory=dict)
+    watch: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def types_file(self) -> Path | None:
@@ -272,4 +281,6 @@ def load_config(
         embed=_env_embed(env, section("embed")),
         fusion=_frozen(section("fusion")),
         chunking=_frozen(section("chunking")),
+        index=_frozen(section("index")),
+        watch=_frozen(section("watch")),
     )

@@ -721,3 +721,33 @@ class VectorMatrix:
     ends: Any
     alternate: Any
     matrix: Any
+
+
+# --- reliability: comparable snapshots of an index (issue 11) ----------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSnapshot:
+    """What an index holds, as sorted tuples, for comparing two indexes of the same
+    files (see :meth:`cairn.app.Cairn.snapshot`): equal snapshots mean the same files
+    (root, path, status, hash), documents (id, root, path, key, title, format), units
+    (id, document, ordinal, kind, title, outline path, lines, body, tags), links
+    (unit, kind, target, anchor, line, resolution), graph edges (source, target,
+    relation, origin) and chunks (unit, count, hashes)."""
+
+    files: tuple[tuple[str, str, str, str], ...]
+    documents: tuple[tuple[str, ...], ...]
+    units: tuple[tuple[Any, ...], ...]
+    links: tuple[tuple[Any, ...], ...]
+    edges: tuple[tuple[str, str, str, str], ...]
+    chunks: tuple[tuple[str, int, str], ...]
+
+    def differences(self, other: IndexSnapshot) -> dict[str, int]:
+        """Per part, how many rows are in one snapshot and not the other (``{}``:
+        identical)."""
+        out: dict[str, int] = {}
+        for name in ("files", "documents", "units", "links", "edges", "chunks"):
+            a, b = set(getattr(self, name)), set(getattr(other, name))
+            if a != b:
+                out[name] = len(a ^ b)
+        return out

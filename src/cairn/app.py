@@ -395,8 +395,10 @@ class Cairn:
             pending=sem.pending,
             has_vectors=sem.has_vectors,
         )
+        indexer = getattr(self, "_last_indexer", None)
         run = complete_run(
-            self.store, run, self.graph, settings, embed=embed, progress=embed_progress
+            self.store, run, self.graph, settings, embed=embed, progress=embed_progress,
+            relinked=bool(indexer is not None and indexer.relinked),
         )
         self.last_embed = run.embedding
         return run

@@ -10,6 +10,7 @@ indexed from an earlier good version of that file are kept.
 
 from __future__ import annotations
 
+import calendar
 import dataclasses
 import sys
 import time
@@ -41,6 +42,11 @@ from cairn.store import Store
 BATCH = 200
 """Files written per transaction, at most."""
 
+RACY_SECONDS = 2.0
+"""A file whose recorded mtime is this close to (or after) the start of the last run
+may have changed again within the file system's mtime granularity (FAT: 2 s) after it
+was read: it is hashed again instead of trusted by its (size, mtime)."""
+
 COMMIT_SECONDS = 0.25
 """A transaction open this long is committed before the next file is waited for, so
 one slow file does not keep the good notes parsed before it out of the index."""
@@ -70,6 +76,14 @@ def make_root(path: Path, include: Iterable[str] = (), exclude: Iterable[str] = 
 
 def _is_note(relpath: str) -> bool:
     return bool(formats.candidates(relpath))
+
+
+def _epoch(iso: str) -> float:
+    """POSIX seconds of a run's ISO 8601 UTC time (``0``: unreadable)."""
+    try:
+        return float(calendar.timegm(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ")))
+    except (TypeError, ValueError):
+        return 0.0
 
 
 def _now_iso() -> str:
@@ -107,6 +121,10 @@ class Indexer:
         self.run_id = str(uuid.uuid4())
         self._bundles: dict[str, list[str]] = {}
         self._force = False
+        self._racy_since = 0.0
+        self.relinked = False
+        """Whether link targets other than notes (attachments) changed in the run: links
+        were resolved again, and the graph must be updated even if no note changed."""
 
     def run(
         self,
@@ -138,8 +156,11 @@ class Indexer:
             found = discover(folder, include=root.include, exclude=root.exclude, is_note=_is_note)
             tally.warnings.extend(found.warnings)
             self._bundles[root.id] = okf.find_bundles(folder, [f.relpath for f in found.files])
-            with self.store.transaction():
-                self.store.set_attachments(root.id, found.attachments)
+            before = {p for r, p in self.store.attachments() if r == root.id}
+            if before != set(found.attachments):  # link targets appeared or went away
+                self.relinked = True
+                with self.store.transaction():
+                    self.store.set_attachments(root.id, found.attachments)
             plans.append((root, found.files, {f.relpath for f in found.files}))
         states = {root.id: self.store.file_states(root.id) for root, _f, _s in plans}
         for root, _files, seen in plans:
@@ -227,6 +248,11 @@ class Indexer:
         the last run: every file is parsed again, even those whose bytes did not."""
         last = self.store.last_run()
         self._force = last is not None and last.config_hash != self.config_hash
+        self._racy_since = _epoch(last.started) - RACY_SECONDS if last else 0.0
+        if last is not None and last.finished is None:
+            # the last run was killed or failed part way: what it committed may not
+            # have been linked yet, so links are resolved again and the graph updated
+            self.relinked = True
         if self._force:
             tally.warnings.append(
                 Diagnostic(
@@ -265,9 +291,11 @@ class Indexer:
         jobs: list[Job] = []
         for sf in files:
             state = known.get(sf.relpath)
-            if not self._force and state is not None and (state.size, state.mtime) == (
-                sf.size,
-                sf.mtime,
+            if (
+                not self._force
+                and state is not None
+                and (state.size, state.mtime) == (sf.size, sf.mtime)
+                and sf.mtime < self._racy_since
             ):
                 tally.seen += 1
                 if state.status == "failed":  # still failing: say so in every run
@@ -323,7 +351,7 @@ class Indexer:
     def _finish(self, started: str, t0: float, tally: _Tally) -> Run:
         """Resolve links if anything changed, and record the run."""
         self.preparer.close()
-        if tally.added or tally.changed or tally.removed:
+        if tally.added or tally.changed or tally.removed or self.relinked:
             with self.store.transaction():
                 resolve_all(self.store)
         run = Run(

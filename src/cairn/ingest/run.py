@@ -70,6 +70,7 @@ def complete_run(
     *,
     embed: bool = True,
     progress: EmbedProgress | None = None,
+    relinked: bool = False,
 ) -> Run:
     """The graph and embedding steps after the files step, folded into ``run``.
 
@@ -78,7 +79,8 @@ def complete_run(
     ``--no-embed`` run). Without a model (or with ``embed=False``) units are still
     chunked when the index holds vectors, so moved notes keep their cached vectors (an
     index with none is not chunked until it embeds), and the run carries one notice.
-    Never raises for a missing model or an endpoint that went away.
+    Never raises for a missing model or an endpoint that went away. ``relinked``: links
+    were resolved again (an attachment appeared or went away): the graph is updated.
 
     Returns:
         ``run`` with ``graph``, ``embedding``, notices added to ``warnings`` (severity
@@ -87,7 +89,7 @@ def complete_run(
     t0 = time.perf_counter()
     changed = bool(run.added or run.changed or run.removed)
     graph_step: GraphStep | None = None
-    if changed or graph.is_stale():
+    if changed or relinked or graph.is_stale():
         rep = graph.update(run_id=run.id)
         graph_step = GraphStep(
             changed_documents=rep.changed_documents,

@@ -105,9 +105,7 @@ class WriterLock:
                     "finish, or run again with --wait"
                 )
             if not told and on_wait is not None:
-                on_wait(
-                    f"{self.db_path}: another cairn process is writing this index; waiting…"
-                )
+                on_wait(f"{self.db_path}: another cairn process is writing this index; waiting…")
                 told = True
             time.sleep(0.05)
         self._fd = fd

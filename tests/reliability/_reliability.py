@@ -1,5 +1,5 @@
-"""Helpers of the reliability tests (imported by ``conftest.py`` and the tests): a scratch copy of corpus notes, a watcher running
-in a thread, a fresh full build to compare an index with."""
+"""Helpers of the reliability tests (imported by ``conftest.py`` and the tests): a
+scratch copy of corpus notes, a watcher in a thread, a fresh full build to compare with."""
 
 from __future__ import annotations
 

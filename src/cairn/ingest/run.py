@@ -105,7 +105,14 @@ def complete_run(
         # keyword-only index: chunks would only serve to keep moved notes' vectors, and
         # there are none; the first embedding run chunks every unit still pending
         notices = (NO_EMBED_NOTICE,) if changed else ()
-    elif changed or (embed and settings.pending()):
+    elif (
+        changed
+        or (settings.pending() and (embed or settings.has_vectors()))
+        or (embed and vectors_short(store))
+    ):
+        # units left unchunked (a run killed before its embedding step) are chunked by
+        # the next run, --no-embed included when the index holds vectors; chunks that a
+        # --no-embed run made are embedded by the next run that embeds
         report, notices = _embed(store, settings, embed, progress)
         step = EmbedStep(
             space=report.space,
@@ -128,6 +135,15 @@ def complete_run(
     with store.transaction():
         store.save_run(out)
     return out
+
+
+def vectors_short(store: Store) -> bool:
+    """Whether some chunk lacks a vector in every embedding space the index holds (so
+    the model in use, whichever it is, has work), without loading a model; ``False``
+    for an index without any space."""
+    vs = store.vectors
+    spaces = vs.spaces()
+    return bool(spaces) and all(vs.missing_vectors(s.space) > 0 for s in spaces)
 
 
 def _embed(

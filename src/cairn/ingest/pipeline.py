@@ -333,6 +333,8 @@ class Indexer:
                     if batch.age() > COMMIT_SECONDS:
                         batch.commit()
                     continue
+                if batch.count and _heavy(item):  # commit the light ones before it
+                    batch.commit()
                 batch.open()
                 tally.seen += 1
                 self._index_file(root, item, known.get(item.file.relpath), tally)
@@ -602,6 +604,11 @@ class Indexer:
                     severity="info",
                 )
             )
+
+
+def _heavy(item: Prepared) -> bool:
+    """Whether storing this file may take a while (a big file or many units)."""
+    return item.file.size > 1_000_000 or sum(len(d.units) for d in item.docs) > 2000
 
 
 class _Batch:

@@ -142,8 +142,9 @@ def parse_text(
         return [], [Failure(sf.relpath, f"parser error: {type(exc).__name__}: {exc}")]
 
 
-class _TimeUp(Exception):
-    """Raised by the alarm inside a parse that ran out of time."""
+class _TimeUp(BaseException):
+    """Raised by the alarm inside a parse that ran out of time (a ``BaseException``, so
+    a parser's ``except Exception`` does not swallow it)."""
 
 
 @contextmanager

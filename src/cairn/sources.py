@@ -194,6 +194,11 @@ def discover(
                     walk(Path(entry.path), rel + "/")
                     continue
                 if not entry.is_file(follow_symlinks=False):
+                    if check(rel) and not is_ignored_name(entry.name, is_dir=False):
+                        result.warnings.append(
+                            Diagnostic(rel, "not a regular file (a FIFO, socket or device); "
+                                       "skipped")
+                        )
                     continue
                 if is_ignored_name(entry.name, is_dir=False):
                     continue

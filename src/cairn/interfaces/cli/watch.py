@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -12,8 +13,14 @@ from rich.markup import escape
 
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
-from cairn.interfaces.serialize import to_data
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, err, fail, out
+from cairn.interfaces.serialize import to_data, to_json
+
+
+def emit_json(data: object) -> None:
+    """One JSON document on one line (a stream of them: one per event)."""
+    sys.stdout.write(to_json(data, indent=None) + "\n")
+    sys.stdout.flush()
 
 
 def watch(

@@ -40,6 +40,7 @@ from cairn.ingest.pipeline import Indexer, Progress, make_root
 from cairn.ingest.run import EmbedSettings, complete_run
 from cairn.model import (
     MESSAGE,
+    AppliedChanges,
     Backlink,
     DocumentView,
     EmbedStep,
@@ -123,6 +124,7 @@ class Cairn:
             graph=self.graph,
         )
         self.last_embed: EmbedStep | None = None
+        self._last_indexer: Indexer | None = None
 
     def _load_types(self) -> RootTypes:
         """The note types of every registered root (each ``types.yaml`` read once)."""
@@ -283,6 +285,7 @@ class Cairn:
             cairn.errors.StoreError: the index cannot be written (disk full, read-only);
                 what was committed before stays usable.
         """
+        self._last_indexer = None
         with self.writing(wait, on_wait), self._failed_run_recorded():
             return self._index(
                 paths, include, exclude, progress, embed, embed_progress, allow_mass_delete
@@ -314,6 +317,17 @@ class Cairn:
         except CairnError:
             self._discard_if_new()
             raise
+        return self._run_roots(roots, progress, embed, embed_progress, allow_mass_delete)
+
+    def _run_roots(
+        self,
+        roots: list[SourceRoot],
+        progress: Progress | None,
+        embed: bool,
+        embed_progress: EmbedProgress | None,
+        allow_mass_delete: bool,
+    ) -> Run:
+        """A full run of these registered roots (their globs as registered)."""
         types = self._reload_types()
         run = self._indexer().run(roots, progress, allow_mass_delete=allow_mass_delete)
         if types.problems:
@@ -344,6 +358,7 @@ class Cairn:
             NotFound: a path is not inside any registered root.
             IndexBusy / MassDelete / StoreError: as for :meth:`index`.
         """
+        self._last_indexer = None
         with self.writing(wait, on_wait), self._failed_run_recorded():
             return self._index_paths(files, progress, embed, embed_progress, allow_mass_delete)
 
@@ -395,7 +410,7 @@ class Cairn:
             pending=sem.pending,
             has_vectors=sem.has_vectors,
         )
-        indexer = getattr(self, "_last_indexer", None)
+        indexer = self._last_indexer
         run = complete_run(
             self.store, run, self.graph, settings, embed=embed, progress=embed_progress,
             relinked=bool(indexer is not None and indexer.relinked),
@@ -790,19 +805,63 @@ class Cairn:
         try:
             yield
         except CairnError as exc:
-            indexer = getattr(self, "_last_indexer", None)
+            indexer = self._last_indexer
             if indexer is not None:
                 with suppress(CairnError), self.store.transaction():
                     self.store.save_run(
                         Run(
                             id=indexer.run_id,
-                            started=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                            started=indexer.started
+                            or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                             finished=None,
                             config_hash=indexer.config_hash,
                             failures=(Failure("", f"run stopped: {exc}"),),
                         )
                     )
             raise
+
+    def apply_changes(
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        *,
+        roots: Sequence[SourceRoot] | None = None,
+        embed: bool = True,
+        allow_mass_delete: bool = False,
+        wait: Wait = "config",
+    ) -> AppliedChanges | None:
+        """Bring the index up to date for paths that changed (a file watcher's events):
+        folders are widened to their files, gone paths to what was indexed under them,
+        editor temporary files dropped; the notes are indexed by :meth:`index_paths`,
+        and a root whose attachments or ``types.yaml`` changed gets a full run.
+
+        Args:
+            paths: absolute paths as the events name them.
+            roots: the roots to consider (default: every registered root).
+
+        Returns:
+            what was done, or ``None`` when nothing in ``paths`` concerns the index.
+
+        Raises:
+            IndexBusy / MassDelete / StoreError: as for :meth:`index`.
+        """
+        from cairn.ingest.changes import changes_for
+
+        with self.writing(wait):
+            todo = changes_for(
+                self.store, list(roots or self.store.roots()), (os.fspath(p) for p in paths)
+            )
+            if not todo.files and not todo.full:
+                return None
+            run: Run | None = None
+            if todo.full:
+                self._last_indexer = None
+                with self._failed_run_recorded():
+                    run = self._run_roots(list(todo.full), None, embed, None, allow_mass_delete)
+            if todo.files or run is None:
+                run = self.index_paths(
+                    todo.files, embed=embed, allow_mass_delete=allow_mass_delete
+                )
+            return AppliedChanges(run, todo.files, bool(todo.full))
 
     def snapshot(self) -> IndexSnapshot:
         """Everything an index run produces, in a comparable form: two indexes of the

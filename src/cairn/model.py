@@ -751,3 +751,18 @@ class IndexSnapshot:
             if a != b:
                 out[name] = len(a ^ b)
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class AppliedChanges:
+    """What :meth:`cairn.app.Cairn.apply_changes` did with a batch of changed paths.
+
+    Attributes:
+        run: the index run (of the last step when a full run was needed too).
+        files: the notes handed to ``index_paths`` (absolute paths).
+        full: whether a root needed a full run (an attachment or ``types.yaml``).
+    """
+
+    run: Run
+    files: tuple[str, ...] = ()
+    full: bool = False

@@ -119,6 +119,8 @@ class Indexer:
         self.limits = limits or IndexLimits()
         self.preparer = Preparer(workers, memory_mb=self.limits.file_memory_mb)
         self.run_id = str(uuid.uuid4())
+        self.started = ""
+        """When the run began (ISO 8601 UTC), once it has been recorded."""
         self._bundles: dict[str, list[str]] = {}
         self._force = False
         self._racy_since = 0.0
@@ -266,8 +268,10 @@ class Indexer:
         """Record the run as started (``finished`` empty): a run killed before its end
         stays visible as one that did not finish."""
         with self.store.transaction():
-            self.store.save_run(Run(id=self.run_id, started=started, finished=None,
-                                    config_hash=self.config_hash))
+            self.store.save_run(
+                Run(id=self.run_id, started=started, finished=None, config_hash=self.config_hash)
+            )
+        self.started = started
 
     def _remove(self, root: SourceRoot, relpath: str, tally: _Tally) -> None:
         with self.store.transaction():

@@ -26,12 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cairn import formats
 from cairn.app import Cairn
 from cairn.errors import CairnError, ConfigError, ProviderUnavailable
-from cairn.ingest.limits import MassDelete
 from cairn.model import Run, SourceRoot
-from cairn.sources import glob_match, is_ignored_name, source_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +152,10 @@ def watch(
             allow_mass_delete=allow_mass_delete,
         )
         roots = _watched_roots(cairn, paths)
-        if on_ready is not None:
-            on_ready(ready)
+        if not roots:
+            raise CairnError(
+                "no folder to watch: run `cairn watch FOLDER` (or `cairn index FOLDER` first)"
+            )
         recheck: dict[str, float] = {}
         pending = _Pending()
         events = watchfiles.watch(
@@ -172,7 +171,16 @@ def watch(
             recursive=True,
             ignore_permission_denied=True,
         )
+        caught_up = False
         for changes in events:
+            if not caught_up:  # the OS watch is set up now: catch what changed meanwhile
+                caught_up = True
+                again = cairn.index(
+                    list(paths or []), embed=embed, allow_mass_delete=allow_mass_delete
+                )
+                if on_ready is not None:
+                    on_ready(again if again.added or again.changed or again.removed else ready)
+                continue
             now = time.time()
             if changes and not pending.paths:
                 pending.since = now
@@ -225,97 +233,16 @@ def _index_batch(
     embed: bool,
     allow_mass_delete: bool,
 ) -> WatchBatch | None:
-    """Widen, narrow and index one batch of changed paths (``None``: nothing to do)."""
+    """Index one batch of changed paths (``None``: nothing in it concerns the index)."""
     t0 = time.perf_counter()
-    files, full = _files_of(cairn, roots, changed)
-    if not files and not full:
-        return None
     try:
-        if full:
-            run = cairn.index(
-                [r.path for r in full], embed=embed, allow_mass_delete=allow_mass_delete
-            )
-        if files:
-            run = cairn.index_paths(files, embed=embed, allow_mass_delete=allow_mass_delete)
-    except MassDelete as exc:
-        return WatchBatch(
-            None, tuple(files), bool(full), str(exc), time.perf_counter() - t0, since, time.time()
+        done = cairn.apply_changes(
+            changed, roots=roots, embed=embed, allow_mass_delete=allow_mass_delete
         )
-    except CairnError as exc:  # e.g. the disk is full: say so, keep watching
-        return WatchBatch(
-            None, tuple(files), bool(full), str(exc), time.perf_counter() - t0, since, time.time()
-        )
+    except CairnError as exc:  # the deletion guard, a full disk: say so, keep watching
+        return WatchBatch(None, (), False, str(exc), time.perf_counter() - t0, since, time.time())
+    if done is None:
+        return None
     return WatchBatch(
-        run, tuple(files), bool(full), "", time.perf_counter() - t0, since, time.time()
+        done.run, done.files, done.full, "", time.perf_counter() - t0, since, time.time()
     )
-
-
-def _files_of(
-    cairn: Cairn, roots: Sequence[SourceRoot], changed: Iterable[str]
-) -> tuple[list[str], list[SourceRoot]]:
-    """The files to hand to ``index_paths`` for these changed paths, and the roots that
-    need a full run (an attachment or ``types.yaml`` changed)."""
-    known: dict[str, set[str]] = {}
-    out: dict[str, None] = {}
-    full: dict[str, SourceRoot] = {}
-    for raw in changed:
-        path = Path(raw)
-        root = next((r for r in roots if _within(r.path, raw)), None)
-        if root is None:
-            continue
-        rel = os.path.relpath(raw, root.path).replace(os.sep, "/")
-        if rel == "." or any(is_ignored_name(part, is_dir=True) for part in rel.split("/")[:-1]):
-            continue
-        if root.id not in known:
-            known[root.id] = set(cairn.store.file_states(root.id))
-        indexed = known[root.id]
-        if path.is_dir() and not path.is_symlink():
-            for dirpath, dirnames, filenames in os.walk(path):
-                dirnames[:] = [d for d in dirnames if not is_ignored_name(d, is_dir=True)]
-                for name in filenames:
-                    _consider(os.path.join(dirpath, name), root, indexed, out, full)
-            continue
-        if not path.exists():  # gone: a file, or a folder with everything in it
-            prefix = rel + "/"
-            for r in indexed:
-                if r.startswith(prefix):
-                    out[os.path.join(root.path, r)] = None
-        _consider(raw, root, indexed, out, full)
-    return list(out), list(full.values())
-
-
-def _consider(
-    raw: str,
-    root: SourceRoot,
-    indexed: set[str],
-    out: dict[str, None],
-    full: dict[str, SourceRoot],
-) -> None:
-    """Add one file to the batch if a full run would index or remove it."""
-    rel = os.path.relpath(raw, root.path).replace(os.sep, "/")
-    name = rel.rsplit("/", 1)[-1]
-    if rel in indexed:
-        out[raw] = None
-        return
-    if is_ignored_name(name, is_dir=False):
-        return
-    if name == "types.yaml":
-        full[root.id] = root
-        return
-    sf = source_file(Path(root.path), rel, include=root.include, exclude=root.exclude)
-    if sf is None:
-        if (
-            not os.path.lexists(raw)
-            and not formats.candidates(rel)
-            and not any(glob_match(rel, p) for p in root.exclude)
-        ):
-            full[root.id] = root  # an attachment went away: link targets change
-        return
-    if formats.candidates(rel):
-        out[raw] = None
-    else:  # an attachment: link targets change, which only a full run recomputes
-        full[root.id] = root
-
-
-def _within(root: str, path: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")

@@ -6,7 +6,8 @@ Writes one file (or a few) of every kind in :data:`KINDS` into ``DIR/vault`` bes
 notes, indexes it with ``cairn index --json`` in a child process and prints, per kind,
 whether each file was indexed or reported (a failure, warning or skip naming it), the
 run's wall time and the child's peak memory (``ru_maxrss``). ``--big`` adds the 50 MB
-note and the 10 MB single line (large; off by default). The test
+note and the 10 MB single line (large; off by default); ``--quick`` leaves out the
+kinds whose cost is the parsers' (:data:`PARSER_SLOW`). The test
 ``tests/reliability/test_hostile.py`` runs the same generator.
 """
 
@@ -198,6 +199,9 @@ BIG: dict[str, Maker] = {
     "10 MB single line": lambda v: _w(v, "one-line.md", b"# One\n\n" + b"word " * 2_000_000),
 }
 
+PARSER_SLOW = ("10,000-deep Org nesting", "huge frontmatter")
+"""Kinds whose time and memory are the parsers' to bound (tens of seconds, GiBs today)."""
+
 RACES = ("deleted between discovery and reading", "truncated between discovery and reading")
 """Kinds made while the run is under way (see :func:`race_progress`)."""
 
@@ -288,11 +292,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--big", action="store_true", help="add the 50 MB and 10 MB files")
+    ap.add_argument(
+        "--quick",
+        action="store_true",
+        help=f"leave out the parser-level slow kinds ({', '.join(PARSER_SLOW)})",
+    )
     args = ap.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="cairn-hostile-"))
     vault = work / "vault"
     vault.mkdir(parents=True)
     made = generate(vault, big=args.big)
+    if args.quick:
+        for kind in PARSER_SLOW:
+            for name in made.pop(kind, []):
+                (vault / name).unlink()
     t0 = time.perf_counter()
     data = run_child(vault, work / "hostile.db")
     indexed = set(data["indexed"])  # type: ignore[call-overload]

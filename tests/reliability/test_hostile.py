@@ -59,9 +59,9 @@ def test_parser_level_kinds_within_a_budget(kind: str, tmp_path: Path) -> None:
     maker = {**hostile.KINDS, **hostile.BIG}[kind]
     maker(vault)
     try:
-        data = hostile.run_child(vault, tmp_path / "i.db", timeout=12)
+        data = hostile.run_child(vault, tmp_path / "i.db", timeout=8)
     except subprocess.TimeoutExpired:
-        pytest.xfail(f"{kind}: over 12 s; {PARSER_LEVEL[kind]}")
+        pytest.xfail(f"{kind}: over 8 s; {PARSER_LEVEL[kind]}")
     if float(data["peak_mb"]) > 1024:  # type: ignore[arg-type]
         pytest.xfail(f"{kind}: peak {data['peak_mb']:.0f} MiB; {PARSER_LEVEL[kind]}")
     assert {f"good {i}.md" for i in range(3)} <= set(data["indexed"])  # type: ignore[call-overload]

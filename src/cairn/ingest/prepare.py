@@ -163,7 +163,9 @@ def _time_limit(seconds: float) -> Iterator[None]:
         raise _TimeUp
 
     old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    # repeats every 0.5 s: an alarm that lands where Python cannot raise (a gc
+    # callback) is not lost
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
     try:
         yield
     finally:

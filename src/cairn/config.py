@@ -78,6 +78,10 @@ KEYS: Mapping[str, frozenset[str]] = {
         }
     ),
     "mcp": frozenset({"allow_write", "host", "port"}),
+    "index": frozenset(
+        {"file_seconds", "file_memory_mb", "max_file_mb", "mass_delete_share", "wait"}
+    ),
+    "watch": frozenset({"debounce_ms", "poll", "poll_ms", "recheck_seconds"}),
 }
 """Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
 
@@ -213,6 +217,9 @@ class Config:
             :class:`cairn.embed.registry.EmbedConfig`,
             :class:`cairn.search.fusion.FusionConfig` and the chunking settings.
         serve / mcp: the HTTP API's and the MCP server's settings.
+        index / watch: the ``[index]`` and ``[watch]`` tables, read-only (see
+            :class:`cairn.ingest.limits.IndexLimits` and
+            :class:`cairn.interfaces.watch.WatchSettings`).
     """
 
     db_path: Path
@@ -225,6 +232,8 @@ class Config:
     chunking: Mapping[str, Any] = field(default_factory=dict)
     serve: ServeConfig = field(default_factory=ServeConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
+    index: Mapping[str, Any] = field(default_factory=dict)
+    watch: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def types_file(self) -> Path | None:
@@ -330,6 +339,8 @@ def load_config(
         chunking=_frozen(section("chunking")),
         serve=serve,
         mcp=mcp,
+        index=_frozen(section("index")),
+        watch=_frozen(section("watch")),
     )
 
 

@@ -15,6 +15,7 @@ holding NUL bytes without a UTF-16 BOM is refused as binary.
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import os
 import re
@@ -193,12 +194,25 @@ def discover(
                     walk(Path(entry.path), rel + "/")
                     continue
                 if not entry.is_file(follow_symlinks=False):
+                    if check(rel) and not is_ignored_name(entry.name, is_dir=False):
+                        result.warnings.append(
+                            Diagnostic(rel, "not a regular file (a FIFO, socket or device); "
+                                       "skipped")
+                        )
                     continue
                 if is_ignored_name(entry.name, is_dir=False):
                     continue
                 if any(glob_match(rel, p) for p in exclude):
                     continue
                 if include and not any(glob_match(rel, p) for p in include):
+                    continue
+                if unstorable_name(rel):
+                    result.warnings.append(
+                        Diagnostic(
+                            printable_path(rel),
+                            "file name is not valid UTF-8; rename the file to index it",
+                        )
+                    )
                     continue
                 if not check(rel):
                     result.attachments.append(rel)
@@ -214,6 +228,13 @@ def discover(
             )
 
     walk(root, "")
+    result.warnings = [
+        Diagnostic(printable_path(w.path), w.message, w.line, w.severity)
+        if unstorable_name(w.path)
+        else w
+        for w in result.warnings
+    ]
+    result.attachments = [a for a in result.attachments if not unstorable_name(a)]
     return result
 
 
@@ -231,7 +252,7 @@ def source_file(
     Whether it is a note or an attachment is the caller's question, as in ``discover``.
     """
     parts = relpath.split("/")
-    if not relpath or ".." in parts or relpath.startswith("/"):
+    if not relpath or ".." in parts or relpath.startswith("/") or unstorable_name(relpath):
         return None
     for i, name in enumerate(parts):
         last = i == len(parts) - 1
@@ -289,27 +310,69 @@ def is_within(root: Path, path: Path) -> bool:
     return real == real_root or real_root in real.parents
 
 
-def read_bytes(sf: SourceFile) -> bytes | Failure:
+def read_bytes(sf: SourceFile, *, max_bytes: int = 0) -> bytes | Failure:
     """Read a file's bytes, or a :class:`Failure` saying why it could not be read.
 
-    The file is opened without following a final symbolic link (``O_NOFOLLOW``).
+    The file is opened without following a final symbolic link (``O_NOFOLLOW``) and
+    without blocking (``O_NONBLOCK``: a FIFO put in a note's place between discovery and
+    reading is refused, not waited on).
+
+    Args:
+        sf: the file.
+        max_bytes: a larger file is refused without being read (``0``: no limit).
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(sf.path, flags)
     except FileNotFoundError:
         return Failure(sf.relpath, "file vanished before it could be read")
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return Failure(sf.relpath, "replaced by a symbolic link before it could be read")
+        if exc.errno == errno.ENXIO:
+            return Failure(sf.relpath, "not a regular file (a socket or FIFO)")
         return Failure(sf.relpath, f"cannot open: {exc.strerror}")
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             return Failure(sf.relpath, "not a regular file")
+        if max_bytes and st.st_size > max_bytes:
+            return Failure(sf.relpath, _too_big(st.st_size, max_bytes))
         with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read()
+            data = fh.read(max_bytes + 1) if max_bytes else fh.read()
+        if max_bytes and len(data) > max_bytes:  # it grew while we read it
+            return Failure(sf.relpath, _too_big(len(data), max_bytes))
+        return data
     except OSError as exc:
         return Failure(sf.relpath, f"cannot read: {exc.strerror}")
     finally:
         os.close(fd)
+
+
+def _too_big(size: int, limit: int) -> str:
+    return (
+        f"file is {size / 1048576:.1f} MiB, larger than the {limit / 1048576:g} MiB limit "
+        "([index] max_file_mb); not read"
+    )
+
+
+def printable_path(relpath: str) -> str:
+    """A path safe to store and print: bytes that are not UTF-8 (kept by Python as
+    lone surrogates) become ``\\xNN`` escapes, control characters (a newline in a
+    name) ``\\n``-style escapes."""
+    raw = relpath.encode("utf-8", "surrogateescape")
+    text = raw.decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
+def unstorable_name(relpath: str) -> bool:
+    """Whether a path cannot be stored as text: its name holds bytes that are not
+    UTF-8 (e.g. ``bad\\xff.md`` from another system's file names)."""
+    try:
+        relpath.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def content_hash(data: bytes) -> str:

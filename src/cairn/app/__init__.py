@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 
 from cairn.app.doors import DoorsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.lookups import reading_order
+from cairn.app.reliability import ReliabilityMixin, Wait
 from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig
@@ -35,6 +36,7 @@ from cairn.graph.expand import ExpandConfig
 from cairn.graph.service import GraphService
 from cairn.ingest.chunking import ChunkConfig
 from cairn.ingest.embedding import EmbedProgress
+from cairn.ingest.limits import IndexLimits
 from cairn.ingest.pipeline import Indexer, Progress, make_root
 from cairn.ingest.run import EmbedSettings, complete_run
 from cairn.model import (
@@ -45,11 +47,12 @@ from cairn.model import (
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
 from cairn.sources import is_within
 from cairn.store import Store, open_store
+from cairn.store.lock import WriterLock
 
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(GraphMixin, DoorsMixin):
+class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -74,6 +77,7 @@ class Cairn(GraphMixin, DoorsMixin):
         create: bool = True,
     ) -> None:
         self.config = config
+        self.limits = IndexLimits.from_mapping(config.index)
         self._created = False
         if store is None:
             if not config.db_path.exists():
@@ -85,6 +89,9 @@ class Cairn(GraphMixin, DoorsMixin):
                 self._created = True
             store = open_store(config.db_path)
         self.store: Store = store
+        path = getattr(store, "path", "")
+        self.writer_lock = WriterLock(path if isinstance(path, str) else "")
+        """The index's writer lock (see :meth:`writing`)."""
         self.types = self._load_types()
         self.graph = GraphService(
             self.store,
@@ -104,6 +111,7 @@ class Cairn(GraphMixin, DoorsMixin):
             graph=self.graph,
         )
         self.last_embed: EmbedStep | None = None
+        self._last_indexer: Indexer | None = None
         self._embed_signature = (
             f"given:{embedder.fingerprint}"
             if embedder is not None
@@ -245,6 +253,9 @@ class Cairn(GraphMixin, DoorsMixin):
         progress: Progress | None = None,
         embed: bool = True,
         embed_progress: EmbedProgress | None = None,
+        wait: Wait = "config",
+        on_wait: Callable[[str], None] | None = None,
+        allow_mass_delete: bool = False,
     ) -> Run:
         """Index folders (registering them as roots), or every registered root, then
         bring the graph and the embeddings up to date.
@@ -257,6 +268,9 @@ class Cairn(GraphMixin, DoorsMixin):
             embed: chunk and embed what changed (``False``: keyword search only until a
                 later run embeds; without a model the same happens, with one notice).
             embed_progress: ``progress(done, total, what)`` while embedding.
+            wait / on_wait: for the writer lock (see :meth:`writing`).
+            allow_mass_delete: remove files even when more than ``[index]
+                mass_delete_share`` of a root is gone.
 
         Returns:
             The :class:`Run` record (also stored), with ``graph`` and ``embedding``
@@ -268,7 +282,27 @@ class Cairn(GraphMixin, DoorsMixin):
             QueryError: ``include``/``exclude`` given without ``paths``.
             CairnError: a path does not exist or would nest roots (a new, empty index
                 file is then removed again).
+            cairn.store.lock.IndexBusy: another process is writing this index.
+            cairn.ingest.limits.MassDelete: the deletion guard stopped the run.
+            cairn.errors.StoreError: the index cannot be written (disk full, read-only);
+                what was committed before stays usable.
         """
+        self._last_indexer = None
+        with self.writing(wait, on_wait), self._failed_run_recorded():
+            return self._index(
+                paths, include, exclude, progress, embed, embed_progress, allow_mass_delete
+            )
+
+    def _index(
+        self,
+        paths: Iterable[str | os.PathLike[str]] | None,
+        include: Sequence[str],
+        exclude: Sequence[str],
+        progress: Progress | None,
+        embed: bool,
+        embed_progress: EmbedProgress | None,
+        allow_mass_delete: bool,
+    ) -> Run:
         plist = list(paths or [])
         if not plist and (include or exclude):
             raise QueryError(
@@ -285,8 +319,19 @@ class Cairn(GraphMixin, DoorsMixin):
         except CairnError:
             self._discard_if_new()
             raise
+        return self._run_roots(roots, progress, embed, embed_progress, allow_mass_delete)
+
+    def _run_roots(
+        self,
+        roots: list[SourceRoot],
+        progress: Progress | None,
+        embed: bool,
+        embed_progress: EmbedProgress | None,
+        allow_mass_delete: bool,
+    ) -> Run:
+        """A full run of these registered roots (their globs as registered)."""
         types = self._reload_types()
-        run = self._indexer().run(roots, progress)
+        run = self._indexer().run(roots, progress, allow_mass_delete=allow_mass_delete)
         if types.problems:
             run = dataclasses.replace(run, warnings=(*run.warnings, *types.problems))
         return self._complete(run, embed=embed, embed_progress=embed_progress)
@@ -298,6 +343,9 @@ class Cairn(GraphMixin, DoorsMixin):
         progress: Progress | None = None,
         embed: bool = True,
         embed_progress: EmbedProgress | None = None,
+        wait: Wait = "config",
+        on_wait: Callable[[str], None] | None = None,
+        allow_mass_delete: bool = False,
     ) -> Run:
         """Index the given files (of registered roots) and only them, then the graph and
         embeddings, exactly as a full :meth:`index` would leave them: a file that no
@@ -306,10 +354,24 @@ class Cairn(GraphMixin, DoorsMixin):
         Args:
             files: absolute paths (or relative to the current folder) inside registered
                 roots, e.g. what a file watcher saw change.
+            wait / on_wait / allow_mass_delete: as for :meth:`index`.
 
         Raises:
             NotFound: a path is not inside any registered root.
+            IndexBusy / MassDelete / StoreError: as for :meth:`index`.
         """
+        self._last_indexer = None
+        with self.writing(wait, on_wait), self._failed_run_recorded():
+            return self._index_paths(files, progress, embed, embed_progress, allow_mass_delete)
+
+    def _index_paths(
+        self,
+        files: Iterable[str | os.PathLike[str]],
+        progress: Progress | None,
+        embed: bool,
+        embed_progress: EmbedProgress | None,
+        allow_mass_delete: bool,
+    ) -> Run:
         by_root: dict[str, tuple[SourceRoot, list[str]]] = {}
         roots = self.store.roots()
         for f in files:
@@ -323,16 +385,21 @@ class Cairn(GraphMixin, DoorsMixin):
             by_root.setdefault(root.id, (root, []))[1].append(rel)
         self._reload_types()
         indexer = self._indexer()
-        runs = [indexer.run_paths(root, rels, progress) for root, rels in by_root.values()]
+        runs = [
+            indexer.run_paths(root, rels, progress, allow_mass_delete=allow_mass_delete)
+            for root, rels in by_root.values()
+        ]
         run = runs[0] if len(runs) == 1 else _merge_runs(runs) if runs else indexer.run([])
         return self._complete(run, embed=embed, embed_progress=embed_progress)
 
     def _indexer(self) -> Indexer:
-        return Indexer(
+        self._last_indexer = Indexer(
             self.store,
             config_hash=self.config.fingerprint(),
             parse_options=self._parse_options(),
+            limits=self.limits,
         )
+        return self._last_indexer
 
     def _complete(self, run: Run, *, embed: bool, embed_progress: EmbedProgress | None) -> Run:
         """The graph and embedding steps of a run (see :mod:`cairn.ingest.run`)."""
@@ -344,8 +411,15 @@ class Cairn(GraphMixin, DoorsMixin):
             batch_size=sem.config.embed.batch_size,
             signature=self._embed_signature,
         )
+        indexer = self._last_indexer
         run = complete_run(
-            self.store, run, self.graph, settings, embed=embed, progress=embed_progress
+            self.store,
+            run,
+            self.graph,
+            settings,
+            embed=embed,
+            progress=embed_progress,
+            relinked=bool(indexer is not None and indexer.relinked),
         )
         self.last_embed = run.embedding
         return run
@@ -453,9 +527,7 @@ class Cairn(GraphMixin, DoorsMixin):
 def _holds_only_files(root: SourceRoot) -> bool:
     """Whether a root is limited to files named outright (``include`` of plain names,
     as registering an export file makes it), not to globs or folders."""
-    return bool(root.include) and all(
-        not any(ch in p for ch in "*?[]/") for p in root.include
-    )
+    return bool(root.include) and all(not any(ch in p for ch in "*?[]/") for p in root.include)
 
 
 def _merge_runs(runs: Sequence[Run]) -> Run:

@@ -55,8 +55,10 @@ class DoorsMixin(LookupsMixin):
                 elsewhere, a symbolic link out, ``%2e%2e/``).
         """
         if not path or any(ord(c) < 32 for c in path):
-            raise QueryError(f"{path!r}: refused: an empty path or one with control "
-                             "characters (a NUL byte) is never a note")
+            raise QueryError(
+                f"{path!r}: refused: an empty path or one with control "
+                "characters (a NUL byte) is never a note"
+            )
         roots = [Path(r.path) for r in self.store.roots()]
         found: Path | None = None
         for spelling in dict.fromkeys((path, unquote(path))):
@@ -88,8 +90,10 @@ class DoorsMixin(LookupsMixin):
             NotFound: ``ref`` names a path inside a root where there is no file.
         """
         if any(ord(c) < 32 for c in ref):
-            raise QueryError(f"{ref!r}: refused: a reference with control characters "
-                             "(a NUL byte) is never a note")
+            raise QueryError(
+                f"{ref!r}: refused: a reference with control characters "
+                "(a NUL byte) is never a note"
+            )
         if self.store.unit(ref) is not None or self.store.document(ref) is not None:
             return ref
         head, sep, tail = ref.rpartition(":")
@@ -130,16 +134,26 @@ class DoorsMixin(LookupsMixin):
             if unit is not None:
                 doc = self.store.document(unit.document_id)
                 if doc is not None:
-                    out.append(Provenance(unit.id, doc.id, doc.path, doc.abs_path,
-                                          unit.line_start, unit.line_end, content_hash(doc)))
+                    out.append(
+                        Provenance(
+                            unit.id,
+                            doc.id,
+                            doc.path,
+                            doc.abs_path,
+                            unit.line_start,
+                            unit.line_end,
+                            content_hash(doc),
+                        )
+                    )
                 continue
             doc = self.store.document(i)
             if doc is not None:
                 units = self.store.units_of(doc.id)
                 first = min((u.line_start for u in units), default=1)
                 last = max((u.line_end for u in units), default=1)
-                out.append(Provenance(None, doc.id, doc.path, doc.abs_path, first, last,
-                                      content_hash(doc)))
+                out.append(
+                    Provenance(None, doc.id, doc.path, doc.abs_path, first, last, content_hash(doc))
+                )
         return out
 
     def recent(self, since: str, *, limit: int = 50) -> list[RecentDocument]:
@@ -157,7 +171,9 @@ class DoorsMixin(LookupsMixin):
             raise QueryError(f"limit must be 1-1000, not {limit}")
         cutoff = _since(since)
         found = [
-            d for r in self.store.roots() for d in self.store.documents_of_root(r.id)
+            d
+            for r in self.store.roots()
+            for d in self.store.documents_of_root(r.id)
             if d.mtime >= cutoff
         ]
         found.sort(key=lambda d: (-d.mtime, d.path, d.key or ""))
@@ -193,8 +209,6 @@ class DoorsMixin(LookupsMixin):
         return "\n\n".join(f"{u.title}\n{u.body}".strip() for u in units)
 
 
-
-
 def _exists(path: Path) -> bool:
     """``path.exists()``, false for a name the system cannot even look up (too long)."""
     try:
@@ -223,5 +237,3 @@ def _since(text: str) -> float:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return when.timestamp()
-
-

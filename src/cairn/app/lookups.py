@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -49,12 +50,14 @@ class LookupsMixin(Parts):
                     rel = real.relative_to(r.path).as_posix()
                 except ValueError:
                     continue
-                if rel != "." and self.store.documents_at(r.id, rel):
-                    return r.id, rel, line
+                for variant in _spellings(rel):
+                    if variant != "." and self.store.documents_at(r.id, variant):
+                        return r.id, variant, line
         rel = path.removeprefix("./")
         for r in roots:
-            if self.store.documents_at(r.id, rel):
-                return r.id, rel, line
+            for variant in _spellings(rel):
+                if self.store.documents_at(r.id, variant):
+                    return r.id, variant, line
         return None
 
     def show(self, ref: str) -> ShowView:
@@ -223,3 +226,11 @@ def reading_order(units: Sequence[StoredUnit]) -> list[StoredUnit]:
         return (str(owner.extra["time"]), owner.ordinal, u.ordinal)
 
     return sorted(units, key=key)
+
+
+def _spellings(rel: str) -> list[str]:
+    """A path as given, then in NFC and NFD (macOS writes names in NFD): any spelling
+    of a name finds the note."""
+    return list(
+        dict.fromkeys((rel, unicodedata.normalize("NFC", rel), unicodedata.normalize("NFD", rel)))
+    )

@@ -10,10 +10,13 @@ indexed from an earlier good version of that file are kept.
 
 from __future__ import annotations
 
+import calendar
 import dataclasses
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from cairn.formats import okf
 from cairn.graph.resolve import resolve_links
 from cairn.ingest import ids
 from cairn.ingest.bundles import bundle_of
+from cairn.ingest.limits import IndexLimits, check_mass_delete
 from cairn.ingest.prepare import Job, Prepared, Preparer
 from cairn.model import (
     Diagnostic,
@@ -36,7 +40,16 @@ from cairn.sources import SourceFile, content_hash, discover, source_file
 from cairn.store import Store
 
 BATCH = 200
-"""Files written per transaction."""
+"""Files written per transaction, at most."""
+
+RACY_SECONDS = 2.0
+"""A file whose recorded mtime is this close to (or after) the start of the last run
+may have changed again within the file system's mtime granularity (FAT: 2 s) after it
+was read: it is hashed again instead of trusted by its (size, mtime)."""
+
+COMMIT_SECONDS = 0.25
+"""A transaction open this long is committed before the next file is waited for, so
+one slow file does not keep the good notes parsed before it out of the index."""
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, relpath)``: called after each file."""
@@ -65,6 +78,14 @@ def _is_note(relpath: str) -> bool:
     return bool(formats.candidates(relpath))
 
 
+def _epoch(iso: str) -> float:
+    """POSIX seconds of a run's ISO 8601 UTC time (``0``: unreadable)."""
+    try:
+        return float(calendar.timegm(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ")))
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def _now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
@@ -80,6 +101,7 @@ class Indexer:
             them (``{"org": {"options": OrgOptions(...)}}``).
         workers: processes that parse files side by side on a large run (default: the
             usable CPUs, ``CAIRN_WORKERS``; ``1``: parse in this process).
+        limits: per-file limits and the deletion guard (``[index]``).
     """
 
     def __init__(
@@ -89,19 +111,38 @@ class Indexer:
         config_hash: str = "",
         parse_options: dict[str, dict[str, object]] | None = None,
         workers: int | None = None,
+        limits: IndexLimits | None = None,
     ) -> None:
         self.store = store
         self.config_hash = config_hash
         self.parse_options = parse_options or {}
-        self.preparer = Preparer(workers)
+        self.limits = limits or IndexLimits()
+        self.preparer = Preparer(workers, memory_mb=self.limits.file_memory_mb)
+        self.run_id = str(uuid.uuid4())
+        self.started = ""
+        """When the run began (ISO 8601 UTC), once it has been recorded."""
         self._bundles: dict[str, list[str]] = {}
         self._force = False
+        self._racy_since = 0.0
+        self.relinked = False
+        """Whether link targets other than notes (attachments) changed in the run: links
+        were resolved again, and the graph must be updated even if no note changed."""
 
-    def run(self, roots: list[SourceRoot], progress: Progress | None = None) -> Run:
+    def run(
+        self,
+        roots: list[SourceRoot],
+        progress: Progress | None = None,
+        *,
+        allow_mass_delete: bool = False,
+    ) -> Run:
         """Index every root once and return the run record (also saved in the store).
 
         Roots that do not exist are reported as failures; nothing indexed from them is
         removed (a missing mount must not wipe the index).
+
+        Raises:
+            MassDelete: the run would remove more than ``limits.mass_delete_share`` of a
+                root's files and ``allow_mass_delete`` is false (nothing was changed).
         """
         started, t0, tally = _now_iso(), time.perf_counter(), _Tally()
         plans: list[tuple[SourceRoot, list[SourceFile], set[str]]] = []
@@ -117,14 +158,28 @@ class Indexer:
             found = discover(folder, include=root.include, exclude=root.exclude, is_note=_is_note)
             tally.warnings.extend(found.warnings)
             self._bundles[root.id] = okf.find_bundles(folder, [f.relpath for f in found.files])
-            with self.store.transaction():
-                self.store.set_attachments(root.id, found.attachments)
+            before = {p for r, p in self.store.attachments() if r == root.id}
+            if before != set(found.attachments):  # link targets appeared or went away
+                self.relinked = True
+                with self.store.transaction():
+                    self.store.set_attachments(root.id, found.attachments)
             plans.append((root, found.files, {f.relpath for f in found.files}))
+        states = {root.id: self.store.file_states(root.id) for root, _f, _s in plans}
+        for root, _files, seen in plans:
+            known_files = states[root.id]
+            check_mass_delete(
+                root.path,
+                len(known_files),
+                len(set(known_files) - seen),
+                self.limits.mass_delete_share,
+                allow_mass_delete,
+            )
         self._check_settings(tally)
+        self._begin(started)
         total = sum(len(p[1]) for p in plans)
         done = 0
         for root, files, seen in plans:
-            known = self.store.file_states(root.id)
+            known = states[root.id]
             if known and not files and (root.include or root.exclude):
                 tally.warnings.append(
                     Diagnostic(
@@ -142,7 +197,12 @@ class Indexer:
         return self._finish(started, t0, tally)
 
     def run_paths(
-        self, root: SourceRoot, relpaths: Iterable[str], progress: Progress | None = None
+        self,
+        root: SourceRoot,
+        relpaths: Iterable[str],
+        progress: Progress | None = None,
+        *,
+        allow_mass_delete: bool = False,
     ) -> Run:
         """Index the given files of one registered root, and only them: a file that is
         gone (or is now excluded, ignored or not a regular file) is removed with
@@ -153,6 +213,9 @@ class Indexer:
             root: a registered root.
             relpaths: paths relative to the root (POSIX), e.g. from a file watcher.
             progress: ``progress(done, total, relpath)`` after each file.
+
+        Raises:
+            MassDelete: see :meth:`run`.
         """
         started, t0, tally = _now_iso(), time.perf_counter(), _Tally()
         folder = Path(root.path)
@@ -163,15 +226,22 @@ class Indexer:
         known = self.store.file_states(root.id)
         wanted = sorted(dict.fromkeys(relpaths))
         files: list[SourceFile] = []
+        gone: list[str] = []
         for rel in wanted:
             sf = source_file(folder, rel, include=root.include, exclude=root.exclude)
             if sf is not None and _is_note(rel):
                 files.append(sf)
             elif rel in known:
-                self._remove(root, rel, tally)
-        relnames = set(known) | {f.relpath for f in files}
-        self._bundles[root.id] = okf.find_bundles(folder, sorted(relnames))
+                gone.append(rel)
+        check_mass_delete(
+            root.path, len(known), len(gone), self.limits.mass_delete_share, allow_mass_delete
+        )
         self._check_settings(tally)
+        self._begin(started)
+        for rel in gone:
+            self._remove(root, rel, tally)
+        relnames = (set(known) - set(gone)) | {f.relpath for f in files}
+        self._bundles[root.id] = okf.find_bundles(folder, sorted(relnames))
         self._index_files(root, files, known, tally, progress, 0, len(files))
         return self._finish(started, t0, tally)
 
@@ -180,6 +250,11 @@ class Indexer:
         the last run: every file is parsed again, even those whose bytes did not."""
         last = self.store.last_run()
         self._force = last is not None and last.config_hash != self.config_hash
+        self._racy_since = _epoch(last.started) - RACY_SECONDS if last else 0.0
+        if last is not None and last.finished is None:
+            # the last run was killed or failed part way: what it committed may not
+            # have been linked yet, so links are resolved again and the graph updated
+            self.relinked = True
         if self._force:
             tally.warnings.append(
                 Diagnostic(
@@ -188,6 +263,15 @@ class Indexer:
                     severity="info",
                 )
             )
+
+    def _begin(self, started: str) -> None:
+        """Record the run as started (``finished`` empty): a run killed before its end
+        stays visible as one that did not finish."""
+        with self.store.transaction():
+            self.store.save_run(
+                Run(id=self.run_id, started=started, finished=None, config_hash=self.config_hash)
+            )
+        self.started = started
 
     def _remove(self, root: SourceRoot, relpath: str, tally: _Tally) -> None:
         with self.store.transaction():
@@ -211,15 +295,22 @@ class Indexer:
         jobs: list[Job] = []
         for sf in files:
             state = known.get(sf.relpath)
-            if not self._force and state is not None and (state.size, state.mtime) == (
-                sf.size,
-                sf.mtime,
+            if (
+                not self._force
+                and state is not None
+                and (state.size, state.mtime) == (sf.size, sf.mtime)
+                and sf.mtime < self._racy_since
             ):
                 tally.seen += 1
                 if state.status == "failed":  # still failing: say so in every run
                     tally.failed += 1
                     tally.failures.append(
                         Failure(sf.relpath, f"{state.reason} (unchanged since it failed)")
+                    )
+                elif state.status == "partial":  # indexed in part: say so in every run
+                    tally.unchanged += 1
+                    tally.warnings.append(
+                        Diagnostic(sf.relpath, f"partly indexed: {state.reason} (unchanged)")
                     )
                 else:
                     tally.unchanged += 1
@@ -229,29 +320,50 @@ class Indexer:
                 continue
             ok_hash = state.hash if state and state.status == "ok" and not self._force else None
             bundle = bundle_of(sf.relpath, self._bundles.get(root.id, []))
-            jobs.append(Job(sf, ok_hash, bundle, self.parse_options))
-        self._parsing_total = getattr(self, "_parsing_total", 0) + len(jobs)
-        for start in range(0, len(jobs), BATCH):
-            batch = jobs[start : start + BATCH]
-            with self.store.transaction():
-                for item in self.preparer.map(batch, total=len(jobs)):
-                    tally.seen += 1
-                    self._index_file(root, item, known.get(item.file.relpath), tally)
-                    done += 1
-                    if progress:
-                        progress(done, total, item.file.relpath)
+            jobs.append(
+                Job(
+                    sf,
+                    ok_hash,
+                    bundle,
+                    self.parse_options,
+                    max_bytes=self.limits.max_bytes,
+                    seconds=self.limits.file_seconds,
+                )
+            )
+        batch = _Batch(self.store)
+        try:
+            for item in self.preparer.map(jobs, total=len(jobs)):
+                if item is None:  # the next file is not ready: commit what waits
+                    if batch.age() > COMMIT_SECONDS:
+                        batch.commit()
+                    continue
+                if batch.count and _heavy(item):  # commit the light ones before it
+                    batch.commit()
+                batch.open()
+                tally.seen += 1
+                self._index_file(root, item, known.get(item.file.relpath), tally)
+                batch.count += 1
+                if batch.count >= BATCH:
+                    batch.commit()
+                done += 1
+                if progress:
+                    progress(done, total, item.file.relpath)
+        except BaseException:
+            batch.abort()
+            raise
+        batch.commit()
         return done
 
     def _finish(self, started: str, t0: float, tally: _Tally) -> Run:
         """Resolve links if anything changed, and record the run."""
         self.preparer.close()
-        if tally.added or tally.changed or tally.removed:
+        if tally.added or tally.changed or tally.removed or self.relinked:
             # only the links that could resolve differently because of what changed
             changed, removed = self.store.edges.changed_documents()
             with self.store.transaction():
                 resolve_links(self.store, changed, removed)
         run = Run(
-            id=str(uuid.uuid4()),
+            id=self.run_id,
             started=started,
             finished=_now_iso(),
             config_hash=self.config_hash,
@@ -478,7 +590,14 @@ class Indexer:
             self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, digest, failure)
             return
         tally.warnings.extend(warnings)
-        tally.failures.extend(failures)  # parts that failed; the file itself is indexed
+        # parts that failed: the file itself is indexed, so they are warnings naming it
+        tally.warnings.extend(
+            Diagnostic(
+                sf.relpath,
+                f"partly indexed: {f.reason}" + (f" (line {f.line})" if f.line else ""),
+            )
+            for f in failures
+        )
         if state is None:
             tally.added += 1
         else:
@@ -491,6 +610,45 @@ class Indexer:
                     severity="info",
                 )
             )
+
+
+def _heavy(item: Prepared) -> bool:
+    """Whether storing this file may take a while (a big file or many units)."""
+    return item.file.size > 1_000_000 or sum(len(d.units) for d in item.docs) > 2000
+
+
+class _Batch:
+    """The open write transaction of an index run: files are stored in batches of at
+    most :data:`BATCH`, committed early when the next file keeps it waiting."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.count = 0
+        self._tx: AbstractContextManager[None] | None = None
+        self._since = 0.0
+
+    def open(self) -> None:
+        """Start a transaction unless one is open."""
+        if self._tx is None:
+            tx = self.store.transaction()
+            tx.__enter__()
+            self._tx, self._since, self.count = tx, time.monotonic(), 0
+
+    def age(self) -> float:
+        """Seconds the open transaction has been open (``0``: none is)."""
+        return time.monotonic() - self._since if self._tx is not None else 0.0
+
+    def commit(self) -> None:
+        """Commit the open transaction, if any."""
+        tx, self._tx = self._tx, None
+        if tx is not None:
+            tx.__exit__(None, None, None)
+
+    def abort(self) -> None:
+        """Roll the open transaction back (the run is failing)."""
+        tx, self._tx = self._tx, None
+        if tx is not None:
+            tx.__exit__(*sys.exc_info())
 
 
 class _NothingStored(Exception):

@@ -13,11 +13,14 @@ import contextlib
 import dataclasses
 import multiprocessing
 import os
+import signal
 import threading
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from cairn import formats
 from cairn.errors import ParseError
@@ -40,12 +43,17 @@ class Job:
             without failure (``None``: parse whatever the hash).
         bundle: the OKF bundle folder holding it, or ``None``.
         options: per-format keyword options of text parsers.
+        max_bytes: a larger file is reported without being read (``0``: no limit).
+        seconds: wall-clock seconds its parse may take (``0``: no limit; enforced with
+            ``SIGALRM`` where the parse runs on a process's main thread).
     """
 
     file: SourceFile
     known_hash: str | None
     bundle: str | None
     options: Mapping[str, Mapping[str, object]]
+    max_bytes: int = 0
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +78,7 @@ class Prepared:
 def prepare(job: Job) -> Prepared:
     """Read, hash, detect and parse one file. Never raises for the file's content."""
     sf = job.file
-    data = read_bytes(sf)
+    data = read_bytes(sf, max_bytes=job.max_bytes)
     if isinstance(data, Failure):
         vanished = data.reason.startswith("file vanished")
         return Prepared(sf, "vanished" if vanished else "read-failed", failure=data)
@@ -82,7 +90,21 @@ def prepare(job: Job) -> Prepared:
         return Prepared(sf, "unknown", digest)
     if fmt.kind == "file":
         return Prepared(sf, "export", digest, fmt.name)
-    docs, failures = parse_text(fmt, sf, data, job.bundle, job.options.get(fmt.name, {}))
+    try:
+        with _time_limit(job.seconds):
+            docs, failures = parse_text(fmt, sf, data, job.bundle, job.options.get(fmt.name, {}))
+    except _TimeUp:
+        docs, failures = [], [
+            Failure(
+                sf.relpath,
+                f"parsing took longer than {job.seconds:g} s ([index] file_seconds); "
+                "not indexed",
+            )
+        ]
+    except MemoryError:
+        docs, failures = [], [
+            Failure(sf.relpath, "parsing needed more memory than allowed ([index] file_memory_mb)")
+        ]
     return Prepared(sf, "parsed", digest, fmt.name, tuple(docs), tuple(failures))
 
 
@@ -111,12 +133,84 @@ def parse_text(
         if decode_warnings:
             doc = dataclasses.replace(doc, warnings=(*decode_warnings, *doc.warnings))
         return [doc], []
+    except (_TimeUp, MemoryError):
+        raise
     except ParseError as exc:
         return [], [Failure(sf.relpath, exc.reason, exc.line)]
     except RecursionError:
         return [], [Failure(sf.relpath, "parser error: nesting too deep")]
     except Exception as exc:  # a parser bug must not stop the run
         return [], [Failure(sf.relpath, f"parser error: {type(exc).__name__}: {exc}")]
+
+
+class _TimeUp(BaseException):
+    """Raised by the alarm inside a parse that ran out of time (a ``BaseException``, so
+    a parser's ``except Exception`` does not swallow it)."""
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`_TimeUp` in the block after ``seconds`` (no limit off the main
+    thread, without ``setitimer``, or for ``seconds <= 0``)."""
+    if (
+        seconds <= 0
+        or not hasattr(signal, "setitimer")
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        yield
+        return
+
+    def on_alarm(_signum: int, _frame: Any) -> None:
+        raise _TimeUp
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    # repeats every 0.5 s: an alarm that lands where Python cannot raise (a gc
+    # callback) is not lost
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def _worker_init(mb: int, parent: int) -> None:
+    """Pool initializer: die with the indexing process (a forked worker shares its open
+    files, the writer lock's among them: an orphan would keep the index locked after the
+    parent was killed), and cap this worker's memory."""
+    _die_with_parent(parent)
+    _limit_memory(mb)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (``PR_SET_PDEATHSIG``);
+    exit at once if the parent is already gone."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux
+        return
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _limit_memory(mb: int) -> None:
+    """Cap this worker's address space (a parse that needs more gets ``MemoryError``,
+    reported as that file's failure)."""
+    if mb <= 0:
+        return
+    try:
+        import resource
+
+        limit = mb * 1024 * 1024
+        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        if hard != resource.RLIM_INFINITY:
+            limit = min(limit, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ImportError, ValueError, OSError):  # not on this platform
+        pass
 
 
 def default_workers() -> int:
@@ -139,33 +233,50 @@ class Preparer:
 
     Args:
         workers: processes to use (``1``: always in this process).
+        memory_mb: address-space limit of each worker process (``0``: none).
     """
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, *, memory_mb: int = 0) -> None:
         self.workers = default_workers() if workers is None else max(1, workers)
+        self.memory_mb = memory_mb
         self._pool: Executor | None = None
         self._broken = False
 
-    def map(self, jobs: Sequence[Job], *, total: int) -> Iterator[Prepared]:
+    def map(self, jobs: Sequence[Job], *, total: int) -> Iterator[Prepared | None]:
         """Outcomes of ``jobs`` in their order; ``total`` is how many files the whole run
-        will parse (a pool is started only when that is worth it)."""
+        will parse (a pool is started only when that is worth it).
+
+        ``None`` is yielded before an outcome that is not ready yet (a parse about to
+        start in this process, or a worker still busy): the caller may commit what it
+        has stored so far, so one slow file does not hold good notes back.
+        """
         if self.workers < 2 or total < PARALLEL_MIN_FILES or len(jobs) < 2 or self._broken:
-            yield from map(prepare, jobs)
+            yield from _inline(jobs)
             return
         pool = self._start()
         if pool is None:
-            yield from map(prepare, jobs)
+            yield from _inline(jobs)
             return
-        chunk = max(1, min(16, len(jobs) // (self.workers * 4) or 1))
-        done = 0
+        window = self.workers * 8
+        pending: deque[Future[Prepared]] = deque()
+        submitted = done = 0
         try:
-            for item in pool.map(prepare, jobs, chunksize=chunk):
+            while done < len(jobs):
+                while submitted < len(jobs) and len(pending) < window:
+                    pending.append(pool.submit(prepare, jobs[submitted]))
+                    submitted += 1
+                fut = pending.popleft()
+                if not fut.done():
+                    yield None
+                item = fut.result()
                 done += 1
                 yield item
         except Exception:  # a worker died (memory, a signal): finish here, no pool again
+            for f in pending:
+                f.cancel()
             self._broken = True
             self.close()
-            yield from map(prepare, jobs[done:])
+            yield from _inline(jobs[done:])
 
     def _start(self) -> Executor | None:
         """A pool of forked workers, or ``None`` to parse in this process.
@@ -192,7 +303,12 @@ class Preparer:
                 formats.OKF.text_parser()
             try:
                 ctx = multiprocessing.get_context("fork")
-                self._pool = ProcessPoolExecutor(self.workers, mp_context=ctx)
+                self._pool = ProcessPoolExecutor(
+                    self.workers,
+                    mp_context=ctx,
+                    initializer=_worker_init,
+                    initargs=(self.memory_mb, os.getpid()),
+                )
             except (OSError, ValueError):
                 self._broken = True
                 return None
@@ -203,3 +319,10 @@ class Preparer:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+def _inline(jobs: Sequence[Job]) -> Iterator[Prepared | None]:
+    """Prepare in this process, a ``None`` before each parse (see :meth:`Preparer.map`)."""
+    for job in jobs:
+        yield None
+        yield prepare(job)

@@ -84,6 +84,7 @@ def complete_run(
     *,
     embed: bool = True,
     progress: EmbedProgress | None = None,
+    relinked: bool = False,
 ) -> Run:
     """The graph and embedding steps after the files step, folded into ``run``.
 
@@ -92,7 +93,8 @@ def complete_run(
     ``--no-embed`` run). Without a model (or with ``embed=False``) units are still
     chunked when the index holds vectors, so moved notes keep their cached vectors (an
     index with none is not chunked until it embeds), and the run carries one notice.
-    Never raises for a missing model or an endpoint that went away.
+    Never raises for a missing model or an endpoint that went away. ``relinked``: links
+    were resolved again (an attachment appeared or went away): the graph is updated.
 
     Returns:
         ``run`` with ``graph``, ``embedding``, notices added to ``warnings`` (severity
@@ -101,7 +103,7 @@ def complete_run(
     t0 = time.perf_counter()
     changed = bool(run.added or run.changed or run.removed)
     graph_step: GraphStep | None = None
-    if changed or graph.is_stale():
+    if changed or relinked or graph.is_stale():
         rep = graph.update(run_id=run.id)
         graph_step = GraphStep(
             changed_documents=rep.changed_documents,
@@ -117,7 +119,14 @@ def complete_run(
         # keyword-only index: chunks would only serve to keep moved notes' vectors, and
         # there are none; the first embedding run chunks every unit still pending
         notices = (NO_EMBED_NOTICE,) if changed else ()
-    elif changed or (embed and embedding_pending(store, settings)):
+    elif (
+        changed
+        or (embed and embedding_pending(store, settings))
+        or (not embed and store.vectors.has_unchunked())
+    ):
+        # units left unchunked (a run killed before its embedding step) are chunked by
+        # the next run, --no-embed included when the index holds vectors; chunks that a
+        # --no-embed run made are embedded by the next run that embeds
         step, notices = _embed(store, settings, embed, progress)
     notes = tuple(Diagnostic("", n, severity="info") for n in notices)
     out = dataclasses.replace(
@@ -130,6 +139,15 @@ def complete_run(
     with store.transaction():
         store.save_run(out)
     return out
+
+
+def vectors_short(store: Store) -> bool:
+    """Whether some chunk lacks a vector in every embedding space the index holds (so
+    the model in use, whichever it is, has work), without loading a model; ``False``
+    for an index without any space."""
+    vs = store.vectors
+    spaces = vs.spaces()
+    return bool(spaces) and all(vs.missing_vectors(s.space) > 0 for s in spaces)
 
 
 def _embed(

@@ -64,6 +64,7 @@ from cairn.model.graph import (
     UnitShape,
     UnitSpan,
 )
+from cairn.model.reliability import AppliedChanges, IndexSnapshot
 from cairn.model.search import (
     Chunk,
     ChunkSource,
@@ -105,6 +106,7 @@ __all__ = [
     "UNTRUSTED_NOTICE",
     "URL",
     "WIKILINK",
+    "AppliedChanges",
     "Arc",
     "Backlink",
     "BuiltinRelation",
@@ -132,6 +134,7 @@ __all__ = [
     "GraphUnit",
     "Hit",
     "HitUnit",
+    "IndexSnapshot",
     "Link",
     "LinkKind",
     "LinkOccurrence",

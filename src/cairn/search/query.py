@@ -19,6 +19,11 @@ phrase: it matches the same tokens in the same order as the indexed text. CJK ru
 become character bigrams. Turning a :class:`TextQuery` into backend syntax (FTS5
 MATCH) is the store's job (:mod:`cairn.store.sqlite.fts`).
 
+Bounds: a query is cut to :data:`MAX_QUERY_CHARS` characters, and only its first
+:data:`MAX_TERMS` words or phrases and :data:`MAX_FILTERS` filters are used (a note
+says so); lone surrogates (``\ud800``, or a byte that is not UTF-8 in a command-line
+argument) become U+FFFD. So every text is a query that answers in bounded time.
+
 ``source:`` values that name a folder (``~/notes``, ``./notes``, a path through a
 symlink) are expanded and resolved here, so they match the registered root's path.
 """
@@ -53,6 +58,14 @@ FILTER_FIELDS = frozenset(
         "id",
     }
 )
+
+MAX_QUERY_CHARS = 1000
+"""Characters of a query that are read; the rest is ignored, with a note."""
+MAX_TERMS = 32
+"""Words and phrases of a query that are used; the rest are ignored, with a note."""
+MAX_FILTERS = 32
+"""Filters of a query that are used; the rest are ignored, with a note."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}(T[\d:]+Z?)?)?)?$")
 
@@ -119,10 +132,14 @@ def parse_query(text: str) -> Query:
     A filter value may be quoted to hold spaces: ``type:"BigQuery Table"``,
     ``prop:OWNER="Sam Lee"``, ``path:"Obsidian の拡張"``.
     """
-    text = unicodedata.normalize("NFKC", text or "")
     terms: list[Term] = []
     filters: list[Filter] = []
     notes: list[str] = []
+    text = _SURROGATE.sub("\ufffd", text or "")
+    if len(text) > MAX_QUERY_CHARS:
+        text = text[:MAX_QUERY_CHARS]
+        notes.append(f"query cut to its first {MAX_QUERY_CHARS} characters")
+    text = unicodedata.normalize("NFKC", text)
     for m in _LEX.finditer(text):
         if m.group(2) is not None:
             t = _term(m.group(2), bool(m.group(1)), phrase=True)
@@ -149,6 +166,12 @@ def parse_query(text: str) -> Query:
         t = _term(body.replace('"', " "), negate)
         if t:
             terms.append(t)
+    if len(terms) > MAX_TERMS:
+        notes.append(f"only the first {MAX_TERMS} of {len(terms)} words and phrases are used")
+        terms = terms[:MAX_TERMS]
+    if len(filters) > MAX_FILTERS:
+        notes.append(f"only the first {MAX_FILTERS} of {len(filters)} filters are used")
+        filters = filters[:MAX_FILTERS]
     return Query(text, tuple(terms), tuple(filters), tuple(notes))
 
 

@@ -30,6 +30,7 @@ import cairn.interfaces.cli.search as search
 import cairn.interfaces.cli.serve as serve
 import cairn.interfaces.cli.show as show
 import cairn.interfaces.cli.status as status
+import cairn.interfaces.cli.watch as watch
 from cairn.interfaces.cli._common import emit_json, err
 
 app = typer.Typer(
@@ -76,7 +77,7 @@ def _main(
     _common.state.config = config
 
 
-for _group in (index, search, show, status, graph, evaluate, serve, mcp_server):
+for _group in (index, watch, search, show, status, graph, evaluate, serve, mcp_server):
     _group.register(app)
 
 
@@ -110,10 +111,18 @@ def main() -> None:
         # line, not a traceback; matched by module so that no interface imports sqlite3
         if type(exc).__module__ != "sqlite3":
             raise
-        msg = (
-            f"the index file is damaged or not an index ({exc}); run `cairn check`, or "
-            "delete it and run `cairn index` again: it is rebuilt from your files"
-        )
+        low = str(exc).lower()
+        if "locked" in low or "busy" in low:
+            msg = f"another cairn process is writing this index ({exc}); try again"
+        elif "full" in low:
+            msg = f"the disk is full ({exc}); free some space, then run the command again"
+        elif "readonly" in low or "read-only" in low:
+            msg = f"the index file or its folder is read-only ({exc})"
+        else:
+            msg = (
+                f"the index file is damaged or not an index ({exc}); run `cairn check`, "
+                "or delete it and run `cairn index` again: it is rebuilt from your files"
+            )
         if as_json:
             emit_json({"error": msg, "type": "StoreError"})
         else:

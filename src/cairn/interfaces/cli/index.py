@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Protocol
+from typing import Annotated, Any, Protocol
 
 import typer
 from rich.markup import escape
@@ -52,17 +52,35 @@ def index(
             help="Skip embeddings: keyword search only until a later run embeds.",
         ),
     ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait", help="If another cairn process is writing the index, wait for it."
+        ),
+    ] = False,
+    allow_mass_delete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-mass-delete",
+            help="Remove files from the index even when more than [index] "
+            "mass_delete_share of a folder is gone (else the run stops first).",
+        ),
+    ] = False,
 ) -> None:
     """Index folders of notes: only new and changed files are parsed again.
 
     Hidden folders, .git, node_modules, .obsidian and .trash are skipped.
 
     Files that cannot be read or parsed are listed with the reason; everything else is
-    indexed. --include/--exclude need the folders they apply to.
+    indexed. --include/--exclude need the folders they apply to. One writer at a time:
+    a second run exits with a clear message (or waits, with --wait).
     """
+    lock = {"wait": None if wait else 0.0, "allow_mass_delete": allow_mass_delete}
     try:
         with common.open_cairn(db, create=True) as cairn:
-            run = _run(cairn, paths, include or [], exclude or [], as_json or quiet, no_embed)
+            run = _run(
+                cairn, paths, include or [], exclude or [], as_json or quiet, no_embed, lock
+            )
             report = cairn.last_embed
     except CairnError as exc:
         raise fail(exc, as_json) from None
@@ -83,9 +101,16 @@ def _run(
     exclude: list[str],
     quiet: bool,
     no_embed: bool,
+    lock: dict[str, Any],
 ) -> Run:
+    def on_wait(message: str) -> None:
+        err.print(f"[cyan]note[/cyan] {escape(message)}")
+
     if quiet or not err.is_terminal:
-        return cairn.index(paths, include=include, exclude=exclude, embed=not no_embed)
+        return cairn.index(
+            paths, include=include, exclude=exclude, embed=not no_embed, on_wait=on_wait,
+            **lock,
+        )
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -125,6 +150,8 @@ def _run(
             progress=progress,
             embed=not no_embed,
             embed_progress=embed_progress,
+            on_wait=on_wait,
+            **lock,
         )
 
 
@@ -165,12 +192,22 @@ def _print_run(run: Run, report: EmbedFigures | None) -> None:
     for w in run.warnings:
         if w.severity == "info" and not w.path:
             out.print(f"  [cyan]note[/cyan] {escape(w.message)}")
+    skipped = [w for w in run.warnings if w.severity == "info" and w.path and _is_skip(w.message)]
+    for w in skipped[:20]:
+        out.print(f"  [cyan]skipped[/cyan] {escape(w.path)}: {escape(w.message)}")
+    if len(skipped) > 20:
+        out.print(f"  … and {len(skipped) - 20} more skipped files (cairn index --json)")
     warns = [w for w in run.warnings if w.severity == "warning"]
     for w in warns[:20]:
         where = f"{w.path}:{w.line}" if w.line else w.path
         out.print(f"  [yellow]warning[/yellow] {escape(where)}: {escape(w.message)}")
     if len(warns) > 20:
         out.print(f"  … and {len(warns) - 20} more warnings (cairn stats --json)")
+
+
+def _is_skip(message: str) -> bool:
+    """Whether an info diagnostic says its file was skipped (vanished, not a format)."""
+    return message.endswith("skipped") or "vanished" in message
 
 
 def register(app: typer.Typer) -> None:

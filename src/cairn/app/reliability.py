@@ -1,0 +1,209 @@
+"""One writer, crash safety and watching: the reliability part of :class:`cairn.app.Cairn`
+(issue 11)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any, Literal
+
+from cairn.app.parts import Parts
+from cairn.errors import CairnError
+from cairn.ingest.limits import IndexLimits
+from cairn.model import AppliedChanges, Failure, IndexSnapshot, Run, SourceRoot
+from cairn.store.lock import WriterLock
+
+if TYPE_CHECKING:
+    from cairn.graph.service import GraphService
+    from cairn.ingest.pipeline import Indexer
+
+Wait = float | None | Literal["config"]
+"""How long a writer waits for another one: seconds, ``None`` (as long as it takes) or
+``"config"`` (``[index] wait``, default ``0``: do not wait)."""
+
+
+class ReliabilityMixin(Parts):
+    """The writer lock, failed-run records, watcher batches and index snapshots."""
+
+    limits: IndexLimits
+    writer_lock: WriterLock
+    _last_indexer: Indexer | None
+
+    def _fresh_graph(self) -> GraphService:
+        raise NotImplementedError
+
+    def index_paths(
+        self,
+        files: Iterable[str | os.PathLike[str]],
+        *,
+        embed: bool = True,
+        allow_mass_delete: bool = False,
+    ) -> Run:
+        raise NotImplementedError
+
+    def _run_roots(
+        self,
+        roots: list[SourceRoot],
+        progress: Any,
+        embed: bool,
+        embed_progress: Any,
+        allow_mass_delete: bool,
+    ) -> Run:
+        raise NotImplementedError
+
+    @contextmanager
+    def writing(
+        self, wait: Wait = "config", on_wait: Callable[[str], None] | None = None
+    ) -> Iterator[None]:
+        """Hold the index's writer lock (an OS lock on ``<index>.lock``, released by the
+        OS if the process dies) for the block; nested calls share it. Readers never
+        take it.
+
+        Args:
+            wait: seconds to wait for another writer, ``None`` as long as it takes,
+                ``"config"`` for ``[index] wait`` (default ``0``: do not wait).
+            on_wait: called once with a message when it starts waiting.
+
+        Raises:
+            cairn.store.lock.IndexBusy: another process still writes after ``wait``.
+        """
+        seconds = self.limits.wait if wait == "config" else wait
+        with self.writer_lock.hold(seconds if not isinstance(seconds, str) else 0, on_wait):
+            yield
+
+    @contextmanager
+    def _failed_run_recorded(self) -> Iterator[None]:
+        """A run that stops with an error is recorded as such (``finished`` empty, the
+        reason as its failure), when the index can still be written."""
+        try:
+            yield
+        except CairnError as exc:
+            indexer = self._last_indexer
+            if indexer is not None:
+                with suppress(CairnError), self.store.transaction():
+                    self.store.save_run(
+                        Run(
+                            id=indexer.run_id,
+                            started=indexer.started
+                            or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                            finished=None,
+                            config_hash=indexer.config_hash,
+                            failures=(Failure("", f"run stopped: {exc}"),),
+                        )
+                    )
+            raise
+
+    def apply_changes(
+        self,
+        paths: Iterable[str | os.PathLike[str]],
+        *,
+        roots: Sequence[SourceRoot] | None = None,
+        embed: bool = True,
+        allow_mass_delete: bool = False,
+        wait: Wait = "config",
+    ) -> AppliedChanges | None:
+        """Bring the index up to date for paths that changed (a file watcher's events):
+        folders are widened to their files, gone paths to what was indexed under them,
+        editor temporary files dropped; the notes are indexed by :meth:`index_paths`,
+        and a root whose attachments or ``types.yaml`` changed gets a full run.
+
+        Args:
+            paths: absolute paths as the events name them.
+            roots: the roots to consider (default: every registered root).
+
+        Returns:
+            what was done, or ``None`` when nothing in ``paths`` concerns the index.
+
+        Raises:
+            IndexBusy / MassDelete / StoreError: as for :meth:`index`.
+        """
+        from cairn.ingest.changes import changes_for
+
+        with self.writing(wait):
+            todo = changes_for(
+                self.store, list(roots or self.store.roots()), (os.fspath(p) for p in paths)
+            )
+            if not todo.files and not todo.full:
+                return None
+            run: Run | None = None
+            if todo.full:
+                self._last_indexer = None
+                with self._failed_run_recorded():
+                    run = self._run_roots(list(todo.full), None, embed, None, allow_mass_delete)
+            if todo.files or run is None:
+                run = self.index_paths(todo.files, embed=embed, allow_mass_delete=allow_mass_delete)
+            return AppliedChanges(run, todo.files, bool(todo.full))
+
+    def snapshot(self) -> IndexSnapshot:
+        """Everything an index run produces, in a comparable form: two indexes of the
+        same files give equal snapshots (what the watcher and crash tests compare).
+
+        Returns:
+            an :class:`IndexSnapshot`; vectors are left out (a cache may keep more),
+            chunks are in.
+        """
+        files: list[tuple[str, str, str, str]] = []
+        docs: list[tuple[str, ...]] = []
+        units: list[tuple[Any, ...]] = []
+        links: list[tuple[Any, ...]] = []
+        chunks: list[tuple[str, int, str]] = []
+        vectors = self.store.vectors
+        for root in sorted(self.store.roots(), key=lambda r: r.path):
+            states = self.store.file_states(root.id)
+            for rel in sorted(states):
+                st = states[rel]
+                files.append((root.path, rel, st.status, st.hash))
+                for d in self.store.documents_at(root.id, rel):
+                    docs.append((d.id, root.path, rel, d.key or "", d.title, d.format))
+                    us = self.store.units_of(d.id)
+                    for u in us:
+                        units.append(
+                            (
+                                u.id,
+                                d.id,
+                                u.ordinal,
+                                u.kind,
+                                u.title,
+                                u.outline_path,
+                                u.line_start,
+                                u.line_end,
+                                u.body,
+                                u.tags,
+                                u.inherited_tags,
+                            )
+                        )
+                        cs = vectors.chunks_of(u.id)
+                        chunks.append((u.id, len(cs), ",".join(c.hash for c in cs)))
+                    for lk in self.store.links_of([u.id for u in us]):
+                        links.append(
+                            (
+                                lk.unit_id,
+                                lk.kind,
+                                lk.target,
+                                lk.anchor or "",
+                                lk.line or 0,
+                                lk.resolved_document_id or "",
+                                lk.resolved_unit_id or "",
+                            )
+                        )
+        graph = json.loads(self._fresh_graph().export("json"))
+        edges = sorted(
+            (
+                str(e.get("source")),
+                str(e.get("target")),
+                str(e.get("relation", "")),
+                str(e.get("origin", "")),
+            )
+            for e in graph.get("links", graph.get("edges", []))
+        )
+        return IndexSnapshot(
+            files=tuple(files),
+            documents=tuple(sorted(docs)),
+            units=tuple(sorted(units, key=repr)),
+            links=tuple(sorted(links, key=repr)),
+            edges=tuple(edges),
+            chunks=tuple(sorted(chunks)),
+        )

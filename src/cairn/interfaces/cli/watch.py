@@ -1,0 +1,135 @@
+"""``cairn watch``: index, then follow edits live (calls
+:func:`cairn.interfaces.watch.watch`, which hands each batch to
+:meth:`cairn.app.Cairn.index_paths`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+import cairn.interfaces.cli._common as common
+from cairn.errors import CairnError
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, err, fail, out
+from cairn.interfaces.serialize import to_data, to_json
+
+
+def emit_json(data: object) -> None:
+    """One JSON document on one line (a stream of them: one per event)."""
+    sys.stdout.write(to_json(data, indent=None) + "\n")
+    sys.stdout.flush()
+
+
+def watch(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(
+            help="Folders to register and watch. Without any, every registered folder.",
+            show_default=False,
+        ),
+    ] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress line while catching up.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="One line per batch indexed.")
+    ] = False,
+    no_embed: Annotated[
+        bool, typer.Option("--no-embed", help="Skip embeddings: keyword search only.")
+    ] = False,
+    poll: Annotated[
+        bool,
+        typer.Option(
+            "--poll",
+            help="Poll the folders instead of using file system events (network and "
+            "FUSE drives); also [watch] poll.",
+        ),
+    ] = False,
+    wait: Annotated[
+        bool,
+        typer.Option("--wait", help="If another cairn process is writing the index, wait for it."),
+    ] = False,
+    allow_mass_delete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-mass-delete",
+            help="Remove files from the index even when more than [index] "
+            "mass_delete_share of a folder is gone.",
+        ),
+    ] = False,
+) -> None:
+    """Index the folders, then keep the index current as files change (Ctrl-C stops).
+
+    Events are hints: each batch is re-read from disk, so the index always equals what
+    `cairn index` would build. Editor temporary and swap files are ignored. With --json
+    one JSON document per batch is printed (one per line).
+    """
+    import dataclasses
+
+    from cairn.interfaces import watch as watcher
+
+    def on_wait(message: str) -> None:
+        err.print(f"[cyan]note[/cyan] {escape(message)}")
+
+    def on_ready(run: object) -> None:
+        if as_json:
+            emit_json({"event": "ready", "run": to_data(run)})
+        elif not quiet:
+            err.print("[dim]watching for changes (Ctrl-C stops)[/dim]")
+
+    def on_batch(batch: watcher.WatchBatch) -> None:
+        if as_json:
+            emit_json({"event": "batch", **to_data(batch)})
+            return
+        if batch.error:
+            err.print(f"[red]error:[/red] {escape(batch.error)}")
+            return
+        run = batch.run
+        if run is None:
+            return
+        if verbose:
+            out.print(
+                f"{len(batch.paths)} files: {run.added} added, {run.changed} changed, "
+                f"{run.removed} removed, {run.failed} failed in {batch.seconds:.2f} s"
+            )
+        for f in run.failures:
+            where = f"{f.path}:{f.line}" if f.line else f.path
+            err.print(f"  [red]failed[/red] {escape(where)}: {escape(f.reason)}")
+
+    def progress(done: int, total: int, rel: str) -> None:
+        if not quiet and not as_json and err.is_terminal and (done % 50 == 0 or done == total):
+            err.print(f"catching up: {done}/{total} files", end="\r")
+
+    try:
+        with common.open_cairn(db, create=True) as cairn:
+            settings = watcher.WatchSettings.from_mapping(cairn.config.watch)
+            if poll:
+                settings = dataclasses.replace(settings, poll=True)
+            watcher.watch(
+                cairn,
+                paths,
+                settings=settings,
+                on_batch=on_batch,
+                on_ready=on_ready,
+                progress=progress,
+                wait=None if wait else 0.0,
+                on_wait=on_wait,
+                embed=not no_embed,
+                allow_mass_delete=allow_mass_delete,
+            )
+    except KeyboardInterrupt:
+        if not as_json:
+            err.print("stopped")
+        return
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``watch`` to ``app``."""
+    app.command()(watch)

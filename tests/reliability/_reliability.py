@@ -1,0 +1,107 @@
+"""Helpers of the reliability tests (imported by ``conftest.py`` and the tests): a
+scratch copy of corpus notes, a watcher in a thread, a fresh full build to compare with."""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from cairn.app import Cairn
+from cairn.interfaces.watch import WatchBatch, WatchSettings, watch
+from cairn.model import IndexSnapshot
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+CASES = CORPUS.parent / "cases"
+_fresh = itertools.count()
+
+
+def copy_notes(dst: Path, *, org: bool = True) -> Path:
+    """A scratch vault: the kepano Obsidian vault (Markdown, wikilinks, attachments)
+    plus, with ``org``, the org-roam notes (Org, ids, links)."""
+    shutil.copytree(CORPUS / "markdown" / "kepano-obsidian", dst)
+    if org:
+        shutil.copytree(CORPUS / "org" / "org-roam", dst / "org-roam")
+    for p in dst.rglob("*"):
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    return dst
+
+
+def fresh_snapshot(folder: Path, tmp: Path, *, embed: bool = False) -> IndexSnapshot:
+    """What a clean full build of ``folder`` holds."""
+    db = tmp / f"fresh-{next(_fresh)}.db"
+    with Cairn.open(db=db) as c:
+        c.index([folder], embed=embed, allow_mass_delete=True)
+        return c.snapshot()
+
+
+def snapshot_of(db: Path) -> IndexSnapshot:
+    """The snapshot of an index, read by a reader (no lock taken)."""
+    with Cairn.open(db=db, create=False) as c:
+        return c.snapshot()
+
+
+def settle(db: Path, expected: IndexSnapshot, timeout: float = 20.0) -> float:
+    """Wait until the index at ``db`` equals ``expected``; the seconds it took.
+
+    Raises:
+        AssertionError: it did not within ``timeout`` (naming what differs).
+    """
+    t0 = time.monotonic()
+    snap = snapshot_of(db)
+    while snap != expected and time.monotonic() - t0 < timeout:
+        time.sleep(0.2)
+        snap = snapshot_of(db)
+    assert snap == expected, f"index differs from a fresh build: {snap.differences(expected)}"
+    return time.monotonic() - t0
+
+
+class Watching:
+    """``cairn.interfaces.watch.watch`` in a thread (its own ``Cairn``), stopped and
+    joined on exit; an error in the thread fails the test."""
+
+    def __init__(self, folder: Path, db: Path, **settings: Any) -> None:
+        self.folder, self.db = folder, db
+        opts: dict[str, Any] = {"debounce_ms": 100, "recheck_seconds": 1.0, "poll_ms": 200}
+        opts.update(settings.pop("watch", {}))
+        self.settings = WatchSettings(**opts)
+        self.kwargs = settings
+        self.stop = threading.Event()
+        self.ready = threading.Event()
+        self.batches: list[WatchBatch] = []
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        try:
+            with Cairn.open(db=self.db) as c:
+                watch(
+                    c,
+                    [self.folder],
+                    settings=self.settings,
+                    stop=self.stop,
+                    on_ready=lambda _run: self.ready.set(),
+                    on_batch=self.batches.append,
+                    **{"embed": False, **self.kwargs},
+                )
+        except BaseException as exc:
+            self.error = exc
+            self.ready.set()
+
+    def __enter__(self) -> Watching:
+        self.thread.start()
+        assert self.ready.wait(120), "the watcher did not get ready"
+        if self.error is not None:
+            raise self.error
+        time.sleep(0.3)  # the OS watch is set up right after the catch-up run
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(30)
+        assert not self.thread.is_alive(), "the watcher did not stop"
+        if self.error is not None:
+            raise self.error

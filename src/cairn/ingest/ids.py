@@ -2,13 +2,18 @@
 
 Every id is a UUIDv5 in cairn's namespace over a path-like name, so indexing the same
 files twice gives the same ids. A source's own id (an Org ``ID``, a frontmatter ``id``,
-a chat message id) wins when it is free; see :func:`cairn.ingest.pipeline.assign_ids`.
+a chat message id) wins when it is free; see :func:`assign_ids`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from pathlib import Path
+
+from cairn.model import Diagnostic, Document, SourceRoot, Unit
+from cairn.sources import SourceFile
+from cairn.store import Store
 
 NAMESPACE = uuid.UUID("5b0c5f4e-6a35-5d8e-9a55-63a1c2a1e0b7")
 
@@ -33,3 +38,82 @@ def unit_id(doc_id: str, outline_path: tuple[str, ...], occurrence: int, kind: s
     """
     name = f"unit:{doc_id}:{kind}:{occurrence}:" + "\x1f".join(outline_path)
     return str(uuid.uuid5(NAMESPACE, name))
+
+
+def assign_ids(
+    store: Store, root: SourceRoot, docs: list[Document], sf: SourceFile, digest: str
+) -> list[Document]:
+    """Give documents and units their final ids (declared ids win when free)."""
+    taken_docs: set[str] = set()
+    taken_units: set[str] = set()
+    return [
+        dataclasses.replace(
+            assign_doc_ids(store, root, sf, doc, taken_docs, taken_units),
+            content_hash=digest,
+        )
+        for doc in docs
+    ]
+
+
+def assign_doc_ids(
+    store: Store,
+    root: SourceRoot,
+    sf: SourceFile,
+    doc: Document,
+    taken_docs: set[str],
+    taken_units: set[str],
+) -> Document:
+    """One document's id (its declared id when no other file uses it, else a
+    path-based UUIDv5) and its units' ids; ``taken_*`` hold ids already given out
+    for this file."""
+    doc_id = document_id(root.id, sf.relpath, doc.key)
+    if doc.declared_id and doc.declared_id not in taken_docs:
+        owner = store.document_owner(doc.declared_id)
+        if owner is None or owner == (root.id, sf.relpath):
+            doc_id = doc.declared_id
+        else:
+            doc = dataclasses.replace(
+                doc,
+                warnings=(
+                    *doc.warnings,
+                    Diagnostic(
+                        sf.relpath,
+                        f"id {doc.declared_id} is already used by {owner[1]}; "
+                        "a path-based id is used instead",
+                    ),
+                ),
+            )
+    taken_docs.add(doc_id)
+    units = _unit_ids(store, doc_id, doc.units, taken_units)
+    return dataclasses.replace(
+        doc, id=doc_id, root_id=root.id, size=sf.size, mtime=sf.mtime, units=units
+    )
+
+
+def _unit_ids(
+    store: Store, doc_id: str, units: tuple[Unit, ...], taken: set[str]
+) -> tuple[Unit, ...]:
+    """Unit ids: a declared id (Org ``ID``, message id) when no other document uses
+    it, else a UUIDv5 over document, kind, outline path and occurrence."""
+    seen: dict[tuple[str, tuple[str, ...]], int] = {}
+    assigned: list[str] = []
+    for u in units:
+        key = (u.kind, u.outline_path)
+        occurrence = seen.get(key, 0)
+        seen[key] = occurrence + 1
+        uid = unit_id(doc_id, u.outline_path, occurrence, u.kind)
+        if u.declared_id and u.declared_id not in taken and u.declared_id != doc_id:
+            owner = store.unit_owner(u.declared_id)
+            if owner is None or owner == doc_id:
+                uid = u.declared_id
+        taken.add(uid)
+        assigned.append(uid)
+    return tuple(
+        dataclasses.replace(
+            u,
+            id=assigned[i],
+            document_id=doc_id,
+            parent_id=assigned[u.parent] if u.parent is not None and 0 <= u.parent < i else None,
+        )
+        for i, u in enumerate(units)
+    )

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import calendar
 import dataclasses
-import sys
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from cairn import formats
 from cairn.formats import okf
 from cairn.graph.resolve import resolve_links
 from cairn.ingest import ids
+from cairn.ingest.batch import BATCH, Batch
 from cairn.ingest.bundles import bundle_of
 from cairn.ingest.limits import IndexLimits, check_mass_delete
 from cairn.ingest.prepare import Job, Prepared, Preparer
@@ -34,13 +33,9 @@ from cairn.model import (
     FileState,
     Run,
     SourceRoot,
-    Unit,
 )
 from cairn.sources import SourceFile, content_hash, discover, source_file
 from cairn.store import Store
-
-BATCH = 200
-"""Files written per transaction, at most."""
 
 RACY_SECONDS = 2.0
 """A file whose recorded mtime is this close to (or after) the start of the last run
@@ -330,7 +325,7 @@ class Indexer:
                     seconds=self.limits.file_seconds,
                 )
             )
-        batch = _Batch(self.store)
+        batch = Batch(self.store)
         try:
             for item in self.preparer.map(jobs, total=len(jobs)):
                 if item is None:  # the next file is not ready: commit what waits
@@ -429,7 +424,7 @@ class Indexer:
             return
         try:
             with self.store.transaction():
-                final = self._assign_ids(root, docs, sf, digest)
+                final = ids.assign_ids(self.store, root, docs, sf, digest)
                 self.store.replace_file(
                     root.id,
                     sf.relpath,
@@ -455,54 +450,6 @@ class Indexer:
             tally.added += 1
         else:
             tally.changed += 1
-
-    def _assign_ids(
-        self, root: SourceRoot, docs: list[Document], sf: SourceFile, digest: str
-    ) -> list[Document]:
-        """Give documents and units their final ids (declared ids win when free)."""
-        taken_docs: set[str] = set()
-        taken_units: set[str] = set()
-        return [
-            dataclasses.replace(
-                self._assign_doc_ids(root, sf, doc, taken_docs, taken_units),
-                content_hash=digest,
-            )
-            for doc in docs
-        ]
-
-    def _assign_doc_ids(
-        self,
-        root: SourceRoot,
-        sf: SourceFile,
-        doc: Document,
-        taken_docs: set[str],
-        taken_units: set[str],
-    ) -> Document:
-        """One document's id (its declared id when no other file uses it, else a
-        path-based UUIDv5) and its units' ids; ``taken_*`` hold ids already given out
-        for this file."""
-        doc_id = ids.document_id(root.id, sf.relpath, doc.key)
-        if doc.declared_id and doc.declared_id not in taken_docs:
-            owner = self.store.document_owner(doc.declared_id)
-            if owner is None or owner == (root.id, sf.relpath):
-                doc_id = doc.declared_id
-            else:
-                doc = dataclasses.replace(
-                    doc,
-                    warnings=(
-                        *doc.warnings,
-                        Diagnostic(
-                            sf.relpath,
-                            f"id {doc.declared_id} is already used by {owner[1]}; "
-                            "a path-based id is used instead",
-                        ),
-                    ),
-                )
-        taken_docs.add(doc_id)
-        units = _unit_ids(self.store, doc_id, doc.units, taken_units)
-        return dataclasses.replace(
-            doc, id=doc_id, root_id=root.id, size=sf.size, mtime=sf.mtime, units=units
-        )
 
     def _index_export(
         self,
@@ -544,7 +491,9 @@ class Indexer:
                         if isinstance(item, Failure):
                             failures.append(item)
                             continue
-                        doc = self._assign_doc_ids(root, sf, item, taken_docs, taken_units)
+                        doc = ids.assign_doc_ids(
+                            self.store, root, sf, item, taken_docs, taken_units
+                        )
                         doc = dataclasses.replace(doc, content_hash=_document_hash(item))
                         seen.add(doc.id)
                         stored += 1
@@ -617,40 +566,6 @@ def _heavy(item: Prepared) -> bool:
     return item.file.size > 1_000_000 or sum(len(d.units) for d in item.docs) > 2000
 
 
-class _Batch:
-    """The open write transaction of an index run: files are stored in batches of at
-    most :data:`BATCH`, committed early when the next file keeps it waiting."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self.count = 0
-        self._tx: AbstractContextManager[None] | None = None
-        self._since = 0.0
-
-    def open(self) -> None:
-        """Start a transaction unless one is open."""
-        if self._tx is None:
-            tx = self.store.transaction()
-            tx.__enter__()
-            self._tx, self._since, self.count = tx, time.monotonic(), 0
-
-    def age(self) -> float:
-        """Seconds the open transaction has been open (``0``: none is)."""
-        return time.monotonic() - self._since if self._tx is not None else 0.0
-
-    def commit(self) -> None:
-        """Commit the open transaction, if any."""
-        tx, self._tx = self._tx, None
-        if tx is not None:
-            tx.__exit__(None, None, None)
-
-    def abort(self) -> None:
-        """Roll the open transaction back (the run is failing)."""
-        tx, self._tx = self._tx, None
-        if tx is not None:
-            tx.__exit__(*sys.exc_info())
-
-
 class _NothingStored(Exception):
     """Raised inside an export's transaction to undo it when nothing could be read."""
 
@@ -658,32 +573,3 @@ class _NothingStored(Exception):
 def _document_hash(doc: Document) -> str:
     """A content hash of a parsed document (before ids), to skip unchanged ones."""
     return content_hash(repr(doc).encode("utf-8", "surrogatepass"))
-
-
-def _unit_ids(
-    store: Store, doc_id: str, units: tuple[Unit, ...], taken: set[str]
-) -> tuple[Unit, ...]:
-    """Unit ids: a declared id (Org ``ID``, message id) when no other document uses
-    it, else a UUIDv5 over document, kind, outline path and occurrence."""
-    seen: dict[tuple[str, tuple[str, ...]], int] = {}
-    assigned: list[str] = []
-    for u in units:
-        key = (u.kind, u.outline_path)
-        occurrence = seen.get(key, 0)
-        seen[key] = occurrence + 1
-        uid = ids.unit_id(doc_id, u.outline_path, occurrence, u.kind)
-        if u.declared_id and u.declared_id not in taken and u.declared_id != doc_id:
-            owner = store.unit_owner(u.declared_id)
-            if owner is None or owner == doc_id:
-                uid = u.declared_id
-        taken.add(uid)
-        assigned.append(uid)
-    return tuple(
-        dataclasses.replace(
-            u,
-            id=assigned[i],
-            document_id=doc_id,
-            parent_id=assigned[u.parent] if u.parent is not None and 0 <= u.parent < i else None,
-        )
-        for i, u in enumerate(units)
-    )

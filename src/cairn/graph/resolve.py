@@ -30,8 +30,10 @@ tables, and a partial catalog of the candidates gives the same answer as the who
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 import re
+import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -60,8 +62,14 @@ Resolution = tuple[str | None, str | None, str | None]
 NOTE_EXTENSIONS = (".md", ".markdown", ".org", ".txt")
 
 
+def _nfc(s: str) -> str:
+    """``s`` in Unicode NFC: a name written in NFD (as macOS writes file names) and the
+    same name in NFC (as links are usually typed) resolve alike."""
+    return s if s.isascii() else unicodedata.normalize("NFC", s)
+
+
 def _fold(s: str) -> str:
-    return s.casefold().strip()
+    return _nfc(s).casefold().strip()
 
 
 def _slug(s: str) -> str:
@@ -110,6 +118,7 @@ class Catalog:
         documents answers as the whole one would for links naming only them."""
         cat = cls()
         docs = sorted(docs, key=lambda d: (d.root_id, d.path, d.key or "", d.id))
+        docs = [dataclasses.replace(d, path=_nfc(d.path)) for d in docs]
         for d in docs:
             key = (d.root_id, d.path)
             cat.by_path.setdefault(key, d.id)
@@ -132,7 +141,7 @@ class Catalog:
             )
             if u.org_id:
                 cat.org_ids.setdefault(u.org_id, (u.document_id, u.id))
-        att = sorted(set(attachments))
+        att = sorted({(r, _nfc(p)) for r, p in attachments})
         for root_id, path in att:
             cat.attachments.add((root_id, path))
             cat.attachment_names[_fold(posixpath.basename(path))].append((root_id, path))
@@ -164,7 +173,7 @@ class Catalog:
     # --- helpers ----------------------------------------------------------------------
     def doc_at(self, root_id: str, path: str) -> str | None:
         """The document at a root-relative path (tries a note extension when missing)."""
-        path = posixpath.normpath(path).lstrip("/")
+        path = _nfc(posixpath.normpath(path).lstrip("/"))
         hit = self.by_path.get((root_id, path))
         if hit is None and not any(path.lower().endswith(e) for e in NOTE_EXTENSIONS):
             for ext in NOTE_EXTENSIONS:
@@ -219,8 +228,9 @@ def _pick(cands: list[str], cat: Catalog, root_id: str, folder: str) -> str:
 
 def resolve_link(row: LinkOccurrence, cat: Catalog) -> Resolution:
     """Resolve one stored link (see :meth:`~cairn.store.base.Store.links_from`)."""
-    kind, target, anchor = row.kind, row.target or "", row.anchor
-    root_id, src_path, src_doc = row.root_id, row.path, row.document_id
+    kind, target, anchor = row.kind, _nfc(row.target or ""), row.anchor
+    anchor = _nfc(anchor) if anchor else anchor
+    root_id, src_path, src_doc = row.root_id, _nfc(row.path), row.document_id
     folder = posixpath.dirname(src_path)
     if kind == URL:
         return None, None, None
@@ -263,8 +273,8 @@ def resolve_link(row: LinkOccurrence, cat: Catalog) -> Resolution:
 
 def _resolve_obsidian(row: LinkOccurrence, cat: Catalog) -> Resolution:
     """Wikilinks, embeds and Markdown links: Obsidian's rules, then Org/text stems."""
-    root_id, src_path = row.root_id, row.path
-    target = row.target or ""
+    root_id, src_path = row.root_id, _nfc(row.path)
+    target = _nfc(row.target or "")
     if row.kind == MARKDOWN_LINK:
         target = unquote(target)
     link = Link(kind=row.kind, target=target, anchor=row.anchor)
@@ -307,7 +317,7 @@ def _strip_ext(name: str) -> str:
 
 
 def _base(text: str) -> str:
-    return text.strip().casefold().rstrip("/").rsplit("/", 1)[-1].strip()
+    return _nfc(text).strip().casefold().rstrip("/").rsplit("/", 1)[-1].strip()
 
 
 def name_key(text: str) -> str:

@@ -36,6 +36,12 @@ class StoreError(CairnError):
     """The index could not be opened, migrated, read or written."""
 
 
+class StoreUnwritable(StoreError):
+    """The index cannot be written at all right now (the disk is full, the file or its
+    folder is read-only): a run stops at its last commit instead of failing file after
+    file."""
+
+
 class QueryError(CairnError):
     """A query or lookup cannot be answered (e.g. an unknown unit id)."""
 

@@ -366,3 +366,35 @@ def test_readers_never_see_a_half_applied_file(tmp_path: Path) -> None:
     t.join()
     assert not errors
     assert seen == {1}  # every unit of the file from one version, never a mix
+
+
+def test_a_full_disk_ends_the_run_with_one_clear_message(tmp_path: Path) -> None:
+    """A full disk mid-run (simulated by capping the database's pages, which SQLite
+    reports exactly as a full disk): one StoreError saying so, nothing half-written,
+    the index still answers at its last committed state and passes its checks."""
+    import sqlite3 as _sqlite3
+
+    from cairn.config import Config
+    from cairn.errors import StoreError
+
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "a.md").write_text("# Alpha\n\nalpha body\n")
+    with Cairn(Config(db_path=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        for i in range(300):
+            (root / f"n{i}.md").write_text(f"# Note {i}\n\n" + "filler text " * 400)
+        pages = c.store.db.execute("PRAGMA page_count").fetchone()[0]  # type: ignore[attr-defined]
+        c.store.db.execute(f"PRAGMA max_page_count = {pages + 20}")  # type: ignore[attr-defined]
+        with pytest.raises(StoreError) as exc:
+            c.index(embed=False)
+        assert "full" in str(exc.value) and "free some disk space" in str(exc.value)
+        assert [h.path for h in c.search("alpha", mode="keyword").hits] == ["a.md"]
+        assert c.check() == []
+    raw = _sqlite3.connect(tmp_path / "i.db")
+    assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    raw.close()
+    with Cairn(Config(db_path=tmp_path / "i.db")) as c:  # space again: it converges
+        run = c.index(embed=False)
+        assert run.failed == 0 and c.check() == []
+        assert len(c.search("filler", mode="keyword", limit=500).hits) == 300

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cairn import formats
+from cairn.errors import StoreUnwritable
 from cairn.formats import okf
 from cairn.graph.resolve import resolve_links
 from cairn.ingest import ids
@@ -435,6 +436,8 @@ class Indexer:
                     documents=final,
                     failure=failures[0] if failures else None,
                 )
+        except StoreUnwritable:
+            raise  # a full disk or a read-only index: the run stops at its last commit
         except Exception as exc:  # a store-level fault for this file only
             failure = Failure(sf.relpath, f"could not store: {type(exc).__name__}: {exc}")
             tally.failures.append(failure)
@@ -532,6 +535,8 @@ class Indexer:
             tally.failures.extend(failures)
             self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, digest, failures[0])
             return
+        except StoreUnwritable:
+            raise
         except Exception as exc:  # a store-level fault for this file only
             failure = Failure(sf.relpath, f"could not store: {type(exc).__name__}: {exc}")
             tally.failures.append(failure)

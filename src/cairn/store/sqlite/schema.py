@@ -14,7 +14,7 @@ from pathlib import Path
 from types import FunctionType
 from typing import Any, TypeVar
 
-from cairn.errors import StoreError
+from cairn.errors import StoreError, StoreUnwritable
 
 MIGRATIONS: tuple[str, ...] = (
     # 0 -> 1: the initial schema
@@ -177,12 +177,21 @@ def guard_errors(cls: type[_T]) -> type[_T]:
                 try:
                     return fn(self, *args, **kwargs)
                 except sqlite3.Error as exc:
-                    raise StoreError(f"{self.path}: {name} failed: {_reason(exc)}") from exc
+                    raise _error(exc)(f"{self.path}: {name} failed: {_reason(exc)}") from exc
 
             return guarded
 
         setattr(cls, name, wrap(attr))
     return cls
+
+
+def _error(exc: sqlite3.Error) -> type[StoreError]:
+    """:class:`StoreUnwritable` for a full disk or a read-only index, else
+    :class:`StoreError`."""
+    low = str(exc).lower()
+    if "full" in low or "readonly" in low or "read-only" in low:
+        return StoreUnwritable
+    return StoreError
 
 
 def _reason(exc: sqlite3.Error) -> str:
@@ -310,7 +319,7 @@ class SQLiteBase:
         try:
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot start a write: {_reason(exc)}") from exc
+            raise _error(exc)(f"{self.path}: cannot start a write: {_reason(exc)}") from exc
         try:
             yield
         except BaseException:
@@ -323,7 +332,7 @@ class SQLiteBase:
             except sqlite3.Error as exc:
                 with suppress(sqlite3.Error):
                     self.db.execute("ROLLBACK")
-                raise StoreError(f"{self.path}: cannot commit: {_reason(exc)}") from exc
+                raise _error(exc)(f"{self.path}: cannot commit: {_reason(exc)}") from exc
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -335,8 +344,10 @@ class SQLiteBase:
         try:
             yield
         except BaseException:
-            self.db.execute(f"ROLLBACK TO {name}")
-            self.db.execute(f"RELEASE {name}")
+            # SQLite may have rolled the whole transaction back already (a full disk)
+            with suppress(sqlite3.Error):
+                self.db.execute(f"ROLLBACK TO {name}")
+                self.db.execute(f"RELEASE {name}")
             raise
         else:
             self.db.execute(f"RELEASE {name}")

@@ -78,6 +78,7 @@ KEYS: Mapping[str, frozenset[str]] = {
         }
     ),
     "mcp": frozenset({"allow_write", "host", "port"}),
+    "web": frozenset({"editor_url"}),
 }
 """Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
 
@@ -213,6 +214,8 @@ class Config:
             :class:`cairn.embed.registry.EmbedConfig`,
             :class:`cairn.search.fusion.FusionConfig` and the chunking settings.
         serve / mcp: the HTTP API's and the MCP server's settings.
+        web: the ``[web]`` table as written: ``editor_url``, the template of the web UI's
+            "open in editor" links (``{path}``, ``{line}``).
     """
 
     db_path: Path
@@ -225,6 +228,7 @@ class Config:
     chunking: Mapping[str, Any] = field(default_factory=dict)
     serve: ServeConfig = field(default_factory=ServeConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
+    web: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def types_file(self) -> Path | None:
@@ -330,7 +334,17 @@ def load_config(
         chunking=_frozen(section("chunking")),
         serve=serve,
         mcp=mcp,
+        web=_web(path, section("web")),
     )
+
+
+def _web(path: Path, web: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``[web]`` section, checked: ``editor_url`` is a string holding ``{path}``."""
+    url = web.get("editor_url")
+    if url is not None and (not isinstance(url, str) or "{path}" not in url):
+        raise ConfigError(f"{path}: [web] editor_url must be a string holding {{path}} "
+                          "(and optionally {line}), e.g. \"vscode://file/{path}:{line}\"")
+    return _frozen(web)
 
 
 def _doors(

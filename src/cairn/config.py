@@ -343,8 +343,9 @@ def _web(path: Path, web: Mapping[str, Any]) -> Mapping[str, Any]:
     url = web.get("editor_url")
     if url is not None and (not isinstance(url, str) or "{path}" not in url):
         raise ConfigError(f"{path}: [web] editor_url must be a string holding {{path}} "
-                          "(and optionally {line}), e.g. \"vscode://file/{path}:{line}\"")
-    return _frozen(web)
+                          "(and optionally {line}), e.g. \"vscode://file{path}:{line}\"")
+    frozen: Mapping[str, Any] = _frozen(web)
+    return frozen
 
 
 def _doors(

@@ -11,6 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -106,12 +107,14 @@ class Serve:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         code = "import sys; from cairn.interfaces.cli import main; sys.exit(main())"
+        # the log goes to a file: a pipe nobody reads fills up and blocks the server
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
         self.proc = subprocess.Popen(
             [sys.executable, "-c", code, "serve", "--db", str(vault.db), "--port",
              str(self.port)],
             env={**os.environ, "CAIRN_CONFIG": str(vault.config), "CAIRN_EMBED": "none",
                  "PYTHONPATH": str(ROOT / "src"), **(env or {})},
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -120,9 +123,9 @@ class Serve:
             except OSError:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
                     self.stop()
+                    self.log.seek(0)
                     raise RuntimeError("cairn serve did not start: " +
-                                       (self.proc.stderr.read().decode() if self.proc.stderr
-                                        else "")) from None
+                                       self.log.read().decode()) from None
                 time.sleep(0.1)
 
     def stop(self) -> None:
@@ -134,8 +137,7 @@ class Serve:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
-        if self.proc.stderr:
-            self.proc.stderr.close()
+        self.log.close()
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,14 @@ URL_ATTRS = {"href", "src", "action", "formaction", "xlink:href", "data", "poste
 BANNED_TAGS = {"iframe", "object", "embed", "base", "style", "svg", "math",
                "link", "meta", "frame", "frameset", "applet", "img", "video", "audio",
                "source", "template", "textarea", "select"}
-ALLOWED_HEAD = {("link", "stylesheet", "/static/app.css"), ("meta", "", "")}
+
+
+def _own_head(tag: str, a: dict[str, str]) -> bool:
+    """The page's own stylesheet link and meta tags."""
+    if tag == "link":
+        return a.get("rel") == "stylesheet" and a.get("href") == "/static/app.css"
+    return tag == "meta" and set(a) <= {"charset", "name", "content"} and \
+        a.get("name", "viewport") == "viewport"
 
 
 class Dangers(HTMLParser):
@@ -29,13 +36,7 @@ class Dangers(HTMLParser):
             self.scripts.append(a.get("src", ""))
             if a.get("src") != "/static/app.js":
                 self.found.append(f"<script {a}>")
-        elif tag == "link" and a.get("rel") == "stylesheet" and a.get("href") == \
-                "/static/app.css":
-            pass
-        elif tag == "meta" and set(a) <= {"charset", "name", "content"} and \
-                a.get("name", "viewport") == "viewport":
-            pass
-        elif tag in BANNED_TAGS:
+        elif tag in BANNED_TAGS and not _own_head(tag, a):
             self.found.append(f"<{tag} {a}>")
         for k, v in a.items():
             if k.startswith("on"):

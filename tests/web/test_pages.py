@@ -18,8 +18,9 @@ from cairn.config import load_config
 from cairn.interfaces.web.render import editor_link, render_markdown, render_org, safe_url
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import Serve, Vault  # noqa: E402
-from html_check import dangers  # noqa: E402
+from html_check import dangers
+
+from conftest import Serve, Vault
 
 
 def get(srv: Serve, path: str, headers: dict[str, str] | None = None
@@ -208,3 +209,15 @@ def test_editor_links() -> None:
     assert editor_link(None, "/n/a.org", 1) is None
     assert editor_link("javascript:alert({path})", "/n/a.org", 1) is None
     assert editor_link(" data:text/html,{path}", "/n/a.org", 1) is None
+
+
+def test_web_editor_url_is_checked(tmp_path: Path) -> None:
+    from cairn.errors import ConfigError
+
+    conf = tmp_path / "cairn.toml"
+    conf.write_text('[web]\neditor_url = "vscode://file{path}:{line}"\n', encoding="utf-8")
+    assert load_config(config_file=conf).web["editor_url"] == "vscode://file{path}:{line}"
+    for bad in ('editor_url = 3', 'editor_url = "vscode://nothing"', 'editr_url = "x"'):
+        conf.write_text(f"[web]\n{bad}\n", encoding="utf-8")
+        with pytest.raises(ConfigError, match=r"\[web\]|editr_url"):
+            load_config(config_file=conf)

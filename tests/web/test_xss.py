@@ -14,10 +14,11 @@ from cairn.app import Cairn
 from cairn.config import load_config
 
 sys.path.insert(0, str(Path(__file__).parent))
-from conftest import Serve, Vault  # noqa: E402
-from html_check import dangers  # noqa: E402
-from payloads import FILE_NAMES, ORG_LINKS, PAYLOADS  # noqa: E402
-from test_pages import get  # noqa: E402
+from html_check import dangers
+from payloads import FILE_NAMES, ORG_LINKS, PAYLOADS
+from test_pages import get
+
+from conftest import Serve, Vault
 
 
 def hostile_documents(vault: Vault) -> list[tuple[str, str]]:

@@ -126,6 +126,10 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
     def status_page() -> HTMLResponse:
         return _page(env, "status.html", stats=cairn.stats(), roots=cairn.roots())
 
+    @api.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> Response:
+        return Response(status_code=204)  # no icon, and no 404 in the browser console
+
     @api.get("/static/{name}", include_in_schema=False)
     def static_file(name: Annotated[str, Path(pattern=r"^[a-z0-9][a-z0-9_.-]*$")]
                     ) -> Response:

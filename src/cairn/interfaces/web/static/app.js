@@ -33,14 +33,28 @@
     var mine = ++seq;
     if (controller) controller.abort();
     controller = new AbortController();
-    fetch("/ui/hits?" + qs, { signal: controller.signal, credentials: "same-origin" })
-      .then(function (r) { return r.text(); })
+    load(qs, mine, controller.signal, 2);
+  }
+
+  function load(qs, mine, signal, tries) {
+    fetch("/ui/hits?" + qs, { signal: signal, credentials: "same-origin" })
+      .then(function (r) {
+        if (!r.ok && r.status >= 500) throw new Error("HTTP " + r.status);
+        return r.text();
+      })
       .then(function (html) {
         if (mine !== seq) return;
         box.innerHTML = html;  // server-rendered, escaped and sanitised
         selected = -1;
       })
-      .catch(function () { /* aborted by a newer keystroke */ });
+      .catch(function (err) {
+        if (mine !== seq || (err && err.name === "AbortError")) return;  // a newer keystroke
+        if (tries > 1) { load(qs, mine, signal, tries - 1); return; }
+        var p = document.createElement("p");
+        p.className = "error";
+        p.textContent = "The search failed (" + err + "); is cairn serve still running?";
+        box.replaceChildren(p);
+      });
   }
 
   if (input && box) {

@@ -34,7 +34,8 @@ class Dangers(HTMLParser):
         a = {k.lower(): v or "" for k, v in attrs}
         if tag == "script":
             self.scripts.append(a.get("src", ""))
-            if a.get("src") != "/static/app.js":
+            if a.get("src") not in ("/static/app.js", "/static/cytoscape.min.js",
+                                    "/static/graph.js"):
                 self.found.append(f"<script {a}>")
         elif tag in BANNED_TAGS and not _own_head(tag, a):
             self.found.append(f"<{tag} {a}>")

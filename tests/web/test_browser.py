@@ -170,3 +170,42 @@ def test_time_to_first_result(watched: Watched, server: Serve) -> None:
     if os.environ.get("CAIRN_WEB_TIMING"):
         Path(os.environ["CAIRN_WEB_TIMING"]).write_text(line + "\n", encoding="utf-8")
     assert p95 < 2000
+
+
+def test_the_graph_page_draws_the_neighbourhood_and_a_click_opens_a_note(
+    watched: Watched, server: Serve, vault: Vault
+) -> None:
+    from test_pages import doc_id
+
+    page = watched.page
+    garden = doc_id(vault, "projects/garden.org")
+    page.goto(f"{server.url}/note/{garden}")
+    page.click("a.graph-link")
+    page.wait_for_url("**/graph/**")
+    page.select_option("#hops", "2")
+    page.wait_for_url("**hops=2**")
+    page.wait_for_selector("#cy[data-ready]", state="attached")
+    nodes = int(page.get_attribute("#cy", "data-ready") or 0)
+    assert nodes > 5
+    assert page.locator("#relations input[type=checkbox]").count() >= 2
+    page.screenshot(path=str(DOCS / "web-graph.png"))
+    # filter a relation away, then click a node that is not the garden's
+    page.locator("#relations input[type=checkbox]").first.uncheck()
+    box = page.locator("#cy").bounding_box()
+    assert box is not None
+    pos = page.evaluate("""(garden) => { const n = window.__cy.nodes().filter(
+        x => x.data('document_id') !== garden)[0]; const p = n.renderedPosition();
+        return [p.x, p.y, n.data('document_id')]; }""", garden)
+    page.mouse.click(box["x"] + pos[0], box["y"] + pos[1])
+    page.wait_for_url(f"**/note/{pos[2]}**")
+    assert page.locator("article h1").count() == 1
+    assert watched.fired() == []
+
+
+def test_hostile_graph_pages_run_nothing(watched: Watched, server: Serve, vault: Vault
+                                         ) -> None:
+    page = watched.page
+    for doc_id, _ in hostile_documents(vault)[:40]:
+        page.goto(f"{server.url}/graph/{urllib.parse.quote(doc_id, safe='')}?hops=2")
+        page.wait_for_selector("#cy[data-ready]", state="attached")
+    assert watched.fired() == []

@@ -63,9 +63,21 @@ def _env() -> Environment:
     return env
 
 
-def _page(env: Environment, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+CYTOSCAPE_STYLE = "'sha256-pgvDUBa4IjFA2yuSJ2cqcyxmNYJMborsd0ORcRv9vw8='"
+"""The hash of the one stylesheet Cytoscape.js 3.34.4 adds to the page."""
+GRAPH_HEADERS = {**HEADERS, "Content-Security-Policy": CSP.replace(
+    "style-src 'self';", f"style-src 'self'; style-src-elem 'self' {CYTOSCAPE_STYLE}; "
+    "style-src-attr 'unsafe-inline';")}
+"""The graph page's headers: Cytoscape.js adds one stylesheet (allowed by its hash)
+and sets ``style`` attributes on the elements it creates, so that page allows inline
+style *attributes* — never inline script; note text never reaches that page's HTML
+(labels are drawn on a canvas)."""
+
+
+def _page(env: Environment, name: str, status: int = 200,
+          headers: Mapping[str, str] = HEADERS, **context: Any) -> HTMLResponse:
     html = env.get_template(name).render(**context)
-    return HTMLResponse(html, status_code=status, headers=HEADERS)
+    return HTMLResponse(html, status_code=status, headers=dict(headers))
 
 
 def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
@@ -121,6 +133,23 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
             except CairnError:
                 text = None  # the file went away: show the indexed bodies
         return _page(env, "note.html", **note_context(view, text, editor_url))
+
+    @api.get("/graph/{id}", include_in_schema=False)
+    def graph_page(id: Annotated[str, Path(min_length=1, max_length=200)],
+                   hops: Annotated[int, Query(ge=1, le=3)] = 1) -> HTMLResponse:
+        try:
+            view = cairn.get(id)
+        except CairnError as exc:
+            return _page(env, "error.html", 404, message=str(exc))
+        title = (view.document.title if isinstance(view, DocumentView)
+                 else view.unit.title if isinstance(view, UnitView) else view.path)
+        return _page(env, "graph.html", headers=GRAPH_HEADERS, id=id, title=title, hops=hops)
+
+    @api.get("/ui/graph.json", include_in_schema=False)
+    def graph_json(node: Annotated[str, Query(min_length=1, max_length=4096)],
+                   hops: Annotated[int, Query(ge=1, le=3)] = 1) -> Response:
+        text = cairn.export_graph("cytoscape", around=cairn.confine(node), hops=hops)
+        return Response(text, media_type="application/json", headers=HEADERS)
 
     @api.get("/status", include_in_schema=False)
     def status_page() -> HTMLResponse:

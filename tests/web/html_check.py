@@ -9,7 +9,7 @@ URL_ATTRS = {"href", "src", "action", "formaction", "xlink:href", "data", "poste
              "background", "srcdoc", "ping", "cite", "srcset"}
 BANNED_TAGS = {"iframe", "object", "embed", "base", "style", "svg", "math",
                "link", "meta", "frame", "frameset", "applet", "img", "video", "audio",
-               "source", "template", "textarea", "select"}
+               "source", "template", "textarea"}
 
 
 def _own_head(tag: str, a: dict[str, str]) -> bool:

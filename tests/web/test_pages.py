@@ -221,3 +221,20 @@ def test_web_editor_url_is_checked(tmp_path: Path) -> None:
         conf.write_text(f"[web]\n{bad}\n", encoding="utf-8")
         with pytest.raises(ConfigError, match=r"\[web\]|editr_url"):
             load_config(config_file=conf)
+
+
+def test_graph_page_and_its_json(server: Serve, vault: Vault) -> None:
+    garden = doc_id(vault, "projects/garden.org")
+    status, headers, html = get(server, f"/graph/{garden}?hops=2")
+    assert status == 200 and "<h1>Graph around" in html
+    csp = headers["content-security-policy"]
+    assert "script-src 'self';" in csp and "unsafe-inline" not in csp.split("style-src-attr")[0]
+    assert '<script src="/static/cytoscape.min.js" defer>' in html
+    assert dangers(html) == []
+    status, headers, text = get(server, f"/ui/graph.json?node={garden}&hops=1")
+    assert status == 200 and headers["content-type"].startswith("application/json")
+    assert '"relation"' in text and garden in text
+    assert get(server, f"/graph/{garden}?hops=4")[0] == 422
+    assert get(server, "/graph/no-such-node")[0] == 404
+    assert get(server, "/ui/graph.json?node=%2Fetc%2Fpasswd")[0] in (400, 404)
+    assert get(server, "/static/cytoscape-license.txt")[2].startswith("Copyright")

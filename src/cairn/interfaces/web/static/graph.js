@@ -43,7 +43,13 @@
             "target-arrow-color": "data(colour)", "target-arrow-shape": "triangle",
             "curve-style": "bezier", "line-style": "data(style)", "arrow-scale": 0.7 } }
         ],
-        layout: { name: "cose", animate: false, numIter: 600, randomize: false }
+        // force-directed for a neighbourhood; concentric (by degree, linear time) once
+        // it is large: cose over 500 nodes takes seconds
+        layout: els.nodes.length > 150
+          ? { name: "concentric", animate: false, minNodeSpacing: 4,
+              concentric: function (n) { return n.degree(); },
+              levelWidth: function () { return 2; } }
+          : { name: "cose", animate: false, numIter: 600, randomize: false }
       });
       var names = Object.keys(relations).sort();
       var holder = document.getElementById("relations");

@@ -22,7 +22,10 @@ from test_xss import hostile_documents
 from conftest import Serve, Vault
 
 CHROMIUM = Path("/usr/bin/chromium")
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+DOCS = Path(os.environ.get("CAIRN_SCREENSHOTS") or
+            Path(__import__("tempfile").gettempdir()) / "cairn-web-screenshots")
+"""Where the screenshots go: ``$CAIRN_SCREENSHOTS`` (``docs/`` to refresh the README's),
+else a temporary folder, so a test run leaves the committed images alone."""
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
 HOOK = """
@@ -90,7 +93,7 @@ def test_search_open_a_hit_follow_a_backlink_and_the_status_page(
     page.wait_for_selector('.results[data-q="tomatoes"] li.hit')
     assert "q=tomatoes" in page.url  # the URL holds the query
     assert "Plant tomatoes" in page.inner_text("#hits")
-    DOCS.mkdir(exist_ok=True)
+    DOCS.mkdir(parents=True, exist_ok=True)
     page.fill("#q", "garden")
     page.wait_for_selector('.results[data-q="garden"] li.hit')
     page.keyboard.press("ArrowDown")

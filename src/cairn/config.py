@@ -82,6 +82,7 @@ KEYS: Mapping[str, frozenset[str]] = {
         {"file_seconds", "file_memory_mb", "max_file_mb", "mass_delete_share", "wait"}
     ),
     "watch": frozenset({"debounce_ms", "poll", "poll_ms", "recheck_seconds"}),
+    "web": frozenset({"editor_url"}),
 }
 """Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
 
@@ -220,6 +221,8 @@ class Config:
         index / watch: the ``[index]`` and ``[watch]`` tables, read-only (see
             :class:`cairn.ingest.limits.IndexLimits` and
             :class:`cairn.interfaces.watch.WatchSettings`).
+        web: the ``[web]`` table as written: ``editor_url``, the template of the web UI's
+            "open in editor" links (``{path}``, ``{line}``).
     """
 
     db_path: Path
@@ -234,6 +237,7 @@ class Config:
     mcp: McpConfig = field(default_factory=McpConfig)
     index: Mapping[str, Any] = field(default_factory=dict)
     watch: Mapping[str, Any] = field(default_factory=dict)
+    web: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def types_file(self) -> Path | None:
@@ -341,7 +345,18 @@ def load_config(
         mcp=mcp,
         index=_frozen(section("index")),
         watch=_frozen(section("watch")),
+        web=_web(path, section("web")),
     )
+
+
+def _web(path: Path, web: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``[web]`` section, checked: ``editor_url`` is a string holding ``{path}``."""
+    url = web.get("editor_url")
+    if url is not None and (not isinstance(url, str) or "{path}" not in url):
+        raise ConfigError(f"{path}: [web] editor_url must be a string holding {{path}} "
+                          "(and optionally {line}), e.g. \"vscode://file{path}:{line}\"")
+    frozen: Mapping[str, Any] = _frozen(web)
+    return frozen
 
 
 def _doors(

@@ -159,6 +159,9 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         max_body_size=policy.max_body_bytes,  # a chunked body is cut off there too
     )
     index_lock = threading.Lock()  # one index run at a time
+    from cairn.interfaces.web.routes import mount
+
+    mount(api, cairn, editor_url=cairn.config.web.get("editor_url"))
 
     @api.exception_handler(NotFound)
     def _not_found(request: Request, exc: NotFound) -> JSONResponse:

@@ -1,0 +1,86 @@
+// cairn web UI: search as you type, keyboard navigation. No inline script anywhere:
+// the Content-Security-Policy allows scripts from /static/ only.
+"use strict";
+(function () {
+  var input = document.getElementById("q");
+  var box = document.getElementById("hits");
+  var selected = -1;
+
+  function hits() { return box ? box.querySelectorAll("li.hit") : []; }
+
+  function select(i) {
+    var list = hits();
+    if (!list.length) { selected = -1; return; }
+    selected = Math.max(0, Math.min(i, list.length - 1));
+    for (var k = 0; k < list.length; k++) list[k].classList.toggle("selected", k === selected);
+    list[selected].scrollIntoView({ block: "nearest" });
+  }
+
+  function mode() {
+    var m = document.querySelector("input[name=mode]:checked");
+    return m ? m.value : "";
+  }
+
+  var timer = null, seq = 0, controller = null;
+  function refresh() {
+    var q = input.value, m = mode();
+    var params = new URLSearchParams();
+    if (q) params.set("q", q);
+    if (m) params.set("mode", m);
+    var qs = params.toString();
+    history.replaceState(null, "", qs ? "/?" + qs : "/");
+    document.title = (q || "Search") + " · cairn";
+    var mine = ++seq;
+    if (controller) controller.abort();
+    controller = new AbortController();
+    load(qs, mine, controller.signal, 2);
+  }
+
+  function load(qs, mine, signal, tries) {
+    fetch("/ui/hits?" + qs, { signal: signal, credentials: "same-origin" })
+      .then(function (r) {
+        if (!r.ok && r.status >= 500) throw new Error("HTTP " + r.status);
+        return r.text();
+      })
+      .then(function (html) {
+        if (mine !== seq) return;
+        box.innerHTML = html;  // server-rendered, escaped and sanitised
+        selected = -1;
+      })
+      .catch(function (err) {
+        if (mine !== seq || (err && err.name === "AbortError")) return;  // a newer keystroke
+        if (tries > 1) { load(qs, mine, signal, tries - 1); return; }
+        var p = document.createElement("p");
+        p.className = "error";
+        p.textContent = "The search failed (" + err + "); is cairn serve still running?";
+        box.replaceChildren(p);
+      });
+  }
+
+  if (input && box) {
+    input.addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(refresh, 120);
+    });
+    var radios = document.querySelectorAll("input[name=mode]");
+    for (var r = 0; r < radios.length; r++) radios[r].addEventListener("change", refresh);
+    input.form.addEventListener("submit", function (e) { e.preventDefault(); refresh(); });
+  }
+
+  document.addEventListener("keydown", function (e) {
+    var typing = e.target && (e.target.tagName === "INPUT" || e.target.tagName === "TEXTAREA");
+    if (e.key === "/" && !typing && input) {
+      e.preventDefault();
+      input.focus();
+      input.select();
+      return;
+    }
+    if (!box) return;
+    if (e.key === "ArrowDown") { e.preventDefault(); select(selected + 1); }
+    else if (e.key === "ArrowUp") { e.preventDefault(); select(selected - 1); }
+    else if (e.key === "Enter" && selected >= 0) {
+      var link = hits()[selected].querySelector("a.hit-title");
+      if (link) { e.preventDefault(); window.location.href = link.getAttribute("href"); }
+    } else if (e.key === "Escape" && typing) { input.blur(); }
+  });
+})();

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from cairn.app.doors import DoorsMixin
 from cairn.app.graph import GraphMixin
@@ -28,15 +30,7 @@ from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig
 from cairn.errors import CairnError, NotFound, QueryError
-from cairn.evaluation import EvalReport, evaluate
-from cairn.export.graph import render as render_graph
 from cairn.formats.types import RootTypes, load_root_types
-from cairn.graph.expand import ExpandConfig
-from cairn.graph.service import GraphService
-from cairn.ingest.chunking import ChunkConfig
-from cairn.ingest.embedding import EmbedProgress
-from cairn.ingest.pipeline import Indexer, Progress, make_root
-from cairn.ingest.run import EmbedSettings, complete_run
 from cairn.model import (
     EmbedStep,
     Run,
@@ -45,6 +39,15 @@ from cairn.model import (
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
 from cairn.sources import is_within
 from cairn.store import Store, open_store
+
+# Loaded when a method needs them (a keyword search needs none of them: start-up time
+# of a new `cairn search` process, see bench/startup.py).
+if TYPE_CHECKING:
+    from cairn.evaluation import EvalReport
+    from cairn.graph.service import GraphService
+    from cairn.ingest.chunking import ChunkConfig
+    from cairn.ingest.embedding import EmbedProgress
+    from cairn.ingest.pipeline import Indexer, Progress
 
 __all__ = ["Cairn", "reading_order"]
 
@@ -86,12 +89,8 @@ class Cairn(GraphMixin, DoorsMixin):
             store = open_store(config.db_path)
         self.store: Store = store
         self.types = self._load_types()
-        self.graph = GraphService(
-            self.store,
-            types=self.types.merged,
-            renderer=render_graph,
-            expand_config=ExpandConfig.from_mapping(config.graph),
-        )
+        self._graph: GraphService | None = None  # built on first use (see `graph`)
+        self._graph_build = threading.Lock()
         semantic = SemanticConfig.from_mapping(
             {"embed": config.embed, "fusion": config.fusion, "chunking": config.chunking}
         )
@@ -101,7 +100,7 @@ class Cairn(GraphMixin, DoorsMixin):
             semantic,
             embedder=UNSET if embedder is None else embedder,
             types=self.types.merged,
-            graph=self.graph,
+            graph_factory=lambda: self.graph,
         )
         self.last_embed: EmbedStep | None = None
         self._embed_signature = (
@@ -109,6 +108,29 @@ class Cairn(GraphMixin, DoorsMixin):
             if embedder is not None
             else _embed_signature(self.semantic.config.embed)
         )
+
+    @property
+    def graph(self) -> GraphService:
+        """The graph service over this store, built on first use (a keyword search
+        never needs it, so a new process does not import the graph builders)."""
+        if self._graph is None:
+            from cairn.export.graph import render as render_graph
+            from cairn.graph.expand import ExpandConfig
+            from cairn.graph.service import GraphService
+
+            with self._graph_build:  # a server's threads build it once
+                if self._graph is None:
+                    self._graph = GraphService(
+                        self.store,
+                        types=self.types.merged,
+                        renderer=render_graph,
+                        expand_config=ExpandConfig.from_mapping(self.config.graph),
+                    )
+        return self._graph
+
+    @graph.setter
+    def graph(self, value: GraphService) -> None:
+        self._graph = value
 
     def _load_types(self) -> RootTypes:
         """The note types of every registered root (each ``types.yaml`` read once)."""
@@ -121,7 +143,8 @@ class Cairn(GraphMixin, DoorsMixin):
         or changed) and hand the registry to chunking, search and the graph."""
         self.types = self._load_types()
         self.semantic.set_types(self.types.merged)
-        self.graph.set_types(self.types.merged)
+        if self._graph is not None:  # else it is built with these types
+            self.graph.set_types(self.types.merged)
         return self.types
 
     @classmethod
@@ -182,6 +205,8 @@ class Cairn(GraphMixin, DoorsMixin):
         Raises:
             CairnError: a path does not exist.
         """
+        from cairn.ingest.pipeline import make_root
+
         roots: list[SourceRoot] = []
         for p in paths:
             path = Path(p).expanduser()
@@ -328,6 +353,8 @@ class Cairn(GraphMixin, DoorsMixin):
         return self._complete(run, embed=embed, embed_progress=embed_progress)
 
     def _indexer(self) -> Indexer:
+        from cairn.ingest.pipeline import Indexer
+
         return Indexer(
             self.store,
             config_hash=self.config.fingerprint(),
@@ -336,6 +363,8 @@ class Cairn(GraphMixin, DoorsMixin):
 
     def _complete(self, run: Run, *, embed: bool, embed_progress: EmbedProgress | None) -> Run:
         """The graph and embedding steps of a run (see :mod:`cairn.ingest.run`)."""
+        from cairn.ingest.run import EmbedSettings, complete_run
+
         sem = self.semantic
         settings = EmbedSettings(
             embedder=lambda: sem.embedder,
@@ -352,6 +381,8 @@ class Cairn(GraphMixin, DoorsMixin):
 
     def _chunk_config(self) -> ChunkConfig:
         """``[chunking]`` with the note types' ``chunk_profile`` applied."""
+        from cairn.ingest.chunking import ChunkConfig
+
         cfg = ChunkConfig.from_mapping(self.config.chunking)
         return cfg.with_types(self.types.merged) if self.types.merged is not None else cfg
 
@@ -439,6 +470,9 @@ class Cairn(GraphMixin, DoorsMixin):
         Raises:
             CairnError: the folder is not a BEIR data set.
         """
+        from cairn.evaluation import evaluate
+        from cairn.ingest.chunking import ChunkConfig
+
         return evaluate(
             Path(folder),
             self.semantic.embedder,

@@ -20,9 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cairn.interfaces.cli._hits import run_search
-from cairn.interfaces.cli._plain import backend_error, err, open_index
-
 if TYPE_CHECKING:
     from cairn.app import Cairn
 
@@ -113,6 +110,9 @@ def fast_search(argv: Sequence[str]) -> int | None:
     args = parse(argv)
     if args is None:
         return None
+    # imported only now: any other command line goes to Typer without paying for them
+    from cairn.interfaces.cli._hits import run_search
+    from cairn.interfaces.cli._plain import backend_error, err, open_index
 
     def opener(db: Path | None) -> AbstractContextManager[Cairn]:
         return open_index(db or args.outer_db, args.config)

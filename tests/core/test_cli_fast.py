@@ -119,6 +119,7 @@ def test_a_keyword_search_loads_no_typer_numpy_parsers_or_graph(db: Path) -> Non
         ["search", "todo:open", "--json", "--limit=2"],
         ["search", "garden", "--mode", "keyword", "--alternates", "--no-expand"],
         ["search", "garden", "--expand", "--json"],
+        ["search", "garden", "--explain", "--limit", "2"],
         ["search", "zzzqqqx"],
         ["search", "zzzqqqx", "--json"],
         ["search", "x", "--mode", "fuzzy"],

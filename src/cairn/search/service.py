@@ -134,8 +134,9 @@ class SearchService:
             units near ranked hits, the ``graph`` term of the linear blend (default:
             ``graph.proximity`` when ``graph`` is given).
         graph: the graph service, for ``expand`` (graph expansion) and proximity.
-        graph_factory: builds the graph service on first use instead (a keyword search
-            without expansion never builds it, nor imports the graph builders).
+        graph_factory: gives the graph service when needed, instead of ``graph`` (a
+            keyword search without expansion never asks, so its owner need not build
+            it nor import the graph builders).
     """
 
     def __init__(
@@ -173,10 +174,11 @@ class SearchService:
 
     @property
     def graph(self) -> GraphService | None:
-        """The graph service (``graph``, else built by ``graph_factory`` on first use:
-        only graph expansion and the linear blend's graph term need it)."""
-        if self._graph is None and self._graph_factory is not None:
-            self._graph = self._graph_factory()
+        """The graph service: ``graph_factory()`` when given (asked each time, so the
+        owner may build it lazily or replace it), else ``graph``. Only graph expansion
+        and the linear blend's graph term need it."""
+        if self._graph_factory is not None:
+            return self._graph_factory()
         return self._graph
 
     # --- embedder ---------------------------------------------------------------------

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from cairn.app.doors import DoorsMixin
 from cairn.app.graph import GraphMixin
@@ -29,16 +31,7 @@ from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig
 from cairn.errors import CairnError, NotFound, QueryError
-from cairn.evaluation import EvalReport, evaluate
-from cairn.export.graph import render as render_graph
 from cairn.formats.types import RootTypes, load_root_types
-from cairn.graph.expand import ExpandConfig
-from cairn.graph.service import GraphService
-from cairn.ingest.chunking import ChunkConfig
-from cairn.ingest.embedding import EmbedProgress
-from cairn.ingest.limits import IndexLimits
-from cairn.ingest.pipeline import Indexer, Progress, make_root
-from cairn.ingest.run import EmbedSettings, complete_run
 from cairn.model import (
     EmbedStep,
     Run,
@@ -48,6 +41,15 @@ from cairn.search.service import UNSET, SearchResult, SearchService, SemanticCon
 from cairn.sources import is_within
 from cairn.store import Store, open_store
 from cairn.store.lock import WriterLock
+
+# Loaded when a method needs them (a keyword search needs none of them: start-up time
+# of a new `cairn search` process, see bench/startup.py).
+if TYPE_CHECKING:
+    from cairn.evaluation import EvalReport
+    from cairn.graph.service import GraphService
+    from cairn.ingest.chunking import ChunkConfig
+    from cairn.ingest.embedding import EmbedProgress
+    from cairn.ingest.pipeline import Indexer, Progress
 
 __all__ = ["Cairn", "reading_order"]
 
@@ -77,7 +79,8 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
         create: bool = True,
     ) -> None:
         self.config = config
-        self.limits = IndexLimits.from_mapping(config.index)
+        if config.index:  # given settings are checked at once (a ConfigError names them)
+            _ = self.limits
         self._created = False
         if store is None:
             if not config.db_path.exists():
@@ -93,12 +96,8 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
         self.writer_lock = WriterLock(path if isinstance(path, str) else "")
         """The index's writer lock (see :meth:`writing`)."""
         self.types = self._load_types()
-        self.graph = GraphService(
-            self.store,
-            types=self.types.merged,
-            renderer=render_graph,
-            expand_config=ExpandConfig.from_mapping(config.graph),
-        )
+        self._graph: GraphService | None = None  # built on first use (see `graph`)
+        self._graph_build = threading.Lock()
         semantic = SemanticConfig.from_mapping(
             {"embed": config.embed, "fusion": config.fusion, "chunking": config.chunking}
         )
@@ -108,7 +107,7 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
             semantic,
             embedder=UNSET if embedder is None else embedder,
             types=self.types.merged,
-            graph=self.graph,
+            graph_factory=lambda: self.graph,
         )
         self.last_embed: EmbedStep | None = None
         self._last_indexer: Indexer | None = None
@@ -117,6 +116,29 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
             if embedder is not None
             else _embed_signature(self.semantic.config.embed)
         )
+
+    @property
+    def graph(self) -> GraphService:
+        """The graph service over this store, built on first use (a keyword search
+        never needs it, so a new process does not import the graph builders)."""
+        if self._graph is None:
+            from cairn.export.graph import render as render_graph
+            from cairn.graph.expand import ExpandConfig
+            from cairn.graph.service import GraphService
+
+            with self._graph_build:  # a server's threads build it once
+                if self._graph is None:
+                    self._graph = GraphService(
+                        self.store,
+                        types=self.types.merged,
+                        renderer=render_graph,
+                        expand_config=ExpandConfig.from_mapping(self.config.graph),
+                    )
+        return self._graph
+
+    @graph.setter
+    def graph(self, value: GraphService) -> None:
+        self._graph = value
 
     def _load_types(self) -> RootTypes:
         """The note types of every registered root (each ``types.yaml`` read once)."""
@@ -129,7 +151,8 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
         or changed) and hand the registry to chunking, search and the graph."""
         self.types = self._load_types()
         self.semantic.set_types(self.types.merged)
-        self.graph.set_types(self.types.merged)
+        if self._graph is not None:  # else it is built with these types
+            self.graph.set_types(self.types.merged)
         return self.types
 
     @classmethod
@@ -190,6 +213,8 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
         Raises:
             CairnError: a path does not exist.
         """
+        from cairn.ingest.pipeline import make_root
+
         roots: list[SourceRoot] = []
         for p in paths:
             path = Path(p).expanduser()
@@ -393,6 +418,8 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
         return self._complete(run, embed=embed, embed_progress=embed_progress)
 
     def _indexer(self) -> Indexer:
+        from cairn.ingest.pipeline import Indexer
+
         self._last_indexer = Indexer(
             self.store,
             config_hash=self.config.fingerprint(),
@@ -403,6 +430,8 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
 
     def _complete(self, run: Run, *, embed: bool, embed_progress: EmbedProgress | None) -> Run:
         """The graph and embedding steps of a run (see :mod:`cairn.ingest.run`)."""
+        from cairn.ingest.run import EmbedSettings, complete_run
+
         sem = self.semantic
         settings = EmbedSettings(
             embedder=lambda: sem.embedder,
@@ -426,6 +455,8 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
 
     def _chunk_config(self) -> ChunkConfig:
         """``[chunking]`` with the note types' ``chunk_profile`` applied."""
+        from cairn.ingest.chunking import ChunkConfig
+
         cfg = ChunkConfig.from_mapping(self.config.chunking)
         return cfg.with_types(self.types.merged) if self.types.merged is not None else cfg
 
@@ -513,6 +544,9 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
         Raises:
             CairnError: the folder is not a BEIR data set.
         """
+        from cairn.evaluation import evaluate
+        from cairn.ingest.chunking import ChunkConfig
+
         return evaluate(
             Path(folder),
             self.semantic.embedder,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.app.parts import Parts
 from cairn.errors import CairnError, QueryError
-from cairn.graph.service import GraphService
+
+if TYPE_CHECKING:
+    from cairn.graph.service import GraphService
 
 
 class GraphMixin(Parts):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
-from cairn.config import Config
-from cairn.formats.types import RootTypes
-from cairn.graph.service import GraphService
-from cairn.search.service import SearchService
-from cairn.store import Store
+if TYPE_CHECKING:  # type-only: a keyword search loads no graph builders or parsers
+    from cairn.config import Config
+    from cairn.formats.types import RootTypes
+    from cairn.graph.service import GraphService
+    from cairn.search.service import SearchService
+    from cairn.store import Store
 
 
 class Parts:

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cairn.app.parts import Parts
 from cairn.errors import CairnError
-from cairn.ingest.limits import IndexLimits
 from cairn.model import AppliedChanges, Failure, IndexSnapshot, Run, SourceRoot
 from cairn.store.lock import WriterLock
 
 if TYPE_CHECKING:
     from cairn.graph.service import GraphService
+    from cairn.ingest.limits import IndexLimits
     from cairn.ingest.pipeline import Indexer
 
 Wait = float | None | Literal["config"]
@@ -28,7 +28,16 @@ Wait = float | None | Literal["config"]
 class ReliabilityMixin(Parts):
     """The writer lock, failed-run records, watcher batches and index snapshots."""
 
-    limits: IndexLimits
+    _limits: IndexLimits | None = None
+
+    @property
+    def limits(self) -> IndexLimits:
+        """The ``[index]`` settings (read on first use: a search needs none of them)."""
+        if self._limits is None:
+            from cairn.ingest.limits import IndexLimits
+
+            self._limits = IndexLimits.from_mapping(self.config.index)
+        return self._limits
     writer_lock: WriterLock
     _last_indexer: Indexer | None
 

@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from cairn.errors import ConfigError
-from cairn.formats import frontmatter as fm_mod
 from cairn.model import Diagnostic, Document
 
 __all__ = [
@@ -153,6 +152,8 @@ def parse_types(text: str, source: str = "types.yaml") -> TypeRegistry:
     Raises:
         ConfigError: when the file is not valid YAML or does not have the shape above.
     """
+    from cairn.formats import frontmatter as fm_mod  # ruamel: only when a file exists
+
     data, diags, ok = fm_mod.load_yaml_mapping(text, source)
     if not ok:
         why = diags[0].message.replace("front matter", "file") if diags else "invalid"
@@ -223,6 +224,8 @@ def _empty(value: Any) -> bool:
 
 def _check(kind: str | tuple[str, ...], value: Any) -> str | None:
     """``None`` when ``value`` fits ``kind``, else what was expected."""
+    from cairn.formats import frontmatter as fm_mod
+
     if isinstance(kind, tuple):
         return None if str(value) in kind else f"one of {', '.join(kind)}"
     ok = True

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -134,6 +134,9 @@ class SearchService:
             units near ranked hits, the ``graph`` term of the linear blend (default:
             ``graph.proximity`` when ``graph`` is given).
         graph: the graph service, for ``expand`` (graph expansion) and proximity.
+        graph_factory: gives the graph service when needed, instead of ``graph`` (a
+            keyword search without expansion never asks, so its owner need not build
+            it nor import the graph builders).
     """
 
     def __init__(
@@ -147,10 +150,17 @@ class SearchService:
         locator: ModelLocator | None = None,
         graph_proximity: Proximity | None = None,
         graph: GraphService | None = None,
+        graph_factory: Callable[[], GraphService] | None = None,
     ) -> None:
-        self.graph = graph
+        self._graph = graph
+        self._graph_factory = graph_factory
         if graph_proximity is None and graph is not None:
             graph_proximity = graph.proximity
+        elif graph_proximity is None and graph_factory is not None:
+
+            def graph_proximity(seeds: Sequence[tuple[str, float]]) -> Mapping[str, float]:
+                return graph_factory().proximity(seeds)
+
         self.graph_proximity = graph_proximity
         self.store = store
         self.search_config = search_config
@@ -161,6 +171,15 @@ class SearchService:
         self._ranker: Ranker | None = None
         self._kw_ranker: Ranker | None = None
         self.notices: list[str] = []
+
+    @property
+    def graph(self) -> GraphService | None:
+        """The graph service: ``graph_factory()`` when given (asked each time, so the
+        owner may build it lazily or replace it), else ``graph``. Only graph expansion
+        and the linear blend's graph term need it."""
+        if self._graph_factory is not None:
+            return self._graph_factory()
+        return self._graph
 
     # --- embedder ---------------------------------------------------------------------
     @property

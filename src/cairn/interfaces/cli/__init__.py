@@ -5,7 +5,13 @@ One module per command group, each with ``register(app)``: :mod:`.index`,
 :mod:`.graph` (``cairn graph …``), :mod:`.evaluate` (``eval``), :mod:`.serve` (the HTTP
 API) and :mod:`.mcp_server` (``cairn mcp``); :mod:`._common` holds
 the shared options, consoles, opening of the index and error output, and JSON goes
-through :mod:`cairn.interfaces.serialize`. No command module imports this one.
+through :mod:`cairn.interfaces.serialize`. The Typer application is :mod:`._app`
+(``cairn.interfaces.cli.app``, loaded on first use). No command module imports this one.
+
+Start-up: a plain ``cairn search`` is parsed by :mod:`._fast` and printed by
+:mod:`._hits` without loading Typer, Rich, pydantic, the parsers or the graph builders
+(``bench/startup.py`` measures it); everything else, ``--help`` included, goes through
+Typer.
 
 Every command takes ``--json`` and then prints exactly one JSON document on stdout.
 Errors print ``error: <reason>`` on stderr and exit with status 2 (or 1 for
@@ -15,118 +21,36 @@ Errors print ``error: <reason>`` on stderr and exit with status 2 (or 1 for
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING
 
-import typer
-from rich.markup import escape
-
-import cairn.interfaces.cli._common as _common
-import cairn.interfaces.cli.evaluate as evaluate
-import cairn.interfaces.cli.graph as graph
-import cairn.interfaces.cli.index as index
-import cairn.interfaces.cli.mcp_server as mcp_server
-import cairn.interfaces.cli.search as search
-import cairn.interfaces.cli.serve as serve
-import cairn.interfaces.cli.show as show
-import cairn.interfaces.cli.status as status
-import cairn.interfaces.cli.watch as watch
-from cairn.interfaces.cli._common import emit_json, err
-
-app = typer.Typer(
-    name="cairn",
-    help=(
-        "cairn: a local-first knowledge engine over your plain-text notes.\n\n"
-        "Index folders of Org, Markdown and text notes into one SQLite file, then search "
-        "them.\n\nQuick start:\n\n"
-        "  cairn index ~/notes          # register and index a folder\n\n"
-        "  cairn search 'budget review' # hybrid: keywords (BM25) and meaning\n\n"
-        "  cairn search 'tag:work todo:open'\n\n"
-        "  cairn show notes/plan.org:12 # the heading at that line\n\n"
-        "The index lives in your data folder (see `cairn stats`); use --db or CAIRN_DB "
-        "to choose another file."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    rich_markup_mode="rich",
-)
-
-
-@app.callback()
-def _main(
-    db: Annotated[
-        Path | None,
-        typer.Option(
-            "--db",
-            envvar="CAIRN_DB",
-            help="Index file for every command (default: $CAIRN_DB, else [store] path, else "
-            "the user data dir's cairn.db); --db after the command beats it.",
-            show_default=False,
-        ),
-    ] = None,
-    config: Annotated[
-        Path | None,
-        typer.Option(
-            "--config",
-            help="cairn.toml to read (default: $CAIRN_CONFIG, else the "
-            "user config dir's cairn.toml).",
-        ),
-    ] = None,
-) -> None:
-    _common.state.db_path = db
-    _common.state.config = config
-
-
-for _group in (index, watch, search, show, status, graph, evaluate, serve, mcp_server):
-    _group.register(app)
+if TYPE_CHECKING:
+    import typer
 
 
 def main() -> None:
     """Entry point of the ``cairn`` console script.
 
-    Usage errors print a JSON error document when ``--json`` was given; a damaged index
-    file gives one clear line instead of a traceback.
+    A plain ``cairn search`` runs on the fast path (:func:`._fast.fast_search`); any
+    other command line runs the Typer application (:func:`._app.run`). Usage errors
+    print a JSON error document when ``--json`` was given; a damaged index file gives
+    one clear line instead of a traceback.
     """
-    as_json = "--json" in sys.argv[1:]
-    try:
-        rc = app(standalone_mode=False)
-    except BrokenPipeError:  # `cairn search x | head`
-        sys.stderr.close()
-        raise SystemExit(0) from None
-    except typer.Abort:
-        err.print("aborted")
-        raise SystemExit(130) from None
-    except typer.TyperException as exc:  # usage errors: bad option, missing argument
-        code = int(getattr(exc, "exit_code", 2))
-        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
-        if as_json:
-            emit_json({"error": message, "type": type(exc).__name__})
-        elif hasattr(exc, "show"):
-            exc.show()
-        else:
-            err.print(f"[red]error:[/red] {escape(message)}")
-        raise SystemExit(code) from None
-    except Exception as exc:
-        # a backend error the store did not wrap as StoreError (it should): one clear
-        # line, not a traceback; matched by module so that no interface imports sqlite3
-        if type(exc).__module__ != "sqlite3":
-            raise
-        low = str(exc).lower()
-        if "locked" in low or "busy" in low:
-            msg = f"another cairn process is writing this index ({exc}); try again"
-        elif "full" in low:
-            msg = f"the disk is full ({exc}); free some space, then run the command again"
-        elif "readonly" in low or "read-only" in low:
-            msg = f"the index file or its folder is read-only ({exc})"
-        else:
-            msg = (
-                f"the index file is damaged or not an index ({exc}); run `cairn check`, "
-                "or delete it and run `cairn index` again: it is rebuilt from your files"
-            )
-        if as_json:
-            emit_json({"error": msg, "type": "StoreError"})
-        else:
-            err.print(f"[red]error:[/red] {escape(msg)}")
-        raise SystemExit(2) from None
-    if isinstance(rc, int) and rc:
-        raise SystemExit(rc)
+    from cairn.interfaces.cli._fast import fast_search
+
+    code = fast_search(sys.argv[1:])
+    if code is not None:
+        if code:
+            raise SystemExit(code)
+        return
+    from cairn.interfaces.cli._app import run
+
+    run()
+
+
+def __getattr__(name: str) -> typer.Typer:
+    """``cairn.interfaces.cli.app``: the Typer application, imported on first use."""
+    if name == "app":
+        from cairn.interfaces.cli._app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

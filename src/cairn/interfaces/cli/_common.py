@@ -7,19 +7,22 @@ output look and behave the same everywhere. It imports no command module.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from cairn.app import Cairn
 from cairn.errors import NotFound
-from cairn.interfaces.serialize import to_json
-from cairn.model import Timestamp
+from cairn.interfaces.cli._hits import MODES as MODES
+from cairn.interfaces.cli._hits import planning_text as planning_text
+from cairn.interfaces.cli._plain import emit_json as emit_json
+from cairn.interfaces.cli._plain import open_index
+from cairn.interfaces.cli._plain import plural as plural
+
+if TYPE_CHECKING:
+    from cairn.app import Cairn
 
 out = Console(highlight=False, soft_wrap=True, emoji=False)
 """Standard output (no emoji codes: Org tags like ``:tomato:`` stay text)."""
@@ -33,8 +36,6 @@ DB_HELP = (
 DbOpt = Annotated[Path | None, typer.Option("--db", help=DB_HELP, show_default=False)]
 """``--db`` after the command: beats ``--db`` before it, which beats ``CAIRN_DB``."""
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
-MODES = ("keyword", "semantic", "hybrid")
-"""The search modes."""
 
 
 class State:
@@ -58,13 +59,7 @@ def open_cairn(db: Path | None, *, create: bool = False) -> Cairn:
         cairn.errors.NotFound: ``create`` is false and there is no index file there.
         cairn.errors.ConfigError / StoreError: bad configuration or index file.
     """
-    return Cairn.open(db=db or state.db_path, config_file=state.config, create=create)
-
-
-def emit_json(data: Any) -> None:
-    """Print ``data`` (typed results allowed, see :mod:`cairn.interfaces.serialize`)
-    as one JSON document on standard output."""
-    sys.stdout.write(to_json(data) + "\n")
+    return open_index(db or state.db_path, state.config, create=create)
 
 
 def fail(exc: Exception, as_json: bool) -> typer.Exit:
@@ -76,13 +71,3 @@ def fail(exc: Exception, as_json: bool) -> typer.Exit:
     else:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
     return typer.Exit(code)
-
-
-def plural(n: int, noun: str, nouns: str | None = None) -> str:
-    """``"1 chunk"``, ``"2 chunks"``."""
-    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
-
-
-def planning_text(planning: Sequence[Timestamp]) -> str:
-    """``SCHEDULED: <2026-03-20 Fri> DEADLINE: <…>`` as on an Org planning line."""
-    return " ".join(f"{t.role.upper()}: {t.raw}" for t in planning)

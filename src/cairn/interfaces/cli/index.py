@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 import typer
 from rich.markup import escape
 
 import cairn.interfaces.cli._common as common
-from cairn.app import Cairn
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out, plural
 from cairn.interfaces.serialize import to_data
 from cairn.model import Run
+
+if TYPE_CHECKING:
+    from cairn.app import Cairn
 
 
 def index(
@@ -106,9 +108,23 @@ def _run(
     def on_wait(message: str) -> None:
         err.print(f"[cyan]note[/cyan] {escape(message)}")
 
-    if quiet or not err.is_terminal:
+    if quiet:
         return cairn.index(
             paths, include=include, exclude=exclude, embed=not no_embed, on_wait=on_wait,
+            **lock,
+        )
+    if not err.is_terminal:  # a log or a pipe: a plain line every few seconds
+        from cairn.interfaces.cli._progress import PlainProgress
+
+        lines = PlainProgress()
+        return cairn.index(
+            paths,
+            include=include,
+            exclude=exclude,
+            progress=lines.files,
+            embed=not no_embed,
+            embed_progress=lines.embedding,
+            on_wait=on_wait,
             **lock,
         )
     from rich.progress import (
@@ -178,11 +194,14 @@ def embed_line(e: EmbedFigures) -> str:
 
 
 def _print_run(run: Run, report: EmbedFigures | None) -> None:
+    graph_s = run.graph.seconds if run.graph is not None else 0.0
+    embed_s = report.seconds if report is not None else 0.0
+    files_s = max(run.seconds - graph_s - embed_s, 0.0)
     out.print(
         f"[bold]{run.seen}[/bold] files: [green]{run.added} added[/green], "
         f"{run.changed} changed, {run.unchanged} unchanged, {run.removed} removed, "
         f"[red]{run.failed} failed[/red], {run.skipped} skipped "
-        f"in {run.seconds:.2f} s"
+        f"in {files_s:.2f} s"
     )
     for f in run.failures:
         where = f"{f.path}:{f.line}" if f.line else f.path
@@ -203,6 +222,11 @@ def _print_run(run: Run, report: EmbedFigures | None) -> None:
         out.print(f"  [yellow]warning[/yellow] {escape(where)}: {escape(w.message)}")
     if len(warns) > 20:
         out.print(f"  … and {len(warns) - 20} more warnings (cairn stats --json)")
+    if run.graph is not None or report is not None:
+        out.print(
+            f"  total {run.seconds:.2f} s: files {files_s:.2f} s, graph {graph_s:.2f} s, "
+            f"embedding {embed_s:.2f} s"
+        )
 
 
 def _is_skip(message: str) -> bool:

@@ -1,0 +1,183 @@
+"""New-process latency of ``cairn search``, beside a plain-Python FTS5 query as the floor.
+
+Usage: python bench/startup.py [--rounds N] [--query Q] [--db PATH] [--hybrid-db PATH]
+
+Each row starts a new Python process N times (default 20) and reports the wall time
+from launch to exit, p50 and p95, in milliseconds:
+
+- ``floor``: ``python -c`` opening the index with :mod:`sqlite3` and running one FTS5
+  MATCH with BM25 (no cairn at all): what any Python tool pays;
+- ``python -c pass``: the interpreter alone;
+- ``keyword``: ``python -m cairn.interfaces.cli search Q --mode keyword --db DB``;
+- ``hybrid (static)``: the same with ``--mode hybrid``, ``CAIRN_EMBED=static``, over an
+  index embedded with the static model (the model is loaded in every process);
+- ``--help``: ``cairn --help`` (Typer and Rich load here).
+
+Then one instrumented keyword run (and one hybrid run) gives the split: Python start
+(launch to the first line of the script), imports (the CLI, the app, the store and
+search modules), opening the store (:meth:`Cairn.open`), the model (hybrid only), the
+query (search and printing the hits), and exit.
+
+The indexes are built once if missing (``cairn index ../shared/corpus/org
+../shared/corpus/markdown``: ``--no-embed`` for ``--db``; with ``CAIRN_EMBED=static``
+for ``--hybrid-db``). Not part of the test suite. The machine's load counts: run it on a
+quiet machine for the figures of the README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parent / "src"
+CORPUS = HERE.parents[1] / "shared" / "corpus"
+ROOTS = [CORPUS / "org", CORPUS / "markdown"]
+
+FLOOR = """
+import sqlite3, sys
+con = sqlite3.connect(sys.argv[1])
+rows = con.execute(
+    "SELECT u.title, snippet(units_fts, 3, '', '', '…', 24) FROM units_fts f "
+    "JOIN units u ON u.rowid = f.rowid WHERE units_fts MATCH ? "
+    "ORDER BY bm25(units_fts) LIMIT 10", (sys.argv[2],)).fetchall()
+for title, snip in rows:
+    print(title, snip, sep="\\n   ")
+"""
+
+SPLIT = """
+import time
+t_start = time.time()
+import contextlib, io, json, sys
+from pathlib import Path
+import cairn.interfaces.cli
+import cairn.interfaces.cli._fast
+from cairn.interfaces.cli._hits import run_search
+from cairn.interfaces.cli._plain import open_index
+import cairn.app  # imported lazily by open_index: counted as imports here
+import cairn.store.sqlite  # imported by open_store
+import platformdirs  # the default config file's folder (load_config)
+t_imports = time.time()
+cairn = open_index(Path(sys.argv[1]), None)
+t_open = time.time()
+if sys.argv[3] != "keyword":
+    cairn.semantic.embedder
+t_model = time.time()
+with contextlib.redirect_stdout(io.StringIO()):
+    run_search(lambda db: cairn, None, sys.argv[2], mode=sys.argv[3])
+t_query = time.time()
+sys.stderr.write(json.dumps([t_start, t_imports, t_open, t_model, t_query]))
+"""
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    env.update(extra)
+    return env
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "cairn.interfaces.cli", *args]
+
+
+def _ensure(db: Path, *, static: bool) -> None:
+    if db.exists():
+        return
+    missing = [p for p in ROOTS if not p.is_dir()]
+    if missing:
+        raise SystemExit(f"{missing[0]} is not beside this clone: pass --db of an index")
+    args = ["index", *map(str, ROOTS), "--db", str(db), "--quiet", "--json"]
+    env = _env(CAIRN_EMBED="static") if static else _env()
+    if not static:
+        args.append("--no-embed")
+    print(f"building {db} …", file=sys.stderr)
+    subprocess.run(_cli(*args), env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def _time(cmd: list[str], env: dict[str, str], rounds: int) -> list[float]:
+    """Wall milliseconds of ``rounds`` new processes running ``cmd`` (one warm-up)."""
+    subprocess.run(cmd, env=env, check=True, capture_output=True)  # page cache, .pyc
+    out: list[float] = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, env=env, check=True, capture_output=True)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def _p95(xs: list[float]) -> float:
+    return statistics.quantiles(xs, n=20, method="inclusive")[18] if len(xs) > 1 else xs[0]
+
+
+def _split(db: Path, query: str, mode: str, env: dict[str, str]) -> dict[str, float]:
+    """One instrumented run: milliseconds per phase."""
+    t_launch = time.time()
+    res = subprocess.run(
+        [sys.executable, "-c", SPLIT, str(db), query, mode],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    t_end = time.time()
+    start, imports, opened, model, queried = json.loads(res.stderr.strip().splitlines()[-1])
+    phases = {
+        "python start": start - t_launch,
+        "imports": imports - start,
+        "open store": opened - imports,
+        "model": model - opened,
+        "query + print": queried - model,
+        "exit": t_end - queried,
+    }
+    return {k: v * 1000 for k, v in phases.items()}
+
+
+def main() -> None:
+    """Print the latency table and the split (see the module docstring)."""
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--query", default="budget review")
+    ap.add_argument("--db", type=Path, default=Path("/tmp/cairn-startup.db"))
+    ap.add_argument("--hybrid-db", type=Path, default=Path("/tmp/cairn-startup-static.db"))
+    ap.add_argument("--no-hybrid", action="store_true", help="skip the hybrid rows")
+    args = ap.parse_args()
+    _ensure(args.db, static=False)
+    if not args.no_hybrid:
+        _ensure(args.hybrid_db, static=True)
+    env, static = _env(), _env(CAIRN_EMBED="static")
+    q, db, hdb = args.query, str(args.db), str(args.hybrid_db)
+    rows: list[tuple[str, list[str], dict[str, str]]] = [
+        ("floor: python + sqlite3 FTS5", [sys.executable, "-c", FLOOR, db, q], env),
+        ("python -c pass", [sys.executable, "-c", "pass"], env),
+        ("cairn search (keyword)", _cli("search", q, "--mode", "keyword", "--db", db), env),
+    ]
+    if not args.no_hybrid:
+        hybrid = _cli("search", q, "--mode", "hybrid", "--db", hdb)
+        rows.append(("cairn search (hybrid, static)", hybrid, static))
+    rows.append(("cairn --help", _cli("--help"), env))
+    print(f"load average: {os.getloadavg()[0]:.2f}; {args.rounds} runs each; query {q!r}")
+    print(f"{'':34} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, cmd, e in rows:
+        xs = _time(cmd, e, args.rounds)
+        print(f"{name:34} {statistics.median(xs):8.1f} {_p95(xs):8.1f}", flush=True)
+    splits = [("keyword", args.db, env)]
+    if not args.no_hybrid:
+        splits.append(("hybrid", args.hybrid_db, static))
+    for mode, path, e in splits:
+        parts = _split(path, q, mode, e)
+        total = sum(parts.values())
+        shown = ", ".join(f"{k} {v:.1f}" for k, v in parts.items() if k != "model" or v >= 0.05)
+        print(f"split ({mode}, one run, ms): {shown}; total {total:.1f}")
+
+
+if __name__ == "__main__":
+    main()

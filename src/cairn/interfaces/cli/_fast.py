@@ -1,0 +1,142 @@
+"""The fast path of ``cairn search``: a new process answers without Typer or Rich.
+
+Importing Typer (with pydantic) and Rich costs a new process more than the search
+itself, so :func:`fast_search` reads a plain ``cairn [--db X] [--config Y] search …``
+command line itself and runs the same body as the Typer command
+(:func:`._hits.run_search`). Anything it does not know for certain — ``--help``,
+``--``, an unknown ``--option``, a bad value, no query words, another command — is
+left to Typer (it returns ``None``), so usage errors and help look as before.
+
+Like the Typer command (``ignore_unknown_options``), words starting with a single
+``-`` (``-tag:done``, ``-draft``) are query words.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cairn.app import Cairn
+
+_GLOBAL = ("--db", "--config")
+_VALUED = ("--db", "--limit", "--mode")
+_FLAGS = ("--json", "--explain", "--alternates", "--expand", "--no-expand")
+
+
+@dataclass(frozen=True)
+class SearchArgs:
+    """A plain ``cairn search`` command line, read."""
+
+    words: tuple[str, ...]
+    outer_db: Path | None = None
+    """``--db`` before the command."""
+    config: Path | None = None
+    search_db: Path | None = None
+    """``--db`` after the command (it wins)."""
+    limit: int | None = None
+    mode: str | None = None
+    as_json: bool = False
+    explain: bool = False
+    alternates: bool = False
+    expand: bool | None = None
+
+
+def parse(argv: Sequence[str]) -> SearchArgs | None:
+    """``argv`` (without the program name) as a search's arguments, or ``None`` when
+    it is not a plain ``search`` command line (Typer takes it then)."""
+    before: dict[str, Path] = {}
+    i = 0
+    while i < len(argv) and argv[i] != "search":  # the options before the command
+        name, eq, value = argv[i].partition("=")
+        if name not in _GLOBAL:
+            return None
+        if not eq:
+            if i + 1 >= len(argv):
+                return None
+            i, value = i + 1, argv[i + 1]
+        before[name] = Path(value)
+        i += 1
+    if i >= len(argv):
+        return None
+    words: list[str] = []
+    flags: set[str] = set()
+    valued: dict[str, str] = {}
+    expand: bool | None = None
+    rest = list(argv[i + 1 :])
+    while rest:
+        arg = rest.pop(0)
+        if not arg.startswith("--"):
+            words.append(arg)
+            continue
+        name, eq, value = arg.partition("=")
+        if name in _FLAGS and not eq:
+            flags.add(name)
+            if name in ("--expand", "--no-expand"):
+                expand = name == "--expand"  # the last one wins, as in Typer
+        elif name in _VALUED:
+            if not eq:
+                if not rest:
+                    return None
+                value = rest.pop(0)
+            valued[name] = value
+        else:  # --help, --, an unknown or misspelt option: Typer says what it means
+            return None
+    limit = valued.get("--limit")
+    if not words or (limit is not None and not (limit.isdigit() and int(limit) >= 1)):
+        return None
+    search_db = valued.get("--db")
+    return SearchArgs(
+        words=tuple(words),
+        outer_db=before.get("--db"),
+        config=before.get("--config"),
+        search_db=Path(search_db) if search_db is not None else None,
+        limit=int(limit) if limit is not None else None,
+        mode=valued.get("--mode"),
+        as_json="--json" in flags,
+        explain="--explain" in flags,
+        alternates="--alternates" in flags,
+        expand=expand,
+    )
+
+
+def fast_search(argv: Sequence[str]) -> int | None:
+    """Run ``cairn search`` from ``argv`` without Typer; returns the exit status, or
+    ``None`` when Typer should run this command line instead (see :func:`parse`)."""
+    args = parse(argv)
+    if args is None:
+        return None
+    # imported only now: any other command line goes to Typer without paying for them
+    from cairn.interfaces.cli._hits import run_search
+    from cairn.interfaces.cli._plain import backend_error, err, open_index
+
+    def opener(db: Path | None) -> AbstractContextManager[Cairn]:
+        return open_index(db or args.outer_db, args.config)
+
+    try:
+        return run_search(
+            opener,
+            args.search_db,
+            " ".join(args.words),
+            mode=args.mode,
+            limit=args.limit,
+            explain=args.explain,
+            alternates=args.alternates,
+            expand=args.expand,
+            as_json=args.as_json,
+        )
+    except BrokenPipeError:  # `cairn search x | head`
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        err.line("aborted")
+        return 130
+    except Exception as exc:
+        code = backend_error(exc, args.as_json)
+        if code is None:
+            raise
+        return code

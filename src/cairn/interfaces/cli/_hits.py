@@ -1,0 +1,165 @@
+"""The body of ``cairn search``: call :meth:`Cairn.search`, print the hits (or JSON).
+
+Shared by the Typer command (:mod:`.search`) and the fast path (:mod:`._fast`), so
+both print the same thing. Imports neither Typer nor Rich (only ``--explain`` loads
+Rich, for its table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cairn.errors import CairnError
+from cairn.interfaces.cli._plain import emit_json, err, error, out, plural
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from rich.table import Table
+
+    from cairn.app import Cairn
+    from cairn.model import Hit, Timestamp
+
+MODES = ("keyword", "semantic", "hybrid")
+"""The search modes."""
+
+Opener = Callable[[Path | None], "AbstractContextManager[Cairn]"]
+"""``opener(db)``: the index to search, as a context manager (closed after)."""
+
+
+def planning_text(planning: Sequence[Timestamp]) -> str:
+    """``SCHEDULED: <2026-03-20 Fri> DEADLINE: <…>`` as on an Org planning line."""
+    return " ".join(f"{t.role.upper()}: {t.raw}" for t in planning)
+
+
+def run_search(
+    opener: Opener,
+    db: Path | None,
+    text: str,
+    *,
+    mode: str | None = None,
+    limit: int | None = None,
+    explain: bool = False,
+    alternates: bool = False,
+    expand: bool | None = None,
+    as_json: bool = False,
+) -> int:
+    """Search the index ``opener(db)`` opens and print the result; returns the exit
+    status (0, or 1/2 after printing an error, see :func:`._plain.error`)."""
+    try:
+        if mode not in (None, *MODES):
+            raise CairnError(f"unknown mode {mode!r}: use keyword, semantic or hybrid")
+        with opener(db) as cairn:
+            res = cairn.search(
+                text,
+                mode=mode,
+                limit=limit,
+                explain=explain,
+                include_alternates=alternates,
+                expand=expand,
+            )
+            empty = not res.hits and cairn.is_empty()
+            where = str(cairn.config.db_path)
+    except CairnError as exc:
+        return error(exc, as_json)
+    if empty:
+        err.line(
+            err.paint("note:", "yellow"),
+            f" the index {where} is empty; run ",
+            err.paint("cairn index FOLDER", "bold"),
+            " first (or pick another with --db)",
+        )
+    if as_json:
+        emit_json({"query": text, "took_ms": res.took_ms, "notes": res.notes, "hits": res.hits})
+        return 0
+    for n in res.notes:
+        err.line(err.paint("note:", "yellow"), " ", err.paint(n))
+    if not res.hits:
+        out.line(out.paint("no hits", "dim"))
+        return 0
+    for h in res.hits:
+        print_hit(h, explain)
+    out.line(out.paint(f"{plural(len(res.hits), 'hit')} in {res.took_ms:.1f} ms", "dim"))
+    return 0
+
+
+def print_hit(h: Hit, explain: bool) -> None:
+    """One hit as a few readable lines: rank, TODO, priority, title, tags; the
+    document and outline path; file:line; planning; the snippet; context."""
+    p = out.paint
+    parents = list(h.outline_path[:-1])
+    if parents and parents[0] == h.doc_title:
+        parents = parents[1:]
+    crumbs = " › ".join(parents)
+    head = [p(f"{h.rank}.", "bold"), " "]
+    if h.todo:
+        head += [p(h.todo, "magenta"), " "]
+    if h.priority:
+        head += [p(f"[#{h.priority}]", "red"), " "]
+    head.append(p(h.title or h.doc_title, "bold"))
+    if h.tags:
+        head += [" ", p(":" + ":".join(h.tags) + ":", "cyan")]
+    out.line(*head)
+    out.line("   ", p(h.doc_title + (f" › {crumbs}" if crumbs else ""), "dim"))
+    out.line("   ", p(f"{h.abs_path}:{h.line_start}", "blue"))
+    if h.planning:
+        out.line(p(f"   {planning_text(h.planning)}", "magenta"))
+    out.line("   ", out.spans(h.snippet, h.highlights, "bold yellow"))
+    if h.kind == "message":
+        for line in h.siblings:
+            out.line(p(f"   · {line}", "dim"))
+    if explain:
+        _print_explain(h.score, h.explain)
+
+
+def explain_table(e: dict[str, Any], score: float) -> Table:
+    """One hit's explanation as a small Rich table: each list's rank and raw score,
+    each summand, and the total they add up to."""
+    from rich.table import Table
+
+    table = Table(
+        "part", "rank", "raw score", "summand", box=None, padding=(0, 1), title_justify="left"
+    )
+    sums = dict(e.get("summands", {}))
+    kw, sem = e.get("keyword") or {}, e.get("semantic") or {}
+    for name, lst, raw_key, summand_keys in (
+        ("keyword", kw, "bm25", ("rrf_keyword", "kw", "bm25")),
+        ("semantic", sem, "cosine", ("rrf_semantic", "sim", "cosine")),
+    ):
+        if not lst:
+            continue
+        key = next((k for k in summand_keys if k in sums), None)
+        table.add_row(
+            f"{name} ({key})" if key else name,
+            str(lst.get("rank", "")),
+            f"{lst[raw_key]:.4f}" if raw_key in lst else "",
+            f"{sums.pop(key):.6g}" if key else "",
+        )
+    for name, value in sums.items():
+        table.add_row(name, "", "", f"{value:.6g}")
+    table.add_row("[bold]score[/bold]", "", "", f"[bold]{e.get('score', score):.6g}[/bold]")
+    return table
+
+
+def _print_explain(score: float, exp: Any) -> None:
+    """A hit's explanation (:func:`explain_table`), then the graph edges walked."""
+    if not isinstance(exp, dict):
+        return
+    from rich.console import Console
+
+    Console(highlight=False, soft_wrap=True, emoji=False).print(explain_table(exp, score))
+    graph = exp.get("graph")
+    if isinstance(graph, dict):
+        for path in graph.get("paths", [])[:3]:
+            steps = []
+            for e in path.get("edges", []):
+                ev = (e.get("evidence") or [{}])[0]
+                raw = f" {ev['raw']}" if ev.get("raw") else ""
+                steps.append(
+                    f"{e['from'].get('title')} —{e.get('relation')}→ {e['to'].get('title')}"
+                    f" ({e['to'].get('path')}:{e['to'].get('line')}{raw})"
+                )
+            line = f"   via {' ; '.join(steps)}  +{path.get('contribution', 0):.6f}"
+            out.line(out.paint(line, "dim"))

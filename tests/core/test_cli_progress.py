@@ -1,0 +1,83 @@
+"""``cairn index`` with its output in a log or a pipe: plain progress lines (count,
+rate, ETA) for each phase, and a summary with each phase's time."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from cairn.interfaces.cli._progress import PlainProgress, duration
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample"
+
+
+def test_index_to_a_pipe_prints_progress_lines_and_phase_times(tmp_path: Path) -> None:
+    shutil.copytree(SAMPLE, tmp_path / "sample")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
+    env["CAIRN_EMBED"] = "static"
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cairn.interfaces.cli",
+            "index",
+            str(tmp_path / "sample"),
+            "--db",
+            str(tmp_path / "i.db"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    lines = res.stderr.splitlines()
+    files = [ln for ln in lines if ln.startswith("index: ")]
+    assert files and re.fullmatch(
+        r"index: 12/12 files \(100%\), [\d.]+ files/s, \d+ s elapsed, done", files[-1]
+    ), lines
+    phases = {ln.split(":")[0] for ln in lines if re.match(r"(index|chunk|embed): \d+/\d+", ln)}
+    if "embedded in" in res.stdout:  # the static model is there: both phases report
+        assert {"index", "chunk", "embed"} <= phases, lines
+    assert re.search(r"12 files: 12 added, .* in [\d.]+ s\n", res.stdout)
+    assert re.search(
+        r"total [\d.]+ s: files [\d.]+ s, graph [\d.]+ s, embedding [\d.]+ s", res.stdout
+    ), res.stdout
+    quiet = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cairn.interfaces.cli",
+            "index",
+            "--quiet",
+            "--db",
+            str(tmp_path / "i.db"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert not re.search(r"^(index|chunk|embed): ", quiet.stderr, re.M)
+
+
+def test_a_line_every_interval_with_rate_and_eta() -> None:
+    now = [100.0]
+    lines: list[str] = []
+    p = PlainProgress(interval=5.0, write=lines.append, clock=lambda: now[0])
+    for i in range(1, 101):  # 100 files, 1/8 s each
+        now[0] += 0.125
+        p.files(i, 100, f"f{i}.org")
+    assert len(lines) == 3  # at 5 s, at 10 s, done
+    assert lines[0] == "index: 40/100 files (40%), 8.0 files/s, 5 s elapsed, ETA 8 s"
+    assert lines[-1] == "index: 100/100 files (100%), 8.0 files/s, 12 s elapsed, done"
+    for i in range(200, 4001, 200):  # the embedding phase counts from its first call
+        now[0] += 1.0
+        p.embedding(i, 4000, "embed")
+    assert lines[3].startswith("embed: 1200/4000 texts (30%), 200.0 texts/s, 5 s elapsed")
+    assert lines[3].endswith("ETA 14 s")
+    assert p.seconds("index") == 12.5 and p.seconds("chunk") is None
+    assert duration(812) == "13 min 32 s" and duration(7500) == "2 h 5 min"

@@ -14,6 +14,7 @@ import dataclasses
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -28,6 +29,10 @@ from cairn.model import Diagnostic, Document, Failure
 from cairn.sources import SourceFile, content_hash, decode, read_bytes
 
 Outcome = Literal["unchanged", "read-failed", "vanished", "unknown", "export", "parsed"]
+
+_NATIVE_THREADS = ("onnxruntime", "torch", "sentence_transformers")
+"""Libraries that run thread pools of their own once loaded: a process holding one is
+not forked (a worker could inherit a lock one of those threads held)."""
 
 PARALLEL_MIN_FILES = 64
 """Fewer files to parse than this are parsed in the main process (a pool costs more)."""
@@ -296,6 +301,8 @@ class Preparer:
             others = [t for t in threading.enumerate() if t is not here]
             if here is not threading.main_thread() or not all(t.daemon for t in others):
                 return None
+            if any(name in sys.modules for name in _NATIVE_THREADS):
+                return None  # their own thread pools are invisible to ``threading``
             for fmt in formats.FORMATS:  # load the parsers once, before forking
                 with contextlib.suppress(ImportError):
                     fmt.text_parser() if fmt.kind == "text" else fmt.file_parser()

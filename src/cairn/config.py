@@ -82,6 +82,7 @@ KEYS: Mapping[str, frozenset[str]] = {
         {"file_seconds", "file_memory_mb", "max_file_mb", "mass_delete_share", "wait"}
     ),
     "watch": frozenset({"debounce_ms", "poll", "poll_ms", "recheck_seconds"}),
+    "writeback": frozenset({"backup_dir"}),
     "web": frozenset({"editor_url"}),
 }
 """Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
@@ -221,6 +222,7 @@ class Config:
         index / watch: the ``[index]`` and ``[watch]`` tables, read-only (see
             :class:`cairn.ingest.limits.IndexLimits` and
             :class:`cairn.interfaces.watch.WatchSettings`).
+        backup_dir: ``[writeback] backup_dir`` (see :attr:`backup_folder`).
         web: the ``[web]`` table as written: ``editor_url``, the template of the web UI's
             "open in editor" links (``{path}``, ``{line}``).
     """
@@ -238,6 +240,15 @@ class Config:
     index: Mapping[str, Any] = field(default_factory=dict)
     watch: Mapping[str, Any] = field(default_factory=dict)
     web: Mapping[str, Any] = field(default_factory=dict)
+    backup_dir: Path | None = None
+
+    @property
+    def backup_folder(self) -> Path:
+        """Where safe write-back keeps replaced bytes: ``[writeback] backup_dir``, else
+        ``<index file>.backups`` beside the index (see :mod:`cairn.writeback`)."""
+        if self.backup_dir is not None:
+            return self.backup_dir
+        return self.db_path.with_name(self.db_path.name + ".backups")
 
     @property
     def types_file(self) -> Path | None:
@@ -346,7 +357,18 @@ def load_config(
         index=_frozen(section("index")),
         watch=_frozen(section("watch")),
         web=_web(path, section("web")),
+        backup_dir=_backup_dir(path, section("writeback")),
     )
+
+
+def _backup_dir(path: Path, writeback: Mapping[str, Any]) -> Path | None:
+    """``[writeback] backup_dir``: a folder path (``~`` expanded), or ``None``."""
+    value = writeback.get("backup_dir")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{path}: [writeback] backup_dir must be a folder path")
+    return Path(value).expanduser().absolute()
 
 
 def _web(path: Path, web: Mapping[str, Any]) -> Mapping[str, Any]:

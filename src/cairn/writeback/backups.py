@@ -1,0 +1,180 @@
+"""The backup folder: every byte cairn ever replaced, and how to put it back.
+
+Layout (one folder, by default ``<index file>.backups`` beside the index)::
+
+    objects/<sha256>      the previous bytes, content-addressed (stored once)
+    log.jsonl             one JSON object per backup: id, path, sha256, time, reason
+    locks/<key>.lock      per-target lock files (see :func:`cairn.writeback.write_file`)
+
+Nothing in it has a note extension, so indexing a root that contains it indexes none of
+it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from cairn.errors import NotFound
+from cairn.writeback.atomic import WriteResult, _fsync_dir, _temp_beside, sha256_bytes, write_file
+
+
+@dataclass(frozen=True, slots=True)
+class Backup:
+    """One kept version of a file.
+
+    Attributes:
+        id: unique, sortable by time (``"20261201T123456123456Z-1a2b3c4d"``).
+        path: the file it was taken from (absolute).
+        sha256: SHA-256 hex of the kept bytes.
+        time: when it was taken, ISO 8601 UTC.
+        reason: what replaced it (``"dream: retarget link"``), may be ``""``.
+    """
+
+    id: str
+    path: Path
+    sha256: str
+    time: str
+    reason: str
+
+
+class Backups:
+    """A backup folder (created on first use)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(os.path.abspath(folder))
+
+    @classmethod
+    def beside(cls, db_path: Path) -> Backups:
+        """The default backup folder of the index at ``db_path``: ``<db>.backups``."""
+        db_path = Path(os.path.abspath(db_path))
+        return cls(db_path.with_name(db_path.name + ".backups"))
+
+    def lock_path(self, target: Path) -> Path:
+        """The lock file that serialises writers of ``target``."""
+        key = hashlib.sha1(str(target).encode("utf-8", "surrogateescape")).hexdigest()
+        return self.folder / "locks" / f"{key}.lock"
+
+    def save(self, path: Path, data: bytes, *, reason: str = "") -> Backup:
+        """Keep ``data`` (the bytes about to be replaced at ``path``).
+
+        The object is fsynced and the log line appended (and fsynced) before this
+        returns, so a crash after it loses nothing.
+
+        Raises:
+            OSError: the backup folder cannot be written (the caller must not go on).
+        """
+        digest = sha256_bytes(data)
+        objects = self.folder / "objects"
+        objects.mkdir(parents=True, exist_ok=True)
+        obj = objects / digest
+        if not obj.exists():
+            tmp = _temp_beside(obj, data, 0o600)
+            os.replace(tmp, obj)
+            _fsync_dir(objects)
+        now = datetime.now(UTC)
+        stamp = now.strftime("%Y%m%dT%H%M%S") + f"{time.time_ns() % 1_000_000_000:09d}Z"
+        backup = Backup(
+            f"{stamp}-{digest[:8]}",
+            Path(os.path.abspath(path)),
+            digest,
+            now.isoformat(timespec="microseconds"),
+            reason,
+        )
+        line = json.dumps(
+            {
+                "id": backup.id,
+                "path": str(backup.path),
+                "sha256": digest,
+                "time": backup.time,
+                "reason": reason,
+            },
+            ensure_ascii=False,
+        )
+        fd = os.open(self.folder / "log.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return backup
+
+    def list(self, path: Path | None = None) -> list[Backup]:
+        """Every backup, oldest first; only those of ``path`` when given.
+
+        A torn last log line (a crash mid-append) is skipped.
+        """
+        log = self.folder / "log.jsonl"
+        try:
+            text = log.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        want = None if path is None else Path(os.path.abspath(path))
+        out: list[Backup] = []
+        for raw in text.splitlines():
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                d = json.loads(raw)
+                b = Backup(
+                    str(d["id"]),
+                    Path(d["path"]),
+                    str(d["sha256"]),
+                    str(d["time"]),
+                    str(d.get("reason", "")),
+                )
+                if want is None or b.path == want:
+                    out.append(b)
+        return out
+
+    def get(self, backup_id: str) -> Backup:
+        """The backup with this id (or a unique prefix of it).
+
+        Raises:
+            NotFound: no backup, or more than one, has that id.
+        """
+        found = [b for b in self.list() if b.id == backup_id or b.id.startswith(backup_id)]
+        exact = [b for b in found if b.id == backup_id]
+        if len(exact) == 1:
+            return exact[0]
+        if len(found) != 1:
+            raise NotFound(
+                f"{self.folder}: no single backup with id {backup_id!r} ({len(found)} match)"
+            )
+        return found[0]
+
+    def read(self, backup: Backup) -> bytes:
+        """The kept bytes (checked against their hash).
+
+        Raises:
+            NotFound: the object is missing or damaged.
+        """
+        try:
+            data = (self.folder / "objects" / backup.sha256).read_bytes()
+        except FileNotFoundError:
+            raise NotFound(f"{self.folder}: backup {backup.id} has lost its bytes") from None
+        if sha256_bytes(data) != backup.sha256:
+            raise NotFound(f"{self.folder}: backup {backup.id} is damaged (hash mismatch)")
+        return data
+
+    def restore(self, backup_id: str) -> WriteResult:
+        """Put a backup's bytes back at its path (the current bytes are backed up first).
+
+        Raises:
+            NotFound: unknown backup or lost bytes.
+            WriteConflict: the file changed while restoring (nothing written).
+            OSError: the file's folder is gone or unwritable.
+        """
+        backup = self.get(backup_id)
+        data = self.read(backup)
+        try:
+            current: str | None = sha256_bytes(backup.path.read_bytes())
+        except FileNotFoundError:
+            current = None
+        return write_file(
+            backup.path, data, expected_sha256=current, backups=self, reason=f"restore {backup.id}"
+        )

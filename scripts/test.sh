@@ -7,7 +7,7 @@ PY="${PYTHON:-python3}"
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 # torch first, pinned: the CPU wheel (any other spelling pulls a multi-GB CUDA build)
 .venv/bin/python -m pip install -q "torch==2.13.0"
-.venv/bin/python -m pip install -q -e ".[dev,sbert,serve]"
+.venv/bin/python -m pip install -q -e ".[dev,sbert,serve,postgres]"
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy
 .venv/bin/python -m pytest "$@"

@@ -44,7 +44,7 @@ from typing import Any
 from cairn.errors import ConfigError
 
 KEYS: Mapping[str, frozenset[str]] = {
-    "store": frozenset({"path"}),
+    "store": frozenset({"path", "backend", "url"}),
     "search": frozenset({"limit", "weights"}),
     "org": frozenset({"tags_exclude_from_inheritance", "inherited_property_keys"}),
     "embed": frozenset({"provider", "batch_size", "url", "model", "api_key_env", "dim", "threads"}),
@@ -222,6 +222,8 @@ class Config:
         index / watch: the ``[index]`` and ``[watch]`` tables, read-only (see
             :class:`cairn.ingest.limits.IndexLimits` and
             :class:`cairn.interfaces.watch.WatchSettings`).
+        db_url: the PostgreSQL URL when ``[store] backend = "postgres"`` (``url``, or
+            ``CAIRN_DB_URL``); ``None`` for the SQLite file at ``db_path``.
         backup_dir: ``[writeback] backup_dir`` (see :attr:`backup_folder`).
         web: the ``[web]`` table as written: ``editor_url``, the template of the web UI's
             "open in editor" links (``{path}``, ``{line}``).
@@ -241,6 +243,7 @@ class Config:
     watch: Mapping[str, Any] = field(default_factory=dict)
     web: Mapping[str, Any] = field(default_factory=dict)
     backup_dir: Path | None = None
+    db_url: str | None = None
 
     @property
     def backup_folder(self) -> Path:
@@ -248,6 +251,8 @@ class Config:
         ``<index file>.backups`` beside the index (see :mod:`cairn.writeback`)."""
         if self.backup_dir is not None:
             return self.backup_dir
+        if self.db_url is not None:
+            return _default_data_dir() / "backups"
         return self.db_path.with_name(self.db_path.name + ".backups")
 
     @property
@@ -306,8 +311,10 @@ def load_config(
 
     store = section("store")
     db_path: Path
-    if db:
+    if db and not str(db).startswith(("postgresql:/", "postgres:/")):
         db_path = Path(db).expanduser()
+    elif db:
+        db_path = _default_data_dir() / "cairn.db"  # unused: the index is on the server
     elif env.get("CAIRN_DB"):
         db_path = Path(env["CAIRN_DB"]).expanduser()
     elif "path" in store:
@@ -358,7 +365,32 @@ def load_config(
         watch=_frozen(section("watch")),
         web=_web(path, section("web")),
         backup_dir=_backup_dir(path, section("writeback")),
+        db_url=_db_url(path, store, env, str(db) if db else None),
     )
+
+
+def _db_url(
+    path: Path, store: Mapping[str, Any], env: Mapping[str, str], db: str | None
+) -> str | None:
+    """The PostgreSQL URL, or ``None`` for SQLite: ``--db postgresql://…`` (an explicit
+    file path means SQLite), else ``CAIRN_DB_URL`` (which selects the backend by
+    itself), else ``[store] backend`` and ``url``."""
+    if db is not None:
+        if db.startswith(("postgresql:/", "postgres:/")) and "://" not in db:
+            raise ConfigError(f"{db}: a PostgreSQL URL lost a slash on the way (a path "
+                              "option); give it as CAIRN_DB_URL or [store] url instead")
+        return db if db.startswith(("postgresql://", "postgres://")) else None
+    backend = str(store.get("backend", "postgres" if env.get("CAIRN_DB_URL") else "sqlite"))
+    if backend not in ("sqlite", "postgres"):
+        raise ConfigError(f"{path}: [store] backend must be \"sqlite\" or \"postgres\", "
+                          f"not {backend!r}")
+    if backend == "sqlite":
+        return None
+    url = env.get("CAIRN_DB_URL") or store.get("url")
+    if not isinstance(url, str) or not url.startswith(("postgresql://", "postgres://")):
+        raise ConfigError(f"{path}: [store] backend = \"postgres\" needs url = "
+                          "\"postgresql://user@host/dbname\" (or CAIRN_DB_URL)")
+    return url
 
 
 def _backup_dir(path: Path, writeback: Mapping[str, Any]) -> Path | None:

@@ -27,6 +27,7 @@ from cairn.app.doors import DoorsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.lookups import reading_order
 from cairn.app.reliability import ReliabilityMixin, Wait
+from cairn.app.storage import StorageMixin
 from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig
@@ -39,7 +40,7 @@ from cairn.model import (
 )
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
 from cairn.sources import is_within
-from cairn.store import Store, open_store
+from cairn.store import Store, open_store, open_url
 from cairn.store.lock import WriterLock
 
 # Loaded when a method needs them (a keyword search needs none of them: start-up time
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
+class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin, StorageMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -82,6 +83,8 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
         if config.index:  # given settings are checked at once (a ConfigError names them)
             _ = self.limits
         self._created = False
+        if store is None and config.db_url is not None:
+            store = open_url(config.db_url)
         if store is None:
             if not config.db_path.exists():
                 if not create:
@@ -92,8 +95,7 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
                 self._created = True
             store = open_store(config.db_path)
         self.store: Store = store
-        path = getattr(store, "path", "")
-        self.writer_lock = WriterLock(path if isinstance(path, str) else "")
+        self.writer_lock: WriterLock = store.writer_lock()
         """The index's writer lock (see :meth:`writing`)."""
         self.types = self._load_types()
         self._graph: GraphService | None = None  # built on first use (see `graph`)

@@ -154,7 +154,7 @@ class LookupsMixin(Parts):
             lists the files (the count is in the store's counts, replaced).
         """
         return {
-            "db": str(self.config.db_path),
+            "db": self.store.path if self.config.db_url else str(self.config.db_path),
             "schema_version": self.store.schema_version,
             **self.store.counts(),
             "last_run": self.store.last_run(),

@@ -11,6 +11,7 @@ if TYPE_CHECKING:  # type-only: a keyword search loads no graph builders or pars
     from cairn.graph.service import GraphService
     from cairn.search.service import SearchService
     from cairn.store import Store
+    from cairn.store.lock import WriterLock
 
 
 class Parts:
@@ -21,6 +22,7 @@ class Parts:
     graph: GraphService
     semantic: SearchService
     types: RootTypes
+    writer_lock: WriterLock
     _index_running: int
     _graph_refresh: threading.Lock
 

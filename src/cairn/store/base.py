@@ -18,7 +18,7 @@ The narrow protocols :class:`VectorIndex` (chunks and embeddings) and :class:`Ed
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 
 from cairn.store.indexes import EdgeIndex, VectorIndex
+from cairn.store.lock import WriterLock
 
 
 class Store(Protocol):
@@ -69,6 +70,11 @@ class Store(Protocol):
 
     def transaction(self) -> AbstractContextManager[None]:
         """A write transaction (nested: a savepoint); rolled back if the block raises."""
+        ...
+
+    def writer_lock(self) -> WriterLock:
+        """A new handle on the index's writer lock (one writer at a time for a whole run;
+        see :class:`cairn.store.lock.WriterLock`)."""
         ...
 
     # --- roots and files (ingest owner) ----------------------------------------------
@@ -300,6 +306,32 @@ class Store(Protocol):
         """Counts: ``roots``, ``files``, ``documents``, ``units``, ``links``,
         ``links_resolved``, ``links_unresolved``, ``fts_rows``, ``failed_files`` (ints)
         and ``formats`` (``format -> {"documents": int, "units": int}``)."""
+        ...
+
+    # --- whole tables, for moving an index between backends (store/copy.py) ---------
+    def table_names(self) -> list[str]:
+        """The index's own tables (backend bookkeeping excluded)."""
+        ...
+
+    def table_columns(self, table: str) -> list[str]:
+        """The columns of ``table`` a copy reads and writes."""
+        ...
+
+    def read_table(self, table: str, columns: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+        """Every row of ``table``, those columns, as plain values."""
+        ...
+
+    def write_rows(self, table: str, columns: Sequence[str],
+                   rows: Sequence[Sequence[Any]]) -> None:
+        """Insert rows into ``table`` (inside :meth:`transaction`)."""
+        ...
+
+    def clear_table(self, table: str) -> None:
+        """Delete every row of ``table``."""
+        ...
+
+    def finish_copy(self) -> None:
+        """Bring the backend's counters (sequences) past copied values."""
         ...
 
     def integrity_check(self) -> list[str]:

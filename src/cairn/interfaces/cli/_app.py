@@ -32,6 +32,7 @@ import cairn.interfaces.cli.search as search
 import cairn.interfaces.cli.serve as serve
 import cairn.interfaces.cli.show as show
 import cairn.interfaces.cli.status as status
+import cairn.interfaces.cli.store as store
 import cairn.interfaces.cli.watch as watch
 from cairn.interfaces.cli._common import emit_json, err
 from cairn.interfaces.cli._plain import backend_error
@@ -80,7 +81,7 @@ def _main(
     _common.state.config = config
 
 
-for _group in (index, watch, search, show, status, graph, evaluate, serve, mcp_server):
+for _group in (index, watch, search, show, status, graph, evaluate, serve, mcp_server, store):
     _group.register(app)
 
 

@@ -15,6 +15,7 @@ from types import FunctionType
 from typing import Any, TypeVar
 
 from cairn.errors import StoreError, StoreUnwritable
+from cairn.store.lock import WriterLock
 
 MIGRATIONS: tuple[str, ...] = (
     # 0 -> 1: the initial schema
@@ -385,7 +386,55 @@ class SQLiteBase:
                     (name, i + 1),
                 )
 
+    def writer_lock(self) -> WriterLock:
+        """A new handle on the index's writer lock: ``<index>.lock`` beside the file."""
+        return WriterLock(self.path)
+
     @property
     def schema_version(self) -> int:
         """The database's schema version (``PRAGMA user_version``)."""
         return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+
+
+class TableCopyMixin(SQLiteBase):
+    """Whole-table reads and writes for moving an index between backends
+    (``cairn store copy``); see :func:`cairn.store.copy.copy_store`."""
+
+    def table_names(self) -> list[str]:
+        """The index's own tables (FTS shadow tables and bookkeeping excluded)."""
+        rows = self.db.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' "
+            "AND name NOT LIKE 'units\\_fts\\_%' ESCAPE '\\' ORDER BY name"
+        )
+        return [str(r[0]) for r in rows if r[0] != "components"]
+
+    def table_columns(self, table: str) -> list[str]:
+        """The columns a copy reads and writes (``rowid`` first for ``units_fts``)."""
+        if table == "units_fts":
+            return ["rowid", "title", "outline_path", "tags", "body", "cjk"]
+        return [str(r[1]) for r in self.db.execute(f"PRAGMA table_info({_ident(table)})")]
+
+    def read_table(self, table: str, columns: Sequence[str]) -> Iterator[tuple[Any, ...]]:
+        """Every row of ``table`` (those columns), in a stable order."""
+        cols = ", ".join(_ident(c) for c in columns)
+        for row in self.db.execute(f"SELECT {cols} FROM {_ident(table)}"):
+            yield tuple(row)
+
+    def write_rows(self, table: str, columns: Sequence[str],
+                   rows: Sequence[Sequence[Any]]) -> None:
+        """Insert rows into ``table`` (call inside :meth:`transaction`)."""
+        cols = ", ".join(_ident(c) for c in columns)
+        marks = ", ".join("?" for _ in columns)
+        self.db.executemany(f"INSERT INTO {_ident(table)}({cols}) VALUES ({marks})", rows)
+
+    def clear_table(self, table: str) -> None:
+        """Delete every row of ``table`` (a copy's target bookkeeping)."""
+        self.db.execute(f"DELETE FROM {_ident(table)}")
+
+    def finish_copy(self) -> None:
+        """Bring counters up to date after a copy (nothing to do in SQLite)."""
+
+
+def _ident(name: str) -> str:
+    """``name`` as a quoted SQL identifier (table and column names from the catalogue)."""
+    return '"' + name.replace('"', '""') + '"'

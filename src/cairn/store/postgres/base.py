@@ -1,0 +1,400 @@
+"""Connection, transactions and migrations of the PostgreSQL store.
+
+Each thread has its own connection (like the SQLite store: readers never wait for one
+another), in autocommit mode outside :meth:`PostgresBase.transaction`. Statements are
+the store's shared SQL rendered by :mod:`cairn.store.postgres.dialect`; rows support
+index and column-name access like ``sqlite3.Row``; every ``psycopg`` error becomes a
+:class:`cairn.errors.StoreError` naming the database (password removed), the operation
+and the server's reason.
+
+Writers serialise on a transaction-level advisory lock, so two indexers against one
+database never interleave: the second waits (``wait`` seconds, default 5) and is then
+refused with a clear message.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from typing import Any
+
+from cairn.errors import StoreError, StoreUnwritable
+from cairn.store.lock import WriterLock
+from cairn.store.postgres.dialect import COMPAT_FUNCTIONS, translate, translate_trigger
+from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, SQLiteBase, TableCopyMixin
+
+WRITE_LOCK_KEY = 0x6361_6972_6E00  # "cairn\0": the advisory lock of index writers
+
+PG_SCHEMA: tuple[str, ...] = (
+    # units_fts (a virtual FTS5 table in SQLite) is a plain table here with weighted
+    # tsvector columns computed by the server and a GIN index
+    """
+    CREATE TABLE units_fts (
+        rowid BIGINT PRIMARY KEY,
+        title TEXT NOT NULL DEFAULT '',
+        outline_path TEXT NOT NULL DEFAULT '',
+        tags TEXT NOT NULL DEFAULT '',
+        body TEXT NOT NULL DEFAULT '',
+        cjk TEXT NOT NULL DEFAULT '',
+        doc tsvector GENERATED ALWAYS AS (
+            setweight(to_tsvector('english', title), 'A') ||
+            setweight(to_tsvector('english', outline_path), 'B') ||
+            setweight(to_tsvector('english', tags), 'C') ||
+            setweight(to_tsvector('english', body), 'D') ||
+            setweight(to_tsvector('simple', cjk), 'D')) STORED
+    );
+    CREATE INDEX units_fts_doc ON units_fts USING gin(doc)
+    """,
+)
+"""PostgreSQL's own statements, run after the shared migration that they belong to."""
+
+
+def redact_url(url: str) -> str:
+    """``url`` without its password (for messages and ``store.path``)."""
+    return re.sub(r"(//[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+class Row(tuple[Any, ...]):
+    """A result row: a tuple that can also be indexed by column name."""
+
+    _names: dict[str, int]
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._names[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        """The column names, in order."""
+        return list(self._names)
+
+
+def _row_factory(cursor: Any) -> Any:
+    desc = cursor.description
+    names = {d.name: i for i, d in enumerate(desc or ())}
+
+    def make(values: Sequence[Any]) -> Row:
+        row = Row(values)
+        row._names = names
+        return row
+
+    return make
+
+
+def _error(exc: Exception) -> type[StoreError]:
+    state = getattr(getattr(exc, "diag", None), "sqlstate", None) or ""
+    if state in ("53100", "25006") or state.startswith("53"):  # disk full, read-only
+        return StoreUnwritable
+    return StoreError
+
+
+class Connection:
+    """One thread's connection, speaking the store's shared SQL (see the module doc)."""
+
+    def __init__(self, raw: Any, store: PostgresBase) -> None:
+        self.raw = raw
+        self._store = store
+
+    def _sql(self, sql: str) -> str:
+        return translate(sql, self._store.primary_keys)
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        """Run one statement; returns the cursor (iterable of :class:`Row`).
+
+        Raises:
+            StoreError: the server refused it.
+        """
+        import psycopg
+
+        head = sql.lstrip()[:16].upper()
+        try:
+            if head.startswith("CREATE TRIGGER"):
+                cur = None
+                for stmt in translate_trigger(sql):
+                    cur = self.raw.execute(stmt, ())
+                return cur
+            return self.raw.execute(self._sql(sql), tuple(params or ()))
+        except psycopg.Error as exc:
+            raise _error(exc)(f"{self._store.path}: {exc}".strip()) from exc
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]] | Any) -> Any:
+        """Run one statement for each parameter row (pipelined).
+
+        Raises:
+            StoreError: the server refused it.
+        """
+        import psycopg
+
+        rows = [tuple(r) for r in rows]
+        cur = self.raw.cursor()
+        if not rows:
+            return cur
+        try:
+            cur.executemany(self._sql(sql), rows)
+        except psycopg.Error as exc:
+            raise _error(exc)(f"{self._store.path}: {exc}".strip()) from exc
+        return cur
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open on this connection."""
+        from psycopg.pq import TransactionStatus
+
+        return bool(self.raw.info.transaction_status != TransactionStatus.IDLE)
+
+
+class PostgresBase(SQLiteBase):
+    """Connections, transactions and migrations on PostgreSQL.
+
+    Args:
+        url: a ``postgresql://`` connection URL (libpq syntax).
+        wait: seconds a writer waits for another writer's lock before it is refused.
+
+    Raises:
+        StoreError: the server cannot be reached, the database is not a cairn index, or
+            its schema is newer than this cairn.
+    """
+
+    def __init__(self, url: str, *, wait: float = 5.0) -> None:
+        self.url = url
+        self.path = redact_url(url)
+        self.wait = wait
+        self.primary_keys: dict[str, tuple[str, ...]] = {}
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._connections: list[Any] = []
+        self._closed = False
+        self._migrate()
+
+    # --- connections ------------------------------------------------------------------
+    @property
+    def db(self) -> Connection:  # type: ignore[override]
+        """This thread's connection (made on first use).
+
+        Raises:
+            StoreError: the store is closed or the server cannot be reached.
+        """
+        conn: Connection | None = getattr(self._local, "conn", None)
+        if conn is not None:
+            return conn
+        with self._lock:
+            if self._closed:
+                raise StoreError(f"{self.path}: the index is closed")
+        conn = Connection(self._connect(), self)
+        with self._lock:
+            self._connections.append(conn.raw)
+        self._local.conn = conn
+        return conn
+
+    def _connect(self) -> Any:
+        import psycopg
+        from psycopg.adapt import Dumper
+
+        class _BoolAsInt(Dumper):
+            """Python booleans as integers, as the shared schema stores them."""
+
+            oid = psycopg.adapters.types["int8"].oid
+
+            def dump(self, obj: Any) -> bytes:
+                return b"1" if obj else b"0"
+
+        try:
+            raw = psycopg.connect(self.url, autocommit=True, row_factory=_row_factory,
+                                  connect_timeout=10)
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.path}: cannot connect: {exc}".strip()) from exc
+        raw.adapters.register_dumper(bool, _BoolAsInt)
+        return raw
+
+    def _load_primary_keys(self) -> None:
+        rows = self.db.execute(
+            "SELECT tc.table_name, kcu.column_name FROM information_schema.table_constraints tc "
+            "JOIN information_schema.key_column_usage kcu ON kcu.constraint_name = "
+            "tc.constraint_name AND kcu.table_schema = tc.table_schema "
+            "WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_schema = current_schema() "
+            "ORDER BY tc.table_name, kcu.ordinal_position"
+        )
+        keys: dict[str, list[str]] = {}
+        for table, column in rows:
+            keys.setdefault(str(table), []).append(str(column))
+        self.primary_keys = {t: tuple(c) for t, c in keys.items()}
+
+    # --- migrations -------------------------------------------------------------------
+    def _migrate(self) -> None:
+        """Bring the schema to :data:`SCHEMA_VERSION` (the same steps as SQLite's,
+        rendered for PostgreSQL), under the writers' lock."""
+        with self.transaction():
+            db = self.db
+            db.execute("CREATE TABLE IF NOT EXISTS cairn_schema (version BIGINT NOT NULL)")
+            row = db.execute("SELECT version FROM cairn_schema").fetchone()
+            version = int(row[0]) if row else 0
+            if version > SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path}: index schema version {version} is newer than this cairn "
+                    f"({SCHEMA_VERSION}); upgrade cairn or rebuild the index"
+                )
+            if version < SCHEMA_VERSION:
+                for fn in COMPAT_FUNCTIONS:
+                    db.raw.execute(fn)
+            for i in range(version, SCHEMA_VERSION):
+                for stmt in MIGRATIONS[i].split(";"):
+                    if stmt.strip() and "VIRTUAL TABLE" not in stmt.upper():
+                        db.execute(stmt)
+                if i < len(PG_SCHEMA):
+                    for stmt in PG_SCHEMA[i].split(";"):
+                        if stmt.strip():
+                            db.raw.execute(stmt)
+                if i == 0:
+                    # SQLite's implicit rowid, which the shared SQL orders runs by
+                    db.raw.execute("ALTER TABLE runs ADD COLUMN rowid BIGSERIAL")
+            db.execute("DELETE FROM cairn_schema")
+            db.execute("INSERT INTO cairn_schema(version) VALUES (?)", (SCHEMA_VERSION,))
+        self._load_primary_keys()
+
+    def _user_version(self) -> int:
+        row = self.db.execute("SELECT version FROM cairn_schema").fetchone()
+        return int(row[0]) if row else 0
+
+    def writer_lock(self) -> WriterLock:
+        """A new handle on the index's writer lock: a session-level advisory lock (see
+        :mod:`cairn.store.postgres.lock`)."""
+        from cairn.store.postgres.lock import AdvisoryWriterLock
+
+        return AdvisoryWriterLock(self.url, self.path)
+
+    @property
+    def schema_version(self) -> int:
+        """The database's schema version (the ``cairn_schema`` table)."""
+        return self._user_version()
+
+    def ensure_component(self, name: str, migrations: Sequence[str]) -> None:
+        """Create or migrate an optional component's tables (see the SQLite store);
+        the shared DDL is rendered for PostgreSQL.
+
+        Raises:
+            StoreError: the database holds a newer version of the component.
+        """
+        with self.transaction():
+            self.db.execute(
+                "CREATE TABLE IF NOT EXISTS components (name TEXT PRIMARY KEY, version BIGINT)"
+            )
+            row = self.db.execute("SELECT version FROM components WHERE name=?",
+                                  (name,)).fetchone()
+            version = int(row[0]) if row else 0
+            if version > len(migrations):
+                raise StoreError(
+                    f"{self.path}: component {name!r} is at version {version}, newer than "
+                    f"this cairn ({len(migrations)}); upgrade cairn or rebuild the index"
+                )
+            for i in range(version, len(migrations)):
+                for stmt in migrations[i].split(";"):
+                    if stmt.strip():
+                        self.db.execute(stmt)
+                self.db.execute(
+                    "INSERT INTO components(name, version) VALUES (?, ?) "
+                    "ON CONFLICT(name) DO UPDATE SET version=excluded.version",
+                    (name, i + 1),
+                )
+        if len(migrations) > version:
+            self._load_primary_keys()
+
+    # --- lifecycle and transactions ---------------------------------------------------
+    def close(self) -> None:
+        """Close every connection (idempotent); the store cannot be used afterwards."""
+        with self._lock:
+            self._closed = True
+            conns, self._connections = self._connections, []
+        for conn in conns:
+            with suppress(Exception):
+                conn.close()
+        self._local = threading.local()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """A write transaction holding the writers' advisory lock; rolled back if the
+        block raises. Inside an open transaction it nests as a savepoint.
+
+        Raises:
+            StoreError: another writer held the lock for longer than ``wait`` seconds.
+        """
+        db = self.db
+        if db.in_transaction:
+            with self.savepoint():
+                yield
+            return
+        db.raw.execute("BEGIN")
+        try:
+            wait_ms = 0 if self.wait < 0 else max(1, int(self.wait * 1000))
+            db.raw.execute(f"SET LOCAL lock_timeout = '{wait_ms}ms'")
+            try:
+                db.raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
+            except Exception as exc:
+                raise StoreError(
+                    f"{self.path}: another cairn process is writing this index "
+                    f"(waited {self.wait:g} s); try again when it has finished"
+                ) from exc
+            db.raw.execute("SET LOCAL lock_timeout = 0")
+            yield
+        except BaseException:
+            with suppress(Exception):
+                db.raw.execute("ROLLBACK")
+            raise
+        else:
+            try:
+                db.raw.execute("COMMIT")
+            except Exception as exc:
+                with suppress(Exception):
+                    db.raw.execute("ROLLBACK")
+                raise _error(exc)(f"{self.path}: cannot commit: {exc}") from exc
+
+    @contextmanager
+    def savepoint(self) -> Iterator[None]:
+        """A nested unit of work inside a transaction; undone alone if the block raises."""
+        depth = getattr(self._local, "sp", 0) + 1
+        self._local.sp = depth
+        name = f"sp{depth}"
+        raw = self.db.raw
+        raw.execute(f"SAVEPOINT {name}")
+        try:
+            yield
+        except BaseException:
+            with suppress(Exception):
+                raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
+                raw.execute(f"RELEASE SAVEPOINT {name}")
+            raise
+        else:
+            raw.execute(f"RELEASE SAVEPOINT {name}")
+        finally:
+            self._local.sp = depth - 1
+
+
+class PostgresTableCopy(TableCopyMixin, PostgresBase):
+    """Whole-table reads and writes (see :class:`cairn.store.sqlite.schema.TableCopyMixin`)."""
+
+    def table_names(self) -> list[str]:
+        """The index's own tables."""
+        rows = self.db.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            "current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name"
+        )
+        return [str(r[0]) for r in rows if r[0] not in ("components", "cairn_schema")]
+
+    def table_columns(self, table: str) -> list[str]:
+        """The writable columns of ``table`` (generated ones left out)."""
+        rows = self.db.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+            "current_schema() AND table_name = ? AND is_generated = 'NEVER' "
+            "ORDER BY ordinal_position", (table,))
+        return [str(r[0]) for r in rows]
+
+    def finish_copy(self) -> None:
+        """Move every serial column's sequence past the copied values."""
+        rows = self.db.execute(
+            "SELECT table_name, column_name FROM information_schema.columns WHERE "
+            "table_schema = current_schema() AND column_default LIKE 'nextval(%'").fetchall()
+        for table, column in rows:
+            self.db.raw.execute(
+                f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                f"coalesce((SELECT max(\"{column}\") FROM \"{table}\"), 0) + 1, false)")

@@ -1,0 +1,140 @@
+"""Keyword search of the PostgreSQL store: a parsed query as a ``tsquery``, ranked with
+``ts_rank_cd`` over the weighted ``tsvector`` of ``units_fts``.
+
+The column weights of ``[search] weights`` (title, outline path, tags, body) map onto
+PostgreSQL's four weight classes A–D, scaled so the largest is 1. User text never becomes
+``tsquery`` syntax: every term is handed to ``phraseto_tsquery`` as a bound parameter
+(a term of several tokens is a phrase, as in SQLite), and the pieces are combined with
+``||`` (any positive term), ``&& !!`` (no negative term). CJK bigrams are a phrase under
+the ``simple`` configuration, matched against the same vector (their column is folded
+into it with weight D).
+
+Differences from SQLite's FTS5, by design of the engines: English stop words are not
+indexed (a query made only of them matches nothing), and scores are ``ts_rank_cd``
+values, not BM25 — rankings agree on what matches, not always on the order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from cairn.errors import QueryError
+from cairn.model import Filter, Term, TextQuery
+from cairn.store.sqlite.fts import SearchMixin
+
+_NORMALIZATION = 1  # rank / (1 + log(document length))
+
+
+def _term_sql(t: Term) -> tuple[str, list[str]]:
+    parts: list[str] = []
+    args: list[str] = []
+    if t.tokens and t.cjk:
+        for tok in t.tokens:
+            parts.append("phraseto_tsquery('english', ?)")
+            args.append(tok)
+    elif t.tokens:
+        parts.append("phraseto_tsquery('english', ?)")
+        args.append(" ".join(t.tokens))
+    if t.cjk:
+        parts.append("phraseto_tsquery('simple', ?)")
+        args.append(" ".join(t.cjk))
+    return "(" + " && ".join(parts) + ")", args
+
+
+def ts_query(query: TextQuery) -> tuple[str | None, str | None, list[str], list[str]]:
+    """The positive and negative ``tsquery`` SQL expressions of a query, with their
+    parameters: ``(positive, negative, positive args, negative args)``; an expression
+    is ``None`` when there is no such term."""
+    pos_sql, pos_args, neg_sql, neg_args = [], [], [], []
+    for t in query.positive:
+        if t.tokens or t.cjk:
+            s, a = _term_sql(t)
+            pos_sql.append(s)
+            pos_args += a
+    for t in query.negative:
+        if t.tokens or t.cjk:
+            s, a = _term_sql(t)
+            neg_sql.append(s)
+            neg_args += a
+    pos = "(" + " || ".join(pos_sql) + ")" if pos_sql else None
+    neg = "(" + " || ".join(neg_sql) + ")" if neg_sql else None
+    return pos, neg, pos_args, neg_args
+
+
+class PostgresSearchMixin(SearchMixin):
+    """``tsvector`` search with the shared filters."""
+
+    def _filter_sql(self, filters: Sequence[Filter]) -> tuple[list[str], list[Any]]:
+        where: list[str] = []
+        args: list[Any] = []
+        for f in filters:
+            sql, a = self._one_filter(f)
+            where.append(f"NOT coalesce(({sql}), false)" if f.negate else sql)
+            args.extend(a)
+        return where, args
+
+    def search_text(
+        self,
+        query: TextQuery,
+        *,
+        limit: int,
+        weights: Mapping[str, float],
+        include_alternates: bool = False,
+    ) -> list[tuple[str, float]]:
+        """Rank units for a parsed query; ``(unit id, score)`` best first (see
+        :meth:`cairn.store.base.Store.search_text`). The score is ``ts_rank_cd``.
+
+        Raises:
+            QueryError: ``limit`` is below 1. StoreError: the backend failed.
+        """
+        if limit < 1:
+            raise QueryError(f"limit must be at least 1, not {limit}")
+        pos, neg, pos_args, neg_args = ts_query(query)
+        where, args = self._filter_sql(query.filters)
+        if not include_alternates:
+            where.append("u.alternate = 0")
+        if neg is not None:
+            where.append(f"NOT (f.doc @@ {neg})")
+            args = [*args, *neg_args]
+        joins = ("FROM units u JOIN documents d ON d.id = u.document_id "
+                 "JOIN units_fts f ON f.rowid = u.rowid")
+        if pos is None:
+            sql = (f"SELECT u.id, 0.0 {joins}"
+                   + (" WHERE " + " AND ".join(where) if where else "")
+                   + " ORDER BY d.path, u.ordinal LIMIT ?")
+            params: list[Any] = [*args, limit]
+        else:
+            w = [float(weights.get(k, 1.0)) for k in ("body", "tags", "outline_path", "title")]
+            top = max(max(w), 1e-9)
+            vec = "ARRAY[" + ", ".join(repr(max(x / top, 0.0)) for x in w) + "]::float4[]"
+            sql = (f"SELECT u.id, ts_rank_cd({vec}, f.doc, q.q, {_NORMALIZATION}) AS score "
+                   f"{joins} CROSS JOIN (SELECT {pos} AS q) q WHERE f.doc @@ q.q"
+                   + "".join(f" AND {x}" for x in where)
+                   + " ORDER BY score DESC, u.rowid LIMIT ?")
+            params = [*pos_args, *args, limit]
+        return [(str(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
+
+    def text_query_syntax(self, query: TextQuery) -> str | None:
+        """The ``tsquery`` the server builds for ``query`` (for explanations); ``None``
+        for a filter-only query."""
+        pos, neg, pos_args, neg_args = ts_query(query)
+        if pos is None:
+            return None
+        expr = pos if neg is None else f"({pos} && !!{neg})"
+        row = self.db.execute(f"SELECT ({expr})::text", [*pos_args, *neg_args]).fetchone()
+        return str(row[0])
+
+    def integrity_check(self) -> list[str]:
+        """Problems found by cairn's consistency checks ([] = fine), one sentence each."""
+        problems: list[str] = []
+        n_units = self.db.execute("SELECT count(*) FROM units").fetchone()[0]
+        n_fts = self.db.execute("SELECT count(*) FROM units_fts").fetchone()[0]
+        if n_units != n_fts:
+            problems.append(f"units ({n_units}) and FTS rows ({n_fts}) differ")
+        orphans = self.db.execute(
+            "SELECT count(*) FROM units_fts WHERE rowid NOT IN (SELECT rowid FROM units)"
+        ).fetchone()[0]
+        if orphans:
+            problems.append(f"{orphans} FTS rows without a unit")
+        return problems

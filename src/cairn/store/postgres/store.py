@@ -1,0 +1,27 @@
+"""The PostgreSQL backend of the store protocol (``[store] backend = "postgres"``)."""
+
+from __future__ import annotations
+
+from cairn.store.postgres.base import PostgresTableCopy
+from cairn.store.postgres.search import PostgresSearchMixin
+from cairn.store.sqlite.edges import EdgesMixin
+from cairn.store.sqlite.reads import ReadsMixin
+from cairn.store.sqlite.vectors import VectorsMixin
+from cairn.store.sqlite.writes import WritesMixin
+
+
+class PostgresStore(
+    PostgresSearchMixin, WritesMixin, ReadsMixin, VectorsMixin, EdgesMixin, PostgresTableCopy
+):
+    """A :class:`cairn.store.Store` in a PostgreSQL database: the same role modules as
+    the SQLite store, their SQL rendered by :mod:`cairn.store.postgres.dialect`, with
+    its own full-text search (:mod:`cairn.store.postgres.search`).
+
+    Args:
+        url: ``postgresql://user:password@host:port/dbname`` (libpq syntax).
+        wait: seconds a writer waits for another one before it is refused.
+
+    Raises:
+        StoreError: the server cannot be reached, or the database is not a cairn index
+            or is newer than this cairn.
+    """

@@ -37,7 +37,7 @@ from cairn.ingest.chunking import ChunkConfig
 from cairn.model import HEADING, Document, SourceRoot, Unit
 from cairn.search.fusion import FusionConfig
 from cairn.search.rank import Ranker
-from cairn.store import Store, open_store
+from cairn.store import Store, open_store, open_url
 
 Run = dict[str, dict[str, float]]
 Qrels = dict[str, dict[str, int]]
@@ -318,7 +318,8 @@ def evaluate(
         search_config: BM25 column weights (default: cairn's).
         fusion: fusion settings (default: RRF k=60, keyword 0.6 / semantic 0.4).
         chunk_config: chunking settings.
-        db_path: where to build the store (default: a temporary folder, removed).
+        db_path: where to build the store (default: a temporary folder, removed), or
+            the URL of an empty PostgreSQL database.
         data: an already loaded data set (skips reading ``folder``).
         progress: embedding progress callback.
         keep_runs: keep each mode's run in the report (for TREC run files).
@@ -331,8 +332,10 @@ def evaluate(
     ds = data or load_beir(folder, split)
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="cairn-eval-") as tmp:
-        path = Path(db_path) if db_path else Path(tmp) / "eval.db"
-        store = open_store(path)
+        if isinstance(db_path, str) and db_path.startswith(("postgresql://", "postgres://")):
+            store = open_url(db_path)  # an empty PostgreSQL database
+        else:
+            store = open_store(Path(db_path) if db_path else Path(tmp) / "eval.db")
         try:
             t0 = time.perf_counter()
             index_corpus(store, ds.corpus, tmp)

@@ -1,0 +1,201 @@
+"""The same cairn on SQLite and on PostgreSQL, side by side in one run.
+
+    python bench/scale.py [--chunks 100000] [--scifact] [--clients 1,4,16] [--pg-url URL]
+
+1. ``--scifact``: nDCG@10 / Recall@100 / MRR@10 on ``../shared/bench/beir/scifact`` for
+   keyword (and hybrid with the shipped static model) on both backends.
+2. A synthetic corpus of about ``--chunks`` chunks (Markdown notes of 3–8 sections with
+   realistic word counts, wikilinks between notes and tags), indexed into both:
+   indexing throughput (files/s, MB/s), keyword and hybrid query latency p50/p95 with
+   1, 4 and 16 concurrent clients (threads, each query a new search), and size on disk
+   (the SQLite file; ``pg_database_size``).
+
+Without ``--pg-url`` a throwaway PostgreSQL server is started from the ``pgserver`` wheel
+in a temporary folder. Prints one table per part; ``--json FILE`` writes every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from cairn.app import Cairn
+from cairn.config import Config
+from cairn.store import open_store, open_url
+
+_TEXT = (
+    "budget report travel garden tomato soil water morning project meeting design review "
+    "network server latency cache index query search graph link note tag heading section "
+    "python rust emacs org markdown vault concept memory agent model embedding vector "
+    "paper protein cell gene study trial result method data analysis error test build "
+    "deploy release plan goal habit reading book author chapter idea question answer"
+)
+WORDS = tuple(_TEXT.split(" "))
+
+
+def _sentence(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20))).capitalize() + "."
+
+
+def make_corpus(folder: Path, chunks: int, seed: int = 7) -> tuple[int, int]:
+    """Write Markdown notes holding about ``chunks`` sections; returns (files, bytes)."""
+    rng = random.Random(seed)
+    files = max(1, chunks // 5)
+    total = 0
+    for i in range(files):
+        sub = folder / f"d{i % 50:02d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        parts = [f"---\ntags: [{rng.choice(WORDS)}, {rng.choice(WORDS)}]\n---\n# Note {i}\n"]
+        for s in range(rng.randint(3, 7)):
+            body = " ".join(_sentence(rng) for _ in range(rng.randint(2, 6)))
+            link = f" See [[Note {rng.randrange(files)}]]." if rng.random() < 0.5 else ""
+            parts.append(f"\n## {rng.choice(WORDS).title()} {s}\n{body}{link}\n")
+        text = "".join(parts)
+        (sub / f"Note {i}.md").write_text(text, encoding="utf-8")
+        total += len(text.encode())
+    return files, total
+
+
+def _pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round(q * (len(xs) - 1)))] if xs else float("nan")
+
+
+def latency(c: Cairn, mode: str, clients: int, per_client: int, seed: int) -> dict[str, float]:
+    """p50/p95 (ms) of ``per_client`` queries from each of ``clients`` threads."""
+    times: list[float] = []
+    lock = threading.Lock()
+
+    def work(k: int) -> None:
+        rng = random.Random(seed + k)
+        mine = []
+        for _ in range(per_client):
+            q = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3)))
+            t = time.perf_counter()
+            c.search(q, mode=mode, limit=10)  # type: ignore[arg-type]
+            mine.append((time.perf_counter() - t) * 1000)
+        with lock:
+            times.extend(mine)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(clients)]
+    t0 = time.perf_counter()
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    wall = time.perf_counter() - t0
+    return {"p50": round(statistics.median(times), 1), "p95": round(_pct(times, 0.95), 1),
+            "qps": round(len(times) / wall, 1)}
+
+
+def pg_size(url: str) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+    return int(row[0]) if row else 0
+
+
+def new_database(server_url: str) -> str:
+    import psycopg
+
+    name = "bench_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    from urllib.parse import urlsplit, urlunsplit
+
+    p = urlsplit(server_url)
+    return urlunsplit((p.scheme, p.netloc, "/" + name, p.query, p.fragment))
+
+
+def scifact(server_url: str, work: Path) -> dict[str, Any]:
+    from cairn.embed.registry import EmbedConfig, make_embedder
+    from cairn.evaluation import evaluate
+
+    folder = Path(__file__).resolve().parents[2] / "shared" / "bench" / "beir" / "scifact"
+    embedder = make_embedder(EmbedConfig(provider="static"))
+    out: dict[str, Any] = {}
+    for name, db in (("sqlite", str(work / "scifact.db")), ("postgres", new_database(server_url))):
+        t = time.perf_counter()
+        rep = evaluate(folder, embedder, modes=("keyword", "hybrid"), db_path=db)
+        out[name] = {"seconds": round(time.perf_counter() - t, 1),
+                     **{m.mode: {"ndcg@10": round(m.ndcg10, 4),
+                                 "recall@100": round(m.recall100, 4),
+                                 "mrr@10": round(m.mrr10, 4), "p50_ms": m.p50_ms,
+                                 "p95_ms": m.p95_ms} for m in rep.results}}
+    return out
+
+
+def scale(server_url: str, work: Path, chunks: int, clients: list[int]) -> dict[str, Any]:
+    corpus = work / "corpus"
+    files, size = make_corpus(corpus, chunks)
+    out: dict[str, Any] = {"files": files, "mb": round(size / 1e6, 2)}
+    url = new_database(server_url)
+    for name in ("sqlite", "postgres"):
+        cfg = Config(db_path=work / "scale.db", embed={"provider": "static"})
+        store = open_store(work / "scale.db") if name == "sqlite" else open_url(url)
+        with Cairn(cfg, store=store) as c:
+            t = time.perf_counter()
+            run = c.index([str(corpus)])
+            secs = time.perf_counter() - t
+            n_chunks = c.store.vectors.counts().get("chunks", 0)
+            res: dict[str, Any] = {
+                "index_seconds": round(secs, 1), "files_per_s": round(files / secs, 1),
+                "mb_per_s": round(size / 1e6 / secs, 2), "chunks": n_chunks,
+                "failed": run.failed,
+                "size_mb": round((os.path.getsize(work / "scale.db") if name == "sqlite"
+                                  else pg_size(url)) / 1e6, 1)}
+            for mode in ("keyword", "hybrid"):
+                c.search("warm up", mode=mode)  # type: ignore[arg-type]
+                for k in clients:
+                    res[f"{mode}@{k}"] = latency(c, mode, k, max(5, 60 // k), seed=k)
+            out[name] = res
+        print(f"  {name}: {json.dumps(res)}", file=sys.stderr)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--chunks", type=int, default=100_000)
+    ap.add_argument("--clients", default="1,4,16")
+    ap.add_argument("--scifact", action="store_true")
+    ap.add_argument("--pg-url", default=os.environ.get("CAIRN_TEST_PG_URL"))
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    server: Any = None
+    url = args.pg_url
+    if not url:
+        import pgserver
+
+        server = pgserver.get_server(tempfile.mkdtemp(prefix="cairn-bench-pg-"),
+                                     cleanup_mode="delete")
+        url = server.get_uri()
+    try:
+        with tempfile.TemporaryDirectory(prefix="cairn-scale-") as tmp:
+            work = Path(tmp)
+            result: dict[str, Any] = {}
+            if args.scifact:
+                result["scifact"] = scifact(url, work)
+                print(json.dumps(result["scifact"], indent=1))
+            result["scale"] = scale(url, work, args.chunks,
+                                    [int(x) for x in args.clients.split(",")])
+            print(json.dumps(result["scale"], indent=1))
+            if args.json:
+                args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    finally:
+        if server is not None:
+            server.cleanup()
+
+
+if __name__ == "__main__":
+    main()

@@ -43,6 +43,7 @@ from cairn.model.core import (
     UnitKind,
 )
 from cairn.model.doors import UNTRUSTED_NOTICE, Provenance, RecentDocument
+from cairn.model.facets import FACET_FIELDS, FacetField, FacetValue, Facets
 from cairn.model.graph import (
     Arc,
     BuiltinRelation,
@@ -90,6 +91,10 @@ from cairn.model.views import (
 )
 
 __all__ = [
+    "FACET_FIELDS",
+    "FacetField",
+    "FacetValue",
+    "Facets",
     "CODE",
     "CONCEPT",
     "EMBED",

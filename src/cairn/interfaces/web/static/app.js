@@ -27,6 +27,8 @@
     var params = new URLSearchParams();
     if (q) params.set("q", q);
     if (m) params.set("mode", m);
+    var ex = document.querySelector("input[name=expand]");
+    if (ex && ex.checked) params.set("expand", "true");
     var qs = params.toString();
     history.replaceState(null, "", qs ? "/?" + qs : "/");
     document.title = (q || "Search") + " · cairn";
@@ -64,6 +66,15 @@
     });
     var radios = document.querySelectorAll("input[name=mode]");
     for (var r = 0; r < radios.length; r++) radios[r].addEventListener("change", refresh);
+    var ex = document.querySelector("input[name=expand]");
+    if (ex) ex.addEventListener("change", refresh);
+    box.addEventListener("click", function (e) {
+      var a = e.target && e.target.closest ? e.target.closest("a.facet-value") : null;
+      if (!a || e.ctrlKey || e.metaKey || e.shiftKey) return;
+      e.preventDefault();
+      input.value = a.getAttribute("data-q");
+      refresh();
+    });
     input.form.addEventListener("submit", function (e) { e.preventDefault(); refresh(); });
   }
 

@@ -4,7 +4,7 @@ format, tag, TODO keyword, note type and root, each value with the filter that k
 from __future__ import annotations
 
 from cairn.app.parts import Parts
-from cairn.model import FACET_FIELDS, FacetValue, Facets
+from cairn.model import FACET_FIELDS, Facets, FacetValue
 
 FACET_DEPTH = 200
 """How many of a query's ranked candidates the facets count by default."""

@@ -25,7 +25,9 @@ from markupsafe import Markup
 
 from cairn.app import Cairn
 from cairn.errors import CairnError, NotFound
+from cairn.interfaces.web.conversations import mount_conversations
 from cairn.interfaces.web.explain import explain_rows, facet_links
+from cairn.interfaces.web.live import mount_live
 from cairn.interfaces.web.render import (
     editor_link,
     highlight,
@@ -155,6 +157,10 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
                    hops: Annotated[int, Query(ge=1, le=3)] = 1) -> Response:
         text = cairn.export_graph("cytoscape", around=cairn.confine(node), hops=hops)
         return Response(text, media_type="application/json", headers=HEADERS)
+
+    mount_conversations(api, cairn, lambda name, status=200, **ctx: _page(
+        env, name, status, **ctx))
+    mount_live(api, cairn)
 
     @api.get("/status", include_in_schema=False)
     def status_page() -> HTMLResponse:

@@ -1,5 +1,6 @@
 """Facet counts of the SQLite store: how many of a set of units have each format, tag,
-TODO keyword, note type and root (the search page's facets)."""
+TODO keyword, note type and root (the search page's facets); documents listed by
+format (its conversations page)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ from collections import Counter
 from collections.abc import Sequence
 
 from cairn.errors import QueryError, StoreError
-from cairn.model import FACET_FIELDS
+from cairn.model import FACET_FIELDS, StoredDocument
+from cairn.store.sqlite.reads import _DOC_SELECT, _document
 from cairn.store.sqlite.schema import SQLiteBase
 
 _BATCH = 500
@@ -62,3 +64,27 @@ class FacetsMixin(SQLiteBase):
         except sqlite3.Error as exc:
             raise StoreError(f"facet counts failed: {exc}") from exc
         return {f: dict(c) for f, c in out.items()}
+
+
+class BrowseMixin(SQLiteBase):
+    """Documents listed by format (the web UI's conversations page)."""
+
+    def documents_by_format(
+        self, formats: Sequence[str], *, limit: int = 200, offset: int = 0
+    ) -> list[StoredDocument]:
+        """Documents of the given formats (e.g. chat providers ``claude``, ``chatgpt``),
+        newest first (``created``, then ``modified``, then path and id).
+
+        Raises:
+            QueryError: ``limit`` below 1 or ``offset`` below 0. StoreError: backend.
+        """
+        if limit < 1 or offset < 0:
+            raise QueryError(f"limit must be at least 1 and offset 0 or more, not "
+                             f"{limit} and {offset}")
+        if not formats:
+            return []
+        q = ",".join("?" * len(formats))
+        rows = self.db.execute(
+            f"{_DOC_SELECT} WHERE d.format IN ({q}) ORDER BY coalesce(d.created, d.modified) "
+            "DESC, d.path, d.id LIMIT ? OFFSET ?", [*formats, limit, offset]).fetchall()
+        return [_document(r) for r in rows]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from cairn.model import FileState
 from cairn.store.sqlite.edges import EdgesMixin
-from cairn.store.sqlite.facets import FacetsMixin
+from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
 from cairn.store.sqlite.fts import SearchMixin
 from cairn.store.sqlite.reads import ReadsMixin
 from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, guard_errors
@@ -30,7 +30,7 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 
 @guard_errors
 class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin,
-                  FacetsMixin):
+                  FacetsMixin, BrowseMixin):
     """The default :class:`cairn.store.Store`: one SQLite file.
 
     Args:

@@ -94,4 +94,30 @@
       if (link) { e.preventDefault(); window.location.href = link.getAttribute("href"); }
     } else if (e.key === "Escape" && typing) { input.blur(); }
   });
+
+  // Live updates: the server says "changed" on /ui/events when the index changed (a
+  // re-index, or the watcher of cairn serve --watch); the search page re-runs its query,
+  // the other pages that show indexed data reload.
+  if (window.EventSource && !document.body.classList.contains("graph-page")) {
+    var badge = document.getElementById("live");
+    var events = new EventSource("/ui/events");
+    events.addEventListener("hello", function () { document.body.setAttribute("data-live", "on"); });
+    events.addEventListener("changed", function (e) {
+      var info = {};
+      try { info = JSON.parse(e.data) || {}; } catch (err) { info = {}; }
+      document.body.setAttribute("data-run", String(info.run || ""));
+      if (badge) {
+        badge.hidden = false;
+        badge.textContent = "index updated " + new Date().toLocaleTimeString();
+      }
+      if (input && box) { if (input.value) refresh(); }
+      else if (document.body.classList.contains("note-page") ||
+               document.body.classList.contains("conversation-page") ||
+               document.body.classList.contains("conversations-page") ||
+               document.body.classList.contains("status-page")) {
+        events.close();
+        window.location.reload();
+      }
+    });
+  }
 })();

@@ -50,7 +50,8 @@ def write_hostile(folder: Path) -> None:
     x.mkdir()
     for i, p in enumerate(PAYLOADS):
         (x / f"md-{i:02d}.md").write_text(
-            f"---\ntitle: {_yaml('T ' + p)}\ntags: [xss]\nauthor: {_yaml(p)}\n---\n\n"
+            f"---\ntitle: {_yaml('T ' + p)}\ntags: [xss, {_yaml(p)}]\ntype: {_yaml(p)}\n"
+            f"author: {_yaml(p)}\n---\n\n"
             f"# Heading {p}\n\nxsspayload body {p}\n\n- item {p}\n\n"
             f"| a | b |\n|---|---|\n| {p} | [[md-00|{p}]] |\n\n[[md-00]] and [[{p}]]\n"
             f"\n> [!note]- {p}\n> {p}\n\n> [!{p}] x\n",
@@ -100,7 +101,8 @@ def write_branched_chat(folder: Path) -> None:
         "a_old": _node("a_old", "q1", [], "assistant",
                        "branchpayload old: feed it once a week.", t + 2),
         "a_new": _node("a_new", "q1", ["q2"], "assistant",
-                       "Feed it daily at room temperature:\n```python\nfeed(flour=50, water=50)\n```",
+                       "Feed it daily at room temperature:\n"
+                       "```python\nfeed(flour=50, water=50)\n```",
                        t + 3),
         "q2": _node("q2", "a_new", ["a2"], "user", "And in the fridge?", t + 4),
         "a2": _node("a2", "q2", [], "assistant", "Weekly feeding is enough in the fridge.",

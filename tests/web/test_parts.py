@@ -122,6 +122,9 @@ def test_a_conversation_is_a_thread_with_roles_times_code_and_alternates(
     assert "branchpayload old" not in html and "Show alternates" in html
     _, _, alt = get(server, "/conversation/conv-sourdough?alternates=true")
     assert "branchpayload old" in alt and 'class="message role-assistant alternate' in alt
+    # the alternate answer stands beside the answer it was regenerated into
+    order = re.findall(r'<li class="message role-\w+( alternate)?[^"]*" id="u-([^"]+)"', alt)
+    assert [i for _, i in order] == ["q1", "a_new", "a_old", "q2", "a2"]
     assert "Hide alternates" in alt
 
 

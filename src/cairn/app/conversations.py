@@ -5,10 +5,27 @@ from __future__ import annotations
 
 from cairn.app.parts import Parts
 from cairn.errors import NotFound
-from cairn.model import Conversation, StoredDocument
+from cairn.model import Conversation, StoredDocument, StoredUnit
 
 FILE_FORMATS = frozenset({"org", "markdown", "text", "okf"})
 """Formats whose document is a file of its own; every other format is a chat export's."""
+
+
+def thread_order(main: list[StoredUnit], off: list[StoredUnit]) -> list[StoredUnit]:
+    """The canonical thread with each alternate message placed beside the branch it
+    leaves: after the last message already placed that shares its parent (its sibling
+    on the main branch, or an earlier alternate), else after its parent, else at the
+    end (``extra["parent_message_id"]`` names the parent)."""
+    out = list(main)
+    for u in off:
+        parent = u.extra.get("parent_message_id")
+        at = None
+        for i, m in enumerate(out):
+            if parent is not None and (m.extra.get("parent_message_id") == parent
+                                       or m.extra.get("message_id") == parent):
+                at = i
+        out.insert(len(out) if at is None else at + 1, u)
+    return out
 
 
 class ConversationsMixin(Parts):
@@ -36,7 +53,8 @@ class ConversationsMixin(Parts):
             raise NotFound(f"{document_id}: no conversation has this id")
         units = [u for u in self.store.units_of(doc.id) if u.kind == "message"]
         off = [u for u in units if u.extra.get("alternate")]
-        shown = units if alternates else [u for u in units if not u.extra.get("alternate")]
+        main = [u for u in units if not u.extra.get("alternate")]
+        shown = thread_order(main, off) if alternates else main
         matches: tuple[str, ...] = ()
         if query.strip():
             own = {u.id for u in shown}

@@ -50,9 +50,11 @@ def write_hostile(folder: Path) -> None:
     x.mkdir()
     for i, p in enumerate(PAYLOADS):
         (x / f"md-{i:02d}.md").write_text(
-            f"---\ntitle: {_yaml('T ' + p)}\ntags: [xss]\nauthor: {_yaml(p)}\n---\n\n"
+            f"---\ntitle: {_yaml('T ' + p)}\ntags: [xss, {_yaml(p)}]\ntype: {_yaml(p)}\n"
+            f"author: {_yaml(p)}\n---\n\n"
             f"# Heading {p}\n\nxsspayload body {p}\n\n- item {p}\n\n"
-            f"| a | b |\n|---|---|\n| {p} | [[md-00|{p}]] |\n\n[[md-00]] and [[{p}]]\n",
+            f"| a | b |\n|---|---|\n| {p} | [[md-00|{p}]] |\n\n[[md-00]] and [[{p}]]\n"
+            f"\n> [!note]- {p}\n> {p}\n\n> [!{p}] x\n",
             encoding="utf-8")
         (x / f"org-{i:02d}.org").write_text(
             f"#+title: O {p}\n#+filetags: :xss:\n\n* TODO Heading {p} :xss:\n"
@@ -76,6 +78,39 @@ def write_hostile(folder: Path) -> None:
         ],
     } for i, p in enumerate(PAYLOADS)]
     (x / "conversations.json").write_text(json.dumps(convs), encoding="utf-8")
+    write_branched_chat(folder / "chats")
+
+
+def _node(nid: str, parent: str | None, children: list[str], role: str | None,
+          text: str, t: float) -> dict[str, object]:
+    msg = None if role is None else {
+        "id": nid, "author": {"role": role}, "create_time": t,
+        "content": {"content_type": "text", "parts": [text]}}
+    return {"id": nid, "message": msg, "parent": parent, "children": children}
+
+
+def write_branched_chat(folder: Path) -> None:
+    """A ChatGPT export of one conversation with a regenerated answer: the first answer
+    (``branchpayload old``) is off the branch the user last saw."""
+    folder.mkdir()
+    t = 1_751_364_000.0
+    mapping = {
+        "root": _node("root", None, ["q1"], None, "", t),
+        "q1": _node("q1", "root", ["a_old", "a_new"], "user",
+                    "How do I keep sourdough starter alive?", t + 1),
+        "a_old": _node("a_old", "q1", [], "assistant",
+                       "branchpayload old: feed it once a week.", t + 2),
+        "a_new": _node("a_new", "q1", ["q2"], "assistant",
+                       "Feed it daily at room temperature:\n"
+                       "```python\nfeed(flour=50, water=50)\n```",
+                       t + 3),
+        "q2": _node("q2", "a_new", ["a2"], "user", "And in the fridge?", t + 4),
+        "a2": _node("a2", "q2", [], "assistant", "Weekly feeding is enough in the fridge.",
+                    t + 5),
+    }
+    conv = [{"title": "Sourdough starter care", "create_time": t, "update_time": t + 5,
+             "mapping": mapping, "current_node": "a2", "id": "conv-sourdough"}]
+    (folder / "conversations.json").write_text(json.dumps(conv), encoding="utf-8")
 
 
 @pytest.fixture(scope="session")

@@ -169,7 +169,8 @@ def test_pages_pass_the_api_guard(server: Serve, vault: Vault) -> None:
     assert get(server, "/status", {"Origin": "http://evil.example"})[0] == 403
     srv = Serve(vault, env={"CAIRN_TOKEN": "s3cret-token-for-tests"})
     try:
-        assert get(srv, "/")[0] == 401
+        assert get(srv, "/")[0] == 303  # to the login form (tests/web/test_login.py)
+        assert get(srv, "/ui/hits?q=x")[0] == 401
         assert get(srv, "/status", {"Authorization": "Bearer s3cret-token-for-tests"})[0] == 200
     finally:
         srv.stop()

@@ -63,6 +63,30 @@ def test_search_pages_over_the_corpus_are_inert(server: Serve) -> None:
     assert "&lt;script&gt;" in html or "&lt;img" in html  # payloads shown as text
 
 
+def test_conversation_pages_of_the_corpus_are_inert(server: Serve, vault: Vault) -> None:
+    status, _, html = get(server, "/conversations")
+    assert status == 200 and dangers(html) == []
+    ids = re.findall(r'class="conversation-link" href="/conversation/([^"]+)"', html)
+    assert len(ids) >= len(PAYLOADS)
+    bad: dict[str, list[str]] = {}
+    for cid in ids:
+        for query in ("", "?q=xsspayload", "?alternates=true&q=answer"):
+            status, headers, page = get(server, f"/conversation/{cid}{query}")
+            assert status == 200, cid
+            assert "script-src 'self'" in headers["content-security-policy"]
+            if found := dangers(page):
+                bad[cid + query] = found
+    assert bad == {}
+
+
+def test_facets_and_explanations_of_the_corpus_are_inert(server: Serve) -> None:
+    _, _, html = get(server, "/ui/hits?q=xsspayload&mode=keyword")
+    assert '<section class="facet" data-field="type">' in html
+    assert html.count('class="facet-value') >= 10
+    assert "<details class=\"explain\">" in html
+    assert dangers(html) == []
+
+
 def test_the_status_page_of_the_corpus_is_inert(server: Serve) -> None:
     _, _, html = get(server, "/status")
     assert dangers(html) == []

@@ -23,8 +23,11 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from cairn.app.conversations import ConversationsMixin
 from cairn.app.doors import DoorsMixin
+from cairn.app.facets import FacetsMixin
 from cairn.app.graph import GraphMixin
+from cairn.app.live import LiveMixin
 from cairn.app.lookups import reading_order
 from cairn.app.reliability import ReliabilityMixin, Wait
 from cairn.app.storage import StorageMixin
@@ -55,7 +58,8 @@ if TYPE_CHECKING:
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin, StorageMixin):
+class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin, FacetsMixin, ConversationsMixin,
+            LiveMixin, StorageMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:

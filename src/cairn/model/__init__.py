@@ -9,6 +9,7 @@ data, chunks, vectors).
 
 from __future__ import annotations
 
+from cairn.model.conversations import Conversation
 from cairn.model.core import (
     CODE,
     CONCEPT,
@@ -43,6 +44,7 @@ from cairn.model.core import (
     UnitKind,
 )
 from cairn.model.doors import UNTRUSTED_NOTICE, Provenance, RecentDocument
+from cairn.model.facets import FACET_FIELDS, FacetField, Facets, FacetValue
 from cairn.model.graph import (
     Arc,
     BuiltinRelation,
@@ -93,6 +95,7 @@ __all__ = [
     "CODE",
     "CONCEPT",
     "EMBED",
+    "FACET_FIELDS",
     "HEADING",
     "LINK_KINDS",
     "MARKDOWN_LINK",
@@ -115,6 +118,7 @@ __all__ = [
     "Chunk",
     "ChunkSource",
     "ContextUnit",
+    "Conversation",
     "Diagnostic",
     "Document",
     "DocumentBrief",
@@ -122,6 +126,9 @@ __all__ = [
     "Edge",
     "EdgeOrigin",
     "EmbedStep",
+    "FacetField",
+    "FacetValue",
+    "Facets",
     "FailedFile",
     "Failure",
     "FileState",

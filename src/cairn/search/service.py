@@ -337,6 +337,16 @@ class SearchService:
         took = round((time.perf_counter() - t0) * 1000, 3)
         return SearchResult(ranking.query, tuple(hits), took, tuple(notes), offset)
 
+    def candidates(
+        self, text: str, *, mode: str | None = None, limit: int = 200,
+        include_alternates: bool = False,
+    ) -> list[str]:
+        """The unit ids ``text`` ranks first (at most ``limit``), best first: the
+        candidates a page of hits is cut from, for facet counts. Never raises for
+        ``text``; the same fallbacks as :meth:`search`."""
+        ranking, _, _ = self._rank(text, mode, max(1, limit), include_alternates)
+        return [f.key for f in ranking.fused[:limit]]
+
     def status(self) -> dict[str, Any]:
         """Provider, spaces and chunk/vector counts, JSON-ready."""
         vs = self.store.vectors

@@ -269,6 +269,27 @@ class Store(Protocol):
         """
         ...
 
+    def facet_counts(
+        self, unit_ids: Sequence[str], fields: Sequence[str] = ...
+    ) -> dict[str, dict[str, int]]:
+        """field -> value -> how many of ``unit_ids`` have it, for the facet fields
+        ``format``, ``tag``, ``todo``, ``type``, ``root`` (all by default).
+
+        Raises:
+            QueryError: an unknown field. StoreError: the backend failed.
+        """
+        ...
+
+    def documents_by_format(
+        self, formats: Sequence[str], *, limit: int = 200, offset: int = 0
+    ) -> list[StoredDocument]:
+        """Documents of these formats, newest first (``created``, ``modified``).
+
+        Raises:
+            QueryError: ``limit`` < 1 or ``offset`` < 0. StoreError: the backend failed.
+        """
+        ...
+
     def unit_facts(self, unit_ids: Sequence[str]) -> dict[str, UnitFacts]:
         """``unit id -> UnitFacts`` for the ids that exist (ranking's light look-up)."""
         ...

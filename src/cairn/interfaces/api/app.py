@@ -320,7 +320,9 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         return int(st["documents"]), int(st["units"]), when
 
     metrics_ = Metrics(facts)
-    return Guard(api, policy, metrics_)
+    from cairn.interfaces.web.login import CookieLogin
+
+    return CookieLogin(Guard(api, policy, metrics_), policy)  # the web UI's login
 
 
 def serve(cairn: Cairn, policy: Policy, *, host: str, port: int) -> None:

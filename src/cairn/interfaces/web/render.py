@@ -11,14 +11,16 @@ fixed allowlist of tags and attributes (no ``style``, no ``on*``, no ``script``)
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from html import escape, unescape
+from typing import Any
 from urllib.parse import quote, unquote, urlsplit
 
 import nh3
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
 
 SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 """URL schemes a rendered link may keep; any other (``javascript:``, ``data:``,
@@ -36,6 +38,7 @@ ATTRIBUTES: Mapping[str, set[str]] = {
     "td": {"align"}, "th": {"align"},
     "ol": {"start"},
     "input": {"type", "checked", "disabled"},
+    "details": {"open"},
 }
 
 Resolve = Callable[[str], str | None]
@@ -125,7 +128,63 @@ def _markdown(resolve: Resolve) -> MarkdownIt:
 
     md.inline.ruler.before("link", "wikilink", wikilink)
     md.core.ruler.push("relink", relink)
+    md.core.ruler.push("callouts", _callouts)
+    md.add_render_rule("callout_title", _render_callout_title)
     return md
+
+
+_CALLOUT = re.compile(r"^\[!([A-Za-z][\w-]{0,40})\]([+-]?)[ \t]*(.*)$")
+
+
+def _callouts(state: StateCore) -> None:
+    """Obsidian callouts: a blockquote whose first line is ``[!type] Title`` becomes
+    ``div.callout.callout-TYPE`` with a ``p.callout-title``; ``[!type]+`` / ``[!type]-``
+    make it foldable: ``details`` (open for ``+``) with the title as its ``summary``."""
+    tokens = state.tokens
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if (tok.type != "blockquote_open" or i + 2 >= len(tokens)
+                or tokens[i + 1].type != "paragraph_open" or tokens[i + 2].type != "inline"):
+            i += 1
+            continue
+        inline = tokens[i + 2]
+        first, _, rest = inline.content.partition("\n")
+        m = _CALLOUT.match(first)
+        if m is None:
+            i += 1
+            continue
+        kind, fold, title = m.group(1).casefold(), m.group(2), m.group(3).strip()
+        tag = "details" if fold else "div"
+        for j in range(i + 1, len(tokens)):  # the matching close
+            if tokens[j].type == "blockquote_close" and tokens[j].level == tok.level:
+                tokens[j].tag = tag
+                break
+        tok.tag = tag
+        tok.attrSet("class", f"callout callout-{kind}")
+        if fold == "+":
+            tok.attrSet("open", "")
+        head = Token("callout_title", "summary" if fold else "p", 0)
+        head.content = title or kind.capitalize()
+        head.block = True
+        children = inline.children or []
+        cut = next((k for k, c in enumerate(children) if c.type in ("softbreak", "hardbreak")),
+                   None)
+        if cut is None or not rest.strip():
+            del tokens[i + 1 : i + 4]  # the paragraph held only the title line
+        else:
+            inline.children = children[cut + 1 :]
+            inline.content = rest
+        tokens.insert(i + 1, head)
+        i += 2
+
+
+def _render_callout_title(self: Any, tokens: Sequence[Token], idx: int,
+                          options: Any, env: Any) -> str:
+    tok = tokens[idx]
+    if tok.tag == "summary":
+        return f'<summary class="callout-title">{escape(tok.content)}</summary>\n'
+    return f'<p class="callout-title">{escape(tok.content)}</p>\n'
 
 
 def render_markdown(text: str, resolve: Resolve) -> str:

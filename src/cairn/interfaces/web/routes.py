@@ -25,6 +25,9 @@ from markupsafe import Markup
 
 from cairn.app import Cairn
 from cairn.errors import CairnError, NotFound
+from cairn.interfaces.web.conversations import mount_conversations
+from cairn.interfaces.web.explain import explain_rows, facet_links
+from cairn.interfaces.web.live import mount_live
 from cairn.interfaces.web.render import (
     editor_link,
     highlight,
@@ -54,6 +57,7 @@ HIT_LIMIT = 20
 Mode = Annotated[Literal["", "keyword", "semantic", "hybrid"], Query(
     description="keyword, semantic or hybrid (empty: the index's default)")]
 Q = Annotated[str, Query(max_length=1000, description="A query in cairn's query language")]
+Expand = Annotated[bool, Query(description="Re-rank by graph expansion")]
 
 
 def _env() -> Environment:
@@ -92,28 +96,31 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
     env = _env()
     static = files("cairn.interfaces.web") / "static"
 
-    def hits_context(q: str, mode: str) -> dict[str, Any]:
+    def hits_context(q: str, mode: str, expand: bool = False) -> dict[str, Any]:
+        base: dict[str, Any] = {"q": q, "mode": mode, "expand": expand, "hits": [],
+                                "notes": [], "error": None, "took_ms": None, "facets": []}
         if not q.strip():
-            return {"q": q, "mode": mode, "hits": [], "notes": [], "error": None,
-                    "took_ms": None}
+            return base
         try:
-            res = cairn.search(q, mode=mode or None, limit=HIT_LIMIT)
+            res = cairn.search(q, mode=mode or None, limit=HIT_LIMIT, explain=True,
+                               expand=expand)
+            facets = cairn.facets(q, mode=mode or None)
         except CairnError as exc:
-            return {"q": q, "mode": mode, "hits": [], "notes": [], "error": str(exc),
-                    "took_ms": None}
+            return {**base, "error": str(exc)}
         hits = [{"hit": h, "snippet": Markup(highlight(h.snippet, h.highlights)),
                  "trail": _trail(h.doc_title, h.outline_path, h.title),
+                 "explain": explain_rows(h.explain),
                  "href": note_href(h.document_id, h.unit_id)} for h in res.hits]
-        return {"q": q, "mode": mode, "hits": hits, "notes": list(res.notes), "error": None,
-                "took_ms": res.took_ms}
+        return {**base, "hits": hits, "notes": list(res.notes), "took_ms": res.took_ms,
+                "facets": facet_links(q, facets)}
 
     @api.get("/", include_in_schema=False)
-    def search_page(q: Q = "", mode: Mode = "") -> HTMLResponse:
-        return _page(env, "search.html", modes=MODES, **hits_context(q, mode))
+    def search_page(q: Q = "", mode: Mode = "", expand: Expand = False) -> HTMLResponse:
+        return _page(env, "search.html", modes=MODES, **hits_context(q, mode, expand))
 
     @api.get("/ui/hits", include_in_schema=False)
-    def hits_fragment(q: Q = "", mode: Mode = "") -> HTMLResponse:
-        return _page(env, "_hits.html", **hits_context(q, mode))
+    def hits_fragment(q: Q = "", mode: Mode = "", expand: Expand = False) -> HTMLResponse:
+        return _page(env, "_hits.html", **hits_context(q, mode, expand))
 
     @api.get("/note/{id}", include_in_schema=False, response_model=None)
     def note_page(id: Annotated[str, Path(min_length=1, max_length=200)]
@@ -150,6 +157,10 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
                    hops: Annotated[int, Query(ge=1, le=3)] = 1) -> Response:
         text = cairn.export_graph("cytoscape", around=cairn.confine(node), hops=hops)
         return Response(text, media_type="application/json", headers=HEADERS)
+
+    mount_conversations(api, cairn, lambda name, status=200, **ctx: _page(
+        env, name, status, **ctx))
+    mount_live(api, cairn)
 
     @api.get("/status", include_in_schema=False)
     def status_page() -> HTMLResponse:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from cairn.model import FileState
 from cairn.store.sqlite.edges import EdgesMixin
+from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
 from cairn.store.sqlite.fts import SearchMixin
 from cairn.store.sqlite.reads import ReadsMixin
 from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, TableCopyMixin, guard_errors
@@ -28,7 +29,8 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 
 
 @guard_errors
-class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin, TableCopyMixin):
+class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin,
+                  FacetsMixin, BrowseMixin, TableCopyMixin):
     """The default :class:`cairn.store.Store`: one SQLite file.
 
     Args:

@@ -27,6 +27,8 @@
     var params = new URLSearchParams();
     if (q) params.set("q", q);
     if (m) params.set("mode", m);
+    var ex = document.querySelector("input[name=expand]");
+    if (ex && ex.checked) params.set("expand", "true");
     var qs = params.toString();
     history.replaceState(null, "", qs ? "/?" + qs : "/");
     document.title = (q || "Search") + " · cairn";
@@ -64,6 +66,15 @@
     });
     var radios = document.querySelectorAll("input[name=mode]");
     for (var r = 0; r < radios.length; r++) radios[r].addEventListener("change", refresh);
+    var ex = document.querySelector("input[name=expand]");
+    if (ex) ex.addEventListener("change", refresh);
+    box.addEventListener("click", function (e) {
+      var a = e.target && e.target.closest ? e.target.closest("a.facet-value") : null;
+      if (!a || e.ctrlKey || e.metaKey || e.shiftKey) return;
+      e.preventDefault();
+      input.value = a.getAttribute("data-q");
+      refresh();
+    });
     input.form.addEventListener("submit", function (e) { e.preventDefault(); refresh(); });
   }
 
@@ -83,4 +94,30 @@
       if (link) { e.preventDefault(); window.location.href = link.getAttribute("href"); }
     } else if (e.key === "Escape" && typing) { input.blur(); }
   });
+
+  // Live updates: the server says "changed" on /ui/events when the index changed (a
+  // re-index, or the watcher of cairn serve --watch); the search page re-runs its query,
+  // the other pages that show indexed data reload.
+  if (window.EventSource && !document.body.classList.contains("graph-page")) {
+    var badge = document.getElementById("live");
+    var events = new EventSource("/ui/events");
+    events.addEventListener("hello", function () { document.body.setAttribute("data-live", "on"); });
+    events.addEventListener("changed", function (e) {
+      var info = {};
+      try { info = JSON.parse(e.data) || {}; } catch (err) { info = {}; }
+      document.body.setAttribute("data-run", String(info.run || ""));
+      if (badge) {
+        badge.hidden = false;
+        badge.textContent = "index updated " + new Date().toLocaleTimeString();
+      }
+      if (input && box) { if (input.value) refresh(); }
+      else if (document.body.classList.contains("note-page") ||
+               document.body.classList.contains("conversation-page") ||
+               document.body.classList.contains("conversations-page") ||
+               document.body.classList.contains("status-page")) {
+        events.close();
+        window.location.reload();
+      }
+    });
+  }
 })();

@@ -84,6 +84,20 @@ KEYS: Mapping[str, frozenset[str]] = {
     "watch": frozenset({"debounce_ms", "poll", "poll_ms", "recheck_seconds"}),
     "writeback": frozenset({"backup_dir"}),
     "web": frozenset({"editor_url"}),
+    "dream": frozenset(
+        {
+            "old_days",
+            "heavily_linked",
+            "thin_chars",
+            "duplicate_similarity",
+            "duplicate_min_chars",
+            "entity_min",
+            "entity_folder",
+            "stale_status",
+            "keep_reports",
+            "schedule_minutes",
+        }
+    ),
 }
 """Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
 
@@ -223,6 +237,8 @@ class Config:
             :class:`cairn.ingest.limits.IndexLimits` and
             :class:`cairn.interfaces.watch.WatchSettings`).
         backup_dir: ``[writeback] backup_dir`` (see :attr:`backup_folder`).
+        dream: the ``[dream]`` table as written (see
+            :class:`cairn.maintain.dream.DreamSettings`).
         web: the ``[web]`` table as written: ``editor_url``, the template of the web UI's
             "open in editor" links (``{path}``, ``{line}``).
     """
@@ -240,6 +256,7 @@ class Config:
     index: Mapping[str, Any] = field(default_factory=dict)
     watch: Mapping[str, Any] = field(default_factory=dict)
     web: Mapping[str, Any] = field(default_factory=dict)
+    dream: Mapping[str, Any] = field(default_factory=dict)
     backup_dir: Path | None = None
 
     @property
@@ -357,6 +374,7 @@ def load_config(
         index=_frozen(section("index")),
         watch=_frozen(section("watch")),
         web=_web(path, section("web")),
+        dream=_frozen(section("dream")),
         backup_dir=_backup_dir(path, section("writeback")),
     )
 

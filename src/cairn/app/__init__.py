@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from cairn.app.doors import DoorsMixin
+from cairn.app.dream import DreamMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.lookups import reading_order
 from cairn.app.reliability import ReliabilityMixin, Wait
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
+class Cairn(DreamMixin, GraphMixin, DoorsMixin, ReliabilityMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:

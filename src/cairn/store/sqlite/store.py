@@ -20,6 +20,7 @@ from cairn.model import FileState
 from cairn.store.sqlite.edges import EdgesMixin
 from cairn.store.sqlite.fts import SearchMixin
 from cairn.store.sqlite.reads import ReadsMixin
+from cairn.store.sqlite.reports import ReportsMixin
 from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, guard_errors
 from cairn.store.sqlite.vectors import VectorsMixin
 from cairn.store.sqlite.writes import WritesMixin
@@ -28,7 +29,9 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 
 
 @guard_errors
-class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin):
+class SQLiteStore(
+    WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin, ReportsMixin
+):
     """The default :class:`cairn.store.Store`: one SQLite file.
 
     Args:

@@ -13,6 +13,9 @@ from typing import Any
 from cairn.maintain.dream.base import DreamContext, Finding, Fix, finding_key, register_check
 from cairn.model import Document, LinkOccurrence
 
+AUTO_FIX_SIMILARITY = 0.85
+"""A retarget fix is proposed only for a candidate this similar (and clearly the best);
+weaker candidates are listed as evidence only."""
 _NOTE_LINKS = ("wikilink", "embed", "markdown", "org-file")
 _ATTACHMENT_EXT = re.compile(
     r"\.(png|jpe?g|gif|svg|webp|bmp|pdf|mp[34]|mov|webm|wav|ogg|zip|txt|csv|json|base|canvas)$",
@@ -121,7 +124,10 @@ class BrokenCheck:
                 {"path": ctx.display(c), "title": c.title, "similarity": s, "by": how}
                 for c, s, how in cands
             ]
-            if cands:
+            sure = bool(cands) and cands[0][1] >= AUTO_FIX_SIMILARITY and (
+                len(cands) == 1 or cands[1][1] < cands[0][1] - 0.05
+            )
+            if sure:
                 new = _replacement(link, doc, cands[0][0])
                 if new is not None and new != link.raw:
                     fix = Fix(

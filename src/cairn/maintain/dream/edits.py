@@ -28,9 +28,12 @@ def retarget_link(text: str, params: Mapping[str, Any]) -> str:
     occurrence in the file)."""
     old, new, line = str(params["old"]), str(params["new"]), params.get("line")
     lines = _lines(text)
-    if isinstance(line, int) and 1 <= line <= len(lines) and old in lines[line - 1]:
-        lines[line - 1] = lines[line - 1].replace(old, new, 1)
-        return "".join(lines)
+    if isinstance(line, int) and 1 <= line <= len(lines):
+        # on its line, or in the few lines below (a front-matter list under its key)
+        for i in range(line - 1, min(len(lines), line + 20)):
+            if old in lines[i]:
+                lines[i] = lines[i].replace(old, new, 1)
+                return "".join(lines)
     if text.count(old) == 1:
         return text.replace(old, new, 1)
     raise EditRefused(f"the link {old} is no longer where it was (line {line})")

@@ -103,7 +103,9 @@ class EntitiesCheck:
                                 "document_id": doc.id})
 
             for doc in docs:
-                meta = doc.metadata if isinstance(doc.metadata, dict) else {}
+                # front matter of Markdown/OKF notes (an Org file's keywords are settings)
+                meta = doc.metadata if isinstance(doc.metadata, dict) and doc.format != "org" \
+                    else {}
                 for key, val in meta.items():
                     if key.lower() in SKIP_KEYS or key.startswith("_"):
                         continue

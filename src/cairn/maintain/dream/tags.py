@@ -33,7 +33,10 @@ class TagsCheck:
                 for t in unit.tags:
                     per_root[doc.root_id][tag_key(t)][t] += 1
                     files[(doc.root_id, t)][doc.id].add(unit.line_start)
+            own = {t for unit in ctx.units(doc) for t in unit.tags}
             for t in doc.tags:
+                if t in own:  # a document's tags repeat its headings' ones
+                    continue
                 per_root[doc.root_id][tag_key(t)][t] += 1
                 files[(doc.root_id, t)][doc.id].add(0)
         for root_id, keys in per_root.items():

@@ -335,3 +335,19 @@ def test_edits_keep_crlf_and_refuse_twice() -> None:
         add_org_id(out, {"line": 1}, path="/n.org")
     renamed = normalise_tag(org, {"old": "X", "new": "x", "format": "org"})
     assert renamed == org.replace(":X:", ":x:")
+
+
+def test_dream_on_a_schedule_runs_until_stopped(fresh: Fresh) -> None:
+    import threading
+
+    _, c = fresh({"org": ["orgparse"]})
+    stop = threading.Event()
+    seen: list[str] = []
+
+    def report(r: object) -> None:
+        seen.append(getattr(r, "id", ""))
+        if len(seen) == 2:
+            stop.set()
+
+    assert c.dream_every(stop, minutes=0.002, on_report=report) == 2
+    assert seen and c.dream_reports()[0]["id"] == seen[0]

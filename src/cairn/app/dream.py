@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -122,6 +123,42 @@ class DreamMixin(GraphMixin):
         after = run_dream(self.store, today=today, settings=settings, only=only,
                           types=self.types)
         return DreamRun(after, tuple(changes), applied=True, before=report)
+
+    def dream_every(
+        self,
+        stop: threading.Event,
+        *,
+        minutes: float | None = None,
+        on_report: Callable[[DreamReport], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> int:
+        """Run :meth:`dream` (the report only, never ``apply``) now and then every
+        ``minutes`` (default: ``[dream] schedule_minutes``) until ``stop`` is set; what
+        ``cairn serve`` runs in a thread. A failed run is handed to ``on_error`` and
+        the schedule goes on. Returns the number of runs made.
+
+        Raises:
+            QueryError: ``minutes`` is not positive.
+        """
+        from cairn.errors import CairnError, QueryError
+
+        every = self.dream_settings.schedule_minutes if minutes is None else minutes
+        if every <= 0:
+            raise QueryError("the dream schedule needs a positive number of minutes "
+                             "([dream] schedule_minutes)")
+        runs = 0
+        while not stop.is_set():
+            try:
+                report = self.dream().report
+                runs += 1
+                if on_report is not None:
+                    on_report(report)
+            except CairnError as exc:
+                if on_error is not None:
+                    on_error(exc)
+            if stop.wait(every * 60):
+                break
+        return runs
 
     def dream_reports(self, limit: int = 10) -> list[dict[str, Any]]:
         """The last stored reports, newest first: ``{"id", "created", "checks",

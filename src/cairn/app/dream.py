@@ -36,6 +36,12 @@ class DreamRun:
     applied: bool = False
     before: DreamReport | None = None
 
+    def markdown(self, *, limit: int = 50) -> str:
+        """The report as Markdown (at most ``limit`` findings per check)."""
+        from cairn.maintain.dream import render_markdown
+
+        return render_markdown(self.report, limit=limit)
+
     def as_data(self) -> dict[str, Any]:
         """The ``cairn dream --json`` document: ``{"report", "changes", "applied",
         "before"}`` (see the README for the shapes)."""

@@ -62,8 +62,6 @@ def dream(
 
       cairn dream --apply              # then `cairn restore --list`
     """
-    from cairn.maintain.dream import render_markdown
-
     try:
         day = _dt.date.fromisoformat(today) if today else None
     except ValueError:
@@ -90,7 +88,7 @@ def dream(
         n = sum(c.action in ("changed", "created") for c in run.changes)
         err.print(f"{n} files written" if run.applied else
                   f"{len(run.changes)} files would change (nothing written)", markup=False)
-    sys.stdout.write(render_markdown(run.report, limit=limit))
+    sys.stdout.write(run.markdown(limit=limit))
     sys.stdout.write("\n")
 
 

@@ -38,19 +38,36 @@ def _names(doc: Document) -> list[tuple[str, str]]:
 
 
 def rank_candidates(
-    target: str, docs: list[Document], *, limit: int = 3, cutoff: float = 0.6
+    target: str,
+    docs: list[Document],
+    *,
+    limit: int = 3,
+    cutoff: float = 0.6,
+    names: dict[str, list[tuple[str, str]]] | None = None,
 ) -> list[tuple[Document, float, str]]:
     """Notes a broken link may have meant, best first: ``(document, similarity 0–1,
     by which name: title, alias or path)``; the similarity is difflib's ratio of the
-    normalised names (case, separators and note extensions ignored)."""
+    normalised names (case, separators and note extensions ignored). ``names`` caches
+    :func:`_names` by document id across calls."""
     want = _norm(posixpath.basename(target.split("#")[0])) or _norm(target)
     if not want:
         return []
+    sm = difflib.SequenceMatcher(None, autojunk=False)
+    sm.set_seq2(want)  # the target's tables are built once
+    lw = len(want)
     scored: list[tuple[Document, float, str]] = []
     for doc in docs:
+        got = names.get(doc.id) if names is not None else None
+        if got is None:
+            got = _names(doc)
+            if names is not None:
+                names[doc.id] = got
         best = (0.0, "")
-        for how, name in _names(doc):
-            sm = difflib.SequenceMatcher(None, want, name)
+        for how, name in got:
+            ln = len(name)
+            if 2 * min(ln, lw) / (ln + lw) < cutoff:
+                continue
+            sm.set_seq1(name)
             if sm.real_quick_ratio() < cutoff or sm.quick_ratio() < cutoff:
                 continue
             r = sm.ratio()
@@ -87,6 +104,8 @@ class BrokenCheck:
 
     def run(self, ctx: DreamContext) -> list[Finding]:
         """The broken findings of ``ctx`` (see the module docstring)."""
+        self._names: dict[str, list[tuple[str, str]]] = {}
+        seen: dict[tuple[str, str], int] = {}  # the n-th link of that text in the file
         out: list[Finding] = []
         by_root: dict[str, list[Document]] = {}
         for d in ctx.notes:
@@ -99,12 +118,19 @@ class BrokenCheck:
             doc = ctx.document(link.document_id)
             if doc is None:
                 continue
-            out.append(self._finding(ctx, link, doc, by_root.get(doc.root_id, [])))
+            nth = seen[(doc.id, link.raw or link.target)] = seen.get(
+                (doc.id, link.raw or link.target), -1) + 1
+            out.append(self._finding(ctx, link, doc, by_root.get(doc.root_id, []), nth))
         out += self._fragile(ctx)
         return out
 
     def _finding(
-        self, ctx: DreamContext, link: LinkOccurrence, doc: Document, docs: list[Document]
+        self,
+        ctx: DreamContext,
+        link: LinkOccurrence,
+        doc: Document,
+        docs: list[Document],
+        nth: int,
     ) -> Finding:
         rel = ctx.display(doc)
         reason = link.unresolved_reason or ""
@@ -119,7 +145,8 @@ class BrokenCheck:
             kind = "unresolved-anchor"
         else:
             kind = "unresolved-embed" if link.kind == "embed" else "unresolved-link"
-            cands = rank_candidates(link.target, [d for d in docs if d.id != doc.id])
+            cands = rank_candidates(link.target, [d for d in docs if d.id != doc.id],
+                                    names=self._names)
             evidence["candidates"] = [
                 {"path": ctx.display(c), "title": c.title, "similarity": s, "by": how}
                 for c, s, how in cands
@@ -138,7 +165,7 @@ class BrokenCheck:
         what = "embed" if link.kind == "embed" else "link"
         return Finding(
             "broken", kind,
-            finding_key("broken", kind, rel, f"{link.raw or link.target}|{link.ordinal}"),
+            finding_key("broken", kind, rel, f"{link.raw or link.target}|{nth}"),
             ctx.abs_path(doc), rel, link.line,
             f"{what} {link.raw or link.target + anchor} does not resolve: {reason}",
             link.target, evidence, fix,

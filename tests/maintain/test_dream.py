@@ -134,9 +134,18 @@ def test_second_run_is_unchanged_then_says_new_and_fixed(fresh: Fresh) -> None:
 def test_only_and_unknown_check(fresh: Fresh) -> None:
     from cairn.errors import QueryError
 
-    _, c = fresh({"org": ["orgparse"]})
+    base, c = fresh({"org": ["orgparse"]})
+    full = c.dream(today=TODAY).report
+    (base / "org" / "orgparse" / "src" / "orgparse" / "tests" / "data" / "new.org").write_text(
+        "* TODO late\n  DEADLINE: <2020-01-01 Wed>\n", encoding="utf-8")
+    c.index()
     r = c.dream(only=["stale,tags"], today=TODAY).report
     assert r.checks == ("stale", "tags")
+    assert [f.kind for f in r.findings if r.status[f.key] == "new"] == ["past-deadline"]
+    again = c.dream(today=TODAY).report  # compared with the last full report, not --only
+    assert again.previous == full.id
+    assert {f.relpath for f in again.findings if again.status[f.key] == "new"} == {
+        "org/orgparse/src/orgparse/tests/data/new.org"}
     with pytest.raises(QueryError, match="known checks"):
         c.dream(only=["stael"])
 

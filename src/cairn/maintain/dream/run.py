@@ -121,11 +121,15 @@ def run_dream(
     order = {n: i for i, n in enumerate(names)}
     found.sort(key=lambda f: (order.get(f.check, 99), f.relpath, f.line or 0, f.key))
     unique = list({f.key: f for f in found}.values())
-    status, fixed = compare(unique, names, None if last is None else last.data)
+    # compare with the newest report that ran at least these checks (a narrower
+    # `--only` run in between does not make everything else "new" again)
+    base = next((r for r in store.reports.recent(settings.keep_reports)
+                 if set(names) <= set(r.checks)), last)
+    status, fixed = compare(unique, names, None if base is None else base.data)
     report = DreamReport(
         id=rid, created=now.isoformat(timespec="seconds"), today=today.isoformat(),
         checks=tuple(names), findings=tuple(unique), status=status, fixed=fixed,
-        previous=None if last is None else last.id, errors=tuple(errors),
+        previous=None if base is None else base.id, errors=tuple(errors),
         seconds=round(time.perf_counter() - started, 4), fingerprint=fp,
     )
     if save:

@@ -84,6 +84,20 @@ KEYS: Mapping[str, frozenset[str]] = {
     "watch": frozenset({"debounce_ms", "poll", "poll_ms", "recheck_seconds"}),
     "writeback": frozenset({"backup_dir"}),
     "web": frozenset({"editor_url"}),
+    "dream": frozenset(
+        {
+            "old_days",
+            "heavily_linked",
+            "thin_chars",
+            "duplicate_similarity",
+            "duplicate_min_chars",
+            "entity_min",
+            "entity_folder",
+            "stale_status",
+            "keep_reports",
+            "schedule_minutes",
+        }
+    ),
 }
 """Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
 
@@ -225,6 +239,8 @@ class Config:
         db_url: the PostgreSQL URL when ``[store] backend = "postgres"`` (``url``, or
             ``CAIRN_DB_URL``); ``None`` for the SQLite file at ``db_path``.
         backup_dir: ``[writeback] backup_dir`` (see :attr:`backup_folder`).
+        dream: the ``[dream]`` table as written (see
+            :class:`cairn.maintain.dream.DreamSettings`).
         web: the ``[web]`` table as written: ``editor_url``, the template of the web UI's
             "open in editor" links (``{path}``, ``{line}``).
     """
@@ -242,6 +258,7 @@ class Config:
     index: Mapping[str, Any] = field(default_factory=dict)
     watch: Mapping[str, Any] = field(default_factory=dict)
     web: Mapping[str, Any] = field(default_factory=dict)
+    dream: Mapping[str, Any] = field(default_factory=dict)
     backup_dir: Path | None = None
     db_url: str | None = None
 
@@ -364,6 +381,7 @@ def load_config(
         index=_frozen(section("index")),
         watch=_frozen(section("watch")),
         web=_web(path, section("web")),
+        dream=_frozen(section("dream")),
         backup_dir=_backup_dir(path, section("writeback")),
         db_url=_db_url(path, store, env, str(db) if db else None),
     )

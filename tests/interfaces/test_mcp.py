@@ -21,7 +21,10 @@ from cairn.interfaces.serialize import to_data
 from cairn.model import UNTRUSTED_NOTICE
 
 ROOT = Path(__file__).resolve().parents[2]
-READ_TOOLS = {"search", "get", "neighbors", "backlinks", "path", "recent", "stats", "list_roots"}
+READ_TOOLS = {
+    "search", "get", "neighbors", "backlinks", "path", "recent", "stats", "list_roots",
+    "dream_report",
+}
 
 
 def run(fn: Any) -> Any:
@@ -51,7 +54,7 @@ def test_write_tool_listed_only_when_enabled(cairn: Cairn) -> None:
     async def main() -> None:
         async with Client(build_server(cairn, allow_write=True)) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == READ_TOOLS | {"index"}
+            assert set(tools) == READ_TOOLS | {"index", "dream_apply"}
             assert tools["index"].annotations is not None
             assert tools["index"].annotations.read_only_hint is False
             res = await client.call_tool("index", {})
@@ -215,7 +218,7 @@ def test_stdio_write_tool_needs_the_flag(vault: Any) -> None:
         async with Client(params) as client:
             return {t.name for t in (await client.list_tools()).tools}
 
-    assert run(main) == READ_TOOLS | {"index"}
+    assert run(main) == READ_TOOLS | {"index", "dream_apply"}
 
 
 def test_streamable_http_on_loopback(cairn: Cairn, port: int, uvicorn_server: Any) -> None:

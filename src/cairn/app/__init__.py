@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from cairn.app.conversations import ConversationsMixin
 from cairn.app.doors import DoorsMixin
+from cairn.app.dream import DreamMixin
 from cairn.app.facets import FacetsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.live import LiveMixin
@@ -58,8 +59,8 @@ if TYPE_CHECKING:
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin, FacetsMixin, ConversationsMixin,
-            LiveMixin, StorageMixin):
+class Cairn(DreamMixin, GraphMixin, DoorsMixin, ReliabilityMixin, FacetsMixin,
+            ConversationsMixin, LiveMixin, StorageMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:

@@ -1,2 +1,3 @@
-"""Maintenance over the index: validation now; the dream cycle (stale, broken, orphaned
-and decayed knowledge) builds here."""
+"""Maintenance over the index: validation (:mod:`.validate`) and the dream cycle
+(:mod:`.dream`: stale, broken, orphaned, thin, duplicated and decayed knowledge, and its
+safe fixes)."""

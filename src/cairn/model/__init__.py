@@ -67,6 +67,7 @@ from cairn.model.graph import (
     UnitSpan,
 )
 from cairn.model.reliability import AppliedChanges, IndexSnapshot
+from cairn.model.reports import ReportRecord
 from cairn.model.search import (
     Chunk,
     ChunkSource,
@@ -150,6 +151,7 @@ __all__ = [
     "OrphanDocument",
     "Provenance",
     "RecentDocument",
+    "ReportRecord",
     "Run",
     "SearchMode",
     "Severity",

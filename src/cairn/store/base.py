@@ -51,6 +51,7 @@ if TYPE_CHECKING:
 
 from cairn.store.indexes import EdgeIndex, VectorIndex
 from cairn.store.lock import WriterLock
+from cairn.store.reports import ReportIndex
 
 
 class Store(Protocol):
@@ -304,6 +305,11 @@ class Store(Protocol):
 
     def neighbours(self, document_id: str, ordinal: int, kind: str) -> list[ContextUnit]:
         """The canonical units of ``kind`` just before and after ``ordinal``."""
+        ...
+
+    @property
+    def reports(self) -> ReportIndex:
+        """The last dream reports (:mod:`cairn.maintain.dream`)."""
         ...
 
     # --- runs, counts and integrity -------------------------------------------------

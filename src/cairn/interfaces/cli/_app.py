@@ -24,10 +24,12 @@ import typer
 from rich.markup import escape
 
 import cairn.interfaces.cli._common as _common
+import cairn.interfaces.cli.dream as dream
 import cairn.interfaces.cli.evaluate as evaluate
 import cairn.interfaces.cli.graph as graph
 import cairn.interfaces.cli.index as index
 import cairn.interfaces.cli.mcp_server as mcp_server
+import cairn.interfaces.cli.restore as restore
 import cairn.interfaces.cli.search as search
 import cairn.interfaces.cli.serve as serve
 import cairn.interfaces.cli.show as show
@@ -81,7 +83,10 @@ def _main(
     _common.state.config = config
 
 
-for _group in (index, watch, search, show, status, graph, evaluate, serve, mcp_server, store):
+for _group in (
+    index, watch, search, show, status, graph, evaluate, serve, mcp_server, store, dream,
+    restore,
+):
     _group.register(app)
 
 

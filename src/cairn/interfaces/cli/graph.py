@@ -190,6 +190,24 @@ def orphans(db: DbOpt = None, as_json: JsonOpt = False) -> None:
 
 
 @graph_app.command()
+def unresolved(db: DbOpt = None, as_json: JsonOpt = False) -> None:
+    """Every unresolved link and anchor, with its file and line (URLs left out)."""
+    try:
+        with common.open_cairn(db) as cairn:
+            data = cairn.unresolved_links()
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    if as_json:
+        emit_json(data)
+        return
+    for u in data:
+        where = f"{u['path']}:{u['line']}" if u["line"] else u["path"]
+        out.print(f"[blue]{escape(where)}[/blue]  {escape(u['raw'] or u['target'])}  "
+                  f"[dim]{escape(u['reason'])}[/dim]")
+    out.print(f"[dim]{len(data)} unresolved links[/dim]")
+
+
+@graph_app.command()
 def stats(origin: OriginOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Nodes, edges per relation and origin, degrees, connected components."""
     try:

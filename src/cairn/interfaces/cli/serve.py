@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -16,6 +16,9 @@ from rich.markup import escape
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, err, fail
+
+if TYPE_CHECKING:
+    from cairn.app import Cairn
 
 
 def serve(
@@ -40,7 +43,7 @@ def serve(
     Ctrl-C. The bearer token is read from $CAIRN_TOKEN (or the variable [serve]
     token_env names): needed for POST /v1/index and for any non-loopback bind."""
     try:
-        with common.open_cairn(db) as cairn, _watching(watch, db):
+        with common.open_cairn(db) as cairn, _watching(watch, db), _dreaming(cairn, db):
             from cairn.interfaces.api.app import serve as run
             from cairn.interfaces.api.security import Policy
 
@@ -80,6 +83,37 @@ def _watching(enabled: bool, db: Path | None) -> Iterator[None]:
             err.print(f"cairn: watching stopped: {escape(str(exc))}")
 
     thread = threading.Thread(target=follow, name="cairn-watch", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+
+
+@contextmanager
+def _dreaming(cairn: Cairn, db: Path | None) -> Iterator[None]:
+    """With ``[dream] schedule_minutes`` > 0: a thread with its own ``Cairn`` on the
+    same index runs the dream report on that schedule for as long as the server runs."""
+    minutes = cairn.dream_settings.schedule_minutes
+    if minutes <= 0:
+        yield
+        return
+    stop = threading.Event()
+
+    def loop() -> None:
+        try:
+            with common.open_cairn(db) as own:
+                own.dream_every(
+                    stop,
+                    on_report=lambda r: err.print(
+                        f"cairn: dream report {r.id}: {len(r.findings)} findings", markup=False),
+                    on_error=lambda e: err.print(f"cairn: dream failed: {e}", markup=False),
+                )
+        except CairnError as exc:
+            err.print(f"cairn: dream schedule stopped: {escape(str(exc))}")
+
+    thread = threading.Thread(target=loop, name="cairn-dream", daemon=True)
     thread.start()
     try:
         yield

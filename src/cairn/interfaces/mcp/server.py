@@ -214,10 +214,41 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         with _tool_errors(), lock, cairn.indexing():
             return dict(to_data(cairn.index()))
 
+    def dream_report(
+        only: Annotated[list[str] | None, Field(
+            description="Only these checks: stale, broken, orphans, thin, duplicates, "
+            "entities, contradictions, integrity, tags (default: all).")] = None,
+    ) -> dict[str, Any]:
+        """The maintenance report of the notes (never changes a note): stale tasks and
+        OKF concepts, broken links with candidates, orphans, thin sections, duplicates,
+        missing entity notes, contradictions, integrity problems, tag spellings — each
+        with file, line, evidence and a proposed fix; new / persists / fixed since the
+        last report."""
+        with _tool_errors():
+            return {**cairn.dream(only=only).as_data()["report"], "notice": UNTRUSTED_NOTICE}
+
+    def dream_apply(
+        only: Annotated[list[str] | None, Field(
+            description="Only the fixes of these checks (default: all).")] = None,
+        fix: Annotated[list[str] | None, Field(
+            description="Only fixes of these kinds: retarget_link, add_org_id, mark_status, "
+            "create_note, normalise_tag (default: all).")] = None,
+        dry_run: Annotated[bool, Field(
+            description="Only return the unified diffs; write nothing.")] = True,
+    ) -> dict[str, Any]:
+        """Make the dream report's proposed fixes in the user's note files (atomic,
+        refused for a file changed since indexing, backed up: `cairn restore` undoes
+        each). With dry_run (the default) only the diffs are returned."""
+        with _tool_errors(), lock, cairn.indexing():
+            run = cairn.dream(only=only, fix_kinds=fix, apply=not dry_run, dry_run=dry_run)
+            return run.as_data()
+
     return [
         ToolSpec(search), ToolSpec(get), ToolSpec(neighbors), ToolSpec(backlinks),
         ToolSpec(path), ToolSpec(recent), ToolSpec(stats), ToolSpec(list_roots),
+        ToolSpec(dream_report),
         ToolSpec(index, write=True),
+        ToolSpec(dream_apply, write=True),
     ]
 
 

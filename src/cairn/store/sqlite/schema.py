@@ -146,6 +146,16 @@ MIGRATIONS: tuple[str, ...] = (
         tokenize = 'porter unicode61 remove_diacritics 2'
     );
     """,
+    # dream reports (cairn.maintain.dream): the last reports, newest by id
+    """
+    CREATE TABLE dream_reports (
+        id TEXT PRIMARY KEY,
+        created TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        checks TEXT NOT NULL,
+        data TEXT NOT NULL
+    );
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

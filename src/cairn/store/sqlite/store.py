@@ -21,6 +21,7 @@ from cairn.store.sqlite.edges import EdgesMixin
 from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
 from cairn.store.sqlite.fts import SearchMixin
 from cairn.store.sqlite.reads import ReadsMixin
+from cairn.store.sqlite.reports import ReportsMixin
 from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, TableCopyMixin, guard_errors
 from cairn.store.sqlite.vectors import VectorsMixin
 from cairn.store.sqlite.writes import WritesMixin
@@ -30,7 +31,7 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 
 @guard_errors
 class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin,
-                  FacetsMixin, BrowseMixin, TableCopyMixin):
+                  FacetsMixin, BrowseMixin, ReportsMixin, TableCopyMixin):
     """The default :class:`cairn.store.Store`: one SQLite file.
 
     Args:

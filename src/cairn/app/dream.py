@@ -1,0 +1,220 @@
+"""The dream part of :class:`cairn.app.Cairn`: run the maintenance checks, apply their
+fixes through safe write-back, restore backups, list unresolved links."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from cairn.app.graph import GraphMixin
+
+if TYPE_CHECKING:
+    from cairn.maintain.dream import DreamReport, DreamSettings
+    from cairn.maintain.dream.fixes import FileChange
+    from cairn.writeback import Backup, Backups, WriteResult
+
+
+@dataclass(frozen=True, slots=True)
+class DreamRun:
+    """What :meth:`DreamMixin.dream` returns.
+
+    Attributes:
+        report: the report (after ``apply``: the report of the re-indexed files, so
+            what was mended shows as ``fixed``).
+        changes: per file, what ``apply`` or ``dry_run`` did (empty otherwise).
+        applied: whether files were written.
+        before: with ``apply``, the report the fixes came from.
+    """
+
+    report: DreamReport
+    changes: tuple[FileChange, ...] = ()
+    applied: bool = False
+    before: DreamReport | None = None
+
+    def markdown(self, *, limit: int = 50) -> str:
+        """The report as Markdown (at most ``limit`` findings per check)."""
+        from cairn.maintain.dream import render_markdown
+
+        return render_markdown(self.report, limit=limit)
+
+    def as_data(self) -> dict[str, Any]:
+        """The ``cairn dream --json`` document: ``{"report", "changes", "applied",
+        "before"}`` (see the README for the shapes)."""
+        return {
+            "report": self.report.as_data(),
+            "changes": [
+                {"path": c.path, "action": c.action, "fixes": list(c.fixes), "diff": c.diff,
+                 "reason": c.reason, "backup": c.backup}
+                for c in self.changes
+            ],
+            "applied": self.applied,
+            "before": None if self.before is None else self.before.id,
+        }
+
+
+class DreamMixin(GraphMixin):
+    """``cairn dream``, ``cairn restore`` and ``cairn graph unresolved``."""
+
+    @property
+    def dream_settings(self) -> DreamSettings:
+        """``[dream]`` as :class:`cairn.maintain.dream.DreamSettings`.
+
+        Raises:
+            ConfigError: a value of the wrong type.
+        """
+        from cairn.maintain.dream import DreamSettings
+
+        return DreamSettings.from_mapping(getattr(self.config, "dream", {}))
+
+    @property
+    def backups(self) -> Backups:
+        """The backup folder of safe write-back (``[writeback] backup_dir``)."""
+        from cairn.writeback import Backups
+
+        return Backups(self.config.backup_folder)
+
+    def dream(
+        self,
+        *,
+        only: Sequence[str] | None = None,
+        apply: bool = False,
+        dry_run: bool = False,
+        fix_kinds: Sequence[str] | None = None,
+        today: _dt.date | None = None,
+    ) -> DreamRun:
+        """Run the dream checks over the index (see :mod:`cairn.maintain.dream`).
+
+        Args:
+            only: check names (default: every registered check).
+            apply: make the findings' fixes (atomic, compare-and-swap, backed up), then
+                re-index the files written and report again.
+            dry_run: plan the fixes and give their diffs; nothing is written.
+            fix_kinds: only fixes of these kinds (``retarget_link``, ``add_org_id``,
+                ``mark_status``, ``create_note``, ``normalise_tag``).
+            today: the date taken as today (tests; default: today, UTC).
+
+        Returns:
+            A :class:`DreamRun`.
+
+        Raises:
+            QueryError: an unknown check or fix kind. ConfigError: bad ``[dream]``.
+        """
+        from cairn.errors import QueryError
+        from cairn.maintain.dream import run_dream
+        from cairn.maintain.dream.base import FIX_KINDS
+        from cairn.maintain.dream.fixes import apply_fixes
+
+        bad = [k for k in fix_kinds or () if k not in FIX_KINDS]
+        if bad:
+            raise QueryError(f"unknown fix kind {', '.join(bad)}; known: {', '.join(FIX_KINDS)}")
+        settings = self.dream_settings
+        self._fresh_graph()
+        report = run_dream(self.store, today=today, settings=settings, only=only,
+                           types=self.types, save=not dry_run)
+        if not (apply or dry_run):
+            return DreamRun(report)
+        changes = apply_fixes(self.store, report.findings, backups=self.backups,
+                              dry_run=dry_run or not apply, kinds=fix_kinds, today=today)
+        if dry_run or not apply:
+            return DreamRun(report, tuple(changes))
+        written = [c.path for c in changes if c.action in ("changed", "created")]
+        if written:
+            cast(Any, self).index_paths(written, embed=False)
+            self._fresh_graph()
+        after = run_dream(self.store, today=today, settings=settings, only=only,
+                          types=self.types)
+        return DreamRun(after, tuple(changes), applied=True, before=report)
+
+    def dream_every(
+        self,
+        stop: threading.Event,
+        *,
+        minutes: float | None = None,
+        on_report: Callable[[DreamReport], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> int:
+        """Run :meth:`dream` (the report only, never ``apply``) now and then every
+        ``minutes`` (default: ``[dream] schedule_minutes``) until ``stop`` is set; what
+        ``cairn serve`` runs in a thread. A failed run is handed to ``on_error`` and
+        the schedule goes on. Returns the number of runs made.
+
+        Raises:
+            QueryError: ``minutes`` is not positive.
+        """
+        from cairn.errors import CairnError, QueryError
+
+        every = self.dream_settings.schedule_minutes if minutes is None else minutes
+        if every <= 0:
+            raise QueryError("the dream schedule needs a positive number of minutes "
+                             "([dream] schedule_minutes)")
+        runs = 0
+        while not stop.is_set():
+            try:
+                report = self.dream().report
+                runs += 1
+                if on_report is not None:
+                    on_report(report)
+            except CairnError as exc:
+                if on_error is not None:
+                    on_error(exc)
+            if stop.wait(every * 60):
+                break
+        return runs
+
+    def dream_reports(self, limit: int = 10) -> list[dict[str, Any]]:
+        """The last stored reports, newest first: ``{"id", "created", "checks",
+        "summary", "counts"}`` each."""
+        return [
+            {"id": r.id, "created": r.created, "checks": list(r.checks),
+             "summary": r.data.get("summary"), "counts": r.data.get("counts")}
+            for r in self.store.reports.recent(limit)
+        ]
+
+    def backup_list(self, path: str | None = None) -> list[Backup]:
+        """Every backup, oldest first (only those of ``path`` when given)."""
+        return self.backups.list(None if path is None else Path(path).expanduser().absolute())
+
+    def restore(self, backup_id: str | None = None) -> WriteResult:
+        """Put a backup's bytes back (default: the newest backup); the bytes replaced
+        are backed up in turn, and the file is re-indexed when it is in a root.
+
+        Raises:
+            NotFound: no such backup (or no backup at all). WriteConflict: the file
+            changed while restoring.
+        """
+        from cairn.errors import CairnError, NotFound
+
+        backups = self.backups
+        if backup_id is None:
+            every = backups.list()
+            if not every:
+                raise NotFound(f"{backups.folder}: no backups yet")
+            backup_id = every[-1].id
+        result = backups.restore(backup_id)
+        with contextlib.suppress(CairnError):  # outside every root: restored, not indexed
+            cast(Any, self).index_paths([str(result.path)], embed=False)
+        return result
+
+    def unresolved_links(self) -> list[dict[str, Any]]:
+        """Every unresolved link and anchor (URLs left out): ``{"path", "abs_path",
+        "line", "kind", "target", "anchor", "raw", "reason"}``, by path and line."""
+        roots = {r.id: r.path for r in self.store.roots()}
+        out = []
+        for x in self.store.links_from(None):
+            if x.kind == "url" or x.resolved_document_id or not x.unresolved_reason:
+                continue
+            if x.unresolved_reason.startswith("attachment:"):
+                continue
+            root = roots.get(x.root_id, "")
+            out.append({
+                "path": f"{Path(root).name}/{x.path}", "abs_path": f"{root}/{x.path}",
+                "line": x.line, "kind": x.kind, "target": x.target, "anchor": x.anchor,
+                "raw": x.raw, "reason": x.unresolved_reason,
+            })
+        out.sort(key=lambda d: (d["path"], d["line"] or 0))
+        return out

@@ -1,0 +1,97 @@
+"""``cairn dream``: the maintenance report (stale, broken, orphans, thin, duplicates,
+entities, contradictions, integrity, tags) and, with ``--apply``, its fixes.
+
+Thin: one call of :meth:`cairn.app.Cairn.dream`; Markdown for people, one JSON
+document with ``--json``. Mount with :func:`register`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+import cairn.interfaces.cli._common as common
+from cairn.errors import CairnError, QueryError
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail
+
+
+def dream(
+    apply: Annotated[
+        bool, typer.Option("--apply", help="Make the proposed fixes (backed up; `cairn restore`).")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the fixes as unified diffs; write nothing.")
+    ] = False,
+    only: Annotated[
+        list[str] | None,
+        typer.Option("--only", help="Only these checks (repeatable or comma-separated): "
+                     "stale, broken, orphans, thin, duplicates, entities, contradictions, "
+                     "integrity, tags."),
+    ] = None,
+    fix: Annotated[
+        list[str] | None,
+        typer.Option("--fix", help="With --apply/--dry-run: only fixes of this kind "
+                     "(retarget_link, add_org_id, mark_status, create_note, normalise_tag; "
+                     "repeatable)."),
+    ] = None,
+    today: Annotated[
+        str | None,
+        typer.Option("--today", help="Take this date (YYYY-MM-DD) as today.", show_default=False),
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", help="Findings shown per check in Markdown (--json: all).")
+    ] = 50,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Find what has gone stale, broken, orphaned or thin in the index — and mend it.
+
+    The report lists each finding with its file and line and says what is new, what
+    persists and what was fixed since the last report (the index keeps the last ones).
+    Nothing is written without --apply; --dry-run shows the diffs first.
+
+      cairn dream                      # the report, as Markdown
+
+      cairn dream --only stale,broken --json
+
+      cairn dream --dry-run --fix retarget_link
+
+      cairn dream --apply              # then `cairn restore --list`
+    """
+    try:
+        day = _dt.date.fromisoformat(today) if today else None
+    except ValueError:
+        raise fail(QueryError(f"--today {today!r} is not a YYYY-MM-DD date"), as_json) from None
+    try:
+        with common.open_cairn(db) as cairn:
+            err.print("[dim]dream: checking the index…[/dim]")
+            run = cairn.dream(only=only or None, apply=apply, dry_run=dry_run,
+                              fix_kinds=fix or None, today=day)
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    if as_json:
+        emit_json(run.as_data())
+        return
+    for c in run.changes:
+        if dry_run and c.diff:
+            sys.stdout.write(c.diff)
+        tag = {"changed": "changed", "created": "created", "planned": "would change",
+               "refused": "refused"}.get(c.action, c.action)
+        backup = f" (backup {c.backup})" if c.backup else ""
+        why = f": {c.reason}" if c.reason else ""
+        err.print(f"{tag} {Path(c.path)}{backup}{why}", markup=False)
+    if run.changes:
+        n = sum(c.action in ("changed", "created") for c in run.changes)
+        err.print(f"{n} files written" if run.applied else
+                  f"{len(run.changes)} files would change (nothing written)", markup=False)
+    sys.stdout.write(run.markdown(limit=limit))
+    sys.stdout.write("\n")
+
+
+def register(app: typer.Typer) -> None:
+    """Mount ``cairn dream``."""
+    app.command("dream")(dream)

@@ -1,0 +1,221 @@
+"""``broken``: unresolved links and embeds with candidate targets ranked by title, alias
+and path similarity (a renamed note is found), ``id:`` links to IDs no heading has,
+missing attachments, and headings other files link to by path or title that have no
+Org ``ID`` (their links break when the file moves; ``--apply`` adds one)."""
+
+from __future__ import annotations
+
+import difflib
+import posixpath
+import re
+from typing import Any
+
+from cairn.maintain.dream.base import DreamContext, Finding, Fix, finding_key, register_check
+from cairn.model import Document, LinkOccurrence
+
+AUTO_FIX_SIMILARITY = 0.85
+"""A retarget fix is proposed only for a candidate this similar (and clearly the best);
+weaker candidates are listed as evidence only."""
+_NOTE_LINKS = ("wikilink", "embed", "markdown", "org-file")
+_ATTACHMENT_EXT = re.compile(
+    r"\.(png|jpe?g|gif|svg|webp|bmp|pdf|mp[34]|mov|webm|wav|ogg|zip|txt|csv|json|base|canvas)$",
+    re.IGNORECASE,
+)
+
+
+def _norm(text: str) -> str:
+    text = text.strip().lower()
+    text = re.sub(r"\.(md|org|markdown|txt)$", "", text)
+    return re.sub(r"[\s_\-]+", " ", text).strip()
+
+
+def _names(doc: Document) -> list[tuple[str, str]]:
+    """``(how, normalised name)`` a link may mean this note by."""
+    stem = posixpath.splitext(posixpath.basename(doc.path))[0]
+    out = [("title", _norm(doc.title)), ("path", _norm(stem)), ("path", _norm(doc.path))]
+    out += [("alias", _norm(a)) for a in doc.aliases]
+    return [(h, n) for h, n in out if n]
+
+
+def rank_candidates(
+    target: str,
+    docs: list[Document],
+    *,
+    limit: int = 3,
+    cutoff: float = 0.6,
+    names: dict[str, list[tuple[str, str]]] | None = None,
+) -> list[tuple[Document, float, str]]:
+    """Notes a broken link may have meant, best first: ``(document, similarity 0–1,
+    by which name: title, alias or path)``; the similarity is difflib's ratio of the
+    normalised names (case, separators and note extensions ignored). ``names`` caches
+    :func:`_names` by document id across calls."""
+    want = _norm(posixpath.basename(target.split("#")[0])) or _norm(target)
+    if not want:
+        return []
+    sm = difflib.SequenceMatcher(None, autojunk=False)
+    sm.set_seq2(want)  # the target's tables are built once
+    lw = len(want)
+    scored: list[tuple[Document, float, str]] = []
+    for doc in docs:
+        got = names.get(doc.id) if names is not None else None
+        if got is None:
+            got = _names(doc)
+            if names is not None:
+                names[doc.id] = got
+        best = (0.0, "")
+        for how, name in got:
+            ln = len(name)
+            if 2 * min(ln, lw) / (ln + lw) < cutoff:
+                continue
+            sm.set_seq1(name)
+            if sm.real_quick_ratio() < cutoff or sm.quick_ratio() < cutoff:
+                continue
+            r = sm.ratio()
+            if r > best[0]:
+                best = (r, how)
+        if best[0] >= cutoff:
+            scored.append((doc, round(best[0], 3), best[1]))
+    scored.sort(key=lambda x: (-x[1], x[0].path))
+    return scored[:limit]
+
+
+def _replacement(link: LinkOccurrence, source: Document, target: Document) -> str | None:
+    """The link's text as written with its target replaced by ``target``'s name (the
+    form the link's kind uses), or ``None`` when the target is not found verbatim."""
+    raw = link.raw
+    if not raw or link.target not in raw:
+        return None
+    if link.kind in ("wikilink", "embed") and raw.lstrip("!").startswith("[["):
+        stem = posixpath.splitext(posixpath.basename(target.path))[0]
+        new = stem if "/" not in link.target else posixpath.splitext(target.path)[0]
+    else:
+        here = posixpath.dirname(source.path)
+        new = posixpath.relpath(target.path, here or ".")
+        if link.kind == "org-file" and not new.startswith((".", "/")):
+            new = "./" + new if link.target.startswith("./") else new
+    return raw.replace(link.target, new, 1)
+
+
+class BrokenCheck:
+    """See the module docstring."""
+
+    name = "broken"
+    summary = "unresolved links and embeds (with candidates), missing IDs and attachments"
+
+    def run(self, ctx: DreamContext) -> list[Finding]:
+        """The broken findings of ``ctx`` (see the module docstring)."""
+        self._names: dict[str, list[tuple[str, str]]] = {}
+        seen: dict[tuple[str, str], int] = {}  # the n-th link of that text in the file
+        out: list[Finding] = []
+        by_root: dict[str, list[Document]] = {}
+        for d in ctx.notes:
+            by_root.setdefault(d.root_id, []).append(d)
+        for link in ctx.links:
+            if link.kind == "url" or link.unresolved_reason is None:
+                continue
+            if link.resolved_document_id or link.unresolved_reason.startswith("attachment:"):
+                continue
+            doc = ctx.document(link.document_id)
+            if doc is None:
+                continue
+            nth = seen[(doc.id, link.raw or link.target)] = seen.get(
+                (doc.id, link.raw or link.target), -1) + 1
+            out.append(self._finding(ctx, link, doc, by_root.get(doc.root_id, []), nth))
+        out += self._fragile(ctx)
+        return out
+
+    def _finding(
+        self,
+        ctx: DreamContext,
+        link: LinkOccurrence,
+        doc: Document,
+        docs: list[Document],
+        nth: int,
+    ) -> Finding:
+        rel = ctx.display(doc)
+        reason = link.unresolved_reason or ""
+        anchor = f"#{link.anchor}" if link.anchor else ""
+        evidence: dict[str, Any] = {"kind": link.kind, "raw": link.raw, "reason": reason}
+        fix = None
+        if link.kind == "org-id":
+            kind = "missing-id"
+        elif "attachment" in reason or _ATTACHMENT_EXT.search(link.target):
+            kind = "missing-attachment"
+        elif link.kind == "org-heading" or reason.startswith("no heading"):
+            kind = "unresolved-anchor"
+        else:
+            kind = "unresolved-embed" if link.kind == "embed" else "unresolved-link"
+            cands = rank_candidates(link.target, [d for d in docs if d.id != doc.id],
+                                    names=self._names)
+            evidence["candidates"] = [
+                {"path": ctx.display(c), "title": c.title, "similarity": s, "by": how}
+                for c, s, how in cands
+            ]
+            sure = bool(cands) and cands[0][1] >= AUTO_FIX_SIMILARITY and (
+                len(cands) == 1 or cands[1][1] < cands[0][1] - 0.05
+            )
+            if sure:
+                new = _replacement(link, doc, cands[0][0])
+                if new is not None and new != link.raw:
+                    fix = Fix(
+                        "retarget_link", ctx.abs_path(doc),
+                        f"retarget {link.raw} → {new}",
+                        {"line": link.line, "old": link.raw, "new": new},
+                    )
+        what = "embed" if link.kind == "embed" else "link"
+        return Finding(
+            "broken", kind,
+            finding_key("broken", kind, rel, f"{link.raw or link.target}|{nth}"),
+            ctx.abs_path(doc), rel, link.line,
+            f"{what} {link.raw or link.target + anchor} does not resolve: {reason}",
+            link.target, evidence, fix,
+        )
+
+    def _fragile(self, ctx: DreamContext) -> list[Finding]:
+        """Org headings and files that other files link to by path or heading title
+        but that have no ``ID``."""
+        targets: dict[str, set[str]] = {}
+        for link in ctx.links:
+            if link.kind not in ("org-file", "org-heading") or not link.resolved_unit_id:
+                continue
+            if link.resolved_document_id in (None, link.document_id):
+                continue
+            targets.setdefault(link.resolved_unit_id, set()).add(link.document_id)
+        if not targets:
+            return []
+        out: list[Finding] = []
+        docs = {link.resolved_document_id for link in ctx.links
+                if link.resolved_unit_id in targets}
+        for doc_id in sorted(d for d in docs if d):
+            doc = ctx.document(doc_id)
+            if doc is None or doc.format != "org":
+                continue
+            units = ctx.units(doc)
+            for unit in units:
+                if unit.id not in targets or unit.org_id:
+                    continue
+                file_level = unit.kind == "preamble" or (unit.ordinal == 0 and unit.level == 0)
+                if file_level and doc.declared_id:
+                    continue
+                rel = ctx.display(doc)
+                line = 0 if file_level else unit.line_start
+                n = len(targets[unit.id])
+                what = "file" if file_level else f"heading {unit.title!r}"
+                out.append(
+                    Finding(
+                        "broken", "fragile-link",
+                        finding_key("broken", "fragile-link", rel, unit.title if line else ""),
+                        ctx.abs_path(doc), rel, line or None,
+                        f"{n} other files link to the {what} by path; it has no ID, so "
+                        "those links break when it moves",
+                        unit.title, {"linked_from": n},
+                        Fix("add_org_id", ctx.abs_path(doc),
+                            f"add an :ID: property to the {what} in {rel}", {"line": line}),
+                    )
+                )
+        return out
+
+
+CHECK = register_check(BrokenCheck())
+
+__all__ = ["CHECK", "BrokenCheck", "rank_candidates"]

@@ -1,0 +1,171 @@
+"""``entities``: values that recur — in Org properties, in front-matter fields, as
+link targets no note answers to — but have no note of their own (the Org seed's entity
+discovery: a ``:CLIENT:`` value used under twelve headings). Each is proposed as a new
+note in ``[dream] entity_folder`` of its root, Org or Markdown by the root's format."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections import Counter, defaultdict
+from typing import Any
+
+from cairn.maintain.dream.base import DreamContext, Finding, Fix, finding_key, register_check
+from cairn.model import Document
+
+SKIP_KEYS = frozenset(
+    k.lower()
+    for k in (
+        "id", "custom_id", "created", "date", "modified", "updated", "title", "tags",
+        "aliases", "alias", "type", "description", "permalink", "cssclasses", "cssclass",
+        "publish", "timestamp", "stale_after", "status", "concept_id", "verified",
+        "generated", "sources", "url", "source", "link", "image", "cover", "rating",
+        "year", "version", "logging", "visibility", "effort", "style", "archive",
+        "category", "export_file_name", "header-args", "header_args", "roam_refs",
+        "roam_aliases", "roam_exclude", "dir", "attach_dir", "ordered", "last_repeat",
+        "clock_modeline_total", "copying", "unnumbered", "html_container_class",
+        "description_short", "lang", "language", "layout", "order", "weight", "draft",
+    )
+)
+_NOT_NAME = re.compile(r"^[\d\s.,:/+\-%]*$|^[a-z]+://|[<>{}]|^\W|^\s*$")
+_WIKI = re.compile(r"^\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]$")
+
+
+def norm(text: str) -> str:
+    """The name key a value and a note title are compared by."""
+    return re.sub(r"[\s_\-]+", " ", text.strip().lower())
+
+
+def _value(raw: Any) -> str | None:
+    if not isinstance(raw, str):
+        return None
+    text = raw.strip()
+    m = _WIKI.match(text)
+    if m:
+        text = m.group(1).strip()
+    if not (2 <= len(text) <= 60) or _NOT_NAME.search(text) or "\n" in text:
+        return None
+    if text.lower() in ("t", "nil", "true", "false", "yes", "no", "none", "todo", "done"):
+        return None
+    return text
+
+
+def safe_name(value: str) -> str:
+    """A file-name stem for a value (path separators and shell-hostile characters
+    dropped, at most 80 characters)."""
+    name = re.sub(r'[/\\:*?"<>|\x00-\x1f]', " ", value).strip(" .")
+    return re.sub(r"\s+", " ", name)[:80] or "entity"
+
+
+class EntitiesCheck:
+    """See the module docstring."""
+
+    name = "entities"
+    summary = "recurring property / front-matter values and link targets with no note"
+
+    def run(self, ctx: DreamContext) -> list[Finding]:
+        """One finding per (root, value) with its places and a proposed note."""
+        out: list[Finding] = []
+        by_root: dict[str, list[Document]] = defaultdict(list)
+        for d in ctx.notes:
+            by_root[d.root_id].append(d)
+        unresolved: dict[str, list[tuple[str, str, int | None]]] = defaultdict(list)
+        for x in ctx.links:
+            if x.kind in ("wikilink", "org-file", "markdown") and x.unresolved_reason and \
+                    not x.resolved_document_id and not x.unresolved_reason.startswith("attach"):
+                unresolved[x.document_id].append((x.target, "link", x.line))
+        for root_id, docs in by_root.items():
+            names: set[str] = set()
+            for d in docs:
+                names.add(norm(d.title))
+                names.add(norm(posixpath.splitext(posixpath.basename(d.path))[0]))
+                names.update(norm(a) for a in d.aliases)
+            uses: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            spelling: dict[str, Counter[str]] = defaultdict(Counter)
+
+            def use(
+                value: Any,
+                doc: Document,
+                field: str,
+                line: int | None,
+                names: set[str] = names,
+                uses: dict[str, list[dict[str, Any]]] = uses,
+                spelling: dict[str, Counter[str]] = spelling,
+            ) -> None:
+                v = _value(value)
+                if v is None:
+                    return
+                k = norm(v)
+                if k in names:
+                    return
+                spelling[k][v] += 1
+                uses[k].append({"path": ctx.display(doc), "field": field, "line": line,
+                                "document_id": doc.id})
+
+            for doc in docs:
+                # front matter of Markdown/OKF notes (an Org file's keywords are settings)
+                meta = doc.metadata if isinstance(doc.metadata, dict) and doc.format != "org" \
+                    else {}
+                for key, val in meta.items():
+                    if key.lower() in SKIP_KEYS or key.startswith("_"):
+                        continue
+                    for v in val if isinstance(val, list) else [val]:
+                        use(v, doc, key, ctx.front_line(doc, key))
+                if doc.format == "org":
+                    for unit in ctx.units(doc):
+                        for key, val in unit.properties.items():
+                            if key.lower() not in SKIP_KEYS:
+                                use(val, doc, f":{key}:", unit.line_start)
+                for target, field, line in unresolved.get(doc.id, []):
+                    base = posixpath.splitext(posixpath.basename(target))[0]
+                    use(base, doc, field, line)
+            out += self._findings(ctx, root_id, docs, uses, spelling)
+        return out
+
+    def _findings(
+        self,
+        ctx: DreamContext,
+        root_id: str,
+        docs: list[Document],
+        uses: dict[str, list[dict[str, Any]]],
+        spelling: dict[str, Counter[str]],
+    ) -> list[Finding]:
+        root = ctx.root_by_id[root_id]
+        formats = Counter(d.format for d in docs)
+        fmt = "org" if formats["org"] > formats["markdown"] + formats["okf"] else "markdown"
+        ext = ".org" if fmt == "org" else ".md"
+        folder = ctx.settings.entity_folder.strip("/") or "."
+        out: list[Finding] = []
+        for k, places in sorted(uses.items()):
+            units = {(p["document_id"], p["line"], p["field"]) for p in places}
+            if len(units) < ctx.settings.entity_min:
+                continue
+            value = spelling[k].most_common(1)[0][0]
+            rel_new = posixpath.normpath(posixpath.join(folder, safe_name(value) + ext))
+            path = f"{root.path.rstrip('/')}/{rel_new}"
+            root_name = root.path.rstrip("/").rsplit("/", 1)[-1]
+            fields = sorted({p["field"] for p in places})
+            first = places[0]
+            mentions = sorted({p["path"].split("/", 1)[1] for p in places})[:50]
+            out.append(
+                Finding(
+                    "entities", "entity",
+                    finding_key("entities", "entity", root_name, k),
+                    str(root.path).rstrip("/") + "/" + first["path"].split("/", 1)[1],
+                    first["path"], first["line"],
+                    f"{value!r} recurs {len(units)} times ({', '.join(fields)}) and has no "
+                    f"note; proposed: {root_name}/{rel_new}",
+                    value,
+                    {"count": len(units), "fields": fields,
+                     "places": [{k2: p[k2] for k2 in ("path", "field", "line")}
+                                for p in places[:20]],
+                     "proposed": f"{root_name}/{rel_new}"},
+                    Fix("create_note", path, f"create {root_name}/{rel_new}",
+                        {"title": value, "format": fmt, "mentions": mentions,
+                         "relpath": rel_new}),
+                )
+            )
+        return out
+
+
+CHECK = register_check(EntitiesCheck())

@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from cairn.app.doors import DoorsMixin
+from cairn.app.embedding import EmbeddingMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.lookups import reading_order
 from cairn.app.reliability import ReliabilityMixin, Wait
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
+class Cairn(GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -430,16 +431,9 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
 
     def _complete(self, run: Run, *, embed: bool, embed_progress: EmbedProgress | None) -> Run:
         """The graph and embedding steps of a run (see :mod:`cairn.ingest.run`)."""
-        from cairn.ingest.run import EmbedSettings, complete_run
+        from cairn.ingest.run import complete_run
 
-        sem = self.semantic
-        settings = EmbedSettings(
-            embedder=lambda: sem.embedder,
-            notices=lambda: sem.notices,
-            chunk_config=self._chunk_config(),
-            batch_size=sem.config.embed.batch_size,
-            signature=self._embed_signature,
-        )
+        settings = self._embed_settings()
         indexer = self._last_indexer
         run = complete_run(
             self.store,
@@ -520,7 +514,7 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
         """
         if expand is None:
             expand = bool(self.config.graph.get("expand", False))
-        return self.semantic.search(
+        result = self.semantic.search(
             query,
             mode=mode,
             limit=limit,
@@ -529,6 +523,7 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
             include_alternates=include_alternates,
             expand=expand,
         )
+        return self._with_waiting(result, mode)  # a partly embedded index says so
 
     def evaluate(
         self,

@@ -300,6 +300,19 @@ class SQLiteVectors:
             ).fetchone()[0]
         )
 
+    def waiting_units(self, space: str) -> int:
+        """Units semantic search in ``space`` cannot find yet: chunkable units without
+        chunks, or with a chunk lacking a vector in ``space``."""
+        return int(
+            self.db.execute(
+                "SELECT count(*) FROM units u WHERE " + _CHUNKABLE + " AND ("
+                "NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = u.id) OR EXISTS "
+                "(SELECT 1 FROM chunks c WHERE c.unit_id = u.id AND NOT EXISTS "
+                "(SELECT 1 FROM embeddings e WHERE e.space = ? AND e.hash = c.hash)))",
+                (space,),
+            ).fetchone()[0]
+        )
+
     # --- vectors ----------------------------------------------------------------------
     def has_vectors(self, space: str, hashes: Sequence[str]) -> set[str]:
         """The subset of ``hashes`` that already have a vector in ``space``."""

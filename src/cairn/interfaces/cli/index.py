@@ -94,7 +94,7 @@ def index(
         emit_json({**to_data(run), "embedding": embedding})
     else:
         _print_run(run, report)
-    if report is not None and report.interrupted:
+    if report is not None and report.interrupted:  # Ctrl-C stopped the embedding step
         raise typer.Exit(INTERRUPTED)
 
 
@@ -259,10 +259,6 @@ class EmbedFigures(Protocol):
     def embedded(self) -> int: ...
     @property
     def seconds(self) -> float: ...
-    @property
-    def pending(self) -> int: ...
-    @property
-    def interrupted(self) -> bool: ...
 
 
 def embed_line(e: EmbedFigures) -> str:
@@ -275,8 +271,8 @@ def embed_line(e: EmbedFigures) -> str:
     )
     if e.embedded >= 100 and e.seconds > 0:
         line += f" ({e.embedded / e.seconds:.0f} texts/s)"
-    if e.interrupted:
-        line += f"; interrupted, {e.pending} chunks still waiting"
+    if getattr(e, "interrupted", False):  # an EmbedStep says; other figures may not
+        line += f"; interrupted, {getattr(e, 'pending', 0)} chunks still waiting"
     return line
 
 
@@ -293,7 +289,9 @@ def _print_run(run: Run, report: EmbedFigures | None) -> None:
     for f in run.failures:
         where = f"{f.path}:{f.line}" if f.line else f.path
         out.print(f"  [red]failed[/red] {escape(where)}: {escape(f.reason)}")
-    if report is not None and (report.chunks_added or report.embedded or report.interrupted):
+    if report is not None and (
+        report.chunks_added or report.embedded or getattr(report, "interrupted", False)
+    ):
         out.print(f"  {escape(embed_line(report))}")
     for w in run.warnings:
         if w.severity == "info" and not w.path:

@@ -166,6 +166,7 @@ class SQLiteVectors:
 
     def __init__(self, store: SQLiteBase) -> None:
         self._store = store
+        self._waiting: dict[str, tuple[tuple[object, ...], int]] = {}
         store.ensure_component("vectors", MIGRATIONS)
         try:
             for sql in _TRIGGERS:
@@ -340,8 +341,18 @@ class SQLiteVectors:
 
     def waiting_units(self, space: str) -> int:
         """Units semantic search in ``space`` cannot find yet: chunkable units without
-        chunks, or with a chunk lacking a vector in ``space``."""
-        return int(
+        chunks, or with a chunk lacking a vector in ``space``. The count (a scan of the
+        units, tens of milliseconds on a large index) is kept until a chunk or vector
+        changes or a unit is added, so a search asks it cheaply."""
+        key = (
+            space,
+            self.generation(),
+            self.db.execute("SELECT coalesce(max(rowid), 0) FROM units").fetchone()[0],
+        )
+        cached = self._waiting.get(space)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        n = int(
             self.db.execute(
                 "SELECT count(*) FROM units u WHERE " + _CHUNKABLE + " AND ("
                 "NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = u.id) OR EXISTS "
@@ -350,6 +361,8 @@ class SQLiteVectors:
                 (space,),
             ).fetchone()[0]
         )
+        self._waiting[space] = (key, n)
+        return n
 
     # --- vectors ----------------------------------------------------------------------
     def has_vectors(self, space: str, hashes: Sequence[str]) -> set[str]:

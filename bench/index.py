@@ -9,12 +9,15 @@ folder and, N times (default 3), indexes them into a fresh SQLite file with
 then times a no-change run and a one-file change (a leaf note edited, graph included).
 Prints medians: the whole cold ``cairn index`` in s, files/s and MB/s, the graph step's
 seconds, the no-change and one-file times in ms, and the size of each table of the last
-index. Not part of the test suite.
+index. With ``--embed PROVIDER`` (e.g. ``static``, fast) one more cold run embeds with
+that provider and its table sizes are printed too (``--json FILE`` writes every figure).
+Not part of the test suite.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sqlite3
@@ -59,6 +62,8 @@ def main() -> None:
     ap.add_argument("roots", nargs="*", type=Path, default=DEFAULT)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workers", type=int, default=None, help="parsing processes")
+    ap.add_argument("--embed", default="", help="also one run embedding with this provider")
+    ap.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = ap.parse_args()
     _need(args.roots)
     if args.workers:
@@ -96,6 +101,23 @@ def main() -> None:
                 one.append(time.perf_counter() - t0)
                 assert edited.changed == 1
             sizes = table_sizes(db)
+        embedded: dict[str, object] = {}
+        if args.embed:
+            db = Path(tmp) / "embedded.db"
+            os.environ["CAIRN_EMBED"] = args.embed
+            with Cairn(Config(db_path=db)) as c:
+                t0 = time.perf_counter()
+                run = c.index(roots)
+                took = time.perf_counter() - t0
+                e = run.embedding
+            os.environ["CAIRN_EMBED"] = "none"
+            embedded = {
+                "provider": args.embed,
+                "seconds": round(took, 2),
+                "chunks": e.chunks_added if e else 0,
+                "embedded": e.embedded if e else 0,
+                "sizes": table_sizes(db),
+            }
     mb = size / 1e6
     med = statistics.median(cold)
     print(f"corpus: {files} files, {mb:.1f} MB ({', '.join(str(r) for r in args.roots)})")
@@ -116,6 +138,32 @@ def main() -> None:
     print(f"index size: {total / 1e6:.1f} MB")
     for name, b in sizes[:15]:
         print(f"  {name:32} {b / 1e6:8.2f} MB")
+    if embedded:
+        esizes: list[tuple[str, int]] = embedded["sizes"]  # type: ignore[assignment]
+        print(
+            f"with embeddings ({embedded['provider']}): {embedded['seconds']} s, "
+            f"{embedded['chunks']} chunks, {embedded['embedded']} texts embedded; "
+            f"index size {sum(b for _n, b in esizes) / 1e6:.1f} MB"
+        )
+        for name, b in esizes[:15]:
+            print(f"  {name:32} {b / 1e6:8.2f} MB")
+    if args.json:
+        args.json.write_text(
+            json.dumps(
+                {
+                    "files": files,
+                    "mb": mb,
+                    "cold": cold,
+                    "graph": graph,
+                    "warm": warm,
+                    "one": one,
+                    "sizes": sizes,
+                    "embedded": embedded,
+                },
+                indent=1,
+            ),
+            "utf-8",
+        )
 
 
 if __name__ == "__main__":

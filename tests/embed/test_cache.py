@@ -196,7 +196,7 @@ def test_a_move_under_no_embed_keeps_its_vector(tmp_path: Path, static: Embedder
         assert hit.path == "baking.md"
 
 
-def test_vector_blobs_are_float32(tmp_path: Path, static: Embedder) -> None:
+def test_vector_blobs_are_float16(tmp_path: Path, static: Embedder) -> None:
     root = _vault(tmp_path)
     with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
         cairn.index([root])
@@ -206,8 +206,8 @@ def test_vector_blobs_are_float32(tmp_path: Path, static: Embedder) -> None:
         v = vs.vector(static.fingerprint, h)
         assert v is not None and v.shape == (static.dim,)
         blob = cairn.store.db.execute("SELECT vector FROM embeddings LIMIT 1").fetchone()[0]
-        assert len(blob) == 4 * static.dim
-        assert abs(float(np.linalg.norm(v)) - 1.0) < 1e-5
+        assert len(blob) == 2 * static.dim  # float16 on disk, float32 when read
+        assert v.dtype == np.float32 and abs(float(np.linalg.norm(v)) - 1.0) < 1e-3
 
 
 def test_integrity_check_finds_missing_and_malformed_vectors(
@@ -224,6 +224,6 @@ def test_integrity_check_finds_missing_and_malformed_vectors(
             "UPDATE embeddings SET vector = x'00' WHERE hash = ? AND space = ?",
             (h, static.fingerprint),
         )
-        assert any("are not 256 float32" in p for p in vs.integrity_check())
+        assert any("are not 256 float16" in p for p in vs.integrity_check())
         cairn.store.db.execute("DELETE FROM embeddings WHERE hash = ?", (h,))
         assert any("have no vector" in p for p in vs.integrity_check(static.fingerprint))

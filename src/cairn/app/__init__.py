@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from cairn.app.conversations import ConversationsMixin
 from cairn.app.doors import DoorsMixin
 from cairn.app.dream import DreamMixin
+from cairn.app.embedding import EmbeddingMixin
 from cairn.app.facets import FacetsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.live import LiveMixin
@@ -59,8 +60,8 @@ if TYPE_CHECKING:
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(DreamMixin, GraphMixin, DoorsMixin, ReliabilityMixin, FacetsMixin,
-            ConversationsMixin, LiveMixin, StorageMixin):
+class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
+            FacetsMixin, ConversationsMixin, LiveMixin, StorageMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -437,16 +438,9 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, ReliabilityMixin, FacetsMixin,
 
     def _complete(self, run: Run, *, embed: bool, embed_progress: EmbedProgress | None) -> Run:
         """The graph and embedding steps of a run (see :mod:`cairn.ingest.run`)."""
-        from cairn.ingest.run import EmbedSettings, complete_run
+        from cairn.ingest.run import complete_run
 
-        sem = self.semantic
-        settings = EmbedSettings(
-            embedder=lambda: sem.embedder,
-            notices=lambda: sem.notices,
-            chunk_config=self._chunk_config(),
-            batch_size=sem.config.embed.batch_size,
-            signature=self._embed_signature,
-        )
+        settings = self._embed_settings()
         indexer = self._last_indexer
         run = complete_run(
             self.store,
@@ -527,7 +521,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, ReliabilityMixin, FacetsMixin,
         """
         if expand is None:
             expand = bool(self.config.graph.get("expand", False))
-        return self.semantic.search(
+        result = self.semantic.search(
             query,
             mode=mode,
             limit=limit,
@@ -536,6 +530,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, ReliabilityMixin, FacetsMixin,
             include_alternates=include_alternates,
             expand=expand,
         )
+        return self._with_waiting(result, mode)  # a partly embedded index says so
 
     def evaluate(
         self,

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from cairn.embed.base import Embedder
 from cairn.ingest.chunking import (
@@ -115,20 +117,58 @@ def chunk_pending(
     return n_units, n_chunks
 
 
+COMMIT_SECONDS = 2.0
+"""A batch of vectors is committed at least this often (seconds of model time), so a
+killed or interrupted pass loses at most this much work."""
+
+
+@dataclass
+class EmbedTally:
+    """What :func:`embed_missing` did so far (kept when it is interrupted).
+
+    Attributes:
+        embedded: distinct texts embedded and committed.
+        total: distinct texts that lacked a vector when the pass started.
+        missing: chunks that lacked a vector when the pass started.
+        spent: seconds inside the embedder.
+        interrupted: stopped by Ctrl-C (``KeyboardInterrupt``) after the last commit.
+    """
+
+    embedded: int = 0
+    total: int = 0
+    missing: int = 0
+    spent: float = 0.0
+    interrupted: bool = False
+
+
 def embed_missing(
     store: Store,
     embedder: Embedder,
     *,
     batch_size: int = 64,
     progress: EmbedProgress | None = None,
+    tally: EmbedTally | None = None,
 ) -> tuple[int, int, float]:
     """Embed every live chunk lacking a vector in the embedder's space.
 
-    Texts are embedded once per distinct hash, sorted by length so batches pad little.
-    Returns ``(distinct texts embedded, chunks that lacked a vector, seconds in embedder)``.
+    Texts are embedded once per distinct hash, sorted by length so batches pad little,
+    ``batch_size`` per embedder call; vectors are committed every
+    :data:`COMMIT_SECONDS` (or every ``16 × batch_size`` texts), so a pass that is
+    killed keeps what it committed and the next pass embeds only the rest.
+
+    Args:
+        tally: filled as the pass goes (read it when this raises ``KeyboardInterrupt``).
+
+    Returns:
+        ``(distinct texts embedded, chunks that lacked a vector, seconds in embedder)``.
+
+    Raises:
+        KeyboardInterrupt: passed on after the batch in progress was dropped (the
+            ones committed before stay).
     """
     vs: VectorIndex = store.vectors
     space = embedder.fingerprint
+    t = tally if tally is not None else EmbedTally()
     with store.transaction():
         vs.ensure_space(space, embedder.name, embedder.dim)
     pending = vs.chunks_missing_vectors(space)
@@ -137,21 +177,30 @@ def embed_missing(
         if chunk.hash not in texts:
             window = unit.body[chunk.window_start : chunk.window_end]
             texts[chunk.hash] = unit_prefix(unit) + window
+    t.missing = len(pending)
+    del pending[:]  # the texts are all that is needed now
     order = sorted(texts, key=lambda h: len(texts[h]))
-    spent = 0.0
-    done = 0
-    step = max(1, batch_size) * 16
-    for i in range(0, len(order), step):
-        part = order[i : i + step]
+    t.total = len(order)
+    bs = max(1, batch_size)
+    most = bs * 16
+    held: list[tuple[str, Any]] = []
+    since = 0.0  # model seconds since the last commit
+    for i in range(0, len(order), bs):
+        part = order[i : i + bs]
         t0 = time.perf_counter()
         vecs = embedder.embed([texts[h] for h in part])
-        spent += time.perf_counter() - t0
-        with store.transaction():
-            vs.put_vectors(space, zip(part, vecs, strict=True))
-        done += len(part)
-        if progress:
-            progress(done, len(order), "embed")
-    return len(order), len(pending), spent
+        took = time.perf_counter() - t0
+        t.spent += took
+        since += took
+        held.extend(zip(part, vecs, strict=True))
+        if since >= COMMIT_SECONDS or len(held) >= most or i + bs >= len(order):
+            with store.transaction():
+                vs.put_vectors(space, held)
+            t.embedded += len(held)
+            held, since = [], 0.0
+            if progress:
+                progress(t.embedded, len(order), "embed")
+    return t.embedded, t.missing, t.spent
 
 
 def embed_pass(
@@ -177,7 +226,10 @@ def embed_pass(
 
     Returns:
         An :class:`EmbedReport` (``space == ""`` when nothing was embedded). Never
-        raises for a missing model: pass ``None`` and units are only chunked.
+        raises for a missing model: pass ``None`` and units are only chunked. Ctrl-C
+        (``KeyboardInterrupt``) while chunking or embedding ends the pass early, not
+        with an exception: what was committed stays, and the report has
+        ``interrupted`` set and ``pending`` chunks still without a vector.
     """
     t0 = time.perf_counter()
     vs = store.vectors
@@ -195,19 +247,26 @@ def embed_pass(
             pruned=pruned,
             seconds=round(time.perf_counter() - t0, 4),
         )
-    n_units, n_chunks = chunk_pending(store, cfg, document_ids, progress)
-    embedded, missing, spent = embed_missing(
-        store, embedder, batch_size=batch_size, progress=progress
-    )
+    tally = EmbedTally()
+    n_units = n_chunks = 0
+    try:
+        n_units, n_chunks = chunk_pending(store, cfg, document_ids, progress)
+        embed_missing(store, embedder, batch_size=batch_size, progress=progress, tally=tally)
+    except KeyboardInterrupt:
+        # Ctrl-C: the batch in progress was rolled back, the committed ones stay; the
+        # step reports what is still waiting (`cairn embed` or the next index resumes)
+        tally.interrupted = True
     with store.transaction():
         pruned = vs.prune()
     return EmbedReport(
         space=embedder.fingerprint,
         units_chunked=n_units,
         chunks_added=n_chunks,
-        embedded=embedded,
-        cached=max(0, n_chunks - missing),
+        embedded=tally.embedded,
+        cached=max(0, n_chunks - tally.missing),
         pruned=pruned,
         seconds=round(time.perf_counter() - t0, 4),
-        embed_seconds=round(spent, 4),
+        embed_seconds=round(tally.spent, 4),
+        pending=vs.missing_vectors(embedder.fingerprint) if tally.interrupted else 0,
+        interrupted=tally.interrupted,
     )

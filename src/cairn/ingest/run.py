@@ -141,6 +141,28 @@ def complete_run(
     return out
 
 
+INTERRUPTED_NOTICE = (
+    "embedding interrupted: {pending} chunks still wait for a vector (found by keywords "
+    "until then); `cairn embed` or the next `cairn index` embeds only those"
+)
+
+
+def embed_now(
+    store: Store, settings: EmbedSettings, progress: EmbedProgress | None = None
+) -> EmbedStep:
+    """The embedding step alone (``cairn embed``): chunk units that have no chunks,
+    embed chunks that have no vector in the configured model's space — what an
+    interrupted or ``--no-embed`` run left — and prune. Already stored vectors are never
+    embedded again. Ctrl-C stops it after the last committed batch (see
+    :func:`cairn.ingest.embedding.embed_pass`).
+
+    Returns:
+        The :class:`EmbedStep`, with ``notices`` (no model available, interrupted).
+    """
+    step, notices = _embed(store, settings, True, progress)
+    return dataclasses.replace(step, notices=notices)
+
+
 def vectors_short(store: Store) -> bool:
     """Whether some chunk lacks a vector in every embedding space the index holds (so
     the model in use, whichever it is, has work), without loading a model; ``False``
@@ -169,6 +191,8 @@ def _embed(
         return report, (f"{exc}; {NO_EMBEDDER_NOTICE}",)
     if not embed:
         return report, (NO_EMBED_NOTICE,)
+    if report.interrupted:
+        return report, (INTERRUPTED_NOTICE.format(pending=report.pending),)
     with store.transaction():  # the model this step ran with (for embedding_pending)
         store.vectors.set_meta("embed_signature", settings.signature)
         store.vectors.set_meta("embed_space", emb.fingerprint if emb is not None else "")

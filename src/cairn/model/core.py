@@ -275,6 +275,12 @@ class EmbedStep:
             was already stored.
         pruned: vectors no chunk uses any more, removed.
         seconds: wall time; ``embed_seconds`` the part spent in the model.
+        pending: chunks still without a vector in ``space`` when the step ended (0
+            after a complete step; more after an interrupted one, which ``cairn
+            embed`` or the next ``cairn index`` resumes).
+        interrupted: the step was stopped (Ctrl-C) after its last committed batch.
+        notices: why nothing was embedded (no model) — filled by ``cairn embed``
+            (:meth:`cairn.app.Cairn.embed`); an index run puts them in its warnings.
     """
 
     space: str = ""
@@ -285,6 +291,9 @@ class EmbedStep:
     pruned: int = 0
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    pending: int = 0
+    interrupted: bool = False
+    notices: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,6 +94,12 @@ class VectorIndex(Protocol):
         after a model switch, so a no-change index run knows to embed)."""
         ...
 
+    def waiting_units(self, space: str) -> int:
+        """How many units semantic search in ``space`` cannot find yet: units that get
+        chunks but have none, or have a chunk without a vector in ``space`` (0 once the
+        embedding step is complete; the rest are found by keywords meanwhile)."""
+        ...
+
     def has_vectors(self, space: str, hashes: Sequence[str]) -> set[str]:
         """The subset of ``hashes`` with a vector in ``space``."""
         ...

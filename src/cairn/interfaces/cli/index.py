@@ -12,7 +12,7 @@ import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out, plural
 from cairn.interfaces.serialize import to_data
-from cairn.model import Run
+from cairn.model import EmbedStep, Run
 
 if TYPE_CHECKING:
     from cairn.app import Cairn
@@ -92,8 +92,85 @@ def index(
         if isinstance(embedding, dict):
             embedding.pop("notices", None)
         emit_json({**to_data(run), "embedding": embedding})
-        return
-    _print_run(run, report)
+    else:
+        _print_run(run, report)
+    if report is not None and report.interrupted:  # Ctrl-C stopped the embedding step
+        raise typer.Exit(INTERRUPTED)
+
+
+INTERRUPTED = 130
+"""Exit status after Ctrl-C stopped the embedding step (128 + SIGINT, as shells do)."""
+
+
+def embed(
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait", help="If another cairn process is writing the index, wait for it."
+        ),
+    ] = False,
+) -> None:
+    """Finish embedding: resume what an interrupted (Ctrl-C), killed or --no-embed run
+    left, without looking at the files again.
+
+    Only chunks without a vector in the configured model's space are embedded; vectors
+    already stored are kept. Vectors are committed every few seconds, so Ctrl-C keeps
+    the finished batches (exit status 130) and a later `cairn embed` or `cairn index`
+    goes on from there. Meanwhile every note is found by keywords, and semantic and
+    hybrid searches rank by the vectors that exist and say how many units still wait.
+    """
+    try:
+        with common.open_cairn(db, create=False) as cairn:
+            step = _embed(cairn, as_json or quiet, None if wait else 0.0)
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    if as_json:
+        emit_json(step)
+    else:
+        if step.space:
+            out.print(escape(embed_line(step)))
+        for n in step.notices:
+            out.print(f"  [cyan]note[/cyan] {escape(n)}")
+    if step.interrupted:
+        raise typer.Exit(INTERRUPTED)
+
+
+def _embed(cairn: Cairn, quiet: bool, wait: float | None) -> EmbedStep:
+    def on_wait(message: str) -> None:
+        err.print(f"[cyan]note[/cyan] {escape(message)}")
+
+    if quiet:
+        return cairn.embed(wait=wait, on_wait=on_wait)
+    if not err.is_terminal:  # a log or a pipe: a plain line every few seconds
+        from cairn.interfaces.cli._progress import PlainProgress
+
+        return cairn.embed(progress=PlainProgress().embedding, wait=wait, on_wait=on_wait)
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    with Progress(
+        TextColumn("[bold]{task.fields[what]}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("embed", total=None, what="embedding")
+
+        def progress(done: int, total: int, what: str) -> None:
+            label = "chunking" if what == "chunk" else "embedding"
+            bar.update(task, completed=done, total=total, what=label)
+
+        return cairn.embed(progress=progress, wait=wait, on_wait=on_wait)
 
 
 def _run(
@@ -186,11 +263,17 @@ class EmbedFigures(Protocol):
 
 def embed_line(e: EmbedFigures) -> str:
     """One line on the embedding pass: ``11 new chunks: 10 from cache, 1 embedded in
-    0.3 s`` (``embedded`` counts distinct texts sent to the model)."""
-    return (
+    0.3 s`` (``embedded`` counts distinct texts sent to the model), with the model's
+    rate when it embedded much, and what still waits after an interrupted pass."""
+    line = (
         f"{plural(e.chunks_added, 'new chunk')}: {e.cached} from cache, "
         f"{e.embedded} embedded in {e.seconds:.1f} s"
     )
+    if e.embedded >= 100 and e.seconds > 0:
+        line += f" ({e.embedded / e.seconds:.0f} texts/s)"
+    if getattr(e, "interrupted", False):  # an EmbedStep says; other figures may not
+        line += f"; interrupted, {getattr(e, 'pending', 0)} chunks still waiting"
+    return line
 
 
 def _print_run(run: Run, report: EmbedFigures | None) -> None:
@@ -206,7 +289,9 @@ def _print_run(run: Run, report: EmbedFigures | None) -> None:
     for f in run.failures:
         where = f"{f.path}:{f.line}" if f.line else f.path
         out.print(f"  [red]failed[/red] {escape(where)}: {escape(f.reason)}")
-    if report is not None and report.chunks_added:
+    if report is not None and (
+        report.chunks_added or report.embedded or getattr(report, "interrupted", False)
+    ):
         out.print(f"  {escape(embed_line(report))}")
     for w in run.warnings:
         if w.severity == "info" and not w.path:
@@ -235,5 +320,6 @@ def _is_skip(message: str) -> bool:
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``index`` to ``app``."""
+    """Add ``index`` and ``embed`` to ``app``."""
     app.command()(index)
+    app.command()(embed)

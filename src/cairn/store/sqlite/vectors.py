@@ -8,12 +8,14 @@ Tables (the ``vectors`` component, created with ``store.ensure_component``):
   ``units(id) ON DELETE CASCADE``: when the store deletes a unit (file changed, moved or
   removed), its chunks go with it.
 * ``embeddings`` — the vectors, keyed by ``(space, hash)``: ``space`` is the embedder's
-  fingerprint, ``vector`` a float32 BLOB (little-endian, ``dim`` values). Being keyed by
+  fingerprint, ``vector`` a BLOB of ``dim`` little-endian values, float16 (or float32
+  for a space made before float16 storage: ``vector_spaces.dtype``); read back as
+  float32. Being keyed by
   content, not by unit, this table is also the embedding cache: a renamed or re-indexed
   unit whose text did not change finds its vector here, and another model writes into
   its own space. :meth:`SQLiteVectors.prune` removes vectors no chunk uses any more (run
   after each embedding pass), so a deleted note leaves no vector behind.
-* ``vector_spaces`` — the spaces seen: name and dimension.
+* ``vector_spaces`` — the spaces seen: name, dimension and ``dtype`` (``f2``/``f4``).
 * ``vector_meta`` — ``generation`` (bumped by triggers on every chunk or vector insert or
   delete, so in-memory matrices know when they are stale) and ``chunker`` (the chunking
   settings' signature; chunks made under other settings are redone).
@@ -68,7 +70,30 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO vector_meta(key, value) VALUES ('generation', '0');
     INSERT INTO vector_meta(key, value) VALUES ('chunker', '')
     """,
+    # 2: vectors of new spaces are float16 (half the bytes; cosine ranking unchanged,
+    # see the README's index-size table); a space made before keeps float32 (``dtype``).
+    # The table gets rowids: a WITHOUT ROWID row longer than about 1 KB (a float32
+    # vector of 256 or more values) spills into an overflow page of its own, 4 KB per
+    # vector; a rowid table keeps such rows in its pages. Existing rows are copied over.
+    """
+    ALTER TABLE vector_spaces ADD COLUMN dtype TEXT NOT NULL DEFAULT 'f4';
+    CREATE TABLE embeddings_v2 (
+        space TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        vector BLOB NOT NULL,
+        UNIQUE (space, hash)
+    );
+    INSERT INTO embeddings_v2(space, hash, vector) SELECT space, hash, vector FROM embeddings;
+    DROP TABLE embeddings;
+    ALTER TABLE embeddings_v2 RENAME TO embeddings
+    """,
 )
+
+NEW_SPACE_DTYPE = "f2"
+"""How the vectors of a new space are stored: ``f2`` (little-endian float16); spaces of
+an index made before version 2 of this component keep ``f4`` (float32)."""
+
+_DTYPES = {"f2": ("<f2", 2), "f4": ("<f4", 4)}
 
 # Trigger bodies hold ';', which ensure_component's statement splitter would cut, so
 # they are created one statement at a time (idempotent).
@@ -141,6 +166,7 @@ class SQLiteVectors:
 
     def __init__(self, store: SQLiteBase) -> None:
         self._store = store
+        self._waiting: dict[str, tuple[tuple[object, ...], int]] = {}
         store.ensure_component("vectors", MIGRATIONS)
         try:
             for sql in _TRIGGERS:
@@ -202,9 +228,22 @@ class SQLiteVectors:
                 raise StoreError(f"embedding space {space} has dim {row[0]}, not {dim}")
             return
         self.db.execute(
-            "INSERT INTO vector_spaces(space, name, dim, created) VALUES (?,?,?,?)",
-            (space, name, dim, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())),
+            "INSERT INTO vector_spaces(space, name, dim, created, dtype) VALUES (?,?,?,?,?)",
+            (
+                space,
+                name,
+                dim,
+                time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                NEW_SPACE_DTYPE,
+            ),
         )
+
+    def _dtype(self, space: str) -> tuple[str, int]:
+        """``(numpy dtype, bytes per value)`` of a space's stored vectors."""
+        row = self.db.execute(
+            "SELECT dtype FROM vector_spaces WHERE space=?", (space,)
+        ).fetchone()
+        return _DTYPES.get(str(row[0]) if row else NEW_SPACE_DTYPE, _DTYPES["f4"])
 
     def spaces(self) -> list[VectorSpace]:
         """Known spaces with their vector counts, oldest first."""
@@ -300,6 +339,31 @@ class SQLiteVectors:
             ).fetchone()[0]
         )
 
+    def waiting_units(self, space: str) -> int:
+        """Units semantic search in ``space`` cannot find yet: chunkable units without
+        chunks, or with a chunk lacking a vector in ``space``. The count (a scan of the
+        units, tens of milliseconds on a large index) is kept until a chunk or vector
+        changes or a unit is added, so a search asks it cheaply."""
+        key = (
+            space,
+            self.generation(),
+            self.db.execute("SELECT coalesce(max(rowid), 0) FROM units").fetchone()[0],
+        )
+        cached = self._waiting.get(space)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        n = int(
+            self.db.execute(
+                "SELECT count(*) FROM units u WHERE " + _CHUNKABLE + " AND ("
+                "NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = u.id) OR EXISTS "
+                "(SELECT 1 FROM chunks c WHERE c.unit_id = u.id AND NOT EXISTS "
+                "(SELECT 1 FROM embeddings e WHERE e.space = ? AND e.hash = c.hash)))",
+                (space,),
+            ).fetchone()[0]
+        )
+        self._waiting[space] = (key, n)
+        return n
+
     # --- vectors ----------------------------------------------------------------------
     def has_vectors(self, space: str, hashes: Sequence[str]) -> set[str]:
         """The subset of ``hashes`` that already have a vector in ``space``."""
@@ -323,7 +387,8 @@ class SQLiteVectors:
         """
         import numpy as np
 
-        rows = [(space, h, np.asarray(v, dtype="<f4").tobytes()) for h, v in items]
+        dtype = self._dtype(space)[0]
+        rows = [(space, h, np.asarray(v, dtype=dtype).tobytes()) for h, v in items]
         self.db.executemany(
             "INSERT OR IGNORE INTO embeddings(space, hash, vector) VALUES (?,?,?)", rows
         )
@@ -336,7 +401,9 @@ class SQLiteVectors:
         row = self.db.execute(
             "SELECT vector FROM embeddings WHERE space=? AND hash=?", (space, hash_)
         ).fetchone()
-        return None if row is None else np.frombuffer(row[0], dtype="<f4").astype(np.float32)
+        if row is None:
+            return None
+        return np.frombuffer(row[0], dtype=self._dtype(space)[0]).astype(np.float32)
 
     def prune(self) -> int:
         """Delete vectors (of every space) whose text no live chunk uses; returns rows.
@@ -386,7 +453,8 @@ class SQLiteVectors:
             )
         index: dict[str, int] = {}
         units = np.fromiter((index.setdefault(r[0], len(index)) for r in rows), np.int64, n)
-        mat = np.frombuffer(b"".join(r[5] for r in rows), dtype="<f4").reshape(n, dim)
+        raw = np.frombuffer(b"".join(r[5] for r in rows), dtype=self._dtype(space)[0])
+        mat = raw.reshape(n, dim)
         return VectorMatrix(
             space,
             gen,
@@ -417,12 +485,15 @@ class SQLiteVectors:
         ).fetchone()[0]
         if orphans:
             problems.append(f"{orphans} chunks without a unit")
-        for sp, dim, bad in self.db.execute(
-            "SELECT s.space, s.dim, (SELECT count(*) FROM embeddings e WHERE e.space = s.space "
-            "AND length(e.vector) != 4 * s.dim) FROM vector_spaces s"
+        for sp, dim, dtype, bad in self.db.execute(
+            "SELECT s.space, s.dim, s.dtype, (SELECT count(*) FROM embeddings e "
+            "WHERE e.space = s.space "
+            "AND length(e.vector) != (CASE s.dtype WHEN 'f2' THEN 2 ELSE 4 END) * s.dim) "
+            "FROM vector_spaces s"
         ):
             if bad:
-                problems.append(f"{bad} vectors in space {sp} are not {dim} float32 values")
+                kind = "float16" if dtype == "f2" else "float32"
+                problems.append(f"{bad} vectors in space {sp} are not {dim} {kind} values")
         if space is not None:
             missing = self.missing_vectors(space)
             if missing:

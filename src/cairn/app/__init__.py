@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -498,6 +499,8 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
         explain: bool = False,
         include_alternates: bool = False,
         expand: bool | None = None,
+        sort: str | Sequence[str] | None = None,
+        today: datetime.date | str | None = None,
     ) -> SearchResult:
         """Search; see :mod:`cairn.search.query` for the syntax and
         :meth:`cairn.search.service.SearchService.search` for the details.
@@ -514,9 +517,14 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
             expand: graph expansion: walk 1–2 hops from the top hits along typed edges
                 and re-score (see :mod:`cairn.graph.expand`); ``None``: ``[graph]
                 expand`` from the configuration (default off).
+            sort: order by fields (``"priority,deadline"``: relevance, deadline,
+                scheduled, priority, modified, title; :mod:`cairn.search.sort`).
+            today: the day relative dates (``deadline:this-week``) count from;
+                default ``$CAIRN_TODAY``, else the local date.
 
         Raises:
-            QueryError: ``offset`` is negative.
+            QueryError: ``offset`` is negative, a sort key is unknown or ``today`` is
+                not a date.
         """
         if expand is None:
             expand = bool(self.config.graph.get("expand", False))
@@ -528,6 +536,8 @@ class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
             explain=explain,
             include_alternates=include_alternates,
             expand=expand,
+            sort=sort,
+            today=today,
         )
 
     def evaluate(

@@ -34,10 +34,12 @@ import datetime as _dt
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cairn.model import Filter, Term, TextQuery
+from cairn.search.dates import DATE_FIELDS, resolve
+from cairn.search.dates import today as _today
 from cairn.text import CJK_RUN as _CJK
 from cairn.text import fts_text, fts_tokens
 
@@ -56,6 +58,11 @@ FILTER_FIELDS = frozenset(
         "role",
         "kind",
         "id",
+        "file",
+        "heading",
+        "section",
+        "level",
+        *DATE_FIELDS,
     }
 )
 
@@ -123,15 +130,20 @@ def _term(text: str, negate: bool, phrase: bool = False) -> Term | None:
 
 
 _LEX = re.compile(r'(-?)"([^"]*)"?|((?:[^\s"]+|"[^"]*"?)+)')
-_KNOWN_PREFIX = re.compile(r"^[A-Za-z_]+:")
+_KNOWN_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z_-]*:")
 
 
-def parse_query(text: str) -> Query:
-    """Parse user text into a :class:`Query`. Never raises.
+def parse_query(text: str, *, today: _dt.date | None = None) -> Query:
+    """Parse user text into a :class:`Query`. Never raises (for the text).
 
     A filter value may be quoted to hold spaces: ``type:"BigQuery Table"``,
-    ``prop:OWNER="Sam Lee"``, ``path:"Obsidian の拡張"``.
+    ``prop:OWNER="Sam Lee"``, ``path:"Obsidian の拡張"``. A comma-separated list of
+    values is an OR (``tag:work,home``, ``prop:status=open,wip``; a comma inside
+    quotes is part of the value); repeated filters are AND-ed. Date filters
+    (:mod:`cairn.search.dates`) count relative forms from ``today`` (default
+    :func:`cairn.search.dates.today`: ``$CAIRN_TODAY`` or the local date).
     """
+    now = today or _safe_today()
     terms: list[Term] = []
     filters: list[Filter] = []
     notes: list[str] = []
@@ -152,6 +164,7 @@ def parse_query(text: str) -> Query:
         if _KNOWN_PREFIX.match(body):
             key, _, value = body.partition(":")
             key_l = key.casefold()
+            raw_value = value
             value = value.replace('"', "")
             if key_l not in FILTER_FIELDS and value and not value.startswith("/"):
                 notes.append(f"{key}: is not a filter; searched as words")
@@ -159,7 +172,7 @@ def parse_query(text: str) -> Query:
                 if not value:
                     notes.append(f"ignored empty {key_l}: filter")
                     continue
-                f = _filter(key_l, value, negate, notes)
+                f = _filters(key_l, raw_value, negate, notes, now)
                 if f:
                     filters.append(f)
                 continue
@@ -190,7 +203,62 @@ def _valid_date(value: str) -> bool:
     return True
 
 
-def _filter(key: str, value: str, negate: bool, notes: list[str]) -> Filter | None:
+def _safe_today() -> _dt.date:
+    try:
+        return _today()
+    except ValueError:
+        return _dt.date.today()
+
+
+_COMMA = re.compile(r',(?=(?:[^"]*"[^"]*")*[^"]*$)')
+_LEVEL = re.compile(r"^(<=|>=|<|>)?(\d{1,2})(?:\.\.(\d{1,2})?)?$")
+
+
+def _split(value: str) -> list[str]:
+    """A filter value's comma-separated alternatives (quotes kept out), without empties."""
+    return [p.replace('"', "") for p in _COMMA.split(value) if p.replace('"', "")]
+
+
+def _filters(key: str, raw: str, negate: bool, notes: list[str], now: _dt.date) -> Filter | None:
+    """One filter of ``key`` with every comma-separated alternative of ``raw``."""
+    prefix = ""
+    if key == "prop":
+        k, sep, v = raw.partition("=")
+        if not sep:
+            return _filter(key, raw.replace('"', ""), negate, notes, now)
+        prefix = k.replace('"', "") + "="
+        raw = v
+    parts = _split(raw) or [""]
+    made = [_filter(key, prefix + p, negate, notes, now) for p in parts]
+    kept = [f for f in made if f is not None]
+    if not kept:
+        return None
+    return replace(kept[0], any_of=tuple(f.value for f in kept[1:]))
+
+
+def _filter(key: str, value: str, negate: bool, notes: list[str], now: _dt.date) -> Filter | None:
+    if key in DATE_FIELDS:
+        rng = resolve(value, now)
+        if rng is None:
+            notes.append(
+                f"ignored {key}: filter, not a date, range, comparison or relative date: {value!r}"
+            )
+            return None
+        return Filter(key, rng, key=now.isoformat(), negate=negate)
+    if key == "level":
+        m = _LEVEL.match(value)
+        if not m:
+            notes.append(f"ignored level: filter, not a heading depth (2, <=2, 1..3): {value!r}")
+            return None
+        op, a, b = m.group(1), int(m.group(2)), m.group(3)
+        lo, hi = {
+            None: (a, int(b) if b else (99 if ".." in value else a)),
+            "<": (0, a - 1),
+            "<=": (0, a),
+            ">": (a + 1, 99),
+            ">=": (a, 99),
+        }[op]
+        return Filter("level", f"{lo}..{hi}", negate=negate)
     if key == "prop":
         k, sep, v = value.partition("=")
         if not k:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -265,3 +266,27 @@ def test_sort_pages_do_not_overlap(cairn: Cairn) -> None:
         for h in cairn.search("path:tasks", limit=3, offset=off, sort="title", today=TODAY).hits
     ]
     assert pages == every
+
+
+def test_sort_through_the_cli_http_and_mcp_parameters(cairn: Cairn, tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from cairn.interfaces.api.models import SearchRequest
+
+    db = str(cairn.config.db_path)
+    env = {**os.environ, "CAIRN_TODAY": "2024-03-06"}
+    cmd = [sys.executable, "-m", "cairn.interfaces.cli", "--db", db, "search"]
+    res = subprocess.run(
+        [*cmd, "todo:open", "path:tasks", "--sort", "priority,deadline", "--json", "--limit", "3"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert res.returncode == 0, res.stderr
+    got = [h["title"] for h in json.loads(res.stdout)["hits"]]
+    assert got == ["File taxes", "Pay rent", "Call plumber"]
+    bad = subprocess.run([*cmd, "x", "--sort", "due"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and "relevance, deadline" in bad.stderr
+    assert SearchRequest(query="x", sort="deadline").sort == "deadline"

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from cairn.app.agenda import AgendaMixin
 from cairn.app.doors import DoorsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.lookups import reading_order
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
+class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin, AgendaMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:

@@ -24,6 +24,7 @@ import typer
 from rich.markup import escape
 
 import cairn.interfaces.cli._common as _common
+import cairn.interfaces.cli.agenda as agenda
 import cairn.interfaces.cli.evaluate as evaluate
 import cairn.interfaces.cli.graph as graph
 import cairn.interfaces.cli.index as index
@@ -80,7 +81,7 @@ def _main(
     _common.state.config = config
 
 
-for _group in (index, watch, search, show, status, graph, evaluate, serve, mcp_server):
+for _group in (index, watch, search, show, status, graph, evaluate, serve, mcp_server, agenda):
     _group.register(app)
 
 

@@ -45,6 +45,7 @@ def run_search(
     alternates: bool = False,
     expand: bool | None = None,
     as_json: bool = False,
+    sort: str | None = None,
 ) -> int:
     """Search the index ``opener(db)`` opens and print the result; returns the exit
     status (0, or 1/2 after printing an error, see :func:`._plain.error`)."""
@@ -59,6 +60,7 @@ def run_search(
                 explain=explain,
                 include_alternates=alternates,
                 expand=expand,
+                sort=sort,
             )
             empty = not res.hits and cairn.is_empty()
             where = str(cairn.config.db_path)

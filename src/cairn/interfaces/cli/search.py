@@ -23,7 +23,11 @@ def search(
         typer.Argument(
             help='Words (any may match), "phrases", -exclusions and filters: tag:, '
             "todo:, priority:, path:, format:, source:, type:, prop:KEY=VALUE, before:, "
-            'after:, role:, kind:. Quote values with spaces: type:"Big Table".',
+            "after:, role:, kind:, file:, heading:, section:, level:; dates: scheduled:, "
+            "deadline:, closed:, ts:, ts-inactive:, created:, modified: (2024-03, "
+            "2024-03..2024-04, <2024-06-01, today, +7d, this-week, soon). A comma list "
+            "is an OR (tag:work,home). Quote values with spaces: type:\"Big Table\". "
+            "Relative dates count from $CAIRN_TODAY when set.",
         ),
     ],
     limit: Annotated[
@@ -47,6 +51,16 @@ def search(
             show_default=False,
         ),
     ] = None,
+    sort: Annotated[
+        str | None,
+        typer.Option(
+            "--sort",
+            help="Order by fields, comma-separated, compared in turn: relevance, deadline, "
+            "scheduled, priority, modified (newest first), title; e.g. --sort "
+            "priority,deadline (default: relevance).",
+            show_default=False,
+        ),
+    ] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -54,7 +68,8 @@ def search(
     exist, else keyword (BM25 over title, outline path, tags and body).
 
     Examples: cairn search "garden compost"; cairn search 'tag:work -tag:done budget';
-    cairn search 'todo:open path:projects/'; cairn search --mode keyword 'C++'.
+    cairn search 'todo:open path:projects/'; cairn search --mode keyword 'C++';
+    cairn search 'deadline:this-week todo:NEXT,WAIT' --sort priority,deadline.
     """
     code = run_search(
         common.open_cairn,
@@ -66,6 +81,7 @@ def search(
         alternates=alternates,
         expand=expand,
         as_json=as_json,
+        sort=sort,
     )
     if code:
         raise typer.Exit(code)

@@ -290,3 +290,74 @@ def test_sort_through_the_cli_http_and_mcp_parameters(cairn: Cairn, tmp_path: Pa
     bad = subprocess.run([*cmd, "x", "--sort", "due"], capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and "relevance, deadline" in bad.stderr
     assert SearchRequest(query="x", sort="deadline").sort == "deadline"
+
+
+# --- what Obsidian and ripgrep users type -----------------------------------------------
+def test_must_match_words_file_heading_section_and_level(cairn: Cairn) -> None:
+    assert titles(cairn, "compost tomato") == ["Beds", "Seeds"] or set(
+        titles(cairn, "compost tomato")
+    ) == {"Beds", "Seeds"}
+    assert titles(cairn, "+compost tomato") == ["Beds"]
+    assert titles(cairn, '+"tomato seeds" compost') == ["Seeds"]
+    assert titles(cairn, "+compost +tomato") == []
+    assert titles(cairn, "file:garden Tomato") == ["Seeds"]
+    assert titles(cairn, "file:GARDEN.MD Tomato") == ["Seeds"]
+    assert titles(cairn, "file:notes Tomato") == []  # a folder name is not the file name
+    assert titles(cairn, "file:garden,tasks deadline:2024-03-15") == ["File taxes"]
+    assert titles(cairn, "heading:seed") == ["Seeds"]
+    assert titles(cairn, "section:beds") == ["Beds", "Seeds", "Deep"]
+    assert titles(cairn, "section:seeds") == ["Seeds", "Deep"]
+    assert titles(cairn, "level:2 path:garden") == ["Seeds"]
+    assert titles(cairn, "level:>=2 path:garden") == ["Seeds", "Deep"]
+    assert titles(cairn, "level:<=2 path:garden") == ["Beds", "Seeds"]
+    assert titles(cairn, "level:1..2 path:garden") == ["Beds", "Seeds"]
+    assert titles(cairn, "level:1,3 path:garden") == ["Beds", "Deep"]
+    assert titles(cairn, "-level:1 path:garden") == ["Seeds", "Deep"]
+    q = parse_query("level:deep")
+    assert not q.filters and "level:" in q.notes[0]
+
+
+def _cli(cairn: Cairn, *args: str) -> str:
+    import subprocess
+    import sys
+
+    env = {**os.environ, "CAIRN_TODAY": "2024-03-06"}
+    cmd = [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(cairn.config.db_path)]
+    res = subprocess.run([*cmd, "search", *args], capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+def test_vimgrep_files_and_fields_layouts(cairn: Cairn) -> None:
+    import csv
+    import io
+    import json
+
+    lines = _cli(cairn, "todo:NEXT,WAIT", "--format", "vimgrep").splitlines()
+    assert lines[0].endswith("tasks.org:6:1:File taxes")
+    assert lines[1].split(":")[1:3] == ["8", "1"] and len(lines) == 2
+    grouped = _cli(cairn, "tag:home", "--files").splitlines()
+    files = [x for x in grouped if not x.startswith(" ")]
+    assert files[0].endswith("tasks.org  (3 hits)") and files[1].endswith("garden.md  (3 hits)")
+    assert "      4: TODO Pay rent" in grouped
+    data = json.loads(_cli(cairn, "tag:home", "--files", "--json"))
+    assert [f["path"] for f in data["files"]] == ["a/tasks.org", "b/garden.md"]
+    assert [h["line_start"] for h in data["files"][1]["hits"]] == [7, 9, 11]
+    fields = "title,todo,priority,deadline,prop:title,tags"
+    table = _cli(cairn, "todo:open path:tasks", "--sort", "deadline", "--fields", fields)
+    head, first = table.splitlines()[:2]
+    assert head.split() == fields.split(",")
+    assert first.split()[:3] == ["Overdue", "report", "TODO"]
+    rows = list(
+        csv.reader(io.StringIO(_cli(cairn, "todo:NEXT", "--fields", fields, "--format", "csv")))
+    )
+    assert rows == [
+        fields.split(","),
+        ["File taxes", "NEXT", "A", "<2024-03-15 Fri -10d>", "Tasks", "work, tasks"],
+    ]
+    as_json = json.loads(_cli(cairn, "todo:NEXT", "--fields", fields, "--format", "json"))
+    assert as_json == [dict(zip(fields.split(","), rows[1], strict=True))]
+    csv_default = _cli(cairn, "todo:NEXT", "--format", "csv").splitlines()
+    assert csv_default[0] == "rank,title,path,line" and csv_default[1].endswith(",6")
+    with pytest.raises(QueryError, match="unknown field"):
+        cairn.hit_fields([], "title,bogus")

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from cairn.app.agenda import AgendaMixin
 from cairn.app.doors import DoorsMixin
+from cairn.app.fields import FieldsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.lookups import reading_order
 from cairn.app.reliability import ReliabilityMixin, Wait
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin, AgendaMixin):
+class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin, AgendaMixin, FieldsMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:

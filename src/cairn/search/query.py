@@ -4,13 +4,16 @@ the store ranks.
 Syntax (any text is a valid query; nothing raises):
 
 * words — match any of them (OR), ranked by BM25; ``"a phrase"`` matches the words in
-  order; ``-word`` / ``-"a phrase"`` excludes units containing it;
+  order; ``-word`` / ``-"a phrase"`` excludes units containing it; ``+word`` /
+  ``+"a phrase"`` must match (a ``match`` filter, so in every mode, and a term);
 * filters ``key:value`` — ``tag:``, ``type:``, ``todo:`` (a keyword, or ``open`` /
   ``done``), ``priority:``, ``path:`` (substring, or a glob with ``*``), ``source:``
   (a format/provider or a root folder), ``format:``, ``prop:KEY=VALUE`` (or
   ``prop:KEY`` for presence), ``before:`` / ``after:`` (``YYYY[-MM[-DD]]``), ``role:``,
-  ``kind:``, ``id:``; ``-tag:x`` negates a filter. An unknown ``key:value`` is searched
-  as text.
+  ``kind:``, ``id:``, ``file:`` (file name), ``heading:`` (heading title), ``section:``
+  (outline path), ``level:`` (``2``, ``<=2``, ``1..3``), and the date filters of
+  :mod:`cairn.search.dates`; ``-tag:x`` negates a filter; ``tag:a,b`` is an OR of
+  values, repeated filters are AND-ed. An unknown ``key:value`` is searched as text.
 
 Each word is split into the tokens the index makes of text (:mod:`cairn.text`), so
 ``C++``, ``state-of-the-art``, ``NEAR``, ``*`` and ``"unbalanced`` are plain words. A
@@ -129,7 +132,7 @@ def _term(text: str, negate: bool, phrase: bool = False) -> Term | None:
     return Term(tokens, tuple(cjk), negate, text, phrase)
 
 
-_LEX = re.compile(r'(-?)"([^"]*)"?|((?:[^\s"]+|"[^"]*"?)+)')
+_LEX = re.compile(r'([-+]?)"([^"]*)"?|((?:[^\s"]+|"[^"]*"?)+)')
 _KNOWN_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z_-]*:")
 
 
@@ -154,13 +157,22 @@ def parse_query(text: str, *, today: _dt.date | None = None) -> Query:
     text = unicodedata.normalize("NFKC", text)
     for m in _LEX.finditer(text):
         if m.group(2) is not None:
-            t = _term(m.group(2), bool(m.group(1)), phrase=True)
+            t = _term(m.group(2), m.group(1) == "-", phrase=True)
             if t:
                 terms.append(t)
+                if m.group(1) == "+":
+                    filters.append(Filter("match", " ".join(t.tokens), key=" ".join(t.cjk)))
             continue
         word = m.group(3)
         negate = word.startswith("-") and len(word) > 1
-        body = word[1:] if negate else word
+        must = word.startswith("+") and len(word) > 1 and not _KNOWN_PREFIX.match(word[1:])
+        body = word[1:] if negate or must else word
+        if must:  # +word: a filter that the word matches, and a term that ranks
+            t = _term(body.replace('"', " "), False)
+            if t:
+                terms.append(t)
+                filters.append(Filter("match", " ".join(t.tokens), key=" ".join(t.cjk)))
+            continue
         if _KNOWN_PREFIX.match(body):
             key, _, value = body.partition(":")
             key_l = key.casefold()

@@ -61,6 +61,29 @@ def search(
             show_default=False,
         ),
     ] = None,
+    files: Annotated[
+        bool,
+        typer.Option("--files", help="Group hits per file: each file once, then its hits."),
+    ] = False,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="text (default), json (as --json), csv (a table; --fields, else "
+            "rank,title,path,line) or vimgrep (path:line:col:text, for editors).",
+            show_default=False,
+        ),
+    ] = None,
+    fields: Annotated[
+        str | None,
+        typer.Option(
+            "--fields",
+            help="Print a table of these fields, comma-separated: title, doc_title, path, "
+            "abs_path, line, rank, score, kind, format, todo, priority, tags, deadline, "
+            "scheduled, closed, prop:KEY (a property or frontmatter value).",
+            show_default=False,
+        ),
+    ] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -82,6 +105,9 @@ def search(
         expand=expand,
         as_json=as_json,
         sort=sort,
+        files=files,
+        fmt=fmt,
+        fields=fields,
     )
     if code:
         raise typer.Exit(code)

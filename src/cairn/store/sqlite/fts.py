@@ -104,6 +104,14 @@ class SearchMixin(SQLiteBase):
         more = extra_filter(f)
         if more is not None:
             return more
+        if f.field == "match":  # +word: the unit contains the word (or phrase)
+            t = Term(tuple(v.split()), tuple((f.key or "").split()))
+            if not (t.tokens or t.cjk):
+                return ("1", [])
+            return (
+                "u.rowid IN (SELECT rowid FROM units_fts WHERE units_fts MATCH ?)",
+                [_term_expr(t)],
+            )
         if f.field == "tag":
             low = v.casefold().lstrip("#")
             return (

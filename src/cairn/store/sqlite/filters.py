@@ -39,7 +39,13 @@ def extra_filter(f: Filter) -> tuple[str, list[Any]] | None:
     """
     v = f.value
     if f.field in TS_FIELDS:
-        return ("cairn_ts_match(u.timestamps, ?, ?, ?)", [f.field, v, f.key])
+        # cheap SQL first: most units have no timestamp, or none of that role
+        role = f'"{f.field}"' if f.field in ("scheduled", "deadline", "closed") else "["
+        return (
+            "(u.timestamps != '[]' AND instr(u.timestamps, ?) > 0"
+            " AND cairn_ts_match(u.timestamps, ?, ?, ?))",
+            [role, f.field, v, f.key],
+        )
     if f.field in ("created", "modified"):
         first = "d.created" if f.field == "created" else "d.modified"
         expr = f"substr(COALESCE({first}, {_FILE_STAMP}), 1, 10)"

@@ -373,3 +373,16 @@ def test_a_long_run_of_ties_stays_ordered() -> None:
     assert all(b.score < a.score for a, b in itertools.pairwise(out))
     # the smallest step that puts each below the one before: j·1e-12 for the j-th
     assert out[5].summands["order"] == pytest.approx(-5 * ORDER_STEP)
+
+
+def test_dates_beyond_the_calendar_are_not_errors(cairn: Cairn) -> None:
+    for value in ("9999-12-31", "+99999999d", "-99999999w", "+9999y", "0000-01-01", "9999-12.."):
+        q = f"deadline:{value} ts:{value} scheduled:soon"
+        parse_query(q, today=TODAY)  # never raises
+        cairn.search(q, mode="keyword", today=TODAY)
+        cairn.search(q, mode="keyword", today=dt.date(9999, 12, 31))
+    far = list(occurrences(dt.date(9999, 12, 1), "+1w", dt.date(9999, 12, 20), None))
+    assert far == [dt.date(9999, 12, 22)]
+    assert list(occurrences(dt.date(9999, 12, 1), "+1m", dt.date(9999, 12, 2), None)) == []
+    assert add_step(dt.date(9999, 12, 31), 1, "d") == dt.date.max
+    assert add_step(dt.date(1, 1, 1), -1, "y") == dt.date.min

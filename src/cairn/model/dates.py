@@ -44,14 +44,21 @@ def parse_step(cookie: str | None) -> tuple[int, str] | None:
 
 def add_step(day: _dt.date, count: int, unit: str) -> _dt.date:
     """``day`` moved by ``count`` units (``d w m y``; ``h`` counts as no move of the
-    date; a month end is clamped: Jan 31 + 1m = Feb 28/29)."""
-    if unit == "d":
-        return day + _dt.timedelta(days=count)
-    if unit == "w":
-        return day + _dt.timedelta(weeks=count)
+    date; a month end is clamped: Jan 31 + 1m = Feb 28/29; past the calendar's ends,
+    :attr:`datetime.date.max` / ``min``)."""
+    edge = _dt.date.max if count >= 0 else _dt.date.min
+    try:
+        if unit == "d":
+            return day + _dt.timedelta(days=count)
+        if unit == "w":
+            return day + _dt.timedelta(weeks=count)
+    except OverflowError:
+        return edge
     if unit in ("m", "y"):
         months = day.month - 1 + (count if unit == "m" else 12 * count)
         year, month = day.year + months // 12, months % 12 + 1
+        if not _dt.MINYEAR <= year <= _dt.MAXYEAR:
+            return edge
         for d in (day.day, 30, 29, 28):
             try:
                 return _dt.date(year, month, d)
@@ -86,7 +93,10 @@ def occurrences(
                 return
         n += 1
         k += 1
-        day = add_step(start, count * k, unit)
+        step_day = add_step(start, count * k, unit)
+        if step_day <= day or step_day == _dt.date.max:  # the end of the calendar
+            return
+        day = step_day
 
 
 def due_date(start: _dt.date, repeater: str | None, today: _dt.date) -> _dt.date:

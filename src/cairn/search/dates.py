@@ -77,7 +77,15 @@ def _span(text: str) -> tuple[_dt.date, _dt.date] | None:
 
 
 def _point(text: str, now: _dt.date) -> tuple[_dt.date, _dt.date] | None:
-    """A single value (not a range or comparison) as ``[lo, hi)``."""
+    """A single value (not a range or comparison) as ``[lo, hi)``; ``None`` when it is
+    none, or beyond the calendar (``+99999999d``, ``9999-12-31``)."""
+    try:
+        return _point_of(text, now)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _point_of(text: str, now: _dt.date) -> tuple[_dt.date, _dt.date] | None:
     one = _dt.timedelta(days=1)
     t = text.casefold()
     if t == "today":

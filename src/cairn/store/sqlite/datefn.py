@@ -29,6 +29,14 @@ def _wants(field: str, t: dict[str, object]) -> bool:
 
 
 def ts_match(timestamps: str | None, field: str, rng: str, today_iso: str | None) -> int:
+    """:func:`_ts_match`, 0 for anything beyond the calendar (never raises into SQL)."""
+    try:
+        return _ts_match(timestamps, field, rng, today_iso)
+    except (ValueError, OverflowError, TypeError):
+        return 0
+
+
+def _ts_match(timestamps: str | None, field: str, rng: str, today_iso: str | None) -> int:
     """1 when one of the unit's timestamps of kind ``field`` occurs in ``rng``
     (``lo..hi``: a repeat counts; a date range ``<a>--<b>`` counts when it overlaps),
     or, for ``rng == "soon"``, is due within its warning delay (a deadline) or has come

@@ -16,6 +16,7 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -23,11 +24,13 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from cairn.app.agenda import AgendaMixin
 from cairn.app.conversations import ConversationsMixin
 from cairn.app.doors import DoorsMixin
 from cairn.app.dream import DreamMixin
 from cairn.app.embedding import EmbeddingMixin
 from cairn.app.facets import FacetsMixin
+from cairn.app.fields import FieldsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.live import LiveMixin
 from cairn.app.lookups import reading_order
@@ -61,7 +64,8 @@ __all__ = ["Cairn", "reading_order"]
 
 
 class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
-            FacetsMixin, ConversationsMixin, LiveMixin, StorageMixin):
+            FacetsMixin, ConversationsMixin, LiveMixin, StorageMixin, AgendaMixin,
+            FieldsMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -499,6 +503,8 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         explain: bool = False,
         include_alternates: bool = False,
         expand: bool | None = None,
+        sort: str | Sequence[str] | None = None,
+        today: datetime.date | str | None = None,
     ) -> SearchResult:
         """Search; see :mod:`cairn.search.query` for the syntax and
         :meth:`cairn.search.service.SearchService.search` for the details.
@@ -515,9 +521,14 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             expand: graph expansion: walk 1–2 hops from the top hits along typed edges
                 and re-score (see :mod:`cairn.graph.expand`); ``None``: ``[graph]
                 expand`` from the configuration (default off).
+            sort: order by fields (``"priority,deadline"``: relevance, deadline,
+                scheduled, priority, modified, title; :mod:`cairn.search.sort`).
+            today: the day relative dates (``deadline:this-week``) count from;
+                default ``$CAIRN_TODAY``, else the local date.
 
         Raises:
-            QueryError: ``offset`` is negative.
+            QueryError: ``offset`` is negative, a sort key is unknown or ``today`` is
+                not a date.
         """
         if expand is None:
             expand = bool(self.config.graph.get("expand", False))
@@ -529,6 +540,8 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             explain=explain,
             include_alternates=include_alternates,
             expand=expand,
+            sort=sort,
+            today=today,
         )
         return self._with_waiting(result, mode)  # a partly embedded index says so
 

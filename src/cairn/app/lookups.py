@@ -66,7 +66,8 @@ class LookupsMixin(Parts):
         Args:
             ref: a unit id, a document id, a unique id prefix (at least 4 characters),
                 or ``PATH[:LINE]`` (a line selects the innermost unit whose span holds
-                it).
+                it), or ``PATH#^block`` / ``PATH#Heading`` (the unit holding that
+                Obsidian block id, or that heading).
 
         Returns:
             a :class:`DocumentView` (the document, its units in reading order, their
@@ -85,6 +86,9 @@ class LookupsMixin(Parts):
         if doc is not None:
             return self._document_view(doc)
         loc = self._locate_path(ref)
+        anchored = self._anchored(ref) if loc is None and "#" in ref else None
+        if anchored is not None:
+            return anchored
         if loc is not None:
             root_id, rel, line = loc
             docs = self.store.documents_at(root_id, rel)
@@ -105,6 +109,33 @@ class LookupsMixin(Parts):
         if len(matches) > 1:
             raise NotFound(f"{ref}: ambiguous id prefix ({len(matches)} matches)")
         raise NotFound(f"{ref}: no document, unit or indexed file matches")
+
+    def _anchored(self, ref: str) -> UnitView | None:
+        """``PATH#^block`` (the unit holding Obsidian block id ``block``) or
+        ``PATH#Heading`` (the heading of that title, case-insensitive), as
+        ``[[note#^id]]`` links name them; ``None`` when ``PATH`` is not indexed.
+
+        Raises:
+            NotFound: the file is indexed but holds no such block or heading.
+        """
+        path, _, anchor = ref.rpartition("#")
+        loc = self._locate_path(path) if path and anchor else None
+        if loc is None:
+            return None
+        root_id, rel, _ = loc
+        units = [
+            u for d in self.store.documents_at(root_id, rel) for u in self.store.units_of(d.id)
+        ]
+        want = anchor.removeprefix("^").casefold()
+        for u in units:
+            if anchor.startswith("^"):
+                ids = u.extra.get("block_ids") or ()
+                if any(str(b).lstrip("^").casefold() == want for b in ids):
+                    return self._unit_view(u)
+            elif u.kind == "heading" and u.title.casefold() == want:
+                return self._unit_view(u)
+        what = f"block {anchor}" if anchor.startswith("^") else f"heading {anchor!r}"
+        raise NotFound(f"{rel}: no {what}")
 
     def backlinks(self, document_id: str) -> list[Backlink]:
         """Links from anywhere in the index that resolve to this document (or one of

@@ -372,16 +372,28 @@ class Filter:
 
     Attributes:
         field: ``tag``, ``type``, ``todo``, ``priority``, ``path``, ``source``,
-            ``format``, ``prop``, ``before``, ``after``, ``role``, ``kind`` or ``id``.
+            ``format``, ``prop``, ``before``, ``after``, ``role``, ``kind``, ``id``,
+            ``file``, ``heading``, ``level`` or a date field (below).
         value: the value as written (dates as ``YYYY-MM-DD``).
-        key: the property key for ``prop``.
+        key: the property key for ``prop``; for a date field (``scheduled``,
+            ``deadline``, ``closed``, ``ts``, ``ts-inactive``, ``created``,
+            ``modified``) the ISO day the query counts as today.
         negate: ``True`` when written with a leading ``-``.
+        any_of: further values, OR-ed with ``value`` (``tag:work,home``); a negated
+            filter then excludes every one of them. Date fields hold ``lo..hi``
+            (ISO days, ``hi`` exclusive, either end empty) or ``soon``.
     """
 
     field: str
     value: str
     key: str | None = None
     negate: bool = False
+    any_of: tuple[str, ...] = ()
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        """``value`` followed by ``any_of``: the values of which one must match."""
+        return (self.value, *self.any_of)
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,13 +4,16 @@ the store ranks.
 Syntax (any text is a valid query; nothing raises):
 
 * words — match any of them (OR), ranked by BM25; ``"a phrase"`` matches the words in
-  order; ``-word`` / ``-"a phrase"`` excludes units containing it;
+  order; ``-word`` / ``-"a phrase"`` excludes units containing it; ``+word`` /
+  ``+"a phrase"`` must match (a ``match`` filter, so in every mode, and a term);
 * filters ``key:value`` — ``tag:``, ``type:``, ``todo:`` (a keyword, or ``open`` /
   ``done``), ``priority:``, ``path:`` (substring, or a glob with ``*``), ``source:``
   (a format/provider or a root folder), ``format:``, ``prop:KEY=VALUE`` (or
   ``prop:KEY`` for presence), ``before:`` / ``after:`` (``YYYY[-MM[-DD]]``), ``role:``,
-  ``kind:``, ``id:``; ``-tag:x`` negates a filter. An unknown ``key:value`` is searched
-  as text.
+  ``kind:``, ``id:``, ``file:`` (file name), ``heading:`` (heading title), ``section:``
+  (outline path), ``level:`` (``2``, ``<=2``, ``1..3``), and the date filters of
+  :mod:`cairn.search.dates`; ``-tag:x`` negates a filter; ``tag:a,b`` is an OR of
+  values, repeated filters are AND-ed. An unknown ``key:value`` is searched as text.
 
 Each word is split into the tokens the index makes of text (:mod:`cairn.text`), so
 ``C++``, ``state-of-the-art``, ``NEAR``, ``*`` and ``"unbalanced`` are plain words. A
@@ -34,10 +37,12 @@ import datetime as _dt
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cairn.model import Filter, Term, TextQuery
+from cairn.search.dates import DATE_FIELDS, resolve
+from cairn.search.dates import today as _today
 from cairn.text import CJK_RUN as _CJK
 from cairn.text import fts_text, fts_tokens
 
@@ -56,6 +61,11 @@ FILTER_FIELDS = frozenset(
         "role",
         "kind",
         "id",
+        "file",
+        "heading",
+        "section",
+        "level",
+        *DATE_FIELDS,
     }
 )
 
@@ -122,16 +132,21 @@ def _term(text: str, negate: bool, phrase: bool = False) -> Term | None:
     return Term(tokens, tuple(cjk), negate, text, phrase)
 
 
-_LEX = re.compile(r'(-?)"([^"]*)"?|((?:[^\s"]+|"[^"]*"?)+)')
-_KNOWN_PREFIX = re.compile(r"^[A-Za-z_]+:")
+_LEX = re.compile(r'([-+]?)"([^"]*)"?|((?:[^\s"]+|"[^"]*"?)+)')
+_KNOWN_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z_-]*:")
 
 
-def parse_query(text: str) -> Query:
-    """Parse user text into a :class:`Query`. Never raises.
+def parse_query(text: str, *, today: _dt.date | None = None) -> Query:
+    """Parse user text into a :class:`Query`. Never raises (for the text).
 
     A filter value may be quoted to hold spaces: ``type:"BigQuery Table"``,
-    ``prop:OWNER="Sam Lee"``, ``path:"Obsidian の拡張"``.
+    ``prop:OWNER="Sam Lee"``, ``path:"Obsidian の拡張"``. A comma-separated list of
+    values is an OR (``tag:work,home``, ``prop:status=open,wip``; a comma inside
+    quotes is part of the value); repeated filters are AND-ed. Date filters
+    (:mod:`cairn.search.dates`) count relative forms from ``today`` (default
+    :func:`cairn.search.dates.today`: ``$CAIRN_TODAY`` or the local date).
     """
+    now = today or _safe_today()
     terms: list[Term] = []
     filters: list[Filter] = []
     notes: list[str] = []
@@ -142,16 +157,26 @@ def parse_query(text: str) -> Query:
     text = unicodedata.normalize("NFKC", text)
     for m in _LEX.finditer(text):
         if m.group(2) is not None:
-            t = _term(m.group(2), bool(m.group(1)), phrase=True)
+            t = _term(m.group(2), m.group(1) == "-", phrase=True)
             if t:
                 terms.append(t)
+                if m.group(1) == "+":
+                    filters.append(Filter("match", " ".join(t.tokens), key=" ".join(t.cjk)))
             continue
         word = m.group(3)
         negate = word.startswith("-") and len(word) > 1
-        body = word[1:] if negate else word
+        must = word.startswith("+") and len(word) > 1 and not _KNOWN_PREFIX.match(word[1:])
+        body = word[1:] if negate or must else word
+        if must:  # +word: a filter that the word matches, and a term that ranks
+            t = _term(body.replace('"', " "), False)
+            if t:
+                terms.append(t)
+                filters.append(Filter("match", " ".join(t.tokens), key=" ".join(t.cjk)))
+            continue
         if _KNOWN_PREFIX.match(body):
             key, _, value = body.partition(":")
             key_l = key.casefold()
+            raw_value = value
             value = value.replace('"', "")
             if key_l not in FILTER_FIELDS and value and not value.startswith("/"):
                 notes.append(f"{key}: is not a filter; searched as words")
@@ -159,7 +184,7 @@ def parse_query(text: str) -> Query:
                 if not value:
                     notes.append(f"ignored empty {key_l}: filter")
                     continue
-                f = _filter(key_l, value, negate, notes)
+                f = _filters(key_l, raw_value, negate, notes, now)
                 if f:
                     filters.append(f)
                 continue
@@ -190,7 +215,62 @@ def _valid_date(value: str) -> bool:
     return True
 
 
-def _filter(key: str, value: str, negate: bool, notes: list[str]) -> Filter | None:
+def _safe_today() -> _dt.date:
+    try:
+        return _today()
+    except ValueError:
+        return _dt.date.today()
+
+
+_COMMA = re.compile(r',(?=(?:[^"]*"[^"]*")*[^"]*$)')
+_LEVEL = re.compile(r"^(<=|>=|<|>)?(\d{1,2})(?:\.\.(\d{1,2})?)?$")
+
+
+def _split(value: str) -> list[str]:
+    """A filter value's comma-separated alternatives (quotes kept out), without empties."""
+    return [p.replace('"', "") for p in _COMMA.split(value) if p.replace('"', "")]
+
+
+def _filters(key: str, raw: str, negate: bool, notes: list[str], now: _dt.date) -> Filter | None:
+    """One filter of ``key`` with every comma-separated alternative of ``raw``."""
+    prefix = ""
+    if key == "prop":
+        k, sep, v = raw.partition("=")
+        if not sep:
+            return _filter(key, raw.replace('"', ""), negate, notes, now)
+        prefix = k.replace('"', "") + "="
+        raw = v
+    parts = _split(raw) or [""]
+    made = [_filter(key, prefix + p, negate, notes, now) for p in parts]
+    kept = [f for f in made if f is not None]
+    if not kept:
+        return None
+    return replace(kept[0], any_of=tuple(f.value for f in kept[1:]))
+
+
+def _filter(key: str, value: str, negate: bool, notes: list[str], now: _dt.date) -> Filter | None:
+    if key in DATE_FIELDS:
+        rng = resolve(value, now)
+        if rng is None:
+            notes.append(
+                f"ignored {key}: filter, not a date, range, comparison or relative date: {value!r}"
+            )
+            return None
+        return Filter(key, rng, key=now.isoformat(), negate=negate)
+    if key == "level":
+        m = _LEVEL.match(value)
+        if not m:
+            notes.append(f"ignored level: filter, not a heading depth (2, <=2, 1..3): {value!r}")
+            return None
+        op, a, b = m.group(1), int(m.group(2)), m.group(3)
+        lo, hi = {
+            None: (a, int(b) if b else (99 if ".." in value else a)),
+            "<": (0, a - 1),
+            "<=": (0, a),
+            ">": (a + 1, 99),
+            ">=": (a, 99),
+        }[op]
+        return Filter("level", f"{lo}..{hi}", negate=negate)
     if key == "prop":
         k, sep, v = value.partition("=")
         if not k:

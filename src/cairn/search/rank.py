@@ -274,7 +274,7 @@ class Ranker:
 
     def rank(
         self,
-        text: str,
+        text: str | Query,
         *,
         mode: str | None = None,
         limit: int | None = None,
@@ -283,7 +283,7 @@ class Ranker:
         """Rank units for ``text`` without building hits.
 
         Args:
-            text: the query (see :mod:`cairn.search.query`).
+            text: the query (see :mod:`cairn.search.query`), or one already parsed.
             mode: ``keyword``, ``semantic``, ``hybrid`` or ``None`` (the default mode).
             limit: results wanted (default: the configured limit).
             include_alternates: also chat units off the canonical branch.
@@ -297,7 +297,7 @@ class Ranker:
             cairn.errors.ProviderUnavailable: the embedder failed to encode the query.
         """
         t0 = time.perf_counter()
-        query = parse_query(text)
+        query = text if isinstance(text, Query) else parse_query(text)
         notes = list(query.notes)
         k = max(1, limit or self.config.limit)
         want = self._resolve_mode(mode, query, notes)

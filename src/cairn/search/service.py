@@ -23,6 +23,7 @@ Per-type ``chunk_profile`` and ``retriever_weight`` come from ``types.yaml``.
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,11 +35,13 @@ from cairn.embed.locator import ModelLocator
 from cairn.embed.registry import EmbedConfig, make_embedder
 from cairn.errors import ConfigError, ProviderUnavailable, QueryError
 from cairn.model import Hit
+from cairn.search.dates import today as today_of
 from cairn.search.expand import POOL, Entry, expand_entries
 from cairn.search.fusion import FusionConfig
 from cairn.search.hits import build_hits, explain_fused
-from cairn.search.query import Query
+from cairn.search.query import Query, parse_query
 from cairn.search.rank import Proximity, Ranker, Ranking
+from cairn.search.sort import SORT_POOL, parse_sort, sort_units
 from cairn.store import Store
 
 if TYPE_CHECKING:
@@ -231,7 +234,7 @@ class SearchService:
         return self._kw_ranker
 
     def _rank(
-        self, text: str, mode: str | None, want: int, include_alternates: bool
+        self, text: str | Query, mode: str | None, want: int, include_alternates: bool
     ) -> tuple[Ranking, list[str], list[str]]:
         """The ranking, with notes to put before and after its own."""
         if mode == "keyword" or (self._embedder is _UNSET and not self.has_vectors()):
@@ -267,6 +270,8 @@ class SearchService:
         explain: bool = False,
         include_alternates: bool = False,
         expand: bool = False,
+        sort: str | Sequence[str] | None = None,
+        today: _dt.date | str | None = None,
     ) -> SearchResult:
         """One page of hits for ``text`` (see :mod:`cairn.search.query` for the syntax).
 
@@ -284,18 +289,31 @@ class SearchService:
                 ``expand``, the edges walked.
             include_alternates: also chat messages off the canonical branch.
             expand: re-rank by graph expansion (needs the service's ``graph``).
+            sort: order by fields instead (``"priority,deadline"``; see
+                :mod:`cairn.search.sort`); ``None`` / ``"relevance"``: ranked order.
+            today: the day relative dates count from (a date or ``YYYY-MM-DD``;
+                default ``$CAIRN_TODAY``, else the local date).
 
         Raises:
-            QueryError: ``offset`` is negative.
+            QueryError: ``offset`` is negative, a sort key is unknown, or ``today``
+                is not a date.
         """
         t0 = time.perf_counter()
         if offset < 0:
             raise QueryError(f"offset must be 0 or more, not {offset}")
+        keys = parse_sort(sort)
+        try:
+            now = today_of(today)
+        except ValueError as exc:
+            raise QueryError(f"today: {exc}") from exc
         k = max(1, limit or self.search_config.limit)
         need = offset + k
         expand = expand and self.graph is not None
         want = need * POOL if expand else need
-        ranking, before, after = self._rank(text, mode, want, include_alternates)
+        if keys:
+            want = max(want, SORT_POOL)
+        parsed = parse_query(text, today=now)
+        ranking, before, after = self._rank(parsed, mode, want, include_alternates)
         model = self._embedder.name if self._embedder not in (None, _UNSET) else None
         pool = ranking.fused[:want]
         entries: dict[str, Entry] = {}
@@ -329,6 +347,7 @@ class SearchService:
             )
         else:
             ordered = list(entries.values())
+        ordered = sort_units(self.store, ordered, lambda e: e[0], keys, now)
         page = ordered[offset:need]
         hits = build_hits(self.store, page, ranking.query, first_rank=offset + 1)
         notes = [*before, *ranking.notes, *after]

@@ -37,6 +37,9 @@ class SearchRequest(BaseModel):
                              "branch")
     expand: bool | None = Field(None, description="Graph expansion (default: [graph] "
                                 "expand, off)")
+    sort: str | None = Field(None, max_length=200, description="Order by fields, comma-"
+                             "separated: relevance, deadline, scheduled, priority, modified, "
+                             "title (default: relevance)")
 
 
 class TimestampOut(BaseModel):

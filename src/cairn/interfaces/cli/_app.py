@@ -24,6 +24,7 @@ import typer
 from rich.markup import escape
 
 import cairn.interfaces.cli._common as _common
+import cairn.interfaces.cli.agenda as agenda
 import cairn.interfaces.cli.dream as dream
 import cairn.interfaces.cli.evaluate as evaluate
 import cairn.interfaces.cli.graph as graph
@@ -85,7 +86,7 @@ def _main(
 
 for _group in (
     index, watch, search, show, status, graph, evaluate, serve, mcp_server, store, dream,
-    restore,
+    restore, agenda,
 ):
     _group.register(app)
 

@@ -45,12 +45,29 @@ def run_search(
     alternates: bool = False,
     expand: bool | None = None,
     as_json: bool = False,
+    sort: str | None = None,
+    files: bool = False,
+    fmt: str | None = None,
+    fields: str | None = None,
 ) -> int:
     """Search the index ``opener(db)`` opens and print the result; returns the exit
-    status (0, or 1/2 after printing an error, see :func:`._plain.error`)."""
+    status (0, or 1/2 after printing an error, see :func:`._plain.error`).
+
+    ``files`` groups hits per file; ``fmt`` is ``text``, ``json`` (as ``--json``),
+    ``csv`` or ``vimgrep``; ``fields`` (``"title,todo,prop:OWNER"``) prints a table
+    (as text, or with ``fmt`` CSV or JSON)."""
+    from cairn.interfaces.cli._layouts import FORMATS, print_files, print_table, print_vimgrep
+
+    rows: list[dict[str, str | None]] | None = None
+    if fmt == "json":
+        as_json, fmt = True, None
     try:
         if mode not in (None, *MODES):
             raise CairnError(f"unknown mode {mode!r}: use keyword, semantic or hybrid")
+        if fmt not in (None, *FORMATS):
+            raise CairnError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}")
+        if fmt == "csv" and not fields:
+            fields = "rank,title,path,line"
         with opener(db) as cairn:
             res = cairn.search(
                 text,
@@ -59,11 +76,24 @@ def run_search(
                 explain=explain,
                 include_alternates=alternates,
                 expand=expand,
+                sort=sort,
             )
             empty = not res.hits and cairn.is_empty()
             where = str(cairn.config.db_path)
+            if fields:
+                rows = cairn.hit_fields(res.hits, fields)
     except CairnError as exc:
         return error(exc, as_json)
+    if rows is not None and fields:
+        names = [n.strip() for n in fields.split(",") if n.strip()]
+        print_table(rows, names, "json" if as_json else (fmt or "text"))
+        return 0
+    if files:
+        print_files(res.hits, res.took_ms, as_json, text, res.notes)
+        return 0
+    if fmt == "vimgrep":
+        print_vimgrep(res.hits)
+        return 0
     if empty:
         err.line(
             err.paint("note:", "yellow"),

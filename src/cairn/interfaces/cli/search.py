@@ -23,7 +23,11 @@ def search(
         typer.Argument(
             help='Words (any may match), "phrases", -exclusions and filters: tag:, '
             "todo:, priority:, path:, format:, source:, type:, prop:KEY=VALUE, before:, "
-            'after:, role:, kind:. Quote values with spaces: type:"Big Table".',
+            "after:, role:, kind:, file:, heading:, section:, level:; dates: scheduled:, "
+            "deadline:, closed:, ts:, ts-inactive:, created:, modified: (2024-03, "
+            "2024-03..2024-04, <2024-06-01, today, +7d, this-week, soon). A comma list "
+            "is an OR (tag:work,home). Quote values with spaces: type:\"Big Table\". "
+            "Relative dates count from $CAIRN_TODAY when set.",
         ),
     ],
     limit: Annotated[
@@ -47,6 +51,39 @@ def search(
             show_default=False,
         ),
     ] = None,
+    sort: Annotated[
+        str | None,
+        typer.Option(
+            "--sort",
+            help="Order by fields, comma-separated, compared in turn: relevance, deadline, "
+            "scheduled, priority, modified (newest first), title; e.g. --sort "
+            "priority,deadline (default: relevance).",
+            show_default=False,
+        ),
+    ] = None,
+    files: Annotated[
+        bool,
+        typer.Option("--files", help="Group hits per file: each file once, then its hits."),
+    ] = False,
+    fmt: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help="text (default), json (as --json), csv (a table; --fields, else "
+            "rank,title,path,line) or vimgrep (path:line:col:text, for editors).",
+            show_default=False,
+        ),
+    ] = None,
+    fields: Annotated[
+        str | None,
+        typer.Option(
+            "--fields",
+            help="Print a table of these fields, comma-separated: title, doc_title, path, "
+            "abs_path, line, rank, score, kind, format, todo, priority, tags, deadline, "
+            "scheduled, closed, prop:KEY (a property or frontmatter value).",
+            show_default=False,
+        ),
+    ] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -54,7 +91,8 @@ def search(
     exist, else keyword (BM25 over title, outline path, tags and body).
 
     Examples: cairn search "garden compost"; cairn search 'tag:work -tag:done budget';
-    cairn search 'todo:open path:projects/'; cairn search --mode keyword 'C++'.
+    cairn search 'todo:open path:projects/'; cairn search --mode keyword 'C++';
+    cairn search 'deadline:this-week todo:NEXT,WAIT' --sort priority,deadline.
     """
     code = run_search(
         common.open_cairn,
@@ -66,6 +104,10 @@ def search(
         alternates=alternates,
         expand=expand,
         as_json=as_json,
+        sort=sort,
+        files=files,
+        fmt=fmt,
+        fields=fields,
     )
     if code:
         raise typer.Exit(code)

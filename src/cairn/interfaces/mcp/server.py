@@ -115,6 +115,9 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         expand: Annotated[bool | None, Field(
             description="Follow links 1-2 hops from the top hits and re-rank "
             "(default: the configuration, off)")] = None,
+        sort: Annotated[str | None, Field(
+            description="Order by fields, comma-separated: relevance, deadline, scheduled, "
+            "priority, modified, title (default: relevance)", max_length=200)] = None,
     ) -> dict[str, Any]:
         """Search the user's notes. Returns hits best first: each with its title, outline
         path (headings above it), file path and line span, tags, TODO state and a snippet;
@@ -123,7 +126,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         with _tool_errors():
             res = cairn.search(" ".join([query, *filters]).strip(), mode=mode, limit=limit,
                                offset=offset, explain=explain, include_alternates=alternates,
-                               expand=expand)
+                               expand=expand, sort=sort)
             data = {"query": " ".join([query, *filters]).strip(), "took_ms": res.took_ms,
                     "notes": res.notes, "hits": to_data(res.hits)}
             return _untrusted(data, cairn, [h.unit_id for h in res.hits])

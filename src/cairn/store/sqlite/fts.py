@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from cairn.errors import QueryError, StoreError
@@ -25,6 +26,7 @@ from cairn.model import (
     Timestamp,
     UnitFacts,
 )
+from cairn.store.sqlite.filters import extra_filter
 from cairn.store.sqlite.schema import SQLiteBase
 
 _WS = "char(32, 9, 10, 13)"
@@ -88,6 +90,10 @@ class SearchMixin(SQLiteBase):
         args: list[Any] = []
         for f in filters:
             sql, a = self._one_filter(f)
+            if f.any_of:  # a list of values: any of them
+                alts = [self._one_filter(replace(f, value=x, any_of=())) for x in f.any_of]
+                sql = "(" + " OR ".join([sql, *(s for s, _ in alts)]) + ")"
+                a = [*a, *(x for _, xs in alts for x in xs)]
             # a negated filter keeps units that have no value at all (NULL is not a match)
             where.append(f"NOT coalesce(({sql}), 0)" if f.negate else sql)
             args.extend(a)
@@ -95,6 +101,17 @@ class SearchMixin(SQLiteBase):
 
     def _one_filter(self, f: Filter) -> tuple[str, list[Any]]:
         v = f.value
+        more = extra_filter(f)
+        if more is not None:
+            return more
+        if f.field == "match":  # +word: the unit contains the word (or phrase)
+            t = Term(tuple(v.split()), tuple((f.key or "").split()))
+            if not (t.tokens or t.cjk):
+                return ("1", [])
+            return (
+                "u.rowid IN (SELECT rowid FROM units_fts WHERE units_fts MATCH ?)",
+                [_term_expr(t)],
+            )
         if f.field == "tag":
             low = v.casefold().lstrip("#")
             return (

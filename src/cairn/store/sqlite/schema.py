@@ -273,6 +273,9 @@ class SQLiteBase:
         if self.path != ":memory:":
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
+        from cairn.store.sqlite.datefn import register
+
+        register(conn)  # cairn_ts_match, the date filters' SQL function
         return conn
 
     # --- lifecycle --------------------------------------------------------------------

@@ -1,0 +1,88 @@
+"""Other layouts of ``cairn search`` results: ``--format vimgrep`` (editors jump to
+hits), ``--files`` (hits grouped per file) and ``--fields`` tables (text, CSV, JSON).
+No Typer, no Rich (the fast path may reach here)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from cairn.interfaces.cli._plain import emit_json, out, plural
+
+if TYPE_CHECKING:
+    from cairn.model import Hit
+
+FORMATS = ("text", "json", "csv", "vimgrep")
+"""Values of ``--format``."""
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def print_vimgrep(hits: Sequence[Hit]) -> None:
+    """``path:line:col:text`` per hit, as ``rg --vimgrep`` prints (column 1, the
+    heading line; the text is the title and the snippet on one line)."""
+    for h in hits:
+        title, snippet = _flat(h.title or h.doc_title), _flat(h.snippet)
+        text = snippet if snippet.startswith(title) else f"{title} — {snippet}".strip(" —")
+        out.line(f"{h.abs_path}:{h.line_start}:1:{text}")
+
+
+def files_of(hits: Sequence[Hit]) -> list[dict[str, Any]]:
+    """Hits grouped per file, files in the order of their best hit:
+    ``[{"path", "abs_path", "doc_title", "hits"}]``."""
+    groups: dict[str, dict[str, Any]] = {}
+    for h in hits:
+        g = groups.setdefault(
+            h.abs_path,
+            {"path": h.path, "abs_path": h.abs_path, "doc_title": h.doc_title, "hits": []},
+        )
+        g["hits"].append(h)
+    return list(groups.values())
+
+
+def print_files(
+    hits: Sequence[Hit], took_ms: float, as_json: bool, query: str, notes: Sequence[str]
+) -> None:
+    """``--files``: each file once (its best rank first), then its hits' lines and titles."""
+    groups = files_of(hits)
+    if as_json:
+        emit_json({"query": query, "took_ms": took_ms, "notes": list(notes), "files": groups})
+        return
+    p = out.paint
+    for g in groups:
+        out.line(p(g["abs_path"], "blue"), p(f"  ({plural(len(g['hits']), 'hit')})", "dim"))
+        for h in g["hits"]:
+            title = " ".join(x for x in (h.todo, h.title or h.doc_title) if x)
+            out.line(f"  {h.line_start:>5}: ", title)
+    out.line(
+        p(f"{plural(len(groups), 'file')}, {plural(len(hits), 'hit')} in {took_ms:.1f} ms", "dim")
+    )
+
+
+def print_table(rows: Sequence[dict[str, str | None]], names: Sequence[str], fmt: str) -> None:
+    """``--fields``: rows as an aligned text table, CSV (a header row) or a JSON list."""
+    if fmt == "json":
+        emit_json(list(rows))
+        return
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(names)
+        for r in rows:
+            w.writerow([r.get(n) or "" for n in names])
+        out.line(buf.getvalue().rstrip("\n"))
+        return
+    cells = [[_flat(r.get(n) or "") for n in names] for r in rows]
+    widths = [max([len(n), *(len(c[i]) for c in cells)]) for i, n in enumerate(names)]
+    widths = [min(w, 60) for w in widths]
+    out.line(
+        out.paint(
+            "  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True)).rstrip(), "bold"
+        )
+    )
+    for c in cells:
+        out.line("  ".join(x[:w].ljust(w) for x, w in zip(c, widths, strict=True)).rstrip())

@@ -30,10 +30,15 @@ def mcp(
 ) -> None:
     """Run the MCP server for AI agents: tools search, get, neighbors, backlinks, path,
     recent, stats, list_roots (read-only unless --allow-write), and cairn:// resources."""
+    from cairn.search.dense import serve_mode
+
+    serve_mode()  # before numpy loads: stale vectors reload in the background, 1 BLAS thread
     try:
         if transport not in ("stdio", "http"):
             raise CairnError(f"unknown transport {transport!r}: use stdio or http")
-        with common.open_cairn(db) as cairn:
+        from cairn.interfaces.warm import advertise
+
+        with common.open_cairn(db) as cairn, advertise(cairn, "mcp"):
             from cairn.interfaces.mcp.server import build_server, http_app
 
             server = build_server(cairn, allow_write=allow_write or None)

@@ -39,8 +39,13 @@ def serve(
     """Serve the HTTP API (/v1/search, /v1/units/ID, /v1/graph/…, /metrics) until
     Ctrl-C. The bearer token is read from $CAIRN_TOKEN (or the variable [serve]
     token_env names): needed for POST /v1/index and for any non-loopback bind."""
+    from cairn.search.dense import serve_mode
+
+    serve_mode()  # before numpy loads: stale vectors reload in the background, 1 BLAS thread
     try:
-        with common.open_cairn(db) as cairn, _watching(watch, db):
+        from cairn.interfaces.warm import advertise
+
+        with common.open_cairn(db) as cairn, _watching(watch, db), advertise(cairn, "serve"):
             from cairn.interfaces.api.app import serve as run
             from cairn.interfaces.api.security import Policy
 

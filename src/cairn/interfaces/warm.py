@@ -137,10 +137,10 @@ class WarmServer:
 
     def __init__(self, cairn: Cairn, kind: str) -> None:
         self.cairn, self.kind = cairn, kind
-        self.db = cairn.config.db_path.resolve()
-        digest = hashlib.sha256(str(self.db).encode()).hexdigest()[:12]
+        self.index_file = cairn.config.db_path.resolve()
+        digest = hashlib.sha256(str(self.index_file).encode()).hexdigest()[:12]
         self.socket_path = _socket_folder() / f"{digest}-{os.getpid()}.sock"
-        self.advert = advert_folder(self.db) / f"{os.getpid()}.json"
+        self.advert = advert_folder(self.index_file) / f"{os.getpid()}.json"
         self._sock: socket.socket | None = None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -166,7 +166,7 @@ class WarmServer:
         tmp = self.advert.with_suffix(".tmp")
         tmp.write_text(json.dumps({
             "pid": os.getpid(), "kind": self.kind, "socket": str(self.socket_path),
-            "db": str(self.db), "settings": settings_hash(self.cairn.config),
+            "db": str(self.index_file), "settings": settings_hash(self.cairn.config),
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         }), encoding="utf-8")
         tmp.replace(self.advert)

@@ -30,7 +30,7 @@ def mcp(
 ) -> None:
     """Run the MCP server for AI agents: tools search, get, neighbors, backlinks, path,
     recent, stats, list_roots (read-only unless --allow-write), and cairn:// resources."""
-    from cairn.search.dense import serve_mode
+    from cairn.app.serving import serve_mode
 
     serve_mode()  # before numpy loads: stale vectors reload in the background, 1 BLAS thread
     try:

@@ -39,7 +39,7 @@ def serve(
     """Serve the HTTP API (/v1/search, /v1/units/ID, /v1/graph/…, /metrics) until
     Ctrl-C. The bearer token is read from $CAIRN_TOKEN (or the variable [serve]
     token_env names): needed for POST /v1/index and for any non-loopback bind."""
-    from cairn.search.dense import serve_mode
+    from cairn.app.serving import serve_mode
 
     serve_mode()  # before numpy loads: stale vectors reload in the background, 1 BLAS thread
     try:

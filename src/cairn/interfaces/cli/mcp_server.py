@@ -30,20 +30,21 @@ def mcp(
 ) -> None:
     """Run the MCP server for AI agents: tools search, get, neighbors, backlinks, path,
     recent, stats, list_roots (read-only unless --allow-write), and cairn:// resources."""
-    from cairn.app.serving import serve_mode
-
-    serve_mode()  # before numpy loads: stale vectors reload in the background, 1 BLAS thread
     try:
         if transport not in ("stdio", "http"):
             raise CairnError(f"unknown transport {transport!r}: use stdio or http")
         from cairn.interfaces.warm import advertise
 
-        with common.open_cairn(db) as cairn, advertise(cairn, "mcp"):
+        with common.open_cairn(db) as cairn:
             from cairn.interfaces.mcp.server import build_server, http_app
 
             server = build_server(cairn, allow_write=allow_write or None)
+            from cairn.app.serving import serve_mode
+
+            serve_mode()  # numpy is not loaded yet: one BLAS thread; background reloads
             if transport == "stdio":
-                server.run("stdio")
+                with advertise(cairn, "mcp"):  # the CLI's hybrid searches come here
+                    server.run("stdio")
                 return
             import uvicorn
 
@@ -51,8 +52,9 @@ def mcp(
             host_, port_ = host or conf.host, port or conf.port
             app = http_app(server, host=host_, port=port_)
             err.print(f"cairn: MCP over streamable HTTP at http://{escape(host_)}:{port_}/mcp")
-            uvicorn.run(app, host=host_, port=port_, log_level="warning", access_log=False,
-                        server_header=False)
+            with advertise(cairn, "mcp"):
+                uvicorn.run(app, host=host_, port=port_, log_level="warning",
+                            access_log=False, server_header=False)
     except CairnError as exc:
         raise fail(exc, False) from None
 

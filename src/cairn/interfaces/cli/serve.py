@@ -39,13 +39,10 @@ def serve(
     """Serve the HTTP API (/v1/search, /v1/units/ID, /v1/graph/…, /metrics) until
     Ctrl-C. The bearer token is read from $CAIRN_TOKEN (or the variable [serve]
     token_env names): needed for POST /v1/index and for any non-loopback bind."""
-    from cairn.app.serving import serve_mode
-
-    serve_mode()  # before numpy loads: stale vectors reload in the background, 1 BLAS thread
     try:
         from cairn.interfaces.warm import advertise
 
-        with common.open_cairn(db) as cairn, _watching(watch, db), advertise(cairn, "serve"):
+        with common.open_cairn(db) as cairn, _watching(watch, db):
             from cairn.interfaces.api.app import serve as run
             from cairn.interfaces.api.security import Policy
 
@@ -59,7 +56,11 @@ def serve(
             )
             err.print(f"cairn: serving {escape(str(cairn.config.db_path))} on "
                       f"http://{escape(host_)}:{port_} (Ctrl-C stops)")
-            run(cairn, policy, host=host_, port=port_)
+            from cairn.app.serving import serve_mode
+
+            serve_mode()  # numpy is not loaded yet: one BLAS thread; background reloads
+            with advertise(cairn, "serve"):  # the CLI's hybrid searches come here
+                run(cairn, policy, host=host_, port=port_)
     except CairnError as exc:
         raise fail(exc, False) from None
 

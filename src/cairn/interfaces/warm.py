@@ -35,7 +35,6 @@ import json
 import os
 import socket
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -103,6 +102,8 @@ def _socket_folder() -> Path:
     Raises:
         OSError: it exists but belongs to another user or others may enter it.
     """
+    import tempfile  # not on the client's usual path
+
     uid = os.getuid() if hasattr(os, "getuid") else 0
     folder = Path(tempfile.gettempdir()) / f"cairn-{uid}"
     folder.mkdir(mode=0o700, exist_ok=True)

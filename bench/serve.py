@@ -5,6 +5,7 @@ Usage::
 
     cairn index ../shared/corpus --db /tmp/corpus.db      # once (embeddings: minutes)
     python bench/serve.py --db /tmp/corpus.db [--seconds 50] [--clients 16]
+    python bench/serve.py --db /tmp/corpus.db --compare main   # this tree and REV, in turn
 
 The index is copied to a temporary folder (yours is never written), a folder of 40
 generated notes is registered beside the corpus, and ``cairn serve`` is started on a
@@ -14,6 +15,9 @@ search, ``GET /v1/units/{id}`` and ``GET /v1/graph/backlinks`` in turn — while
 thread rewrites the generated notes and calls ``POST /v1/index`` again and again. It
 prints p50/p95 latency per kind, requests/s, errors (any status but 200) and the index
 runs; the whole run stops by itself within ``--seconds`` plus start-up (about 5 s).
+With ``--compare REV`` the same load runs against this checkout's ``src`` and then
+against ``git archive REV`` (a fresh copy of the index each time), and a side-by-side
+table of p50/p95 per kind follows the two reports.
 """
 
 from __future__ import annotations
@@ -82,16 +86,43 @@ def main() -> int:
     ap.add_argument("--max-requests", type=int, default=200_000)
     ap.add_argument("--no-index", action="store_true",
                     help="no re-index runs during the load (a baseline)")
+    ap.add_argument("--compare", metavar="REV", default=None,
+                    help="also run the same load against git revision REV's src")
     args = ap.parse_args()
     if not args.db.is_file():
         sys.exit(f"{args.db}: no index; run `cairn index ../shared/corpus --db {args.db}`")
+    if args.compare is None:
+        code, _ = bench(args, str(HERE.parent / "src"))
+        return code
+    old = Path(tempfile.mkdtemp(prefix="cairn-serve-rev-"))
+    try:
+        archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", args.compare, "src"],
+                                 check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        print(f"== this checkout ({HERE.parent})")
+        code_new, new = bench(args, str(HERE.parent / "src"))
+        print(f"== {args.compare}")
+        code_old, before = bench(args, str(old / "src"))
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+    print(f"\n{'ms':<12}{args.compare + ' p50':>14}{args.compare + ' p95':>14}"
+          f"{'new p50':>10}{'new p95':>10}")
+    for kind in ("keyword", "hybrid", "get", "backlinks"):
+        a, b = before[f"{kind}_ms"], new[f"{kind}_ms"]
+        print(f"{kind:<12}{a['p50']:>14}{a['p95']:>14}{b['p50']:>10}{b['p95']:>10}")
+    print(f"{'requests/s':<12}{before['requests_per_s']:>28}{new['requests_per_s']:>20}")
+    print(f"{'errors':<12}{before['errors']:>28}{new['errors']:>20}")
+    return code_new or code_old
 
+
+def bench(args: Any, src: str) -> tuple[int, dict[str, Any]]:
+    """One load run with the server started from the source tree ``src``; returns the
+    exit status and the report."""
     tmp = Path(tempfile.mkdtemp(prefix="cairn-serve-bench-"))
     db = tmp / "bench.db"
     copy_index(args.db, db)
     notes = tmp / "load-notes"
     write_notes(notes, 0)
-    src = str(HERE.parent / "src")
     env = {**os.environ, "PYTHONPATH": src, "CAIRN_TOKEN": secrets.token_urlsafe(24)}
     subprocess.run([sys.executable, "-m", "cairn.interfaces.cli", "index", str(notes),
                     "--db", str(db), "--quiet", "--json"], env=env, check=True,
@@ -140,7 +171,7 @@ def main() -> int:
 
 
 def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
-             docs: list[str], args: Any) -> int:
+             docs: list[str], args: Any) -> tuple[int, dict[str, Any]]:
     stop = time.monotonic() + args.seconds
     lat: dict[str, list[float]] = {"keyword": [], "hybrid": [], "get": [], "backlinks": []}
     errors: list[str] = []
@@ -206,7 +237,7 @@ def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
     print(json.dumps(report, indent=2))
     for e in errors[:10]:
         print("error:", e)
-    return 1 if errors else 0
+    return (1 if errors else 0), report
 
 
 if __name__ == "__main__":

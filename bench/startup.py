@@ -1,6 +1,7 @@
 """New-process latency of ``cairn search``, beside a plain-Python FTS5 query as the floor.
 
 Usage: python bench/startup.py [--rounds N] [--query Q] [--db PATH] [--hybrid-db PATH]
+       [--model-db PATH]
 
 Each row starts a new Python process N times (default 20) and reports the wall time
 from launch to exit, p50 and p95, in milliseconds:
@@ -11,6 +12,11 @@ from launch to exit, p50 and p95, in milliseconds:
 - ``keyword``: ``python -m cairn.interfaces.cli search Q --mode keyword --db DB``;
 - ``hybrid (static)``: the same with ``--mode hybrid``, ``CAIRN_EMBED=static``, over an
   index embedded with the static model (the model is loaded in every process);
+- ``hybrid (static, warm server)``: the same command while a ``cairn serve`` runs for
+  that index (started by this script, stopped after): the CLI sends the query to it
+  (:mod:`cairn.interfaces.warm`) instead of loading the model;
+- with ``--model-db`` (an index embedded with the default ONNX model, e.g. of the whole
+  shared corpus): ``hybrid (default model)`` cold and with a warm server;
 - ``--help``: ``cairn --help`` (Typer and Rich load here).
 
 Then one instrumented keyword run (and one hybrid run) gives the split: Python start
@@ -27,12 +33,15 @@ quiet machine for the figures of the README.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -112,6 +121,28 @@ def _time(cmd: list[str], env: dict[str, str], rounds: int) -> list[float]:
     return out
 
 
+@contextlib.contextmanager
+def _warm_server(db: Path, env: dict[str, str]) -> Iterator[None]:
+    """A ``cairn serve`` for ``db`` until the block ends, once its advert is written
+    and it has answered one hybrid search (its model is loaded)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    folder = db.resolve().with_name(db.resolve().name + ".servers")
+    proc = subprocess.Popen(_cli("serve", "--db", str(db), "--port", str(port)), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not (folder / f"{proc.pid}.json").exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("cairn serve did not start")
+            time.sleep(0.1)
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def _p95(xs: list[float]) -> float:
     return statistics.quantiles(xs, n=20, method="inclusive")[18] if len(xs) > 1 else xs[0]
 
@@ -148,27 +179,38 @@ def main() -> None:
     ap.add_argument("--query", default="budget review")
     ap.add_argument("--db", type=Path, default=Path("/tmp/cairn-startup.db"))
     ap.add_argument("--hybrid-db", type=Path, default=Path("/tmp/cairn-startup-static.db"))
+    ap.add_argument("--model-db", type=Path, default=None,
+                    help="an index embedded with the default model: its hybrid rows too")
     ap.add_argument("--no-hybrid", action="store_true", help="skip the hybrid rows")
     args = ap.parse_args()
     _ensure(args.db, static=False)
     if not args.no_hybrid:
         _ensure(args.hybrid_db, static=True)
-    env, static = _env(), _env(CAIRN_EMBED="static")
+    env, static = _env(CAIRN_NO_WARM="1"), _env(CAIRN_EMBED="static", CAIRN_NO_WARM="1")
+    warm_static = _env(CAIRN_EMBED="static")
     q, db, hdb = args.query, str(args.db), str(args.hybrid_db)
-    rows: list[tuple[str, list[str], dict[str, str]]] = [
-        ("floor: python + sqlite3 FTS5", [sys.executable, "-c", FLOOR, db, q], env),
-        ("python -c pass", [sys.executable, "-c", "pass"], env),
-        ("cairn search (keyword)", _cli("search", q, "--mode", "keyword", "--db", db), env),
+    Row = tuple[str, list[str], dict[str, str], Path | None]
+    rows: list[Row] = [
+        ("floor: python + sqlite3 FTS5", [sys.executable, "-c", FLOOR, db, q], env, None),
+        ("python -c pass", [sys.executable, "-c", "pass"], env, None),
+        ("cairn search (keyword)", _cli("search", q, "--mode", "keyword", "--db", db), env,
+         None),
     ]
     if not args.no_hybrid:
         hybrid = _cli("search", q, "--mode", "hybrid", "--db", hdb)
-        rows.append(("cairn search (hybrid, static)", hybrid, static))
-    rows.append(("cairn --help", _cli("--help"), env))
+        rows.append(("cairn search (hybrid, static)", hybrid, static, None))
+        rows.append(("  … with a warm server", hybrid, warm_static, args.hybrid_db))
+    if args.model_db is not None:
+        model = _cli("search", q, "--mode", "hybrid", "--db", str(args.model_db))
+        rows.append(("cairn search (hybrid, default model)", model, env, None))
+        rows.append(("  … with a warm server", model, _env(), args.model_db))
+    rows.append(("cairn --help", _cli("--help"), env, None))
     print(f"load average: {os.getloadavg()[0]:.2f}; {args.rounds} runs each; query {q!r}")
-    print(f"{'':34} {'p50 ms':>8} {'p95 ms':>8}")
-    for name, cmd, e in rows:
-        xs = _time(cmd, e, args.rounds)
-        print(f"{name:34} {statistics.median(xs):8.1f} {_p95(xs):8.1f}", flush=True)
+    print(f"{'':38} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, cmd, e, served in rows:
+        with _warm_server(served, e) if served is not None else contextlib.nullcontext():
+            xs = _time(cmd, e, args.rounds)
+        print(f"{name:38} {statistics.median(xs):8.1f} {_p95(xs):8.1f}", flush=True)
     splits = [("keyword", args.db, env)]
     if not args.no_hybrid:
         splits.append(("hybrid", args.hybrid_db, static))

@@ -11,11 +11,21 @@ by the cascade when a note is deleted), so a query never returns a deleted unit.
 
 Exact search over 100,000 384-d vectors takes a few milliseconds (see
 ``bench/beir.py``), well inside the latency budget, so there is no approximate index.
+
+Long-running servers (``cairn serve``, ``cairn mcp``) call :func:`serve_mode`: the
+matrix is then reloaded by a background thread when the generation moves, and requests
+go on searching the snapshot they have meanwhile (a reload takes a quarter of a second
+on the shared corpus when the machine is quiet, seconds under load). Query vectors are
+kept in a small LRU cache keyed by the embedder's fingerprint and the query text
+(:func:`encode_query`), so a repeated query does not run the encoder again.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -41,13 +51,129 @@ class DenseHit:
     end: int
 
 
+QUERY_CACHE_SIZE = 512
+"""Query vectors kept by :func:`encode_query` (about 1.5 KB each at 384 dimensions)."""
+_query_cache: OrderedDict[tuple[str, str], npt.NDArray[np.float32]] = OrderedDict()
+_query_lock = threading.Lock()
+_background = {"reload": False}
+
+
+def serve_mode(enabled: bool = True) -> None:
+    """Reload stale matrices in a background thread from now on (for servers; see
+    the module docstring). A process that searches right after indexing, like the
+    CLI, keeps the default: the next search reloads before it answers.
+
+    Also asks for one BLAS thread per matrix product (``OPENBLAS_NUM_THREADS`` and
+    ``MKL_NUM_THREADS``, unless set; call this before numpy is imported): a server
+    runs many searches at once, and each product spreading over every core made 16
+    concurrent searches 2.7 times slower on 2 cores (``bench/serve.py``)."""
+    _background["reload"] = enabled
+    if enabled:
+        for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ.setdefault(name, "1")
+
+
 def encode_query(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
-    """The query's unit vector ``float32[dim]``; uses ``embedder.embed_query`` (one
-    thread for local models) when the provider has it."""
+    """The query's unit vector ``float32[dim]`` (read-only); uses
+    ``embedder.embed_query`` (one thread for local models) when the provider has it.
+
+    The last :data:`QUERY_CACHE_SIZE` vectors are cached per embedder fingerprint and
+    query text: the same text always gives the same vector in a space."""
+    key = (str(getattr(embedder, "fingerprint", id(embedder))), text)
+    with _query_lock:
+        hit = _query_cache.get(key)
+        if hit is not None:
+            _query_cache.move_to_end(key)
+            return hit
     fn = getattr(embedder, "embed_query", None)
     vecs = fn([text]) if callable(fn) else embedder.embed([text])
-    out: npt.NDArray[np.float32] = vecs[0]
+    out: npt.NDArray[np.float32] = vecs[0].copy()
+    out.flags.writeable = False
+    with _query_lock:
+        _query_cache[key] = out
+        while len(_query_cache) > QUERY_CACHE_SIZE:
+            _query_cache.popitem(last=False)
     return out
+
+
+class _Snapshots:
+    """The loaded matrix of one space of one store, shared by every
+    :class:`DenseIndex` over them: a search service builds a new ranker (and so a new
+    ``DenseIndex``) after each index run, and must not load the matrix again from
+    nothing while requests wait for it."""
+
+    def __init__(self, vectors: VectorIndex, space: str) -> None:
+        self.vectors, self.space = vectors, space
+        self.snap: tuple[VectorMatrix, dict[str, int]] | None = None
+        self.reload = threading.Lock()
+        self.state = threading.Lock()
+        self.stale = threading.Event()
+        self.worker: threading.Thread | None = None
+
+    def get(self) -> tuple[VectorMatrix, dict[str, int]]:
+        """See :meth:`DenseIndex.snapshot`."""
+        snap = self.snap
+        gen = self.vectors.generation()
+        if snap is not None and snap[0].generation == gen:
+            return snap
+        if snap is not None and _background["reload"]:
+            self.wake()
+            return snap
+        if not self.reload.acquire(blocking=snap is None):
+            assert snap is not None
+            return snap  # another thread is reloading
+        try:
+            return self.load()
+        finally:
+            self.reload.release()
+
+    def load(self) -> tuple[VectorMatrix, dict[str, int]]:
+        """Load the matrix if the generation moved (the reload lock is held)."""
+        snap = self.snap
+        if snap is None or snap[0].generation != self.vectors.generation():
+            mat = self.vectors.matrix(self.space)
+            snap = (mat, {u: i for i, u in enumerate(mat.unit_ids)})
+            self.snap = snap
+        return snap
+
+    def wake(self) -> None:
+        """Ask the background reloader (one thread per space, started on first use, so
+        one SQLite connection) to reload (:func:`serve_mode`)."""
+        with self.state:
+            if self.worker is None:
+                self.worker = threading.Thread(
+                    target=self._reloader, name="cairn-dense-reload", daemon=True)
+                self.worker.start()
+        self.stale.set()
+
+    def _reloader(self) -> None:
+        """The background reloader's loop; a failed load leaves the old snapshot in
+        place (the next search asks again)."""
+        while True:
+            self.stale.wait()
+            self.stale.clear()
+            with self.reload:
+                try:
+                    self.load()
+                except Exception:  # the next search asks again
+                    continue
+
+
+_shared: weakref.WeakKeyDictionary[VectorIndex, dict[str, _Snapshots]] = (
+    weakref.WeakKeyDictionary())
+_shared_lock = threading.Lock()
+
+
+def _snapshots(vectors: VectorIndex, space: str) -> _Snapshots:
+    """The shared snapshots of ``space`` in ``vectors`` (made on first use)."""
+    with _shared_lock:
+        try:
+            spaces = _shared.setdefault(vectors, {})
+        except TypeError:  # not weakly referenceable: this index's own
+            return _Snapshots(vectors, space)
+        if space not in spaces:
+            spaces[space] = _Snapshots(vectors, space)
+        return spaces[space]
 
 
 class DenseIndex:
@@ -61,8 +187,7 @@ class DenseIndex:
     def __init__(self, vectors: VectorIndex, space: str) -> None:
         self.vectors = vectors
         self.space = space
-        self._snap: tuple[VectorMatrix, dict[str, int]] | None = None
-        self._reload = threading.Lock()
+        self._snaps = _snapshots(vectors, space)
 
     def matrix(self) -> VectorMatrix:
         """The current matrix, reloaded when the store's vector generation moved (see
@@ -71,29 +196,17 @@ class DenseIndex:
 
     def snapshot(self) -> tuple[VectorMatrix, dict[str, int]]:
         """The current matrix with its ``unit id -> unit row`` index, reloaded when the
-        store's vector generation moved.
+        store's vector generation moved; shared by every ``DenseIndex`` over the same
+        ``vectors`` and space.
 
         One thread reloads at a time; while it does, other threads (concurrent
         requests of a server while an index run embeds) keep searching the snapshot
         they have instead of each loading its own copy. A unit deleted since simply
-        finds no hit data and is dropped, so no deleted unit is ever returned.
+        finds no hit data and is dropped, so no deleted unit is ever returned. In
+        :func:`serve_mode` the reload runs in a background thread and this call
+        returns the snapshot it has at once (it waits only for the very first load).
         """
-        snap = self._snap
-        gen = self.vectors.generation()
-        if snap is not None and snap[0].generation == gen:
-            return snap
-        if not self._reload.acquire(blocking=snap is None):
-            assert snap is not None
-            return snap  # another thread is reloading
-        try:
-            snap = self._snap
-            if snap is None or snap[0].generation != self.vectors.generation():
-                mat = self.vectors.matrix(self.space)
-                snap = (mat, {u: i for i, u in enumerate(mat.unit_ids)})
-                self._snap = snap
-            return snap
-        finally:
-            self._reload.release()
+        return self._snaps.get()
 
     def size(self) -> int:
         """Live chunk vectors in the space."""

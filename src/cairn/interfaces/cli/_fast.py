@@ -9,16 +9,22 @@ left to Typer (it returns ``None``), so usage errors and help look as before.
 
 Like the Typer command (``ignore_unknown_options``), words starting with a single
 ``-`` (``-tag:done``, ``-draft``) are query words.
+
+A search that may need the embedding model (any mode but ``keyword``) is first sent to
+a ``cairn serve`` / ``mcp`` / ``watch`` process advertised for the same index and
+settings (:mod:`cairn.interfaces.warm`), whose model is already loaded; its answer is
+printed by the same code as a local one. ``CAIRN_NO_WARM=1`` always searches locally.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from cairn.app import Cairn
@@ -115,6 +121,9 @@ def fast_search(argv: Sequence[str]) -> int | None:
     from cairn.interfaces.cli._plain import backend_error, err, open_index
 
     def opener(db: Path | None) -> AbstractContextManager[Cairn]:
+        warm = _warm(args) if args.mode != "keyword" else None
+        if warm is not None:
+            return warm
         return open_index(db or args.outer_db, args.config)
 
     try:
@@ -140,3 +149,50 @@ def fast_search(argv: Sequence[str]) -> int | None:
         if code is None:
             raise
         return code
+
+
+class _Answered:
+    """What :func:`._hits.run_search` asks of a ``Cairn``, answered by a warm server."""
+
+    def __init__(self, config: Any, answer: dict[str, Any]) -> None:
+        from cairn.interfaces.warm import RemoteResult
+
+        self.config = config
+        self._result = RemoteResult(answer["result"])
+        self._empty = bool(answer.get("empty"))
+
+    def search(self, text: str, **_: Any) -> Any:
+        """The server's result (the request already carried the arguments)."""
+        return self._result
+
+    def is_empty(self) -> bool:
+        """Whether the server found the index empty."""
+        return self._empty
+
+
+def _warm(args: SearchArgs) -> AbstractContextManager[Cairn] | None:
+    """The answer of a warm server for this search, as an opener's context manager, or
+    ``None`` (no server, other settings, an error: search locally)."""
+    if os.environ.get("CAIRN_NO_WARM"):
+        return None
+    from cairn.config import load_config
+    from cairn.errors import CairnError
+    from cairn.interfaces.warm import remote_search
+
+    try:
+        config = load_config(db=args.search_db or args.outer_db, config_file=args.config)
+        answer = remote_search(config, {
+            "query": " ".join(args.words), "mode": args.mode, "limit": args.limit,
+            "explain": args.explain, "alternates": args.alternates, "expand": args.expand,
+        })
+        if answer is None:
+            return None
+        answered = _Answered(config, answer)
+    except (CairnError, OSError, KeyError, TypeError, ValueError):
+        return None
+
+    @contextmanager
+    def given() -> Iterator[Cairn]:
+        yield cast("Cairn", answered)
+
+    return given()

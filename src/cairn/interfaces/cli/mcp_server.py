@@ -33,12 +33,18 @@ def mcp(
     try:
         if transport not in ("stdio", "http"):
             raise CairnError(f"unknown transport {transport!r}: use stdio or http")
+        from cairn.interfaces.warm import advertise
+
         with common.open_cairn(db) as cairn:
             from cairn.interfaces.mcp.server import build_server, http_app
 
             server = build_server(cairn, allow_write=allow_write or None)
+            from cairn.app.serving import serve_mode
+
+            serve_mode()  # numpy is not loaded yet: one BLAS thread; background reloads
             if transport == "stdio":
-                server.run("stdio")
+                with advertise(cairn, "mcp"):  # the CLI's hybrid searches come here
+                    server.run("stdio")
                 return
             import uvicorn
 
@@ -46,8 +52,9 @@ def mcp(
             host_, port_ = host or conf.host, port or conf.port
             app = http_app(server, host=host_, port=port_)
             err.print(f"cairn: MCP over streamable HTTP at http://{escape(host_)}:{port_}/mcp")
-            uvicorn.run(app, host=host_, port=port_, log_level="warning", access_log=False,
-                        server_header=False)
+            with advertise(cairn, "mcp"):
+                uvicorn.run(app, host=host_, port=port_, log_level="warning",
+                            access_log=False, server_header=False)
     except CairnError as exc:
         raise fail(exc, False) from None
 

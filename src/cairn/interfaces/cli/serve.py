@@ -43,6 +43,8 @@ def serve(
     Ctrl-C. The bearer token is read from $CAIRN_TOKEN (or the variable [serve]
     token_env names): needed for POST /v1/index and for any non-loopback bind."""
     try:
+        from cairn.interfaces.warm import advertise
+
         with common.open_cairn(db) as cairn, _watching(watch, db), _dreaming(cairn, db):
             from cairn.interfaces.api.app import serve as run
             from cairn.interfaces.api.security import Policy
@@ -57,7 +59,11 @@ def serve(
             )
             err.print(f"cairn: serving {escape(str(cairn.config.db_path))} on "
                       f"http://{escape(host_)}:{port_} (Ctrl-C stops)")
-            run(cairn, policy, host=host_, port=port_)
+            from cairn.app.serving import serve_mode
+
+            serve_mode()  # numpy is not loaded yet: one BLAS thread; background reloads
+            with advertise(cairn, "serve"):  # the CLI's hybrid searches come here
+                run(cairn, policy, host=host_, port=port_)
     except CairnError as exc:
         raise fail(exc, False) from None
 

@@ -106,7 +106,11 @@ def watch(
             err.print(f"catching up: {done}/{total} files", end="\r")
 
     try:
-        with common.open_cairn(db, create=True) as cairn:
+        from cairn.interfaces.warm import advertise
+
+        with common.open_cairn(db, create=True) as cairn, advertise(
+            cairn, "watch", warm_up=not no_embed
+        ):
             settings = watcher.WatchSettings.from_mapping(cairn.config.watch)
             if poll:
                 settings = dataclasses.replace(settings, poll=True)

@@ -1,0 +1,441 @@
+"""The warm model: a running server answers the CLI's semantic and hybrid searches.
+
+A ``cairn serve``, ``cairn mcp`` (either transport) or ``cairn watch`` process keeps
+its embedding model loaded; a new ``cairn search`` process would spend most of a
+second loading its own. So each of those processes *advertises* itself while it runs
+(:func:`advertise`), and the CLI's fast path asks it first (:func:`remote_search`),
+loading the model itself only when no server answers.
+
+* **The advert**: ``<index file>.servers/<pid>.json`` beside the index —
+  ``{"pid", "kind", "socket", "db", "settings", "started"}``. ``settings`` is a hash
+  of the configuration that changes what a search answers (:func:`settings_hash`): a
+  CLI run with another ``cairn.toml`` or ``CAIRN_EMBED`` does not use the server.
+  Adverts of processes that are gone (no such pid, or nobody listening) are removed
+  by the client that finds them; a server removes its own on exit.
+* **The socket**: a Unix domain socket in a per-user folder of the temporary
+  directory (``cairn-<uid>``, mode 0700, refused if another user owns it), so the
+  path stays under the 108-byte limit wherever the index lives. Only the user who
+  runs the server can connect: the same people who can read the index file.
+* **The protocol**: one JSON line each way. Request ``{"op": "search", "query",
+  "mode", "limit", "explain", "alternates", "expand"}`` (at most 64 KiB); answer
+  ``{"ok": true, "result": {"query", "took_ms", "notes", "hits"}, "empty": bool}``
+  (``result`` is exactly what ``cairn search --json`` prints) or ``{"ok": false,
+  "error", "type"}``. On any error the CLI searches locally instead, so a failure
+  reads as the same message a local search gives.
+
+This module imports only the standard library at module level: the client side runs
+in the CLI's fast path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cairn.app import Cairn
+    from cairn.config import Config
+
+MAX_REQUEST = 65536
+"""Largest request line a server reads (bytes)."""
+CONNECT_TIMEOUT = 0.5
+"""Seconds a client waits to connect before it searches locally."""
+ANSWER_TIMEOUT = 60.0
+"""Seconds a client waits for an answer (a busy server may be embedding)."""
+WORKERS = 2
+"""Threads answering the socket (each keeps its SQLite connection)."""
+
+
+def has_sockets() -> bool:
+    """Whether this platform has Unix domain sockets (otherwise nothing is advertised
+    and every CLI search loads its own model)."""
+    return hasattr(socket, "AF_UNIX")
+
+
+def advert_folder(db_path: Path) -> Path:
+    """The folder of adverts of the index ``db_path``: ``<index file>.servers``."""
+    db = db_path.resolve()
+    return db.with_name(db.name + ".servers")
+
+
+def _plain(value: Any) -> Any:
+    """Mappings (also read-only ones), tuples and paths as JSON-ready data."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if hasattr(value, "__dataclass_fields__"):
+        return {f: _plain(getattr(value, f)) for f in value.__dataclass_fields__}
+    return str(value)
+
+
+def settings_hash(config: Config) -> str:
+    """A short hash of the settings that change a search's answer: the index file,
+    the config file, and the ``[search]``, ``[graph]``, ``[embed]`` (with
+    ``CAIRN_EMBED``), ``[fusion]`` and ``[chunking]`` settings."""
+    data = {
+        "db": str(config.db_path.resolve()),
+        "config": str(config.config_file.resolve()) if config.config_file else None,
+        "search": _plain(config.search),
+        "graph": _plain(config.graph),
+        "embed": _plain(config.embed),
+        "fusion": _plain(config.fusion),
+        "chunking": _plain(config.chunking),
+    }
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _socket_folder() -> Path:
+    """The per-user folder of sockets (made 0700 if missing).
+
+    Raises:
+        OSError: it exists but belongs to another user or others may enter it.
+    """
+    import tempfile  # not on the client's usual path
+
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    folder = Path(tempfile.gettempdir()) / f"cairn-{uid}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    st = folder.stat(follow_symlinks=False)
+    if st.st_uid != uid or st.st_mode & 0o077 or not folder.is_dir() or folder.is_symlink():
+        raise OSError(f"{folder}: not a private folder of this user; no warm-model socket")
+    return folder
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists (one of another user counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+class WarmServer:
+    """The socket a server process answers the CLI's searches on, and its advert.
+
+    Args:
+        cairn: the open index whose searches are answered (its model stays loaded).
+        kind: ``serve``, ``mcp`` or ``watch`` (shown in the advert).
+
+    Use :func:`advertise` rather than this class directly.
+    """
+
+    def __init__(self, cairn: Cairn, kind: str) -> None:
+        self.cairn, self.kind = cairn, kind
+        self.index_file = cairn.config.db_path.resolve()
+        digest = hashlib.sha256(str(self.index_file).encode()).hexdigest()[:12]
+        self.socket_path = _socket_folder() / f"{digest}-{os.getpid()}.sock"
+        self.advert = advert_folder(self.index_file) / f"{os.getpid()}.json"
+        self._sock: socket.socket | None = None
+        self._stop = threading.Event()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        """Listen, write the advert, and answer in :data:`WORKERS` threads.
+
+        Raises:
+            OSError: the socket or the advert cannot be made.
+        """
+        with contextlib.suppress(FileNotFoundError):
+            self.socket_path.unlink()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            sock.bind(str(self.socket_path))
+        finally:
+            os.umask(old)
+        sock.listen(16)
+        sock.settimeout(0.5)  # the accept loop looks at the stop flag this often
+        self._sock = sock
+        self.advert.parent.mkdir(exist_ok=True)
+        tmp = self.advert.with_suffix(".tmp")
+        tmp.write_text(json.dumps({
+            "pid": os.getpid(), "kind": self.kind, "socket": str(self.socket_path),
+            "db": str(self.index_file), "settings": settings_hash(self.cairn.config),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }), encoding="utf-8")
+        tmp.replace(self.advert)
+        for i in range(WORKERS):
+            t = threading.Thread(target=self._serve, name=f"cairn-warm-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self) -> None:
+        """Stop answering; remove the advert and the socket (idempotent)."""
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=2)
+        if self._sock is not None:
+            self._sock.close()
+        for p in (self.advert, self.socket_path):
+            with contextlib.suppress(OSError):
+                p.unlink()
+        with contextlib.suppress(OSError):
+            self.advert.parent.rmdir()  # only if no other server is advertised
+
+    def _serve(self) -> None:
+        assert self._sock is not None
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.settimeout(5)
+                    conn.sendall(self.answer(_read_line(conn)) + b"\n")
+                except OSError:
+                    continue
+
+    def answer(self, line: bytes) -> bytes:
+        """The answer to one request line (see the module docstring); never raises."""
+        from cairn.errors import CairnError
+        from cairn.interfaces.serialize import to_data
+
+        try:
+            req = json.loads(line.decode("utf-8"))
+            if not isinstance(req, dict) or req.get("op") != "search":
+                raise CairnError("unknown request: only op=search is answered")
+            text = req.get("query")
+            if not isinstance(text, str) or not text or len(text) > MAX_REQUEST:
+                raise CairnError("query must be a non-empty string")
+            res = self.cairn.search(
+                text,
+                mode=_opt(req, "mode", str),
+                limit=_opt(req, "limit", int),
+                explain=bool(req.get("explain", False)),
+                include_alternates=bool(req.get("alternates", False)),
+                expand=_opt(req, "expand", bool),
+            )
+            empty = not res.hits and self.cairn.is_empty()
+            result = to_data({"query": text, "took_ms": res.took_ms, "notes": res.notes,
+                              "hits": res.hits})
+            body: dict[str, Any] = {"ok": True, "result": result, "empty": empty}
+        except (CairnError, ValueError, TypeError) as exc:
+            body = {"ok": False, "error": str(exc), "type": type(exc).__name__}
+        except Exception as exc:  # an answer, not a dead thread; the CLI searches itself
+            body = {"ok": False, "error": "internal error", "type": type(exc).__name__}
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+def _opt(req: Mapping[str, Any], key: str, kind: type) -> Any:
+    """``req[key]`` when it is a ``kind`` (``None`` when absent or null).
+
+    Raises:
+        ValueError: present with another type.
+    """
+    value = req.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"{key} must be a {kind.__name__}")
+    return value
+
+
+def _read_line(conn: socket.socket) -> bytes:
+    """One request line (without its newline).
+
+    Raises:
+        OSError: the peer is too slow, closes early, or sends over :data:`MAX_REQUEST`.
+    """
+    buf = bytearray()
+    while b"\n" not in buf:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+        if len(buf) > MAX_REQUEST + 1:
+            raise OSError("request too large")
+    return bytes(buf.split(b"\n", 1)[0])
+
+
+@contextlib.contextmanager
+def advertise(cairn: Cairn, kind: str, *, warm_up: bool = True) -> Iterator[WarmServer | None]:
+    """Answer the CLI's searches on ``cairn`` for as long as the block runs.
+
+    Args:
+        cairn: the server's open index.
+        kind: ``serve``, ``mcp`` or ``watch``.
+        warm_up: load the embedding model now, in a background thread (one hybrid
+            search), so the first CLI search finds it warm.
+
+    Yields:
+        The :class:`WarmServer`, or ``None`` when this platform or folder cannot have
+        one (a note goes to standard error; the server itself runs on).
+    """
+    server: WarmServer | None = None
+    if has_sockets():
+        try:
+            server = WarmServer(cairn, kind)
+            server.start()
+        except OSError as exc:
+            print(f"cairn: no warm-model socket for the CLI: {exc}", file=sys.stderr)
+            if server is not None:
+                server.stop()
+            server = None
+    if server is not None and warm_up:
+        threading.Thread(target=_warm_up, args=(cairn,), name="cairn-warm-up",
+                         daemon=True).start()
+    restore = _exit_on_sigterm() if server is not None else None
+    try:
+        yield server
+    finally:
+        if server is not None:
+            server.stop()
+        if restore is not None:
+            restore()
+
+
+def _exit_on_sigterm() -> Any:
+    """Make SIGTERM exit through ``finally`` blocks (uvicorn re-raises the signal it
+    caught once it has shut down; with the default handler the process would die
+    before removing its advert). Returns the function that restores the old handler,
+    or ``None`` when nothing was changed (not the main thread, or a handler is set)."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+
+    def leave(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, leave)
+    return lambda: signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _warm_up(cairn: Cairn) -> None:
+    """One hybrid search (loads the model and the vector matrix); errors are ignored:
+    the first real search reports them."""
+    with contextlib.suppress(Exception):
+        cairn.search("warm up", mode="hybrid", limit=1)
+
+
+def remote_search(config: Config, request: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Ask a server advertised for ``config``'s index to answer ``request``.
+
+    Args:
+        config: the CLI's configuration (the index and the settings to match).
+        request: the search request (see the module docstring; ``op`` is added).
+
+    Returns:
+        The answer ``{"ok": true, "result", "empty"}``, or ``None`` when no live
+        server with the same settings answered (stale adverts are removed on the way).
+    """
+    if not has_sockets():
+        return None
+    folder = advert_folder(config.db_path)
+    try:
+        adverts = sorted(folder.glob("*.json"))
+    except OSError:
+        return None
+    if not adverts:
+        return None
+    settings = settings_hash(config)
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    line = json.dumps({"op": "search", **request}, ensure_ascii=False).encode() + b"\n"
+    for path in adverts:
+        try:
+            if uid is not None and path.stat().st_uid != uid:
+                continue  # someone else's advert: never followed
+            ad = json.loads(path.read_text(encoding="utf-8"))
+            pid, sock_path = int(ad["pid"]), str(ad["socket"])
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if not _alive(pid):
+            _remove_stale(path, sock_path)
+            continue
+        if ad.get("settings") != settings:
+            continue
+        answer = _ask(sock_path, line)
+        if answer == "refused":
+            if not _alive(pid) or not Path(sock_path).exists():
+                _remove_stale(path, sock_path)
+            continue
+        if isinstance(answer, dict) and answer.get("ok") is True:
+            return answer
+    return None
+
+
+class RemoteResult:
+    """A server's answer in the shape of :class:`cairn.search.service.SearchResult`
+    (``hits``, ``notes``, ``took_ms``), the hits rebuilt as :class:`cairn.model.Hit`."""
+
+    def __init__(self, result: Mapping[str, Any]) -> None:
+        self.hits = tuple(hit_from_data(h) for h in result["hits"])
+        self.notes = tuple(str(n) for n in result["notes"])
+        self.took_ms = float(result["took_ms"])
+
+
+def hit_from_data(data: Mapping[str, Any]) -> Any:
+    """The :class:`cairn.model.Hit` whose :func:`cairn.interfaces.serialize.to_data` is
+    ``data`` (tuples and timestamps rebuilt).
+
+    Raises:
+        KeyError / TypeError: ``data`` is not a serialised hit.
+    """
+    from cairn.model import Hit, Timestamp
+
+    d = dict(data)
+    for key in ("outline_path", "tags", "siblings"):
+        d[key] = tuple(d[key])
+    d["highlights"] = tuple((int(a), int(b)) for a, b in d["highlights"])
+    d["planning"] = tuple(Timestamp(**t) for t in d["planning"])
+    return Hit(**d)
+
+
+def _remove_stale(advert: Path, sock_path: str) -> None:
+    """Remove a dead server's advert (and its socket, when it is in our folder)."""
+    with contextlib.suppress(OSError):
+        advert.unlink()
+    with contextlib.suppress(OSError):
+        advert.parent.rmdir()  # only when it is empty now
+    with contextlib.suppress(OSError):
+        sock = Path(sock_path)
+        if sock.parent == _socket_folder():
+            sock.unlink()
+
+
+def _ask(sock_path: str, line: bytes) -> dict[str, Any] | str | None:
+    """Send one request line; the decoded answer, ``"refused"`` when nobody listens,
+    ``None`` on any other failure."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(CONNECT_TIMEOUT)
+        try:
+            s.connect(sock_path)
+        except (ConnectionRefusedError, FileNotFoundError):
+            return "refused"
+        s.settimeout(ANSWER_TIMEOUT)
+        s.sendall(line)
+        buf = bytearray()
+        while not buf.endswith(b"\n"):
+            chunk = s.recv(1 << 20)
+            if not chunk:
+                break
+            buf += chunk
+        data = json.loads(buf.decode("utf-8"))
+        return data if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        return None
+    finally:
+        s.close()

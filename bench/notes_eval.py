@@ -225,7 +225,10 @@ def main(argv: list[str] | None = None) -> int:
             for m in runs:
                 top = runs[m][qid][:3]
                 mark = ["*" if qrels.get(qid, {}).get(d, 0) else " " for d in top]
-                print(f"   {m:9} " + " | ".join(f"{s}{d[-50:]}" for s, d in zip(mark, top)))
+                print(
+                    f"   {m:9} "
+                    + " | ".join(f"{s}{d[-50:]}" for s, d in zip(mark, top, strict=True))
+                )
     if args.json:
         out = {
             "split": args.split,

@@ -38,6 +38,7 @@ class ReliabilityMixin(Parts):
 
             self._limits = IndexLimits.from_mapping(self.config.index)
         return self._limits
+
     writer_lock: WriterLock
     _last_indexer: Indexer | None
 

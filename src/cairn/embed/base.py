@@ -21,7 +21,6 @@ NO_EMBEDDER_NOTICE = "embeddings are off (no embedding model available): search 
 
 
 @runtime_checkable
-
 class Embedder(Protocol):
     """Turns texts into unit-length float32 vectors.
 

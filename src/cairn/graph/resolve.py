@@ -136,8 +136,15 @@ class Catalog:
         order = {d.id: i for i, d in enumerate(docs)}
         for u in sorted(units, key=lambda u: (order.get(u.document_id, -1), u.ordinal)):
             cat.units[u.document_id].append(
-                _UnitInfo(u.id, u.ordinal, u.level, u.title, u.custom_id, list(u.targets),
-                          [b.lstrip("^") for b in u.block_ids])
+                _UnitInfo(
+                    u.id,
+                    u.ordinal,
+                    u.level,
+                    u.title,
+                    u.custom_id,
+                    list(u.targets),
+                    [b.lstrip("^") for b in u.block_ids],
+                )
             )
             if u.org_id:
                 cat.org_ids.setdefault(u.org_id, (u.document_id, u.id))
@@ -375,7 +382,7 @@ def attachment_node(root_id: str, path: str) -> str:
 def _split_attachment(node: str) -> tuple[str, str] | None:
     if not node.startswith("attachment:"):
         return None
-    root_id, _, path = node[len("attachment:"):].partition(":")
+    root_id, _, path = node[len("attachment:") :].partition(":")
     return root_id, path
 
 
@@ -461,8 +468,11 @@ def resolve_links(
         keys = set().union(*old.values(), *new.values())
         es.set_names({**{d: () for d in removed | att_removed}, **new})
         es.forget_wants(sorted(removed))
-        affected = (changed | es.documents_wanting(keys)
-                    | store.documents_linking_to(sorted(changed | removed))) - removed
+        affected = (
+            changed
+            | es.documents_wanting(keys)
+            | store.documents_linking_to(sorted(changed | removed))
+        ) - removed
         links = store.links_from(sorted(affected))
         wants: dict[str, set[str]] = {d: set() for d in affected}
         for lk in links:

@@ -193,7 +193,11 @@ class Ranker:
             allowed = {
                 u
                 for u, _ in self.store.search_text(
-                    only, limit=_ALL, weights=weights, include_alternates=alternates
+                    only,
+                    limit=_ALL,
+                    weights=weights,
+                    include_alternates=alternates,
+                    whole_documents=False,
                 )
             }
         excluded: set[str] = set()

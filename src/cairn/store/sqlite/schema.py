@@ -145,6 +145,22 @@ MIGRATIONS: tuple[str, ...] = (
         tokenize = 'porter unicode61 remove_diacritics 2'
     );
     """,
+    # 1 -> 2: a ``meta`` FTS column (frontmatter and property keys and values, TODO
+    # keywords, tags: metadata searchable by plain words); FTS5 cannot add a column, so
+    # the table is rebuilt with the old columns' text, and every document is marked to
+    # be parsed and stored again by the next run (which fills ``meta``)
+    """
+    CREATE VIRTUAL TABLE units_fts_v2 USING fts5(
+        title, outline_path, tags, body, cjk, meta,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    INSERT INTO units_fts_v2(rowid, title, outline_path, tags, body, cjk, meta)
+        SELECT rowid, title, outline_path, tags, body, cjk, '' FROM units_fts;
+    DROP TABLE units_fts;
+    ALTER TABLE units_fts_v2 RENAME TO units_fts;
+    UPDATE runs SET config_hash = '';
+    UPDATE documents SET content_hash = ''
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -283,9 +299,7 @@ class SQLiteBase:
                     "SELECT count(*) FROM sqlite_master WHERE type='table'"
                 ).fetchone()[0]
                 if tables:
-                    raise StoreError(
-                        f"{self.path}: not a cairn index (unknown tables, no version)"
-                    )
+                    raise StoreError(f"{self.path}: not a cairn index (unknown tables, no version)")
             for i in range(version, SCHEMA_VERSION):
                 for stmt in MIGRATIONS[i].split(";"):
                     if stmt.strip():

@@ -153,7 +153,7 @@ class FileBaseline:
         return [r[0] for r in rows]
 
 
-def open_index(db: Path | None, corpus: Path) -> tuple[Any, float]:
+def open_index(db: Path | None, corpus: Path, config: Path | None = None) -> tuple[Any, float]:
     """A :class:`cairn.app.Cairn` over ``corpus`` (indexed now unless ``db`` holds it),
     and the seconds indexing took (0 when reused)."""
     from cairn.app import Cairn
@@ -161,7 +161,7 @@ def open_index(db: Path | None, corpus: Path) -> tuple[Any, float]:
 
     path = db or Path(tempfile.mkdtemp(prefix="cairn-notes-")) / "notes.db"
     fresh = not path.exists()
-    cairn = Cairn(load_config(db=str(path)))
+    cairn = Cairn(load_config(db=str(path), config_file=config))
     t0 = time.perf_counter()
     if fresh or not cairn.roots():
 
@@ -180,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--db", type=Path, default=None, help="index to reuse or build")
+    ap.add_argument("--config", type=Path, default=None, help="a cairn.toml to search with")
     ap.add_argument("--split", default="all", choices=("dev", "test", "all"))
     ap.add_argument("--modes", default="keyword,semantic,hybrid")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     corpus = args.corpus.resolve()
     queries, qrels = load_set(args.split)
-    cairn, index_s = open_index(args.db, corpus)
+    cairn, index_s = open_index(args.db, corpus, args.config)
     base = FileBaseline(corpus)
     modes = [m for m in args.modes.split(",") if m]
     runs: dict[str, dict[str, list[str]]] = {m: {} for m in ["baseline", *modes]}

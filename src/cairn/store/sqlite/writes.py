@@ -370,7 +370,8 @@ class WritesMixin(SQLiteBase):
 
 
 def _fts_columns(doc: Document, u: Unit) -> tuple[str, str, str, str]:
-    """What a unit contributes to the FTS columns title, outline path, tags and body.
+    """What a unit contributes to the FTS columns title, outline path, tags and body
+    (``meta``: :func:`cairn.store.sqlite.fts.meta_text`).
 
     A document's aliases and ``description`` are searchable through its first unit. A
     code unit's title is usually made up (``python code block``), so it is searched
@@ -386,6 +387,11 @@ def _fts_columns(doc: Document, u: Unit) -> tuple[str, str, str, str]:
         desc = doc.metadata.get("description") if isinstance(doc.metadata, Mapping) else None
         if isinstance(desc, str) and desc.strip() and desc not in body:
             body = f"{desc}\n{body}"
+    if u.kind == "message" and len(u.outline_path) > 1:
+        # a message's outline starts with its conversation's title: searched there (the
+        # conversation's first unit), not once per message, or a one-word reply ("lol")
+        # would top every query naming the conversation
+        outline = " / ".join(u.outline_path[1:])
     if u.kind == "code":
         outline = f"{outline} / {title}" if outline else title
         title = ""

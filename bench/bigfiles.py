@@ -24,24 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-_WORDS = [
-    "river",
-    "stone",
-    "lamp",
-    "field",
-    "cloud",
-    "maple",
-    "harbor",
-    "signal",
-    "copper",
-    "meadow",
-    "orbit",
-    "lantern",
-    "thistle",
-    "canyon",
-    "pebble",
-    "ember",
-]
+_WORDS = ["river", "stone", "lamp", "field", "cloud", "maple", "harbor", "signal",
+          "copper", "meadow", "orbit", "lantern", "thistle", "canyon", "pebble", "ember"]
 
 
 def _line(i: int) -> str:
@@ -99,7 +83,7 @@ def frontmatter_block(mb: float) -> str:
         size += len(piece)
         i += 1
     while size < target:
-        piece = f'key{i}: "{_line(i)}"\n'
+        piece = f"key{i}: \"{_line(i)}\"\n"
         out.append(piece)
         size += len(piece)
         i += 1
@@ -113,11 +97,8 @@ def org_unclosed(mb: float) -> str:
     size, i = 0, 0
     target = int(mb * 1e6)
     while size < target:
-        piece = (
-            f"** Heading {i}\n#+begin_example\n:PROPERTIES:\n{_line(i)}\n"
-            if i % 40 == 0
-            else f"{_line(i)} #+begin_src\n"
-        )
+        piece = (f"** Heading {i}\n#+begin_example\n:PROPERTIES:\n{_line(i)}\n"
+                 if i % 40 == 0 else f"{_line(i)} #+begin_src\n")
         out.append(piece)
         size += len(piece)
         i += 1

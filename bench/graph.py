@@ -56,41 +56,19 @@ def generate(store: SQLiteStore, n_units: int, n_edges: int, seed: int = 7) -> l
             "outline_path, body, tags, inherited_tags, properties, timestamps, line_start, "
             "line_end, extra) VALUES (?,?,?,?,?,?,?, '[]', '', '[]', '[]', '{}', '[]', ?, ?, '{}')",
             [
-                (
-                    unit_ids[d * per_doc + k],
-                    f"doc{d}",
-                    unit_ids[d * per_doc] if k else None,
-                    k,
-                    1 if k else 0,
-                    "heading" if k else "preamble",
-                    f"H{k}",
-                    k + 1,
-                    k + 1,
-                )
-                for d in range(n_docs)
-                for k in range(per_doc)
+                (unit_ids[d * per_doc + k], f"doc{d}",
+                 unit_ids[d * per_doc] if k else None, k, 1 if k else 0,
+                 "heading" if k else "preamble", f"H{k}", k + 1, k + 1)
+                for d in range(n_docs) for k in range(per_doc)
             ],
         )
     rows: list[tuple[object, ...]] = []
 
     def add(s: int, t: int, rel: str, origin: str) -> None:
         sid, tid = unit_ids[s], unit_ids[t]
-        rows.append(
-            (
-                edge_id(sid, tid, rel, origin),
-                sid,
-                tid,
-                rel,
-                origin,
-                1.0,
-                1,
-                1 if origin == "declared" else 0,
-                "[]",
-                f"doc{s // per_doc}",
-                f"doc{t // per_doc}",
-                None,
-            )
-        )
+        rows.append((edge_id(sid, tid, rel, origin), sid, tid, rel, origin, 1.0, 1,
+                     1 if origin == "declared" else 0, "[]", f"doc{s // per_doc}",
+                     f"doc{t // per_doc}", None))
 
     for d in range(n_docs):
         base = d * per_doc
@@ -134,10 +112,8 @@ def _time(fn: Callable[[], object], samples: int) -> tuple[list[float], list[obj
 def _report(name: str, ms: list[float], extra: str = "") -> None:
     ms = sorted(ms)
     p95 = ms[min(len(ms) - 1, int(0.95 * len(ms)))]
-    print(
-        f"{name:<42} p50 {statistics.median(ms):7.2f} ms   p95 {p95:7.2f} ms   "
-        f"max {ms[-1]:7.2f} ms  {extra}"
-    )
+    print(f"{name:<42} p50 {statistics.median(ms):7.2f} ms   p95 {p95:7.2f} ms   "
+          f"max {ms[-1]:7.2f} ms  {extra}")
 
 
 def main() -> None:
@@ -166,16 +142,14 @@ def main() -> None:
     for hops, origins in ((1, None), (2, None), (2, ("declared",))):
         nodes = iter(starts)
 
-        def walk(
-            h: int = hops, o: tuple[str, ...] | None = origins, n: Iterator[str] = nodes
-        ) -> object:
+        def walk(h: int = hops, o: tuple[str, ...] | None = origins,
+                 n: Iterator[str] = nodes) -> object:
             return tv.neighbors(es, [next(n)], hops=h, origins=o)
 
         ms, res = _time(walk, args.samples)
         sizes = sorted(len(r) for r in res)  # type: ignore[arg-type]
         label = f"neighbours {hops} hop{'s' if hops > 1 else ''}" + (
-            " (declared)" if origins else " (all edges)"
-        )
+            " (declared)" if origins else " (all edges)")
         _report(label, ms, f"nodes p50 {sizes[len(sizes) // 2]}, max {sizes[-1]}")
     from cairn.graph.service import GraphService
 
@@ -194,12 +168,9 @@ def main() -> None:
 
     ms, res = _time(one_path, args.samples)
     lengths = sorted(len(r) for r in res if r is not None)  # type: ignore[arg-type]
-    _report(
-        "shortest path (undirected, all edges)",
-        ms,
-        f"length p50 {lengths[len(lengths) // 2] if lengths else '-'}, "
-        f"none {sum(1 for r in res if r is None)}",
-    )
+    _report("shortest path (undirected, all edges)", ms,
+            f"length p50 {lengths[len(lengths) // 2] if lengths else '-'}, "
+            f"none {sum(1 for r in res if r is None)}")
     store.close()
 
 

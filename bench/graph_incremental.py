@@ -48,30 +48,17 @@ def _ms(fn: Callable[[], object]) -> float:
     return (time.perf_counter() - t0) * 1000
 
 
-def _one_file(
-    label: str, note: Path, store: object, indexer: Indexer, g: GraphService, repeat: int
-) -> None:
+def _one_file(label: str, note: Path, store: object, indexer: Indexer, g: GraphService,
+              repeat: int) -> None:
     """Time ``repeat`` one-file changes of ``note`` (a new line with links, then not)."""
     st: Any = store
     original = note.read_text(encoding="utf-8")
-    rows: dict[str, list[float]] = {
-        k: []
-        for k in (
-            "pipeline",
-            "resolve_links",
-            "update",
-            "one-file total",
-            "today: resolve_all",
-            "today: update",
-            "no-change total",
-        )
-    }
+    rows: dict[str, list[float]] = {k: [] for k in (
+        "pipeline", "resolve_links", "update", "one-file total",
+        "today: resolve_all", "today: update", "no-change total")}
     for i in range(repeat):
-        text = (
-            original + f"\n\nSee [[Some note {i}]] and [[{note.stem}]].\n"
-            if i % 2 == 0
-            else original
-        )
+        text = (original + f"\n\nSee [[Some note {i}]] and [[{note.stem}]].\n"
+                if i % 2 == 0 else original)
         note.write_text(text, encoding="utf-8")
         t_run = _ms(lambda: indexer.run(st.roots()))
         changed, removed = st.edges.changed_documents()
@@ -83,20 +70,13 @@ def _one_file(
         rows["one-file total"].append(t_run + t_res + t_upd)
         rows["today: resolve_all"].append(_ms(lambda: resolve_all(st)))
         rows["today: update"].append(_ms(g.update))
-        rows["no-change total"].append(
-            _ms(
-                lambda: (
-                    indexer.run(st.roots()),
-                    resolve_links(st, *st.edges.changed_documents()),
-                    g.update(),
-                )
-            )
-        )
+        rows["no-change total"].append(_ms(lambda: (
+            indexer.run(st.roots()),
+            resolve_links(st, *st.edges.changed_documents()),
+            g.update())))
     note.write_text(original, encoding="utf-8")
-    print(
-        f"one-file change of {label}, {note.name} ({note.stat().st_size} bytes), "
-        f"median of {repeat}:"
-    )
+    print(f"one-file change of {label}, {note.name} ({note.stat().st_size} bytes), "
+          f"median of {repeat}:")
     for k, v in rows.items():
         print(f"  {k:<22} {statistics.median(v):8.1f} ms")
 
@@ -127,10 +107,8 @@ def main() -> None:
     t_graph = _ms(g.update)
     n_docs = store.counts()["documents"]
     n_edges, _stubs = store.edges.size()
-    print(
-        f"corpus: {n_docs} documents, {store.counts()['links']} links, {n_edges} edges; "
-        f"pipeline (no graph, no embeddings) {t_index:.2f} s"
-    )
+    print(f"corpus: {n_docs} documents, {store.counts()['links']} links, {n_edges} edges; "
+          f"pipeline (no graph, no embeddings) {t_index:.2f} s")
     print(f"full build: resolve_links(None) {t_resolve:.0f} ms, update() {t_graph:.0f} ms")
 
     leaf = next(p for p in sorted(roots[-1].rglob("*.md")) if p.stat().st_size > 2000)

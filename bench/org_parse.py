@@ -46,9 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         print("orgparse is not installed (pip install orgparse)", file=sys.stderr)
         return 2
     files = sorted(args.root.rglob("*.org"))
-    texts = [
-        (str(p.relative_to(args.root)), p.read_bytes().decode("utf-8", "replace")) for p in files
-    ]
+    texts = [(str(p.relative_to(args.root)), p.read_bytes().decode("utf-8", "replace"))
+             for p in files]
     mb = sum(len(t.encode("utf-8")) for _, t in texts) / 1e6
     cairn_s: list[float] = []
     orgparse_s: list[float] = []

@@ -38,21 +38,10 @@ import httpx2
 
 HERE = Path(__file__).resolve().parent
 QUERIES = [
-    "zettelkasten",
-    "property inheritance",
-    "how do I schedule a repeating task",
-    "tag:daily",
-    "todo:open",
-    "format:org babel src block",
-    "callout foldable",
-    "org-roam buffer",
-    "C++",
-    "全文検索",
-    "link to a heading in another note",
-    "export to html with css",
-    "weekly review",
-    "spaced repetition",
-    "backlinks panel",
+    "zettelkasten", "property inheritance", "how do I schedule a repeating task",
+    "tag:daily", "todo:open", "format:org babel src block", "callout foldable",
+    "org-roam buffer", "C++", "全文検索", "link to a heading in another note",
+    "export to html with css", "weekly review", "spaced repetition", "backlinks panel",
 ]
 
 
@@ -75,8 +64,7 @@ def write_notes(folder: Path, round_: int) -> None:
         (folder / f"note-{i:02d}.md").write_text(
             f"# Load note {i}\n\nRound {round_}: zettelkasten weekly review {i * round_}.\n"
             f"See [[note-{(i + 1) % 40:02d}]].\n\n## Details\n\nspaced repetition {round_}\n",
-            encoding="utf-8",
-        )
+            encoding="utf-8")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -92,9 +80,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=50.0, help="load duration")
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--max-requests", type=int, default=200_000)
-    ap.add_argument(
-        "--no-index", action="store_true", help="no re-index runs during the load (a baseline)"
-    )
+    ap.add_argument("--no-index", action="store_true",
+                    help="no re-index runs during the load (a baseline)")
     args = ap.parse_args()
     if not args.db.is_file():
         sys.exit(f"{args.db}: no index; run `cairn index ../shared/corpus --db {args.db}`")
@@ -106,38 +93,14 @@ def main() -> int:
     write_notes(notes, 0)
     src = str(HERE.parent / "src")
     env = {**os.environ, "PYTHONPATH": src, "CAIRN_TOKEN": secrets.token_urlsafe(24)}
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cairn.interfaces.cli",
-            "index",
-            str(notes),
-            "--db",
-            str(db),
-            "--quiet",
-            "--json",
-        ],
-        env=env,
-        check=True,
-        stdout=subprocess.DEVNULL,
-    )
+    subprocess.run([sys.executable, "-m", "cairn.interfaces.cli", "index", str(notes),
+                    "--db", str(db), "--quiet", "--json"], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
     port = free_port()
     log = (tmp / "server.log").open("w")
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "cairn.interfaces.cli",
-            "serve",
-            "--db",
-            str(db),
-            "--port",
-            str(port),
-        ],
-        env=env,
-        stderr=log,
-    )
+        [sys.executable, "-m", "cairn.interfaces.cli", "serve", "--db", str(db),
+         "--port", str(port)], env=env, stderr=log)
     base = f"http://127.0.0.1:{port}"
     auth = {"Authorization": f"Bearer {env['CAIRN_TOKEN']}"}
     try:
@@ -153,20 +116,14 @@ def main() -> int:
             time.sleep(0.1)
         with httpx2.Client(base_url=base, headers=auth, timeout=60) as c:
             stats = c.get("/v1/stats").json()
-            probe = [
-                c.post("/v1/search", json={"query": q, "mode": "keyword", "limit": 5}).json()[
-                    "hits"
-                ]
-                for q in QUERIES
-            ]
+            probe = [c.post("/v1/search", json={"query": q, "mode": "keyword", "limit": 5})
+                     .json()["hits"] for q in QUERIES]
             # warm up: the embedding model and the vector matrix load on first use
             c.post("/v1/search", json={"query": QUERIES[0], "mode": "hybrid", "limit": 5})
         units = [h["unit_id"] for hits in probe for h in hits]
         docs = list(dict.fromkeys(h["document_id"] for hits in probe for h in hits))
-        print(
-            f"index: {stats['documents']} documents, {stats['units']} units; "
-            f"{args.clients} clients for {args.seconds:.0f} s"
-        )
+        print(f"index: {stats['documents']} documents, {stats['units']} units; "
+              f"{args.clients} clients for {args.seconds:.0f} s")
         return run_load(base, auth, notes, units, docs, args)
     finally:
         server.terminate()
@@ -182,9 +139,8 @@ def main() -> int:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def run_load(
-    base: str, auth: dict[str, str], notes: Path, units: list[str], docs: list[str], args: Any
-) -> int:
+def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
+             docs: list[str], args: Any) -> int:
     stop = time.monotonic() + args.seconds
     lat: dict[str, list[float]] = {"keyword": [], "hybrid": [], "get": [], "backlinks": []}
     errors: list[str] = []
@@ -240,21 +196,12 @@ def run_load(
     wall = time.perf_counter() - t0
     total = sum(len(v) for v in lat.values())
     report = {
-        "clients": args.clients,
-        "seconds": round(wall, 1),
-        "requests": total,
-        "requests_per_s": round(total / wall, 1),
-        "errors": len(errors),
+        "clients": args.clients, "seconds": round(wall, 1), "requests": total,
+        "requests_per_s": round(total / wall, 1), "errors": len(errors),
         "index_runs": len(runs),
         "index_run_s_p50": round(statistics.median(runs), 2) if runs else None,
-        **{
-            f"{k}_ms": {
-                "p50": round(percentile(v, 0.5), 1),
-                "p95": round(percentile(v, 0.95), 1),
-                "n": len(v),
-            }
-            for k, v in lat.items()
-        },
+        **{f"{k}_ms": {"p50": round(percentile(v, 0.5), 1), "p95": round(percentile(v, 0.95), 1),
+                       "n": len(v)} for k, v in lat.items()},
     }
     print(json.dumps(report, indent=2))
     for e in errors[:10]:

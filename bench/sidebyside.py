@@ -23,7 +23,7 @@ from pathlib import Path
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 
-WORKER = r"""
+WORKER = r'''
 import json, os, shutil, statistics, sys, tempfile, time
 from pathlib import Path
 from cairn.app import Cairn
@@ -62,7 +62,7 @@ def main():
         c.close()
 if __name__ == "__main__":
     main()
-"""
+'''
 
 
 def main() -> None:
@@ -79,17 +79,10 @@ def main() -> None:
     for _ in range(args.rounds):
         for label, tree in (("old", args.old), ("new", args.new)):
             env = {**os.environ, "PYTHONPATH": str(tree.resolve()), "CAIRN_EMBED": "none"}
-            out = (
-                subprocess.run(
-                    [sys.executable, "-c", WORKER, str(CORPUS)],
-                    env=env,
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                )
-                .stdout.strip()
-                .splitlines()[-1]
-            )
+            out = subprocess.run(
+                [sys.executable, "-c", WORKER, str(CORPUS)],
+                env=env, capture_output=True, text=True, check=True,
+            ).stdout.strip().splitlines()[-1]
             print(label, out, flush=True)
             results[label].append(json.loads(out))
     for key in ("cold_s", "mb_s", "nochange_ms", "onefile_ms", "kw_p50_ms", "kw_p95_ms"):

@@ -151,13 +151,8 @@ class SearchConfig:
 
     limit: int = 10
     weights: Mapping[str, float] = field(
-        default_factory=lambda: {
-            "title": 10.0,
-            "outline_path": 4.0,
-            "tags": 3.0,
-            "body": 1.0,
-            "meta": 2.0,
-        }
+        default_factory=lambda: {"title": 10.0, "outline_path": 4.0, "tags": 3.0, "body": 1.0}
+        | {"meta": 2.0}  # frontmatter, properties, TODO keywords (the meta FTS column)
     )
 
 
@@ -381,10 +376,8 @@ def _web(path: Path, web: Mapping[str, Any]) -> Mapping[str, Any]:
     """The ``[web]`` section, checked: ``editor_url`` is a string holding ``{path}``."""
     url = web.get("editor_url")
     if url is not None and (not isinstance(url, str) or "{path}" not in url):
-        raise ConfigError(
-            f"{path}: [web] editor_url must be a string holding {{path}} "
-            '(and optionally {line}), e.g. "vscode://file{path}:{line}"'
-        )
+        raise ConfigError(f"{path}: [web] editor_url must be a string holding {{path}} "
+                          "(and optionally {line}), e.g. \"vscode://file{path}:{line}\"")
     frozen: Mapping[str, Any] = _frozen(web)
     return frozen
 
@@ -417,12 +410,10 @@ def _doors(
             token_env=text(serve.get("token_env", d.token_env), "token_env"),
             allowed_hosts=strings(serve.get("allowed_hosts", ()), "allowed_hosts"),
             cors_origins=strings(serve.get("cors_origins", ()), "cors_origins"),
-            max_body_bytes=positive(
-                serve.get("max_body_bytes", d.max_body_bytes), "max_body_bytes"
-            ),
-            max_query_chars=positive(
-                serve.get("max_query_chars", d.max_query_chars), "max_query_chars"
-            ),
+            max_body_bytes=positive(serve.get("max_body_bytes", d.max_body_bytes),
+                                    "max_body_bytes"),
+            max_query_chars=positive(serve.get("max_query_chars", d.max_query_chars),
+                                     "max_query_chars"),
         )
     except TypeError as exc:
         raise ConfigError(f"{path}: [serve] {exc}") from exc

@@ -196,9 +196,8 @@ def discover(
                 if not entry.is_file(follow_symlinks=False):
                     if check(rel) and not is_ignored_name(entry.name, is_dir=False):
                         result.warnings.append(
-                            Diagnostic(
-                                rel, "not a regular file (a FIFO, socket or device); skipped"
-                            )
+                            Diagnostic(rel, "not a regular file (a FIFO, socket or device); "
+                                       "skipped")
                         )
                     continue
                 if is_ignored_name(entry.name, is_dir=False):
@@ -224,7 +223,9 @@ def discover(
             except OSError as exc:
                 result.warnings.append(Diagnostic(rel, f"not readable: {exc.strerror}"))
                 continue
-            result.files.append(SourceFile(Path(entry.path), rel, st.st_size, st.st_mtime_ns / 1e9))
+            result.files.append(
+                SourceFile(Path(entry.path), rel, st.st_size, st.st_mtime_ns / 1e9)
+            )
 
     walk(root, "")
     result.warnings = [

@@ -38,7 +38,6 @@ class ReliabilityMixin(Parts):
 
             self._limits = IndexLimits.from_mapping(self.config.index)
         return self._limits
-
     writer_lock: WriterLock
     _last_indexer: Indexer | None
 

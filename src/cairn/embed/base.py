@@ -21,6 +21,7 @@ NO_EMBEDDER_NOTICE = "embeddings are off (no embedding model available): search 
 
 
 @runtime_checkable
+
 class Embedder(Protocol):
     """Turns texts into unit-length float32 vectors.
 

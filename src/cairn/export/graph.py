@@ -66,10 +66,8 @@ def cytoscape(data: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "elements": {
             "nodes": [
-                {
-                    "data": {k: v for k, v in n.items() if v is not None},
-                    "classes": f"{n.get('type')} {n.get('kind') or ''}".strip(),
-                }
+                {"data": {k: v for k, v in n.items() if v is not None},
+                 "classes": f"{n.get('type')} {n.get('kind') or ''}".strip()}
                 for n in data["nodes"]
             ],
             "edges": [

@@ -321,7 +321,9 @@ class RootTypes:
     problems: tuple[Diagnostic, ...] = ()
 
 
-def load_root_types(roots: Sequence[tuple[str, Path]], fallback: Path | None = None) -> RootTypes:
+def load_root_types(
+    roots: Sequence[tuple[str, Path]], fallback: Path | None = None
+) -> RootTypes:
     """Read each root's ``types.yaml`` (``roots`` are ``(root id, folder)`` pairs), with
     ``fallback`` (a ``types.yaml`` beside ``cairn.toml``) for roots without one. Each
     file is read once. Never raises: unreadable files become :attr:`RootTypes.problems`.

@@ -126,57 +126,29 @@ def build_declared(
         target_doc = r.resolved_document_id
         target = r.resolved_unit_id or (firsts.get(target_doc) if target_doc else None)
         if target is not None and target_doc is not None:
-            es.add(
-                src,
-                target,
-                relation,
-                DECLARED,
-                weight=1.0,
-                source_doc=src_doc,
-                target_doc=target_doc,
-                evidence=ev,
-                is_link=True,
-            )
+            es.add(src, target, relation, DECLARED, weight=1.0, source_doc=src_doc,
+                   target_doc=target_doc, evidence=ev, is_link=True)
             continue
         reason = r.unresolved_reason or ("document has no units" if target_doc else None)
         stub = stub_for(r.kind, r.target, r.anchor, src_doc, r.path, reason)
         if attachment_reason(reason):
             stub = Stub(stub.id, "attachment", stub.label, stub.target, None)
             es.stubs[stub.id] = stub
-            es.add(
-                src,
-                stub.id,
-                relation,
-                DECLARED,
-                weight=1.0,
-                source_doc=src_doc,
-                target_doc=None,
-                evidence=ev,
-                is_link=True,
-            )
+            es.add(src, stub.id, relation, DECLARED, weight=1.0, source_doc=src_doc,
+                   target_doc=None, evidence=ev, is_link=True)
             continue
         es.stubs[stub.id] = stub
         ev["as"] = relation
         ev["reason"] = reason
-        es.add(
-            src,
-            stub.id,
-            UNRESOLVED,
-            DECLARED,
-            weight=1.0,
-            source_doc=src_doc,
-            target_doc=None,
-            evidence=ev,
-            is_link=True,
-        )
+        es.add(src, stub.id, UNRESOLVED, DECLARED, weight=1.0, source_doc=src_doc,
+               target_doc=None, evidence=ev, is_link=True)
 
     # Link-shaped metadata values the parser did not report as links.
     for uid, rest in overrides.items():
         if uid in where:
             doc_id, root_id, path = where[uid]
-            plain.extend(
-                (uid, doc_id, root_id, path, key, rel, raw, None) for raw, rel, key in rest
-            )
+            plain.extend((uid, doc_id, root_id, path, key, rel, raw, None)
+                         for raw, rel, key in rest)
 
     # Plain metadata values.
     wants: dict[str, set[str]] = {d.id: set() for d in docs}
@@ -197,16 +169,8 @@ def build_declared(
             ev["confidence"] = conf
         weight = conf if conf is not None else 1.0
         if doc and unit:
-            es.add(
-                src,
-                unit,
-                rel,
-                DECLARED,
-                weight=weight,
-                source_doc=src_doc,
-                target_doc=doc,
-                evidence=ev,
-            )
+            es.add(src, unit, rel, DECLARED, weight=weight, source_doc=src_doc, target_doc=doc,
+                   evidence=ev)
         elif key == "sources":
             continue  # a source that is not a concept of the index: no edge
         else:
@@ -214,17 +178,10 @@ def build_declared(
             es.stubs[stub.id] = stub
             ev["as"] = rel
             ev["reason"] = reason
-            es.add(
-                src,
-                stub.id,
-                UNRESOLVED,
-                DECLARED,
-                weight=weight,
-                source_doc=src_doc,
-                target_doc=None,
-                evidence=ev,
-            )
+            es.add(src, stub.id, UNRESOLVED, DECLARED, weight=weight, source_doc=src_doc,
+                   target_doc=None, evidence=ev)
     return es, wants
+
 
 
 def _bundle_root(path: str, concept_id: Any) -> str | None:
@@ -263,15 +220,8 @@ def _okf_relations(
         written: dict[str, list[str]] = {}
         for key in ("relations", "okfm_relations"):
             items = meta.get(key)
-            written[key] = (
-                [
-                    i["target"].strip()
-                    for i in items
-                    if isinstance(i, Mapping) and isinstance(i.get("target"), str)
-                ]
-                if isinstance(items, list)
-                else []
-            )
+            written[key] = [i["target"].strip() for i in items if isinstance(i, Mapping)
+                            and isinstance(i.get("target"), str)] if isinstance(items, list) else []
         seen: dict[str, int] = {}
         for item in parsed:
             if not isinstance(item, Mapping) or not isinstance(item.get("target"), str):
@@ -280,36 +230,21 @@ def _okf_relations(
             n = seen.get(field_, 0)
             seen[field_] = n + 1
             raw = written.get(field_, [])
-            targets = [
-                item["target"],
-                *[a for a in item.get("alternatives") or [] if isinstance(a, str)],
-            ]
-            cands = tuple(
-                dict.fromkeys(
-                    t
-                    if bundle is None or t.startswith("../") or "://" in t
-                    else "/" + posixpath.join(bundle, t.lstrip("/"))
-                    for t in targets
-                    if t.strip()
-                )
-            )
+            targets = [item["target"], *[a for a in item.get("alternatives") or []
+                                         if isinstance(a, str)]]
+            cands = tuple(dict.fromkeys(
+                t if bundle is None or t.startswith("../") or "://" in t
+                else "/" + posixpath.join(bundle, t.lstrip("/"))
+                for t in targets if t.strip()
+            ))
             if n < len(raw) and raw[n] not in cands:
                 # as written, searched from the file's folder up to the root
                 cands = (*cands, raw[n])
             if not cands:
                 continue
-            plain.append(
-                (
-                    unit_id,
-                    d.id,
-                    d.root_id,
-                    d.path,
-                    field_,
-                    norm_key(str(item.get("type") or "related")),
-                    cands,
-                    _confidence(item.get("confidence")),
-                )
-            )
+            plain.append((unit_id, d.id, d.root_id, d.path, field_,
+                          norm_key(str(item.get("type") or "related")), cands,
+                          _confidence(item.get("confidence"))))
         return
     for key, type_key in (("relations", "type"), ("okfm_relations", "predicate")):
         items = meta.get(key)
@@ -320,28 +255,18 @@ def _okf_relations(
             if not isinstance(target, str) or not target.strip():
                 continue
             rtype = item.get(type_key) or item.get("relation") or "related"
-            plain.append(
-                (
-                    unit_id,
-                    d.id,
-                    d.root_id,
-                    d.path,
-                    key,
-                    norm_key(str(rtype)),
-                    target.strip(),
-                    _confidence(item.get("confidence")),
-                )
-            )
+            plain.append((unit_id, d.id, d.root_id, d.path, key, norm_key(str(rtype)),
+                          target.strip(), _confidence(item.get("confidence"))))
     sources = meta.get("sources")
     for s in sources if isinstance(sources, list) else []:
         r = s.get("resource") if isinstance(s, Mapping) else None
         if isinstance(r, str) and r.strip().lower().endswith(".md") and "://" not in r:
-            plain.append(
-                (unit_id, d.id, d.root_id, d.path, "sources", DERIVED_FROM, r.strip(), None)
-            )
+            plain.append((unit_id, d.id, d.root_id, d.path, "sources",
+                          DERIVED_FROM, r.strip(), None))
 
 
 def _confidence(value: Any) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return max(0.0, min(1.0, float(value)))
     return None
+

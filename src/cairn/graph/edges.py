@@ -162,7 +162,6 @@ def type_rules(types: Any) -> dict[str, TypeRule]:
     if not isinstance(table, Mapping):
         return out
     for name, spec in table.items():
-
         def get(key: str, spec: Any = spec) -> Any:
             return spec.get(key) if isinstance(spec, Mapping) else getattr(spec, key, None)
 
@@ -221,11 +220,11 @@ class BuildConfig:
 class _Acc:
     """A mutable edge while occurrences are merged into it."""
 
-    __slots__ = ("count", "ev", "links", "source", "source_doc", "target", "target_doc", "weight")
+    __slots__ = ("count", "ev", "links", "source", "source_doc", "target", "target_doc",
+                 "weight")
 
-    def __init__(
-        self, source: str, target: str, weight: float, source_doc: str, target_doc: str | None
-    ) -> None:
+    def __init__(self, source: str, target: str, weight: float, source_doc: str,
+                 target_doc: str | None) -> None:
         self.source, self.target, self.weight = source, target, weight
         self.source_doc, self.target_doc = source_doc, target_doc
         self.count = 0
@@ -272,19 +271,8 @@ class EdgeSet:
 
     def __iter__(self) -> Iterator[Edge]:
         for eid, (rel, origin, e) in self._acc.items():
-            yield Edge(
-                eid,
-                e.source,
-                e.target,
-                rel,
-                origin,
-                e.weight,
-                e.source_doc,
-                e.target_doc,
-                e.count,
-                e.links,
-                tuple(e.ev),
-            )
+            yield Edge(eid, e.source, e.target, rel, origin, e.weight, e.source_doc,
+                       e.target_doc, e.count, e.links, tuple(e.ev))
 
     def __len__(self) -> int:
         return len(self._acc)
@@ -293,11 +281,7 @@ class EdgeSet:
 def same_edge(a: Edge, b: Edge) -> bool:
     """Whether two edges would be stored identically (evidence compared as stored)."""
     return (a.weight, a.count, a.links, a.target_document_id) == (
-        b.weight,
-        b.count,
-        b.links,
-        b.target_document_id,
-    ) and _ev(a) == _ev(b)
+        b.weight, b.count, b.links, b.target_document_id) and _ev(a) == _ev(b)
 
 
 def _ev(e: Edge) -> str:
@@ -310,9 +294,8 @@ def config_fingerprint(config: BuildConfig) -> str:
         "relation_keys": sorted(config.relation_keys.items()),
         "implicit_keys": list(config.implicit_keys),
         "max_feature_units": config.max_feature_units,
-        "types": sorted(
-            (k, sorted(r.relations.items()), list(r.defaults)) for k, r in config.types.items()
-        ),
+        "types": sorted((k, sorted(r.relations.items()), list(r.defaults))
+                        for k, r in config.types.items()),
     }
     return hashlib.sha256(json.dumps(data, default=str).encode()).hexdigest()[:16]
 
@@ -342,9 +325,8 @@ def stub_for(
         return Stub(stub_id("heading", key), "heading", anchor or t, key, reason)
     if kind in (ORG_FILE, MARKDOWN_LINK):
         path = t[5:] if t.startswith("file:") else t
-        rel = posixpath.normpath(
-            path.lstrip("/") if path.startswith("/") else posixpath.join(folder, path)
-        )
+        rel = posixpath.normpath(path.lstrip("/") if path.startswith("/")
+                                 else posixpath.join(folder, path))
         skind = "attachment" if is_attachment_name(rel) else "file"
         return Stub(stub_id(skind, rel.casefold()), cast(StubKind, skind), rel, rel, reason)
     if is_attachment_name(t):
@@ -361,3 +343,5 @@ def attachment_reason(reason: str | None) -> bool:
         return False
     r = reason.casefold()
     return r.startswith("attachment") or r.startswith("links to a file that is not a note")
+
+

@@ -146,11 +146,8 @@ def expand(
             break
         # a top-level heading stands for its note too: walk on from the note's first unit
         _learn_up(es, {n for n, *_ in frontier}, info, up)
-        frontier += [
-            (up[n][0], seed, c, (*steps, up[n][1]))
-            for n, seed, c, steps in frontier
-            if n in up and up[n][0] != seed
-        ]
+        frontier += [(up[n][0], seed, c, (*steps, up[n][1]))
+                     for n, seed, c, steps in frontier if n in up and up[n][0] != seed]
         by_node: dict[str, list[tuple[str, float, tuple[Step, ...]]]] = {}
         for node, seed, carried, steps in frontier:
             by_node.setdefault(node, []).append((seed, carried, steps))
@@ -243,8 +240,7 @@ def _learn(
     for a in es.in_arcs(firsts, ["parent"]):
         if a.origin == "structural":
             found[a.target].append(
-                (a.source, Step(a.id, a.target, a.source, a.relation, a.origin, a.weight, False))
-            )
+                (a.source, Step(a.id, a.target, a.source, a.relation, a.origin, a.weight, False)))
     info.update(_units(es, [c for lst in found.values() for c, _ in lst if c not in info]))
     for n, lst in found.items():
         lst.sort(key=lambda cs: info.get(cs[0], ("", 1 << 30, 0))[1])
@@ -266,10 +262,8 @@ def _learn_up(
     info.update(_units(es, [a.target for a in arcs if a.target not in info]))
     for a in arcs:
         if info.get(a.target, ("", 1, 0))[1] == 0:
-            up[a.source] = (
-                a.target,
-                Step(a.id, a.source, a.target, a.relation, a.origin, a.weight, True),
-            )
+            up[a.source] = (a.target, Step(a.id, a.source, a.target, a.relation, a.origin,
+                                           a.weight, True))
 
 
 def explain(es: EdgeIndex, hit: ExpandedHit) -> dict[str, Any]:
@@ -326,4 +320,6 @@ def proximity(expanded: Sequence[ExpandedHit], *, allow_negative: bool = False) 
     if top <= 0:
         top = max((abs(h.boost) for h in expanded), default=0.0) or 1.0
     lo = -1.0 if allow_negative else 0.0
-    return {h.unit_id: max(lo, min(1.0, h.boost / top)) for h in expanded if h.boost}
+    return {
+        h.unit_id: max(lo, min(1.0, h.boost / top)) for h in expanded if h.boost
+    }

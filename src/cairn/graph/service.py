@@ -48,29 +48,12 @@ from cairn.store import Store
 def node_dict(n: GraphNode) -> dict[str, Any]:
     """A node as graph results give it (JSON-ready; the keys they have always had)."""
     if n.type == "stub":
-        return {
-            "id": n.id,
-            "type": "stub",
-            "title": n.title,
-            "kind": n.kind,
-            "target": n.target,
-            "reason": n.reason,
-            "document_id": None,
-            "path": None,
-        }
-    return {
-        "id": n.id,
-        "type": "unit",
-        "title": n.title,
-        "kind": n.kind,
-        "document_id": n.document_id,
-        "doc_title": n.doc_title,
-        "doc_type": n.doc_type,
-        "path": n.path,
-        "abs_path": n.abs_path,
-        "line": n.line,
-        "outline_path": list(n.outline_path),
-    }
+        return {"id": n.id, "type": "stub", "title": n.title, "kind": n.kind,
+                "target": n.target, "reason": n.reason, "document_id": None, "path": None}
+    return {"id": n.id, "type": "unit", "title": n.title, "kind": n.kind,
+            "document_id": n.document_id, "doc_title": n.doc_title, "doc_type": n.doc_type,
+            "path": n.path, "abs_path": n.abs_path, "line": n.line,
+            "outline_path": list(n.outline_path)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,12 +146,8 @@ class GraphService:
         """Whether documents changed, or links were resolved again, since the last update
         (or the settings differ from those the graph was built with)."""
         changed, removed = self.es.changed_documents()
-        return bool(
-            changed
-            or removed
-            or self.es.dirty()
-            or self.es.meta("config") != eb.config_fingerprint(self.config)
-        )
+        return bool(changed or removed or self.es.dirty()
+                    or self.es.meta("config") != eb.config_fingerprint(self.config))
 
     def update(
         self,
@@ -225,18 +204,16 @@ class GraphService:
                 ch_units = [u for u in units if u.document_id in ch]
                 written[eb.STRUCTURAL] = es.insert(build_structural(ch_units), run_id)
                 ch_docs = [d for d in docs if d.id in ch]
-                written[eb.IMPLICIT] = self._update_implicit(
-                    ch_docs, ch_units, sorted(rm), run_id, cold=cold
-                )
+                written[eb.IMPLICIT] = self._update_implicit(ch_docs, ch_units, sorted(rm),
+                                                             run_id, cold=cold)
                 es.forget_docs(sorted(rm))
                 es.forget_wants(sorted(rm))
                 es.mark_built(ch_sorted)
             es.prune_stubs()
             es.set_meta("config", fingerprint)
             n_edges, n_stubs = es.size()
-        return UpdateReport(
-            len(ch), len(rm), written, deleted, n_edges, n_stubs, round(time.perf_counter() - t0, 4)
-        )
+        return UpdateReport(len(ch), len(rm), written, deleted, n_edges, n_stubs,
+                            round(time.perf_counter() - t0, 4))
 
     def rebuild(self, *, run_id: str | None = None) -> UpdateReport:
         """Drop every edge and build the graph from scratch."""
@@ -342,9 +319,8 @@ class GraphService:
         partners = {u for hs in holders.values() for u, _d in hs}
         feats.update(es.unit_features(sorted(partners - set(feats))))
         unit_doc = {u: d for hs in holders.values() for u, d in hs}
-        built = implicit_edges(
-            sorted(affected), feats, holders, counts, unit_doc, self.config.max_feature_units
-        )
+        built = implicit_edges(sorted(affected), feats, holders, counts, unit_doc,
+                               self.config.max_feature_units)
         return es.insert(built, run_id)
 
     # --- references -------------------------------------------------------------------
@@ -359,9 +335,8 @@ class GraphService:
         node = es.nodes([ref]).get(ref)
         if node is not None:
             if node.type == "unit":
-                return NodeRef(
-                    (node.id,), node.title or node.path or node.id, node.document_id, node.path
-                )
+                return NodeRef((node.id,), node.title or node.path or node.id,
+                               node.document_id, node.path)
             return NodeRef((node.id,), node.title)
         doc = es.documents_brief([ref]).get(ref)
         if doc is not None:
@@ -403,9 +378,8 @@ class GraphService:
                 continue
             if line is not None:
                 for d in docs:
-                    spans = [
-                        u for u in self.es.unit_spans(d.id) if u.line_start <= line <= u.line_end
-                    ]
+                    spans = [u for u in self.es.unit_spans(d.id)
+                             if u.line_start <= line <= u.line_end]
                     if spans:
                         u = max(spans, key=lambda x: x.line_start)
                         return NodeRef((u.id,), u.title or d.title, d.id, rel)
@@ -436,15 +410,8 @@ class GraphService:
             NotFound: ``ref`` names nothing. QueryError: bad hops or direction.
         """
         node = self.resolve(ref)
-        found = tv.neighbors(
-            self.es,
-            node.ids,
-            hops=hops,
-            relations=relations,
-            origins=origins,
-            direction=direction,
-            limit=limit,
-        )
+        found = tv.neighbors(self.es, node.ids, hops=hops, relations=relations,
+                             origins=origins, direction=direction, limit=limit)
         info = self._node_dicts(n.node for n in found)
         return {
             "node": self._ref_dict(node),
@@ -472,23 +439,12 @@ class GraphService:
             source = dict(info.get(b.source, {"id": b.source}))
             if b.lines:
                 source["line"] = b.lines[0]
-            items.append(
-                {
-                    "source": source,
-                    "target": info.get(b.target, {"id": b.target}),
-                    "relations": list(b.relations),
-                    "count": b.count,
-                    "lines": list(b.lines),
-                    "edge_ids": list(b.edge_ids),
-                }
-            )
+            items.append({"source": source, "target": info.get(b.target, {"id": b.target}),
+                          "relations": list(b.relations), "count": b.count,
+                          "lines": list(b.lines), "edge_ids": list(b.edge_ids)})
         docs = {i["source"].get("document_id") for i in items}
-        return {
-            "node": self._ref_dict(node),
-            "count": sum(b.count for b in bl),
-            "sources": len(docs),
-            "backlinks": items,
-        }
+        return {"node": self._ref_dict(node), "count": sum(b.count for b in bl),
+                "sources": len(docs), "backlinks": items}
 
     def path(
         self,
@@ -503,26 +459,16 @@ class GraphService:
         """A shortest path between two references: ``{"from", "to", "length", "steps":
         [step with "from_node"/"to_node"]}``; ``length`` is ``None`` when none exists."""
         na, nb = self.resolve(a), self.resolve(b)
-        steps = tv.shortest_path(
-            self.es,
-            na.ids,
-            nb.ids,
-            relations=relations,
-            origins=origins,
-            direction=direction,
-            max_hops=max_hops,
-        )
+        steps = tv.shortest_path(self.es, na.ids, nb.ids, relations=relations,
+                                 origins=origins, direction=direction, max_hops=max_hops)
         info = self._node_dicts([x for s in steps or [] for x in (s.frm, s.to)])
         return {
             "from": self._ref_dict(na),
             "to": self._ref_dict(nb),
             "length": None if steps is None else len(steps),
             "steps": [
-                {
-                    **s.as_dict(),
-                    "from_node": info.get(s.frm, {"id": s.frm}),
-                    "to_node": info.get(s.to, {"id": s.to}),
-                }
+                {**s.as_dict(), "from_node": info.get(s.frm, {"id": s.frm}),
+                 "to_node": info.get(s.to, {"id": s.to})}
                 for s in steps or []
             ],
         }
@@ -538,9 +484,8 @@ class GraphService:
         """The nodes within ``hops`` of ``ref`` and the edges among them:
         ``{"nodes": [...], "edges": [...]}`` (edge dicts as in exports)."""
         node = self.resolve(ref)
-        nodes, edge_ids = tv.subgraph(
-            self.es, node.ids, hops=hops, relations=relations, origins=origins
-        )
+        nodes, edge_ids = tv.subgraph(self.es, node.ids, hops=hops, relations=relations,
+                                      origins=origins)
         return tv.graph_data(self.es, nodes, edge_ids)
 
     def orphans(self) -> list[dict[str, Any]]:
@@ -549,14 +494,9 @@ class GraphService:
         "abs_path", "format", "unresolved_links"}]`` by root, path and id (see
         :func:`cairn.graph.traverse.orphans`)."""
         return [
-            {
-                "document_id": o.document_id,
-                "title": o.title,
-                "path": o.path,
-                "abs_path": o.abs_path,
-                "format": o.format,
-                "unresolved_links": o.unresolved_links,
-            }
+            {"document_id": o.document_id, "title": o.title, "path": o.path,
+             "abs_path": o.abs_path, "format": o.format,
+             "unresolved_links": o.unresolved_links}
             for o in tv.orphans(self.es)
         ]
 
@@ -583,16 +523,14 @@ class GraphService:
         """
         if around is not None:
             node = self.resolve(around)
-            nodes, edge_ids = tv.subgraph(
-                self.es, node.ids, hops=hops, relations=relations, origins=origins
-            )
+            nodes, edge_ids = tv.subgraph(self.es, node.ids, hops=hops, relations=relations,
+                                          origins=origins)
             data = tv.graph_data(self.es, nodes, edge_ids)
         else:
             data = tv.graph_data(self.es, None, None, relations=relations, origins=origins)
         if self.renderer is None:
-            raise QueryError(
-                "graph export needs GraphService(..., renderer=cairn.export.graph.render)"
-            )
+            raise QueryError("graph export needs GraphService(..., renderer="
+                             "cairn.export.graph.render)")
         try:
             return self.renderer(data, fmt)
         except ValueError as exc:
@@ -620,9 +558,5 @@ class GraphService:
         return explain(self.es, hit)
 
     def _ref_dict(self, node: NodeRef) -> dict[str, Any]:
-        return {
-            "ids": list(node.ids),
-            "label": node.label,
-            "document_id": node.document_id,
-            "path": node.path,
-        }
+        return {"ids": list(node.ids), "label": node.label, "document_id": node.document_id,
+                "path": node.path}

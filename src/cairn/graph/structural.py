@@ -52,39 +52,15 @@ def build_structural(units: Sequence[GraphUnit]) -> EdgeSet:
                 continue
             parent = u.parent_id or root
             if parent:
-                es.add(
-                    u.id,
-                    parent,
-                    PARENT,
-                    STRUCTURAL,
-                    weight=1.0,
-                    source_doc=doc_id,
-                    target_doc=doc_id,
-                    evidence={"via": "outline"},
-                )
+                es.add(u.id, parent, PARENT, STRUCTURAL, weight=1.0, source_doc=doc_id,
+                       target_doc=doc_id, evidence={"via": "outline"})
             groups[parent].append(u.id)
         for sibs in groups.values():
             for a, b in itertools.pairwise(sibs):
-                es.add(
-                    a,
-                    b,
-                    NEXT,
-                    STRUCTURAL,
-                    weight=1.0,
-                    source_doc=doc_id,
-                    target_doc=doc_id,
-                    evidence={"via": "outline"},
-                )
-                es.add(
-                    b,
-                    a,
-                    PREVIOUS,
-                    STRUCTURAL,
-                    weight=1.0,
-                    source_doc=doc_id,
-                    target_doc=doc_id,
-                    evidence={"via": "outline"},
-                )
+                es.add(a, b, NEXT, STRUCTURAL, weight=1.0, source_doc=doc_id,
+                       target_doc=doc_id, evidence={"via": "outline"})
+                es.add(b, a, PREVIOUS, STRUCTURAL, weight=1.0, source_doc=doc_id,
+                       target_doc=doc_id, evidence={"via": "outline"})
     return es
 
 
@@ -121,23 +97,14 @@ def build_rules(
         ev = {"via": "type rule", "type": d.type, "relation": rel, "target": target}
         if doc and unit:
             if unit != src:
-                es.add(
-                    src, unit, rel, RULE, weight=1.0, source_doc=d.id, target_doc=doc, evidence=ev
-                )
+                es.add(src, unit, rel, RULE, weight=1.0, source_doc=d.id, target_doc=doc,
+                       evidence=ev)
         else:
             stub = stub_for(WIKILINK, target, None, d.id, d.path, reason)
             es.stubs[stub.id] = stub
             ev["as"] = rel
-            es.add(
-                src,
-                stub.id,
-                UNRESOLVED,
-                RULE,
-                weight=1.0,
-                source_doc=d.id,
-                target_doc=None,
-                evidence=ev,
-            )
+            es.add(src, stub.id, UNRESOLVED, RULE, weight=1.0, source_doc=d.id,
+                   target_doc=None, evidence=ev)
     return es, wants
 
 
@@ -220,11 +187,8 @@ def implicit_edges(
         for b, doc_b in partners.items():
             shared = fa & features.get(b, set())
             for prefix, rel in (("tag:", SHARES_TAG), ("prop:", SHARES_PROPERTY)):
-                fs = sorted(
-                    f
-                    for f in shared
-                    if f.startswith(prefix) and counts.get(f, 0) <= max_feature_units
-                )
+                fs = sorted(f for f in shared if f.startswith(prefix)
+                            and counts.get(f, 0) <= max_feature_units)
                 if not fs:
                     continue
                 s, t = (a, b) if a < b else (b, a)
@@ -233,18 +197,7 @@ def implicit_edges(
                 done.add((s, t, rel))
                 w = min(1.0, sum(feature_weight(counts.get(f, 2)) for f in fs))
                 sd, td = (doc_a, doc_b) if s == a else (doc_b, doc_a)
-                es.add(
-                    s,
-                    t,
-                    rel,
-                    IMPLICIT,
-                    weight=round(w, 6),
-                    source_doc=sd or "",
-                    target_doc=td,
-                    evidence={
-                        "via": "shared",
-                        "features": fs,
-                        "units": [counts.get(f, 0) for f in fs],
-                    },
-                )
+                es.add(s, t, rel, IMPLICIT, weight=round(w, 6), source_doc=sd or "",
+                       target_doc=td, evidence={"via": "shared", "features": fs,
+                                                "units": [counts.get(f, 0) for f in fs]})
     return es

@@ -86,29 +86,17 @@ def steps_from(
 
     sym = [r for r in (rels or sorted(SYMMETRIC)) if r in SYMMETRIC]
     if direction in ("out", "both"):
-        out.extend(
-            Step(a.id, a.source, a.target, a.relation, a.origin, a.weight, True)
-            for a in es.out_arcs(nodes, rels)
-            if keep(a.origin)
-        )
+        out.extend(Step(a.id, a.source, a.target, a.relation, a.origin, a.weight, True)
+                   for a in es.out_arcs(nodes, rels) if keep(a.origin))
     elif sym:  # "in": symmetric relations are walked both ways
-        out.extend(
-            Step(a.id, a.source, a.target, a.relation, a.origin, a.weight, True)
-            for a in es.out_arcs(nodes, sym)
-            if keep(a.origin)
-        )
+        out.extend(Step(a.id, a.source, a.target, a.relation, a.origin, a.weight, True)
+                   for a in es.out_arcs(nodes, sym) if keep(a.origin))
     if direction in ("in", "both"):
-        out.extend(
-            Step(a.id, a.target, a.source, a.relation, a.origin, a.weight, False)
-            for a in es.in_arcs(nodes, rels)
-            if keep(a.origin)
-        )
+        out.extend(Step(a.id, a.target, a.source, a.relation, a.origin, a.weight, False)
+                   for a in es.in_arcs(nodes, rels) if keep(a.origin))
     elif sym:
-        out.extend(
-            Step(a.id, a.target, a.source, a.relation, a.origin, a.weight, False)
-            for a in es.in_arcs(nodes, sym)
-            if keep(a.origin)
-        )
+        out.extend(Step(a.id, a.target, a.source, a.relation, a.origin, a.weight, False)
+                   for a in es.in_arcs(nodes, sym) if keep(a.origin))
     return out
 
 
@@ -147,9 +135,8 @@ def neighbors(
         if not frontier:
             break
         nxt: list[str] = []
-        for st in steps_from(
-            es, frontier, relations=relations, origins=origins, direction=direction
-        ):
+        for st in steps_from(es, frontier, relations=relations, origins=origins,
+                             direction=direction):
             if st.to in seen:
                 continue
             seen.add(st.to)
@@ -204,11 +191,8 @@ def backlinks(
         cur[0].add(r.relation)
         cur[1] += r.count
         cur[2].append(eid)
-        cur[3].update(
-            int(ev["line"])
-            for ev in r.evidence
-            if ev.get("via") == "link" and isinstance(ev.get("line"), int)
-        )
+        cur[3].update(int(ev["line"]) for ev in r.evidence
+                      if ev.get("via") == "link" and isinstance(ev.get("line"), int))
     return [
         Backlink(s, t, tuple(sorted(v[0])), v[1], tuple(sorted(v[2])), tuple(sorted(v[3])))
         for (s, t), v in sorted(rows.items())
@@ -252,13 +236,8 @@ def shortest_path(
         mine, other = (fwd, bwd) if expand_fwd else (bwd, fwd)
         nxt: list[str] = []
         meet: str | None = None
-        for st in steps_from(
-            es,
-            front,
-            relations=relations,
-            origins=origins,
-            direction=direction if expand_fwd else back_dir,
-        ):
+        for st in steps_from(es, front, relations=relations, origins=origins,
+                             direction=direction if expand_fwd else back_dir):
             if st.to in mine:
                 continue
             mine[st.to] = st
@@ -287,9 +266,8 @@ def _join(meet: str, fwd: dict[str, Step | None], bwd: dict[str, Step | None]) -
     node = meet
     while (st := bwd.get(node)) is not None:
         # st goes from st.frm (closer to the target) to node; walk it the other way
-        right.append(
-            Step(st.edge_id, st.to, st.frm, st.relation, st.origin, st.weight, not st.forward)
-        )
+        right.append(Step(st.edge_id, st.to, st.frm, st.relation, st.origin, st.weight,
+                          not st.forward))
         node = st.frm
     return left + right
 
@@ -306,7 +284,8 @@ def subgraph(
     """The nodes within ``hops`` of ``seeds`` (seeds included) and the ids of every edge
     among them that passes the filters: ``(node ids, edge ids)``."""
     nodes = list(dict.fromkeys(seeds))
-    for n in neighbors(es, seeds, hops=hops, relations=relations, origins=origins, limit=max_nodes):
+    for n in neighbors(es, seeds, hops=hops, relations=relations, origins=origins,
+                       limit=max_nodes):
         nodes.append(n.node)
     nset = set(nodes)
     keep_origin = set(origins) if origins else None
@@ -348,16 +327,8 @@ class _DSU:
 
 
 def _bucket(d: int) -> str:
-    for hi, label in (
-        (0, "0"),
-        (1, "1"),
-        (2, "2"),
-        (5, "3-5"),
-        (10, "6-10"),
-        (20, "11-20"),
-        (50, "21-50"),
-        (100, "51-100"),
-    ):
+    for hi, label in ((0, "0"), (1, "1"), (2, "2"), (5, "3-5"), (10, "6-10"), (20, "11-20"),
+                      (50, "21-50"), (100, "51-100")):
         if d <= hi:
             return label
     return "101+"
@@ -406,7 +377,8 @@ def stats(es: EdgeIndex, *, origins: Sequence[str] | None = None) -> dict[str, A
             "largest": max(sizes.values()) if sizes else 0,
             "isolated": sum(1 for n in all_nodes if degree.get(n, 0) == 0),
         },
-        "top_linked": [{"document_id": d, "path": p, "linking_documents": n} for d, p, n in top],
+        "top_linked": [{"document_id": d, "path": p, "linking_documents": n}
+                       for d, p, n in top],
     }
 
 
@@ -431,16 +403,9 @@ def evidence_of(es: EdgeIndex, edge_ids: Sequence[str]) -> dict[str, list[dict[s
 def edge_dict(e: Edge) -> dict[str, Any]:
     """An edge as export data: ``{"id", "source", "target", "relation", "origin",
     "weight", "count", "evidence"}``."""
-    return {
-        "id": e.id,
-        "source": e.source,
-        "target": e.target,
-        "relation": e.relation,
-        "origin": e.origin,
-        "weight": e.weight,
-        "count": e.count,
-        "evidence": [dict(x) for x in e.evidence],
-    }
+    return {"id": e.id, "source": e.source, "target": e.target, "relation": e.relation,
+            "origin": e.origin, "weight": e.weight, "count": e.count,
+            "evidence": [dict(x) for x in e.evidence]}
 
 
 def graph_data(
@@ -471,19 +436,17 @@ def graph_data(
         r = info.get(n)
         if r is None:
             continue
-        out_nodes.append(
-            {
-                "id": n,
-                "type": r.type,
-                "label": r.title or r.path or n,
-                "kind": r.kind,
-                "document_id": r.document_id,
-                "path": r.path,
-                "line": r.line,
-                "doc_title": r.doc_title,
-                "reason": r.reason,
-            }
-        )
+        out_nodes.append({
+            "id": n,
+            "type": r.type,
+            "label": r.title or r.path or n,
+            "kind": r.kind,
+            "document_id": r.document_id,
+            "path": r.path,
+            "line": r.line,
+            "doc_title": r.doc_title,
+            "reason": r.reason,
+        })
     present = {n["id"] for n in out_nodes}
     out_edges = [edge_dict(e) for e in edges if e.source in present and e.target in present]
     return {"directed": True, "nodes": out_nodes, "edges": out_edges}

@@ -15,9 +15,8 @@ from cairn.graph.resolve import Catalog, Resolution, link_keys, resolve_link
 from cairn.model import MARKDOWN_LINK, ORG_FILE, ORG_ID, WIKILINK, LinkKind, LinkOccurrence
 
 
-def _probe(
-    kind: LinkKind, target: str, anchor: str | None, root_id: str, src_path: str, src_doc: str
-) -> LinkOccurrence:
+def _probe(kind: LinkKind, target: str, anchor: str | None, root_id: str, src_path: str,
+           src_doc: str) -> LinkOccurrence:
     return LinkOccurrence("", 0, src_doc, root_id, src_path, kind, target, anchor=anchor)
 
 
@@ -63,8 +62,7 @@ class ValueResolver:
         kind, target, anchor = link_shape(v)
         if kind is not None:
             doc, unit, reason = resolve_link(
-                _probe(kind, target, anchor, root_id, src_path, src_doc), cat
-            )
+                _probe(kind, target, anchor, root_id, src_path, src_doc), cat)
             return self._finish(cat, doc, unit, reason)
         if _is_url(v):
             return None, None, "external URL"
@@ -84,12 +82,12 @@ class ValueResolver:
                 unit = cat.anchor_unit(found, anchor) if anchor else None
                 return self._finish(cat, found, unit, None)
         doc, unit, reason = resolve_link(
-            _probe(WIKILINK, path, anchor, root_id, src_path, src_doc), cat
-        )
+            _probe(WIKILINK, path, anchor, root_id, src_path, src_doc), cat)
         return self._finish(cat, doc, unit, reason)
 
     @staticmethod
-    def _finish(cat: Catalog, doc: str | None, unit: str | None, reason: str | None) -> Resolution:
+    def _finish(cat: Catalog, doc: str | None, unit: str | None, reason: str | None
+                ) -> Resolution:
         if doc and not unit:
             unit = cat.preamble(doc)
         return doc, unit, reason
@@ -147,3 +145,4 @@ def relation_items(value: Any) -> list[str]:
         if isinstance(parsed, list):
             return relation_items(parsed)
     return [p.strip().strip("\"'") for p in text.split(",") if p.strip().strip("\"'")]
+

@@ -39,6 +39,7 @@ EmbedProgress = Callable[[int, int, str], None]
 and ``total`` count units (chunk) or texts (embed)."""
 
 
+
 EmbedReport = EmbedStep
 """What one embedding pass did (:class:`cairn.model.EmbedStep`)."""
 

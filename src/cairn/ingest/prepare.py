@@ -99,25 +99,17 @@ def prepare(job: Job) -> Prepared:
         with _time_limit(job.seconds):
             docs, failures = parse_text(fmt, sf, data, job.bundle, job.options.get(fmt.name, {}))
     except _TimeUp:
-        docs, failures = (
-            [],
-            [
-                Failure(
-                    sf.relpath,
-                    f"parsing took longer than {job.seconds:g} s ([index] file_seconds); "
-                    "not indexed",
-                )
-            ],
-        )
+        docs, failures = [], [
+            Failure(
+                sf.relpath,
+                f"parsing took longer than {job.seconds:g} s ([index] file_seconds); "
+                "not indexed",
+            )
+        ]
     except MemoryError:
-        docs, failures = (
-            [],
-            [
-                Failure(
-                    sf.relpath, "parsing needed more memory than allowed ([index] file_memory_mb)"
-                )
-            ],
-        )
+        docs, failures = [], [
+            Failure(sf.relpath, "parsing needed more memory than allowed ([index] file_memory_mb)")
+        ]
     return Prepared(sf, "parsed", digest, fmt.name, tuple(docs), tuple(failures))
 
 

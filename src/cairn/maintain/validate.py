@@ -31,7 +31,9 @@ def validate_roots(
         registry: the note types of every root (:func:`cairn.formats.types.load_root_types`);
             a ``types.yaml`` that could not be read is reported as an ``error``.
     """
-    out: list[Diagnostic] = [dataclasses.replace(d, severity="error") for d in registry.problems]
+    out: list[Diagnostic] = [
+        dataclasses.replace(d, severity="error") for d in registry.problems
+    ]
     for root in roots:
         folder = Path(root.path)
         name = folder.name

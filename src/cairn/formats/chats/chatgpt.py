@@ -268,7 +268,6 @@ def read(obj: dict[str, Any]) -> Conversation:
         ]
         pool = leaves or list(nodes)
         leaf = max(reversed(pool), key=ctime) if pool else None
-
     def known_parent(node: str) -> str | None:
         parent = parent_of(node)
         if parent is not None and parent not in nodes:

@@ -146,7 +146,6 @@ def _branch(obj: dict[str, Any], raw: list[Any], warnings: list[str]) -> set[str
     }
     if leaf is None or leaf not in parents:
         return None
-
     def parent_of(node: str) -> str | None:
         parent = parents[node]
         return parent if parent in parents else None

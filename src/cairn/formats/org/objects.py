@@ -228,7 +228,9 @@ def scan_text(text: str, first_line: int, *, links: bool = True, reduce: bool = 
                 if lk is not None:
                     line += text.count("\n", counted, s)
                     counted = s
-                    found.append(Link(lk.kind, lk.target, lk.alias, lk.anchor, line, lk.raw))
+                    found.append(
+                        Link(lk.kind, lk.target, lk.alias, lk.anchor, line, lk.raw)
+                    )
                 if reduce and shown is not None:
                     out.append(text[pos:s])
                     out.append(shown)

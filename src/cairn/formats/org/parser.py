@@ -263,11 +263,8 @@ class _Builder:
             inh_props = {k: v for uk, (k, v) in above.items() if uk not in own_up and v != "nil"}
             if inh_props:
                 extra["inherited_properties"] = inh_props
-            mine = [
-                (k.upper(), (k, v))
-                for k, v in props.items()
-                if inherit_all or k.upper() in inherit_keys
-            ]
+            mine = [(k.upper(), (k, v)) for k, v in props.items()
+                    if inherit_all or k.upper() in inherit_keys]
             avail.append({**above, **dict(mine)} if mine else above)
             ra = _get(props, "ROAM_ALIASES")
             if ra:

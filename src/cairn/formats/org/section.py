@@ -19,24 +19,8 @@ from cairn.model import Diagnostic, Link, Timestamp
 
 # Affiliated keywords (org-syntax *Affiliated Keywords*) belong to the next element, not
 # to the document's in-buffer settings.
-_AFFILIATED = frozenset(
-    {
-        "name",
-        "caption",
-        "header",
-        "results",
-        "plot",
-        "data",
-        "tblname",
-        "tblfm",
-        "srcname",
-        "label",
-        "source",
-        "resname",
-        "headers",
-        "call",
-    }
-)
+_AFFILIATED = frozenset({"name", "caption", "header", "results", "plot", "data", "tblname", "tblfm",
+                         "srcname", "label", "source", "resname", "headers", "call"})
 _VERBATIM_BLOCKS = frozenset({"example", "export"})
 _COMMA_RE = re.compile(r"^([ \t]*),(\*|#\+)", re.MULTILINE)
 _PROP_RE = re.compile(r"[ \t]*:(\S+):(?:[ \t]+(.*))?$")
@@ -46,6 +30,7 @@ _CLOCK_RE = re.compile(
     re.IGNORECASE,
 )
 _BLANKS_RE = re.compile(r"\n{3,}")
+
 
 
 class SectionResult:
@@ -63,7 +48,10 @@ class SectionResult:
         self.warnings: list[Diagnostic] = []
 
 
-def put_prop(props: dict[str, str], name: str, value: str, accumulate: bool = False) -> None:
+
+def put_prop(
+    props: dict[str, str], name: str, value: str, accumulate: bool = False
+) -> None:
     """Store a property; ``NAME+`` appends to ``NAME`` with a space (org-syntax *Node
     Properties*; Org manual *Property Syntax*). With ``accumulate`` (inside one
     drawer, as ``org-entry-get`` reads it) a repeated ``NAME`` appends too; without
@@ -135,16 +123,8 @@ class SectionReader:
                         ts = scan_text(value, first_line + j, reduce=False)
                         links.extend(ts.links)
                         stamps.extend(
-                            Timestamp(
-                                t.raw,
-                                t.active,
-                                t.start,
-                                t.end,
-                                t.repeater,
-                                t.warning,
-                                "property",
-                                t.diary,
-                            )
+                            Timestamp(t.raw, t.active, t.start, t.end, t.repeater,
+                                      t.warning, "property", t.diary)
                             for t in ts.timestamps
                         )
             elif kind == E.PLANNING:

@@ -218,7 +218,9 @@ def parse_headline(line: str, todo_keywords: Iterable[str]) -> Headline:
     level = heading_level(line)
     if not level:
         raise ParseError("not a heading line")
-    kws = todo_keywords if isinstance(todo_keywords, (set, frozenset, dict)) else set(todo_keywords)
+    kws = todo_keywords if isinstance(todo_keywords, (set, frozenset, dict)) else set(
+        todo_keywords
+    )
     pos = level
     n = len(line)
     while pos < n and line[pos] in " \t":

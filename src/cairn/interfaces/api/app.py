@@ -46,18 +46,11 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"model": ErrorOut, "description": "Nothing matches"},
 }
 Id = Annotated[str, Path(min_length=1, max_length=200, description="A unit or document id")]
-Node = Annotated[
-    str,
-    Query(
-        min_length=1,
-        max_length=4096,
-        description="A unit or document id, or PATH[:LINE] inside a registered folder",
-    ),
-]
-Relations = Annotated[
-    list[str] | None,
-    Query(alias="relation", max_length=32, description="Only these relations (repeat)"),
-]
+Node = Annotated[str, Query(min_length=1, max_length=4096,
+                            description="A unit or document id, or PATH[:LINE] inside a "
+                            "registered folder")]
+Relations = Annotated[list[str] | None, Query(alias="relation", max_length=32,
+                                              description="Only these relations (repeat)")]
 
 
 def _error(status: int, message: str, kind: str, request_id: str | None = None) -> JSONResponse:
@@ -113,25 +106,25 @@ class Guard:
         except Exception:
             log.error(json.dumps({"id": request_id, "error": traceback.format_exc()}))
             if not state["started"]:
-                await _error(500, "internal server error", "ServerError", request_id)(
-                    scope, receive, send_wrapper
-                )
+                await _error(500, "internal server error", "ServerError",
+                             request_id)(scope, receive, send_wrapper)
         finally:
             finish()
 
     def _refuse(self, scope: Scope) -> JSONResponse | None:
         """The answer that refuses this request, or ``None`` to let it through."""
-        headers = {
-            k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])
-        }
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope.get("headers", [])}
         p = self.policy
         if not p.host_ok(headers.get("host")):
             return _error(421, "this server does not answer for that Host", "Forbidden")
         if not p.origin_ok(headers.get("origin")):
-            return _error(403, "cross-origin requests from that Origin are refused", "Forbidden")
+            return _error(403, "cross-origin requests from that Origin are refused",
+                          "Forbidden")
         path: str = scope.get("path", "")
         if len(scope.get("query_string", b"")) > p.max_query_chars or len(path) > 8192:
-            return _error(414, f"query string over {p.max_query_chars} characters", "TooLarge")
+            return _error(414, f"query string over {p.max_query_chars} characters",
+                          "TooLarge")
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > p.max_body_bytes:
             return _error(413, f"request body over {p.max_body_bytes} bytes", "TooLarge")
@@ -140,12 +133,9 @@ class Guard:
         admin = path.startswith(ADMIN_PREFIXES)
         if p.token is None:
             if admin:
-                return _error(
-                    403,
-                    "admin routes need a token: set one (cairn serve reads it "
-                    "from $CAIRN_TOKEN, or the variable [serve] token_env names)",
-                    "Forbidden",
-                )
+                return _error(403, "admin routes need a token: set one (cairn serve reads it "
+                              "from $CAIRN_TOKEN, or the variable [serve] token_env names)",
+                              "Forbidden")
             return None
         if not p.token_ok(headers.get("authorization")):
             return _error(401, "missing or wrong bearer token", "Unauthorized")
@@ -199,23 +189,19 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
 
     @api.exception_handler(RequestValidationError)
     def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        detail = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")} for e in exc.errors()]
-        return JSONResponse(
-            {"error": "invalid request", "type": "ValidationError", "detail": detail},
-            status_code=422,
-        )
+        detail = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", "")}
+                  for e in exc.errors()]
+        return JSONResponse({"error": "invalid request", "type": "ValidationError",
+                             "detail": detail}, status_code=422)
 
     @api.get("/healthz", response_model=HealthOut, tags=["meta"])
     def healthz() -> dict[str, str]:
         """Liveness: ``{"status": "ok"}`` while the server answers."""
         return {"status": "ok"}
 
-    @api.get(
-        "/metrics",
-        tags=["meta"],
-        response_class=Response,
-        responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format"}},
-    )
+    @api.get("/metrics", tags=["meta"], response_class=Response,
+             responses={200: {"content": {"text/plain": {}},
+                              "description": "Prometheus text format"}})
     def metrics() -> Response:
         """Prometheus metrics: request counts and latencies per route, index size, the
         last run's time."""
@@ -224,20 +210,11 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     @api.post("/v1/search", response_model=SearchOut, responses=ERRORS, tags=["search"])
     def search(req: Annotated[SearchRequest, Body()]) -> JSONResponse:
         """Search: the same parameters and the same JSON as ``cairn search --json``."""
-        res = cairn.search(
-            req.query,
-            mode=req.mode,
-            limit=req.limit,
-            offset=req.offset,
-            explain=req.explain,
-            include_alternates=req.alternates,
-            expand=req.expand,
-        )
-        return JSONResponse(
-            to_data(
-                {"query": req.query, "took_ms": res.took_ms, "notes": res.notes, "hits": res.hits}
-            )
-        )
+        res = cairn.search(req.query, mode=req.mode, limit=req.limit, offset=req.offset,
+                           explain=req.explain, include_alternates=req.alternates,
+                           expand=req.expand)
+        return JSONResponse(to_data({"query": req.query, "took_ms": res.took_ms,
+                                     "notes": res.notes, "hits": res.hits}))
 
     @api.get("/v1/units/{id}", response_model=Data, responses=ERRORS, tags=["notes"])
     def unit(id: Id) -> JSONResponse:
@@ -262,33 +239,24 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         node: Node,
         relations: Relations = None,
         hops: Annotated[int, Query(ge=1, le=3, description="How far to walk")] = 1,
-        direction: Annotated[
-            Literal["out", "in", "both"], Query(description="out, in or both")
-        ] = "both",
+        direction: Annotated[Literal["out", "in", "both"], Query(
+            description="out, in or both")] = "both",
         limit: Annotated[int, Query(ge=1, le=500, description="At most this many")] = 100,
     ) -> JSONResponse:
         """Nodes within ``hops`` of a node: ``cairn graph neighbors --json``."""
-        return JSONResponse(
-            to_data(
-                cairn.neighbors(
-                    cairn.confine(node),
-                    hops=hops,
-                    relations=relations,
-                    direction=direction,
-                    limit=limit,
-                )
-            )
-        )
+        return JSONResponse(to_data(cairn.neighbors(
+            cairn.confine(node), hops=hops, relations=relations, direction=direction,
+            limit=limit)))
 
     @api.get("/v1/graph/backlinks", response_model=Data, responses=ERRORS, tags=["graph"])
     def backlinks(
         node: Node,
-        internal: Annotated[bool, Query(description="Also links from the same document")] = False,
+        internal: Annotated[bool, Query(description="Also links from the same "
+                                        "document")] = False,
     ) -> JSONResponse:
         """Who links to a node: ``cairn graph backlinks --json``."""
-        return JSONResponse(
-            to_data(cairn.backlinks_of(cairn.confine(node), include_internal=internal))
-        )
+        return JSONResponse(to_data(cairn.backlinks_of(cairn.confine(node),
+                                                       include_internal=internal)))
 
     @api.get("/v1/graph/path", response_model=Data, responses=ERRORS, tags=["graph"])
     def path(
@@ -298,16 +266,9 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         max_hops: Annotated[int, Query(ge=1, le=12, description="Longest path tried")] = 6,
     ) -> JSONResponse:
         """A shortest path between two nodes: ``cairn graph path --json``."""
-        return JSONResponse(
-            to_data(
-                cairn.graph_path(
-                    cairn.confine(source),
-                    cairn.confine(target),
-                    direction="out" if directed else "both",
-                    max_hops=max_hops,
-                )
-            )
-        )
+        return JSONResponse(to_data(cairn.graph_path(
+            cairn.confine(source), cairn.confine(target),
+            direction="out" if directed else "both", max_hops=max_hops)))
 
     @api.get("/v1/graph/subgraph", response_model=Data, responses=ERRORS, tags=["graph"])
     def subgraph(
@@ -316,27 +277,19 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         hops: Annotated[int, Query(ge=1, le=3, description="How far around")] = 1,
     ) -> JSONResponse:
         """The subgraph around a node as node-link JSON: ``cairn graph export --around``."""
-        text = cairn.export_graph(
-            "json", around=cairn.confine(node), hops=hops, relations=relations
-        )
+        text = cairn.export_graph("json", around=cairn.confine(node), hops=hops,
+                                  relations=relations)
         return JSONResponse(json.loads(text))
 
     @api.get("/v1/recent", response_model=Data, responses=ERRORS, tags=["notes"])
     def recent(
-        since: Annotated[
-            str,
-            Query(
-                min_length=1,
-                max_length=64,
-                description="ISO date or time (UTC), or an age: 7d, 12h, 30m",
-            ),
-        ],
+        since: Annotated[str, Query(min_length=1, max_length=64, description="ISO date or "
+                                    "time (UTC), or an age: 7d, 12h, 30m")],
         limit: Annotated[int, Query(ge=1, le=1000, description="At most this many")] = 50,
     ) -> JSONResponse:
         """Documents whose file changed since a time, newest first."""
-        return JSONResponse(
-            {"since": since, "documents": to_data(cairn.recent(since, limit=limit))}
-        )
+        return JSONResponse({"since": since,
+                             "documents": to_data(cairn.recent(since, limit=limit))})
 
     @api.get("/v1/stats", response_model=Data, tags=["index"])
     def stats() -> JSONResponse:
@@ -348,16 +301,10 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         """The registered folders: ``cairn roots --json``."""
         return JSONResponse(to_data(cairn.roots()))
 
-    @api.post(
-        "/v1/index",
-        response_model=Data,
-        responses={
-            **ERRORS,
-            401: {"model": ErrorOut, "description": "No token"},
-            403: {"model": ErrorOut, "description": "No token configured"},
-        },
-        tags=["index"],
-    )
+    @api.post("/v1/index", response_model=Data,
+              responses={**ERRORS, 401: {"model": ErrorOut, "description": "No token"},
+                         403: {"model": ErrorOut, "description": "No token configured"}},
+              tags=["index"])
     def index() -> JSONResponse:
         """Re-index every registered folder (admin: needs the token); the run record as
         ``cairn index --json``. One run at a time; readers go on meanwhile."""
@@ -387,12 +334,5 @@ def serve(cairn: Cairn, policy: Policy, *, host: str, port: int) -> None:
     from cairn.interfaces.api.observe import setup_logging
 
     setup_logging()
-    uvicorn.run(
-        create_app(cairn, policy),
-        host=host,
-        port=port,
-        log_level="warning",
-        access_log=False,
-        server_header=False,
-        date_header=False,
-    )
+    uvicorn.run(create_app(cairn, policy), host=host, port=port, log_level="warning",
+                access_log=False, server_header=False, date_header=False)

@@ -21,24 +21,22 @@ class SearchRequest(BaseModel):
 
     query: str = Field(
         max_length=4096,
-        description='Words (any may match), "phrases", -exclusions and filters (tag:, '
+        description="Words (any may match), \"phrases\", -exclusions and filters (tag:, "
         "todo:, priority:, path:, format:, source:, type:, prop:KEY=VALUE, before:, "
         "after:, role:, kind:)",
     )
     mode: Mode | None = Field(
-        None,
-        description="keyword (BM25), semantic or hybrid; default: hybrid when the "
-        "index has embeddings, else keyword",
-    )
-    limit: int | None = Field(
-        None, ge=1, le=100, description="Number of hits (default: [search] limit, 10)"
-    )
+        None, description="keyword (BM25), semantic or hybrid; default: hybrid when the "
+        "index has embeddings, else keyword")
+    limit: int | None = Field(None, ge=1, le=100, description="Number of hits "
+                              "(default: [search] limit, 10)")
     offset: int = Field(0, ge=0, le=10000, description="Hits to skip (paging)")
-    explain: bool = Field(
-        False, description="Give each hit its ranks, raw scores and fused summands"
-    )
-    alternates: bool = Field(False, description="Also chat messages off the canonical branch")
-    expand: bool | None = Field(None, description="Graph expansion (default: [graph] expand, off)")
+    explain: bool = Field(False, description="Give each hit its ranks, raw scores and "
+                          "fused summands")
+    alternates: bool = Field(False, description="Also chat messages off the canonical "
+                             "branch")
+    expand: bool | None = Field(None, description="Graph expansion (default: [graph] "
+                                "expand, off)")
 
 
 class TimestampOut(BaseModel):
@@ -74,10 +72,10 @@ class HitOut(BaseModel):
     kind: str = Field(description="preamble, heading, code, concept or message")
     tags: list[str] = Field(description="Own then inherited tags")
     todo: str | None = Field(description="TODO keyword")
-    siblings: list[str] = Field(
-        description="Titles of sibling headings (or the neighbouring messages)"
-    )
-    highlights: list[list[int]] = Field(description="[start, end] offsets of matches in snippet")
+    siblings: list[str] = Field(description="Titles of sibling headings (or the "
+                                "neighbouring messages)")
+    highlights: list[list[int]] = Field(description="[start, end] offsets of matches in "
+                                        "snippet")
     explain: dict[str, Any] = Field(description="Ranks, raw scores, summands (with explain)")
     priority: str | None = Field(description="Priority cookie (A …)")
     planning: list[TimestampOut] = Field(description="SCHEDULED/DEADLINE/CLOSED timestamps")
@@ -98,9 +96,8 @@ class ErrorOut(BaseModel):
 
     error: str = Field(description="What went wrong")
     type: str = Field(description="NotFound, QueryError, Forbidden, … or ServerError")
-    id: str | None = Field(
-        None, description="The request id (server errors): the log line with the details carries it"
-    )
+    id: str | None = Field(None, description="The request id (server errors): the log "
+                           "line with the details carries it")
 
 
 class HealthOut(BaseModel):

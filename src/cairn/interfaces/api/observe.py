@@ -33,18 +33,10 @@ def setup_logging(level: int = logging.INFO) -> None:
 
 def log_request(request_id: str, method: str, route: str, status: int, ms: float) -> None:
     """One JSON line for one request."""
-    log.info(
-        json.dumps(
-            {
-                "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
-                "id": request_id,
-                "method": method,
-                "route": route,
-                "status": status,
-                "ms": round(ms, 3),
-            }
-        )
-    )
+    log.info(json.dumps({
+        "ts": datetime.now(UTC).isoformat(timespec="milliseconds"), "id": request_id,
+        "method": method, "route": route, "status": status, "ms": round(ms, 3),
+    }))
 
 
 class Metrics:
@@ -57,28 +49,18 @@ class Metrics:
 
     def __init__(self, index_facts: Callable[[], tuple[int, int, float | None]]) -> None:
         self.registry = CollectorRegistry()
-        self.requests = Counter(
-            "cairn_http_requests",
-            "HTTP requests served",
-            ["route", "method", "status"],
-            registry=self.registry,
-        )
+        self.requests = Counter("cairn_http_requests", "HTTP requests served",
+                                ["route", "method", "status"], registry=self.registry)
         self.latency = Histogram(
-            "cairn_http_request_seconds",
-            "HTTP request latency in seconds",
-            ["route"],
+            "cairn_http_request_seconds", "HTTP request latency in seconds", ["route"],
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
-            registry=self.registry,
-        )
-        self.documents = Gauge(
-            "cairn_index_documents", "Documents in the index", registry=self.registry
-        )
+            registry=self.registry)
+        self.documents = Gauge("cairn_index_documents", "Documents in the index",
+                               registry=self.registry)
         self.units = Gauge("cairn_index_units", "Units in the index", registry=self.registry)
-        self.last_run = Gauge(
-            "cairn_index_last_run_timestamp_seconds",
-            "When the last index run finished (POSIX seconds)",
-            registry=self.registry,
-        )
+        self.last_run = Gauge("cairn_index_last_run_timestamp_seconds",
+                              "When the last index run finished (POSIX seconds)",
+                              registry=self.registry)
         self._facts = index_facts
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
@@ -99,3 +81,5 @@ class Metrics:
 def now() -> float:
     """A monotonic clock in seconds."""
     return time.perf_counter()
+
+

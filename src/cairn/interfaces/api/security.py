@@ -35,10 +35,8 @@ def refuse_unless_loopback(host: str, *, what: str) -> None:
         QueryError: naming ``what`` and the address.
     """
     if not is_loopback(host):
-        raise QueryError(
-            f"{what}: refusing to bind {host}: only a loopback address "
-            "(127.0.0.1, ::1) may be served without a token"
-        )
+        raise QueryError(f"{what}: refusing to bind {host}: only a loopback address "
+                         "(127.0.0.1, ::1) may be served without a token")
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,13 +85,8 @@ class Policy:
         hosts = {f"[{n}]" if ":" in n and not n.startswith("[") else n for n in names}
         with_ports = {f"{n}:{port}" for n in hosts}
         own = {f"http://{n}:{port}" for n in hosts}
-        return cls(
-            token,
-            frozenset(hosts | with_ports),
-            frozenset(own | set(cors_origins)),
-            max_body_bytes,
-            max_query_chars,
-        )
+        return cls(token, frozenset(hosts | with_ports), frozenset(own | set(cors_origins)),
+                   max_body_bytes, max_query_chars)
 
     def host_ok(self, host: str | None) -> bool:
         """Whether a request's ``Host`` header names this server."""

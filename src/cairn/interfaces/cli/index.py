@@ -56,7 +56,9 @@ def index(
     ] = False,
     wait: Annotated[
         bool,
-        typer.Option("--wait", help="If another cairn process is writing the index, wait for it."),
+        typer.Option(
+            "--wait", help="If another cairn process is writing the index, wait for it."
+        ),
     ] = False,
     allow_mass_delete: Annotated[
         bool,
@@ -78,7 +80,9 @@ def index(
     lock = {"wait": None if wait else 0.0, "allow_mass_delete": allow_mass_delete}
     try:
         with common.open_cairn(db, create=True) as cairn:
-            run = _run(cairn, paths, include or [], exclude or [], as_json or quiet, no_embed, lock)
+            run = _run(
+                cairn, paths, include or [], exclude or [], as_json or quiet, no_embed, lock
+            )
             report = cairn.last_embed
     except CairnError as exc:
         raise fail(exc, as_json) from None
@@ -106,11 +110,7 @@ def _run(
 
     if quiet:
         return cairn.index(
-            paths,
-            include=include,
-            exclude=exclude,
-            embed=not no_embed,
-            on_wait=on_wait,
+            paths, include=include, exclude=exclude, embed=not no_embed, on_wait=on_wait,
             **lock,
         )
     if not err.is_terminal:  # a log or a pipe: a plain line every few seconds

@@ -14,39 +14,18 @@ from cairn.interfaces.cli._common import DbOpt, err, fail
 
 
 def mcp(
-    transport: Annotated[
-        str,
-        typer.Option(
-            "--transport",
-            help="stdio (what an agent launches) or http (streamable HTTP at /mcp on loopback).",
-        ),
-    ] = "stdio",
-    allow_write: Annotated[
-        bool,
-        typer.Option(
-            "--allow-write",
-            help="Also list and allow the tools that change the index "
-            "(index); default: [mcp] allow_write, off.",
-        ),
-    ] = False,
-    host: Annotated[
-        str | None,
-        typer.Option(
-            "--host",
-            help="HTTP transport: loopback address to bind (default: [mcp] host, 127.0.0.1).",
-            show_default=False,
-        ),
-    ] = None,
-    port: Annotated[
-        int | None,
-        typer.Option(
-            "--port",
-            min=1,
-            max=65535,
-            help="HTTP transport: port (default: [mcp] port, 8766).",
-            show_default=False,
-        ),
-    ] = None,
+    transport: Annotated[str, typer.Option(
+        "--transport", help="stdio (what an agent launches) or http (streamable HTTP at "
+        "/mcp on loopback).")] = "stdio",
+    allow_write: Annotated[bool, typer.Option(
+        "--allow-write", help="Also list and allow the tools that change the index "
+        "(index); default: [mcp] allow_write, off.")] = False,
+    host: Annotated[str | None, typer.Option(
+        "--host", help="HTTP transport: loopback address to bind (default: [mcp] host, "
+        "127.0.0.1).", show_default=False)] = None,
+    port: Annotated[int | None, typer.Option(
+        "--port", min=1, max=65535, help="HTTP transport: port (default: [mcp] port, "
+        "8766).", show_default=False)] = None,
     db: DbOpt = None,
 ) -> None:
     """Run the MCP server for AI agents: tools search, get, neighbors, backlinks, path,
@@ -67,14 +46,8 @@ def mcp(
             host_, port_ = host or conf.host, port or conf.port
             app = http_app(server, host=host_, port=port_)
             err.print(f"cairn: MCP over streamable HTTP at http://{escape(host_)}:{port_}/mcp")
-            uvicorn.run(
-                app,
-                host=host_,
-                port=port_,
-                log_level="warning",
-                access_log=False,
-                server_header=False,
-            )
+            uvicorn.run(app, host=host_, port=port_, log_level="warning", access_log=False,
+                        server_header=False)
     except CairnError as exc:
         raise fail(exc, False) from None
 

@@ -19,50 +19,21 @@ from cairn.interfaces.cli._common import DbOpt, err, fail
 
 
 def serve(
-    host: Annotated[
-        str | None,
-        typer.Option(
-            "--host",
-            help="Address to bind (default: [serve] host, 127.0.0.1); any other "
-            "than loopback needs a token.",
-            show_default=False,
-        ),
-    ] = None,
-    port: Annotated[
-        int | None,
-        typer.Option(
-            "--port",
-            min=1,
-            max=65535,
-            help="Port (default: [serve] port, 8765).",
-            show_default=False,
-        ),
-    ] = None,
-    allow_host: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allow-host",
-            help="Also accept this Host header (a name clients use for this server; repeatable).",
-            show_default=False,
-        ),
-    ] = None,
-    cors_origin: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--cors-origin",
-            help="Allow this browser origin, e.g. http://localhost:5173 "
-            "(repeatable; default: none).",
-            show_default=False,
-        ),
-    ] = None,
-    watch: Annotated[
-        bool,
-        typer.Option(
-            "--watch",
-            help="Also follow the registered folders' changes (as `cairn watch` "
-            "does), so what the API answers stays current.",
-        ),
-    ] = False,
+    host: Annotated[str | None, typer.Option(
+        "--host", help="Address to bind (default: [serve] host, 127.0.0.1); any other "
+        "than loopback needs a token.", show_default=False)] = None,
+    port: Annotated[int | None, typer.Option(
+        "--port", min=1, max=65535, help="Port (default: [serve] port, 8765).",
+        show_default=False)] = None,
+    allow_host: Annotated[list[str] | None, typer.Option(
+        "--allow-host", help="Also accept this Host header (a name clients use for this "
+        "server; repeatable).", show_default=False)] = None,
+    cors_origin: Annotated[list[str] | None, typer.Option(
+        "--cors-origin", help="Allow this browser origin, e.g. http://localhost:5173 "
+        "(repeatable; default: none).", show_default=False)] = None,
+    watch: Annotated[bool, typer.Option(
+        "--watch", help="Also follow the registered folders' changes (as `cairn watch` "
+        "does), so what the API answers stays current.")] = False,
     db: DbOpt = None,
 ) -> None:
     """Serve the HTTP API (/v1/search, /v1/units/ID, /v1/graph/…, /metrics) until
@@ -76,18 +47,13 @@ def serve(
             conf = cairn.config.serve
             host_, port_ = host or conf.host, port or conf.port
             policy = Policy.for_bind(
-                host_,
-                port_,
-                token=os.environ.get(conf.token_env) or None,
+                host_, port_, token=os.environ.get(conf.token_env) or None,
                 allowed_hosts=(*conf.allowed_hosts, *(allow_host or ())),
                 cors_origins=(*conf.cors_origins, *(cors_origin or ())),
-                max_body_bytes=conf.max_body_bytes,
-                max_query_chars=conf.max_query_chars,
+                max_body_bytes=conf.max_body_bytes, max_query_chars=conf.max_query_chars,
             )
-            err.print(
-                f"cairn: serving {escape(str(cairn.config.db_path))} on "
-                f"http://{escape(host_)}:{port_} (Ctrl-C stops)"
-            )
+            err.print(f"cairn: serving {escape(str(cairn.config.db_path))} on "
+                      f"http://{escape(host_)}:{port_} (Ctrl-C stops)")
             run(cairn, policy, host=host_, port=port_)
     except CairnError as exc:
         raise fail(exc, False) from None

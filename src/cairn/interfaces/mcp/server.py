@@ -97,73 +97,42 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
     as it was (see :meth:`Cairn.indexing`)."""
 
     def search(
-        query: Annotated[
-            str,
-            Field(
-                description='Words (any may match), "phrases", -exclusions and filters such as '
-                "tag:work todo:open path:projects/ before:2026-01-01 type:meeting prop:KEY=VALUE",
-                max_length=4096,
-            ),
-        ],
-        mode: Annotated[
-            Mode | None,
-            Field(
-                description="keyword (BM25), semantic (embeddings) or hybrid (both fused); "
-                "default: hybrid when the index has embeddings, else keyword"
-            ),
-        ] = None,
-        filters: Annotated[
-            list[str],
-            Field(
-                description="More filters, each like tag:work or -todo:DONE (added to the query)",
-                max_length=32,
-            ),
-        ] = [],  # noqa: B006 - a schema default, never mutated
+        query: Annotated[str, Field(
+            description="Words (any may match), \"phrases\", -exclusions and filters such as "
+            "tag:work todo:open path:projects/ before:2026-01-01 type:meeting prop:KEY=VALUE",
+            max_length=4096)],
+        mode: Annotated[Mode | None, Field(
+            description="keyword (BM25), semantic (embeddings) or hybrid (both fused); "
+            "default: hybrid when the index has embeddings, else keyword")] = None,
+        filters: Annotated[list[str], Field(
+            description="More filters, each like tag:work or -todo:DONE (added to the query)",
+            max_length=32)] = [],  # noqa: B006 - a schema default, never mutated
         limit: Annotated[int, Field(ge=1, le=100, description="Number of hits")] = 10,
         offset: Annotated[int, Field(ge=0, le=10000, description="Hits to skip (paging)")] = 0,
         explain: Annotated[bool, Field(description="Give each hit its ranks and scores")] = False,
-        alternates: Annotated[
-            bool, Field(description="Also chat messages off the canonical branch")
-        ] = False,
-        expand: Annotated[
-            bool | None,
-            Field(
-                description="Follow links 1-2 hops from the top hits and re-rank "
-                "(default: the configuration, off)"
-            ),
-        ] = None,
+        alternates: Annotated[bool, Field(
+            description="Also chat messages off the canonical branch")] = False,
+        expand: Annotated[bool | None, Field(
+            description="Follow links 1-2 hops from the top hits and re-rank "
+            "(default: the configuration, off)")] = None,
     ) -> dict[str, Any]:
         """Search the user's notes. Returns hits best first: each with its title, outline
         path (headings above it), file path and line span, tags, TODO state and a snippet;
         pass a hit's unit_id to `get` for the full text. Same hits as `cairn search --json`.
         """
         with _tool_errors():
-            res = cairn.search(
-                " ".join([query, *filters]).strip(),
-                mode=mode,
-                limit=limit,
-                offset=offset,
-                explain=explain,
-                include_alternates=alternates,
-                expand=expand,
-            )
-            data = {
-                "query": " ".join([query, *filters]).strip(),
-                "took_ms": res.took_ms,
-                "notes": res.notes,
-                "hits": to_data(res.hits),
-            }
+            res = cairn.search(" ".join([query, *filters]).strip(), mode=mode, limit=limit,
+                               offset=offset, explain=explain, include_alternates=alternates,
+                               expand=expand)
+            data = {"query": " ".join([query, *filters]).strip(), "took_ms": res.took_ms,
+                    "notes": res.notes, "hits": to_data(res.hits)}
             return _untrusted(data, cairn, [h.unit_id for h in res.hits])
 
     def get(
-        ref: Annotated[
-            str,
-            Field(
-                description="A unit or document id (from a search hit), a unique id prefix, or "
-                "PATH[:LINE] relative to a registered folder (a line picks the heading there)",
-                max_length=4096,
-            ),
-        ],
+        ref: Annotated[str, Field(
+            description="A unit or document id (from a search hit), a unique id prefix, or "
+            "PATH[:LINE] relative to a registered folder (a line picks the heading there)",
+            max_length=4096)],
     ) -> dict[str, Any]:
         """Read one unit (a heading's section, a chat message) or a whole document: its
         body, outline path, siblings, properties, tags, TODO state, links, backlinks and
@@ -175,38 +144,27 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
             return _untrusted(to_data(view), cairn, _view_ids(view))
 
     def neighbors(
-        node: Annotated[
-            str, Field(description="A unit or document id, or PATH[:LINE]", max_length=4096)
-        ],
+        node: Annotated[str, Field(description="A unit or document id, or PATH[:LINE]",
+                                   max_length=4096)],
         hops: Annotated[int, Field(ge=1, le=3, description="How far to walk")] = 1,
-        relations: Annotated[
-            list[str] | None,
-            Field(description="Only these relations (references, parent, related, ...)"),
-        ] = None,
-        direction: Annotated[
-            Direction, Field(description="out (links it makes), in (links to it) or both")
-        ] = "both",
+        relations: Annotated[list[str] | None, Field(
+            description="Only these relations (references, parent, related, ...)")] = None,
+        direction: Annotated[Direction, Field(
+            description="out (links it makes), in (links to it) or both")] = "both",
         limit: Annotated[int, Field(ge=1, le=500, description="At most this many")] = 100,
     ) -> dict[str, Any]:
         """Notes linked to a note within a few hops in the typed graph (links, headings,
         shared tags, declared relations), each with the edge that reached it."""
         with _tool_errors():
-            data = cairn.neighbors(
-                cairn.confine(node),
-                hops=hops,
-                relations=relations,
-                direction=direction,
-                limit=limit,
-            )
+            data = cairn.neighbors(cairn.confine(node), hops=hops, relations=relations,
+                                   direction=direction, limit=limit)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 
     def backlinks(
-        node: Annotated[
-            str, Field(description="A unit or document id, or PATH[:LINE]", max_length=4096)
-        ],
-        internal: Annotated[
-            bool, Field(description="Also links from inside the same document")
-        ] = False,
+        node: Annotated[str, Field(description="A unit or document id, or PATH[:LINE]",
+                                   max_length=4096)],
+        internal: Annotated[bool, Field(
+            description="Also links from inside the same document")] = False,
     ) -> dict[str, Any]:
         """Which notes link to this one, with the linking unit, file and line."""
         with _tool_errors():
@@ -214,34 +172,23 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 
     def path(
-        source: Annotated[
-            str, Field(description="A unit or document id, or PATH[:LINE]", max_length=4096)
-        ],
-        target: Annotated[
-            str, Field(description="A unit or document id, or PATH[:LINE]", max_length=4096)
-        ],
+        source: Annotated[str, Field(description="A unit or document id, or PATH[:LINE]",
+                                     max_length=4096)],
+        target: Annotated[str, Field(description="A unit or document id, or PATH[:LINE]",
+                                     max_length=4096)],
         directed: Annotated[bool, Field(description="Follow links only forwards")] = False,
         max_hops: Annotated[int, Field(ge=1, le=12, description="Longest path tried")] = 6,
     ) -> dict[str, Any]:
         """A shortest chain of links between two notes (length null when there is none)."""
         with _tool_errors():
-            data = cairn.graph_path(
-                cairn.confine(source),
-                cairn.confine(target),
-                direction="out" if directed else "both",
-                max_hops=max_hops,
-            )
+            data = cairn.graph_path(cairn.confine(source), cairn.confine(target),
+                                    direction="out" if directed else "both", max_hops=max_hops)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 
     def recent(
-        since: Annotated[
-            str,
-            Field(
-                description="An ISO date or time (2026-03-01, 2026-03-01T09:30, UTC) or an age "
-                "(7d, 12h, 30m)",
-                max_length=64,
-            ),
-        ],
+        since: Annotated[str, Field(
+            description="An ISO date or time (2026-03-01, 2026-03-01T09:30, UTC) or an age "
+            "(7d, 12h, 30m)", max_length=64)],
         limit: Annotated[int, Field(ge=1, le=1000, description="At most this many")] = 50,
     ) -> dict[str, Any]:
         """Notes whose file changed since a time, newest first: what the user has been
@@ -268,14 +215,8 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
             return dict(to_data(cairn.index()))
 
     return [
-        ToolSpec(search),
-        ToolSpec(get),
-        ToolSpec(neighbors),
-        ToolSpec(backlinks),
-        ToolSpec(path),
-        ToolSpec(recent),
-        ToolSpec(stats),
-        ToolSpec(list_roots),
+        ToolSpec(search), ToolSpec(get), ToolSpec(neighbors), ToolSpec(backlinks),
+        ToolSpec(path), ToolSpec(recent), ToolSpec(stats), ToolSpec(list_roots),
         ToolSpec(index, write=True),
     ]
 
@@ -294,48 +235,34 @@ def build_server(cairn: Cairn, *, allow_write: bool | None = None) -> MCPServer:
         ``.streamable_http_app()``, or connect ``mcp.Client(server)`` in memory.
     """
     writes = cairn.config.mcp.allow_write if allow_write is None else allow_write
-    server: MCPServer = MCPServer(
-        "cairn", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING"
-    )
+    server: MCPServer = MCPServer("cairn", instructions=INSTRUCTIONS, version="0.1.0",
+                                  log_level="WARNING")
     lock = threading.Lock()
     for spec in make_tools(cairn, lock):
         if spec.write and not writes:
             continue
         server.add_tool(
             spec.fn,
-            annotations=ToolAnnotations(
-                read_only_hint=not spec.write,
-                destructive_hint=False,
-                idempotent_hint=True,
-                open_world_hint=False,
-            ),
+            annotations=ToolAnnotations(read_only_hint=not spec.write,
+                                        destructive_hint=False, idempotent_hint=True,
+                                        open_world_hint=False),
             structured_output=True,
         )
 
     meta = {"trust": "untrusted", "notice": UNTRUSTED_NOTICE}
 
-    @server.resource(
-        "cairn://documents/{id}",
-        name="document",
-        mime_type="application/json",
-        meta=meta,
-        description="A document by id: {text, provenance, notice} "
-        "(its text is untrusted note data)",
-    )
+    @server.resource("cairn://documents/{id}", name="document", mime_type="application/json",
+                     meta=meta, description="A document by id: {text, provenance, notice} "
+                     "(its text is untrusted note data)")
     def document(id: str) -> str:
         with _resource_errors():
             text = cairn.document_text(id)
             return to_json(_untrusted({"text": text}, cairn, [id]), indent=None)
 
-    @server.resource(
-        "cairn://files/{+path}",
-        name="file",
-        mime_type="application/json",
-        meta=meta,
-        description="An indexed file by its path relative to a "
-        "registered folder: {text, provenance, notice}; a path outside the "
-        "folders is refused",
-    )
+    @server.resource("cairn://files/{+path}", name="file", mime_type="application/json",
+                     meta=meta, description="An indexed file by its path relative to a "
+                     "registered folder: {text, provenance, notice}; a path outside the "
+                     "folders is refused")
     def file(path: str) -> str:
         with _resource_errors():
             real = cairn.inside_roots(path)
@@ -365,6 +292,5 @@ def http_app(server: MCPServer, *, host: str = "127.0.0.1", port: int = 8766) ->
         allowed_hosts=[*names, *(f"{n}:{port}" for n in names)],
         allowed_origins=[f"http://{n}:{port}" for n in names],
     )
-    return server.streamable_http_app(
-        transport_security=security, host=host, json_response=True, stateless_http=True
-    )
+    return server.streamable_http_app(transport_security=security, host=host,
+                                      json_response=True, stateless_http=True)

@@ -24,59 +24,16 @@ SAFE_SCHEMES = frozenset({"http", "https", "mailto"})
 """URL schemes a rendered link may keep; any other (``javascript:``, ``data:``,
 ``vbscript:``, ``file:`` …) is dropped with its ``href``."""
 
-TAGS = frozenset(
-    {
-        "a",
-        "abbr",
-        "b",
-        "blockquote",
-        "br",
-        "code",
-        "dd",
-        "del",
-        "details",
-        "div",
-        "dl",
-        "dt",
-        "em",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "hr",
-        "i",
-        "input",
-        "kbd",
-        "li",
-        "mark",
-        "ol",
-        "p",
-        "pre",
-        "s",
-        "section",
-        "small",
-        "span",
-        "strong",
-        "sub",
-        "summary",
-        "sup",
-        "table",
-        "tbody",
-        "td",
-        "th",
-        "thead",
-        "time",
-        "tr",
-        "ul",
-    }
-)
+TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "code", "dd", "del", "details", "div", "dl",
+    "dt", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "input", "kbd", "li",
+    "mark", "ol", "p", "pre", "s", "section", "small", "span", "strong", "sub", "summary",
+    "sup", "table", "tbody", "td", "th", "thead", "time", "tr", "ul",
+})
 ATTRIBUTES: Mapping[str, set[str]] = {
     "*": {"class", "id", "title"},
     "a": {"href"},
-    "td": {"align"},
-    "th": {"align"},
+    "td": {"align"}, "th": {"align"},
     "ol": {"start"},
     "input": {"type", "checked", "disabled"},
 }
@@ -118,9 +75,8 @@ def sanitize(html: str) -> str:
 
 def note_href(document_id: str, anchor: str | None = None) -> str:
     """The UI's URL of a document (and a unit of it)."""
-    return f"/note/{quote(document_id, safe='')}" + (
-        f"#u-{quote(anchor, safe='')}" if anchor else ""
-    )
+    return f"/note/{quote(document_id, safe='')}" + (f"#u-{quote(anchor, safe='')}"
+                                                     if anchor else "")
 
 
 # --- Markdown ---------------------------------------------------------------------------
@@ -147,11 +103,11 @@ def _markdown(resolve: Resolve) -> MarkdownIt:
             label = alias.strip() or target.strip()
             cls = "wikilink embed" if embed else "wikilink"
             if href:
-                html = f'<a class="{cls}" href="{escape(href)}">{escape(label)}</a>'
+                html = (f'<a class="{cls}" href="{escape(href)}">'
+                        f"{escape(label)}</a>")
             else:
-                html = (
-                    f'<span class="{cls} unresolved" title="unresolved link">{escape(label)}</span>'
-                )
+                html = (f'<span class="{cls} unresolved" title="unresolved link">'
+                        f"{escape(label)}</span>")
             token = state.push("html_inline", "", 0)
             token.content = html
         state.pos = m.end()
@@ -195,7 +151,7 @@ def _org_inline(text: str, resolve: Resolve) -> str:
     out: list[str] = []
     pos = 0
     for m in _ORG_LINK.finditer(text):
-        out.append(_org_emphasis(text[pos : m.start()]))
+        out.append(_org_emphasis(text[pos:m.start()]))
         target, desc = m.group(1), m.group(2)
         label = escape(desc if desc else target)
         href = resolve(target)
@@ -251,11 +207,8 @@ def render_org(text: str, resolve: Resolve) -> str:
                 i += 1
             content = escape("\n".join(body))
             if kind == "quote":
-                out.append(
-                    "<blockquote><p>"
-                    + "<br>".join(_org_inline(b, resolve) for b in body)
-                    + "</p></blockquote>"
-                )
+                out.append("<blockquote><p>" + "<br>".join(
+                    _org_inline(b, resolve) for b in body) + "</p></blockquote>")
             else:
                 cls = f' class="language-{escape(lang)}"' if lang else ""
                 out.append(f'<pre class="src"><code{cls}>{content}</code></pre>')
@@ -269,14 +222,9 @@ def render_org(text: str, resolve: Resolve) -> str:
                 if not re.match(r"^\|[-+|]+\|?$", row):
                     rows.append([c.strip() for c in row.strip("|").split("|")])
                 i += 1
-            out.append(
-                "<table>"
-                + "".join(
-                    "<tr>" + "".join(f"<td>{_org_inline(c, resolve)}</td>" for c in r) + "</tr>"
-                    for r in rows
-                )
-                + "</table>"
-            )
+            out.append("<table>" + "".join(
+                "<tr>" + "".join(f"<td>{_org_inline(c, resolve)}</td>" for c in r) + "</tr>"
+                for r in rows) + "</table>")
             continue
         item = _LIST.match(line)
         if item:

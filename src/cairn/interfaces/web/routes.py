@@ -35,11 +35,9 @@ from cairn.interfaces.web.render import (
 )
 from cairn.model import DocumentView, FileView, StoredDocument, StoredLink, StoredUnit, UnitView
 
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
-    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
-    "frame-ancestors 'none'"
-)
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+       "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
+       "frame-ancestors 'none'")
 """The Content-Security-Policy of every page: no inline script, nothing remote."""
 HEADERS = {
     "Content-Security-Policy": CSP,
@@ -48,55 +46,36 @@ HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
-STATIC_TYPES = {
-    ".js": "text/javascript",
-    ".css": "text/css",
-    ".png": "image/png",
-    ".svg": "image/svg+xml",
-    ".txt": "text/plain",
-}
+STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".png": "image/png",
+                ".svg": "image/svg+xml", ".txt": "text/plain"}
 MODES = ("keyword", "semantic", "hybrid")
 HIT_LIMIT = 20
 
-Mode = Annotated[
-    Literal["", "keyword", "semantic", "hybrid"],
-    Query(description="keyword, semantic or hybrid (empty: the index's default)"),
-]
+Mode = Annotated[Literal["", "keyword", "semantic", "hybrid"], Query(
+    description="keyword, semantic or hybrid (empty: the index's default)")]
 Q = Annotated[str, Query(max_length=1000, description="A query in cairn's query language")]
 
 
 def _env() -> Environment:
-    env = Environment(
-        loader=PackageLoader("cairn.interfaces.web", "templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-    )
+    env = Environment(loader=PackageLoader("cairn.interfaces.web", "templates"),
+                      autoescape=select_autoescape(default=True, default_for_string=True))
     env.globals["note_href"] = note_href
     return env
 
 
 CYTOSCAPE_STYLE = "'sha256-pgvDUBa4IjFA2yuSJ2cqcyxmNYJMborsd0ORcRv9vw8='"
 """The hash of the one stylesheet Cytoscape.js 3.34.4 adds to the page."""
-GRAPH_HEADERS = {
-    **HEADERS,
-    "Content-Security-Policy": CSP.replace(
-        "style-src 'self';",
-        f"style-src 'self'; style-src-elem 'self' {CYTOSCAPE_STYLE}; "
-        "style-src-attr 'unsafe-inline';",
-    ),
-}
+GRAPH_HEADERS = {**HEADERS, "Content-Security-Policy": CSP.replace(
+    "style-src 'self';", f"style-src 'self'; style-src-elem 'self' {CYTOSCAPE_STYLE}; "
+    "style-src-attr 'unsafe-inline';")}
 """The graph page's headers: Cytoscape.js adds one stylesheet (allowed by its hash)
 and sets ``style`` attributes on the elements it creates, so that page allows inline
 style *attributes* — never inline script; note text never reaches that page's HTML
 (labels are drawn on a canvas)."""
 
 
-def _page(
-    env: Environment,
-    name: str,
-    status: int = 200,
-    headers: Mapping[str, str] = HEADERS,
-    **context: Any,
-) -> HTMLResponse:
+def _page(env: Environment, name: str, status: int = 200,
+          headers: Mapping[str, str] = HEADERS, **context: Any) -> HTMLResponse:
     html = env.get_template(name).render(**context)
     return HTMLResponse(html, status_code=status, headers=dict(headers))
 
@@ -115,35 +94,18 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
 
     def hits_context(q: str, mode: str) -> dict[str, Any]:
         if not q.strip():
-            return {"q": q, "mode": mode, "hits": [], "notes": [], "error": None, "took_ms": None}
+            return {"q": q, "mode": mode, "hits": [], "notes": [], "error": None,
+                    "took_ms": None}
         try:
             res = cairn.search(q, mode=mode or None, limit=HIT_LIMIT)
         except CairnError as exc:
-            return {
-                "q": q,
-                "mode": mode,
-                "hits": [],
-                "notes": [],
-                "error": str(exc),
-                "took_ms": None,
-            }
-        hits = [
-            {
-                "hit": h,
-                "snippet": Markup(highlight(h.snippet, h.highlights)),
-                "trail": _trail(h.doc_title, h.outline_path, h.title),
-                "href": note_href(h.document_id, h.unit_id),
-            }
-            for h in res.hits
-        ]
-        return {
-            "q": q,
-            "mode": mode,
-            "hits": hits,
-            "notes": list(res.notes),
-            "error": None,
-            "took_ms": res.took_ms,
-        }
+            return {"q": q, "mode": mode, "hits": [], "notes": [], "error": str(exc),
+                    "took_ms": None}
+        hits = [{"hit": h, "snippet": Markup(highlight(h.snippet, h.highlights)),
+                 "trail": _trail(h.doc_title, h.outline_path, h.title),
+                 "href": note_href(h.document_id, h.unit_id)} for h in res.hits]
+        return {"q": q, "mode": mode, "hits": hits, "notes": list(res.notes), "error": None,
+                "took_ms": res.took_ms}
 
     @api.get("/", include_in_schema=False)
     def search_page(q: Q = "", mode: Mode = "") -> HTMLResponse:
@@ -154,9 +116,8 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
         return _page(env, "_hits.html", **hits_context(q, mode))
 
     @api.get("/note/{id}", include_in_schema=False, response_model=None)
-    def note_page(
-        id: Annotated[str, Path(min_length=1, max_length=200)],
-    ) -> HTMLResponse | RedirectResponse:
+    def note_page(id: Annotated[str, Path(min_length=1, max_length=200)]
+                  ) -> HTMLResponse | RedirectResponse:
         try:
             view = cairn.get(id)
         except CairnError as exc:
@@ -174,28 +135,19 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
         return _page(env, "note.html", **note_context(view, text, editor_url))
 
     @api.get("/graph/{id}", include_in_schema=False)
-    def graph_page(
-        id: Annotated[str, Path(min_length=1, max_length=200)],
-        hops: Annotated[int, Query(ge=1, le=3)] = 1,
-    ) -> HTMLResponse:
+    def graph_page(id: Annotated[str, Path(min_length=1, max_length=200)],
+                   hops: Annotated[int, Query(ge=1, le=3)] = 1) -> HTMLResponse:
         try:
             view = cairn.get(id)
         except CairnError as exc:
             return _page(env, "error.html", 404, message=str(exc))
-        title = (
-            view.document.title
-            if isinstance(view, DocumentView)
-            else view.unit.title
-            if isinstance(view, UnitView)
-            else view.path
-        )
+        title = (view.document.title if isinstance(view, DocumentView)
+                 else view.unit.title if isinstance(view, UnitView) else view.path)
         return _page(env, "graph.html", headers=GRAPH_HEADERS, id=id, title=title, hops=hops)
 
     @api.get("/ui/graph.json", include_in_schema=False)
-    def graph_json(
-        node: Annotated[str, Query(min_length=1, max_length=4096)],
-        hops: Annotated[int, Query(ge=1, le=3)] = 1,
-    ) -> Response:
+    def graph_json(node: Annotated[str, Query(min_length=1, max_length=4096)],
+                   hops: Annotated[int, Query(ge=1, le=3)] = 1) -> Response:
         text = cairn.export_graph("cytoscape", around=cairn.confine(node), hops=hops)
         return Response(text, media_type="application/json", headers=HEADERS)
 
@@ -208,16 +160,15 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
         return Response(status_code=204)  # no icon, and no 404 in the browser console
 
     @api.get("/static/{name}", include_in_schema=False)
-    def static_file(name: Annotated[str, Path(pattern=r"^[a-z0-9][a-z0-9_.-]*$")]) -> Response:
-        suffix = name[name.rfind(".") :] if "." in name else ""
+    def static_file(name: Annotated[str, Path(pattern=r"^[a-z0-9][a-z0-9_.-]*$")]
+                    ) -> Response:
+        suffix = name[name.rfind("."):] if "." in name else ""
         item = static / name
         if suffix not in STATIC_TYPES or not item.is_file():
             raise NotFound(f"{name}: no such file")
-        return Response(
-            item.read_bytes(),
-            media_type=STATIC_TYPES[suffix],
-            headers={"X-Content-Type-Options": "nosniff", "Cache-Control": "max-age=300"},
-        )
+        return Response(item.read_bytes(), media_type=STATIC_TYPES[suffix],
+                        headers={"X-Content-Type-Options": "nosniff",
+                                 "Cache-Control": "max-age=300"})
 
 
 def doc_is_file(view: DocumentView) -> bool:
@@ -253,7 +204,8 @@ def _resolver(links: tuple[StoredLink, ...]) -> dict[str, str]:
 
 def _title_html(unit: StoredUnit, fmt: str, resolve: Mapping[str, str]) -> Markup:
     if fmt == "org":
-        return Markup(render_org(unit.title, resolve.get).removeprefix("<p>").removesuffix("</p>"))
+        return Markup(render_org(unit.title, resolve.get).removeprefix("<p>")
+                      .removesuffix("</p>"))
     return Markup(sanitize(escape(unit.title)))
 
 
@@ -285,7 +237,7 @@ def own_text(text: str, units: tuple[StoredUnit, ...]) -> dict[str, str]:
         later = [s for s in starts if s > u.line_start]
         stop = (later[0] - 1) if later else len(lines)
         first = max(u.line_start, skip + 1)
-        out[u.id] = "\n".join(lines[first - 1 : stop])
+        out[u.id] = "\n".join(lines[first - 1:stop])
     return out
 
 
@@ -310,15 +262,15 @@ def _org_own(text: str, heading: bool) -> str:
     return "\n".join(out)
 
 
-def _body_html(
-    unit: StoredUnit, fmt: str, source: str | None, resolve: Mapping[str, str]
-) -> Markup:
+def _body_html(unit: StoredUnit, fmt: str, source: str | None,
+               resolve: Mapping[str, str]) -> Markup:
     """A unit's body as sanitised HTML: its own source lines rendered when the file
     is the document's (Markdown, Org, text), else (a chat message) its indexed body
     as Markdown."""
     heading = unit.kind not in ("preamble", "code")
     if source is None:
-        return Markup(render_markdown(unit.body, resolve.get)) if unit.body.strip() else Markup("")
+        return Markup(render_markdown(unit.body, resolve.get)) if unit.body.strip() \
+            else Markup("")
     if fmt == "org":
         return Markup(render_org(_org_own(source, heading), resolve.get))
     if fmt in ("markdown", "okf"):
@@ -330,12 +282,12 @@ def _body_html(
 
 
 def _planning(unit: StoredUnit) -> list[tuple[str, str]]:
-    return [
-        (t.role, t.raw) for t in unit.timestamps if t.role in ("scheduled", "deadline", "closed")
-    ]
+    return [(t.role, t.raw) for t in unit.timestamps
+            if t.role in ("scheduled", "deadline", "closed")]
 
 
-def note_context(view: DocumentView, text: str | None, editor_url: str | None) -> dict[str, Any]:
+def note_context(view: DocumentView, text: str | None,
+                 editor_url: str | None) -> dict[str, Any]:
     """What ``note.html`` shows of a document view: its units rendered (title, body,
     TODO, priority, tags, properties, planning, editor link), the outline, the outgoing
     links with their unit and line, the backlinks, and the frontmatter as rows.
@@ -350,44 +302,20 @@ def note_context(view: DocumentView, text: str | None, editor_url: str | None) -
     resolve = _resolver(view.links)
     titles = {u.id: u.title for u in view.units}
     own = own_text(text, view.units) if text is not None else {}
-    units = [
-        {
-            "unit": u,
-            "title": _title_html(u, doc.format, resolve),
-            "body": _body_html(u, doc.format, own.get(u.id), resolve),
-            "planning": _planning(u),
-            "role": str(u.extra.get("role", "")) if u.kind == "message" else "",
-            "editor": editor_link(editor_url, doc.abs_path, u.line_start),
-        }
-        for u in view.units
-    ]
-    outgoing = [
-        {
-            "link": link,
-            "context": titles.get(link.unit_id, ""),
-            "href": note_href(link.resolved_document_id, link.resolved_unit_id)
-            if link.resolved_document_id
-            else None,
-        }
-        for link in view.links
-    ]
-    meta = [
-        (
-            str(k),
-            v
-            if isinstance(v, str)
-            else ", ".join(map(str, v))
-            if isinstance(v, list | tuple)
-            else str(v),
-        )
-        for k, v in doc.metadata.items()
-        if not isinstance(v, Mapping) and v not in ("", None, [], ())
-    ]
-    return {
-        "doc": doc,
-        "units": units,
-        "outgoing": outgoing,
-        "backlinks": view.backlinks,
-        "meta": meta,
-        "editor": editor_link(editor_url, doc.abs_path, 1),
-    }
+    units = [{
+        "unit": u,
+        "title": _title_html(u, doc.format, resolve),
+        "body": _body_html(u, doc.format, own.get(u.id), resolve),
+        "planning": _planning(u),
+        "role": str(u.extra.get("role", "")) if u.kind == "message" else "",
+        "editor": editor_link(editor_url, doc.abs_path, u.line_start),
+    } for u in view.units]
+    outgoing = [{"link": link, "context": titles.get(link.unit_id, ""),
+                 "href": note_href(link.resolved_document_id, link.resolved_unit_id)
+                 if link.resolved_document_id else None} for link in view.links]
+    meta = [(str(k), v if isinstance(v, str) else ", ".join(map(str, v))
+             if isinstance(v, list | tuple) else str(v))
+            for k, v in doc.metadata.items()
+            if not isinstance(v, Mapping) and v not in ("", None, [], ())]
+    return {"doc": doc, "units": units, "outgoing": outgoing, "backlinks": view.backlinks,
+            "meta": meta, "editor": editor_link(editor_url, doc.abs_path, 1)}

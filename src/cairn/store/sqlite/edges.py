@@ -44,22 +44,14 @@ if TYPE_CHECKING:
     from cairn.store.sqlite.schema import SQLiteBase
 
 _EDGE_INDEXES = (
-    (
-        "edges_out",
-        "CREATE INDEX IF NOT EXISTS edges_out ON edges(source, relation, origin, target, weight)",
-    ),
-    (
-        "edges_in",
-        "CREATE INDEX IF NOT EXISTS edges_in ON edges(target, relation, origin, source, weight)",
-    ),
-    (
-        "edges_origin_doc",
-        "CREATE INDEX IF NOT EXISTS edges_origin_doc ON edges(origin, source_document_id)",
-    ),
-    (
-        "edges_target_doc",
-        "CREATE INDEX IF NOT EXISTS edges_target_doc ON edges(target_document_id, origin)",
-    ),
+    ("edges_out", "CREATE INDEX IF NOT EXISTS edges_out "
+     "ON edges(source, relation, origin, target, weight)"),
+    ("edges_in", "CREATE INDEX IF NOT EXISTS edges_in "
+     "ON edges(target, relation, origin, source, weight)"),
+    ("edges_origin_doc", "CREATE INDEX IF NOT EXISTS edges_origin_doc "
+     "ON edges(origin, source_document_id)"),
+    ("edges_target_doc", "CREATE INDEX IF NOT EXISTS edges_target_doc "
+     "ON edges(target_document_id, origin)"),
 )
 """The edge table's secondary indexes, as the migration creates them."""
 
@@ -149,7 +141,9 @@ def evidence_json(evidence: Sequence[Mapping[str, Any]]) -> str:
     """The stored form of an edge's evidence (capped at :data:`EVIDENCE_CAP` items)."""
     if len(evidence) == 1 and evidence[0] == {"via": "outline"}:
         return _OUTLINE  # structural edges: most of them
-    return json.dumps([dict(e) for e in evidence[:EVIDENCE_CAP]], ensure_ascii=False, default=str)
+    return json.dumps(
+        [dict(e) for e in evidence[:EVIDENCE_CAP]], ensure_ascii=False, default=str
+    )
 
 
 class SQLiteEdgeIndex(GraphReadsMixin):
@@ -177,20 +171,8 @@ class SQLiteEdgeIndex(GraphReadsMixin):
     def insert(self, edges: Iterable[Edge], run_id: str | None = None) -> int:
         """Insert or replace edges (same id → replaced); returns how many."""
         rows = [
-            (
-                e.id,
-                e.source,
-                e.target,
-                e.relation,
-                e.origin,
-                e.weight,
-                e.count,
-                e.links,
-                evidence_json(e.evidence),
-                e.source_document_id,
-                e.target_document_id,
-                run_id,
-            )
+            (e.id, e.source, e.target, e.relation, e.origin, e.weight, e.count, e.links,
+             evidence_json(e.evidence), e.source_document_id, e.target_document_id, run_id)
             for e in edges
         ]
         self.db.executemany(
@@ -267,14 +249,8 @@ class SQLiteEdgeIndex(GraphReadsMixin):
         """Delete every edge, stub, built-state, feature and dirty mark and the build
         fingerprint (the next update builds everything); the names and wants of link
         resolution are kept."""
-        for table in (
-            "edges",
-            "graph_stubs",
-            "graph_docs",
-            "graph_features",
-            "graph_dirty",
-            "graph_meta",
-        ):
+        for table in ("edges", "graph_stubs", "graph_docs", "graph_features", "graph_dirty",
+                      "graph_meta"):
             self.db.execute(f"DELETE FROM {table}")
 
     def size(self) -> tuple[int, int]:
@@ -357,35 +333,23 @@ class SQLiteEdgeIndex(GraphReadsMixin):
         """Every document id (and attachment pseudo-id) with recorded names, or those
         starting with ``prefix``."""
         if not prefix:
-            return {r[0] for r in self.db.execute("SELECT DISTINCT document_id FROM graph_names")}
+            return {r[0] for r in self.db.execute(
+                "SELECT DISTINCT document_id FROM graph_names")}
         hi = prefix[:-1] + chr(ord(prefix[-1]) + 1)
-        return {
-            r[0]
-            for r in self.db.execute(
-                "SELECT DISTINCT document_id FROM graph_names WHERE document_id >= ? "
-                "AND document_id < ?",
-                (prefix, hi),
-            )
-        }
+        return {r[0] for r in self.db.execute(
+            "SELECT DISTINCT document_id FROM graph_names WHERE document_id >= ? "
+            "AND document_id < ?", (prefix, hi))}
 
     def name_drift(self) -> tuple[list[str], list[str]]:
         """``(documents without recorded names, named documents that are gone)``;
         attachment pseudo-ids are left out."""
-        unnamed = [
-            r[0]
-            for r in self.db.execute(
-                "SELECT d.id FROM documents d WHERE NOT EXISTS "
-                "(SELECT 1 FROM graph_names n WHERE n.document_id = d.id)"
-            )
-        ]
-        gone = [
-            r[0]
-            for r in self.db.execute(
-                "SELECT DISTINCT n.document_id FROM graph_names n WHERE n.document_id "
-                "NOT LIKE 'attachment:%' AND NOT EXISTS "
-                "(SELECT 1 FROM documents d WHERE d.id = n.document_id)"
-            )
-        ]
+        unnamed = [r[0] for r in self.db.execute(
+            "SELECT d.id FROM documents d WHERE NOT EXISTS "
+            "(SELECT 1 FROM graph_names n WHERE n.document_id = d.id)")]
+        gone = [r[0] for r in self.db.execute(
+            "SELECT DISTINCT n.document_id FROM graph_names n WHERE n.document_id "
+            "NOT LIKE 'attachment:%' AND NOT EXISTS "
+            "(SELECT 1 FROM documents d WHERE d.id = n.document_id)")]
         return unnamed, gone
 
     def set_names(self, names: Mapping[str, Iterable[str]]) -> None:
@@ -404,12 +368,8 @@ class SQLiteEdgeIndex(GraphReadsMixin):
         out: set[str] = set()
         for part in chunks(sorted(set(keys))):
             q = ",".join("?" * len(part))
-            out.update(
-                r[0]
-                for r in self.db.execute(
-                    f"SELECT DISTINCT document_id FROM graph_names WHERE key IN ({q})", list(part)
-                )
-            )
+            out.update(r[0] for r in self.db.execute(
+                f"SELECT DISTINCT document_id FROM graph_names WHERE key IN ({q})", list(part)))
         return out
 
     def set_wants(self, source: str, wants: Mapping[str, Iterable[str]]) -> None:
@@ -431,12 +391,8 @@ class SQLiteEdgeIndex(GraphReadsMixin):
         out: set[str] = set()
         for part in chunks(sorted(set(keys))):
             q = ",".join("?" * len(part))
-            out.update(
-                r[0]
-                for r in self.db.execute(
-                    f"SELECT DISTINCT document_id FROM graph_wants WHERE key IN ({q})", list(part)
-                )
-            )
+            out.update(r[0] for r in self.db.execute(
+                f"SELECT DISTINCT document_id FROM graph_wants WHERE key IN ({q})", list(part)))
         return out
 
     def forget_wants(self, document_ids: Sequence[str]) -> None:

@@ -43,24 +43,15 @@ def _loads(text: str | None, default: Any) -> Any:
 def _edge(r: sqlite3.Row) -> Edge:
     ev = _loads(r["evidence"], [])
     return Edge(
-        r["id"],
-        r["source"],
-        r["target"],
-        r["relation"],
-        cast(EdgeOrigin, r["origin"]),
-        float(r["weight"]),
-        r["source_document_id"],
-        r["target_document_id"],
-        int(r["count"]),
-        int(r["links"]),
+        r["id"], r["source"], r["target"], r["relation"], cast(EdgeOrigin, r["origin"]),
+        float(r["weight"]), r["source_document_id"], r["target_document_id"],
+        int(r["count"]), int(r["links"]),
         tuple(e for e in ev if isinstance(e, dict)) if isinstance(ev, list) else (),
     )
 
 
-_EDGE_COLS = (
-    "id, source, target, relation, origin, weight, count, links, evidence, "
-    "source_document_id, target_document_id"
-)
+_EDGE_COLS = ("id, source, target, relation, origin, weight, count, links, evidence, "
+              "source_document_id, target_document_id")
 
 
 class GraphReadsMixin:
@@ -92,8 +83,7 @@ class GraphReadsMixin:
         for part in chunks(list(nodes), 900 - len(rel_args)):
             q = ",".join("?" * len(part))
             out.extend(
-                Arc(*r)
-                for r in self.db.execute(
+                Arc(*r) for r in self.db.execute(
                     f"SELECT id, source, target, relation, origin, weight FROM edges "
                     f"WHERE {column} IN ({q}){rel_sql}",
                     [*part, *rel_args],
@@ -106,9 +96,8 @@ class GraphReadsMixin:
         out: dict[str, Edge] = {}
         for part in chunks(list(dict.fromkeys(ids))):
             q = ",".join("?" * len(part))
-            for r in self.db.execute(
-                f"SELECT {_EDGE_COLS} FROM edges WHERE id IN ({q})", list(part)
-            ):
+            for r in self.db.execute(f"SELECT {_EDGE_COLS} FROM edges WHERE id IN ({q})",
+                                     list(part)):
                 out[r["id"]] = _edge(r)
         return out
 
@@ -124,7 +113,8 @@ class GraphReadsMixin:
         if origins:
             where.append(f"origin IN ({','.join('?' * len(origins))})")
             args += list(origins)
-        sql = f"SELECT {_EDGE_COLS} FROM edges" + (" WHERE " + " AND ".join(where) if where else "")
+        sql = f"SELECT {_EDGE_COLS} FROM edges" + (" WHERE " + " AND ".join(where)
+                                                   if where else "")
         return [_edge(r) for r in self.db.execute(sql + " ORDER BY id", args)]
 
     def edges_of_origin(
@@ -132,12 +122,8 @@ class GraphReadsMixin:
     ) -> dict[str, Edge]:
         """``id -> edge`` of one origin, leaving the given documents (``None``: all)."""
         if source_document_ids is None:
-            return {
-                r["id"]: _edge(r)
-                for r in self.db.execute(
-                    f"SELECT {_EDGE_COLS} FROM edges WHERE origin=?", (origin,)
-                )
-            }
+            return {r["id"]: _edge(r) for r in self.db.execute(
+                f"SELECT {_EDGE_COLS} FROM edges WHERE origin=?", (origin,))}
         out: dict[str, Edge] = {}
         for part in chunks(list(source_document_ids)):
             q = ",".join("?" * len(part))
@@ -167,22 +153,15 @@ class GraphReadsMixin:
                 list(part),
             ):
                 out[r["id"]] = GraphNode(
-                    r["id"],
-                    "unit",
-                    r["title"] or r["doc_title"],
-                    r["kind"],
-                    document_id=r["document_id"],
-                    doc_title=r["doc_title"],
-                    doc_type=r["doc_type"],
-                    path=r["path"],
-                    abs_path=f"{r['root_path'].rstrip('/')}/{r['path']}",
-                    line=r["line_start"],
+                    r["id"], "unit", r["title"] or r["doc_title"], r["kind"],
+                    document_id=r["document_id"], doc_title=r["doc_title"],
+                    doc_type=r["doc_type"], path=r["path"],
+                    abs_path=f"{r['root_path'].rstrip('/')}/{r['path']}", line=r["line_start"],
                     outline_path=tuple(_loads(r["outline_path"], [])),
                 )
             for s in self._stubs(part):
-                out[s.id] = GraphNode(
-                    s.id, "stub", s.label, s.kind, target=s.target, reason=s.reason
-                )
+                out[s.id] = GraphNode(s.id, "stub", s.label, s.kind, target=s.target,
+                                      reason=s.reason)
         return out
 
     def _stubs(self, ids: Sequence[str]) -> list[Stub]:
@@ -218,21 +197,12 @@ class GraphReadsMixin:
             units=one("SELECT count(*) FROM units"),
             stubs=one("SELECT count(*) FROM graph_stubs"),
             documents=one("SELECT count(*) FROM documents"),
-            by_relation={
-                str(k): int(v)
-                for k, v in self.db.execute(
-                    "SELECT relation, count(*) FROM edges GROUP BY relation ORDER BY relation"
-                )
-            },
-            by_origin={
-                str(k): int(v)
-                for k, v in self.db.execute(
-                    "SELECT origin, count(*) FROM edges GROUP BY origin ORDER BY origin"
-                )
-            },
+            by_relation={str(k): int(v) for k, v in self.db.execute(
+                "SELECT relation, count(*) FROM edges GROUP BY relation ORDER BY relation")},
+            by_origin={str(k): int(v) for k, v in self.db.execute(
+                "SELECT origin, count(*) FROM edges GROUP BY origin ORDER BY origin")},
             unresolved_links=one(
-                "SELECT coalesce(sum(count), 0) FROM edges WHERE relation='unresolved'"
-            ),
+                "SELECT coalesce(sum(count), 0) FROM edges WHERE relation='unresolved'"),
         )
 
     def endpoints(self, origins: Sequence[str] | None = None) -> Iterator[tuple[str, str]]:
@@ -240,9 +210,8 @@ class GraphReadsMixin:
         where = ""
         if origins:
             where = f" WHERE origin IN ({','.join('?' * len(origins))})"
-        for s, t in self.db.execute(
-            f"SELECT source, target FROM edges{where}", list(origins or ())
-        ):
+        for s, t in self.db.execute(f"SELECT source, target FROM edges{where}",
+                                    list(origins or ())):
             yield str(s), str(t)
 
     def top_linked(self, limit: int = 10) -> list[tuple[str, str, int]]:
@@ -272,21 +241,14 @@ class GraphReadsMixin:
             "  AND e.source_document_id != d.id"
             ") ORDER BY r.path, d.path, d.key, d.id"
         ).fetchall()
-        wanting = dict(
-            self.db.execute(
-                "SELECT source_document_id, sum(count) FROM edges WHERE origin='declared' AND "
-                "relation = 'unresolved' GROUP BY source_document_id"
-            ).fetchall()
-        )
+        wanting = dict(self.db.execute(
+            "SELECT source_document_id, sum(count) FROM edges WHERE origin='declared' AND "
+            "relation = 'unresolved' GROUP BY source_document_id"
+        ).fetchall())
         return [
-            OrphanDocument(
-                r["id"],
-                r["title"],
-                r["path"],
-                f"{r['root_path'].rstrip('/')}/{r['path']}",
-                r["format"],
-                int(wanting.get(r["id"], 0) or 0),
-            )
+            OrphanDocument(r["id"], r["title"], r["path"],
+                           f"{r['root_path'].rstrip('/')}/{r['path']}", r["format"],
+                           int(wanting.get(r["id"], 0) or 0))
             for r in rows
         ]
 
@@ -296,12 +258,10 @@ class GraphReadsMixin:
     ) -> tuple[list[GraphDocument], list[GraphUnit]]:
         """The documents (``None``: all) and their units, units by document and ordinal."""
         doc_sql = "SELECT id, root_id, path, type, metadata, tags, content_hash FROM documents"
-        unit_sql = (
-            "SELECT id, document_id, ordinal, parent_id, kind, tags, properties, extra FROM units"
-        )
+        unit_sql = ("SELECT id, document_id, ordinal, parent_id, kind, tags, properties, extra "
+                    "FROM units")
         parts: list[Sequence[str] | None] = (
-            [None] if document_ids is None else list(chunks(list(document_ids)))
-        )
+            [None] if document_ids is None else list(chunks(list(document_ids))))
         docs: list[GraphDocument] = []
         units: list[GraphUnit] = []
         for part in parts:
@@ -311,51 +271,33 @@ class GraphReadsMixin:
                 args = list(part)
             for r in self.db.execute(doc_sql + where.format(c="id"), args):
                 meta = _loads(r["metadata"], {})
-                docs.append(
-                    GraphDocument(
-                        r["id"],
-                        r["root_id"],
-                        r["path"],
-                        r["type"],
-                        meta if isinstance(meta, dict) else {},
-                        tuple(str(t) for t in _loads(r["tags"], [])),
-                        r["content_hash"],
-                    )
-                )
+                docs.append(GraphDocument(
+                    r["id"], r["root_id"], r["path"], r["type"],
+                    meta if isinstance(meta, dict) else {},
+                    tuple(str(t) for t in _loads(r["tags"], [])), r["content_hash"]))
             for r in self.db.execute(
                 unit_sql + where.format(c="document_id") + " ORDER BY document_id, ordinal", args
             ):
                 props = _loads(r["properties"], {})
                 extra = _loads(r["extra"], {})
-                units.append(
-                    GraphUnit(
-                        r["id"],
-                        r["document_id"],
-                        int(r["ordinal"]),
-                        r["parent_id"],
-                        r["kind"],
-                        tuple(str(t) for t in _loads(r["tags"], [])),
-                        props if isinstance(props, dict) else {},
-                        extra if isinstance(extra, dict) else {},
-                    )
-                )
+                units.append(GraphUnit(
+                    r["id"], r["document_id"], int(r["ordinal"]), r["parent_id"], r["kind"],
+                    tuple(str(t) for t in _loads(r["tags"], [])),
+                    props if isinstance(props, dict) else {},
+                    extra if isinstance(extra, dict) else {}))
         return docs, units
 
     def first_units(self, document_ids: Sequence[str] | None = None) -> dict[str, str]:
         """``document id -> id of its first unit`` (``None``: every document)."""
-        sql = (
-            "SELECT document_id, id FROM units u WHERE ordinal = "
-            "(SELECT min(ordinal) FROM units v WHERE v.document_id = u.document_id)"
-        )
+        sql = ("SELECT document_id, id FROM units u WHERE ordinal = "
+               "(SELECT min(ordinal) FROM units v WHERE v.document_id = u.document_id)")
         if document_ids is None:
             return {r[0]: r[1] for r in self.db.execute(sql)}
         out: dict[str, str] = {}
         for part in chunks(list(dict.fromkeys(document_ids))):
             q = ",".join("?" * len(part))
-            out.update(
-                (r[0], r[1])
-                for r in self.db.execute(sql + f" AND u.document_id IN ({q})", list(part))
-            )
+            out.update((r[0], r[1]) for r in self.db.execute(
+                sql + f" AND u.document_id IN ({q})", list(part)))
         return out
 
     def unit_ids_of(self, document_ids: Sequence[str]) -> list[str]:
@@ -363,12 +305,8 @@ class GraphReadsMixin:
         out: list[str] = []
         for part in chunks(list(document_ids)):
             q = ",".join("?" * len(part))
-            out += [
-                r[0]
-                for r in self.db.execute(
-                    f"SELECT id FROM units WHERE document_id IN ({q})", list(part)
-                )
-            ]
+            out += [r[0] for r in self.db.execute(
+                f"SELECT id FROM units WHERE document_id IN ({q})", list(part))]
         return out
 
     # --- implicit-edge features --------------------------------------------------------
@@ -377,13 +315,9 @@ class GraphReadsMixin:
         out: set[str] = set()
         for part in chunks(list(document_ids)):
             q = ",".join("?" * len(part))
-            out.update(
-                r[0]
-                for r in self.db.execute(
-                    f"SELECT DISTINCT feature FROM graph_features WHERE document_id IN ({q})",
-                    list(part),
-                )
-            )
+            out.update(r[0] for r in self.db.execute(
+                f"SELECT DISTINCT feature FROM graph_features WHERE document_id IN ({q})",
+                list(part)))
         return out
 
     def holders(self, features: Sequence[str]) -> dict[str, list[tuple[str, str]]]:
@@ -431,24 +365,16 @@ class GraphReadsMixin:
             for r in self.db.execute(
                 f"SELECT id, root_id, path, title FROM documents WHERE id IN ({q})", list(part)
             ):
-                units = tuple(
-                    u[0]
-                    for u in self.db.execute(
-                        "SELECT id FROM units WHERE document_id=? ORDER BY ordinal", (r[0],)
-                    )
-                )
+                units = tuple(u[0] for u in self.db.execute(
+                    "SELECT id FROM units WHERE document_id=? ORDER BY ordinal", (r[0],)))
                 out[r[0]] = DocumentBrief(r[0], r[1], r[2], r[3], units)
         return out
 
     def documents_at_path(self, root_id: str, path: str) -> list[DocumentBrief]:
         """The documents indexed from one file (several for a chat export), in order."""
-        ids = [
-            r[0]
-            for r in self.db.execute(
-                "SELECT id FROM documents WHERE root_id=? AND path=? ORDER BY key, id",
-                (root_id, path),
-            )
-        ]
+        ids = [r[0] for r in self.db.execute(
+            "SELECT id FROM documents WHERE root_id=? AND path=? ORDER BY key, id",
+            (root_id, path))]
         briefs = self.documents_brief(ids)
         return [briefs[i] for i in ids if i in briefs]
 
@@ -458,23 +384,13 @@ class GraphReadsMixin:
             UnitSpan(r[0], r[1] or "", int(r[2]), int(r[3]))
             for r in self.db.execute(
                 "SELECT id, title, line_start, line_end FROM units WHERE document_id=? "
-                "ORDER BY ordinal",
-                (document_id,),
-            )
+                "ORDER BY ordinal", (document_id,))
         ]
 
     def ids_with_prefix(self, prefix: str, limit: int = 2) -> list[str]:
         """Unit ids, then document ids, starting with ``prefix`` (at most ``limit`` each)."""
         like = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        out = [
-            r[0]
-            for r in self.db.execute(
-                "SELECT id FROM units WHERE id LIKE ? ESCAPE '\\' LIMIT ?", (like, limit)
-            )
-        ]
-        return out + [
-            r[0]
-            for r in self.db.execute(
-                "SELECT id FROM documents WHERE id LIKE ? ESCAPE '\\' LIMIT ?", (like, limit)
-            )
-        ]
+        out = [r[0] for r in self.db.execute(
+            "SELECT id FROM units WHERE id LIKE ? ESCAPE '\\' LIMIT ?", (like, limit))]
+        return out + [r[0] for r in self.db.execute(
+            "SELECT id FROM documents WHERE id LIKE ? ESCAPE '\\' LIMIT ?", (like, limit))]

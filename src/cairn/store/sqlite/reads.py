@@ -48,16 +48,15 @@ class ReadsMixin(SQLiteBase):
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             q = ",".join("?" * len(part))
-            out += [
-                LinkOccurrence(*r)
-                for r in self.db.execute(sql + f" WHERE l.document_id IN ({q})" + order, part)
-            ]
+            out += [LinkOccurrence(*r) for r in self.db.execute(
+                sql + f" WHERE l.document_id IN ({q})" + order, part)]
         out.sort(key=lambda lk: (lk.unit_id, lk.ordinal))
         return out
 
     def set_link_resolutions(self, updates: Iterable[LinkResolution]) -> int:
         """Store new resolutions of links; returns how many were given."""
-        rows = [(u.document_id, u.target_unit_id, u.reason, u.unit_id, u.ordinal) for u in updates]
+        rows = [(u.document_id, u.target_unit_id, u.reason, u.unit_id, u.ordinal)
+                for u in updates]
         self.db.executemany(
             "UPDATE links SET resolved_document_id=?, resolved_unit_id=?, unresolved_reason=? "
             "WHERE unit_id=? AND ordinal=?",
@@ -72,13 +71,9 @@ class ReadsMixin(SQLiteBase):
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             q = ",".join("?" * len(part))
-            out.update(
-                r[0]
-                for r in self.db.execute(
-                    f"SELECT DISTINCT document_id FROM links WHERE resolved_document_id IN ({q})",
-                    part,
-                )
-            )
+            out.update(r[0] for r in self.db.execute(
+                f"SELECT DISTINCT document_id FROM links WHERE resolved_document_id IN ({q})",
+                part))
         return out
 
     def catalog_entries(
@@ -108,20 +103,10 @@ class ReadsMixin(SQLiteBase):
                 aliases = tuple(str(a) for a in _list(r[5]))
                 docs.append(CatalogDocument(r[0], r[1], r[2], r[3], r[4], aliases, r[6], r[7]))
             for r in self.db.execute(unit_sql + where.format(c="document_id"), args):
-                units.append(
-                    CatalogUnit(
-                        r[0],
-                        r[1],
-                        int(r[2]),
-                        int(r[3]),
-                        r[4],
-                        r[5] or "",
-                        r[6],
-                        r[7],
-                        tuple(str(t) for t in _list(r[8])),
-                        tuple(str(b).lstrip("^") for b in _list(r[9])),
-                    )
-                )
+                units.append(CatalogUnit(
+                    r[0], r[1], int(r[2]), int(r[3]), r[4], r[5] or "", r[6], r[7],
+                    tuple(str(t) for t in _list(r[8])),
+                    tuple(str(b).lstrip("^") for b in _list(r[9]))))
         docs.sort(key=lambda d: (d.root_id, d.path, d.key or "", d.id))
         units.sort(key=lambda u: (u.document_id, u.ordinal))
         return docs, units

@@ -299,7 +299,9 @@ class SQLiteBase:
                     "SELECT count(*) FROM sqlite_master WHERE type='table'"
                 ).fetchone()[0]
                 if tables:
-                    raise StoreError(f"{self.path}: not a cairn index (unknown tables, no version)")
+                    raise StoreError(
+                        f"{self.path}: not a cairn index (unknown tables, no version)"
+                    )
             for i in range(version, SCHEMA_VERSION):
                 for stmt in MIGRATIONS[i].split(";"):
                     if stmt.strip():

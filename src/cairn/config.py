@@ -166,6 +166,7 @@ class SearchConfig:
     limit: int = 10
     weights: Mapping[str, float] = field(
         default_factory=lambda: {"title": 10.0, "outline_path": 4.0, "tags": 3.0, "body": 1.0}
+        | {"meta": 2.0}  # frontmatter, properties, TODO keywords (the meta FTS column)
     )
 
 

@@ -289,7 +289,14 @@ def _resolve_obsidian(row: LinkOccurrence, cat: Catalog) -> Resolution:
         if hit.unit is not None:
             return doc, cat.unit_at.get((doc, hit.unit)), None
         if row.anchor and cat.units.get(doc) and cat.path_of[doc][1].endswith(".md"):
-            return doc, cat.preamble(doc), None
+            # the anchor names no heading of the note Obsidian's rules chose: another
+            # note of the same name that has it wins ([[Canvas#Add cards from web
+            # pages]] goes to the English copy, not the shorter-path Japanese one);
+            # else the note, with the reason recorded
+            other = _with_anchor(cat, root_id, target, row.anchor, doc, src_path)
+            if other is not None:
+                return other
+            return doc, cat.preamble(doc), f"no heading {row.anchor!r} in {hit.path}"
         unit = cat.anchor_unit(doc, row.anchor) if row.anchor else None
         return doc, unit or cat.preamble(doc), None
     if hit.attachment or not target.strip():
@@ -306,6 +313,28 @@ def _resolve_obsidian(row: LinkOccurrence, cat: Catalog) -> Resolution:
     doc = _pick(cands, cat, root_id, posixpath.dirname(src_path))
     unit = cat.anchor_unit(doc, row.anchor) if row.anchor else None
     return doc, unit or cat.preamble(doc), None
+
+
+def _with_anchor(
+    cat: Catalog, root_id: str, target: str, anchor: str, chosen: str, src_path: str
+) -> Resolution | None:
+    """Another note of ``target``'s name in the root that has the anchored unit (the
+    nearest by :func:`_pick`), as a resolution; ``None`` when none has it."""
+    stem = posixpath.splitext(target.strip())[0]
+    if not stem:
+        return None
+    cands = [
+        d
+        for d in cat.by_stem.get(_fold(posixpath.basename(stem)), [])
+        if d != chosen
+        and cat.path_of[d][0] == root_id
+        and _fold(posixpath.splitext(cat.path_of[d][1])[0]).endswith(_fold(stem))
+    ]
+    with_unit = {d: u for d in cands if (u := cat.anchor_unit(d, anchor)) is not None}
+    if not with_unit:
+        return None
+    doc = _pick(list(with_unit), cat, root_id, posixpath.dirname(src_path))
+    return doc, with_unit[doc], None
 
 
 # --- name keys ----------------------------------------------------------------------

@@ -22,6 +22,8 @@ back whenever that many units match.
 
 from __future__ import annotations
 
+import math
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -82,6 +84,37 @@ def drop_shadowed(keys: Sequence[Any], facts: Mapping[str, UnitFacts]) -> list[i
         for i, u in enumerate(ids)
         if u in facts and not (facts[u].title_only and facts[u].document_id in with_content)
     ]
+
+
+TITLE_WINDOW = 30
+"""How many of the best fused results are checked for an exact title match."""
+
+
+def _title_words(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def promote_exact_titles(
+    fused: Sequence[Fused], query: Query, titles: Mapping[str, str]
+) -> list[Fused]:
+    """An exact title match wins: results whose title has exactly the query's words
+    (case, punctuation and spacing aside: ``Clocking Work Time``) get a ``title_match``
+    summand equal to the best score, so they rank above every other result (in their
+    own order) and their summands still add up. ``titles``: unit id -> title of the
+    results to consider; others are left as they are. Scores must be positive (BM25,
+    RRF), so semantic lists are not passed here."""
+    want = _title_words(" ".join(t.text or " ".join(t.tokens) for t in query.positive))
+    if not want or not fused:
+        return list(fused)
+    bonus = abs(fused[0].score)
+    out: list[Fused] = []
+    for f in fused:
+        t = titles.get(f.key)
+        if t is not None and _title_words(t) == want:
+            summands = {**f.summands, "title_match": bonus}
+            f = Fused(f.key, math.fsum(summands.values()), summands, f.ranks, f.raw)
+        out.append(f)
+    return sorted(out, key=lambda f: -f.score)
 
 
 def age_days(f: UnitFacts, now: float) -> float | None:
@@ -193,7 +226,11 @@ class Ranker:
             allowed = {
                 u
                 for u, _ in self.store.search_text(
-                    only, limit=_ALL, weights=weights, include_alternates=alternates
+                    only,
+                    limit=_ALL,
+                    weights=weights,
+                    include_alternates=alternates,
+                    whole_documents=False,
                 )
             }
         excluded: set[str] = set()
@@ -312,6 +349,10 @@ class Ranker:
                 break
             n *= 4
             goal = n
+        if want != "semantic" and query.positive and fused:
+            window = [f.key for f in fused[:TITLE_WINDOW]]
+            titles = {k: u.title for k, u in self.store.hit_units(window).items()}
+            fused = promote_exact_titles(fused, query, titles)
         took = (time.perf_counter() - t0) * 1000
         syntax = self.store.text_query_syntax(tq) if want != "semantic" else None
         return Ranking(query, want, fused, chunks, facts, syntax, tuple(notes), took)

@@ -94,6 +94,9 @@ class SearchResult:
 
 _TODO_STATES = ("open", "done", "any", "*")
 
+NEAREST_BY_MEANING = "no word of the query matched: these are the nearest by meaning"
+"""The note of a semantic or hybrid search none of whose hits matched a word."""
+
 
 def value_notes(store: Store, query: Query) -> list[str]:
     """Notes for ``format:``, ``kind:``, ``todo:`` and ``role:`` filters whose value
@@ -351,6 +354,8 @@ class SearchService:
         page = ordered[offset:need]
         hits = build_hits(self.store, page, ranking.query, first_rank=offset + 1)
         notes = [*before, *ranking.notes, *after]
+        if hits and ranking.mode != "keyword" and not any(e[4] for e in entries.values()):
+            notes.append(NEAREST_BY_MEANING)
         if not ranking.fused:  # filters are AND-ed: a value nothing has gives no hits
             notes += value_notes(self.store, ranking.query)
         took = round((time.perf_counter() - t0) * 1000, 3)

@@ -240,11 +240,15 @@ class Store(Protocol):
         limit: int,
         weights: Mapping[str, float],
         include_alternates: bool = False,
+        whole_documents: bool = True,
     ) -> list[tuple[str, float]]:
         """``(unit id, score)`` best first for a parsed query: any positive term
         matches (BM25-like score, higher is better), negative terms exclude, filters
         restrict; no positive term: filter-only (score 0, path then outline order).
-        ``weights``: per-field weights ``title``, ``outline_path``, ``tags``, ``body``.
+        ``weights``: per-field weights ``title``, ``outline_path``, ``tags``, ``body``
+        (and ``meta``: frontmatter, properties, TODO keywords). ``whole_documents``:
+        in a filter-only query, a match by a document's own metadata is one hit (the
+        document's first unit), not every unit; ``False`` gives every unit.
 
         Raises:
             QueryError: ``limit`` < 1 or an unknown filter field. StoreError: backend.

@@ -50,6 +50,27 @@ PG_SCHEMA: tuple[str, ...] = (
 )
 """PostgreSQL's own statements, run after the shared migration that they belong to."""
 
+PG_REPLACES: dict[int, str] = {
+    # 2 -> 3: the ``meta`` column (SQLite rebuilds its FTS5 table; here a column is
+    # added and the weighted vector recomputed with meta in weight class C, beside tags)
+    2: """
+    ALTER TABLE units_fts ADD COLUMN meta TEXT COLLATE "C" NOT NULL DEFAULT '';
+    DROP INDEX units_fts_doc;
+    ALTER TABLE units_fts DROP COLUMN doc;
+    ALTER TABLE units_fts ADD COLUMN doc tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english', title), 'A') ||
+        setweight(to_tsvector('english', outline_path), 'B') ||
+        setweight(to_tsvector('english', tags), 'C') ||
+        setweight(to_tsvector('english', meta), 'C') ||
+        setweight(to_tsvector('english', body), 'D') ||
+        setweight(to_tsvector('simple', cjk), 'D')) STORED;
+    CREATE INDEX units_fts_doc ON units_fts USING gin(doc);
+    UPDATE runs SET config_hash = '';
+    UPDATE documents SET content_hash = ''
+    """,
+}
+"""Migrations whose shared (SQLite) statements PostgreSQL replaces with its own."""
+
 
 def redact_url(url: str) -> str:
     """``url`` without its password (for messages and ``store.path``)."""
@@ -239,6 +260,11 @@ class PostgresBase(SQLiteBase):
                 for fn in COMPAT_FUNCTIONS:
                     db.raw.execute(fn)
             for i in range(version, SCHEMA_VERSION):
+                if i in PG_REPLACES:
+                    for stmt in PG_REPLACES[i].split(";"):
+                        if stmt.strip():
+                            db.raw.execute(stmt)
+                    continue
                 for stmt in MIGRATIONS[i].split(";"):
                     if stmt.strip() and "VIRTUAL TABLE" not in stmt.upper():
                         db.execute(stmt)

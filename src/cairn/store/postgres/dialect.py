@@ -124,6 +124,7 @@ def _outside_quotes(sql: str) -> list[tuple[bool, str]]:
 
 _OPERAND = r"(CAST\([^()]*\)|[\w.]+|\?)"
 _NOCASE = re.compile(_OPERAND + r"\s*=\s*" + _OPERAND + r"\s+COLLATE\s+NOCASE", re.I)
+_IN_NOCASE = re.compile(_OPERAND + r"\s+IN\s+\(((?:\s*\?\s+COLLATE\s+NOCASE\s*,?)+)\)", re.I)
 _GLOB = re.compile(r"([\w.]+)\s+GLOB\s+(\?|[\w.]+)", re.I)
 _END = re.compile(r"(?<![\w\"])((?:\w+\.)?)end\b(?!\s*\()")
 _INSERT_OR = re.compile(r"^\s*INSERT\s+OR\s+(IGNORE|REPLACE)\s+INTO\s+(\w+)\s*\(([^)]*)\)",
@@ -138,6 +139,9 @@ _TRIGGER = re.compile(
 
 def _code(text: str) -> str:
     text = _NOCASE.sub(lambda m: f"lower({m.group(1)}) = lower({m.group(2)})", text)
+    text = _IN_NOCASE.sub(
+        lambda m: f"lower({m.group(1)}) IN ("
+        + ", ".join("lower(?)" for _ in range(m.group(2).count("?"))) + ")", text)
     text = _GLOB.sub(lambda m: f"cairn_glob({m.group(1)}, {m.group(2)})", text)
     text = re.sub(r"\bLIKE\b", "ILIKE", text)
     text = re.sub(r"\bchar\(", "cairn_char(", text)

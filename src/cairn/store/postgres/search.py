@@ -16,11 +16,11 @@ values, not BM25 — rankings agree on what matches, not always on the order.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from cairn.errors import QueryError
-from cairn.model import Filter, Term, TextQuery
+from cairn.model import Term, TextQuery
 from cairn.store.sqlite.fts import SearchMixin
 
 _NORMALIZATION = 1  # rank / (1 + log(document length))
@@ -65,15 +65,6 @@ def ts_query(query: TextQuery) -> tuple[str | None, str | None, list[str], list[
 class PostgresSearchMixin(SearchMixin):
     """``tsvector`` search with the shared filters."""
 
-    def _filter_sql(self, filters: Sequence[Filter]) -> tuple[list[str], list[Any]]:
-        where: list[str] = []
-        args: list[Any] = []
-        for f in filters:
-            sql, a = self._one_filter(f)
-            where.append(f"NOT coalesce(({sql}), false)" if f.negate else sql)
-            args.extend(a)
-        return where, args
-
     def search_text(
         self,
         query: TextQuery,
@@ -81,6 +72,7 @@ class PostgresSearchMixin(SearchMixin):
         limit: int,
         weights: Mapping[str, float],
         include_alternates: bool = False,
+        whole_documents: bool = True,
     ) -> list[tuple[str, float]]:
         """Rank units for a parsed query; ``(unit id, score)`` best first (see
         :meth:`cairn.store.base.Store.search_text`). The score is ``ts_rank_cd``.
@@ -91,7 +83,8 @@ class PostgresSearchMixin(SearchMixin):
         if limit < 1:
             raise QueryError(f"limit must be at least 1, not {limit}")
         pos, neg, pos_args, neg_args = ts_query(query)
-        where, args = self._filter_sql(query.filters)
+        where, args = self._filter_sql(query.filters,
+                                       first_unit=pos is None and whole_documents)
         if not include_alternates:
             where.append("u.alternate = 0")
         if neg is not None:

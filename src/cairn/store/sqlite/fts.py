@@ -10,10 +10,11 @@ FTS5 phrase; CJK bigrams are a phrase against the ``cjk`` column.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.errors import QueryError, StoreError
 from cairn.model import (
@@ -29,7 +30,88 @@ from cairn.model import (
 from cairn.store.sqlite.filters import extra_filter
 from cairn.store.sqlite.schema import SQLiteBase
 
+if TYPE_CHECKING:
+    from cairn.model import Document, Unit
+
 _WS = "char(32, 9, 10, 13)"
+META_WEIGHT = 2.0
+"""The BM25 weight of the ``meta`` column when ``[search] weights`` does not set
+``meta``."""
+META_MAX = 600
+"""Characters of metadata text kept per unit (FTS5's BM25 normalises by the length of
+all columns together: a long ``meta`` would push every unit of its document down)."""
+_META_SKIP = frozenset(
+    {
+        # searched in their own columns
+        "title", "aliases", "alias", "tags", "tag", "description",
+        # identifiers, layout and counts: no word a person would search by
+        "permalink", "cssclasses", "cssclass", "mobile", "publish", "cover", "coordinates",
+        "concept_id", "conversation_id", "generated", "messages", "alternates", "id",
+        "custom_id", "todo_keywords",
+    }
+)  # fmt: skip
+_ORG_META = frozenset({"author", "category", "subtitle", "keywords", "filetags", "date", "created"})
+"""The Org file keywords that describe a note (the rest are export settings)."""
+_WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
+
+
+def _meta_value(value: Any, out: list[str], depth: int = 0) -> None:
+    if value is None or isinstance(value, bool) or depth > 2:
+        return
+    if isinstance(value, str):
+        if value.startswith(("http://", "https://")):
+            return  # a URL's words are not what a note is remembered by
+        # a wikilink value reads as its target's name (and its alias): [[Books]] -> Books
+        text = _WIKILINK.sub(lambda m: " ".join(g for g in m.groups() if g), value)
+        if text.strip():
+            out.append(text.strip())
+    elif isinstance(value, int | float):
+        out.append(str(value))
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            out.append(str(k))
+            _meta_value(v, out, depth + 1)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _meta_value(v, out, depth + 1)
+
+
+def meta_text(doc: Document, u: Unit) -> str:
+    """The ``meta`` FTS column of a unit: its document's frontmatter keys and values
+    (a wikilink value by its target's name; title, aliases, tags and description are
+    searched in their own columns), the unit's own and inherited properties (Org
+    property drawers), its TODO keyword, priority and tags — so a note remembered by
+    its author, genre, status or ISBN is found by plain words. At most
+    :data:`META_MAX` characters."""
+    out: list[str] = []
+    meta = doc.metadata if isinstance(doc.metadata, Mapping) else {}
+    org = doc.format == "org"
+    file_props = meta.get("properties") if org else None
+    for key, value in meta.items():
+        low = str(key).casefold()
+        if low in _META_SKIP or (org and low not in _ORG_META):
+            continue
+        out.append(str(key))
+        _meta_value(value, out)
+    inherited = u.extra.get("inherited_properties") if isinstance(u.extra, Mapping) else None
+    for props in (
+        file_props if isinstance(file_props, Mapping) else {},
+        u.properties,
+        inherited if isinstance(inherited, Mapping) else {},
+    ):
+        for key, value in props.items():
+            if str(key).casefold() in _META_SKIP:
+                continue
+            out.append(str(key))
+            _meta_value(value, out)
+    if u.todo:
+        out.append(u.todo)
+    if u.priority:
+        out.append(f"priority {u.priority}")
+    out.extend(t.lstrip("#") for t in u.all_tags)
+    return " ".join(out)[:META_MAX]
+
+
 _BATCH = 500
 
 
@@ -85,21 +167,25 @@ class SearchMixin(SQLiteBase):
     """BM25 over FTS5 with filters; typed hit data."""
 
     # --- search -----------------------------------------------------------------------
-    def _filter_sql(self, filters: Sequence[Filter]) -> tuple[list[str], list[Any]]:
+    def _filter_sql(
+        self, filters: Sequence[Filter], *, first_unit: bool = False
+    ) -> tuple[list[str], list[Any]]:
         where: list[str] = []
         args: list[Any] = []
         for f in filters:
-            sql, a = self._one_filter(f)
+            first = first_unit and not f.negate
+            sql, a = self._one_filter(f, first_unit=first)
             if f.any_of:  # a list of values: any of them
-                alts = [self._one_filter(replace(f, value=x, any_of=())) for x in f.any_of]
+                alts = [self._one_filter(replace(f, value=x, any_of=()), first_unit=first)
+                        for x in f.any_of]
                 sql = "(" + " OR ".join([sql, *(s for s, _ in alts)]) + ")"
                 a = [*a, *(x for _, xs in alts for x in xs)]
             # a negated filter keeps units that have no value at all (NULL is not a match)
-            where.append(f"NOT coalesce(({sql}), 0)" if f.negate else sql)
+            where.append(f"NOT coalesce(({sql}), false)" if f.negate else sql)
             args.extend(a)
         return where, args
 
-    def _one_filter(self, f: Filter) -> tuple[str, list[Any]]:
+    def _one_filter(self, f: Filter, *, first_unit: bool = False) -> tuple[str, list[Any]]:
         v = f.value
         more = extra_filter(f)
         if more is not None:
@@ -113,11 +199,14 @@ class SearchMixin(SQLiteBase):
                 [_term_expr(t)],
             )
         if f.field == "tag":
-            low = v.casefold().lstrip("#")
+            # Org allows '#' in a tag (``:#7:``): tag:#7 is that tag, and also the
+            # Obsidian tag 7 written #7 (stored without its '#')
+            low = v.casefold()
+            bare = low.lstrip("#") or low
             return (
                 "EXISTS (SELECT 1 FROM unit_tags t WHERE t.unit_rowid = u.rowid "
-                "AND (t.tag = ? OR t.tag LIKE ? ESCAPE '\\'))",
-                [low, _like_escape(low) + "/%"],
+                "AND (t.tag IN (?, ?) OR t.tag LIKE ? ESCAPE '\\' OR t.tag LIKE ? ESCAPE '\\'))",
+                [low, bare, _like_escape(low) + "/%", _like_escape(bare) + "/%"],
             )
         if f.field == "todo":
             # lower-case open/done/any name a state; anything else is a keyword, matched
@@ -149,17 +238,29 @@ class SearchMixin(SQLiteBase):
         if f.field == "prop":
             # the unit's own properties, those it inherits (Org), and its document's
             # metadata (frontmatter); a list value matches when one element does
+            # a frontmatter value written as a wikilink ("[[Books]]") matches its name;
+            # with ``first_unit`` a match by the document's metadata alone is one hit
+            # (the document's first unit), not every section of the note
             key = f.key or ""
+            link = f"[[{v}]]"
+            doc_level = (
+                "EXISTS (SELECT 1 FROM json_each(d.metadata) m WHERE m.key = ? COLLATE NOCASE"
+                " AND (? = '' OR CAST(m.value AS TEXT) IN (? COLLATE NOCASE, ? COLLATE NOCASE)"
+                " OR (m.type = 'array' AND EXISTS (SELECT 1 FROM json_each(m.value) e"
+                " WHERE CAST(e.value AS TEXT) IN (? COLLATE NOCASE, ? COLLATE NOCASE)))))"
+            )
+            if first_unit:
+                doc_level = (
+                    f"({doc_level} AND u.ordinal = (SELECT min(o.ordinal) FROM units o"
+                    " WHERE o.document_id = u.document_id AND o.alternate = 0))"
+                )
             return (
                 "(EXISTS (SELECT 1 FROM json_each(u.properties) p WHERE p.key = ? COLLATE NOCASE"
                 " AND (? = '' OR p.value = ? COLLATE NOCASE))"
                 " OR EXISTS (SELECT 1 FROM json_each(u.extra, '$.inherited_properties') p"
                 " WHERE p.key = ? COLLATE NOCASE AND (? = '' OR p.value = ? COLLATE NOCASE))"
-                " OR EXISTS (SELECT 1 FROM json_each(d.metadata) m WHERE m.key = ? COLLATE NOCASE"
-                " AND (? = '' OR CAST(m.value AS TEXT) = ? COLLATE NOCASE"
-                " OR (m.type = 'array' AND EXISTS (SELECT 1 FROM json_each(m.value) e"
-                " WHERE CAST(e.value AS TEXT) = ? COLLATE NOCASE)))))",
-                [key, v, v, key, v, v, key, v, v, v],
+                f" OR {doc_level})",
+                [key, v, v, key, v, v, key, v, v, link, v, link],
             )
         if f.field == "role":
             return ("u.role = ? COLLATE NOCASE", [v])
@@ -186,6 +287,7 @@ class SearchMixin(SQLiteBase):
         limit: int,
         weights: Mapping[str, float],
         include_alternates: bool = False,
+        whole_documents: bool = True,
     ) -> list[tuple[str, float]]:
         """Rank units for a parsed query; ``(unit id, score)`` best first.
 
@@ -194,8 +296,12 @@ class SearchMixin(SQLiteBase):
                 filters; no positive term makes a filter-only query (score 0, in path
                 and outline order).
             limit: maximum results (live units only; filters applied before it).
-            weights: BM25 column weights ``title``, ``outline_path``, ``tags``, ``body``.
+            weights: BM25 column weights ``title``, ``outline_path``, ``tags``, ``body``
+                and ``meta`` (default :data:`META_WEIGHT`).
             include_alternates: also units off a conversation's canonical branch.
+            whole_documents: in a filter-only query, a ``prop:`` match by the
+                document's metadata alone is one hit (its first unit); ``False``: every
+                unit of such a document (what a filter used as a mask needs).
 
         The score is ``-bm25(...)`` (higher is better).
 
@@ -205,11 +311,13 @@ class SearchMixin(SQLiteBase):
         if limit < 1:
             raise QueryError(f"limit must be at least 1, not {limit}")
         match = fts_match(query)
-        where, args = self._filter_sql(query.filters)
+        # a filter-only query: a document-level property match is one hit per document
+        where, args = self._filter_sql(query.filters, first_unit=match is None and whole_documents)
         if not include_alternates:
             where.append("u.alternate = 0")
         w = [weights.get(k, 1.0) for k in ("title", "outline_path", "tags", "body")]
         w.append(weights.get("body", 1.0))
+        w.append(weights.get("meta", META_WEIGHT))
         if match is None:
             neg = _neg_match(query)
             if neg is not None:
@@ -226,7 +334,7 @@ class SearchMixin(SQLiteBase):
         else:
             extra = (" AND " + " AND ".join(where)) if where else ""
             sql = (
-                "SELECT u.id, -bm25(units_fts, ?, ?, ?, ?, ?) AS score FROM units_fts f "
+                "SELECT u.id, -bm25(units_fts, ?, ?, ?, ?, ?, ?) AS score FROM units_fts f "
                 "JOIN units u ON u.rowid = f.rowid JOIN documents d ON d.id = u.document_id "
                 f"WHERE units_fts MATCH ?{extra} ORDER BY score DESC, u.rowid LIMIT ?"
             )

@@ -146,7 +146,7 @@ MIGRATIONS: tuple[str, ...] = (
         tokenize = 'porter unicode61 remove_diacritics 2'
     );
     """,
-    # dream reports (cairn.maintain.dream): the last reports, newest by id
+    # 1 -> 2: dream reports (cairn.maintain.dream): the last reports, newest by id
     """
     CREATE TABLE dream_reports (
         id TEXT PRIMARY KEY,
@@ -155,6 +155,22 @@ MIGRATIONS: tuple[str, ...] = (
         checks TEXT NOT NULL,
         data TEXT NOT NULL
     );
+    """,
+    # 2 -> 3: a ``meta`` FTS column (frontmatter and property keys and values, TODO
+    # keywords, tags: metadata searchable by plain words); FTS5 cannot add a column, so
+    # the table is rebuilt with the old columns' text, and every document is marked to
+    # be parsed and stored again by the next run (which fills ``meta``)
+    """
+    CREATE VIRTUAL TABLE units_fts_v2 USING fts5(
+        title, outline_path, tags, body, cjk, meta,
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    INSERT INTO units_fts_v2(rowid, title, outline_path, tags, body, cjk, meta)
+        SELECT rowid, title, outline_path, tags, body, cjk, '' FROM units_fts;
+    DROP TABLE units_fts;
+    ALTER TABLE units_fts_v2 RENAME TO units_fts;
+    UPDATE runs SET config_hash = '';
+    UPDATE documents SET content_hash = ''
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cairn.model import Diagnostic, Document, Failure, FileState, SourceRoot, Unit
+from cairn.store.sqlite.fts import meta_text
 from cairn.store.sqlite.schema import SQLiteBase, _j, _now
 from cairn.text import cjk_bigrams, fts_text
 
@@ -308,9 +309,18 @@ class WritesMixin(SQLiteBase):
                 )
             )
             title, outline, tag_text, body = _fts_columns(doc, u)
-            cjk = " ".join(cjk_bigrams(f"{title}\n{outline}\n{tag_text}\n{body}"))
+            meta = meta_text(doc, u)
+            cjk = " ".join(cjk_bigrams(f"{title}\n{outline}\n{tag_text}\n{body}\n{meta}"))
             fts.append(
-                (rowid, fts_text(title), fts_text(outline), fts_text(tag_text), fts_text(body), cjk)
+                (
+                    rowid,
+                    fts_text(title),
+                    fts_text(outline),
+                    fts_text(tag_text),
+                    fts_text(body),
+                    cjk,
+                    fts_text(meta),
+                )
             )
             seen: set[str] = set()
             for tag, inherited in [(t, 0) for t in u.tags] + [(t, 1) for t in u.inherited_tags]:
@@ -344,8 +354,8 @@ class WritesMixin(SQLiteBase):
             units,
         )
         self.db.executemany(
-            "INSERT INTO units_fts(rowid, title, outline_path, tags, body, cjk) "
-            "VALUES (?,?,?,?,?,?)",
+            "INSERT INTO units_fts(rowid, title, outline_path, tags, body, cjk, meta) "
+            "VALUES (?,?,?,?,?,?,?)",
             fts,
         )
         self.db.executemany(
@@ -360,7 +370,8 @@ class WritesMixin(SQLiteBase):
 
 
 def _fts_columns(doc: Document, u: Unit) -> tuple[str, str, str, str]:
-    """What a unit contributes to the FTS columns title, outline path, tags and body.
+    """What a unit contributes to the FTS columns title, outline path, tags and body
+    (``meta``: :func:`cairn.store.sqlite.fts.meta_text`).
 
     A document's aliases and ``description`` are searchable through its first unit. A
     code unit's title is usually made up (``python code block``), so it is searched
@@ -376,6 +387,11 @@ def _fts_columns(doc: Document, u: Unit) -> tuple[str, str, str, str]:
         desc = doc.metadata.get("description") if isinstance(doc.metadata, Mapping) else None
         if isinstance(desc, str) and desc.strip() and desc not in body:
             body = f"{desc}\n{body}"
+    if u.kind == "message" and len(u.outline_path) > 1:
+        # a message's outline starts with its conversation's title: searched there (the
+        # conversation's first unit), not once per message, or a one-word reply ("lol")
+        # would top every query naming the conversation
+        outline = " / ".join(u.outline_path[1:])
     if u.kind == "code":
         outline = f"{outline} / {title}" if outline else title
         title = ""

@@ -1,0 +1,135 @@
+"""The redaction part of :class:`cairn.app.Cairn` (issue 18): the ``on_ingest`` mode of
+each parsed document (the ingest hook) and ``cairn redact scan``.
+
+Defaults: chat exports and transcripts are masked (``mask``), notes are left as written
+(``off``); ``[redact] on_ingest`` overrides either or both, or one format.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
+
+from cairn.app.parts import Parts
+from cairn.errors import CairnError
+from cairn.model import MESSAGE, Document
+from cairn.redact import Mode, ScanFinding, redact_document, scan_text
+
+CHAT_FORMATS = frozenset({"chatgpt", "claude", "gemini", "generic", "transcript", "chats"})
+"""Formats whose documents are conversations (masked by default)."""
+
+DEFAULT_MODES: Mapping[str, Mode] = {"chats": "mask", "notes": "off"}
+
+SCAN_MAX_BYTES = 200_000_000
+"""A larger file is not scanned (named in ``skipped``)."""
+
+
+def is_chat(doc: Document) -> bool:
+    """Whether a document is a conversation: a chat format, or made of messages."""
+    return doc.format in CHAT_FORMATS or any(u.kind == MESSAGE for u in doc.units[:3])
+
+
+def mode_for(doc: Document, table: Mapping[str, str]) -> Mode:
+    """The ``on_ingest`` mode of one document: its format's entry, else ``chats`` or
+    ``notes``, else the default (``mask`` for chats, ``off`` for notes)."""
+    group = "chats" if is_chat(doc) else "notes"
+    mode = table.get(doc.format) or table.get(group) or DEFAULT_MODES[group]
+    return cast(Mode, mode)
+
+
+@dataclass(frozen=True, slots=True)
+class ScanReport:
+    """What ``cairn redact scan`` found: ``files`` scanned, ``findings`` (file, line,
+    column, kind, category, placeholder, masked preview — never a value), ``counts``
+    per kind, and ``skipped`` files with the reason."""
+
+    files: int
+    findings: tuple[ScanFinding, ...]
+    counts: Mapping[str, int] = field(default_factory=dict)
+    skipped: tuple[tuple[str, str], ...] = ()
+
+
+class RedactMixin(Parts):
+    """The ingest hook's redactor and the scan."""
+
+    def redactor(self) -> Callable[[Document], Document]:
+        """The ingest hook: a parsed document → the document to store, masked (or its
+        finding units dropped) by its ``on_ingest`` mode. The user's file is never
+        changed; this runs between parsing and storing, so the FTS table, the chunks
+        and vectors, snippets, ``show`` and every door see only the masked text."""
+        table: Mapping[str, str] = dict(self.config.redact.get("on_ingest", {}))
+
+        def redact(doc: Document) -> Document:
+            return redact_document(doc, mode_for(doc, table)).document
+
+        return redact
+
+    def redact_scan(
+        self,
+        paths: Iterable[str | os.PathLike[str]] = (),
+        *,
+        progress: Callable[[int, int, str], None] | None = None,
+    ) -> ScanReport:
+        """Scan files for secrets and personal data, whatever ``on_ingest`` says.
+
+        Args:
+            paths: files or folders (a folder is walked by the indexing rules: ignored
+                folders, no symbolic links); none: every registered root.
+            progress: ``progress(done, total, path)`` after each file.
+
+        Returns:
+            A :class:`ScanReport`; paths in it are as given (or absolute for roots).
+
+        Raises:
+            CairnError: a path does not exist.
+        """
+        plist = list(paths) or [r.path for r in self.store.roots()]
+        return scan_paths(plist, progress=progress)
+
+
+def scan_paths(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> ScanReport:
+    """Scan files or folders (no index needed); see :meth:`RedactMixin.redact_scan`.
+
+    Raises:
+        CairnError: a path does not exist.
+    """
+    from cairn.sources import decode, discover
+
+    files: list[tuple[str, Path]] = []
+    for p in (Path(x).expanduser() for x in paths):
+        if not p.exists():
+            raise CairnError(f"{p}: no such file or folder")
+        if p.is_file():
+            files.append((str(p), p))
+        else:
+            found = discover(p.resolve())
+            files.extend((str(p / sf.relpath), sf.path) for sf in found.files)
+    findings: list[ScanFinding] = []
+    skipped: list[tuple[str, str]] = []
+    counts: dict[str, int] = {}
+    for i, (shown, path) in enumerate(files):
+        try:
+            size = path.stat().st_size
+            if size > SCAN_MAX_BYTES:
+                skipped.append((shown, f"larger than {SCAN_MAX_BYTES // 1_000_000} MB"))
+                continue
+            if path.suffix.lower() == ".zip":
+                skipped.append((shown, "a zip archive (scan the extracted files)"))
+                continue
+            text = decode(path.read_bytes()).text
+        except (OSError, ValueError) as exc:
+            skipped.append((shown, f"not readable as text: {exc}"))
+            continue
+        for f in scan_text(text, shown):
+            findings.append(f)
+            counts[f.kind] = counts.get(f.kind, 0) + 1
+        if progress is not None:
+            progress(i + 1, len(files), shown)
+    return ScanReport(len(files) - len(skipped), tuple(findings), counts, tuple(skipped))

@@ -15,6 +15,7 @@ positive is judged by reading them: ``--fp-details`` prints each one with its co
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sqlite3
 import sys
@@ -25,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from cairn.redact import KINDS, find  # noqa: E402
+from cairn.redact import KINDS, find
 
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
 
@@ -43,10 +44,8 @@ def recall(seeded: Path) -> dict[str, tuple[int, int]]:
         for f in find(text):
             v = f.value
             if rel.endswith(".json"):
-                try:
+                with contextlib.suppress(ValueError):
                     v = json.loads(f'"{v}"')
-                except ValueError:
-                    pass
             found.add((f.kind, v))
         by_file[rel] = found
     out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
@@ -94,7 +93,9 @@ def false_positives(details: bool) -> Counter[str]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("seeded", type=Path)
     ap.add_argument("--index", action="store_true", help="also index it and look for leaks")
     ap.add_argument("--fp-details", action="store_true")
@@ -111,7 +112,10 @@ def main() -> None:
     print(f"{'all':16} {got / total:>8.1%} {f'{got}/{total}':>14} {sum(fps.values()):>24}")
     if args.index:
         left, n, secs = leaks(args.seeded)
-        print(f"indexed with on_ingest=mask in {secs:.1f} s: {left} of {n} planted values left in the index file")
+        print(
+            f"indexed with on_ingest=mask in {secs:.1f} s: "
+            f"{left} of {n} planted values left in the index file"
+        )
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ from pathlib import Path
 SHARED = Path(__file__).resolve().parents[1] / ".." / "shared" / "corpus"
 
 A = string.ascii_letters + string.digits
+NAMES = ["anna", "j.smith", "li.wei", "omar_k", "p.muller"]
+DOMAINS = ["gmail.com", "proton.me", "acme-corp.de", "uni-heidelberg.de", "outlook.com"]
 
 
 def _tok(r: random.Random, n: int, alphabet: str = A) -> str:
@@ -45,7 +47,9 @@ def _luhn_complete(r: random.Random, prefix: str, length: int) -> str:
 
 
 def _card(r: random.Random) -> str:
-    prefix, length = r.choice([("4", 16), ("51", 16), ("55", 16), ("2221", 16), ("37", 15), ("6011", 16)])
+    prefix, length = r.choice(
+        [("4", 16), ("51", 16), ("55", 16), ("2221", 16), ("37", 15), ("6011", 16)]
+    )
     n = _luhn_complete(r, prefix + str(r.randint(1, 9)), length)
     if r.random() < 0.5:
         return n
@@ -56,7 +60,9 @@ def _card(r: random.Random) -> str:
 
 
 def _iban(r: random.Random) -> str:
-    country, length = r.choice([("DE", 22), ("GB", 22), ("FR", 27), ("NL", 18), ("ES", 24), ("IT", 27)])
+    country, length = r.choice(
+        [("DE", 22), ("GB", 22), ("FR", 27), ("NL", 18), ("ES", 24), ("IT", 27)]
+    )
     if country == "GB":
         bban = "".join(r.choice(string.ascii_uppercase) for _ in range(4)) + "".join(
             r.choice(string.digits) for _ in range(14)
@@ -85,7 +91,11 @@ def _jwt(r: random.Random) -> str:
 def _private_key(r: random.Random) -> str:
     kind = r.choice(["RSA ", "EC ", "OPENSSH ", ""])
     lines = [_tok(r, 64, A + "+/") for _ in range(r.randint(3, 8))]
-    return f"-----BEGIN {kind}PRIVATE KEY-----\n" + "\n".join(lines) + f"\n-----END {kind}PRIVATE KEY-----"
+    return (
+        f"-----BEGIN {kind}PRIVATE KEY-----\n"
+        + "\n".join(lines)
+        + f"\n-----END {kind}PRIVATE KEY-----"
+    )
 
 
 def _phone(r: random.Random) -> str:
@@ -94,7 +104,7 @@ def _phone(r: random.Random) -> str:
             lambda: f"+44 20 7{r.randint(100, 999)} {r.randint(1000, 9999)}",
             lambda: f"+1 {r.randint(201, 989)}-{r.randint(200, 999)}-{r.randint(1000, 9999)}",
             lambda: f"+49 30 {r.randint(1000000, 9999999)}",
-            lambda: f"+33 6 {r.randint(10, 99)} {r.randint(10, 99)} {r.randint(10, 99)} {r.randint(10, 99)}",
+            lambda: "+33 6 " + " ".join(str(r.randint(10, 99)) for _ in range(4)),
             lambda: f"({r.randint(201, 989)}) {r.randint(200, 999)}-{r.randint(1000, 9999)}",
             lambda: f"+81 3-{r.randint(1000, 9999)}-{r.randint(1000, 9999)}",
             lambda: f"+91 {r.randint(70000, 99999)} {r.randint(10000, 99999)}",
@@ -124,25 +134,62 @@ def _ssn(r: random.Random) -> str:
 
 KINDS: dict[str, Callable[[random.Random], tuple[str, str]]] = {
     # kind: r -> (the value, the sentence carrying it; {v} marks where the value sits)
-    "openai-key": lambda r: (v := "sk-" + r.choice(["", "proj-"]) + _tok(r, 48), f"OPENAI_API_KEY={v}"),
-    "anthropic-key": lambda r: (v := "sk-ant-api03-" + _tok(r, 93, A + "_-") + "AA", f"the key is {v}"),
-    "aws-access-key": lambda r: (v := "AKIA" + _tok(r, 16, string.ascii_uppercase + string.digits), f"aws_access_key_id = {v}"),
+    "openai-key": lambda r: (
+        v := "sk-" + r.choice(["", "proj-"]) + _tok(r, 48),
+        f"OPENAI_API_KEY={v}",
+    ),
+    "anthropic-key": lambda r: (
+        v := "sk-ant-api03-" + _tok(r, 93, A + "_-") + "AA",
+        f"the key is {v}",
+    ),
+    "aws-access-key": lambda r: (
+        v := "AKIA" + _tok(r, 16, string.ascii_uppercase + string.digits),
+        f"aws_access_key_id = {v}",
+    ),
     "aws-secret-key": lambda r: (v := _tok(r, 40, A + "/+"), f"aws_secret_access_key = {v}"),
-    "github-token": lambda r: (v := r.choice(["ghp_", "gho_", "ghs_"]) + _tok(r, 36), f"export GITHUB_TOKEN={v}"),
-    "gitlab-token": lambda r: (v := "glpat-" + _tok(r, 20, A + "_-"), f"gitlab token {v} expires soon"),
-    "slack-token": lambda r: (v := f"xoxb-{r.randint(10**11, 10**12)}-{r.randint(10**11, 10**12)}-{_tok(r, 24)}", f"SLACK_BOT_TOKEN: {v}"),
-    "stripe-key": lambda r: (v := r.choice(["sk_live_", "sk_test_", "rk_live_"]) + _tok(r, 24), f"stripe.api_key = '{v}'"),
+    "github-token": lambda r: (
+        v := r.choice(["ghp_", "gho_", "ghs_"]) + _tok(r, 36),
+        f"export GITHUB_TOKEN={v}",
+    ),
+    "gitlab-token": lambda r: (
+        v := "glpat-" + _tok(r, 20, A + "_-"),
+        f"gitlab token {v} expires soon",
+    ),
+    "slack-token": lambda r: (
+        v := f"xoxb-{r.randint(10**11, 10**12)}-{r.randint(10**11, 10**12)}-{_tok(r, 24)}",
+        f"SLACK_BOT_TOKEN: {v}",
+    ),
+    "stripe-key": lambda r: (
+        v := r.choice(["sk_live_", "sk_test_", "rk_live_"]) + _tok(r, 24),
+        f"stripe.api_key = '{v}'",
+    ),
     "google-api-key": lambda r: (v := "AIza" + _tok(r, 35, A + "_-"), f"?key={v}&q=maps"),
-    "discord-token": lambda r: (v := r.choice("MNO") + _tok(r, 25, A) + "." + _tok(r, 6, A + "_-") + "." + _tok(r, 38, A + "_-"), f"client.run('{v}')"),
+    "discord-token": lambda r: (
+        v := r.choice("MNO")
+        + _tok(r, 25, A)
+        + "."
+        + _tok(r, 6, A + "_-")
+        + "."
+        + _tok(r, 38, A + "_-"),
+        f"client.run('{v}')",
+    ),
     "npm-token": lambda r: (v := "npm_" + _tok(r, 36), f"//registry.npmjs.org/:_authToken={v}"),
     "jwt": lambda r: (v := _jwt(r), f"token: {v}"),
     "private-key": lambda r: (v := _private_key(r), f"here is the key:\n{v}\n"),
     "bearer-token": lambda r: (v := _tok(r, 32, A + "-._~"), f"Authorization: Bearer {v}"),
     "password": lambda r: (
         v := _tok(r, 14, A + "!#%^*"),
-        r.choice([f"postgres://app:{v}@db.prod.internal:5432/main", f"Server=sql1;User Id=sa;Password={v};"]),
+        r.choice(
+            [
+                f"postgres://app:{v}@db.prod.internal:5432/main",
+                f"Server=sql1;User Id=sa;Password={v};",
+            ]
+        ),
     ),
-    "email": lambda r: (v := f"{r.choice(['anna', 'j.smith', 'li.wei', 'omar_k', 'p.muller'])}{r.randint(1, 999)}@{r.choice(['gmail.com', 'proton.me', 'acme-corp.de', 'uni-heidelberg.de', 'outlook.com'])}", f"write to {v} please"),
+    "email": lambda r: (
+        v := f"{r.choice(NAMES)}{r.randint(1, 999)}@{r.choice(DOMAINS)}",
+        f"write to {v} please",
+    ),
     "phone": lambda r: (v := _phone(r), f"call me on {v} tomorrow"),
     "card-number": lambda r: (v := _card(r), f"my card {v} exp 09/29"),
     "iban": lambda r: (v := _iban(r), f"IBAN: {v}"),
@@ -160,9 +207,15 @@ def _strings(node: object, path: list[object], out: list[list[object]]) -> None:
     elif isinstance(node, list):
         for i, v in enumerate(node):
             _strings(v, [*path, i], out)
-    elif isinstance(node, str) and len(node) > 30 and " " in node and path and path[-2:-1] != ["metadata"]:
-        if any(k in ("parts", "text", "content") for k in path if isinstance(k, str)):
-            out.append(path)
+    elif (
+        isinstance(node, str)
+        and len(node) > 30
+        and " " in node
+        and path
+        and path[-2:-1] != ["metadata"]
+        and any(k in ("parts", "text", "content") for k in path if isinstance(k, str))
+    ):
+        out.append(path)
 
 
 def _set(tree: object, path: list[object], value: str) -> None:
@@ -180,7 +233,9 @@ def _get(tree: object, path: list[object]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("out", type=Path)
     ap.add_argument("--per-kind", type=int, default=20, help="values planted per kind")
     ap.add_argument("--seed", type=int, default=7)
@@ -232,8 +287,10 @@ def main() -> None:
     with (out / "planted.jsonl").open("w", encoding="utf-8") as fh:
         for row in planted:
             fh.write(json.dumps(row) + "\n")
-    print(f"{out}: {len(trees)} chat files, {len(texts)} notes, {len(planted)} planted values "
-          f"({args.per_kind} of each of {len(KINDS)} kinds)")
+    print(
+        f"{out}: {len(trees)} chat files, {len(texts)} notes, {len(planted)} planted values "
+        f"({args.per_kind} of each of {len(KINDS)} kinds)"
+    )
 
 
 if __name__ == "__main__":

@@ -377,7 +377,7 @@ def _redact(path: Path, redact: Mapping[str, Any]) -> Mapping[str, Any]:
     normalised to that table."""
     value = redact.get("on_ingest")
     if value is None:
-        return _frozen({})
+        return MappingProxyType({})
     table = {"chats": value, "notes": value} if isinstance(value, str) else value
     if not isinstance(table, Mapping) or any(
         not isinstance(v, str) or v not in REDACT_MODES for v in table.values()

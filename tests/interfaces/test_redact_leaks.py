@@ -47,18 +47,34 @@ def _export() -> list[dict[str, Any]]:
 
     mapping = {
         "root": {"id": "root", "parent": None, "children": ["m1"], "message": None},
-        "m1": node("m1", "root", "user",
-                   f"My deploy fails. I set GITHUB_TOKEN={GH} and mail {MAIL} gets no "
-                   "compost report.", 1.7e9),
-        "m2": node("m2", "m1", "assistant",
-                   f"Rotate the token {GH} at once. Also never paste a card like {CARD}.",
-                   1.7e9 + 60),
+        "m1": node(
+            "m1",
+            "root",
+            "user",
+            f"My deploy fails. I set GITHUB_TOKEN={GH} and mail {MAIL} gets no compost report.",
+            1.7e9,
+        ),
+        "m2": node(
+            "m2",
+            "m1",
+            "assistant",
+            f"Rotate the token {GH} at once. Also never paste a card like {CARD}.",
+            1.7e9 + 60,
+        ),
     }
     mapping["root"]["children"] = ["m1"]
     mapping["m1"]["children"] = ["m2"]
-    return [{"id": "c1", "conversation_id": "c1", "title": "Deploy token trouble",
-             "create_time": 1.7e9, "update_time": 1.7e9 + 60, "current_node": "m2",
-             "mapping": mapping}]
+    return [
+        {
+            "id": "c1",
+            "conversation_id": "c1",
+            "title": "Deploy token trouble",
+            "create_time": 1.7e9,
+            "update_time": 1.7e9 + 60,
+            "current_node": "m2",
+            "mapping": mapping,
+        }
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -69,11 +85,14 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
     chats.mkdir()
     notes.mkdir()
     (chats / "conversations.json").write_text(json.dumps(_export()), encoding="utf-8")
-    (notes / "ops.md").write_text(f"# Ops\n\nThe staging key is {NOTE_KEY} for now.\n",
-                                  encoding="utf-8")
+    (notes / "ops.md").write_text(
+        f"# Ops\n\nThe staging key is {NOTE_KEY} for now.\n", encoding="utf-8"
+    )
     cfg = base / "cairn.toml"
-    cfg.write_text('[redact]\non_ingest = { chats = "mask", notes = "mask" }\n'
-                   '[embed]\nprovider = "static"\n', encoding="utf-8")
+    cfg.write_text(
+        '[redact]\non_ingest = { chats = "mask", notes = "mask" }\n[embed]\nprovider = "static"\n',
+        encoding="utf-8",
+    )
     db = base / "i.db"
     yield chats, db, cfg
 
@@ -115,8 +134,12 @@ def test_the_index_file_holds_no_value_but_the_files_keep_theirs(
     chats, db, _ = indexed
     con = sqlite3.connect(db)
     dump = "\n".join(con.iterdump())
-    fts = [r[0] for r in con.execute(
-        "SELECT name FROM sqlite_master WHERE type='table' AND sql LIKE '%fts5%'")]
+    fts = [
+        r[0]
+        for r in con.execute(
+            "SELECT name FROM sqlite_master WHERE type='table' AND sql LIKE '%fts5%'"
+        )
+    ]
     tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
     con.close()
     assert fts, "no FTS table found"
@@ -155,8 +178,12 @@ def test_http_and_mcp_on_loopback_serve_no_value(
 
     seen: list[str] = []
     with _open(indexed) as c:
-        with uvicorn_server(create_app(c, Policy.for_bind("127.0.0.1", port, token=None)),
-                            port) as srv, httpx2.Client(base_url=srv.url, timeout=30) as api:
+        with (
+            uvicorn_server(
+                create_app(c, Policy.for_bind("127.0.0.1", port, token=None)), port
+            ) as srv,
+            httpx2.Client(base_url=srv.url, timeout=30) as api,
+        ):
             r = api.post("/v1/search", json={"query": "token deploy", "limit": 10})
             assert r.status_code == 200 and r.json()["hits"]
             seen.append(r.text)

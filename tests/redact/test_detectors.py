@@ -3,6 +3,8 @@ applied, placeholders and look-alikes left alone; masking and scanning."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from cairn.model import Document, Unit
@@ -12,7 +14,8 @@ from cairn.redact.detectors import iban_ok, luhn
 GH = "ghp_" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7c"
 POSITIVES = {
     "openai-key": "OPENAI_API_KEY=sk-proj-Zr4kT9wQ2mXb7Lc1Vn8Hj3Fd6Sa0Pq5Ue2Yi9Ot",
-    "anthropic-key": "key sk-ant-api03-Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb5Nm7Qw9Er1Ty3Ui5Op7As9Df1Gh3AA",
+    "anthropic-key": "key sk-ant-api03-Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9Lz1Xc3Vb5Nm7Qw9Er1Ty3Ui5"
+    "Op7As9Df1Gh3AA",
     "aws-access-key": "aws_access_key_id = AKIAZ3K7PQRS2TUVWXY4",
     "aws-secret-key": "aws_secret_access_key = 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",
     "github-token": f"export GITHUB_TOKEN={GH}",
@@ -23,7 +26,11 @@ POSITIVES = {
     "discord-token": "client.run('MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs')",
     "npm-token": "//registry.npmjs.org/:_authToken=npm_Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7c",
     "jwt": "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9",
-    "private-key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA1x2y3z4A5b6C7d8E9f0G1h2I3j4K5l6M7n8O9p0Q\n-----END RSA PRIVATE KEY-----",
+    "private-key": (
+        "-----BEGIN RSA PRIVATE KEY-----\n"
+        "MIIEpAIBAAKCAQEA1x2y3z4A5b6C7d8E9f0G1h2I3j4K5l6M7n8O9p0Q\n"
+        "-----END RSA PRIVATE KEY-----"
+    ),
     "bearer-token": "Authorization: Bearer a8F3kL9mQ2xR7vT1nB5cZ0wY4",
     "password": "postgres://app:Zq8!xR2vT5@db.prod.internal:5432/main",
     "email": "write to anna.k42@proton.me please",
@@ -113,3 +120,50 @@ def test_scan_gives_line_kind_and_a_masked_preview_never_the_value() -> None:
     assert [(f.line, f.kind) for f in found] == [(2, "github-token"), (3, "private-key")]
     assert all(GH not in f.preview and "MIIEpAIB" not in f.preview for f in found)
     assert "[SECRET:github-token#1]" in found[0].preview and len(found[0].preview) <= 102
+
+
+def test_cli_scan_prints_masked_previews_and_json(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from cairn.interfaces.cli import app
+
+    (tmp_path / "a.md").write_text(f"# A\n\nkey {GH}\nmail anna.k42@proton.me\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["redact", "scan", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert GH not in res.output and "proton" not in res.output
+    assert "a.md:3" in res.output and "github-token" in res.output
+    res = CliRunner().invoke(app, ["redact", "scan", str(tmp_path / "a.md"), "--json"])
+    data = json.loads(res.stdout)
+    assert data["counts"] == {"github-token": 1, "email": 1} and data["files"] == 1
+    assert [(f["line"], f["kind"]) for f in data["findings"]] == [(3, "github-token"), (4, "email")]
+    assert GH not in res.stdout
+    res = CliRunner().invoke(app, ["redact", "scan", str(tmp_path / "nope"), "--json"])
+    assert res.exit_code == 2 and "no such file" in json.loads(res.stdout)["error"]
+
+
+def test_config_on_ingest(tmp_path: Path) -> None:
+    from cairn.config import load_config
+    from cairn.errors import ConfigError
+
+    cfg = tmp_path / "cairn.toml"
+    cfg.write_text('[redact]\non_ingest = "drop-unit"\n', encoding="utf-8")
+    c = load_config(db=tmp_path / "i.db", config_file=cfg)
+    assert c.redact["on_ingest"] == {"chats": "drop-unit", "notes": "drop-unit"}
+    cfg.write_text('[redact]\non_ingest = { markdown = "mask" }\n', encoding="utf-8")
+    assert load_config(db=tmp_path / "i.db", config_file=cfg).fingerprint() != c.fingerprint()
+    cfg.write_text('[redact]\non_ingest = "shred"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[redact\] on_ingest must be one of"):
+        load_config(db=tmp_path / "i.db", config_file=cfg)
+
+
+def test_modes_per_format() -> None:
+    from cairn.app.redact import mode_for
+
+    chat = Document("c.json", "chatgpt", "T", ())
+    note = _doc("x")
+    assert (mode_for(chat, {}), mode_for(note, {})) == ("mask", "off")
+    assert mode_for(note, {"notes": "mask"}) == "mask"
+    assert mode_for(note, {"notes": "mask", "markdown": "off"}) == "off"
+    assert mode_for(chat, {"chats": "off"}) == "off"

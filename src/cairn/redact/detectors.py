@@ -103,7 +103,7 @@ def _card(value: str, text: str, start: int) -> bool:
         return False
     groups = re.split(r"[ -]", value)
     if len(groups) > 1 and not (
-        all(len(g) == 4 for g in groups[:-1]) and 1 <= len(groups[-1]) <= 4
+        (all(len(g) == 4 for g in groups[:-1]) and 1 <= len(groups[-1]) <= 4)
         or [len(g) for g in groups] == [4, 6, 5]  # American Express
         or [len(g) for g in groups] == [4, 6, 4]  # Diners Club
     ):
@@ -164,7 +164,7 @@ def _phone(value: str, text: str, start: int) -> bool:
         return False  # placeholder sequences and the fictional 555 numbers
     before = text[max(0, start - 1) : start]
     after = text[start + len(value) : start + len(value) + 1]
-    return not (before.isalnum() or before in "./-_" and before) and not (
+    return not (before.isalnum() or (before in "./-_" and before)) and not (
         after.isalnum() or after in {"-", "_"}
     )
 
@@ -214,7 +214,6 @@ def _ipv6(value: str, text: str, start: int) -> bool:
         or ip.is_link_local
         or ip.is_multicast
         or ip in ipaddress.IPv6Network("2001:db8::/32")
-        or ip.is_private and not ip.is_global and ip.ipv4_mapped is not None
     )
 
 
@@ -357,7 +356,9 @@ DETECTORS: tuple[Detector, ...] = (
     Detector(
         "email",
         "pii",
-        re.compile(r"(?<![\w.%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,24}\b"),
+        re.compile(
+            r"(?<![\w.%+\-])[A-Za-z0-9][A-Za-z0-9._%+\-]{0,63}@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,24}\b"
+        ),
         valid=_email,
     ),
     Detector(
@@ -391,7 +392,9 @@ DETECTORS: tuple[Detector, ...] = (
     Detector(
         "ipv4",
         "pii",
-        re.compile(r"\b(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\b"),
+        re.compile(
+            r"\b(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\b"
+        ),
         valid=_ipv4,
     ),
     Detector(

@@ -95,9 +95,7 @@ def mask_unit(m: Masker, u: Unit) -> Unit:
 
 
 def _has_finding(u: Unit) -> bool:
-    return bool(
-        find(u.body) or find(u.title) or any(find(v) for v in u.properties.values())
-    )
+    return bool(find(u.body) or find(u.title) or any(find(v) for v in u.properties.values()))
 
 
 def _drop_units(units: tuple[Unit, ...]) -> tuple[Unit, ...]:

@@ -76,7 +76,8 @@ def scan(
         err.print(f"[yellow]skipped[/yellow] {escape(path)}: {escape(reason)}")
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.counts.items()))
     out.print(
-        f"{len(report.findings)} findings in {report.files} files" + (f" ({kinds})" if kinds else "")
+        f"{len(report.findings)} findings in {report.files} files"
+        + (f" ({kinds})" if kinds else "")
     )
 
 

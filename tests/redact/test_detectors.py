@@ -167,3 +167,10 @@ def test_modes_per_format() -> None:
     assert mode_for(note, {"notes": "mask"}) == "mask"
     assert mode_for(note, {"notes": "mask", "markdown": "off"}) == "off"
     assert mode_for(chat, {"chats": "off"}) == "off"
+
+
+def test_chat_formats_are_masked_by_default() -> None:
+    from cairn.app.redact import mode_for
+
+    for fmt in ("chat", "chatgpt", "claude", "gemini"):
+        assert mode_for(Document("c.json", fmt, "T", ()), {}) == "mask"

@@ -28,6 +28,7 @@ from cairn.app.graph import GraphMixin
 from cairn.app.lookups import reading_order
 from cairn.app.redact import RedactMixin
 from cairn.app.reliability import ReliabilityMixin, Wait
+from cairn.app.terms import TermsMixin
 from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin, RedactMixin):
+class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin, RedactMixin, TermsMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:

@@ -18,7 +18,7 @@ from cairn.errors import CairnError
 from cairn.model import MESSAGE, Document
 from cairn.redact import Mode, ScanFinding, redact_document, scan_text
 
-CHAT_FORMATS = frozenset({"chatgpt", "claude", "gemini", "generic", "transcript", "chats"})
+CHAT_FORMATS = frozenset({"chat", "chatgpt", "claude", "gemini"})
 """Formats whose documents are conversations (masked by default)."""
 
 DEFAULT_MODES: Mapping[str, Mode] = {"chats": "mask", "notes": "off"}
@@ -29,7 +29,7 @@ SCAN_MAX_BYTES = 200_000_000
 
 def is_chat(doc: Document) -> bool:
     """Whether a document is a conversation: a chat format, or made of messages."""
-    return doc.format in CHAT_FORMATS or any(u.kind == MESSAGE for u in doc.units[:3])
+    return doc.format in CHAT_FORMATS or any(u.kind == MESSAGE for u in doc.units)
 
 
 def mode_for(doc: Document, table: Mapping[str, str]) -> Mode:

@@ -33,6 +33,7 @@ import cairn.interfaces.cli.search as search
 import cairn.interfaces.cli.serve as serve
 import cairn.interfaces.cli.show as show
 import cairn.interfaces.cli.status as status
+import cairn.interfaces.cli.terms as terms
 import cairn.interfaces.cli.watch as watch
 from cairn.interfaces.cli._common import emit_json, err
 from cairn.interfaces.cli._plain import backend_error
@@ -82,7 +83,7 @@ def _main(
 
 
 for _group in (
-    index, watch, search, show, status, graph, evaluate, serve, mcp_server, redact
+    index, watch, search, show, status, graph, evaluate, serve, mcp_server, redact, terms
 ):  # fmt: skip
     _group.register(app)
 

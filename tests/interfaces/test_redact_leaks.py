@@ -222,3 +222,19 @@ def test_notes_are_left_as_written_by_default(tmp_path: Path) -> None:
         c.index([tmp_path / "n"], embed=False)
         assert c.search("staging OR key", mode="keyword").hits
         assert NOTE_KEY in to_json(c.search("key", mode="keyword"))
+
+
+def test_drop_unit_leaves_the_messages_with_findings_out(tmp_path: Path) -> None:
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "conversations.json").write_text(json.dumps(_export()), encoding="utf-8")
+    cfg = tmp_path / "cairn.toml"
+    cfg.write_text('[redact]\non_ingest = "drop-unit"\n[embed]\nprovider = "none"\n')
+    with Cairn(load_config(db=tmp_path / "i.db", config_file=cfg, env={})) as c:
+        c.index([tmp_path / "c"], embed=False)
+        assert not c.search("compost", mode="keyword").hits  # only in a dropped message
+        assert not c.search("rotate", mode="keyword").hits
+        assert c.search("deploy", mode="keyword").hits  # the title is kept, masked
+    con = sqlite3.connect(tmp_path / "i.db")
+    dump = "\n".join(con.iterdump())
+    con.close()
+    assert all(v not in dump for v in VALUES)

@@ -4,8 +4,8 @@
 
 :func:`redact_document` applies an ``on_ingest`` mode to a parsed
 :class:`~cairn.model.Document`: ``mask`` replaces every finding in the titles, outline
-paths, bodies, property values, tags, string fields of ``extra`` and the document's
-title and metadata; ``drop-unit`` leaves out every unit holding a finding (its children
+paths, bodies, property values, tags, links, string fields of ``extra``, and the
+document's title, aliases, metadata and parse warnings; ``drop-unit`` leaves out every unit holding a finding (its children
 move to the nearest kept ancestor) and masks the rest; ``off`` returns it unchanged.
 """
 
@@ -149,6 +149,10 @@ def redact_document(doc: Document, mode: Mode) -> Redacted:
         metadata=m.mask_value(dict(doc.metadata)),
         aliases=tuple(m.mask(a) for a in doc.aliases),
         units=tuple(mask_unit(m, u) for u in units),
+        warnings=tuple(
+            dataclasses.replace(w, message=m.mask(w.message)) if find(w.message) else w
+            for w in doc.warnings
+        ),
     )
     if not m.findings and not dropped:
         return Redacted(doc)

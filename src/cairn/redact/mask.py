@@ -5,8 +5,9 @@
 :func:`redact_document` applies an ``on_ingest`` mode to a parsed
 :class:`~cairn.model.Document`: ``mask`` replaces every finding in the titles, outline
 paths, bodies, property values, tags, links, string fields of ``extra``, and the
-document's title, aliases, metadata and parse warnings; ``drop-unit`` leaves out every unit holding a finding (its children
-move to the nearest kept ancestor) and masks the rest; ``off`` returns it unchanged.
+document's title, aliases, metadata and parse warnings; ``drop-unit`` leaves out every
+unit holding a finding (its children move to the nearest kept ancestor) and masks the
+rest; ``off`` returns it unchanged.
 """
 
 from __future__ import annotations

@@ -238,3 +238,25 @@ def test_drop_unit_leaves_the_messages_with_findings_out(tmp_path: Path) -> None
     dump = "\n".join(con.iterdump())
     con.close()
     assert all(v not in dump for v in VALUES)
+
+
+def test_file_texts_doors_show_are_masked_too(indexed: tuple[Path, Path, Path],
+                                             logs: list[str]) -> None:
+    chats, _, _ = indexed
+    with _open(indexed) as c:
+        note = c.read_file(chats.parent / "notes" / "ops.md")
+        export = c.read_file(chats / "conversations.json")
+        doc = c.get(str(chats.parent / "notes" / "ops.md"))
+        text = c.document_text(doc.document.id)  # type: ignore[union-attr]
+    assert "[SECRET:openai-key#1]" in note and NOTE_KEY not in note and NOTE_KEY not in text
+    assert "[SECRET:github-token#1]" in export
+    assert all(v not in export for v in VALUES)
+
+
+def test_file_texts_of_notes_left_as_written_are_shown_as_written(tmp_path: Path) -> None:
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n" / "a.md").write_text(f"# A\n\nkey {NOTE_KEY}\n", encoding="utf-8")
+    (tmp_path / "cairn.toml").write_text('[embed]\nprovider = "none"\n', encoding="utf-8")
+    with Cairn(load_config(db=tmp_path / "i.db", config_file=tmp_path / "cairn.toml")) as c:
+        c.index([tmp_path / "n"], embed=False)
+        assert NOTE_KEY in c.read_file(tmp_path / "n" / "a.md")

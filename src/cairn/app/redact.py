@@ -16,7 +16,7 @@ from typing import cast
 from cairn.app.parts import Parts
 from cairn.errors import CairnError
 from cairn.model import MESSAGE, Document
-from cairn.redact import Mode, ScanFinding, redact_document, scan_text
+from cairn.redact import Masker, Mode, ScanFinding, redact_document, scan_text
 
 CHAT_FORMATS = frozenset({"chat", "chatgpt", "claude", "gemini"})
 """Formats whose documents are conversations (masked by default)."""
@@ -35,9 +35,13 @@ def is_chat(doc: Document) -> bool:
 def mode_for(doc: Document, table: Mapping[str, str]) -> Mode:
     """The ``on_ingest`` mode of one document: its format's entry, else ``chats`` or
     ``notes``, else the default (``mask`` for chats, ``off`` for notes)."""
-    group = "chats" if is_chat(doc) else "notes"
-    mode = table.get(doc.format) or table.get(group) or DEFAULT_MODES[group]
-    return cast(Mode, mode)
+    return format_mode(doc.format, is_chat(doc), table)
+
+
+def format_mode(fmt: str, chat: bool, table: Mapping[str, str]) -> Mode:
+    """The ``on_ingest`` mode of a format (``chat``: its documents are conversations)."""
+    group = "chats" if chat or fmt in CHAT_FORMATS else "notes"
+    return cast(Mode, table.get(fmt) or table.get(group) or DEFAULT_MODES[group])
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +70,19 @@ class RedactMixin(Parts):
             return redact_document(doc, mode_for(doc, table)).document
 
         return redact
+
+    def _shown_text(self, root_id: str, relpath: str, text: str) -> str:
+        """A file's text as a door may show it (``read_file``, ``document_text``): with
+        every finding masked when its documents were masked or dropped on ingest (a
+        file nobody indexed counts as a note); the file is not changed."""
+        table: Mapping[str, str] = dict(self.config.redact.get("on_ingest", {}))
+        docs = self.store.documents_at(root_id, relpath)
+        modes = {format_mode(d.format, False, table) for d in docs} or {
+            format_mode("", False, table)
+        }
+        if modes == {"off"}:
+            return text
+        return Masker().mask(text)
 
     def redact_scan(
         self,

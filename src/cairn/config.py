@@ -98,6 +98,7 @@ KEYS: Mapping[str, frozenset[str]] = {
             "schedule_minutes",
         }
     ),
+    "redact": frozenset({"on_ingest"}),
 }
 """Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
 
@@ -262,6 +263,7 @@ class Config:
     dream: Mapping[str, Any] = field(default_factory=dict)
     backup_dir: Path | None = None
     db_url: str | None = None
+    redact: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def backup_folder(self) -> Path:
@@ -280,7 +282,11 @@ class Config:
 
     def fingerprint(self) -> str:
         """A short hash of the settings that change what indexing produces."""
-        data = json.dumps({"org": asdict(self.org)}, sort_keys=True, default=list)
+        settings: dict[str, Any] = {"org": asdict(self.org)}
+        # what is masked on ingest changes what is stored (``1``: the default modes,
+        # version 1 of the detectors)
+        settings["redact"] = [1, dict(self.redact)]
+        data = json.dumps(settings, sort_keys=True, default=list)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
@@ -385,6 +391,7 @@ def load_config(
         dream=_frozen(section("dream")),
         backup_dir=_backup_dir(path, section("writeback")),
         db_url=_db_url(path, store, env, str(db) if db else None),
+        redact=_redact(path, section("redact")),
     )
 
 
@@ -410,6 +417,29 @@ def _db_url(
         raise ConfigError(f"{path}: [store] backend = \"postgres\" needs url = "
                           "\"postgresql://user@host/dbname\" (or CAIRN_DB_URL)")
     return url
+
+
+REDACT_MODES = ("mask", "drop-unit", "off")
+
+
+def _redact(path: Path, redact: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``[redact] on_ingest``: one mode for every format, or a table of modes keyed by
+    ``chats``, ``notes`` or a format name (``markdown``, ``chatgpt`` …); the value is
+    normalised to that table."""
+    value = redact.get("on_ingest")
+    if value is None:
+        return MappingProxyType({})
+    table = {"chats": value, "notes": value} if isinstance(value, str) else value
+    if not isinstance(table, Mapping) or any(
+        not isinstance(v, str) or v not in REDACT_MODES for v in table.values()
+    ):
+        raise ConfigError(
+            f"{path}: [redact] on_ingest must be one of {', '.join(REDACT_MODES)}, or a "
+            'table of them keyed by "chats", "notes" or a format name, e.g. '
+            '{ chats = "mask", notes = "mask", markdown = "off" }'
+        )
+    frozen: Mapping[str, Any] = _frozen({"on_ingest": dict(table)})
+    return frozen
 
 
 def _backup_dir(path: Path, writeback: Mapping[str, Any]) -> Path | None:

@@ -34,8 +34,10 @@ from cairn.app.fields import FieldsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.live import LiveMixin
 from cairn.app.lookups import reading_order
+from cairn.app.redact import RedactMixin
 from cairn.app.reliability import ReliabilityMixin, Wait
 from cairn.app.storage import StorageMixin
+from cairn.app.terms import TermsMixin
 from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig
@@ -65,7 +67,7 @@ __all__ = ["Cairn", "reading_order"]
 
 class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             FacetsMixin, ConversationsMixin, LiveMixin, StorageMixin, AgendaMixin,
-            FieldsMixin):
+            FieldsMixin, RedactMixin, TermsMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -437,6 +439,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             config_hash=self.config.fingerprint(),
             parse_options=self._parse_options(),
             limits=self.limits,
+            redact=self.redactor(),
         )
         return self._last_indexer
 

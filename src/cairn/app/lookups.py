@@ -170,7 +170,12 @@ class LookupsMixin(Parts):
             rp = Path(r.path)
             cand = p if p.is_absolute() else rp / p
             if is_within(rp, cand) and cand.is_file():
-                return cand.read_text(encoding="utf-8", errors="replace")
+                text = cand.read_text(encoding="utf-8", errors="replace")
+                try:
+                    rel = Path(os.path.realpath(cand)).relative_to(os.path.realpath(rp))
+                except ValueError:  # cannot name it: shown as redaction shows any file
+                    rel = Path(cand.name)
+                return self._shown_text(r.id, rel.as_posix(), text)
         raise NotFound(f"{p}: not a file inside a registered source root")
 
     # --- status -----------------------------------------------------------------------

@@ -28,3 +28,7 @@ class Parts:
 
     def _load_types(self) -> RootTypes:
         raise NotImplementedError
+
+    def _shown_text(self, root_id: str, relpath: str, text: str) -> str:
+        """A file's text as doors show it (redaction: :mod:`cairn.app.redact`)."""
+        raise NotImplementedError

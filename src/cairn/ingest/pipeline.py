@@ -98,6 +98,8 @@ class Indexer:
         workers: processes that parse files side by side on a large run (default: the
             usable CPUs, ``CAIRN_WORKERS``; ``1``: parse in this process).
         limits: per-file limits and the deletion guard (``[index]``).
+        redact: the redaction hook (:meth:`cairn.app.redact.RedactMixin.redactor`):
+            every parsed document passes through it before it is stored.
     """
 
     def __init__(
@@ -108,8 +110,10 @@ class Indexer:
         parse_options: dict[str, dict[str, object]] | None = None,
         workers: int | None = None,
         limits: IndexLimits | None = None,
+        redact: Callable[[Document], Document] | None = None,
     ) -> None:
         self.store = store
+        self.redact = redact or (lambda doc: doc)
         self.config_hash = config_hash
         self.parse_options = parse_options or {}
         self.limits = limits or IndexLimits()
@@ -414,7 +418,7 @@ class Indexer:
         if item.outcome == "export":
             self._index_export(root, sf, state, digest, fmt, tally)
             return
-        docs, failures = list(item.docs), list(item.failures)
+        docs, failures = [self.redact(d) for d in item.docs], list(item.failures)
         tally.failures.extend(failures)
         if not docs and failures:
             tally.failed += 1
@@ -494,6 +498,7 @@ class Indexer:
                         if isinstance(item, Failure):
                             failures.append(item)
                             continue
+                        item = self.redact(item)
                         doc = ids.assign_doc_ids(
                             self.store, root, sf, item, taken_docs, taken_units
                         )

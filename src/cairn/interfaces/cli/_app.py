@@ -30,12 +30,14 @@ import cairn.interfaces.cli.evaluate as evaluate
 import cairn.interfaces.cli.graph as graph
 import cairn.interfaces.cli.index as index
 import cairn.interfaces.cli.mcp_server as mcp_server
+import cairn.interfaces.cli.redact as redact
 import cairn.interfaces.cli.restore as restore
 import cairn.interfaces.cli.search as search
 import cairn.interfaces.cli.serve as serve
 import cairn.interfaces.cli.show as show
 import cairn.interfaces.cli.status as status
 import cairn.interfaces.cli.store as store
+import cairn.interfaces.cli.terms as terms
 import cairn.interfaces.cli.watch as watch
 from cairn.interfaces.cli._common import emit_json, err
 from cairn.interfaces.cli._plain import backend_error
@@ -86,7 +88,7 @@ def _main(
 
 for _group in (
     index, watch, search, show, status, graph, evaluate, serve, mcp_server, store, dream,
-    restore, agenda,
+    restore, agenda, redact, terms,
 ):
     _group.register(app)
 

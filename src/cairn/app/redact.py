@@ -1,0 +1,152 @@
+"""The redaction part of :class:`cairn.app.Cairn` (issue 18): the ``on_ingest`` mode of
+each parsed document (the ingest hook) and ``cairn redact scan``.
+
+Defaults: chat exports and transcripts are masked (``mask``), notes are left as written
+(``off``); ``[redact] on_ingest`` overrides either or both, or one format.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
+
+from cairn.app.parts import Parts
+from cairn.errors import CairnError
+from cairn.model import MESSAGE, Document
+from cairn.redact import Masker, Mode, ScanFinding, redact_document, scan_text
+
+CHAT_FORMATS = frozenset({"chat", "chatgpt", "claude", "gemini"})
+"""Formats whose documents are conversations (masked by default)."""
+
+DEFAULT_MODES: Mapping[str, Mode] = {"chats": "mask", "notes": "off"}
+
+SCAN_MAX_BYTES = 200_000_000
+"""A larger file is not scanned (named in ``skipped``)."""
+
+
+def is_chat(doc: Document) -> bool:
+    """Whether a document is a conversation: a chat format, or made of messages."""
+    return doc.format in CHAT_FORMATS or any(u.kind == MESSAGE for u in doc.units)
+
+
+def mode_for(doc: Document, table: Mapping[str, str]) -> Mode:
+    """The ``on_ingest`` mode of one document: its format's entry, else ``chats`` or
+    ``notes``, else the default (``mask`` for chats, ``off`` for notes)."""
+    return format_mode(doc.format, is_chat(doc), table)
+
+
+def format_mode(fmt: str, chat: bool, table: Mapping[str, str]) -> Mode:
+    """The ``on_ingest`` mode of a format (``chat``: its documents are conversations)."""
+    group = "chats" if chat or fmt in CHAT_FORMATS else "notes"
+    return cast(Mode, table.get(fmt) or table.get(group) or DEFAULT_MODES[group])
+
+
+@dataclass(frozen=True, slots=True)
+class ScanReport:
+    """What ``cairn redact scan`` found: ``files`` scanned, ``findings`` (file, line,
+    column, kind, category, placeholder, masked preview — never a value), ``counts``
+    per kind, and ``skipped`` files with the reason."""
+
+    files: int
+    findings: tuple[ScanFinding, ...]
+    counts: Mapping[str, int] = field(default_factory=dict)
+    skipped: tuple[tuple[str, str], ...] = ()
+
+
+class RedactMixin(Parts):
+    """The ingest hook's redactor and the scan."""
+
+    def redactor(self) -> Callable[[Document], Document]:
+        """The ingest hook: a parsed document → the document to store, masked (or its
+        finding units dropped) by its ``on_ingest`` mode. The user's file is never
+        changed; this runs between parsing and storing, so the FTS table, the chunks
+        and vectors, snippets, ``show`` and every door see only the masked text."""
+        table: Mapping[str, str] = dict(self.config.redact.get("on_ingest", {}))
+
+        def redact(doc: Document) -> Document:
+            return redact_document(doc, mode_for(doc, table)).document
+
+        return redact
+
+    def _shown_text(self, root_id: str, relpath: str, text: str) -> str:
+        """A file's text as a door may show it (``read_file``, ``document_text``): with
+        every finding masked when its documents were masked or dropped on ingest (a
+        file nobody indexed counts as a note); the file is not changed."""
+        table: Mapping[str, str] = dict(self.config.redact.get("on_ingest", {}))
+        docs = self.store.documents_at(root_id, relpath)
+        modes = {format_mode(d.format, False, table) for d in docs} or {
+            format_mode("", False, table)
+        }
+        if modes == {"off"}:
+            return text
+        return Masker().mask(text)
+
+    def redact_scan(
+        self,
+        paths: Iterable[str | os.PathLike[str]] = (),
+        *,
+        progress: Callable[[int, int, str], None] | None = None,
+    ) -> ScanReport:
+        """Scan files for secrets and personal data, whatever ``on_ingest`` says.
+
+        Args:
+            paths: files or folders (a folder is walked by the indexing rules: ignored
+                folders, no symbolic links); none: every registered root.
+            progress: ``progress(done, total, path)`` after each file.
+
+        Returns:
+            A :class:`ScanReport`; paths in it are as given (or absolute for roots).
+
+        Raises:
+            CairnError: a path does not exist.
+        """
+        plist = list(paths) or [r.path for r in self.store.roots()]
+        return scan_paths(plist, progress=progress)
+
+
+def scan_paths(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    progress: Callable[[int, int, str], None] | None = None,
+) -> ScanReport:
+    """Scan files or folders (no index needed); see :meth:`RedactMixin.redact_scan`.
+
+    Raises:
+        CairnError: a path does not exist.
+    """
+    from cairn.sources import decode, discover
+
+    files: list[tuple[str, Path]] = []
+    for p in (Path(x).expanduser() for x in paths):
+        if not p.exists():
+            raise CairnError(f"{p}: no such file or folder")
+        if p.is_file():
+            files.append((str(p), p))
+        else:
+            found = discover(p.resolve())
+            files.extend((str(p / sf.relpath), sf.path) for sf in found.files)
+    findings: list[ScanFinding] = []
+    skipped: list[tuple[str, str]] = []
+    counts: dict[str, int] = {}
+    for i, (shown, path) in enumerate(files):
+        try:
+            size = path.stat().st_size
+            if size > SCAN_MAX_BYTES:
+                skipped.append((shown, f"larger than {SCAN_MAX_BYTES // 1_000_000} MB"))
+                continue
+            if path.suffix.lower() == ".zip":
+                skipped.append((shown, "a zip archive (scan the extracted files)"))
+                continue
+            text = decode(path.read_bytes()).text
+        except (OSError, ValueError) as exc:
+            skipped.append((shown, f"not readable as text: {exc}"))
+            continue
+        for f in scan_text(text, shown):
+            findings.append(f)
+            counts[f.kind] = counts.get(f.kind, 0) + 1
+        if progress is not None:
+            progress(i + 1, len(files), shown)
+    return ScanReport(len(files) - len(skipped), tuple(findings), counts, tuple(skipped))

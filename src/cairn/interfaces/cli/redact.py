@@ -1,0 +1,86 @@
+"""``cairn redact scan``: secrets and personal data in files (calls
+:meth:`cairn.app.Cairn.redact_scan`, or :func:`cairn.app.redact.scan_paths` for paths
+given outside any index). Prints file, line, kind and a masked preview — never a value."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+import cairn.interfaces.cli._common as common
+from cairn.errors import CairnError
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
+from cairn.interfaces.serialize import to_data
+
+redact_app = typer.Typer(
+    help=(
+        "Secrets and personal data: find them in your files; `[redact] on_ingest` masks "
+        "them in the index (chat exports by default), your files are never changed."
+    ),
+    no_args_is_help=True,
+)
+
+
+class _Progress:
+    """One plain line on stderr every 2 s (and none for a quick scan)."""
+
+    def __init__(self) -> None:
+        self.t0 = self.last = time.monotonic()
+
+    def __call__(self, done: int, total: int, path: str) -> None:
+        now = time.monotonic()
+        if now - self.last >= 2.0 or (done == total and now - self.t0 >= 2.0):
+            self.last = now
+            print(f"scan: {done}/{total} files, {now - self.t0:.0f} s", file=sys.stderr)
+
+
+@redact_app.command("scan")
+def scan(
+    paths: Annotated[
+        list[Path] | None,
+        typer.Argument(help="Files or folders to scan (default: every registered root)."),
+    ] = None,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """List secrets (API keys, tokens, private keys, passwords in URLs) and personal data
+    (e-mail, phone, card numbers, IBANs, SSNs, IP addresses) with file, line, kind and a
+    masked preview such as `token = [SECRET:github-token#1]`.
+
+    Examples: `cairn redact scan ~/exports/conversations.json`, `cairn redact scan --json`.
+    Exit status 0 either way; the count of findings is in the last line (or `counts`).
+    """
+    try:
+        if paths:
+            from cairn.app.redact import scan_paths
+
+            report = scan_paths(paths, progress=_Progress())
+        else:
+            with common.open_cairn(db) as cairn:
+                report = cairn.redact_scan(progress=_Progress())
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    if as_json:
+        emit_json(to_data(report))
+        return
+    for f in report.findings:
+        out.print(
+            f"[blue]{escape(f.path)}:{f.line}[/blue]  [bold]{f.kind}[/bold]  {escape(f.preview)}"
+        )
+    for path, reason in report.skipped:
+        err.print(f"[yellow]skipped[/yellow] {escape(path)}: {escape(reason)}")
+    kinds = ", ".join(f"{n} {k}" for k, n in sorted(report.counts.items()))
+    out.print(
+        f"{len(report.findings)} findings in {report.files} files"
+        + (f" ({kinds})" if kinds else "")
+    )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``redact`` (``redact scan``) to ``app``."""
+    app.add_typer(redact_app, name="redact")

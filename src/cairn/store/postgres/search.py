@@ -9,21 +9,24 @@ PostgreSQL's four weight classes A–D, scaled so the largest is 1. User text ne
 the ``simple`` configuration, matched against the same vector (their column is folded
 into it with weight D).
 
-Differences from SQLite's FTS5, by design of the engines: English stop words are not
-indexed (a query made only of them matches nothing), and scores are ``ts_rank_cd``
-values, not BM25 — rankings agree on what matches, not always on the order.
+Ranking is BM25 computed in SQL (k1 = 1.2, b = 0.75): each query lexeme's inverse
+document frequency from the GIN index, its term frequency in a unit weighted by the
+column it occurs in (BM25F-style: title, outline path, tags and body weights), and the
+unit's length in lexemes against the mean. Differences from SQLite's FTS5, by design of
+the engines: English stop words are not indexed (a query made only of them matches
+nothing), a unit's length counts distinct lexemes, and FTS5 scores each column
+separately — rankings agree on what matches, and mostly on the order.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from cairn.errors import QueryError
 from cairn.model import Term, TextQuery
 from cairn.store.sqlite.fts import SearchMixin
-
-_NORMALIZATION = 1  # rank / (1 + log(document length))
 
 
 def _term_sql(t: Term) -> tuple[str, list[str]]:
@@ -98,15 +101,51 @@ class PostgresSearchMixin(SearchMixin):
                    + " ORDER BY d.path, u.ordinal LIMIT ?")
             params: list[Any] = [*args, limit]
         else:
-            w = [float(weights.get(k, 1.0)) for k in ("body", "tags", "outline_path", "title")]
-            top = max(max(w), 1e-9)
-            vec = "ARRAY[" + ", ".join(repr(max(x / top, 0.0)) for x in w) + "]::float4[]"
-            sql = (f"SELECT u.id, ts_rank_cd({vec}, f.doc, q.q, {_NORMALIZATION}) AS score "
-                   f"{joins} CROSS JOIN (SELECT {pos} AS q) q WHERE f.doc @@ q.q"
-                   + "".join(f" AND {x}" for x in where)
-                   + " ORDER BY score DESC, u.rowid LIMIT ?")
-            params = [*pos_args, *args, limit]
+            wa, wb, wc, wd = (float(weights.get(k, 1.0))
+                              for k in ("title", "outline_path", "tags", "body"))
+            wc = max(wc, float(weights.get("meta", wc)))  # tags and meta share class C
+            n_docs, avgdl = self._corpus_stats()
+            lexemes = self._lexemes(query)
+            sql = (
+                "WITH terms AS (SELECT lex, ln(1 + (? - df + 0.5) / (df + 0.5)) AS idf FROM "
+                "(SELECT lex, (SELECT count(*) FROM units_fts WHERE doc @@ "
+                "plainto_tsquery('simple', lex)) AS df FROM unnest(?::text[]) lex) t), "
+                f"cand AS (SELECT f.rowid, f.doc FROM units_fts f WHERE f.doc @@ {pos}), "
+                "scored AS (SELECT c.rowid, sum(t.idf * x.tfw * 2.2 / (x.tfw + 1.2 * "
+                "(0.25 + 0.75 * length(c.doc) / ?))) AS score FROM cand c "
+                "CROSS JOIN LATERAL (SELECT e.lexeme, (SELECT sum(CASE w WHEN 'A' THEN ? "
+                "WHEN 'B' THEN ? WHEN 'C' THEN ? ELSE ? END) FROM unnest(e.weights) w) "
+                "AS tfw FROM unnest(c.doc) e) x JOIN terms t ON t.lex = x.lexeme "
+                "GROUP BY c.rowid) "
+                f"SELECT u.id, s.score AS score {joins} JOIN scored s ON s.rowid = u.rowid"
+                + (" WHERE " + " AND ".join(where) if where else "")
+                + " ORDER BY score DESC, u.rowid LIMIT ?")
+            params = [n_docs, lexemes, *pos_args, max(avgdl, 1e-9), wa, wb, wc, wd,
+                      *args, limit]
         return [(str(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
+
+    def _corpus_stats(self) -> tuple[int, float]:
+        """(units in the FTS table, mean lexemes per unit), cached for 30 s (BM25's N
+        and average document length change slowly)."""
+        now = time.monotonic()
+        cached: tuple[float, int, float] | None = getattr(self, "_bm25_stats", None)
+        if cached is not None and now - cached[0] < 30:
+            return cached[1], cached[2]
+        row = self.db.execute(
+            "SELECT count(*), coalesce(avg(length(doc)), 0) FROM units_fts").fetchone()
+        n, avgdl = int(row[0]), float(row[1])
+        self._bm25_stats = (now, n, avgdl)
+        return n, avgdl
+
+    def _lexemes(self, query: TextQuery) -> list[str]:
+        """The normalised lexemes of the query's positive terms (English stemming for
+        words, ``simple`` for CJK bigrams), as the server makes them."""
+        texts = [" ".join(t.tokens) for t in query.positive if t.tokens]
+        cjk = [" ".join(t.cjk) for t in query.positive if t.cjk]
+        row = self.db.execute(
+            "SELECT ARRAY(SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ?) "
+            "|| to_tsvector('simple', ?))))", (" ".join(texts), " ".join(cjk))).fetchone()
+        return [str(x) for x in row[0]]
 
     def text_query_syntax(self, query: TextQuery) -> str | None:
         """The ``tsquery`` the server builds for ``query`` (for explanations); ``None``

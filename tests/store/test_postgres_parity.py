@@ -307,3 +307,23 @@ def test_store_copy_both_ways(tmp_path: Path, pg_url: str) -> None:
         run = b.index([str(root)])  # nothing to do: every file is known unchanged
         assert (run.unchanged, run.added, run.changed) == (4, 0, 0)
         assert _snapshot(b) == before
+
+
+def test_must_match_and_date_filters(tmp_path: Path, pg_url: str) -> None:
+    """``+word`` works on PostgreSQL as on SQLite; a date filter is refused clearly."""
+    from cairn.errors import QueryError
+
+    root = _notes(tmp_path)
+    lite, pg = _pair(tmp_path, pg_url)
+    try:
+        for c in (lite, pg):
+            c.index([str(root)])
+        for q in ("+tomatoes sun", '+"side shoots" soil', "+budget -travel"):
+            assert ({h.unit_id for h in pg.search(q, limit=50).hits}
+                    == {h.unit_id for h in lite.search(q, limit=50).hits}), q
+        assert pg.search("+tomatoes", limit=50).hits
+        with pytest.raises(QueryError, match="not available on the PostgreSQL backend"):
+            pg.search("deadline:2024-06")
+    finally:
+        lite.close()
+        pg.close()

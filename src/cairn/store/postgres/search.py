@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from cairn.errors import QueryError
-from cairn.model import Term, TextQuery
+from cairn.model import Filter, Term, TextQuery
 from cairn.store.sqlite.fts import SearchMixin
 
 
@@ -67,6 +67,26 @@ def ts_query(query: TextQuery) -> tuple[str | None, str | None, list[str], list[
 
 class PostgresSearchMixin(SearchMixin):
     """``tsvector`` search with the shared filters."""
+
+    def _one_filter(self, f: Filter, *, first_unit: bool = False) -> tuple[str, list[Any]]:
+        """The shared filters, with ``+word`` (a must-match term) as a ``tsquery``.
+
+        Raises:
+            QueryError: a date filter (``scheduled:``, ``deadline:`` …): its matching
+                function runs in SQLite only for now.
+        """
+        from cairn.store.sqlite.datefn import TS_FIELDS
+
+        if f.field == "match":
+            t = Term(tuple(f.value.split()), tuple((f.key or "").split()))
+            if not (t.tokens or t.cjk):
+                return ("true", [])
+            sql, args = _term_sql(t)
+            return (f"u.rowid IN (SELECT rowid FROM units_fts WHERE doc @@ {sql})", list(args))
+        if f.field in TS_FIELDS:
+            raise QueryError(f"{f.field}: date filters are not available on the PostgreSQL "
+                             "backend yet (they are on SQLite)")
+        return super()._one_filter(f, first_unit=first_unit)
 
     def search_text(
         self,

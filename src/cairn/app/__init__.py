@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from cairn.app.doors import DoorsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.lookups import reading_order
+from cairn.app.memory import MemoryMixin
 from cairn.app.reliability import ReliabilityMixin, Wait
 from cairn.config import Config, load_config
 from cairn.embed.base import Embedder
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin):
+class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin, MemoryMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:

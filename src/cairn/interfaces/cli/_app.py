@@ -28,6 +28,7 @@ import cairn.interfaces.cli.evaluate as evaluate
 import cairn.interfaces.cli.graph as graph
 import cairn.interfaces.cli.index as index
 import cairn.interfaces.cli.mcp_server as mcp_server
+import cairn.interfaces.cli.memory as memory
 import cairn.interfaces.cli.search as search
 import cairn.interfaces.cli.serve as serve
 import cairn.interfaces.cli.show as show
@@ -80,7 +81,7 @@ def _main(
     _common.state.config = config
 
 
-for _group in (index, watch, search, show, status, graph, evaluate, serve, mcp_server):
+for _group in (index, watch, search, show, status, graph, evaluate, serve, mcp_server, memory):
     _group.register(app)
 
 

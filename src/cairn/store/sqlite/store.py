@@ -19,6 +19,7 @@ from __future__ import annotations
 from cairn.model import FileState
 from cairn.store.sqlite.edges import EdgesMixin
 from cairn.store.sqlite.fts import SearchMixin
+from cairn.store.sqlite.memory import AccessLogMixin
 from cairn.store.sqlite.reads import ReadsMixin
 from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, guard_errors
 from cairn.store.sqlite.vectors import VectorsMixin
@@ -28,7 +29,9 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 
 
 @guard_errors
-class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin):
+class SQLiteStore(
+    WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin, AccessLogMixin
+):
     """The default :class:`cairn.store.Store`: one SQLite file.
 
     Args:

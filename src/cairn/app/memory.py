@@ -122,7 +122,8 @@ class MemoryMixin(Parts):
         touched = [bundle.abs(r) for r in bundle.changes.touched()]
         made = [bundle.folder / n for n in ("index.md", "log.md")]
         if touched:
-            self.index_paths([*made, *touched], wait=INDEX_WAIT)
+            # moves (active → subsumed) are this operation's own, not a vanished drive
+            self.index_paths([*made, *touched], wait=INDEX_WAIT, allow_mass_delete=True)
 
     # --- operations ---------------------------------------------------------------
     def memory_remember(

@@ -2,8 +2,7 @@
 relations one hop (graph expansion), best first.
 
 The search itself is cairn's (hybrid when the index has embeddings); this module keeps
-the hits inside the bundle's ``concepts/active/`` and ``memories/active/`` and
-``memories/subsumed/``, and adds the concepts related to a hit concept with the score
+the hits inside the bundle's ``concepts/active/`` and ``memories/active/``, and adds the concepts related to a hit concept with the score
 ``hit score × relation confidence × EXPAND_WEIGHT`` (a concept reached both ways keeps
 its best score). Recording the recall in the access log is the caller's job.
 """
@@ -19,7 +18,9 @@ from cairn.model import Hit
 
 EXPAND_WEIGHT = 0.5
 """Share of a hit's score given to a concept related to it."""
-SEARCHED = ("concepts/active/", "memories/active/", "memories/subsumed/")
+SEARCHED = ("concepts/active/", "memories/active/")
+"""What recall searches: active concepts and the memories not yet consolidated (a
+consolidated memory is reached through its concept, whose body links it)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def recall_hits(
         else:
             best[rel] = RecallHit(rel, "memory", h.doc_title or h.title, h.snippet, h.score)
     if expand:
-        for hit in sorted(best.values(), key=lambda x: -x.score)[:limit]:
+        for hit in sorted(best.values(), key=lambda x: -x.score):
             if hit.kind != "concept" or hit.via is not None:
                 continue
             try:

@@ -2,9 +2,10 @@
 relations one hop (graph expansion), best first.
 
 The search itself is cairn's (hybrid when the index has embeddings); this module keeps
-the hits inside the bundle's ``concepts/active/`` and ``memories/active/``, and adds the concepts related to a hit concept with the score
-``hit score × relation confidence × EXPAND_WEIGHT`` (a concept reached both ways keeps
-its best score). Recording the recall in the access log is the caller's job.
+the hits inside the bundle's ``concepts/active/`` and ``memories/active/``, and adds
+the concepts related to a hit concept with the score ``hit score × relation confidence
+× EXPAND_WEIGHT`` (a concept reached both ways keeps its best score). Recording the
+recall in the access log is the caller's job.
 """
 
 from __future__ import annotations

@@ -214,10 +214,13 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         with _tool_errors(), lock, cairn.indexing():
             return dict(to_data(cairn.index()))
 
+    from cairn.interfaces.mcp.memory_tools import memory_tools
+
     return [
         ToolSpec(search), ToolSpec(get), ToolSpec(neighbors), ToolSpec(backlinks),
         ToolSpec(path), ToolSpec(recent), ToolSpec(stats), ToolSpec(list_roots),
         ToolSpec(index, write=True),
+        *memory_tools(cairn, lock),
     ]
 
 

@@ -176,15 +176,19 @@ class MemoryMixin(Parts):
         b = self._memory_bundle(bundle)
         if not b.folder.is_dir():
             raise MemoryError_(f"{b.folder}: no such bundle folder")
+        root = next(
+            (Path(r.path) for r in self.store.roots() if is_within(Path(r.path), b.folder)), None
+        )
+        prefix = "" if root is None or root == b.folder else (
+            b.folder.relative_to(root).as_posix() + "/"
+        )
         hits: list[Any] = []
-        page, offset = max(50, limit * 10), 0
-        while offset < 1000:
-            res = self.search(query, mode=mode, limit=page, offset=offset)  # type: ignore[attr-defined]
+        for part in ("concepts/active/", "memories/active/"):  # one filtered search each
+            where = (prefix + part).replace('"', "")
+            res = self.search(  # type: ignore[attr-defined]
+                f'{query} path:"{where}"', mode=mode, limit=max(30, limit * 3)
+            )
             hits.extend(res.hits)
-            mine = recall_hits(b, hits, limit=limit, expand=False)
-            if len(mine) >= limit or len(res.hits) < page:
-                break
-            offset += page
         found = recall_hits(b, hits, limit=limit, expand=expand)
         recorded = 0
         if record:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import io
 import json
@@ -77,22 +78,79 @@ class MemoryError_(CairnError):
     """A memory operation refused: the message names the file and the reason."""
 
 
+@functools.cache
+def _pyyaml() -> tuple[Any, Any] | None:
+    """PyYAML and its (C, when built) safe loader without the timestamp resolver, as
+    the OKF reference implementation reads bundles; ``None`` without PyYAML."""
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - PyYAML is a dependency
+        return None
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader: Any = type("NoDatesLoader", (base,), {})
+    loader.yaml_implicit_resolvers = {
+        k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
+        for k, v in base.yaml_implicit_resolvers.items()
+    }
+    return yaml, loader
+
+
 def parse_file(text: str, path: str) -> tuple[dict[str, Any], str]:
-    """Split a bundle file into its frontmatter mapping and body (YAML timestamps kept
-    as the strings written, so a read and a write do not change them, nor a seal).
+    """Split a bundle file into its frontmatter mapping and body. YAML timestamps stay
+    the strings written, so a read and a write change neither them nor a seal.
+
+    Read as the OKF reference implementation reads (PyYAML's safe loader, C when
+    built, without timestamps); cairn's frontmatter reader when PyYAML is missing.
 
     Raises:
         MemoryError_: no ``---`` block at the start, or frontmatter that does not parse
             or is not a mapping (naming ``path``).
     """
-    fm = frontmatter.split(text, path, allow_toml=False)
-    if fm.kind != "yaml":
+    lib = _pyyaml()
+    if lib is None:  # pragma: no cover
+        fm = frontmatter.split(text, path, allow_toml=False)
+        if fm.kind != "yaml":
+            raise MemoryError_(f"{path}: no YAML frontmatter block at the start")
+        if fm.failed:
+            why = "; ".join(d.message for d in fm.diagnostics) or "frontmatter does not parse"
+            raise MemoryError_(f"{path}: {why}")
+        body = fm.body[1:] if fm.body.startswith("\n") else fm.body
+        return dict(fm.data), body
+    yaml, loader = lib
+    text = text.lstrip("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
         raise MemoryError_(f"{path}: no YAML frontmatter block at the start")
-    if fm.failed:
-        why = "; ".join(d.message for d in fm.diagnostics) or "frontmatter does not parse"
-        raise MemoryError_(f"{path}: {why}")
-    body = fm.body[1:] if fm.body.startswith("\n") else fm.body
-    return dict(fm.data), body
+    close = _FENCE.search(text, 4)
+    if close is None:
+        raise MemoryError_(f"{path}: the frontmatter block is not closed by a '---' line")
+    raw = text[4 : close.start()]
+    body = text[close.end() + 1 :]
+    if body.startswith("\n"):
+        body = body[1:]
+    try:
+        data = yaml.load(raw, Loader=loader)  # a safe loader (no timestamps)
+    except yaml.YAMLError as exc:
+        raise MemoryError_(f"{path}: frontmatter is not valid YAML: {exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise MemoryError_(f"{path}: frontmatter is not a mapping")
+    return data, body
+
+
+_FENCE = re.compile(r"^---[ \t]*$", re.M)
+
+
+def _dump(meta: dict[str, Any]) -> str:
+    lib = _pyyaml()
+    if lib is not None:
+        text: str = lib[0].safe_dump(
+            meta, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000
+        )
+        return text
+    out = io.StringIO()  # pragma: no cover
+    _yaml().dump(meta, out)
+    return out.getvalue()
 
 
 def _yaml() -> YAML:
@@ -105,9 +163,7 @@ def _yaml() -> YAML:
 
 def render_file(meta: Mapping[str, Any], body: str) -> bytes:
     """Frontmatter (key order kept) and body as the bytes of one file."""
-    out = io.StringIO()
-    _yaml().dump(dict(meta), out)
-    head = out.getvalue()
+    head = _dump(dict(meta))
     body = body.rstrip("\n") + "\n" if body.strip() else ""
     return f"---\n{head}---\n\n{body}".encode()
 

@@ -33,11 +33,43 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 
-WORDS = (
-    "kiln glaze clay pottery build deploy python server backup database rotation oncall "
-    "tea morning meeting release review budget garden compost tomato invoice travel "
-    "train ticket paper model vector search index graph memory agent planner schedule"
-).split()
+WORDS = [
+    "kiln",
+    "glaze",
+    "clay",
+    "pottery",
+    "build",
+    "deploy",
+    "python",
+    "server",
+    "backup",
+    "database",
+    "rotation",
+    "oncall",
+    "tea",
+    "morning",
+    "meeting",
+    "release",
+    "review",
+    "budget",
+    "garden",
+    "compost",
+    "tomato",
+    "invoice",
+    "travel",
+    "train",
+    "ticket",
+    "paper",
+    "model",
+    "vector",
+    "search",
+    "index",
+    "graph",
+    "memory",
+    "agent",
+    "planner",
+    "schedule",
+]
 
 
 def _text(rng: random.Random, n: int) -> str:
@@ -50,8 +82,13 @@ def generate(folder: Path, memories: int, concepts: int, seed: int = 7) -> None:
     from cairn.memory.ops import make_memory
 
     rng = random.Random(seed)
-    for d in ("memories/active", "memories/subsumed", "memories/archive",
-              "concepts/active", "concepts/archive"):
+    for d in (
+        "memories/active",
+        "memories/subsumed",
+        "memories/archive",
+        "concepts/active",
+        "concepts/archive",
+    ):
         (folder / d).mkdir(parents=True, exist_ok=True)
     (folder / "index.md").write_text(INDEX_TEXT)
     (folder / "log.md").write_text(LOG_TITLE + "\n## 2026-12-01\n* **Initialization**: generated\n")
@@ -69,15 +106,25 @@ def generate(folder: Path, memories: int, concepts: int, seed: int = 7) -> None:
     types = ("refines", "depends_on", "supports", "contradicts", "related")
     for c in range(concepts):
         rels = [
-            {"target": f"/concepts/active/concept-{rng.randrange(concepts):08d}.md",
-             "type": types[(c + k) % 5 if (c + k) % 5 != 1 else 4], "confidence": 0.8}
+            {
+                "target": f"/concepts/active/concept-{rng.randrange(concepts):08d}.md",
+                "type": types[(c + k) % 5 if (c + k) % 5 != 1 else 4],
+                "confidence": 0.8,
+            }
             for k in range(1 + c % 3)
         ]
         meta = {
-            "type": "L2 Concept", "title": _text(rng, 5)[:-1], "description": _text(rng, 10),
-            "tags": [WORDS[c % len(WORDS)]], "timestamp": "2026-11-30T00:00:00Z",
-            "node_type": "Fact", "sources": sources[c], "confidence": 1.0,
-            "retrieval_count": 0, "pinned": c % 50 == 0, "status": "active",
+            "type": "L2 Concept",
+            "title": _text(rng, 5)[:-1],
+            "description": _text(rng, 10),
+            "tags": [WORDS[c % len(WORDS)]],
+            "timestamp": "2026-11-30T00:00:00Z",
+            "node_type": "Fact",
+            "sources": sources[c],
+            "confidence": 1.0,
+            "retrieval_count": 0,
+            "pinned": c % 50 == 0,
+            "status": "active",
             "relations": rels,
         }
         body = f"# Details\n\n{_text(rng, 40)}\n"
@@ -110,8 +157,11 @@ def main() -> None:
     if not bundle.exists():
         generate(bundle, args.memories, args.concepts)
     t1 = time.perf_counter()
-    print(f"load {os.getloadavg()}  generated {args.memories} memories, {args.concepts} "
-          f"concepts in {t1 - t0:.1f} s", flush=True)
+    print(
+        f"load {os.getloadavg()}  generated {args.memories} memories, {args.concepts} "
+        f"concepts in {t1 - t0:.1f} s",
+        flush=True,
+    )
     with Cairn(load_config(db=work / "index.db")) as cairn:
         run = cairn.index([bundle])
         t2 = time.perf_counter()
@@ -133,8 +183,10 @@ def main() -> None:
         cycle = time.perf_counter() - t
     print(f"remember ms: p50 {statistics.median(rem):.1f}  p95 {pct(rem, 0.95):.1f}")
     print(f"recall   ms: p50 {statistics.median(rec):.1f}  p95 {pct(rec, 0.95):.1f}")
-    print(f"maintain: {cycle:.1f} s ({rep.checked} seals, {len(rep.decayed)} decayed, "
-          f"{len(rep.recalled)} recalled, {len(rep.changed)} files changed)")
+    print(
+        f"maintain: {cycle:.1f} s ({rep.checked} seals, {len(rep.decayed)} decayed, "
+        f"{len(rep.recalled)} recalled, {len(rep.changed)} files changed)"
+    )
     print(f"load {os.getloadavg()}  work folder {work}")
 
 

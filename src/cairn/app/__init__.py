@@ -24,6 +24,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from cairn.app.doors import DoorsMixin
+from cairn.app.export import ExportMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.lookups import reading_order
 from cairn.app.memory import MemoryMixin
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 __all__ = ["Cairn", "reading_order"]
 
 
-class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin, MemoryMixin):
+class Cairn(GraphMixin, DoorsMixin, ReliabilityMixin, MemoryMixin, ExportMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:

@@ -25,6 +25,7 @@ from rich.markup import escape
 
 import cairn.interfaces.cli._common as _common
 import cairn.interfaces.cli.evaluate as evaluate
+import cairn.interfaces.cli.export as export
 import cairn.interfaces.cli.graph as graph
 import cairn.interfaces.cli.index as index
 import cairn.interfaces.cli.mcp_server as mcp_server
@@ -81,7 +82,9 @@ def _main(
     _common.state.config = config
 
 
-for _group in (index, watch, search, show, status, graph, evaluate, serve, mcp_server, memory):
+for _group in (
+    index, watch, search, show, status, graph, evaluate, serve, mcp_server, memory, export
+):
     _group.register(app)
 
 

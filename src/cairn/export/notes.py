@@ -249,7 +249,8 @@ def write_okf(
                 meta["note_type"] = meta.pop("type")  # e.g. an Obsidian list of links
             meta["type"] = ctype
         meta.setdefault("title", doc.title)
-        meta.setdefault("description", _description(doc, units))
+        if doc.format not in ("okf", "markdown"):  # a Markdown note keeps its own (or none:
+            meta.setdefault("description", _description(doc, units))  # it adds a unit)
         if doc.tags:
             meta.setdefault("tags", list(doc.tags))
         meta["generated"] = {"by": PRODUCER, "at": now}
@@ -292,7 +293,8 @@ def write_okf(
         create_file(dest / rel, text.encode())
         rep.files.append(rel)
         rep.documents += 1
-        index.setdefault(ctype, []).append((doc.title, rel, str(meta["description"])))
+        desc = str(meta.get("description") or _description(doc, units))
+        index.setdefault(str(meta["type"]), []).append((doc.title, rel, desc))
     lines = ['---\nokf_version: "0.2"\n---\n']
     for ctype in sorted(index):
         lines.append(f"\n# {ctype}\n\n")

@@ -7,13 +7,25 @@ when writes are enabled; the bundle must lie inside a registered folder
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from cairn.app import Cairn
-from cairn.interfaces.mcp.server import ToolSpec, _tool_errors
+from cairn.errors import CairnError
 from cairn.interfaces.serialize import to_data
+
+
+@contextmanager
+def _tool_errors() -> Iterator[None]:
+    """cairn's errors become tool errors with their message (as the server's tools)."""
+    try:
+        yield
+    except CairnError as exc:
+        raise ToolError(f"{type(exc).__name__}: {exc}") from exc
 
 Bundle = Annotated[str, Field(
     description="The memory bundle folder, inside a registered folder", max_length=4096)]
@@ -21,9 +33,9 @@ Name = Annotated[str, Field(description="A concept or memory: file path, name or
                             max_length=4096)]
 
 
-def memory_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
-    """The memory tools over ``cairn`` (all ``write``); ``lock`` is the server's index
-    run lock."""
+def memory_tools(cairn: Cairn, lock: threading.Lock) -> list[Callable[..., dict[str, Any]]]:
+    """The memory tools over ``cairn`` (all write tools: the server lists them only when
+    writes are enabled); ``lock`` is the server's index run lock."""
 
     def where(bundle: str) -> str:
         return str(cairn.inside_roots(bundle))
@@ -105,6 +117,7 @@ def memory_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
             rep = cairn.memory_verify(where(bundle))
             return {**to_data(rep), "ok": rep.ok}
 
-    return [ToolSpec(f, write=True) for f in (
+    return [
         memory_remember, memory_recall, memory_consolidate, memory_maintain, memory_pin,
-        memory_forget, memory_relate, memory_supersede, memory_verify)]
+        memory_forget, memory_relate, memory_supersede, memory_verify,
+    ]

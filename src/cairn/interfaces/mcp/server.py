@@ -220,7 +220,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         ToolSpec(search), ToolSpec(get), ToolSpec(neighbors), ToolSpec(backlinks),
         ToolSpec(path), ToolSpec(recent), ToolSpec(stats), ToolSpec(list_roots),
         ToolSpec(index, write=True),
-        *memory_tools(cairn, lock),
+        *(ToolSpec(fn, write=True) for fn in memory_tools(cairn, lock)),
     ]
 
 

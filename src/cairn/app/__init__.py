@@ -29,11 +29,13 @@ from cairn.app.conversations import ConversationsMixin
 from cairn.app.doors import DoorsMixin
 from cairn.app.dream import DreamMixin
 from cairn.app.embedding import EmbeddingMixin
+from cairn.app.export import ExportMixin
 from cairn.app.facets import FacetsMixin
 from cairn.app.fields import FieldsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.live import LiveMixin
 from cairn.app.lookups import reading_order
+from cairn.app.memory import MemoryMixin
 from cairn.app.redact import RedactMixin
 from cairn.app.reliability import ReliabilityMixin, Wait
 from cairn.app.storage import StorageMixin
@@ -67,7 +69,7 @@ __all__ = ["Cairn", "reading_order"]
 
 class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             FacetsMixin, ConversationsMixin, LiveMixin, StorageMixin, AgendaMixin,
-            FieldsMixin, RedactMixin, TermsMixin):
+            FieldsMixin, RedactMixin, TermsMixin, MemoryMixin, ExportMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     pass
 
 
+from cairn.store.access import AccessLog
 from cairn.store.indexes import EdgeIndex, VectorIndex
 from cairn.store.lock import WriterLock
 from cairn.store.reports import ReportIndex
@@ -231,6 +232,11 @@ class Store(Protocol):
     @property
     def vectors(self) -> VectorIndex:
         """The chunk and vector index of this store."""
+        ...
+
+    @property
+    def access_log(self) -> AccessLog:
+        """The access log of agent memory (recalls that Hebbian decay counts)."""
         ...
 
     def search_text(

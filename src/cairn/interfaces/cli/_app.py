@@ -27,9 +27,11 @@ import cairn.interfaces.cli._common as _common
 import cairn.interfaces.cli.agenda as agenda
 import cairn.interfaces.cli.dream as dream
 import cairn.interfaces.cli.evaluate as evaluate
+import cairn.interfaces.cli.export as export
 import cairn.interfaces.cli.graph as graph
 import cairn.interfaces.cli.index as index
 import cairn.interfaces.cli.mcp_server as mcp_server
+import cairn.interfaces.cli.memory as memory
 import cairn.interfaces.cli.redact as redact
 import cairn.interfaces.cli.restore as restore
 import cairn.interfaces.cli.search as search
@@ -88,7 +90,7 @@ def _main(
 
 for _group in (
     index, watch, search, show, status, graph, evaluate, serve, mcp_server, store, dream,
-    restore, agenda, redact, terms,
+    restore, agenda, redact, terms, memory, export,
 ):
     _group.register(app)
 

@@ -245,6 +245,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         with _tool_errors(), lock, cairn.indexing():
             run = cairn.dream(only=only, fix_kinds=fix, apply=not dry_run, dry_run=dry_run)
             return run.as_data()
+    from cairn.interfaces.mcp.memory_tools import memory_tools
 
     return [
         ToolSpec(search), ToolSpec(get), ToolSpec(neighbors), ToolSpec(backlinks),
@@ -252,6 +253,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         ToolSpec(dream_report),
         ToolSpec(index, write=True),
         ToolSpec(dream_apply, write=True),
+        *(ToolSpec(fn, write=True) for fn in memory_tools(cairn, lock)),
     ]
 
 

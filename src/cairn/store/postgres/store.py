@@ -6,6 +6,7 @@ from cairn.store.postgres.base import PostgresTableCopy
 from cairn.store.postgres.search import PostgresSearchMixin
 from cairn.store.sqlite.edges import EdgesMixin
 from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
+from cairn.store.sqlite.memory import AccessLogMixin
 from cairn.store.sqlite.reads import ReadsMixin
 from cairn.store.sqlite.reports import ReportsMixin
 from cairn.store.sqlite.vectors import VectorsMixin
@@ -14,7 +15,7 @@ from cairn.store.sqlite.writes import WritesMixin
 
 class PostgresStore(
     PostgresSearchMixin, WritesMixin, ReadsMixin, VectorsMixin, EdgesMixin, FacetsMixin,
-    BrowseMixin, ReportsMixin, PostgresTableCopy,
+    BrowseMixin, ReportsMixin, AccessLogMixin, PostgresTableCopy,
 ):
     """A :class:`cairn.store.Store` in a PostgreSQL database: the same role modules as
     the SQLite store, their SQL rendered by :mod:`cairn.store.postgres.dialect`, with

@@ -20,6 +20,7 @@ from cairn.model import FileState
 from cairn.store.sqlite.edges import EdgesMixin
 from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
 from cairn.store.sqlite.fts import SearchMixin
+from cairn.store.sqlite.memory import AccessLogMixin
 from cairn.store.sqlite.reads import ReadsMixin
 from cairn.store.sqlite.reports import ReportsMixin
 from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, TableCopyMixin, guard_errors
@@ -31,7 +32,7 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 
 @guard_errors
 class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin,
-                  FacetsMixin, BrowseMixin, ReportsMixin, TableCopyMixin):
+                  FacetsMixin, BrowseMixin, ReportsMixin, AccessLogMixin, TableCopyMixin):
     """The default :class:`cairn.store.Store`: one SQLite file.
 
     Args:

@@ -1,0 +1,180 @@
+"""The export part of :class:`cairn.app.Cairn`: indexed knowledge written out as an OKF
+bundle, an Obsidian vault or JSON (see :mod:`cairn.export.notes`), and the round-trip
+comparison of a root with the index of its export."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cairn.app.parts import Parts
+from cairn.errors import CairnError, NotFound
+from cairn.sources import is_within
+
+if TYPE_CHECKING:
+    from cairn.export.notes import ExportReport
+    from cairn.model import Document, Edge, SourceRoot
+
+KINDS = ("okf", "obsidian", "json")
+
+
+class ExportMixin(Parts):
+    """``export`` and ``compare_export``."""
+
+    def _export_roots(self, roots: Sequence[str | os.PathLike[str]] | None) -> list[SourceRoot]:
+        known = self.store.roots()
+        if not roots:
+            return known
+        out: list[SourceRoot] = []
+        for r in roots:
+            real = Path(r).expanduser().resolve()
+            match = [k for k in known if Path(k.path) == real or is_within(Path(k.path), real)]
+            if not match:
+                raise NotFound(f"{real}: not a registered source root")
+            out.extend(m for m in match if m not in out)
+        return out
+
+    def _export_docs(
+        self, roots: Sequence[str | os.PathLike[str]] | None, query: str | None
+    ) -> tuple[list[tuple[str, Document]], dict[str, str]]:
+        keep: set[str] | None = None
+        if query:
+            res = self.search(query, limit=10_000)  # type: ignore[attr-defined]
+            keep = {h.document_id for h in res.hits}
+        docs: list[tuple[str, Document]] = []
+        abs_of: dict[str, str] = {}
+        chosen = self._export_roots(roots)
+        for root in chosen:
+            name = Path(root.path).name if len(chosen) > 1 else ""
+            for d in self.store.documents_of_root(root.id):
+                if keep is None or d.id in keep:
+                    docs.append((name, d))
+                    abs_of[d.id] = os.path.join(root.path, d.path)
+        return docs, abs_of
+
+    def export(
+        self,
+        kind: str,
+        dest: str | os.PathLike[str],
+        *,
+        roots: Sequence[str | os.PathLike[str]] | None = None,
+        query: str | None = None,
+    ) -> ExportReport:
+        """Write the indexed documents of ``roots`` (default: all), or only those with a
+        hit for ``query``, to ``dest``.
+
+        Args:
+            kind: ``okf`` (a bundle folder), ``obsidian`` (a vault folder) or ``json``
+                (one file: ``{"documents", "units", "links", "edges"}`` as the API
+                serialises them).
+            dest: a new or empty folder (``okf``, ``obsidian``) or a new file (``json``).
+
+        Raises:
+            CairnError: unknown kind, or ``dest`` exists (never overwritten).
+            NotFound: a root is not registered.
+        """
+        from cairn.export.notes import ExportReport, write_obsidian, write_okf
+
+        if kind not in KINDS:
+            raise CairnError(f"export kind {kind!r}: use one of {', '.join(KINDS)}")
+        docs, abs_of = self._export_docs(roots, query)
+        edges = self._edges() if docs else []
+        units = {d.id: self.store.units_of(d.id) for _, d in docs}
+        if kind == "okf":
+            raw: dict[str, bytes] = {}
+            for _, d in docs:
+                if d.format in ("markdown", "okf"):
+                    try:
+                        raw[d.id] = Path(abs_of[d.id]).read_bytes()
+                    except OSError:
+                        continue
+            _, links = self._units_links(self, [d for _, d in docs])
+            return write_okf(Path(dest), docs, edges, abs_of, units, raw=raw, links=links)
+        if kind == "obsidian":
+            data: dict[str, bytes] = {}
+            for _, d in docs:
+                if d.format != "org":
+                    try:
+                        data[d.id] = Path(abs_of[d.id]).read_bytes()
+                    except OSError:
+                        continue
+            return write_obsidian(Path(dest), docs, data, units)
+        from cairn.interfaces.serialize import to_json
+        from cairn.writeback import create_file
+
+        ids = {d.id for _, d in docs}
+        all_units = [u for _, d in docs for u in units[d.id]]
+        payload: dict[str, Any] = {
+            "documents": [self.store.document(i) for i in sorted(ids)],
+            "units": all_units,
+            "links": self.store.links_of([u.id for u in all_units]),
+            "edges": [e for e in edges if e.source_document_id in ids],
+        }
+        target = Path(os.path.abspath(dest))
+        create_file(target, to_json(payload).encode())
+        rep = ExportReport("json", str(target), documents=len(ids), files=[target.name])
+        rep.relations = len(payload["edges"])
+        rep.links = len(payload["links"])
+        return rep
+
+    @staticmethod
+    def _units_links(
+        cairn: Any, docs: Sequence[Document]
+    ) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+        units = {d.id: cairn.store.units_of(d.id) for d in docs}
+        links: dict[str, list[Any]] = {}
+        for link in cairn.store.links_of([u.id for us in units.values() for u in us]):
+            links.setdefault(link.unit_id, []).append(link)
+        return units, links
+
+    def _edges(self) -> list[Edge]:
+        """Every graph edge, the graph brought up to date first."""
+        self._fresh_graph()  # type: ignore[attr-defined]
+        return self.store.edges.all_edges()
+
+    def compare_export(self, root: str | os.PathLike[str], *, kind: str = "okf") -> dict[str, Any]:
+        """The round trip: export ``root`` (a registered Markdown or OKF folder), index
+        the export into a throwaway index, and compare units, links and edges (see
+        :func:`cairn.export.notes.signature`).
+
+        Returns:
+            ``{"root", "kind", "same", "documents", "units", "links", "edges",
+            "missing", "extra"}``: counts on each side, and per aspect what the export
+            lost (``missing``) or added (``extra``), at most 20 each.
+
+        Raises:
+            NotFound: ``root`` is not registered.
+        """
+        from cairn.app import Cairn
+        from cairn.config import load_config
+        from cairn.export.notes import signature
+
+        (r,) = self._export_roots([root])[:1]
+        with tempfile.TemporaryDirectory(prefix="cairn-roundtrip-") as tmp:
+            out = Path(tmp) / Path(r.path).name
+            self.export(kind, out, roots=[r.path])
+            mine = self.store.documents_of_root(r.id)
+            a = signature(mine, self._edges(), *self._units_links(self, mine))
+            cfg = load_config(db=Path(tmp) / "roundtrip.db")
+            with Cairn(cfg) as other:
+                other.index([out], embed=False)
+                (o,) = other.store.roots()
+                theirs = other.store.documents_of_root(o.id)
+                b = signature(
+                    theirs, other.store.edges.all_edges(), *self._units_links(other, theirs)
+                )
+        missing = {k: sorted(a[k] - b[k])[:20] for k in a}
+        extra = {k: sorted(b[k] - a[k])[:20] for k in a}
+        return {
+            "root": r.path,
+            "kind": kind,
+            "same": not any(missing.values()) and not any(extra.values()),
+            "documents": [len(mine), len(theirs)],
+            **{k: [len(a[k]), len(b[k])] for k in a},
+            "missing": json.loads(json.dumps(missing)),
+            "extra": json.loads(json.dumps(extra)),
+        }

@@ -1,0 +1,312 @@
+"""The agent-memory part of :class:`cairn.app.Cairn`: remember, recall, consolidate,
+maintain, pin, forget, relate, supersede, verify and graph import on an OKF memory
+bundle (see :mod:`cairn.memory`).
+
+Each operation takes the bundle's lock, writes through safe write-back (retrying from a
+fresh read when a file changed meanwhile), releases the lock and indexes exactly the
+files it touched with :meth:`Cairn.index_paths` (waiting for another writer of the
+index). The bundle is registered as a source root on first use when no registered root
+holds it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from cairn.app.parts import Parts
+from cairn.sources import is_within
+
+if TYPE_CHECKING:
+    from cairn.memory.bundle import MemoryBundle
+    from cairn.memory.maintain import MaintainReport
+    from cairn.memory.migrate import ImportReport
+    from cairn.memory.ops import Consolidated, Remembered, SealProblem
+    from cairn.memory.recall import RecallResult
+    from cairn.model import Run
+
+T = TypeVar("T")
+RETRIES = 8
+"""Attempts of one operation when a file changes under it (compare-and-swap)."""
+INDEX_WAIT = 120.0
+"""Seconds an operation waits for another writer of the index before indexing."""
+
+
+@dataclass(frozen=True)
+class MemoryChange:
+    """What a small memory operation did: the ``action`` (``pin``, ``forget`` …), the
+    bundle-relative ``path`` it ends at, the files it ``touched`` and, for a dry run,
+    the ``diffs`` it would write."""
+
+    action: str
+    path: str
+    touched: tuple[str, ...]
+    dry_run: bool = False
+    diffs: tuple[str, ...] = ()
+    detail: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """``verify``: memories ``checked``, seal ``problems`` (empty: all intact)."""
+
+    bundle: str
+    checked: int
+    problems: tuple[SealProblem, ...]
+
+    @property
+    def ok(self) -> bool:
+        """No seal mismatches."""
+        return not self.problems
+
+
+class MemoryMixin(Parts):
+    """Agent memory on OKF bundles (see :mod:`cairn.memory`)."""
+
+    index_paths: Callable[..., Run]
+    index: Callable[..., Run]
+
+    def _memory_bundle(self, folder: str | os.PathLike[str], dry_run: bool = False) -> MemoryBundle:
+        from cairn.memory.bundle import MemoryBundle
+        from cairn.writeback import Backups
+
+        return MemoryBundle(
+            Path(folder).expanduser(), Backups(self.config.backup_folder), dry_run=dry_run
+        )
+
+    def _memory_op(
+        self,
+        folder: str | os.PathLike[str],
+        op: Callable[[MemoryBundle], T],
+        *,
+        dry_run: bool = False,
+    ) -> tuple[T, MemoryBundle]:
+        """Run ``op`` on the bundle under its lock, retried on a write conflict, then
+        index the files it touched."""
+        from cairn.memory.bundle import MemoryError_
+        from cairn.writeback import WriteConflict
+
+        first = self._memory_bundle(folder, dry_run)
+        registered = self._memory_registered(first.folder)
+        if not dry_run:
+            first.ensure()
+        elif not first.folder.is_dir():
+            raise MemoryError_(f"{first.folder}: no such bundle folder")
+        last: WriteConflict | None = None
+        for _ in range(RETRIES):
+            bundle = self._memory_bundle(folder, dry_run)
+            try:
+                with bundle.locked():
+                    result = op(bundle)
+            except WriteConflict as exc:
+                last = exc
+                if bundle.changes.touched():
+                    self._memory_index(bundle, registered)
+                    registered = True
+                continue
+            if not dry_run:
+                self._memory_index(bundle, registered)
+            return result, bundle
+        raise MemoryError_(f"{first.folder}: gave up after {RETRIES} write conflicts: {last}")
+
+    def _memory_registered(self, folder: Path) -> bool:
+        return any(is_within(Path(r.path), folder) for r in self.store.roots())
+
+    def _memory_index(self, bundle: MemoryBundle, registered: bool) -> None:
+        if not registered and not self._memory_registered(bundle.folder):
+            self.index([bundle.folder], wait=INDEX_WAIT)
+            return
+        touched = [bundle.abs(r) for r in bundle.changes.touched()]
+        made = [bundle.folder / n for n in ("index.md", "log.md")]
+        if touched:
+            # moves (active → subsumed) are this operation's own, not a vanished drive
+            self.index_paths([*made, *touched], wait=INDEX_WAIT, allow_mass_delete=True)
+
+    # --- operations ---------------------------------------------------------------
+    def memory_remember(
+        self,
+        bundle: str | os.PathLike[str],
+        text: str,
+        *,
+        memory_type: str = "FACT",
+        scope: str = "INCARNATION",
+        tags: Sequence[str] = (),
+        title: str | None = None,
+    ) -> Remembered:
+        """Write a layer-1 memory (with its seal) into ``memories/active/`` and index it
+        at once (:func:`cairn.memory.ops.remember`).
+
+        Raises:
+            cairn.memory.bundle.MemoryError_: empty text, unknown type or scope.
+            cairn.store.lock.IndexBusy: another writer held the index for too long.
+        """
+        from cairn.memory.ops import remember
+
+        rec, _ = self._memory_op(
+            bundle,
+            lambda b: remember(
+                b, text, memory_type=memory_type, scope=scope, tags=tags, title=title
+            ),
+        )
+        return rec
+
+    def memory_recall(
+        self,
+        bundle: str | os.PathLike[str],
+        query: str,
+        *,
+        limit: int = 10,
+        mode: str | None = None,
+        expand: bool = True,
+        record: bool = True,
+    ) -> RecallResult:
+        """Search the bundle's concepts and memories (hybrid when the index has
+        embeddings), expand one hop over concept relations, and record each recalled
+        concept in the access log (``record=False``: do not).
+
+        Raises:
+            cairn.memory.bundle.MemoryError_: the bundle folder does not exist.
+        """
+        from cairn.memory.bundle import MemoryError_, now_iso
+        from cairn.memory.recall import RecallResult, recall_hits
+
+        b = self._memory_bundle(bundle)
+        if not b.folder.is_dir():
+            raise MemoryError_(f"{b.folder}: no such bundle folder")
+        root = next(
+            (Path(r.path) for r in self.store.roots() if is_within(Path(r.path), b.folder)), None
+        )
+        prefix = "" if root is None or root == b.folder else (
+            b.folder.relative_to(root).as_posix() + "/"
+        )
+        hits: list[Any] = []
+        for part in ("concepts/active/", "memories/active/"):  # one filtered search each
+            where = (prefix + part).replace('"', "")
+            res = self.search(  # type: ignore[attr-defined]
+                f'{query} path:"{where}"', mode=mode, limit=max(30, limit * 3)
+            )
+            hits.extend(res.hits)
+        found = recall_hits(b, hits, limit=limit, expand=expand)
+        recorded = 0
+        if record:
+            concepts = [h.path for h in found if h.kind == "concept"]
+            recorded = self.store.access_log.record(str(b.folder), concepts, query, now_iso())
+        return RecallResult(query, str(b.folder), tuple(found), recorded)
+
+    def memory_consolidate(
+        self, bundle: str | os.PathLike[str], *, dry_run: bool = False, threshold: float = 0.35
+    ) -> tuple[Consolidated, MemoryChange]:
+        """Turn new layer-1 memories into layer-2 concepts (merged into an existing
+        concept when similar enough) and move them to ``memories/subsumed/``
+        (:func:`cairn.memory.ops.consolidate`)."""
+        from cairn.memory.ops import consolidate
+
+        res, b = self._memory_op(
+            bundle, lambda b: consolidate(b, threshold=threshold), dry_run=dry_run
+        )
+        return res, self._change("consolidate", "", b)
+
+    def memory_maintain(
+        self, bundle: str | os.PathLike[str], *, dry_run: bool = False, decay: bool = True
+    ) -> MaintainReport:
+        """One maintenance cycle: integrity, symmetry, truth maintenance, Hebbian decay
+        (:func:`cairn.memory.maintain.maintain`); the recalls it counted are marked in
+        the access log (not on a dry run). ``cairn dream`` calls this for memory
+        bundles."""
+        from cairn.memory.maintain import maintain
+
+        state: dict[str, int] = {}
+
+        def run(b: MemoryBundle) -> MaintainReport:
+            recalls, upto = self.store.access_log.pending(str(b.folder))
+            state["upto"] = upto
+            return maintain(b, recalls, decay=decay)
+
+        rep, b = self._memory_op(bundle, run, dry_run=dry_run)
+        if not dry_run and decay and state.get("upto"):
+            self.store.access_log.consume(str(b.folder), state["upto"])
+        return rep
+
+    def memory_pin(
+        self, bundle: str | os.PathLike[str], concept: str, *, pinned: bool = True
+    ) -> MemoryChange:
+        """Pin a concept (it never decays), or unpin it."""
+        from cairn.memory.ops import set_pinned
+
+        path, b = self._memory_op(bundle, lambda b: set_pinned(b, concept, pinned))
+        return self._change("pin" if pinned else "unpin", path, b)
+
+    def memory_forget(self, bundle: str | os.PathLike[str], name: str) -> MemoryChange:
+        """Move a memory or concept to its archive folder (never deletes)."""
+        from cairn.memory.ops import forget
+
+        path, b = self._memory_op(bundle, lambda b: forget(b, name))
+        return self._change("forget", path, b)
+
+    def memory_relate(
+        self,
+        bundle: str | os.PathLike[str],
+        source: str,
+        relation: str,
+        target: str,
+        *,
+        confidence: float = 1.0,
+    ) -> MemoryChange:
+        """Add the typed relation ``source --relation--> target`` between concepts."""
+        from cairn.memory.ops import relate
+
+        detail, b = self._memory_op(
+            bundle, lambda b: relate(b, source, relation, target, confidence)
+        )
+        return self._change("relate", str(detail["source"]), b, detail)
+
+    def memory_supersede(self, bundle: str | os.PathLike[str], concept: str) -> MemoryChange:
+        """Mark a concept superseded (the next maintenance supersedes its dependants)."""
+        from cairn.memory.ops import supersede
+
+        path, b = self._memory_op(bundle, lambda b: supersede(b, concept))
+        return self._change("supersede", path, b)
+
+    def memory_verify(self, bundle: str | os.PathLike[str]) -> VerifyReport:
+        """Recompute every memory's seal; report mismatches (never fixes, writes
+        nothing).
+
+        Raises:
+            cairn.memory.bundle.MemoryError_: the bundle folder does not exist.
+        """
+        from cairn.memory.bundle import MemoryError_
+        from cairn.memory.ops import verify
+
+        b = self._memory_bundle(bundle)
+        if not b.folder.is_dir():
+            raise MemoryError_(f"{b.folder}: no such bundle folder")
+        checked, problems = verify(b)
+        return VerifyReport(str(b.folder), checked, tuple(problems))
+
+    def memory_import_graph(
+        self,
+        bundle: str | os.PathLike[str],
+        graph_file: str | os.PathLike[str],
+        *,
+        dry_run: bool = False,
+    ) -> ImportReport:
+        """Import a NetworkX node-link graph (``.json`` / ``.yaml``) as layer-2 concepts
+        with relations (:func:`cairn.memory.migrate.import_node_link`)."""
+        from cairn.memory.migrate import import_node_link, load_node_link
+
+        data = load_node_link(Path(graph_file))
+        rep, _ = self._memory_op(
+            bundle, lambda b: import_node_link(b, data, str(graph_file)), dry_run=dry_run
+        )
+        return rep
+
+    @staticmethod
+    def _change(
+        action: str, path: str, b: MemoryBundle, detail: dict[str, Any] | None = None
+    ) -> MemoryChange:
+        return MemoryChange(
+            action, path, tuple(b.changes.touched()), b.dry_run, tuple(b.changes.diffs), detail
+        )

@@ -1,0 +1,534 @@
+"""One agent-memory bundle on disk: layout, files, seals, the log, the bundle lock.
+
+The layout and fields are those of ``OKF-MEMORY.md`` (see :mod:`cairn.memory`)::
+
+    <bundle>/index.md  log.md
+    memories/{active,subsumed,archive}/<YYYYMMDD_HHMMSS>_<type>_<id>.md   layer 1
+    concepts/{active,archive}/concept-<id>.md                              layer 2
+
+Every write goes through :mod:`cairn.writeback`: new files with :func:`create_file`
+(never overwrites), changes with :func:`write_file` (compare-and-swap on the SHA-256 of
+the bytes read, previous bytes backed up), moves as a create at the new place and a
+removal of the old file only when its bytes are still those read. Writers of one
+bundle, in one process or several, take the bundle lock (:meth:`MemoryBundle.locked`),
+so two agents never lose each other's changes; an editor outside cairn is caught by the
+compare-and-swap and the operation is retried from a fresh read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import hashlib
+import io
+import json
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from cairn.errors import CairnError
+from cairn.formats import frontmatter
+from cairn.writeback import Backups, WriteConflict, create_file, sha256_bytes, write_file
+
+MEMORY_TYPES = ("FACT", "INSIGHT", "AXIOM", "CONJECTURE")
+"""The ``memory_type`` values of a layer-1 memory."""
+SCOPES = ("INCARNATION", "UNIVERSAL", "USER", "PERSONA")
+"""The ``scope`` values of a layer-1 memory."""
+NODE_TYPES = ("Fact", "Insight", "Decision", "Constraint", "OpenQuestion")
+"""The ``node_type`` values of a layer-2 concept."""
+RELATION_TYPES = ("refines", "depends_on", "supports", "contradicts", "related")
+"""The relation types between concepts."""
+STATUSES = ("active", "superseded", "archived")
+"""The ``status`` values of a concept."""
+MEMORY_TYPE = "L1 Memory"
+CONCEPT_TYPE = "L2 Concept"
+PRODUCER = "cairn/memory"
+"""The actor written in ``generated.by`` (OKF §7)."""
+
+MEMORY_DIRS = ("memories/active", "memories/subsumed", "memories/archive")
+CONCEPT_DIRS = ("concepts/active", "concepts/archive")
+
+INDEX_TEXT = """---
+okf_version: "0.2"
+---
+
+# Memory
+
+* [Active memories](memories/active/) - layer 1: events not yet consolidated
+* [Subsumed memories](memories/subsumed/) - layer 1: events consolidated into concepts
+* [Archived memories](memories/archive/) - layer 1: forgotten events
+* [Active concepts](concepts/active/) - layer 2: the knowledge graph, one node per file
+* [Archived concepts](concepts/archive/) - layer 2: decayed or forgotten concepts
+
+# Log
+
+* [Log](log.md) - maintenance actions, newest first
+"""
+LOG_TITLE = "# Memory log\n"
+
+
+class MemoryError_(CairnError):
+    """A memory operation refused: the message names the file and the reason."""
+
+
+@functools.cache
+def _pyyaml() -> tuple[Any, Any] | None:
+    """PyYAML and its (C, when built) safe loader without the timestamp resolver, as
+    the OKF reference implementation reads bundles; ``None`` without PyYAML."""
+    try:
+        import yaml  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - PyYAML is a dependency
+        return None
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    loader: Any = type("NoDatesLoader", (base,), {})
+    loader.yaml_implicit_resolvers = {
+        k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
+        for k, v in base.yaml_implicit_resolvers.items()
+    }
+    return yaml, loader
+
+
+def parse_file(text: str, path: str) -> tuple[dict[str, Any], str]:
+    """Split a bundle file into its frontmatter mapping and body. YAML timestamps stay
+    the strings written, so a read and a write change neither them nor a seal.
+
+    Read as the OKF reference implementation reads (PyYAML's safe loader, C when
+    built, without timestamps); cairn's frontmatter reader when PyYAML is missing.
+
+    Raises:
+        MemoryError_: no ``---`` block at the start, or frontmatter that does not parse
+            or is not a mapping (naming ``path``).
+    """
+    lib = _pyyaml()
+    if lib is None:  # pragma: no cover
+        fm = frontmatter.split(text, path, allow_toml=False)
+        if fm.kind != "yaml":
+            raise MemoryError_(f"{path}: no YAML frontmatter block at the start")
+        if fm.failed:
+            why = "; ".join(d.message for d in fm.diagnostics) or "frontmatter does not parse"
+            raise MemoryError_(f"{path}: {why}")
+        body = fm.body[1:] if fm.body.startswith("\n") else fm.body
+        return dict(fm.data), body
+    yaml, loader = lib
+    text = text.lstrip("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        raise MemoryError_(f"{path}: no YAML frontmatter block at the start")
+    close = _FENCE.search(text, 4)
+    if close is None:
+        raise MemoryError_(f"{path}: the frontmatter block is not closed by a '---' line")
+    raw = text[4 : close.start()]
+    body = text[close.end() + 1 :]
+    if body.startswith("\n"):
+        body = body[1:]
+    try:
+        data = yaml.load(raw, Loader=loader)  # a safe loader (no timestamps)
+    except yaml.YAMLError as exc:
+        raise MemoryError_(f"{path}: frontmatter is not valid YAML: {exc}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise MemoryError_(f"{path}: frontmatter is not a mapping")
+    return data, body
+
+
+_FENCE = re.compile(r"^---[ \t]*$", re.M)
+
+
+def _dump(meta: dict[str, Any]) -> str:
+    lib = _pyyaml()
+    if lib is not None:
+        text: str = lib[0].safe_dump(
+            meta, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000
+        )
+        return text
+    out = io.StringIO()  # pragma: no cover
+    _yaml().dump(meta, out)
+    return out.getvalue()
+
+
+def _yaml() -> YAML:
+    y = YAML(typ="rt")
+    y.default_flow_style = False
+    y.width = 1000
+    y.allow_unicode = True
+    return y
+
+
+def render_file(meta: Mapping[str, Any], body: str) -> bytes:
+    """Frontmatter (key order kept) and body as the bytes of one file."""
+    head = _dump(dict(meta))
+    body = body.rstrip("\n") + "\n" if body.strip() else ""
+    return f"---\n{head}---\n\n{body}".encode()
+
+
+def seal(meta: Mapping[str, Any], body: str) -> str:
+    """The seal of a layer-1 memory: SHA-256 hex over the canonical form of the body and
+    every frontmatter field but ``hash``.
+
+    Canonical form: the JSON of ``{"body": <body without surrounding blank lines>,
+    "fields": <the fields>}`` with sorted keys, no spaces, UTF-8 (not ASCII-escaped).
+    """
+    fields = {k: v for k, v in meta.items() if k != "hash"}
+    canon = json.dumps(
+        {"body": body.strip("\n"), "fields": fields},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+        default=str,
+    )
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+
+
+def now_iso() -> str:
+    """The current time, ISO 8601 UTC with a ``Z`` offset, to the second."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Entry:
+    """One file of the bundle as read: ``rel`` is bundle-relative POSIX
+    (``concepts/active/concept-1a2b3c4d.md``), ``sha256`` the hash of the bytes read
+    (the compare-and-swap base)."""
+
+    rel: str
+    meta: dict[str, Any]
+    body: str
+    sha256: str
+
+    @property
+    def target(self) -> str:
+        """The bundle-absolute link target of this file (``/concepts/active/x.md``)."""
+        return "/" + self.rel
+
+    @property
+    def title(self) -> str:
+        """The ``title`` field, else the file stem."""
+        t = self.meta.get("title")
+        return str(t) if t else Path(self.rel).stem
+
+    @property
+    def tags(self) -> list[str]:
+        """The ``tags`` list (strings only)."""
+        t = self.meta.get("tags")
+        return [str(x) for x in t] if isinstance(t, list) else []
+
+    @property
+    def confidence(self) -> float:
+        """The ``confidence`` field as a float (1.0 when missing or malformed)."""
+        c = self.meta.get("confidence")
+        return float(c) if isinstance(c, int | float) and not isinstance(c, bool) else 1.0
+
+    @property
+    def relations(self) -> list[dict[str, Any]]:
+        """The well-formed ``relations`` entries (``target`` a string)."""
+        r = self.meta.get("relations")
+        return (
+            [x for x in r if isinstance(x, dict) and isinstance(x.get("target"), str)]
+            if (isinstance(r, list))
+            else []
+        )
+
+    @property
+    def source_seals(self) -> list[str]:
+        """The seals named by ``sources[].id``."""
+        s = self.meta.get("sources")
+        if not isinstance(s, list):
+            return []
+        return [str(x["id"]) for x in s if isinstance(x, dict) and x.get("id")]
+
+
+@dataclass
+class Changes:
+    """What one operation wrote: bundle-relative paths created, changed and removed, and
+    the log lines it added (for ``--dry-run``, the unified diffs it would write)."""
+
+    created: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    log: list[str] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+
+    def touched(self) -> list[str]:
+        """Every path written or removed, once, in order."""
+        return list(dict.fromkeys([*self.created, *self.changed, *self.removed]))
+
+
+class MemoryBundle:
+    """A memory bundle folder and the safe ways to change it.
+
+    Args:
+        folder: the bundle (created with its layout by :meth:`ensure`).
+        backups: the backup folder of safe write-back (``Config.backup_folder``); also
+            holds the bundle lock.
+        dry_run: plan only: nothing is written, :attr:`changes` gets the diffs.
+    """
+
+    def __init__(self, folder: Path, backups: Backups, *, dry_run: bool = False) -> None:
+        self.folder = Path(os.path.abspath(folder))
+        self.backups = backups
+        self.dry_run = dry_run
+        self.changes = Changes()
+
+    # --- layout, lock -----------------------------------------------------------------
+    def ensure(self) -> list[str]:
+        """Create the folders, ``index.md`` and ``log.md`` when missing; returns the
+        bundle-relative files created. Existing files are never touched.
+
+        Raises:
+            MemoryError_: the folder exists and is not a directory.
+        """
+        if self.folder.exists() and not self.folder.is_dir():
+            raise MemoryError_(f"{self.folder}: not a folder")
+        made: list[str] = []
+        for d in (*MEMORY_DIRS, *CONCEPT_DIRS):
+            (self.folder / d).mkdir(parents=True, exist_ok=True)
+        for name, text in (("index.md", INDEX_TEXT), ("log.md", LOG_TITLE)):
+            with contextlib.suppress(WriteConflict):
+                create_file(self.folder / name, text.encode())
+                made.append(name)
+        return made
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the bundle's writer lock (an OS lock in the backup folder, released by
+        the OS if the process dies) for the block."""
+        key = hashlib.sha1(str(self.folder).encode("utf-8", "surrogateescape")).hexdigest()
+        lock = self.backups.folder / "locks" / f"memory-{key}.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    # --- reading ----------------------------------------------------------------------
+    def abs(self, rel: str) -> Path:
+        """The absolute path of a bundle-relative path.
+
+        Raises:
+            MemoryError_: the path leaves the bundle.
+        """
+        rel = rel.lstrip("/")
+        path = Path(os.path.normpath(self.folder / rel))
+        if path != self.folder and self.folder not in path.parents:
+            raise MemoryError_(f"{rel}: outside the bundle {self.folder}")
+        return path
+
+    def rel(self, path: Path | str) -> str:
+        """A bundle-relative POSIX path for ``path`` (absolute, bundle-relative or
+        ``/``-rooted in the bundle).
+
+        Raises:
+            MemoryError_: the path is not inside the bundle.
+        """
+        p = Path(path)
+        if not p.is_absolute() or not str(p).startswith(str(self.folder)):
+            p = self.abs(str(path))
+        p = Path(os.path.normpath(p))
+        if self.folder not in p.parents:
+            raise MemoryError_(f"{path}: not inside the bundle {self.folder}")
+        return p.relative_to(self.folder).as_posix()
+
+    def read(self, rel: str) -> Entry:
+        """Read one bundle file.
+
+        Raises:
+            MemoryError_: missing, unreadable, not UTF-8, or bad frontmatter.
+        """
+        path = self.abs(rel)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise MemoryError_(f"{rel}: no such file in the bundle") from None
+        except OSError as exc:
+            raise MemoryError_(f"{rel}: cannot read: {exc.strerror or exc}") from None
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise MemoryError_(f"{rel}: not UTF-8 text") from None
+        meta, body = parse_file(text, rel)
+        return Entry(rel, meta, body, sha256_bytes(data))
+
+    def listing(self, folder: str) -> list[str]:
+        """Bundle-relative ``.md`` files of one layout folder, sorted (no hidden ones)."""
+        d = self.folder / folder
+        try:
+            names = sorted(n for n in os.listdir(d) if n.endswith(".md") and not n.startswith("."))
+        except FileNotFoundError:
+            return []
+        return [f"{folder}/{n}" for n in names]
+
+    def entries(self, folder: str, problems: list[str] | None = None) -> list[Entry]:
+        """Every readable file of one layout folder; unreadable ones are reported in
+        ``problems`` (``"<rel>: <reason>"``) and skipped."""
+        out: list[Entry] = []
+        for rel in self.listing(folder):
+            try:
+                out.append(self.read(rel))
+            except MemoryError_ as exc:
+                if problems is not None:
+                    problems.append(str(exc))
+        return out
+
+    def find(self, name: str, folders: tuple[str, ...]) -> str:
+        """The bundle-relative path of a file given by path, name or stem, looked up in
+        ``folders``.
+
+        Raises:
+            MemoryError_: no such file, or the name is ambiguous.
+        """
+        cand = name.strip()
+        if "/" in cand.strip("/"):
+            rel = self.rel(cand)
+            if not self.abs(rel).is_file():
+                raise MemoryError_(f"{name}: no such file in the bundle")
+            return rel
+        stem = cand.removesuffix(".md")
+        hits = [r for f in folders for r in self.listing(f) if Path(r).stem == stem]
+        if not hits:
+            raise MemoryError_(f"{name}: no such memory or concept in {', '.join(folders)}")
+        if len(hits) > 1:
+            raise MemoryError_(f"{name}: ambiguous ({', '.join(hits)})")
+        return hits[0]
+
+    # --- writing ----------------------------------------------------------------------
+    def create(self, rel: str, data: bytes) -> None:
+        """Create a new file (never overwrites).
+
+        Raises:
+            WriteConflict: a file of that name exists.
+        """
+        if self.dry_run:
+            self.changes.diffs.append(_diff(rel, b"", data))
+        else:
+            create_file(self.abs(rel), data)
+        self.changes.created.append(rel)
+
+    def update(self, entry: Entry, meta: Mapping[str, Any], body: str, reason: str) -> bool:
+        """Rewrite ``entry`` with new frontmatter and body if they differ; returns
+        whether anything changed.
+
+        Raises:
+            WriteConflict: the file changed since ``entry`` was read (nothing written).
+        """
+        path = self.abs(entry.rel)
+        new = render_file(meta, body)
+        old = path.read_bytes() if self.dry_run else None
+        if self.dry_run:
+            if old is not None and old != new:
+                self.changes.diffs.append(_diff(entry.rel, old, new))
+                self.changes.changed.append(entry.rel)
+                return True
+            return False
+        res = write_file(
+            path, new, expected_sha256=entry.sha256, backups=self.backups, reason=reason
+        )
+        if res.previous_sha256 != res.sha256:
+            self.changes.changed.append(entry.rel)
+            entry.sha256 = res.sha256
+            return True
+        return False
+
+    def move(self, entry: Entry, folder: str, data: bytes | None = None) -> str:
+        """Move ``entry`` into another layout folder (same name), optionally with new
+        bytes; returns the new bundle-relative path. The old file is removed only when
+        its bytes are still those read (else the copy is removed again and
+        :class:`WriteConflict` raised); the old bytes are kept as a backup.
+        """
+        name = Path(entry.rel).name
+        new_rel = f"{folder}/{name}"
+        old_path = self.abs(entry.rel)
+        old = old_path.read_bytes()
+        payload = old if data is None else data
+        if self.dry_run:
+            self.changes.diffs.append(_diff(new_rel, b"", payload))
+            self.changes.diffs.append(_diff(entry.rel, old, b""))
+        else:
+            if sha256_bytes(old) != entry.sha256:
+                raise WriteConflict(old_path, entry.sha256, sha256_bytes(old))
+            create_file(self.abs(new_rel), payload)
+            self.backups.save(old_path, old, reason=f"memory: moved to {new_rel}")
+            again = old_path.read_bytes()
+            if sha256_bytes(again) != entry.sha256:
+                self.abs(new_rel).unlink()
+                raise WriteConflict(old_path, entry.sha256, sha256_bytes(again))
+            old_path.unlink()
+        self.changes.created.append(new_rel)
+        self.changes.removed.append(entry.rel)
+        return new_rel
+
+    def note(self, line: str) -> None:
+        """Queue one log line (``**Verb**: what``) for :meth:`flush_log`."""
+        self.changes.log.append(line)
+
+    def flush_log(self) -> None:
+        """Prepend the queued lines under today's ``## YYYY-MM-DD`` heading of
+        ``log.md`` (newest first, OKF §9). Appended to an append-only log, so no backup
+        copy is kept (the previous bytes are the new ones minus these lines); the write
+        is atomic and compare-and-swapped under the bundle lock."""
+        if not self.changes.log:
+            return
+        path = self.folder / "log.md"
+        for _ in range(20):
+            try:
+                old = path.read_bytes()
+            except FileNotFoundError:
+                old = LOG_TITLE.encode()
+            new = _with_log_lines(old.decode("utf-8", "replace"), self.changes.log).encode()
+            if self.dry_run:
+                self.changes.diffs.append(_diff("log.md", old, new))
+                break
+            expected = sha256_bytes(old) if path.exists() else None
+            try:
+                write_file(path, new, expected_sha256=expected, backups=None)
+            except WriteConflict:
+                continue
+            break
+        else:
+            raise MemoryError_(f"{path}: could not append to the log (it keeps changing)")
+        if "log.md" not in self.changes.changed:
+            self.changes.changed.append("log.md")
+
+
+def _diff(rel: str, old: bytes, new: bytes) -> str:
+    from cairn.writeback import unified_diff
+
+    return unified_diff(rel, old, new)
+
+
+def _with_log_lines(text: str, lines: list[str]) -> str:
+    """``text`` (a log.md) with ``lines`` at the top of today's date section."""
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    bullets = "".join(f"* {line}\n" for line in lines)
+    heading = f"## {today}\n"
+    if not text.strip():
+        text = LOG_TITLE
+    if heading in text:
+        i = text.index(heading) + len(heading)
+        return text[:i] + bullets + text[i:]
+    m = re.search(r"^## ", text, re.M)
+    block = f"{heading}{bullets}\n"
+    if m is None:
+        return text.rstrip("\n") + "\n\n" + block
+    return text[: m.start()] + block + text[m.start() :]
+
+
+def one_line(text: str, limit: int) -> str:
+    """The first non-empty line of ``text``, whitespace collapsed, cut at ``limit``
+    characters on a word boundary (with ``…``)."""
+    for raw in text.splitlines():
+        line = " ".join(raw.split()).lstrip("#*- ").strip()
+        if line:
+            if len(line) <= limit:
+                return line
+            cut = line[:limit].rsplit(" ", 1)[0]
+            return (cut or line[:limit]) + "…"
+    return ""

@@ -11,12 +11,14 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from cairn.app.parts import Parts
 from cairn.errors import CairnError
 from cairn.model import MESSAGE, Document
-from cairn.redact import Masker, Mode, ScanFinding, redact_document, scan_text
+
+if TYPE_CHECKING:  # the detectors load only when a document is redacted or scanned
+    from cairn.redact import Mode, ScanFinding
 
 CHAT_FORMATS = frozenset({"chat", "chatgpt", "claude", "gemini"})
 """Formats whose documents are conversations (masked by default)."""
@@ -41,7 +43,7 @@ def mode_for(doc: Document, table: Mapping[str, str]) -> Mode:
 def format_mode(fmt: str, chat: bool, table: Mapping[str, str]) -> Mode:
     """The ``on_ingest`` mode of a format (``chat``: its documents are conversations)."""
     group = "chats" if chat or fmt in CHAT_FORMATS else "notes"
-    return cast(Mode, table.get(fmt) or table.get(group) or DEFAULT_MODES[group])
+    return cast("Mode", table.get(fmt) or table.get(group) or DEFAULT_MODES[group])
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,8 @@ class RedactMixin(Parts):
         table: Mapping[str, str] = dict(self.config.redact.get("on_ingest", {}))
 
         def redact(doc: Document) -> Document:
+            from cairn.redact import redact_document
+
             return redact_document(doc, mode_for(doc, table)).document
 
         return redact
@@ -82,6 +86,8 @@ class RedactMixin(Parts):
         }
         if modes == {"off"}:
             return text
+        from cairn.redact import Masker
+
         return Masker().mask(text)
 
     def redact_scan(
@@ -144,6 +150,8 @@ def scan_paths(
         except (OSError, ValueError) as exc:
             skipped.append((shown, f"not readable as text: {exc}"))
             continue
+        from cairn.redact import scan_text
+
         for f in scan_text(text, shown):
             findings.append(f)
             counts[f.kind] = counts.get(f.kind, 0) + 1

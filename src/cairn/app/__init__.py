@@ -29,6 +29,7 @@ from cairn.app.conversations import ConversationsMixin
 from cairn.app.doors import DoorsMixin
 from cairn.app.dream import DreamMixin
 from cairn.app.embedding import EmbeddingMixin
+from cairn.app.evaluate import EvaluateMixin
 from cairn.app.export import ExportMixin
 from cairn.app.facets import FacetsMixin
 from cairn.app.fields import FieldsMixin
@@ -58,7 +59,6 @@ from cairn.store.lock import WriterLock
 # Loaded when a method needs them (a keyword search needs none of them: start-up time
 # of a new `cairn search` process, see bench/startup.py).
 if TYPE_CHECKING:
-    from cairn.evaluation import EvalReport
     from cairn.graph.service import GraphService
     from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
@@ -69,7 +69,7 @@ __all__ = ["Cairn", "reading_order"]
 
 class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             FacetsMixin, ConversationsMixin, LiveMixin, StorageMixin, AgendaMixin,
-            FieldsMixin, RedactMixin, TermsMixin, MemoryMixin, ExportMixin):
+            FieldsMixin, RedactMixin, TermsMixin, MemoryMixin, ExportMixin, EvaluateMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -549,33 +549,6 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             today=today,
         )
         return self._with_waiting(result, mode)  # a partly embedded index says so
-
-    def evaluate(
-        self,
-        folder: str | os.PathLike[str],
-        *,
-        modes: Sequence[str] = ("keyword", "semantic", "hybrid"),
-        split: str = "test",
-    ) -> EvalReport:
-        """nDCG@10, Recall@100 and MRR@10 per mode on a BEIR-layout data set, indexed
-        into a throwaway store (see :mod:`cairn.evaluation`), with this index's model
-        and search, fusion and chunking settings.
-
-        Raises:
-            CairnError: the folder is not a BEIR data set.
-        """
-        from cairn.evaluation import evaluate
-        from cairn.ingest.chunking import ChunkConfig
-
-        return evaluate(
-            Path(folder),
-            self.semantic.embedder,
-            modes=modes,
-            split=split,
-            search_config=self.config.search,
-            fusion=self.semantic.config.fusion,
-            chunk_config=ChunkConfig.from_mapping(self.config.chunking),
-        )
 
 
 def _holds_only_files(root: SourceRoot) -> bool:

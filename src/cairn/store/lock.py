@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from cairn.errors import StoreError
 
@@ -46,7 +47,7 @@ class WriterLock:
 
     def __init__(self, db_path: str | os.PathLike[str]) -> None:
         self.db_path = os.fspath(db_path)
-        self._fd: int | None = None
+        self._handle: Any = None
         self._depth = 0
 
     @property
@@ -67,48 +68,34 @@ class WriterLock:
 
         Raises:
             IndexBusy: another process still holds it after ``wait`` seconds.
-            StoreError: the lock file cannot be created (e.g. a read-only folder).
+            StoreError: the lock cannot be made or taken (e.g. a read-only folder).
         """
         if self._depth:
             self._depth += 1
             return
-        if self.db_path in ("", ":memory:") or fcntl is None:
+        if self._always_granted():
             self._depth = 1
             return
-        path = lock_path(self.db_path)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-        except OSError as exc:
-            if exc.errno in (13, 30):  # EACCES, EROFS: nobody can write this index
-                raise StoreError(
-                    f"{self.db_path}: cannot write the index: {exc.strerror} "
-                    "(the index file or its folder is read-only)"
-                ) from exc
-            raise StoreError(f"{path}: cannot create the writer lock: {exc.strerror}") from exc
+        handle = self._open()
         deadline = None if wait is None else time.monotonic() + max(0.0, wait)
         told = False
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                pass
-            except OSError as exc:
-                os.close(fd)
-                raise StoreError(f"{path}: cannot take the writer lock: {exc.strerror}") from exc
-            if deadline is not None and time.monotonic() >= deadline:
-                os.close(fd)
-                raise IndexBusy(
-                    f"{self.db_path}: another cairn process is writing this index "
-                    "(`cairn index` or `cairn watch`); the index is fine: wait for it to "
-                    "finish, or run again with --wait"
-                )
-            if not told and on_wait is not None:
-                on_wait(f"{self.db_path}: another cairn process is writing this index; waiting…")
-                told = True
-            time.sleep(0.05)
-        self._fd = fd
+        try:
+            while not self._try(handle):
+                if deadline is not None and time.monotonic() >= deadline:
+                    raise IndexBusy(
+                        f"{self.db_path}: another cairn process is writing this index "
+                        "(`cairn index` or `cairn watch`); the index is fine: wait for it "
+                        "to finish, or run again with --wait"
+                    )
+                if not told and on_wait is not None:
+                    on_wait(f"{self.db_path}: another cairn process is writing this index; "
+                            "waiting…")
+                    told = True
+                time.sleep(0.05)
+        except BaseException:
+            self._close(handle)
+            raise
+        self._handle = handle
         self._depth = 1
 
     def release(self) -> None:
@@ -116,13 +103,56 @@ class WriterLock:
         if self._depth == 0:
             return
         self._depth -= 1
-        if self._depth == 0 and self._fd is not None:
-            fd, self._fd = self._fd, None
+        if self._depth == 0 and self._handle is not None:
+            handle, self._handle = self._handle, None
             try:
-                if fcntl is not None:
-                    fcntl.flock(fd, fcntl.LOCK_UN)
+                self._unlock(handle)
             finally:
-                os.close(fd)
+                self._close(handle)
+
+    # --- the backend's lock: a flock on ``<index>.lock`` here ---------------------------
+    def _always_granted(self) -> bool:
+        """No lock to take (an in-memory index, or no ``flock`` on this system)."""
+        return self.db_path in ("", ":memory:") or fcntl is None
+
+    def _open(self) -> Any:
+        """What the lock is held on (here the lock file's descriptor).
+
+        Raises:
+            StoreError: it cannot be made.
+        """
+        path = lock_path(self.db_path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        except OSError as exc:
+            if exc.errno in (13, 30):  # EACCES, EROFS: nobody can write this index
+                raise StoreError(
+                    f"{self.db_path}: cannot write the index: {exc.strerror} "
+                    "(the index file or its folder is read-only)"
+                ) from exc
+            raise StoreError(f"{path}: cannot create the writer lock: {exc.strerror}") from exc
+
+    def _try(self, handle: Any) -> bool:
+        """Take the lock if it is free; whether it was taken.
+
+        Raises:
+            StoreError: the lock cannot be taken at all.
+        """
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+        except OSError as exc:
+            raise StoreError(f"{lock_path(self.db_path)}: cannot take the writer lock: "
+                             f"{exc.strerror}") from exc
+
+    def _unlock(self, handle: Any) -> None:
+        fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _close(self, handle: Any) -> None:
+        os.close(handle)
 
     @contextmanager
     def hold(

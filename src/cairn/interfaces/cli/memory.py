@@ -9,8 +9,9 @@ a source root on first use. Mount with :func:`register`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -19,6 +20,9 @@ import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out
 from cairn.interfaces.serialize import to_data
+
+if TYPE_CHECKING:
+    from cairn.app import Cairn
 
 memory_app = typer.Typer(
     name="memory",
@@ -189,6 +193,16 @@ def maintain(
     )
 
 
+def _change(db: Path | None, as_json: bool, call: Callable[[Cairn], Any]) -> None:
+    """Run one change-making memory call on the index and report its change."""
+    try:
+        with common.open_cairn(db, create=True) as cairn:
+            ch = call(cairn)
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    _done(ch, as_json, _change_line(to_data(ch)))
+
+
 @memory_app.command()
 def pin(
     concept: Annotated[str, typer.Argument(help="Concept file, name or stem.")],
@@ -198,12 +212,7 @@ def pin(
     as_json: JsonOpt = False,
 ) -> None:
     """Pin a concept so it never decays (or --off to unpin)."""
-    try:
-        with common.open_cairn(db, create=True) as cairn:
-            ch = cairn.memory_pin(bundle, concept, pinned=not off)
-    except CairnError as exc:
-        raise fail(exc, as_json) from None
-    _done(ch, as_json, _change_line(to_data(ch)))
+    _change(db, as_json, lambda cairn: cairn.memory_pin(bundle, concept, pinned=not off))
 
 
 @memory_app.command()
@@ -214,12 +223,7 @@ def forget(
     as_json: JsonOpt = False,
 ) -> None:
     """Move a memory or concept to its archive folder (never deletes)."""
-    try:
-        with common.open_cairn(db, create=True) as cairn:
-            ch = cairn.memory_forget(bundle, name)
-    except CairnError as exc:
-        raise fail(exc, as_json) from None
-    _done(ch, as_json, _change_line(to_data(ch)))
+    _change(db, as_json, lambda cairn: cairn.memory_forget(bundle, name))
 
 
 @memory_app.command()
@@ -235,12 +239,8 @@ def relate(
     as_json: JsonOpt = False,
 ) -> None:
     """Add a typed relation between two concepts."""
-    try:
-        with common.open_cairn(db, create=True) as cairn:
-            ch = cairn.memory_relate(bundle, source, relation, target, confidence=confidence)
-    except CairnError as exc:
-        raise fail(exc, as_json) from None
-    _done(ch, as_json, _change_line(to_data(ch)))
+    _change(db, as_json, lambda cairn: cairn.memory_relate(
+        bundle, source, relation, target, confidence=confidence))
 
 
 @memory_app.command()
@@ -251,12 +251,7 @@ def supersede(
     as_json: JsonOpt = False,
 ) -> None:
     """Mark a concept superseded (maintain then supersedes what depends_on it)."""
-    try:
-        with common.open_cairn(db, create=True) as cairn:
-            ch = cairn.memory_supersede(bundle, concept)
-    except CairnError as exc:
-        raise fail(exc, as_json) from None
-    _done(ch, as_json, _change_line(to_data(ch)))
+    _change(db, as_json, lambda cairn: cairn.memory_supersede(bundle, concept))
 
 
 @memory_app.command()

@@ -8,7 +8,7 @@ import shutil
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -77,6 +77,8 @@ class Uvicorn:
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> Uvicorn:
+        if self.server.started:  # already started by on_free_port
+            return self
         self.thread.start()
         deadline = time.monotonic() + 20
         while not self.server.started:
@@ -88,6 +90,19 @@ class Uvicorn:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+    @classmethod
+    def on_free_port(cls, make_app: Callable[[int], Any], tries: int = 5) -> Uvicorn:
+        """A started server for ``make_app(port)`` on a free port; another free port is
+        tried when the chosen one was taken between picking and binding."""
+        for attempt in range(tries):
+            srv = cls(make_app(port := free_port()), port)
+            try:
+                return srv.__enter__()
+            except RuntimeError:
+                if attempt == tries - 1:
+                    raise
+        raise AssertionError("unreachable")
 
 
 @pytest.fixture

@@ -189,8 +189,9 @@ def test_http_and_mcp_on_loopback_serve_no_value(
             seen.append(r.text)
             for h in r.json()["hits"]:
                 seen.append(api.get(f"/v1/units/{h['unit_id']}").text)
-        mcp_port = port + 1 if port < 65000 else port - 1
-        with uvicorn_server(http_app(build_server(c), port=mcp_port), port=mcp_port) as srv:
+        with uvicorn_server.on_free_port(
+            lambda p: http_app(build_server(c), port=p)
+        ) as srv:
 
             async def main() -> None:
                 async with Client(f"{srv.url}/mcp") as client:

@@ -142,12 +142,16 @@ def test_a_second_writer_is_refused_or_waits(tmp_path: Path) -> None:
             text=True,
             env={**os.environ, "PYTHONPATH": str(SRC), "CAIRN_EMBED": "none"},
         )
-        time.sleep(2.0)
+        assert waiting.stderr is not None
+        first = ""
+        while "waiting" not in first:  # blocks until the waiter reports (however slow)
+            line = waiting.stderr.readline()
+            assert line, first  # EOF before "waiting": the waiter did not wait
+            first += line
         assert waiting.poll() is None  # still waiting for the lock
     _out, err = waiting.communicate(timeout=60)
     holder.close()
-    assert waiting.returncode == 0, err
-    assert "waiting" in err
+    assert waiting.returncode == 0, first + err
 
 
 def test_the_lock_is_released_when_the_writer_dies(tmp_path: Path) -> None:

@@ -99,6 +99,13 @@ KEYS: Mapping[str, frozenset[str]] = {
         }
     ),
     "redact": frozenset({"on_ingest"}),
+    "enrich": frozenset(
+        {
+            "provider", "url", "model", "api_key_env", "timeout", "max_tokens", "max_chars",
+            "similarity", "max_pairs", "min_confidence", "retries", "retry_after_max",
+            "price_input", "price_output", "tag_aliases", "max_tags",
+        }
+    ),
 }
 """Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
 
@@ -245,6 +252,8 @@ class Config:
             :class:`cairn.maintain.dream.DreamSettings`).
         web: the ``[web]`` table as written: ``editor_url``, the template of the web UI's
             "open in editor" links (``{path}``, ``{line}``).
+        enrich: the ``[enrich]`` table as written (see
+            :class:`cairn.enrich.settings.EnrichSettings`).
     """
 
     db_path: Path
@@ -264,6 +273,7 @@ class Config:
     backup_dir: Path | None = None
     db_url: str | None = None
     redact: Mapping[str, Any] = field(default_factory=dict)
+    enrich: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def backup_folder(self) -> Path:
@@ -392,6 +402,7 @@ def load_config(
         backup_dir=_backup_dir(path, section("writeback")),
         db_url=_db_url(path, store, env, str(db) if db else None),
         redact=_redact(path, section("redact")),
+        enrich=_frozen(section("enrich")),
     )
 
 

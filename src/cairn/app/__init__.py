@@ -29,6 +29,7 @@ from cairn.app.conversations import ConversationsMixin
 from cairn.app.doors import DoorsMixin
 from cairn.app.dream import DreamMixin
 from cairn.app.embedding import EmbeddingMixin
+from cairn.app.enrich import EnrichMixin
 from cairn.app.evaluate import EvaluateMixin
 from cairn.app.export import ExportMixin
 from cairn.app.facets import FacetsMixin
@@ -69,7 +70,8 @@ __all__ = ["Cairn", "reading_order"]
 
 class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             FacetsMixin, ConversationsMixin, LiveMixin, StorageMixin, AgendaMixin,
-            FieldsMixin, RedactMixin, TermsMixin, MemoryMixin, ExportMixin, EvaluateMixin):
+            FieldsMixin, RedactMixin, TermsMixin, MemoryMixin, ExportMixin, EvaluateMixin,
+            EnrichMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -461,6 +463,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             relinked=bool(indexer is not None and indexer.relinked),
         )
         self.last_embed = run.embedding
+        self._enrich_refresh()  # enrichment units and llm edges a re-index dropped
         return run
 
     def _chunk_config(self) -> ChunkConfig:

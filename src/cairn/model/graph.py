@@ -9,10 +9,11 @@ from typing import Any, Literal
 from cairn.model.core import LinkKind
 
 # --- graph: edges and stub nodes ---------------------------------------------------------
-EdgeOrigin = Literal["declared", "structural", "rule", "implicit"]
+EdgeOrigin = Literal["declared", "structural", "rule", "implicit", "llm"]
 """Where an edge comes from: links and relation metadata (``declared``), the outline
 (``structural``), ``types.yaml`` default relations (``rule``), shared tags or property
-values (``implicit``)."""
+values (``implicit``), a language model's relation typing (``llm``, see
+:mod:`cairn.enrich`)."""
 
 BuiltinRelation = Literal[
     "references",

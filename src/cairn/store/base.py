@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 
 from cairn.store.access import AccessLog
+from cairn.store.enrichments import EnrichIndex
 from cairn.store.indexes import EdgeIndex, VectorIndex
 from cairn.store.lock import WriterLock
 from cairn.store.reports import ReportIndex
@@ -237,6 +238,12 @@ class Store(Protocol):
     @property
     def access_log(self) -> AccessLog:
         """The access log of agent memory (recalls that Hebbian decay counts)."""
+        ...
+
+    @property
+    def enrichments(self) -> EnrichIndex:
+        """LLM enrichment: the reply cache, conversations' summaries and insights, typed
+        relations (:mod:`cairn.store.enrichments`)."""
         ...
 
     def search_text(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from cairn.store.postgres.base import PostgresTableCopy
 from cairn.store.postgres.search import PostgresSearchMixin
 from cairn.store.sqlite.edges import EdgesMixin
+from cairn.store.sqlite.enrich import EnrichMixin
 from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
 from cairn.store.sqlite.memory import AccessLogMixin
 from cairn.store.sqlite.reads import ReadsMixin
@@ -15,7 +16,7 @@ from cairn.store.sqlite.writes import WritesMixin
 
 class PostgresStore(
     PostgresSearchMixin, WritesMixin, ReadsMixin, VectorsMixin, EdgesMixin, FacetsMixin,
-    BrowseMixin, ReportsMixin, AccessLogMixin, PostgresTableCopy,
+    BrowseMixin, ReportsMixin, AccessLogMixin, EnrichMixin, PostgresTableCopy,
 ):
     """A :class:`cairn.store.Store` in a PostgreSQL database: the same role modules as
     the SQLite store, their SQL rendered by :mod:`cairn.store.postgres.dialect`, with

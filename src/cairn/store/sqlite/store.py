@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from cairn.model import FileState
 from cairn.store.sqlite.edges import EdgesMixin
+from cairn.store.sqlite.enrich import EnrichMixin
 from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
 from cairn.store.sqlite.fts import SearchMixin
 from cairn.store.sqlite.memory import AccessLogMixin
@@ -32,7 +33,8 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 
 @guard_errors
 class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin,
-                  FacetsMixin, BrowseMixin, ReportsMixin, AccessLogMixin, TableCopyMixin):
+                  FacetsMixin, BrowseMixin, ReportsMixin, AccessLogMixin, EnrichMixin,
+                  TableCopyMixin):
     """The default :class:`cairn.store.Store`: one SQLite file.
 
     Args:

@@ -1,0 +1,158 @@
+"""``cairn enrich``: summaries, insights, tags and typed relations of conversations by
+the ``[enrich]`` model (calls :meth:`cairn.app.Cairn.enrich`); ``cairn enrich show``
+prints one conversation's (:meth:`cairn.app.Cairn.enrich_show`)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.markup import escape
+
+import cairn.interfaces.cli._common as common
+from cairn.errors import CairnError
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
+from cairn.interfaces.serialize import to_data
+
+if TYPE_CHECKING:
+    from cairn.app.enrich import EnrichReport
+    from cairn.enrich import Estimate
+
+enrich_app = typer.Typer(
+    help=(
+        "Ask the \\[enrich] model for each conversation's summary, 3-10 insights and tags, "
+        "and the relations of similar conversations (kept in the index, never in your "
+        "files; every text is masked before it is sent)."
+    ),
+    invoke_without_command=True,
+)
+
+
+class _Progress:
+    """A plain line on stderr every 2 s, terminal or not."""
+
+    def __init__(self) -> None:
+        self.t0 = self.last = time.monotonic()
+
+    def __call__(self, done: int, total: int, item: str) -> None:
+        now = time.monotonic()
+        if now - self.last >= 2.0 or done == total:
+            self.last = now
+            print(f"enrich: {done}/{total} ({now - self.t0:.0f} s) {item[:70]}", file=sys.stderr)
+
+
+def _estimate_line(what: str, e: Estimate) -> str:
+    cost = f", about ${e.cost:.4f}" if e.cost else ""
+    return (f"{what}: {e.tasks} ({e.cached} cached), {e.requests} requests, "
+            f"~{e.input_tokens} input + ~{e.output_tokens} output tokens{cost}")
+
+
+@enrich_app.callback()
+def enrich(
+    ctx: typer.Context,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the request, token and cost estimate only.")
+    ] = False,
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="At most this many conversations (newest).")
+    ] = None,
+    no_relations: Annotated[
+        bool, typer.Option("--no-relations", help="Skip typing relations between conversations.")
+    ] = False,
+    retry_invalid: Annotated[
+        bool, typer.Option("--retry-invalid", help="Ask again where a reply was invalid twice.")
+    ] = False,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Enrich the index's conversations with a language model (\\[enrich] in cairn.toml:
+    any OpenAI-compatible endpoint such as Ollama, vLLM or LM Studio, or Anthropic).
+
+    Replies are cached by (model, prompt version, content hash): a second run asks
+    nothing for unchanged conversations, and an interrupted one resumes. The estimate
+    is printed before the first request. Without \\[enrich] it says so and changes
+    nothing (exit 0). Examples: `cairn enrich --dry-run`, `cairn enrich --limit 20`,
+    `cairn enrich show PATH-OR-ID`.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    def estimate(e: Estimate) -> None:
+        if not as_json:
+            err.print(_estimate_line("conversations", e))
+
+    try:
+        with common.open_cairn(db) as cairn:
+            report = cairn.enrich(
+                dry_run=dry_run, limit=limit, relations=not no_relations,
+                retry_invalid=retry_invalid, progress=_Progress(),
+                on_estimate=None if dry_run else estimate,
+            )
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    if as_json:
+        emit_json(to_data(report))
+        return
+    _print(report)
+
+
+def _print(r: EnrichReport) -> None:
+    if not r.configured:
+        out.print(r.message)
+        return
+    if r.dry_run:
+        if r.estimate is not None:
+            out.print(_estimate_line("conversations", r.estimate))
+        if r.pair_estimate is not None:
+            out.print(_estimate_line("relation pairs", r.pair_estimate))
+    else:
+        out.print(
+            f"{r.conversations} conversations: {r.answered} answered, {r.cached} from the "
+            f"cache, {len(r.skipped)} skipped; {r.requests} requests, {r.input_tokens} + "
+            f"{r.output_tokens} tokens, {r.seconds:.1f} s ({escape(str(r.model))})"
+        )
+        out.print(
+            f"index: {r.enriched} enriched conversations, {r.insights} insights, "
+            f"{r.relations} relations ({r.llm_edges} llm edges)"
+        )
+    for s in r.skipped:
+        err.print(f"[yellow]skipped[/yellow] {escape(s['item'])}: {escape(s['reason'])}")
+    for n in r.notes:
+        err.print(f"[dim]{escape(n)}[/dim]")
+
+
+@enrich_app.command("show")
+def show(
+    ref: Annotated[str, typer.Argument(help="A conversation: document id, unit id or path.")],
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """One conversation's summary, insights (with the messages they cite), tags and
+    typed relations."""
+    try:
+        with common.open_cairn(db) as cairn:
+            got = cairn.enrich_show(ref)
+    except CairnError as exc:
+        raise fail(exc, as_json) from None
+    if as_json:
+        emit_json(to_data(got))
+        return
+    e = got.enrichment
+    out.print(f"[bold]{escape(got.title)}[/bold] [dim]{escape(got.path)} · {escape(e.model)}[/dim]")
+    out.print(escape(e.summary))
+    for i in e.insights:
+        cites = f" [dim]({len(i.messages)} messages)[/dim]" if i.messages else ""
+        out.print(f"  [bold]{i.type}[/bold] {escape(i.text)}{cites}")
+    if e.tags:
+        out.print("tags: " + ", ".join(
+            t.tag + ("" if t.status == "existing" else f" ({t.status})") for t in e.tags))
+    for r in got.relations:
+        arrow = "→" if r["direction"] == "out" else "←"
+        out.print(f"  {arrow} {r['relation']} {escape(r['title'])} "
+                  f"[dim]{r['confidence']:.2f} · {escape(r['reason'])}[/dim]")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``enrich`` (and ``enrich show``) to ``app``."""
+    app.add_typer(enrich_app, name="enrich")

@@ -14,7 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from replay import ReplayServer, replay_server  # noqa: E402
+from replay import ReplayServer, replay_server
 
 SECRET = "ghp_" + "Zr4kT9wQ2mXb7Lc1Vn8Hj3Fd6Sa0Pq5Ue2Yi"
 

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SECRET, make_vault
 from replay import REPLIES, ReplayServer, replay_server
 from typer.testing import CliRunner
 
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.interfaces.cli import app
+from conftest import SECRET, make_vault
 
 
 def _open(db: Path, cfg: Path, env: dict[str, str] | None = None) -> Cairn:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -18,7 +18,9 @@ from cairn.interfaces.serialize import to_data
 
 if TYPE_CHECKING:
     from cairn.app.enrich import EnrichReport
-    from cairn.enrich import Estimate
+
+Estimate = Any
+"""A :class:`cairn.enrich.Estimate` (interfaces import only ``app``)."""
 
 enrich_app = typer.Typer(
     help=(
@@ -49,26 +51,49 @@ def _estimate_line(what: str, e: Estimate) -> str:
             f"~{e.input_tokens} input + ~{e.output_tokens} output tokens{cost}")
 
 
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print the request, token and cost estimate only.")
+]
+LimitOpt = Annotated[
+    int | None, typer.Option("--limit", help="At most this many conversations (newest).")
+]
+NoRelationsOpt = Annotated[
+    bool, typer.Option("--no-relations", help="Skip typing relations between conversations.")
+]
+RetryOpt = Annotated[
+    bool, typer.Option("--retry-invalid", help="Ask again where a reply was invalid twice.")
+]
+
+
 @enrich_app.callback()
 def enrich(
     ctx: typer.Context,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the request, token and cost estimate only.")
-    ] = False,
-    limit: Annotated[
-        int | None, typer.Option("--limit", help="At most this many conversations (newest).")
-    ] = None,
-    no_relations: Annotated[
-        bool, typer.Option("--no-relations", help="Skip typing relations between conversations.")
-    ] = False,
-    retry_invalid: Annotated[
-        bool, typer.Option("--retry-invalid", help="Ask again where a reply was invalid twice.")
-    ] = False,
+    dry_run: DryRunOpt = False,
+    limit: LimitOpt = None,
+    no_relations: NoRelationsOpt = False,
+    retry_invalid: RetryOpt = False,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Enrich the index's conversations with a language model (\\[enrich] in cairn.toml:
     any OpenAI-compatible endpoint such as Ollama, vLLM or LM Studio, or Anthropic).
+    `cairn enrich` alone is `cairn enrich run`.
+    """
+    if ctx.invoked_subcommand is None:
+        _run(dry_run, limit, no_relations, retry_invalid, db, as_json)
+
+
+@enrich_app.command("run")
+def run(
+    dry_run: DryRunOpt = False,
+    limit: LimitOpt = None,
+    no_relations: NoRelationsOpt = False,
+    retry_invalid: RetryOpt = False,
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Ask the model about every conversation not yet answered, then type the relations
+    of similar ones.
 
     Replies are cached by (model, prompt version, content hash): a second run asks
     nothing for unchanged conversations, and an interrupted one resumes. The estimate
@@ -76,8 +101,11 @@ def enrich(
     nothing (exit 0). Examples: `cairn enrich --dry-run`, `cairn enrich --limit 20`,
     `cairn enrich show PATH-OR-ID`.
     """
-    if ctx.invoked_subcommand is not None:
-        return
+    _run(dry_run, limit, no_relations, retry_invalid, db, as_json)
+
+
+def _run(dry_run: bool, limit: int | None, no_relations: bool, retry_invalid: bool,
+         db: Any, as_json: bool) -> None:
     def estimate(e: Estimate) -> None:
         if not as_json:
             err.print(_estimate_line("conversations", e))

@@ -233,3 +233,59 @@ def test_a_missing_api_key_is_a_clear_error(tmp_path: Path, server: ReplayServer
     res = CliRunner().invoke(app, ["--config", str(cfg), "enrich", "--db", str(db)])
     assert res.exit_code == 2 and "NO_SUCH_KEY_VAR_X" in res.output
     assert server.bodies == []
+
+
+@pytest.mark.embed
+def test_similar_conversations_get_typed_llm_edges(tmp_path: Path, server: ReplayServer) -> None:
+    chats, db, cfg = make_vault(tmp_path, server.url, 'similarity = -1.0\nmax_pairs = 2\n'
+                                '[embed]\nprovider = "static"\n[graph]\nhops = 2\n')
+    with Cairn(load_config(db=db, config_file=cfg, env={})) as c:
+        c.index([chats])
+        rep = c.enrich()
+        assert rep.pairs == 3 and rep.relations == 3 and rep.llm_edges == 3
+        assert rep.requests == 6  # 3 conversations + 3 pairs
+        docs = {d.title: d.id for d in c.store.documents_by_format(["chatgpt"])}
+        first = c.store.edges.first_units(list(docs.values()))
+        # the later conversation builds on the earlier one
+        near = c.graph.neighbors(first[docs["Garden planning"]], origins=["llm"])
+        vias = [n["via"] for n in near["neighbors"]]
+        assert {v["relation"] for v in vias} == {"builds_on"}
+        assert {v["origin"] for v in vias} == {"llm"} and all(v["weight"] == 0.82 for v in vias)
+        assert all(v["direction"] == "out" for v in vias)
+        data = json.loads(c.graph.export("json", origins=["llm"]))
+        edges = data.get("links") or data.get("edges")
+        assert len(edges) == 3
+        ev = edges[0]["evidence"][0]
+        assert ev["reason"].startswith("Both tune the same deployment")
+        assert ev["confidence"] == 0.82 and "similarity" in ev
+        # --explain shows the edge and its reason when expansion walks it
+        # (message → its conversation → the llm edge → the other conversation: 2 hops)
+        res = c.search("tomato beds", mode="keyword", explain=True, expand=True, limit=20)
+        walked = [e for h in res.hits for p in h.explain.get("graph", {}).get("paths", [])
+                  for e in p["edges"] if e["origin"] == "llm"]
+        assert walked and walked[0]["evidence"][0]["reason"]
+        shown = c.enrich_show(docs["Garden planning"])
+        assert {r["direction"] for r in shown.relations} == {"out"}
+        # a full graph rebuild (settings changed) drops every edge: the next run's
+        # refresh writes the llm edges again, without a request
+        n = len(server.bodies)
+        c.graph.rebuild()
+        assert c.store.enrichments.counts()["llm_edges"] == 0
+        c.index()
+        assert c.store.enrichments.counts()["llm_edges"] == 3
+        again = c.enrich()
+        assert again.requests == 0 and len(server.bodies) == n
+    res2 = CliRunner().invoke(app, ["--config", str(cfg), "enrich", "show", "--db", str(db),
+                                    docs["Garden planning"]])
+    assert res2.exit_code == 0, res2.output
+    assert "builds_on" in res2.output and "decision" in res2.output
+
+
+def test_without_embeddings_relations_are_skipped_with_a_note(
+    tmp_path: Path, server: ReplayServer
+) -> None:
+    _, db, cfg = _indexed(tmp_path, server)
+    with _open(db, cfg) as c:
+        rep = c.enrich()
+    assert rep.pairs == 0 and rep.relations == 0
+    assert any("no embeddings" in n for n in rep.notes)

@@ -378,7 +378,7 @@ class EnrichMixin(Parts):
         tags = {"llm_tags": " ".join(t.tag for t in e.tags)} if e.tags else {}
         units = [Unit(
             ordinal=start, level=1, kind=SUMMARY, title=f"Summary: {title}",
-            outline_path=(title, "Summary"), body=e.summary, properties=tags,
+            outline_path=("Summary",), body=e.summary, properties=tags,
             extra={**common, "tags": [dataclasses.asdict(t) for t in e.tags]},
             id=uid(0), document_id=document_id,
         )]
@@ -386,7 +386,7 @@ class EnrichMixin(Parts):
             units.append(Unit(
                 ordinal=start + n, level=1, kind=INSIGHT,
                 title=f"{ins.type.capitalize()}: {_short(ins.text)}",
-                outline_path=(title, "Insights"), body=ins.text,
+                outline_path=("Insights",), body=ins.text,
                 properties={"insight_type": ins.type},
                 extra={**common, "insight_type": ins.type, "messages": list(ins.messages)},
                 id=uid(n), document_id=document_id,

@@ -48,9 +48,14 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     "shares_tag": 0.3,
     "shares_property": 0.3,
     "parent": 0.3,
+    # relations a language model labels (``cairn enrich``, origin ``llm``)
+    "builds_on": 1.0,
+    "implements": 1.0,
+    "prerequisite": 1.0,
 }
-"""Per-relation weights (the issue's defaults, plus embeds, refines, implicit and
-``parent``; ``next``/``previous`` and ``unresolved`` are not walked)."""
+"""Per-relation weights (the issue's defaults, plus embeds, refines, implicit,
+``parent`` and the relations ``cairn enrich`` labels; ``next``/``previous`` and
+``unresolved`` are not walked)."""
 
 
 @dataclass(frozen=True, slots=True)

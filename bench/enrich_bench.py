@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests" / "enrich"))
 
-from replay import replay_server  # noqa: E402
+from enrich_replay import replay_server  # noqa: E402
 
 from cairn.app import Cairn  # noqa: E402
 from cairn.config import load_config  # noqa: E402

@@ -1,5 +1,5 @@
 """``cairn enrich`` end to end against a real HTTP server on loopback that replays
-hand-written replies (:mod:`replay`): the cache (a second run makes no request),
+hand-written replies (:mod:`enrich_replay`): the cache (a second run makes no request),
 redaction before sending, bad replies retried once then skipped, timeouts and rate
 limits, checkpoints, a re-index keeping the insights, and the Anthropic API."""
 
@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from replay import REPLIES, ReplayServer, replay_server
+from enrich_replay import REPLIES, ReplayServer, replay_server
+from enrich_vault import SECRET, make_vault
 from typer.testing import CliRunner
 
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.interfaces.cli import app
-from conftest import SECRET, make_vault
 
 
 def _open(db: Path, cfg: Path, env: dict[str, str] | None = None) -> Cairn:

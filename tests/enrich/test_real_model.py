@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from enrich_vault import make_vault
 
 from cairn.app import Cairn
 from cairn.config import load_config
-from conftest import make_vault
 
 pytestmark = pytest.mark.slow
 

@@ -57,7 +57,7 @@ def copy_store(
     if target.counts()["documents"]:
         raise StoreError(f"{target.path}: already holds an index; copy into an empty one")
     for store in (source, target):  # create the optional components' tables
-        _ = store.vectors, store.edges
+        _ = store.vectors, store.edges, store.enrichments
         store.edges.counts()
     have = set(target.table_names())
     tables = [t for t in source.table_names() if t in have]

@@ -289,3 +289,16 @@ def test_without_embeddings_relations_are_skipped_with_a_note(
         rep = c.enrich()
     assert rep.pairs == 0 and rep.relations == 0
     assert any("no embeddings" in n for n in rep.notes)
+
+
+def test_a_bad_enrich_table_does_not_hold_up_indexing(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n\ntext\n", encoding="utf-8")
+    cfg = tmp_path / "cairn.toml"
+    cfg.write_text('[enrich]\nprovider = "openai"\n', encoding="utf-8")  # no model
+    db = tmp_path / "i.db"
+    with _open(db, cfg) as c:
+        assert c.index([notes]).added == 1
+    res = CliRunner().invoke(app, ["--config", str(cfg), "enrich", "--db", str(db)])
+    assert res.exit_code == 2 and "[enrich] model must" in res.output

@@ -504,11 +504,15 @@ class EnrichMixin(Parts):
         import json
 
         from cairn.enrich.prompts import cache_key
+        from cairn.errors import ConfigError
 
         cfg = self.config.enrich
         if not cfg or "provider" not in cfg:
             return
-        settings = self.enrich_settings()
+        try:
+            settings = self.enrich_settings()
+        except ConfigError:  # `cairn enrich` names the key; indexing is not held up by it
+            return
         en = self.store.enrichments
         en.forget(en.orphans())
         for doc_id in en.without_units():

@@ -83,6 +83,7 @@ class MemoryMixin(Parts):
         op: Callable[[MemoryBundle], T],
         *,
         dry_run: bool = False,
+        log: bool = True,
     ) -> tuple[T, MemoryBundle]:
         """Run ``op`` on the bundle under its lock, retried on a write conflict, then
         index the files it touched."""
@@ -108,19 +109,25 @@ class MemoryMixin(Parts):
                     registered = True
                 continue
             if not dry_run:
-                self._memory_index(bundle, registered)
+                self._memory_index(bundle, registered, log=log)
             return result, bundle
         raise MemoryError_(f"{first.folder}: gave up after {RETRIES} write conflicts: {last}")
 
     def _memory_registered(self, folder: Path) -> bool:
         return any(is_within(Path(r.path), folder) for r in self.store.roots())
 
-    def _memory_index(self, bundle: MemoryBundle, registered: bool) -> None:
+    def _memory_index(
+        self, bundle: MemoryBundle, registered: bool, *, log: bool = True
+    ) -> None:
+        """Index what the operation touched; ``log=False``: not ``log.md`` (remember:
+        re-parsing a log that grows with every memory would make each remember slower
+        than the last; the next other operation or index run picks the log up)."""
         if not registered and not self._memory_registered(bundle.folder):
             self.index([bundle.folder], wait=INDEX_WAIT)
             return
-        touched = [bundle.abs(r) for r in bundle.changes.touched()]
-        made = [bundle.folder / n for n in ("index.md", "log.md")]
+        rels = [r for r in bundle.changes.touched() if log or r != "log.md"]
+        touched = [bundle.abs(r) for r in rels]
+        made = [bundle.folder / n for n in ("index.md", "log.md")] if log else []
         if touched:
             # moves (active → subsumed) are this operation's own, not a vanished drive
             self.index_paths([*made, *touched], wait=INDEX_WAIT, allow_mass_delete=True)
@@ -150,6 +157,7 @@ class MemoryMixin(Parts):
             lambda b: remember(
                 b, text, memory_type=memory_type, scope=scope, tags=tags, title=title
             ),
+            log=False,
         )
         return rec
 

@@ -288,8 +288,11 @@ class MemoryBundle:
             raise MemoryError_(f"{self.folder}: not a folder")
         made: list[str] = []
         for d in (*MEMORY_DIRS, *CONCEPT_DIRS):
-            (self.folder / d).mkdir(parents=True, exist_ok=True)
+            if not (self.folder / d).is_dir():
+                (self.folder / d).mkdir(parents=True, exist_ok=True)
         for name, text in (("index.md", INDEX_TEXT), ("log.md", LOG_TITLE)):
+            if (self.folder / name).exists():  # the common case: no temp file, no fsync
+                continue
             with contextlib.suppress(WriteConflict):
                 create_file(self.folder / name, text.encode())
                 made.append(name)

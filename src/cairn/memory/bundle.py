@@ -74,6 +74,16 @@ okf_version: "0.2"
 LOG_TITLE = "# Memory log\n"
 
 
+def is_memory_bundle(folder: Path) -> bool:
+    """Whether ``folder`` is a memory bundle: it holds ``index.md`` and the
+    ``memories/`` and ``concepts/`` folders."""
+    return (
+        (folder / "index.md").is_file()
+        and (folder / "memories").is_dir()
+        and (folder / "concepts").is_dir()
+    )
+
+
 class MemoryError_(CairnError):
     """A memory operation refused: the message names the file and the reason."""
 

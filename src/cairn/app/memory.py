@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from cairn.memory.migrate import ImportReport
     from cairn.memory.ops import Consolidated, Remembered, SealProblem
     from cairn.memory.recall import RecallResult
+    from cairn.memory.similarity import Proposer
     from cairn.model import Run
 
 T = TypeVar("T")
@@ -205,15 +206,27 @@ class MemoryMixin(Parts):
         return RecallResult(query, str(b.folder), tuple(found), recorded)
 
     def memory_consolidate(
-        self, bundle: str | os.PathLike[str], *, dry_run: bool = False, threshold: float = 0.35
+        self,
+        bundle: str | os.PathLike[str],
+        *,
+        dry_run: bool = False,
+        threshold: float = 0.35,
+        embed: bool = True,
+        proposer: Proposer | None = None,
     ) -> tuple[Consolidated, MemoryChange]:
         """Turn new layer-1 memories into layer-2 concepts (merged into an existing
         concept when similar enough) and move them to ``memories/subsumed/``
-        (:func:`cairn.memory.ops.consolidate`)."""
+        (:func:`cairn.memory.ops.consolidate`): clustered by tags and embedding
+        similarity with the configured embedder (``embed=False`` or no model: word
+        overlap), or as a ``proposer`` suggests, checked by the same rules."""
         from cairn.memory.ops import consolidate
 
+        emb = self.semantic.embedder if embed else None
+        fn = emb.embed if emb is not None else None
         res, b = self._memory_op(
-            bundle, lambda b: consolidate(b, threshold=threshold), dry_run=dry_run
+            bundle,
+            lambda b: consolidate(b, threshold=threshold, embed=fn, proposer=proposer),
+            dry_run=dry_run,
         )
         return res, self._change("consolidate", "", b)
 

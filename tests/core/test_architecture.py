@@ -33,7 +33,9 @@ ALLOWED: dict[str, set[str]] = {
     "graph": BASE | {"graph", "store", "config"},
     "ingest": BASE | {"ingest", "sources", "formats", "store", "graph", "embed", "config"},
     "search": BASE | {"search", "store", "embed", "graph", "config"},
-    "maintain": BASE | {"maintain", "writeback", "store", "graph", "search", "formats", "config"},
+    "maintain": BASE | {
+        "maintain", "writeback", "store", "graph", "search", "formats", "config", "memory",
+    },
     "memory": BASE | {"memory", "writeback", "store", "search", "formats", "ingest", "config"},
     "enrich": BASE | {"enrich", "config"},
     "export": BASE | {"export", "writeback", "store", "graph", "config"},

@@ -6,6 +6,7 @@ plain Markdown folder)."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.errors import CairnError
+from cairn.export.notes import concept_rel
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 
@@ -52,10 +54,31 @@ def test_json_and_obsidian_exports(indexed: Path, tmp_path: Path) -> None:
         assert {"id", "title", "path"} <= set(data["documents"][0])
         vault = c.export("obsidian", tmp_path / "vault", roots=[CORPUS / "org"])
         assert vault.documents > 1000
+        # the id:/file: links of the Org corpus that resolve, as (source, target) files
+        (org,) = [r for r in c.store.roots() if Path(r.path).name == "org"]
+        org_docs = c.store.documents_of_root(org.id)
+        vpath = {d.id: concept_rel("", d) for d in org_docs}
+        before: Counter[tuple[str, str]] = Counter(
+            (vpath[d.id], vpath[link.resolved_document_id])
+            for d in org_docs for link in c.store.links_of([u.id for u in c.store.units_of(d.id)])
+            if link.kind in ("org-id", "org-file") and link.resolved_document_id in vpath
+        )
     with Cairn(load_config(db=tmp_path / "v.db")) as v:
         v.index([tmp_path / "vault"], embed=False)
         s = v.stats()
         assert s["documents"] == vault.documents
+        vdocs = v.store.documents_of_root(v.store.roots()[0].id)
+        path_of = {d.id: d.path for d in vdocs}
+        after: Counter[tuple[str, str]] = Counter(
+            (d.path, path_of[link.resolved_document_id])
+            for d in vdocs for link in v.store.links_of([u.id for u in v.store.units_of(d.id)])
+            if link.kind == "wikilink" and link.resolved_document_id in path_of
+        )
+        kept = sum(min(n, after[k]) for k, n in before.items())
+        rate = kept / sum(before.values())
+        print(f"Org id:/file: links resolving after the Obsidian export: {kept}/"
+              f"{sum(before.values())} = {rate:.1%}")
+        assert sum(before.values()) > 500 and rate >= 0.95
         wiki = [
             link for d in v.store.documents_of_root(v.store.roots()[0].id)
             for u in v.store.units_of(d.id) for link in v.store.links_of([u.id])
@@ -80,3 +103,42 @@ def test_round_trip_of_a_markdown_folder(tmp_path: Path) -> None:
     assert res["units"][0] == res["units"][1] >= 3
     assert res["links"] == [2, 2] and res["edges"][0] == res["edges"][1]
     assert res["same"], (res["missing"], res["extra"])
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "root", ["okf/okf-mesh", "okf/okf-starter", "okf/knowledge-catalog", "markdown/foam"]
+)
+def test_round_trip_is_exact_on_the_corpus(root: str, tmp_path: Path) -> None:
+    """Nested OKF bundles keep their bundle-absolute links resolving (the export keeps
+    the folders), Obsidian syntax becomes OKF Markdown with the same text, code is left
+    alone: the re-indexed export has the same units, links and edges."""
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([CORPUS / root], embed=False)
+        res = c.compare_export(CORPUS / root)
+    assert res["units"][0] > 10 and res["same"], (res["missing"], res["extra"])
+
+
+def test_obsidian_syntax_becomes_okf_markdown(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    (root / "sub").mkdir(parents=True)
+    (root / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (root / "a.md").write_text(
+        "# Alpha\n\nSee [[b]], [[b#Two|the second]], [[b#Two]], [[Nowhere]] and "
+        "![[img.png]]. ==marked== %%hidden%%\n\n> [!NOTE] A callout\n> inside\n\n"
+        "```\n[[not a link]]\n```\n\nand `[[code]]` too.\n"
+    )
+    (root / "sub" / "b.md").write_text("# Beta\n\nBack to [[a]].\n\n## Two\n\nmore\n")
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        res = c.compare_export(root)
+        assert res["same"], (res["missing"], res["extra"])
+        rep = c.export("okf", tmp_path / "out")
+    text = (tmp_path / "out" / "a.md").read_text()
+    assert "[b](/sub/b.md)" in text and "[the second](/sub/b.md#two)" in text
+    assert "[b > Two](/sub/b.md#two)" in text and "[Nowhere](/Nowhere.md)" in text
+    assert "![img.png](/img.png)" in text and "<mark>marked</mark>" in text
+    assert "[[not a link]]" in text and "`[[code]]`" in text and "[!NOTE]" not in text
+    assert (tmp_path / "out" / "img.png").read_bytes().startswith(b"\x89PNG")
+    assert "img.png" in rep.files

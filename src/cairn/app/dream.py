@@ -120,6 +120,7 @@ class DreamMixin(GraphMixin):
             return DreamRun(report)
         changes = apply_fixes(self.store, report.findings, backups=self.backups,
                               dry_run=dry_run or not apply, kinds=fix_kinds, today=today)
+        changes += self._memory_fixes(report.findings, fix_kinds, dry_run or not apply)
         if dry_run or not apply:
             return DreamRun(report, tuple(changes))
         written = [c.path for c in changes if c.action in ("changed", "created")]
@@ -129,6 +130,24 @@ class DreamMixin(GraphMixin):
         after = run_dream(self.store, today=today, settings=settings, only=only,
                           types=self.types)
         return DreamRun(after, tuple(changes), applied=True, before=report)
+
+    def _memory_fixes(
+        self, findings: Sequence[Any], kinds: Sequence[str] | None, dry_run: bool
+    ) -> list[FileChange]:
+        """Run (or plan) one memory maintenance cycle per ``memory_maintain`` fix
+        (:meth:`cairn.app.Cairn.memory_maintain`, which re-indexes what it wrote)."""
+        from cairn.maintain.dream.fixes import FileChange
+
+        out: list[FileChange] = []
+        for f in findings:
+            fix = f.fix
+            if fix is None or fix.kind != "memory_maintain" or (kinds and fix.kind not in kinds):
+                continue
+            rep = cast(Any, self).memory_maintain(fix.path, dry_run=dry_run)
+            action = "planned" if dry_run else "maintained"  # indexed by memory_maintain
+            out.append(FileChange(fix.path, action, (fix.description,), "\n".join(rep.diffs),
+                                  f"{len(rep.changed)} files of the bundle"))
+        return out
 
     def dream_every(
         self,

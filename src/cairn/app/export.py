@@ -93,7 +93,8 @@ class ExportMixin(Parts):
                     except OSError:
                         continue
             _, links = self._units_links(self, [d for _, d in docs])
-            return write_okf(Path(dest), docs, edges, abs_of, units, raw=raw, links=links)
+            return write_okf(Path(dest), docs, edges, abs_of, units, raw=raw, links=links,
+                             attachments=self._export_attachments(roots, len(docs)))
         if kind == "obsidian":
             data: dict[str, bytes] = {}
             for _, d in docs:
@@ -102,7 +103,8 @@ class ExportMixin(Parts):
                         data[d.id] = Path(abs_of[d.id]).read_bytes()
                     except OSError:
                         continue
-            return write_obsidian(Path(dest), docs, data, units)
+            _, links = self._units_links(self, [d for _, d in docs])
+            return write_obsidian(Path(dest), docs, data, units, links)
         from cairn.interfaces.serialize import to_json
         from cairn.writeback import create_file
 
@@ -120,6 +122,21 @@ class ExportMixin(Parts):
         rep.relations = len(payload["edges"])
         rep.links = len(payload["links"])
         return rep
+
+    def _export_attachments(
+        self, roots: Sequence[str | os.PathLike[str]] | None, n_docs: int
+    ) -> list[tuple[str, str, str]]:
+        """``(root name, relpath, absolute path)`` of the exported roots' non-note files
+        (the root name only when several roots are exported, as for documents)."""
+        chosen = self._export_roots(roots)
+        by_id = {r.id: r for r in chosen}
+        out: list[tuple[str, str, str]] = []
+        for root_id, rel in self.store.attachments():
+            r = by_id.get(root_id)
+            if r is not None and n_docs:
+                name = Path(r.path).name if len(chosen) > 1 else ""
+                out.append((name, rel, os.path.join(r.path, rel)))
+        return out
 
     @staticmethod
     def _units_links(

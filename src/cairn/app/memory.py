@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from cairn.memory.migrate import ImportReport
     from cairn.memory.ops import Consolidated, Remembered, SealProblem
     from cairn.memory.recall import RecallResult
+    from cairn.memory.similarity import Proposer
     from cairn.model import Run
 
 T = TypeVar("T")
@@ -83,6 +84,7 @@ class MemoryMixin(Parts):
         op: Callable[[MemoryBundle], T],
         *,
         dry_run: bool = False,
+        log: bool = True,
     ) -> tuple[T, MemoryBundle]:
         """Run ``op`` on the bundle under its lock, retried on a write conflict, then
         index the files it touched."""
@@ -108,19 +110,25 @@ class MemoryMixin(Parts):
                     registered = True
                 continue
             if not dry_run:
-                self._memory_index(bundle, registered)
+                self._memory_index(bundle, registered, log=log)
             return result, bundle
         raise MemoryError_(f"{first.folder}: gave up after {RETRIES} write conflicts: {last}")
 
     def _memory_registered(self, folder: Path) -> bool:
         return any(is_within(Path(r.path), folder) for r in self.store.roots())
 
-    def _memory_index(self, bundle: MemoryBundle, registered: bool) -> None:
+    def _memory_index(
+        self, bundle: MemoryBundle, registered: bool, *, log: bool = True
+    ) -> None:
+        """Index what the operation touched; ``log=False``: not ``log.md`` (remember:
+        re-parsing a log that grows with every memory would make each remember slower
+        than the last; the next other operation or index run picks the log up)."""
         if not registered and not self._memory_registered(bundle.folder):
             self.index([bundle.folder], wait=INDEX_WAIT)
             return
-        touched = [bundle.abs(r) for r in bundle.changes.touched()]
-        made = [bundle.folder / n for n in ("index.md", "log.md")]
+        rels = [r for r in bundle.changes.touched() if log or r != "log.md"]
+        touched = [bundle.abs(r) for r in rels]
+        made = [bundle.folder / n for n in ("index.md", "log.md")] if log else []
         if touched:
             # moves (active → subsumed) are this operation's own, not a vanished drive
             self.index_paths([*made, *touched], wait=INDEX_WAIT, allow_mass_delete=True)
@@ -150,6 +158,7 @@ class MemoryMixin(Parts):
             lambda b: remember(
                 b, text, memory_type=memory_type, scope=scope, tags=tags, title=title
             ),
+            log=False,
         )
         return rec
 
@@ -197,15 +206,27 @@ class MemoryMixin(Parts):
         return RecallResult(query, str(b.folder), tuple(found), recorded)
 
     def memory_consolidate(
-        self, bundle: str | os.PathLike[str], *, dry_run: bool = False, threshold: float = 0.35
+        self,
+        bundle: str | os.PathLike[str],
+        *,
+        dry_run: bool = False,
+        threshold: float = 0.35,
+        embed: bool = True,
+        proposer: Proposer | None = None,
     ) -> tuple[Consolidated, MemoryChange]:
         """Turn new layer-1 memories into layer-2 concepts (merged into an existing
         concept when similar enough) and move them to ``memories/subsumed/``
-        (:func:`cairn.memory.ops.consolidate`)."""
+        (:func:`cairn.memory.ops.consolidate`): clustered by tags and embedding
+        similarity with the configured embedder (``embed=False`` or no model: word
+        overlap), or as a ``proposer`` suggests, checked by the same rules."""
         from cairn.memory.ops import consolidate
 
+        emb = self.semantic.embedder if embed else None
+        fn = emb.embed if emb is not None else None
         res, b = self._memory_op(
-            bundle, lambda b: consolidate(b, threshold=threshold), dry_run=dry_run
+            bundle,
+            lambda b: consolidate(b, threshold=threshold, embed=fn, proposer=proposer),
+            dry_run=dry_run,
         )
         return res, self._change("consolidate", "", b)
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from cairn.errors import CairnError
+from cairn.export.markdown import bundle_prefix, obsidian_to_okf, rebase_links, rebase_meta
 from cairn.model import Document, Edge, StoredLink, StoredUnit
 from cairn.writeback import create_file
 
@@ -144,7 +145,6 @@ SKIP_RELATIONS = frozenset({"references", "embeds", "unresolved", "derived_from"
 ``sources``, which are exported as they are."""
 
 
-_WIKI = re.compile(r"(!?)\[\[([^\]|#\n]*)(#[^\]|\n]*)?(?:\|([^\]\n]*))?\]\]")
 
 
 def raw_body(data: bytes) -> str | None:
@@ -161,28 +161,6 @@ def raw_body(data: bytes) -> str | None:
     return text.lstrip("\n")
 
 
-def _wikilinks(text: str, resolved: Mapping[str, str]) -> tuple[str, int]:
-    """Obsidian ``[[target#anchor|alias]]`` as OKF Markdown links to the exported file
-    (``resolved``: target as written → exported path); unresolved ones as links to
-    ``/<target>.md`` (a broken link OKF tolerates). Returns the text and the count."""
-    count = 0
-
-    def sub(m: re.Match[str]) -> str:
-        nonlocal count
-        bang, target, anchor, alias = m.group(1), m.group(2).strip(), m.group(3), m.group(4)
-        if not target:
-            return m.group(0)
-        count += 1
-        dest = resolved.get(target) or (target if target.endswith(".md") else target + ".md")
-        href = "/" + dest.lstrip("/")
-        href = href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
-        if anchor:
-            href += "#" + anchor[1:].strip().replace(" ", "-").lower()
-        return f"{bang}[{alias or target}]({href})"
-
-    return _WIKI.sub(sub, text), count
-
-
 def write_okf(
     dest: Path,
     docs: Sequence[tuple[str, Document]],
@@ -192,11 +170,16 @@ def write_okf(
     *,
     raw: Mapping[str, bytes] | None = None,
     links: Mapping[str, Sequence[StoredLink]] | None = None,
+    attachments: Sequence[tuple[str, str, str]] = (),
 ) -> ExportReport:
     """Write an OKF v0.2 bundle of ``docs`` (``(root name, document)``) into ``dest``
     (see the module docstring); ``abs_path_of``: document id → its source file;
     ``raw``: document id → the bytes of a Markdown/OKF source (its body is kept as
-    written, wikilinks rewritten as Markdown links); ``links``: unit id → stored links.
+    written: Obsidian syntax of a Markdown note rewritten as OKF Markdown, an OKF
+    concept's bundle-absolute links rebased onto its bundle's folder, see
+    :mod:`cairn.export.markdown`); ``links``: unit id → stored links;
+    ``attachments``: ``(root name, relpath, absolute path)`` of the non-note files
+    (copied byte for byte to the same place, so links to them keep resolving).
 
     Raises:
         CairnError: ``dest`` is not new or empty. OSError: it cannot be written.
@@ -242,8 +225,11 @@ def write_okf(
             doc.format, "Conversation" if doc.key else doc.format.title() + " Note"
         )
         meta: dict[str, Any] = {}
+        prefix = bundle_prefix(rel, doc.metadata.get("concept_id")) if doc.format == "okf" \
+            else ""
         if doc.format in ("okf", "markdown"):  # keep what the note says (round trip)
             meta = {k: v for k, v in doc.metadata.items() if k != "concept_id"}
+            meta = rebase_meta(meta, prefix)
         if not (isinstance(meta.get("type"), str) and str(meta["type"]).strip()):
             if "type" in meta:
                 meta["note_type"] = meta.pop("type")  # e.g. an Obsidian list of links
@@ -278,7 +264,10 @@ def write_okf(
                     t = rel_of.get(link.resolved_document_id or "")
                     if t is not None:
                         resolved[link.target] = t
-            text_body, n = _wikilinks(body_raw, resolved)
+            if doc.format == "okf":  # OKF reads wikilinks as plain text: kept as written
+                text_body, n = rebase_links(body_raw, prefix), 0
+            else:
+                text_body, n = obsidian_to_okf(body_raw, resolved)
             rep.links += n
             parts.append(text_body)
         for u in units.get(doc.id, ()) if body_raw is None else ():
@@ -295,6 +284,20 @@ def write_okf(
         rep.documents += 1
         desc = str(meta.get("description") or _description(doc, units))
         index.setdefault(str(meta["type"]), []).append((doc.title, rel, desc))
+    for root_name, relpath, source in attachments:
+        out = "/".join(
+            [*([_safe(root_name)] if root_name else []), *(_safe(p) for p in relpath.split("/"))]
+        )
+        if out.lower() in used or out.lower() in ("index.md", "log.md"):
+            continue
+        try:
+            data = Path(source).read_bytes()
+        except OSError as exc:
+            rep.skipped.append({"path": relpath, "reason": f"cannot read: {exc.strerror or exc}"})
+            continue
+        used.add(out.lower())
+        create_file(dest / out, data)
+        rep.files.append(out)
     lines = ['---\nokf_version: "0.2"\n---\n']
     for ctype in sorted(index):
         lines.append(f"\n# {ctype}\n\n")
@@ -332,11 +335,55 @@ def _props_meta(doc: Document, units: Units) -> dict[str, Any]:
     return meta
 
 
+def _linked_body(
+    body: str,
+    unit_links: Sequence[StoredLink],
+    wikilink: Mapping[str, str],
+    heading: Mapping[str, str],
+) -> tuple[str, int]:
+    """An Org unit's rendered body (links shown as their description, else their
+    target) with its stored links written back in place, in order: ``id:``/``file:``
+    links that resolved to an exported document as wikilinks (``wikilink``: document
+    id → vault path without ``.md``; ``heading``: unit id → its heading title, the
+    anchor), URLs as Markdown links; the rest stays text. Returns the body and the
+    number of wikilinks."""
+    out: list[str] = []
+    pos = count = 0
+    for link in sorted(unit_links, key=lambda x: x.line or 0):
+        label = link.alias or link.target
+        if link.kind in ("org-id", "org-file", "org-heading") \
+                and link.resolved_document_id in wikilink:
+            target = wikilink[str(link.resolved_document_id)]
+            anchor = heading.get(link.resolved_unit_id or "")
+            if anchor:
+                target += "#" + re.sub(r"[\[\]|#^]", " ", anchor).strip()
+            shown = " ".join(label.replace("]", " ").split())  # one line, no bracket
+            new = f"[[{target}|{shown}]]" if link.alias else f"[[{target}]]"
+        elif link.kind == "url":
+            new = f"[{label}]({link.target})" if link.alias else f"<{link.target}>"
+        else:
+            continue
+        at = body.find(label, pos)
+        if at < 0 or not label:
+            continue
+        out.append(body[pos:at] + new)
+        pos = at + len(label)
+        count += new.startswith("[[")
+    out.append(body[pos:])
+    return "".join(out), count
+
+
 def write_obsidian(
-    dest: Path, docs: Sequence[tuple[str, Document]], read: Mapping[str, bytes], units: Units
+    dest: Path,
+    docs: Sequence[tuple[str, Document]],
+    read: Mapping[str, bytes],
+    units: Units,
+    links: Mapping[str, Sequence[StoredLink]] | None = None,
 ) -> ExportReport:
     """Write an Obsidian vault of ``docs`` into ``dest`` (see the module docstring);
-    ``read``: document id → the source file's bytes (for Markdown copies).
+    ``read``: document id → the source file's bytes (for Markdown copies); ``links``:
+    unit id → its stored links (with them, Org links that resolved to an exported
+    document become wikilinks to it, URLs Markdown links: :func:`_linked_body`).
 
     Raises:
         CairnError: ``dest`` is not new or empty. OSError: it cannot be written.
@@ -355,6 +402,8 @@ def write_obsidian(
             if u.org_id:
                 anchor = f"#{u.title}" if u.level > 0 else ""
                 target_of[f"id:{u.org_id}"] = rel + anchor
+    wikilink = {i: r.removesuffix(".md") for i, r in rel_of.items()}
+    heading = {u.id: u.title for us in units.values() for u in us if u.level > 0 and u.title}
     for _, doc in docs:
         rel = rel_of[doc.id]
         if doc.format != "org":
@@ -370,10 +419,20 @@ def write_obsidian(
         parts: list[str] = []
         fixed_map = target_of
         for u in units.get(doc.id, ()):
-            body, n = _org_links(u.body, fixed_map, wiki=True)
+            own = links.get(u.id, ()) if links is not None else ()
+            in_title = [x for x in own if u.level > 0 and x.line == u.line_start]
+            if links is not None:
+                body, n = _linked_body(
+                    u.body, [x for x in own if x not in in_title], wikilink, heading
+                )
+            else:
+                body, n = _org_links(u.body, fixed_map, wiki=True)
             rep.links += n
             if u.level > 0 and u.title:
-                title, m = _org_links(u.title, fixed_map, wiki=True)
+                if links is not None:
+                    title, m = _linked_body(u.title, in_title, wikilink, heading)
+                else:
+                    title, m = _org_links(u.title, fixed_map, wiki=True)
                 rep.links += m
                 tags = " ".join(f"#{t}" for t in u.tags)
                 parts.append(_heading(u.level, f"{title} {tags}".strip()))

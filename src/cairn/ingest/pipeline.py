@@ -223,8 +223,11 @@ class Indexer:
             tally.failures.append(Failure(root.path, "source root is not a folder or is missing"))
             tally.failed += 1
             return self._finish(started, t0, tally)
-        known = self.store.file_states(root.id)
         wanted = sorted(dict.fromkeys(relpaths))
+        # only what these files need: their states, the count, the index.md files
+        # (bundle detection) — cheap on a large root
+        known = self.store.file_states(root.id, wanted)
+        count = self.store.file_count(root.id)
         files: list[SourceFile] = []
         gone: list[str] = []
         for rel in wanted:
@@ -234,13 +237,15 @@ class Indexer:
             elif rel in known:
                 gone.append(rel)
         check_mass_delete(
-            root.path, len(known), len(gone), self.limits.mass_delete_share, allow_mass_delete
+            root.path, count, len(gone), self.limits.mass_delete_share,
+            allow_mass_delete,
         )
         self._check_settings(tally)
         self._begin(started)
         for rel in gone:
             self._remove(root, rel, tally)
-        relnames = (set(known) - set(gone)) | {f.relpath for f in files}
+        indexes = set(self.store.file_paths(root.id, named="index.md"))
+        relnames = (indexes - set(gone)) | {f.relpath for f in files}
         self._bundles[root.id] = okf.find_bundles(folder, sorted(relnames))
         self._index_files(root, files, known, tally, progress, 0, len(files))
         return self._finish(started, t0, tally)

@@ -74,6 +74,16 @@ okf_version: "0.2"
 LOG_TITLE = "# Memory log\n"
 
 
+def is_memory_bundle(folder: Path) -> bool:
+    """Whether ``folder`` is a memory bundle: it holds ``index.md`` and the
+    ``memories/`` and ``concepts/`` folders."""
+    return (
+        (folder / "index.md").is_file()
+        and (folder / "memories").is_dir()
+        and (folder / "concepts").is_dir()
+    )
+
+
 class MemoryError_(CairnError):
     """A memory operation refused: the message names the file and the reason."""
 
@@ -288,8 +298,11 @@ class MemoryBundle:
             raise MemoryError_(f"{self.folder}: not a folder")
         made: list[str] = []
         for d in (*MEMORY_DIRS, *CONCEPT_DIRS):
-            (self.folder / d).mkdir(parents=True, exist_ok=True)
+            if not (self.folder / d).is_dir():
+                (self.folder / d).mkdir(parents=True, exist_ok=True)
         for name, text in (("index.md", INDEX_TEXT), ("log.md", LOG_TITLE)):
+            if (self.folder / name).exists():  # the common case: no temp file, no fsync
+                continue
             with contextlib.suppress(WriteConflict):
                 create_file(self.folder / name, text.encode())
                 made.append(name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -32,6 +32,16 @@ from cairn.memory.bundle import (
     one_line,
     render_file,
     seal,
+)
+from cairn.memory.similarity import (
+    EmbedFn,
+    Proposer,
+    centroid,
+    checked_proposal,
+    cosine,
+    entry_vectors,
+    text_similarity,
+    vector_lookup,
 )
 from cairn.writeback import sha256_bytes
 
@@ -176,14 +186,20 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 
 def similarity(
-    a_tags: Sequence[str], a_sh: frozenset[str], b_tags: Sequence[str], b_sh: frozenset[str]
+    a_tags: Sequence[str],
+    a_sh: frozenset[str],
+    b_tags: Sequence[str],
+    b_sh: frozenset[str],
+    cos: float | None = None,
 ) -> float:
     """How much two memories (or a memory and a concept) are about the same thing, in
-    [0, 1]: half tag overlap (Jaccard of the lower-cased tag sets), half text overlap
-    (Jaccard of :func:`shingles`); with no tags on either side, text overlap alone."""
+    [0, 1]: half tag overlap (Jaccard of the lower-cased tag sets), half text
+    similarity (Jaccard of :func:`shingles`, or with embeddings the larger of it and
+    the rescaled cosine ``cos``: :func:`cairn.memory.similarity.text_similarity`); with
+    no tags on either side, text similarity alone."""
     ta = frozenset(t.lower() for t in a_tags)
     tb = frozenset(t.lower() for t in b_tags)
-    text = jaccard(a_sh, b_sh)
+    text = text_similarity(jaccard(a_sh, b_sh), cos)
     if not ta and not tb:
         return text
     return 0.5 * jaccard(ta, tb) + 0.5 * text
@@ -198,6 +214,7 @@ class Cluster:
     concept: Entry | None = None
     tags: list[str] = field(default_factory=list)
     features: frozenset[str] = frozenset()
+    vectors: list[Sequence[float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -213,19 +230,28 @@ class Consolidated:
 
 
 def cluster(
-    memories: Sequence[Entry], concepts: Sequence[Entry], threshold: float = 0.35
+    memories: Sequence[Entry],
+    concepts: Sequence[Entry],
+    threshold: float = 0.35,
+    vectors: Mapping[str, list[float]] | None = None,
 ) -> list[Cluster]:
     """Group memories deterministically (oldest first): each joins the most similar
     existing concept or new cluster when :func:`similarity` ≥ ``threshold``, else
-    starts a cluster of its own. Ties go to the earlier candidate."""
-    groups: list[Cluster] = [
-        Cluster([], c, c.tags, shingles(f"{c.title}\n{c.body}")) for c in concepts
-    ]
+    starts a cluster of its own. Ties go to the earlier candidate. ``vectors``: rel →
+    embedding (a concept compares by its own, a new cluster by its members' mean)."""
+    vec = vector_lookup(vectors)
+    groups: list[Cluster] = []
+    for c in concepts:
+        v = vec(c.rel)
+        groups.append(Cluster([], c, c.tags, shingles(f"{c.title}\n{c.body}"),
+                              [v] if v is not None else []))
     for m in sorted(memories, key=lambda e: (str(e.meta.get("timestamp", "")), e.rel)):
         feats = shingles(f"{m.title}\n{m.body}")
+        mv = vec(m.rel)
         best, best_sim = None, threshold
         for g in groups:
-            s = similarity(m.tags, feats, g.tags, g.features)
+            cos = cosine(mv, centroid(g.vectors)) if mv is not None and g.vectors else None
+            s = similarity(m.tags, feats, g.tags, g.features, cos)
             if s >= best_sim and (best is None or s > best_sim):
                 best, best_sim = g, s
         if best is None:
@@ -234,29 +260,48 @@ def cluster(
         best.members.append(m)
         best.tags = list(dict.fromkeys([*best.tags, *m.tags]))
         best.features = best.features | feats
+        if mv is not None and best.concept is None:
+            best.vectors.append(mv)
     return [g for g in groups if g.members]
 
 
-def central(members: Sequence[Entry]) -> Entry:
+def central(
+    members: Sequence[Entry], vectors: Mapping[str, list[float]] | None = None
+) -> Entry:
     """The most central memory of a cluster: the highest mean similarity to the others
     (the oldest on ties)."""
     if len(members) == 1:
         return members[0]
+    vec = vector_lookup(vectors)
     feats = [shingles(f"{m.title}\n{m.body}") for m in members]
     best, best_score = members[0], -1.0
     for i, m in enumerate(members):
         score = sum(
-            similarity(m.tags, feats[i], o.tags, feats[j]) for j, o in enumerate(members) if j != i
+            similarity(m.tags, feats[i], o.tags, feats[j], cosine(vec(m.rel), vec(o.rel)))
+            for j, o in enumerate(members)
+            if j != i
         )
         if score > best_score:
             best, best_score = m, score
     return best
 
 
-def consolidate(bundle: MemoryBundle, *, threshold: float = 0.35) -> Consolidated:
+def consolidate(
+    bundle: MemoryBundle,
+    *,
+    threshold: float = 0.35,
+    embed: EmbedFn | None = None,
+    proposer: Proposer | None = None,
+) -> Consolidated:
     """Turn every memory in ``memories/active/`` into (part of) a layer-2 concept and
-    move it to ``memories/subsumed/`` (the deterministic fallback: clustering by tags and
-    shingle similarity; the title comes from the most central memory).
+    move it to ``memories/subsumed/``.
+
+    Without a ``proposer``, the deterministic clustering (:func:`cluster`: tags, and
+    shingle overlap or — with ``embed``, the configured embedder's ``embed`` — embedding
+    similarity; the title comes from the most central memory). With one (an LLM: the
+    hook of the enrichment issue), its proposal is checked by the same rules
+    (:func:`cairn.memory.similarity.checked_proposal`) and what it leaves out is
+    clustered deterministically.
 
     Raises:
         WriteConflict: a file changed while this ran (the caller retries).
@@ -268,11 +313,28 @@ def consolidate(bundle: MemoryBundle, *, threshold: float = 0.35) -> Consolidate
         for c in bundle.entries("concepts/active", problems)
         if c.meta.get("status", "active") == "active"
     ]
+    vectors = entry_vectors(embed, [*memories, *concepts]) if embed and memories else None
+    groups: list[Cluster] = []
+    rest: Sequence[Entry] = memories
+    if proposer is not None and memories:
+        groups, rest, _issues = checked_proposal(
+            proposer.propose(memories, concepts), memories, concepts
+        )
+    groups += cluster(rest, concepts, threshold, vectors)
+    by_concept: dict[str, Cluster] = {}  # one write per concept, whoever proposed it
+    for g in list(groups):
+        if g.concept is None:
+            continue
+        first = by_concept.setdefault(g.concept.rel, g)
+        if first is not g:
+            first.members += g.members
+            first.tags = list(dict.fromkeys([*first.tags, *g.tags]))
+            groups.remove(g)
     created: list[str] = []
     merged: list[str] = []
     subsumed: list[str] = []
     report: list[dict[str, Any]] = []
-    for g in cluster(memories, concepts, threshold):
+    for g in groups:
         moved: list[tuple[Entry, str]] = []
         for m in g.members:
             moved.append((m, f"memories/subsumed/{m.rel.rsplit('/', 1)[1]}"))
@@ -283,7 +345,7 @@ def consolidate(bundle: MemoryBundle, *, threshold: float = 0.35) -> Consolidate
         ]
         lines = "".join(f"- {_md(m.title)} ([memory](/{dest}))\n" for m, dest in moved)
         if g.concept is None:
-            head = central(g.members)
+            head = central(g.members, vectors)
             votes = [NODE_OF_MEMORY.get(str(m.meta.get("memory_type")), "Fact") for m in g.members]
             node_type = max(NODE_TYPES, key=lambda t: (votes.count(t), -NODE_TYPES.index(t)))
             cid = sha256_bytes(str(head.meta.get("hash") or head.rel).encode())[:8]

@@ -93,8 +93,19 @@ class Store(Protocol):
         """Forget a root and everything indexed from it; returns documents removed."""
         ...
 
-    def file_states(self, root_id: str) -> dict[str, FileState]:
-        """Known files of a root: ``relpath -> FileState``."""
+    def file_states(
+        self, root_id: str, paths: Sequence[str] | None = None
+    ) -> dict[str, FileState]:
+        """Known files of a root: ``relpath -> FileState`` (``paths``: only these)."""
+        ...
+
+    def file_paths(self, root_id: str, named: str | None = None) -> list[str]:
+        """The relpaths of a root's known files (no states); ``named``: only files of
+        that name (case-insensitive)."""
+        ...
+
+    def file_count(self, root_id: str) -> int:
+        """How many files of a root the index knows."""
         ...
 
     def documents_of_root(self, root_id: str, *, typed_only: bool = False) -> list[Document]:

@@ -20,7 +20,10 @@ from typing import Any, Protocol
 from cairn.model import Document, FileState, LinkOccurrence, SourceRoot, StoredUnit
 from cairn.store import Store
 
-FIX_KINDS = ("retarget_link", "add_org_id", "mark_status", "create_note", "normalise_tag")
+FIX_KINDS = (
+    "retarget_link", "add_org_id", "mark_status", "create_note", "normalise_tag",
+    "memory_maintain",
+)
 """Every kind of :class:`Fix` ``--apply`` can make."""
 
 
@@ -36,7 +39,9 @@ class Fix:
             "new"}`` (the link text as written and its replacement); ``add_org_id``
             ``{"line"}`` (the heading line; 0 for the file level); ``mark_status``
             ``{"status"}``; ``create_note`` ``{"title", "format", "mentions"}``;
-            ``normalise_tag`` ``{"lines": [int], "old", "new"}``.
+            ``normalise_tag`` ``{"lines": [int], "old", "new"}``; ``memory_maintain``
+            ``{"bundle"}`` (``path`` is the bundle folder; not a text edit: the app runs
+            one memory maintenance cycle).
     """
 
     kind: str

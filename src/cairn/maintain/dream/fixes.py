@@ -115,6 +115,8 @@ def plan_fixes(
         fix = f.fix
         if fix is None or (kinds and fix.kind not in kinds):
             continue
+        if fix.kind == "memory_maintain":  # a maintenance cycle, run by the app
+            continue
         path = Path(os.path.abspath(fix.path))
         plan = plans.get(str(path))
         if plan is None:

@@ -29,6 +29,7 @@ def load_checks() -> dict[str, Any]:
         duplicates,
         entities,
         integrity,
+        memory,
         orphans,
         stale,
         tags,

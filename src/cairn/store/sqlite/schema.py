@@ -172,6 +172,12 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE runs SET config_hash = '';
     UPDATE documents SET content_hash = ''
     """,
+    # 3 -> 4: a covering index of documents' content hashes, so finding what changed
+    # since the last graph update reads the index, not every document row (a small
+    # index run on a large root: cairn memory remember, cairn watch)
+    """
+    CREATE INDEX IF NOT EXISTS documents_hash ON documents(id, content_hash)
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

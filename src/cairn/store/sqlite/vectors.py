@@ -267,9 +267,12 @@ class SQLiteVectors:
     def units_without_chunks(self, document_ids: Sequence[str] | None = None) -> list[ChunkSource]:
         """Units that get chunks but have none yet (optionally only of ``document_ids``),
         in index order."""
+        # the units without chunks are found on the narrow index of unit ids, and only
+        # those rows are read (scanning every unit row costs more on a large index)
         sql = (
             f"SELECT {_SOURCE_COLS} FROM units u JOIN documents d ON d.id = u.document_id "
-            "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = u.id) AND " + _CHUNKABLE
+            "WHERE u.id IN (SELECT x.id FROM units x WHERE NOT EXISTS "
+            "(SELECT 1 FROM chunks c WHERE c.unit_id = x.id)) AND " + _CHUNKABLE
         )
         if document_ids is None:
             return [_source(r) for r in self.db.execute(sql + " ORDER BY u.rowid")]

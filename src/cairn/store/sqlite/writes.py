@@ -48,15 +48,43 @@ class WritesMixin(SQLiteBase):
         return int(n)
 
     # --- files ------------------------------------------------------------------------
-    def file_states(self, root_id: str) -> dict[str, FileState]:
-        """Known files of a root: ``relpath -> FileState``."""
+    def file_states(
+        self, root_id: str, paths: Sequence[str] | None = None
+    ) -> dict[str, FileState]:
+        """Known files of a root: ``relpath -> FileState`` (``paths``: only these)."""
+        sql = "SELECT path, size, mtime, hash, status, reason FROM files WHERE root_id=?"
+        if paths is None:
+            rows = list(self.db.execute(sql, (root_id,)))
+        else:
+            want = list(dict.fromkeys(paths))
+            rows = []
+            for i in range(0, len(want), 500):
+                part = want[i : i + 500]
+                q = ",".join("?" * len(part))
+                rows += self.db.execute(sql + f" AND path IN ({q})", (root_id, *part))
         return {
             r["path"]: FileState(r["size"], r["mtime"], r["hash"], r["status"], r["reason"])
-            for r in self.db.execute(
-                "SELECT path, size, mtime, hash, status, reason FROM files WHERE root_id=?",
-                (root_id,),
-            )
+            for r in rows
         }
+
+    def file_paths(self, root_id: str, named: str | None = None) -> list[str]:
+        """The relpaths of a root's known files (no states: cheaper than
+        :meth:`file_states` on a large root); ``named``: only files of that name
+        (case-insensitive, e.g. ``index.md``)."""
+        if named is None:
+            rows = self.db.execute("SELECT path FROM files WHERE root_id=?", (root_id,))
+            return [r[0] for r in rows]
+        low = named.lower()
+        rows = self.db.execute(
+            "SELECT path FROM files WHERE root_id=? AND lower(path) LIKE ?",
+            (root_id, "%" + low.replace("%", "").replace("_", "")),
+        )
+        return [r[0] for r in rows if r[0].rsplit("/", 1)[-1].lower() == low]
+
+    def file_count(self, root_id: str) -> int:
+        """How many files of a root the index knows."""
+        row = self.db.execute("SELECT count(*) FROM files WHERE root_id=?", (root_id,)).fetchone()
+        return int(row[0])
 
     def documents_of_root(self, root_id: str, *, typed_only: bool = False) -> list[Document]:
         """A root's documents by path (then key), without units; ``typed_only``: only

@@ -68,6 +68,9 @@ PG_REPLACES: dict[int, str] = {
     UPDATE runs SET config_hash = '';
     UPDATE documents SET content_hash = ''
     """,
+    # 3 -> 4: SQLite's FTS5 table stops duplicating the units' text; PostgreSQL's
+    # ``units_fts`` keeps its text columns (the generated vector is computed from them)
+    3: "SELECT 1",
 }
 """Migrations whose shared (SQLite) statements PostgreSQL replaces with its own."""
 

@@ -69,8 +69,15 @@ PG_REPLACES: dict[int, str] = {
     UPDATE documents SET content_hash = ''
     """,
     # 3 -> 4: SQLite's FTS5 table stops duplicating the units' text; PostgreSQL's
-    # ``units_fts`` keeps its text columns (the generated vector is computed from them)
-    3: "SELECT 1",
+    # ``units_fts`` keeps its text columns (the generated vector is computed from them);
+    # the indexes no query searches by go here too
+    3: """
+    DROP INDEX IF EXISTS units_parent;
+    DROP INDEX IF EXISTS units_org_id;
+    DROP INDEX IF EXISTS unit_tags_tag;
+    DROP INDEX IF EXISTS links_resolved_unit;
+    DROP INDEX IF EXISTS documents_declared
+    """,
 }
 """Migrations whose shared (SQLite) statements PostgreSQL replaces with its own."""
 

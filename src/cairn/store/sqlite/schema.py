@@ -176,8 +176,15 @@ MIGRATIONS: tuple[str, ...] = (
     # over the view ``units_fts_source``, which reads a unit's title and body from
     # ``units`` and only what differs (normalised text, aliases, outline, tags, CJK
     # bigrams, metadata words) from ``units_fts_text`` (NULL: as in ``units``); the
-    # index itself is rebuilt from the view (same tokens, same rowids)
+    # index itself is rebuilt from the view (same tokens, same rowids); and the indexes
+    # no query searches by go (EXPLAIN QUERY PLAN of every statement a run, a search
+    # and the graph queries execute: bench/plans.py)
     """
+    DROP INDEX IF EXISTS units_parent;
+    DROP INDEX IF EXISTS units_org_id;
+    DROP INDEX IF EXISTS unit_tags_tag;
+    DROP INDEX IF EXISTS links_resolved_unit;
+    DROP INDEX IF EXISTS documents_declared;
     CREATE TABLE units_fts_text (
         rowid INTEGER PRIMARY KEY,
         title TEXT,

@@ -222,6 +222,10 @@ FTS_COLUMNS = ("rowid", "title", "outline_path", "tags", "body", "cjk", "meta")
 
 
 def _j(value: Any) -> str:
+    """``value`` as stored JSON text (the empty list and mapping, most values, without
+    calling the encoder)."""
+    if not value and isinstance(value, list | dict):
+        return "[]" if isinstance(value, list) else "{}"
     return json.dumps(value, ensure_ascii=False, default=str)
 
 

@@ -183,7 +183,7 @@ def _make_fixture(out: Path) -> None:
     con.execute("VACUUM")
     con.close()
     (out / "v3-small-answers.json").write_text(
-        json.dumps(got, sort_keys=True, ensure_ascii=False, indent=0), "utf-8")
+        json.dumps(got, sort_keys=True, ensure_ascii=False, separators=(",", ":")), "utf-8")
 
 
 if __name__ == "__main__":

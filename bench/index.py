@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -40,6 +41,12 @@ def _need(paths: list[Path]) -> None:
     missing = [p for p in paths if not p.is_dir()]
     if missing:
         raise SystemExit(f"{missing[0]} is not beside this clone: pass folders to index")
+
+
+def _children_cpu() -> float:
+    """CPU seconds of the finished child processes (the parse workers, once stopped)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def table_sizes(db: Path) -> list[tuple[str, int]]:
@@ -70,6 +77,8 @@ def main() -> None:
         os.environ["CAIRN_WORKERS"] = str(args.workers)
     os.environ.setdefault("CAIRN_EMBED", "none")
     cold: list[float] = []
+    cpu_main: list[float] = []
+    cpu_workers: list[float] = []
     graph: list[float] = []
     warm: list[float] = []
     one: list[float] = []
@@ -87,8 +96,12 @@ def main() -> None:
             db = Path(tmp) / f"bench{i}.db"
             with Cairn(Config(db_path=db)) as c:
                 t0 = time.perf_counter()
+                c0 = time.process_time()
+                w0 = _children_cpu()
                 run = c.index(roots, embed=False)
                 cold.append(time.perf_counter() - t0)
+                cpu_main.append(time.process_time() - c0)
+                cpu_workers.append(_children_cpu() - w0)
                 files = run.seen
                 graph.append(run.graph.seconds if run.graph else 0.0)
                 t0 = time.perf_counter()
@@ -127,6 +140,11 @@ def main() -> None:
     )
     print(f"  of which the graph step: median {statistics.median(graph):.2f} s")
     print(
+        f"  CPU: main process median {statistics.median(cpu_main):.2f} s, parse workers "
+        f"{statistics.median(cpu_workers):.2f} s (wall time depends on the load: "
+        f"{os.getloadavg()[0]:.1f} now)"
+    )
+    print(
         f"no-change re-index: median {statistics.median(warm) * 1000:.0f} ms"
         f"  runs: {', '.join(f'{t * 1000:.0f}' for t in warm)}"
     )
@@ -154,6 +172,8 @@ def main() -> None:
                     "files": files,
                     "mb": mb,
                     "cold": cold,
+                    "cpu_main": cpu_main,
+                    "cpu_workers": cpu_workers,
                     "graph": graph,
                     "warm": warm,
                     "one": one,

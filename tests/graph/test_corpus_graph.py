@@ -283,3 +283,17 @@ def test_incremental_resolution_on_the_corpus_equals_a_full_one(
     graph_view.rename(graph_view.with_name("Graph view renamed.md"))
     step()
     c.close()
+
+
+def test_derived_structural_edges_are_what_the_builder_makes(corpus_graph: Any) -> None:
+    """The store derives structural edges from the units (never stores them): they are
+    exactly those :func:`cairn.graph.structural.build_structural` makes."""
+    from cairn.graph.structural import build_structural
+
+    c, _g = corpus_graph
+    es = c.store.edges
+    _docs, units = es.graph_sources(None)
+    built = {(e.id, e.source, e.target, e.relation) for e in build_structural(units)}
+    derived = {(e.id, e.source, e.target, e.relation)
+               for e in es.all_edges(origins=["structural"])}
+    assert len(built) > 30000 and derived == built

@@ -127,6 +127,8 @@ def test_old_index_upgrades_and_fills_meta(tmp_path: Path) -> None:
     con = sqlite3.connect(db)
     con.executescript(
         "DROP TABLE units_fts;"
+        "DROP VIEW units_fts_source;"  # (schema 4 keeps the FTS text apart)
+        "DROP TABLE units_fts_text;"
         "CREATE VIRTUAL TABLE units_fts USING fts5(title, outline_path, tags, body, cjk,"
         " tokenize = 'porter unicode61 remove_diacritics 2');"
         "INSERT INTO units_fts(rowid, title, outline_path, tags, body, cjk)"

@@ -64,9 +64,7 @@ from cairn.model import (
     Stub,
     StubKind,
 )
-
-NAMESPACE = uuid.UUID("6f2d9a4e-6c1b-5b8e-9a57-2f0c6c1e7b31")
-_NS_BYTES = NAMESPACE.bytes
+from cairn.model.edge_ids import NAMESPACE, edge_id
 
 DECLARED: EdgeOrigin = "declared"
 STRUCTURAL: EdgeOrigin = "structural"
@@ -106,17 +104,6 @@ _NOTE_EXT = (".md", ".markdown", ".org", ".txt")
 def norm_key(key: str) -> str:
     """A metadata key or relation name normalised: case-folded, ``-`` and spaces → ``_``."""
     return re.sub(r"[\s\-]+", "_", str(key).strip().casefold())
-
-
-def edge_id(source: str, target: str, relation: str, origin: str) -> str:
-    """The deterministic id of an edge: UUIDv5 over the four fields, ``\\x1f``-joined
-    (``str(uuid.uuid5(NAMESPACE, name))``, computed without building a ``UUID``)."""
-    name = "\x1f".join((source, target, relation, origin)).encode("utf-8")
-    b = bytearray(hashlib.sha1(_NS_BYTES + name).digest()[:16])
-    b[6] = (b[6] & 0x0F) | 0x50
-    b[8] = (b[8] & 0x3F) | 0x80
-    h = b.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def stub_id(kind: str, key: str) -> str:

@@ -40,7 +40,7 @@ from cairn.graph.expand import (
     proximity,
 )
 from cairn.graph.resolve import Catalog, catalog_for
-from cairn.graph.structural import build_rules, build_structural, implicit_edges, unit_features
+from cairn.graph.structural import build_rules, implicit_edges, structural_count, unit_features
 from cairn.model import Edge, GraphDocument, GraphNode, GraphUnit
 from cairn.store import Store
 
@@ -199,10 +199,9 @@ class GraphService:
             self._declared_and_rules(docs, units, decl, written, deleted, run_id)
             if ch or rm:
                 ch_sorted = sorted(ch)
-                if not cold:
-                    es.delete_origin_for_documents(eb.STRUCTURAL, ch_sorted)
                 ch_units = [u for u in units if u.document_id in ch]
-                written[eb.STRUCTURAL] = es.insert(build_structural(ch_units), run_id)
+                # the edge index derives structural edges from the units: counted only
+                written[eb.STRUCTURAL] = structural_count(ch_units)
                 ch_docs = [d for d in docs if d.id in ch]
                 written[eb.IMPLICIT] = self._update_implicit(ch_docs, ch_units, sorted(rm),
                                                              run_id, cold=cold)

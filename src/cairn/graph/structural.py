@@ -64,6 +64,28 @@ def build_structural(units: Sequence[GraphUnit]) -> EdgeSet:
     return es
 
 
+def structural_count(units: Sequence[GraphUnit]) -> int:
+    """How many edges :func:`build_structural` makes of ``units`` (without making them:
+    the edge index derives structural edges from the units itself, see
+    :mod:`cairn.store.sqlite.outline`)."""
+    by_doc: dict[str, list[GraphUnit]] = defaultdict(list)
+    for u in units:
+        by_doc[u.document_id].append(u)
+    n = 0
+    for doc_units in by_doc.values():
+        first = min(doc_units, key=lambda u: u.ordinal)
+        root = first.id if first.kind == "preamble" else None
+        groups: dict[str | None, int] = defaultdict(int)
+        for u in doc_units:
+            if u.id == root:
+                continue
+            parent = u.parent_id or root
+            n += 1 if parent else 0
+            groups[parent] += 1
+        n += sum(2 * (k - 1) for k in groups.values())
+    return n
+
+
 def build_rules(
     docs: Sequence[GraphDocument],
     config: BuildConfig,

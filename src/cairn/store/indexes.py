@@ -150,6 +150,11 @@ class EdgeIndex(Protocol):
     documents whose declared edges await a rebuild ("dirty", ``"*"`` for all) and
     ``meta`` values (the build settings' fingerprint). Writes run inside
     ``store.transaction()``. Node ids are unit ids or stub ids (``stub:…``).
+
+    Structural edges (``parent``, ``next``, ``previous``) follow from the units: the
+    index derives them when read (every read below includes them, with the ids
+    :func:`cairn.graph.edges.edge_id` gives) and never stores them; :meth:`insert`
+    drops given ones.
     """
 
     # --- edges, stubs, graph queries (graph owner) -----------------------------------

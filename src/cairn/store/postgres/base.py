@@ -68,6 +68,16 @@ PG_REPLACES: dict[int, str] = {
     UPDATE runs SET config_hash = '';
     UPDATE documents SET content_hash = ''
     """,
+    # 4 -> 5: SQLite's FTS5 table stops duplicating the units' text; PostgreSQL's
+    # ``units_fts`` keeps its text columns (the generated vector is computed from them);
+    # the indexes no query searches by go here too
+    4: """
+    DROP INDEX IF EXISTS units_parent;
+    DROP INDEX IF EXISTS units_org_id;
+    DROP INDEX IF EXISTS unit_tags_tag;
+    DROP INDEX IF EXISTS links_resolved_unit;
+    DROP INDEX IF EXISTS documents_declared
+    """,
 }
 """Migrations whose shared (SQLite) statements PostgreSQL replaces with its own."""
 

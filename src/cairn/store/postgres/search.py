@@ -21,7 +21,7 @@ separately — rankings agree on what matches, and mostly on the order.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cairn.errors import QueryError
@@ -176,6 +176,24 @@ class PostgresSearchMixin(SearchMixin):
         expr = pos if neg is None else f"({pos} && !!{neg})"
         row = self.db.execute(f"SELECT ({expr})::text", [*pos_args, *neg_args]).fetchone()
         return str(row[0])
+
+    def _write_fts(
+        self, rows: Sequence[Sequence[Any]], units: Sequence[tuple[str, str]] | None = None
+    ) -> None:
+        """Index units: ``(rowid, title, outline_path, tags, body, cjk, meta)`` rows into
+        the plain ``units_fts`` table (the server computes the weighted vector)."""
+        self.db.executemany(
+            "INSERT INTO units_fts(rowid, title, outline_path, tags, body, cjk, meta) "
+            "VALUES (?,?,?,?,?,?,?)",
+            [tuple(r) for r in rows],
+        )
+
+    def _delete_fts(self, document_id: str) -> None:
+        """Unindex a document's units."""
+        self.db.execute(
+            "DELETE FROM units_fts WHERE rowid IN (SELECT rowid FROM units WHERE document_id=?)",
+            (document_id,),
+        )
 
     def integrity_check(self) -> list[str]:
         """Problems found by cairn's consistency checks ([] = fine), one sentence each."""

@@ -5,6 +5,8 @@ first used. Tables:
 
 * ``edges`` — one typed, directed edge per (source, target, relation, origin); ``id`` is
   the deterministic UUIDv5 of those four (see :func:`cairn.graph.edges.edge_id`).
+  Structural edges (``parent`` / ``next`` / ``previous``) are not stored: every read
+  derives them from the units (:mod:`cairn.store.sqlite.outline`).
   ``source`` is always a unit and references ``units(id) ON DELETE CASCADE``, so
   deleting a file's units deletes every edge leaving them. ``target`` is a unit id or a
   stub-node id (no foreign key: stubs are not units); the trigger
@@ -39,15 +41,14 @@ from typing import TYPE_CHECKING, Any
 
 from cairn.model import Edge, Stub
 from cairn.store.sqlite.graph_reads import GraphReadsMixin, chunks
+from cairn.store.sqlite.outline import STRUCTURAL, outline_counts
 
 if TYPE_CHECKING:
     from cairn.store.sqlite.schema import SQLiteBase
 
 _EDGE_INDEXES = (
-    ("edges_out", "CREATE INDEX IF NOT EXISTS edges_out "
-     "ON edges(source, relation, origin, target, weight)"),
-    ("edges_in", "CREATE INDEX IF NOT EXISTS edges_in "
-     "ON edges(target, relation, origin, source, weight)"),
+    ("edges_out", "CREATE INDEX IF NOT EXISTS edges_out ON edges(source, relation)"),
+    ("edges_in", "CREATE INDEX IF NOT EXISTS edges_in ON edges(target, relation)"),
     ("edges_origin_doc", "CREATE INDEX IF NOT EXISTS edges_origin_doc "
      "ON edges(origin, source_document_id)"),
     ("edges_target_doc", "CREATE INDEX IF NOT EXISTS edges_target_doc "
@@ -116,6 +117,17 @@ MIGRATIONS: tuple[str, ...] = (
         value TEXT NOT NULL
     )
     """,
+    # structural edges are derived from the units on demand (store/sqlite/outline.py):
+    # the stored ones go; the walking indexes keep only what the queries filter by (a
+    # walk reads the edge's id from the table anyway, so covering columns bought
+    # nothing but size)
+    """
+    DELETE FROM edges WHERE origin = 'structural';
+    DROP INDEX edges_out;
+    DROP INDEX edges_in;
+    CREATE INDEX edges_out ON edges(source, relation);
+    CREATE INDEX edges_in ON edges(target, relation)
+    """,
 )
 
 # Statements holding ``;`` (the component migrator splits scripts on ``;``), so they are
@@ -169,11 +181,15 @@ class SQLiteEdgeIndex(GraphReadsMixin):
 
     # --- edges and stubs ---------------------------------------------------------------
     def insert(self, edges: Iterable[Edge], run_id: str | None = None) -> int:
-        """Insert or replace edges (same id → replaced); returns how many."""
+        """Insert or replace edges (same id → replaced); returns how many were given.
+
+        Structural edges are not stored: the store derives them from the units
+        (:mod:`cairn.store.sqlite.outline`), so given ones are counted and dropped."""
+        given = list(edges)
         rows = [
             (e.id, e.source, e.target, e.relation, e.origin, e.weight, e.count, e.links,
              evidence_json(e.evidence), e.source_document_id, e.target_document_id, run_id)
-            for e in edges
+            for e in given if e.origin != STRUCTURAL
         ]
         self.db.executemany(
             "INSERT OR REPLACE INTO edges(id, source, target, relation, origin, weight, count, "
@@ -181,7 +197,7 @@ class SQLiteEdgeIndex(GraphReadsMixin):
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
-        return len(rows)
+        return len(given)
 
     def delete_ids(self, ids: Sequence[str]) -> None:
         """Delete edges by id."""
@@ -220,7 +236,10 @@ class SQLiteEdgeIndex(GraphReadsMixin):
                 )
 
     def delete_origin_for_documents(self, origin: str, document_ids: Sequence[str]) -> None:
-        """Delete the edges of one origin leaving the given documents."""
+        """Delete the edges of one origin leaving the given documents (structural edges
+        are derived, never stored: nothing to delete)."""
+        if origin == STRUCTURAL:
+            return
         for part in chunks(list(document_ids)):
             q = ",".join("?" * len(part))
             self.db.execute(
@@ -254,8 +273,9 @@ class SQLiteEdgeIndex(GraphReadsMixin):
             self.db.execute(f"DELETE FROM {table}")
 
     def size(self) -> tuple[int, int]:
-        """``(edges, stub nodes)``."""
+        """``(edges, stub nodes)``; edges include the derived structural ones."""
         n_edges = int(self.db.execute("SELECT count(*) FROM edges").fetchone()[0])
+        n_edges += sum(outline_counts(self.db).values())
         n_stubs = int(self.db.execute("SELECT count(*) FROM graph_stubs").fetchone()[0])
         return n_edges, n_stubs
 

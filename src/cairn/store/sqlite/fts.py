@@ -166,6 +166,56 @@ _FILTER_VALUES = {
 class SearchMixin(SQLiteBase):
     """BM25 over FTS5 with filters; typed hit data."""
 
+    # --- the index's rows -------------------------------------------------------------
+    def _write_fts(
+        self, rows: Sequence[Sequence[Any]], units: Sequence[tuple[str, str]] | None = None
+    ) -> None:
+        """Index units: each row is ``(rowid, title, outline_path, tags, body, cjk,
+        meta)`` as FTS5 should see it; ``units`` gives each row's unit title and body as
+        stored in ``units`` (``None``: read them).
+
+        ``units_fts`` is an external-content table over the view ``units_fts_source``
+        (schema migration 4): the text it indexed is kept once, in ``units`` where it is
+        the same (most titles and bodies) and in ``units_fts_text`` where it differs
+        (``NULL``: as in ``units``), so a row can be deleted again (FTS5 reads the old
+        text back through the view) and ``integrity-check`` compares like with like.
+        """
+        if not rows:
+            return
+        if units is None:
+            have: dict[int, tuple[str, str]] = {}
+            ids = [int(r[0]) for r in rows]
+            for i in range(0, len(ids), _BATCH):
+                part = ids[i : i + _BATCH]
+                q = ",".join("?" * len(part))
+                have.update((int(r[0]), (r[1], r[2])) for r in self.db.execute(
+                    f"SELECT rowid, title, body FROM units WHERE rowid IN ({q})", part))
+            units = [have.get(int(r[0]), ("", "")) for r in rows]
+        self.db.executemany(
+            "INSERT INTO units_fts_text(rowid, title, outline_path, tags, body, cjk, meta) "
+            "VALUES (?,?,?,?,?,?,?)",
+            [
+                (r[0], None if r[1] == ut else r[1], r[2] or None, r[3] or None,
+                 None if r[4] == ub else r[4], r[5] or None, r[6] or None)
+                for r, (ut, ub) in zip(rows, units, strict=True)
+            ],
+        )
+        self.db.executemany(
+            "INSERT INTO units_fts(rowid, title, outline_path, tags, body, cjk, meta) "
+            "VALUES (?,?,?,?,?,?,?)",
+            rows,
+        )
+
+    def _delete_fts(self, document_id: str) -> None:
+        """Unindex a document's units (FTS5 first: it reads their text through the
+        view), then drop their text rows."""
+        for table in ("units_fts", "units_fts_text"):
+            self.db.execute(
+                f"DELETE FROM {table} WHERE rowid IN "
+                "(SELECT rowid FROM units WHERE document_id=?)",
+                (document_id,),
+            )
+
     # --- search -----------------------------------------------------------------------
     def _filter_sql(
         self, filters: Sequence[Filter], *, first_unit: bool = False

@@ -23,6 +23,13 @@ from cairn.model import (
     UnitShape,
     UnitSpan,
 )
+from cairn.store.sqlite.outline import (
+    STRUCTURAL,
+    OutlineArc,
+    outline_arcs,
+    outline_counts,
+    wanted,
+)
 
 
 def chunks(items: Sequence[Any], n: int = 500) -> Iterator[Sequence[Any]]:
@@ -49,6 +56,11 @@ def _edge(r: sqlite3.Row) -> Edge:
         tuple(e for e in ev if isinstance(e, dict)) if isinstance(ev, list) else (),
     )
 
+
+_KNOWN_MAX = 500_000
+"""How many derived edge ids a store remembers the documents of (about 100 bytes each)."""
+_CACHE_MAX = 200_000
+"""How many derived edges a whole-index read keeps for the next calls."""
 
 _EDGE_COLS = ("id, source, target, relation, origin, weight, count, links, evidence, "
               "source_document_id, target_document_id")
@@ -89,7 +101,92 @@ class GraphReadsMixin:
                     [*part, *rel_args],
                 )
             )
+        rels = wanted(relations)
+        if rels:
+            ends = set(nodes)
+            docs = self._documents_of(nodes)
+            out.extend(
+                a.arc() for a in self._outline(docs, rels)
+                if (a.source if column == "source" else a.target) in ends
+            )
+        # one order whichever table an arc came from: by the end asked about, relation,
+        # origin and the other end (what the walks' "first step that reached a node" is
+        # defined by)
+        if column == "source":
+            out.sort(key=lambda a: (a.source, a.relation, a.origin, a.target))
+        else:
+            out.sort(key=lambda a: (a.target, a.relation, a.origin, a.source))
         return out
+
+    def _documents_of(self, nodes: Iterable[str]) -> list[str]:
+        """The documents holding the units among ``nodes`` (stubs left out), sorted."""
+        ids = [n for n in dict.fromkeys(nodes) if not n.startswith("stub:")]
+        out: set[str] = set()
+        for part in chunks(ids):
+            q = ",".join("?" * len(part))
+            out.update(r[0] for r in self.db.execute(
+                f"SELECT DISTINCT document_id FROM units WHERE id IN ({q})", list(part)))
+        return sorted(out)
+
+    def _outline(
+        self, document_ids: Sequence[str] | None, relations: Iterable[str]
+    ) -> Iterator[OutlineArc]:
+        """The structural edges of documents (``None``: all), derived from the units
+        (see :mod:`cairn.store.sqlite.outline`); a document's are kept while the index
+        is unchanged (:meth:`_outline_cache`)."""
+        rels = set(relations)
+        if not rels:
+            return
+        cache = self._outline_cache()
+        known = self._outline_known()
+        if document_ids is None:
+            by_doc: dict[str, list[OutlineArc]] = {}
+            n = 0
+            for a in outline_arcs(self.db, None):
+                by_doc.setdefault(a.document_id, []).append(a)
+                known[a.id] = a.document_id
+                n += 1
+                if a.relation in rels:
+                    yield a
+            if n < _CACHE_MAX:
+                cache.update(by_doc)
+            return
+        todo = [d for d in dict.fromkeys(document_ids) if d not in cache]
+        for part in chunks(todo):
+            fresh: dict[str, list[OutlineArc]] = {d: [] for d in part}
+            for a in outline_arcs(self.db, part):
+                fresh[a.document_id].append(a)
+                known[a.id] = a.document_id
+            cache.update(fresh)
+        for d in document_ids:
+            yield from (a for a in cache.get(d, ()) if a.relation in rels)
+
+    def _outline_cache(self) -> dict[str, list[OutlineArc]]:
+        """``document id -> its derived structural edges``, valid while this thread's
+        connection sees the index unchanged (SQLite's ``data_version`` and the
+        connection's own change count); a fresh, empty one otherwise (and always on a
+        backend without those counters)."""
+        db = self.db
+        stamp: tuple[int, int, int] | None = None
+        if isinstance(db, sqlite3.Connection):
+            stamp = (id(db), int(db.execute("PRAGMA data_version").fetchone()[0]),
+                     db.total_changes)
+        held: tuple[tuple[int, int, int] | None, dict[str, list[OutlineArc]]] | None = (
+            getattr(self, "_outline_held", None))
+        if stamp is None or held is None or held[0] != stamp:
+            held = (stamp, {})
+            self._outline_held = held
+        return held[1]
+
+    def _outline_known(self) -> dict[str, str]:
+        """``structural edge id -> document id`` of the derived edges met so far (an id
+        stands for one (source, target, relation) for ever; at most :data:`_KNOWN_MAX`
+        are kept, then it starts again)."""
+        known: dict[str, str] | None = getattr(self, "_known_outline", None)
+        if known is None or len(known) > _KNOWN_MAX:
+            known = {}
+            self._known_outline = known
+        return known
 
     def edges_by_ids(self, ids: Sequence[str]) -> dict[str, Edge]:
         """Full edges by id (missing ids left out)."""
@@ -99,7 +196,20 @@ class GraphReadsMixin:
             for r in self.db.execute(f"SELECT {_EDGE_COLS} FROM edges WHERE id IN ({q})",
                                      list(part)):
                 out[r["id"]] = _edge(r)
+        missing = {i for i in ids if i not in out}
+        if missing:
+            # structural edges are derived: an id met before names its document (an id
+            # stands for one (source, target, relation) for ever), so only that
+            # document's outline is derived again; an id never met, every document's
+            known = self._outline_known()
+            docs = {known.get(i) for i in missing}
+            scope = None if None in docs else sorted(d for d in docs if d)
+            for a in self._outline(scope, wanted(None)):
+                eid = a.id
+                if eid in missing:
+                    out[eid] = a.edge()
         return out
+
 
     def all_edges(
         self, *, relations: Sequence[str] | None = None, origins: Sequence[str] | None = None
@@ -115,12 +225,20 @@ class GraphReadsMixin:
             args += list(origins)
         sql = f"SELECT {_EDGE_COLS} FROM edges" + (" WHERE " + " AND ".join(where)
                                                    if where else "")
-        return [_edge(r) for r in self.db.execute(sql + " ORDER BY id", args)]
+        out = [_edge(r) for r in self.db.execute(sql + " ORDER BY id", args)]
+        rels = wanted(relations or None, origins or None)
+        if rels:
+            out.extend(a.edge() for a in self._outline(None, rels))
+            out.sort(key=lambda e: e.id)
+        return out
 
     def edges_of_origin(
         self, origin: str, source_document_ids: Sequence[str] | None = None
     ) -> dict[str, Edge]:
         """``id -> edge`` of one origin, leaving the given documents (``None``: all)."""
+        if origin == STRUCTURAL:
+            docs = None if source_document_ids is None else sorted(set(source_document_ids))
+            return {a.id: a.edge() for a in self._outline(docs, wanted(None))}
         if source_document_ids is None:
             return {r["id"]: _edge(r) for r in self.db.execute(
                 f"SELECT {_EDGE_COLS} FROM edges WHERE origin=?", (origin,))}
@@ -193,14 +311,21 @@ class GraphReadsMixin:
         def one(sql: str) -> int:
             return int(self.db.execute(sql).fetchone()[0] or 0)
 
+        by_relation = {str(k): int(v) for k, v in self.db.execute(
+            "SELECT relation, count(*) FROM edges GROUP BY relation")}
+        by_origin = {str(k): int(v) for k, v in self.db.execute(
+            "SELECT origin, count(*) FROM edges GROUP BY origin")}
+        outline = outline_counts(self.db)
+        for rel, n in outline.items():
+            by_relation[rel] = by_relation.get(rel, 0) + n
+        if outline:
+            by_origin[STRUCTURAL] = by_origin.get(STRUCTURAL, 0) + sum(outline.values())
         return GraphCounts(
             units=one("SELECT count(*) FROM units"),
             stubs=one("SELECT count(*) FROM graph_stubs"),
             documents=one("SELECT count(*) FROM documents"),
-            by_relation={str(k): int(v) for k, v in self.db.execute(
-                "SELECT relation, count(*) FROM edges GROUP BY relation ORDER BY relation")},
-            by_origin={str(k): int(v) for k, v in self.db.execute(
-                "SELECT origin, count(*) FROM edges GROUP BY origin ORDER BY origin")},
+            by_relation=dict(sorted(by_relation.items())),
+            by_origin=dict(sorted(by_origin.items())),
             unresolved_links=one(
                 "SELECT coalesce(sum(count), 0) FROM edges WHERE relation='unresolved'"),
         )
@@ -213,6 +338,8 @@ class GraphReadsMixin:
         for s, t in self.db.execute(f"SELECT source, target FROM edges{where}",
                                     list(origins or ())):
             yield str(s), str(t)
+        for a in self._outline(None, wanted(None, origins or None)):
+            yield a.source, a.target
 
     def top_linked(self, limit: int = 10) -> list[tuple[str, str, int]]:
         """``(document id, path, linking documents)`` of the documents most linked to by

@@ -298,7 +298,7 @@ class ReadsMixin(SQLiteBase):
         if n_units != n_fts:
             problems.append(f"units ({n_units}) and FTS rows ({n_fts}) differ")
         orphans = self.db.execute(
-            "SELECT count(*) FROM units_fts WHERE rowid NOT IN (SELECT rowid FROM units)"
+            "SELECT count(*) FROM units_fts_text WHERE rowid NOT IN (SELECT rowid FROM units)"
         ).fetchone()[0]
         if orphans:
             problems.append(f"{orphans} FTS rows without a unit")

@@ -178,11 +178,60 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX IF NOT EXISTS documents_hash ON documents(id, content_hash)
     """,
+    # 4 -> 5: no duplicate text: ``units_fts`` becomes an external-content FTS5 table
+    # over the view ``units_fts_source``, which reads a unit's title and body from
+    # ``units`` and only what differs (normalised text, aliases, outline, tags, CJK
+    # bigrams, metadata words) from ``units_fts_text`` (NULL: as in ``units``); the
+    # index itself is rebuilt from the view (same tokens, same rowids); and the indexes
+    # no query searches by go (EXPLAIN QUERY PLAN of every statement a run, a search
+    # and the graph queries execute: bench/plans.py)
+    """
+    DROP INDEX IF EXISTS units_parent;
+    DROP INDEX IF EXISTS units_org_id;
+    DROP INDEX IF EXISTS unit_tags_tag;
+    DROP INDEX IF EXISTS links_resolved_unit;
+    DROP INDEX IF EXISTS documents_declared;
+    CREATE TABLE units_fts_text (
+        rowid INTEGER PRIMARY KEY,
+        title TEXT,
+        outline_path TEXT,
+        tags TEXT,
+        body TEXT,
+        cjk TEXT,
+        meta TEXT
+    );
+    INSERT INTO units_fts_text(rowid, title, outline_path, tags, body, cjk, meta)
+        SELECT f.rowid, CASE WHEN f.title = u.title THEN NULL ELSE f.title END,
+            nullif(f.outline_path, ''), nullif(f.tags, ''),
+            CASE WHEN f.body = u.body THEN NULL ELSE f.body END,
+            nullif(f.cjk, ''), nullif(f.meta, '')
+        FROM units_fts f JOIN units u ON u.rowid = f.rowid;
+    DROP TABLE units_fts;
+    CREATE VIEW units_fts_source AS
+        SELECT u.rowid AS rowid, coalesce(x.title, u.title) AS title,
+            coalesce(x.outline_path, '') AS outline_path, coalesce(x.tags, '') AS tags,
+            coalesce(x.body, u.body) AS body, coalesce(x.cjk, '') AS cjk,
+            coalesce(x.meta, '') AS meta
+        FROM units_fts_text x JOIN units u ON u.rowid = x.rowid;
+    CREATE VIRTUAL TABLE units_fts USING fts5(
+        title, outline_path, tags, body, cjk, meta,
+        content = 'units_fts_source', content_rowid = 'rowid',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    INSERT INTO units_fts(units_fts) VALUES ('rebuild')
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
+FTS_COLUMNS = ("rowid", "title", "outline_path", "tags", "body", "cjk", "meta")
+"""The columns of a unit's keyword-index row (``units_fts``), in order."""
+
 
 def _j(value: Any) -> str:
+    """``value`` as stored JSON text (the empty list and mapping, most values, without
+    calling the encoder)."""
+    if not value and isinstance(value, list | dict):
+        return "[]" if isinstance(value, list) else "{}"
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
@@ -430,6 +479,18 @@ class SQLiteBase:
         """The database's schema version (``PRAGMA user_version``)."""
         return int(self.db.execute("PRAGMA user_version").fetchone()[0])
 
+    # --- the keyword index's rows (written by the keyword-search mixin of a backend) ---
+    def _write_fts(
+        self, rows: Sequence[Sequence[Any]], units: Sequence[tuple[str, str]] | None = None
+    ) -> None:
+        """Add units' keyword-index rows (:data:`FTS_COLUMNS`); ``units``: each row's
+        unit title and body as ``units`` holds them (``None``: read them)."""
+        raise NotImplementedError
+
+    def _delete_fts(self, document_id: str) -> None:
+        """Delete the keyword-index rows of a document's units (before the units go)."""
+        raise NotImplementedError
+
 
 class TableCopyMixin(SQLiteBase):
     """Whole-table reads and writes for moving an index between backends
@@ -446,7 +507,7 @@ class TableCopyMixin(SQLiteBase):
     def table_columns(self, table: str) -> list[str]:
         """The columns a copy reads and writes (``rowid`` first for ``units_fts``)."""
         if table == "units_fts":
-            return ["rowid", "title", "outline_path", "tags", "body", "cjk"]
+            return list(FTS_COLUMNS)
         return [str(r[1]) for r in self.db.execute(f"PRAGMA table_info({_ident(table)})")]
 
     def read_table(self, table: str, columns: Sequence[str]) -> Iterator[tuple[Any, ...]]:
@@ -457,7 +518,13 @@ class TableCopyMixin(SQLiteBase):
 
     def write_rows(self, table: str, columns: Sequence[str],
                    rows: Sequence[Sequence[Any]]) -> None:
-        """Insert rows into ``table`` (call inside :meth:`transaction`)."""
+        """Insert rows into ``table`` (call inside :meth:`transaction`); rows of the
+        keyword index (``units_fts``) go through the backend's own writer."""
+        if table == "units_fts":
+            at = {c: i for i, c in enumerate(columns)}
+            self._write_fts([tuple(r[at[c]] if c in at else "" for c in FTS_COLUMNS)
+                             for r in rows])
+            return
         cols = ", ".join(_ident(c) for c in columns)
         marks = ", ".join("?" for _ in columns)
         self.db.executemany(f"INSERT INTO {_ident(table)}({cols}) VALUES ({marks})", rows)

@@ -3,7 +3,10 @@
 Tables: ``roots`` (source roots), ``files`` (every file seen, for change detection, with
 its status), ``documents``, ``units``, ``unit_tags`` (own and inherited tags, lower-cased,
 for ``tag:`` filters), ``links``, ``attachments`` (non-note files, for link resolution),
-``runs``, and the FTS5 table ``units_fts`` whose rowid is ``units.rowid``.
+``runs``, and the FTS5 table ``units_fts`` whose rowid is ``units.rowid``: an
+external-content table over the view ``units_fts_source`` (a unit's title and body from
+``units``, and from ``units_fts_text`` only the indexed text that differs), so no text
+is stored twice.
 
 FTS5 uses ``porter unicode61 remove_diacritics 2`` over the columns title, outline_path,
 tags, body, plus a ``cjk`` column of overlapping CJK character bigrams so that Chinese

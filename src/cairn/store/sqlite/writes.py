@@ -158,10 +158,7 @@ class WritesMixin(SQLiteBase):
 
     def delete_document(self, doc_id: str) -> None:
         """Delete one document with its units, tags, links and FTS rows."""
-        self.db.execute(
-            "DELETE FROM units_fts WHERE rowid IN (SELECT rowid FROM units WHERE document_id=?)",
-            (doc_id,),
-        )
+        self._delete_fts(doc_id)
         self.db.execute("DELETE FROM links WHERE document_id=?", (doc_id,))
         self.db.execute(
             "DELETE FROM unit_tags WHERE unit_rowid IN "
@@ -300,6 +297,7 @@ class WritesMixin(SQLiteBase):
         first = int(self.db.execute("SELECT coalesce(max(rowid), 0) FROM units").fetchone()[0])
         units: list[tuple[Any, ...]] = []
         fts: list[tuple[Any, ...]] = []
+        raw: list[tuple[str, str]] = []
         tags: list[tuple[Any, ...]] = []
         links: list[tuple[Any, ...]] = []
         for i, u in enumerate(doc.units):
@@ -350,6 +348,7 @@ class WritesMixin(SQLiteBase):
                     fts_text(meta),
                 )
             )
+            raw.append((u.title, u.body))
             seen: set[str] = set()
             for tag, inherited in [(t, 0) for t in u.tags] + [(t, 1) for t in u.inherited_tags]:
                 low = tag.casefold()
@@ -381,11 +380,7 @@ class WritesMixin(SQLiteBase):
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             units,
         )
-        self.db.executemany(
-            "INSERT INTO units_fts(rowid, title, outline_path, tags, body, cjk, meta) "
-            "VALUES (?,?,?,?,?,?,?)",
-            fts,
-        )
+        self._write_fts(fts, raw)
         self.db.executemany(
             "INSERT INTO unit_tags(unit_rowid, tag, inherited) VALUES (?,?,?)", tags
         )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.app.parts import Parts
 from cairn.errors import QueryError
-from cairn.model import Hit
+
+if TYPE_CHECKING:
+    from cairn.model import Hit
 
 FIELDS = (
     "title",

@@ -16,11 +16,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cairn.embed.base import Embedder
 from cairn.embed.locator import ModelLocator
 from cairn.errors import ConfigError, ProviderUnavailable
+
+if TYPE_CHECKING:
+    from cairn.embed.base import Embedder
 
 PROVIDERS = ("auto", "static", "minilm", "minilm-onnx", "http", "none")
 DEFAULT_PROVIDER = "auto"

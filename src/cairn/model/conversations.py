@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from cairn.model.views import StoredDocument, StoredUnit
+if TYPE_CHECKING:
+    from cairn.model.views import StoredDocument, StoredUnit
 
 
 @dataclass(frozen=True, slots=True)

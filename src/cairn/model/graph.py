@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from cairn.model.core import LinkKind
+if TYPE_CHECKING:
+    from cairn.model.core import LinkKind
 
 # --- graph: edges and stub nodes ---------------------------------------------------------
 EdgeOrigin = Literal["declared", "structural", "rule", "implicit"]

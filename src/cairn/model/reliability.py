@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cairn.model.core import Run
+if TYPE_CHECKING:
+    from cairn.model.core import Run
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cairn.model.core import (
-    Filter,
-    Timestamp,
-)
+if TYPE_CHECKING:
+    from cairn.model.core import (
+        Filter,
+        Timestamp,
+    )
 
 # --- search: parsed queries and ranked results -------------------------------------------
 

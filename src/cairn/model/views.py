@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cairn.model.core import (
-    Diagnostic,
-    Timestamp,
-)
+if TYPE_CHECKING:
+    from cairn.model.core import (
+        Diagnostic,
+        Timestamp,
+    )
 
 # --- stored views (what the store gives back) -------------------------------------------
 

@@ -5,18 +5,15 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from cairn import model
 from cairn.model import (
     Backlink,
-    CatalogDocument,
-    CatalogUnit,
     Diagnostic,
     FailedFile,
     Failure,
     Link,
-    LinkOccurrence,
-    LinkResolution,
     Run,
     StoredDocument,
     StoredLink,
@@ -26,6 +23,9 @@ from cairn.model import (
 from cairn.store.sqlite.fts import _like_escape
 from cairn.store.sqlite.schema import SQLiteBase, _j
 from cairn.store.sqlite.writes import _diag
+
+if TYPE_CHECKING:
+    from cairn.model import CatalogDocument, CatalogUnit, LinkOccurrence, LinkResolution
 
 
 class ReadsMixin(SQLiteBase):
@@ -42,13 +42,13 @@ class ReadsMixin(SQLiteBase):
         )
         order = " ORDER BY l.unit_id, l.ordinal"
         if document_ids is None:
-            return [LinkOccurrence(*r) for r in self.db.execute(sql + order)]
+            return [model.LinkOccurrence(*r) for r in self.db.execute(sql + order)]
         out: list[LinkOccurrence] = []
         ids = list(dict.fromkeys(document_ids))
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             q = ",".join("?" * len(part))
-            out += [LinkOccurrence(*r) for r in self.db.execute(
+            out += [model.LinkOccurrence(*r) for r in self.db.execute(
                 sql + f" WHERE l.document_id IN ({q})" + order, part)]
         out.sort(key=lambda lk: (lk.unit_id, lk.ordinal))
         return out
@@ -101,9 +101,11 @@ class ReadsMixin(SQLiteBase):
                 args = part
             for r in self.db.execute(doc_sql + where.format(c="id"), args):
                 aliases = tuple(str(a) for a in _list(r[5]))
-                docs.append(CatalogDocument(r[0], r[1], r[2], r[3], r[4], aliases, r[6], r[7]))
+                docs.append(
+                    model.CatalogDocument(r[0], r[1], r[2], r[3], r[4], aliases, r[6], r[7])
+                )
             for r in self.db.execute(unit_sql + where.format(c="document_id"), args):
-                units.append(CatalogUnit(
+                units.append(model.CatalogUnit(
                     r[0], r[1], int(r[2]), int(r[3]), r[4], r[5] or "", r[6], r[7],
                     tuple(str(t) for t in _list(r[8])),
                     tuple(str(b).lstrip("^") for b in _list(r[9]))))

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         ORG_FILE,
         ORG_HEADING,
         ORG_ID,
+        PLANNING_ROLES,
         PREAMBLE,
         SEARCH_MODES,
         URL,
@@ -91,7 +92,6 @@ if TYPE_CHECKING:
         VectorSpace,
     )
     from cairn.model.views import (
-        PLANNING_ROLES,
         Backlink,
         DocumentView,
         FailedFile,
@@ -115,6 +115,7 @@ _WHERE: dict[str, str] = {
     "ORG_FILE": "core",
     "ORG_HEADING": "core",
     "ORG_ID": "core",
+    "PLANNING_ROLES": "core",
     "PREAMBLE": "core",
     "SEARCH_MODES": "core",
     "URL": "core",
@@ -174,7 +175,6 @@ _WHERE: dict[str, str] = {
     "UnitFacts": "search",
     "VectorMatrix": "search",
     "VectorSpace": "search",
-    "PLANNING_ROLES": "views",
     "Backlink": "views",
     "DocumentView": "views",
     "FailedFile": "views",

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cairn.model.core import PLANNING_ROLES
+
 if TYPE_CHECKING:
     from cairn.model.core import (
         Diagnostic,
@@ -84,9 +86,6 @@ class StoredUnit:
         """The ``SCHEDULED``/``DEADLINE``/``CLOSED`` timestamps."""
         return tuple(t for t in self.timestamps if t.role in PLANNING_ROLES)
 
-
-PLANNING_ROLES = ("scheduled", "deadline", "closed")
-"""Timestamp roles of an Org planning line."""
 
 
 @dataclass(frozen=True, slots=True)

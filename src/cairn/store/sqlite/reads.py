@@ -8,24 +8,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cairn import model
-from cairn.model import (
-    Backlink,
-    Diagnostic,
-    FailedFile,
-    Failure,
-    Link,
-    Run,
-    StoredDocument,
-    StoredLink,
-    StoredUnit,
-    Timestamp,
-)
+from cairn.model import Diagnostic, Failure, Link, Run, Timestamp
 from cairn.store.sqlite.fts import _like_escape
 from cairn.store.sqlite.schema import SQLiteBase, _j
 from cairn.store.sqlite.writes import _diag
 
 if TYPE_CHECKING:
-    from cairn.model import CatalogDocument, CatalogUnit, LinkOccurrence, LinkResolution
+    from cairn.model import (
+        Backlink,
+        CatalogDocument,
+        CatalogUnit,
+        FailedFile,
+        LinkOccurrence,
+        LinkResolution,
+        StoredDocument,
+        StoredLink,
+        StoredUnit,
+    )
 
 
 class ReadsMixin(SQLiteBase):
@@ -124,7 +123,7 @@ class ReadsMixin(SQLiteBase):
             "ORDER BY unit_id, ordinal",
             list(unit_ids),
         ).fetchall()
-        return [StoredLink(*r) for r in rows]
+        return [model.StoredLink(*r) for r in rows]
 
     def backlinks(self, document_id: str) -> list[Backlink]:
         """Links from units anywhere that resolve to this document or one of its units,
@@ -136,7 +135,7 @@ class ReadsMixin(SQLiteBase):
             "WHERE l.resolved_document_id = ? ORDER BY d.path, l.line",
             (document_id,),
         ).fetchall()
-        return [Backlink(*r) for r in rows]
+        return [model.Backlink(*r) for r in rows]
 
     # --- lookups ----------------------------------------------------------------------
     def document(self, document_id: str) -> StoredDocument | None:
@@ -240,7 +239,7 @@ class ReadsMixin(SQLiteBase):
             "SELECT r.path, f.path, f.status, f.reason, f.line FROM files f "
             "JOIN roots r ON r.id = f.root_id WHERE f.status != 'ok' ORDER BY r.path, f.path"
         ).fetchall()
-        return [FailedFile(*r) for r in rows]
+        return [model.FailedFile(*r) for r in rows]
 
     def document_warnings(self) -> list[tuple[str, str, tuple[Diagnostic, ...]]]:
         """``(root path, relpath, warnings)`` for documents that carry warnings."""
@@ -356,7 +355,7 @@ def _diagnostics(text: str) -> tuple[Diagnostic, ...]:
 
 def _document(r: sqlite3.Row) -> StoredDocument:
     root = r["root_path"]
-    return StoredDocument(
+    return model.StoredDocument(
         id=r["id"],
         title=r["title"],
         format=r["format"],
@@ -379,7 +378,7 @@ def _document(r: sqlite3.Row) -> StoredDocument:
 
 
 def _unit(r: sqlite3.Row) -> StoredUnit:
-    return StoredUnit(
+    return model.StoredUnit(
         id=r["id"],
         document_id=r["document_id"],
         ordinal=r["ordinal"],

@@ -42,6 +42,8 @@ from cairn.app.reliability import ReliabilityMixin, Wait
 from cairn.app.storage import StorageMixin
 from cairn.app.terms import TermsMixin
 from cairn.config import Config, load_config
+from cairn.embed.base import Embedder
+from cairn.embed.registry import EmbedConfig
 from cairn.errors import CairnError, NotFound, QueryError
 from cairn.formats.types import RootTypes, load_root_types
 from cairn.model import (
@@ -52,17 +54,15 @@ from cairn.model import (
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
 from cairn.sources import is_within
 from cairn.store import Store, open_store, open_url
+from cairn.store.lock import WriterLock
 
 # Loaded when a method needs them (a keyword search needs none of them: start-up time
 # of a new `cairn search` process, see bench/startup.py).
 if TYPE_CHECKING:
-    from cairn.embed.base import Embedder
-    from cairn.embed.registry import EmbedConfig
     from cairn.graph.service import GraphService
     from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
     from cairn.ingest.pipeline import Indexer, Progress
-    from cairn.store.lock import WriterLock
 
 __all__ = ["Cairn", "reading_order"]
 

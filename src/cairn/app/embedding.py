@@ -15,12 +15,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from cairn.app.reliability import ReliabilityMixin, Wait
+from cairn.model import EmbedStep
 
 if TYPE_CHECKING:
     from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
     from cairn.ingest.run import EmbedSettings
-    from cairn.model import EmbedStep
     from cairn.search.service import SearchResult
 
 

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cairn.app.parts import Parts
 from cairn.errors import QueryError
-
-if TYPE_CHECKING:
-    from cairn.model import Hit
+from cairn.model import Hit
 
 FIELDS = (
     "title",

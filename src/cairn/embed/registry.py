@@ -16,13 +16,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from cairn.embed.base import Embedder
 from cairn.embed.locator import ModelLocator
 from cairn.errors import ConfigError, ProviderUnavailable
-
-if TYPE_CHECKING:
-    from cairn.embed.base import Embedder
 
 PROVIDERS = ("auto", "static", "minilm", "minilm-onnx", "http", "none")
 DEFAULT_PROVIDER = "auto"

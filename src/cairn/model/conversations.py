@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from cairn.model.views import StoredDocument, StoredUnit
+from cairn.model.views import StoredDocument, StoredUnit
 
 
 @dataclass(frozen=True, slots=True)

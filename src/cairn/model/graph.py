@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from cairn.model.core import LinkKind
+from cairn.model.core import LinkKind
 
 # --- graph: edges and stub nodes ---------------------------------------------------------
 EdgeOrigin = Literal["declared", "structural", "rule", "implicit"]

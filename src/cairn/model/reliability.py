@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from cairn.model.core import Run
+from cairn.model.core import Run
 
 
 @dataclass(frozen=True, slots=True)

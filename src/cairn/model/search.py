@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from cairn.model.core import (
-        Filter,
-        Timestamp,
-    )
+from cairn.model.core import (
+    Filter,
+    Timestamp,
+)
 
 # --- search: parsed queries and ranked results -------------------------------------------
 

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from cairn.model.core import PLANNING_ROLES
-
-if TYPE_CHECKING:
-    from cairn.model.core import (
-        Diagnostic,
-        Timestamp,
-    )
+from cairn.model.core import (
+    PLANNING_ROLES,
+    Diagnostic,
+    Timestamp,
+)
 
 # --- stored views (what the store gives back) -------------------------------------------
 
@@ -85,7 +83,6 @@ class StoredUnit:
     def planning(self) -> tuple[Timestamp, ...]:
         """The ``SCHEDULED``/``DEADLINE``/``CLOSED`` timestamps."""
         return tuple(t for t in self.timestamps if t.role in PLANNING_ROLES)
-
 
 
 @dataclass(frozen=True, slots=True)

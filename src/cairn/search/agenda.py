@@ -21,15 +21,12 @@ from __future__ import annotations
 
 import datetime as _dt
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cairn.errors import QueryError
 from cairn.model import Filter, HitUnit, TextQuery, Timestamp
 from cairn.model.agenda import Agenda, AgendaDay, AgendaItem
 from cairn.model.dates import occurrences, parse_date, parse_step, warning_days
-
-if TYPE_CHECKING:
-    from cairn.store import Store
+from cairn.store import Store
 
 MAX_DAYS = 366
 """The longest agenda asked for, in days."""

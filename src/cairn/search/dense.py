@@ -30,13 +30,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from cairn.embed.base import Embedder
+from cairn.model import VectorMatrix
+from cairn.store import VectorIndex
+
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
-
-    from cairn.embed.base import Embedder
-    from cairn.model import VectorMatrix
-    from cairn.store import VectorIndex
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from cairn.search.dense import DenseHit
+from cairn.search.fusion import Fused
+from cairn.search.query import Query
+from cairn.store import Store
 
 if TYPE_CHECKING:
     from cairn.graph.service import GraphService
-    from cairn.search.fusion import Fused
-    from cairn.search.query import Query
-    from cairn.store import Store
 
 Entry = tuple[str, float, dict[str, Any], DenseHit | None, bool]
 """``(unit id, score, explanation, chunk, matched by keyword)`` — what hits are built from."""

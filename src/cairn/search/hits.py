@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cairn.model import Hit, HitUnit
+from cairn.search.dense import DenseHit
+from cairn.search.fusion import Fused, FusionConfig
+from cairn.search.query import Query
 from cairn.search.snippet import make_snippet, term_patterns
-
-if TYPE_CHECKING:
-    from cairn.search.dense import DenseHit
-    from cairn.search.fusion import Fused, FusionConfig
-    from cairn.search.query import Query
-    from cairn.store import Store
+from cairn.store import Store
 
 
 def _short(text: str, width: int = 100) -> str:

@@ -28,17 +28,15 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from cairn.config import SearchConfig
+from cairn.embed.base import Embedder
 from cairn.model import Term, TextQuery, UnitFacts
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
 from cairn.search.query import Query, parse_query
-
-if TYPE_CHECKING:
-    from cairn.config import SearchConfig
-    from cairn.embed.base import Embedder
-    from cairn.store import Store
+from cairn.store import Store
 
 MODES = ("keyword", "semantic", "hybrid")
 SPARE = 10

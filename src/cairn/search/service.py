@@ -29,9 +29,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from cairn.config import SearchConfig
 from cairn.embed.base import NO_EMBEDDER_NOTICE, Embedder
+from cairn.embed.locator import ModelLocator
 from cairn.embed.registry import EmbedConfig, make_embedder
 from cairn.errors import ConfigError, ProviderUnavailable, QueryError
+from cairn.model import Hit
 from cairn.search.dates import today as today_of
 from cairn.search.expand import POOL, Entry, expand_entries
 from cairn.search.fusion import FusionConfig
@@ -39,13 +42,10 @@ from cairn.search.hits import build_hits, explain_fused
 from cairn.search.query import Query, parse_query
 from cairn.search.rank import Proximity, Ranker, Ranking
 from cairn.search.sort import SORT_POOL, parse_sort, sort_units
+from cairn.store import Store
 
 if TYPE_CHECKING:
-    from cairn.config import SearchConfig
-    from cairn.embed.locator import ModelLocator
     from cairn.graph.service import GraphService
-    from cairn.model import Hit
-    from cairn.store import Store
 
 UNSET: Any = object()
 """The default of ``embedder``: build one from the ``[embed]`` settings on first use."""

@@ -18,12 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
+from cairn.model import Term
 from cairn.search.query import content_terms
-
-if TYPE_CHECKING:
-    from cairn.model import Term
 
 _LATIN_TAIL = r"[A-Za-z0-9\u00C0-\u024F]*"
 _FLAT = re.compile(r"\s+")

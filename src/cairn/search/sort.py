@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from cairn.errors import QueryError
 from cairn.model.dates import due_date, parse_date
-
-if TYPE_CHECKING:
-    from cairn.store import Store
+from cairn.store import Store
 
 SORT_KEYS = ("relevance", "deadline", "scheduled", "priority", "modified", "title")
 SORT_POOL = 1000

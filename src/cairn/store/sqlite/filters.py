@@ -4,12 +4,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from cairn.model import Filter
 from cairn.store.sqlite.datefn import TS_FIELDS
-
-if TYPE_CHECKING:
-    from cairn.model import Filter
 
 _FILE_STAMP = "strftime('%Y-%m-%d', d.mtime, 'unixepoch', 'localtime')"
 _BASENAME = "replace(d.path, rtrim(d.path, replace(d.path, '/', '')), '')"

@@ -12,10 +12,35 @@ import re
 import unicodedata
 from functools import cache
 
-# Han, Hiragana, Katakana, Hangul syllables and compatibility ideographs.
-CJK_RUN = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+"
-)
+_CJK_FIRST = "\u3040"
+"""The lowest code point of :func:`cjk_run`: text whose largest character is below it
+holds no CJK (a C-speed ``max`` instead of a pattern)."""
+
+
+@cache
+def cjk_run() -> re.Pattern[str]:
+    """Runs of Han, Hiragana, Katakana, Hangul syllables and compatibility ideographs.
+
+    Compiled on first use: a class of wide BMP ranges takes a new process about 1 ms,
+    and text without CJK never needs it (see :func:`has_cjk`). ``cairn.text.CJK_RUN``
+    is the same pattern.
+    """
+    return re.compile(
+        r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+        r"\U00020000-\U0002fa1f]+"
+    )
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a CJK character (of :func:`cjk_run`)."""
+    return bool(text) and max(text) >= _CJK_FIRST and cjk_run().search(text) is not None
+
+
+def __getattr__(name: str) -> re.Pattern[str]:
+    """``CJK_RUN``: :func:`cjk_run`, compiled when first asked for."""
+    if name == "CJK_RUN":
+        return cjk_run()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @cache
@@ -43,7 +68,7 @@ def fts_text(text: str) -> str:
     a one-letter word).
     """
     text = unicodedata.normalize("NFKC", text)
-    if CJK_RUN.search(text):
+    if has_cjk(text):
         text = _cjk_edge().sub(" ", text)
     if "+" in text or "#" in text:
         text = _LANG_NAME.sub(
@@ -58,7 +83,9 @@ def cjk_bigrams(text: str) -> list[str]:
     A run of one character gives that character. ``"東京都"`` → ``["東京", "京都"]``.
     """
     out: list[str] = []
-    for m in CJK_RUN.finditer(text):
+    if not has_cjk(text):
+        return out
+    for m in cjk_run().finditer(text):
         run = m.group()
         if len(run) == 1:
             out.append(run)

@@ -12,17 +12,12 @@ import re
 import unicodedata
 from functools import cache
 
-_CJK_FIRST = "\u3040"
-"""The lowest code point of :func:`cjk_run`: text whose largest character is below it
-holds no CJK (a C-speed ``max`` instead of a pattern)."""
-
-
 @cache
 def cjk_run() -> re.Pattern[str]:
     """Runs of Han, Hiragana, Katakana, Hangul syllables and compatibility ideographs.
 
     Compiled on first use: a class of wide BMP ranges takes a new process about 1 ms,
-    and text without CJK never needs it (see :func:`has_cjk`). ``cairn.text.CJK_RUN``
+    and ASCII text never needs it (see :func:`has_cjk`). ``cairn.text.CJK_RUN``
     is the same pattern.
     """
     return re.compile(
@@ -33,7 +28,7 @@ def cjk_run() -> re.Pattern[str]:
 
 def has_cjk(text: str) -> bool:
     """Whether ``text`` holds a CJK character (of :func:`cjk_run`)."""
-    return bool(text) and max(text) >= _CJK_FIRST and cjk_run().search(text) is not None
+    return not text.isascii() and cjk_run().search(text) is not None
 
 
 def __getattr__(name: str) -> re.Pattern[str]:

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from functools import cache
 
+
 @cache
 def cjk_run() -> re.Pattern[str]:
     """Runs of Han, Hiragana, Katakana, Hangul syllables and compatibility ideographs.

@@ -4,7 +4,7 @@ Usage: python bench/startup.py [--rounds N] [--query Q] [--db PATH] [--hybrid-db
        [--model-db PATH]
 
 Each row starts a new Python process N times (default 20) and reports the wall time
-from launch to exit, p50 and p95, in milliseconds:
+from launch to exit, p50 and p95, and the p50 of its CPU time (user + system), in milliseconds:
 
 - ``floor``: ``python -c`` opening the index with :mod:`sqlite3` and running one FTS5
   MATCH with BM25 (no cairn at all): what any Python tool pays;
@@ -110,15 +110,23 @@ def _ensure(db: Path, *, static: bool) -> None:
     subprocess.run(_cli(*args), env=env, check=True, stdout=subprocess.DEVNULL)
 
 
-def _time(cmd: list[str], env: dict[str, str], rounds: int) -> list[float]:
-    """Wall milliseconds of ``rounds`` new processes running ``cmd`` (one warm-up)."""
-    subprocess.run(cmd, env=env, check=True, capture_output=True)  # page cache, .pyc
-    out: list[float] = []
+def _time(cmd: list[str], env: dict[str, str], rounds: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU (user + system) milliseconds of ``rounds`` new processes running
+    ``cmd`` (after one warm-up: page cache, ``.pyc`` files). On a shared machine the CPU
+    column moves much less with the load than the wall column."""
+    subprocess.run(cmd, env=env, check=True, capture_output=True)
+    wall: list[float] = []
+    cpu: list[float] = []
     for _ in range(rounds):
         t0 = time.perf_counter()
-        subprocess.run(cmd, env=env, check=True, capture_output=True)
-        out.append((time.perf_counter() - t0) * 1000)
-    return out
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall.append((time.perf_counter() - t0) * 1000)
+        if status:
+            raise SystemExit(f"{' '.join(cmd)} failed ({status})")
+        cpu.append((usage.ru_utime + usage.ru_stime) * 1000)
+    return wall, cpu
 
 
 @contextlib.contextmanager
@@ -206,11 +214,12 @@ def main() -> None:
         rows.append(("  … with a warm server", model, _env(), args.model_db))
     rows.append(("cairn --help", _cli("--help"), env, None))
     print(f"load average: {os.getloadavg()[0]:.2f}; {args.rounds} runs each; query {q!r}")
-    print(f"{'':38} {'p50 ms':>8} {'p95 ms':>8}")
+    print(f"{'':38} {'p50 ms':>8} {'p95 ms':>8} {'CPU p50':>8}")
     for name, cmd, e, served in rows:
         with _warm_server(served, e) if served is not None else contextlib.nullcontext():
-            xs = _time(cmd, e, args.rounds)
-        print(f"{name:38} {statistics.median(xs):8.1f} {_p95(xs):8.1f}", flush=True)
+            xs, cpu = _time(cmd, e, args.rounds)
+        print(f"{name:38} {statistics.median(xs):8.1f} {_p95(xs):8.1f} "
+              f"{statistics.median(cpu):8.1f}", flush=True)
     splits = [("keyword", args.db, env)]
     if not args.no_hybrid:
         splits.append(("hybrid", args.hybrid_db, static))

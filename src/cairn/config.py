@@ -30,11 +30,8 @@ spelling), and the sections other layers interpret (``[embed]``, ``[fusion]``,
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -123,6 +120,8 @@ def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
     """Refuse an unknown section or key, naming the nearest known spelling."""
 
     def hint(word: str, known: Any) -> str:
+        import difflib
+
         near = difflib.get_close_matches(word, sorted(known), n=1)
         return f" (did you mean {near[0]!r}?)" if near else ""
 
@@ -292,6 +291,8 @@ class Config:
 
     def fingerprint(self) -> str:
         """A short hash of the settings that change what indexing produces."""
+        import hashlib
+
         settings: dict[str, Any] = {"org": asdict(self.org)}
         # what is masked on ingest changes what is stored (``1``: the default modes,
         # version 1 of the detectors)
@@ -326,6 +327,8 @@ def load_config(
     data: dict[str, Any] = {}
     used: Path | None = None
     if path.is_file():
+        import tomllib  # only when there is a file: start-up (bench/startup.py)
+
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:

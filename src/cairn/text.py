@@ -10,19 +10,47 @@ from __future__ import annotations
 
 import re
 import unicodedata
-
-# Han, Hiragana, Katakana, Hangul syllables and compatibility ideographs.
-CJK_RUN = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f]+"
-)
+from functools import cache
 
 
-_CJK_EDGE = re.compile(
-    r"(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
-    r"(?=[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
-    r"|(?<=[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
-    r"(?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
-)
+@cache
+def cjk_run() -> re.Pattern[str]:
+    """Runs of Han, Hiragana, Katakana, Hangul syllables and compatibility ideographs.
+
+    Compiled on first use: a class of wide BMP ranges takes a new process about 1 ms,
+    and ASCII text never needs it (see :func:`has_cjk`). ``cairn.text.CJK_RUN``
+    is the same pattern.
+    """
+    return re.compile(
+        r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+        r"\U00020000-\U0002fa1f]+"
+    )
+
+
+def has_cjk(text: str) -> bool:
+    """Whether ``text`` holds a CJK character (of :func:`cjk_run`)."""
+    return not text.isascii() and cjk_run().search(text) is not None
+
+
+def __getattr__(name: str) -> re.Pattern[str]:
+    """``CJK_RUN``: :func:`cjk_run`, compiled when first asked for."""
+    if name == "CJK_RUN":
+        return cjk_run()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@cache
+def _cjk_edge() -> re.Pattern[str]:
+    """The boundaries between CJK and other characters (compiled on first use: its
+    negated classes take a new process about 10 ms, and most text has no CJK)."""
+    return re.compile(
+        r"(?<=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
+        r"(?=[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
+        r"|(?<=[^\s\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
+        r"(?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff])"
+    )
+
+
 _LANG_NAME = re.compile(r"(?<![\w+#])([A-Za-z])(\+\+|#)(?![\w+#])")
 
 
@@ -36,8 +64,8 @@ def fts_text(text: str) -> str:
     a one-letter word).
     """
     text = unicodedata.normalize("NFKC", text)
-    if CJK_RUN.search(text):
-        text = _CJK_EDGE.sub(" ", text)
+    if has_cjk(text):
+        text = _cjk_edge().sub(" ", text)
     if "+" in text or "#" in text:
         text = _LANG_NAME.sub(
             lambda m: m.group(1) + ("plusplus" if m.group(2) == "++" else "sharp"), text
@@ -51,7 +79,9 @@ def cjk_bigrams(text: str) -> list[str]:
     A run of one character gives that character. ``"東京都"`` → ``["東京", "京都"]``.
     """
     out: list[str] = []
-    for m in CJK_RUN.finditer(text):
+    if not has_cjk(text):
+        return out
+    for m in cjk_run().finditer(text):
         run = m.group()
         if len(run) == 1:
             out.append(run)

@@ -105,8 +105,17 @@ def test_a_keyword_search_loads_no_typer_numpy_parsers_or_graph(db: Path) -> Non
                 "cairn.formats.okf",
                 "cairn.formats.chats",
                 "cairn.formats.frontmatter",
+                # vocabulary a keyword search never builds (cairn.model loads lazily)
+                "cairn.model.graph",
+                "cairn.model.views",
+                "cairn.model.conversations",
+                "cairn.model.reports",
+                "cairn.model.reliability",
+                "cairn.model.facets",
+                "cairn.model.agenda",
             )
         )
+        or m in ("hashlib", "difflib")  # nothing hashed, no key misspelt
     ]
     assert not unneeded, unneeded
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import datetime as _dt
+from typing import TYPE_CHECKING
 
 from cairn.app.parts import Parts
 from cairn.errors import QueryError
-from cairn.model.agenda import Agenda
+
+if TYPE_CHECKING:
+    from cairn.model.agenda import Agenda
 
 
 class AgendaMixin(Parts):

@@ -3,9 +3,13 @@ its alternates, and a search within one."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cairn.app.parts import Parts
 from cairn.errors import NotFound
-from cairn.model import Conversation, StoredDocument, StoredUnit
+
+if TYPE_CHECKING:
+    from cairn.model import Conversation, StoredDocument, StoredUnit
 
 FILE_FORMATS = frozenset({"org", "markdown", "text", "okf"})
 """Formats whose document is a file of its own; every other format is a chat export's."""
@@ -61,4 +65,6 @@ class ConversationsMixin(Parts):
             res = self.semantic.search(f"{query} id:{doc.id}", mode="keyword", limit=limit,
                                        include_alternates=alternates)
             matches = tuple(h.unit_id for h in res.hits if h.unit_id in own)
+        from cairn.model import Conversation
+
         return Conversation(doc, tuple(shown), len(off), query, matches)

@@ -9,12 +9,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from cairn.app.lookups import LookupsMixin, reading_order
 from cairn.errors import NotFound, QueryError
-from cairn.model import Provenance, RecentDocument, ShowView, StoredDocument
 from cairn.sources import is_within
+
+if TYPE_CHECKING:
+    from cairn.model import Provenance, RecentDocument, ShowView, StoredDocument
 
 
 class DoorsMixin(LookupsMixin):
@@ -120,6 +123,8 @@ class DoorsMixin(LookupsMixin):
         Args:
             ids: unit ids or document ids (a search's hits, a shown view).
         """
+        from cairn.model import Provenance
+
         out: list[Provenance] = []
         hashes: dict[tuple[str, str], dict[str, str]] = {}
 
@@ -167,6 +172,8 @@ class DoorsMixin(LookupsMixin):
         Raises:
             QueryError: ``since`` is neither, or ``limit`` is out of range.
         """
+        from cairn.model import RecentDocument
+
         if not 1 <= limit <= 1000:
             raise QueryError(f"limit must be 1-1000, not {limit}")
         cutoff = _since(since)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -166,6 +165,8 @@ class ExportMixin(Parts):
         Raises:
             NotFound: ``root`` is not registered.
         """
+        import tempfile
+
         from cairn.app import Cairn
         from cairn.config import load_config
         from cairn.export.notes import signature

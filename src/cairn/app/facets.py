@@ -3,8 +3,12 @@ format, tag, TODO keyword, note type and root, each value with the filter that k
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from cairn.app.parts import Parts
-from cairn.model import FACET_FIELDS, Facets, FacetValue
+
+if TYPE_CHECKING:
+    from cairn.model import Facets, FacetValue
 
 FACET_DEPTH = 200
 """How many of a query's ranked candidates the facets count by default."""
@@ -37,6 +41,8 @@ class FacetsMixin(Parts):
             :class:`~cairn.model.Facets`; ``fields`` holds every facet field, values
             sorted by count (descending) then value.
         """
+        from cairn.model import FACET_FIELDS, Facets, FacetValue
+
         ids = self.semantic.candidates(query, mode=mode, limit=max(1, depth),
                                        include_alternates=include_alternates)
         counts = self.store.facet_counts(ids, FACET_FIELDS) if ids else {}

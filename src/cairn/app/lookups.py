@@ -7,21 +7,23 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from cairn import model
 from cairn.app.parts import Parts
 from cairn.errors import NotFound
-from cairn.model import (
-    MESSAGE,
-    Backlink,
-    DocumentView,
-    FileView,
-    ShowView,
-    StoredDocument,
-    StoredUnit,
-    UnitView,
-)
+from cairn.model import MESSAGE
 from cairn.sources import is_within
+
+if TYPE_CHECKING:
+    from cairn.model import (
+        Backlink,
+        DocumentView,
+        ShowView,
+        StoredDocument,
+        StoredUnit,
+        UnitView,
+    )
 
 
 class LookupsMixin(Parts):
@@ -102,7 +104,7 @@ class LookupsMixin(Parts):
                     raise NotFound(f"{rel}: line {line} is outside the file (1-{last})")
             if len(docs) == 1:
                 return self._document_view(docs[0])
-            return FileView(path=rel, documents=tuple(docs))
+            return model.FileView(path=rel, documents=tuple(docs))
         matches = self.store.find_ids(ref) if len(ref) >= 4 else []
         if len(matches) == 1:
             return self.show(matches[0][1])
@@ -144,7 +146,7 @@ class LookupsMixin(Parts):
 
     def _document_view(self, d: StoredDocument) -> DocumentView:
         units = reading_order(self.store.units_of(d.id))
-        return DocumentView(
+        return model.DocumentView(
             document=d,
             units=tuple(units),
             links=tuple(self.store.links_of([u.id for u in units])),
@@ -152,7 +154,7 @@ class LookupsMixin(Parts):
         )
 
     def _unit_view(self, u: StoredUnit) -> UnitView:
-        return UnitView(
+        return model.UnitView(
             unit=u,
             document=self.store.document(u.document_id),
             links=tuple(self.store.links_of([u.id])),

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from cairn.app.parts import Parts
 from cairn.errors import CairnError
-from cairn.model import AppliedChanges, Failure, IndexSnapshot, Run, SourceRoot
-from cairn.store.lock import WriterLock
+from cairn.model import Failure, Run, SourceRoot
 
 if TYPE_CHECKING:
     from cairn.graph.service import GraphService
     from cairn.ingest.limits import IndexLimits
     from cairn.ingest.pipeline import Indexer
+    from cairn.model import AppliedChanges, IndexSnapshot
+    from cairn.store.lock import WriterLock
 
 Wait = float | None | Literal["config"]
 """How long a writer waits for another one: seconds, ``None`` (as long as it takes) or
@@ -130,6 +131,7 @@ class ReliabilityMixin(Parts):
             IndexBusy / MassDelete / StoreError: as for :meth:`index`.
         """
         from cairn.ingest.changes import changes_for
+        from cairn.model import AppliedChanges
 
         with self.writing(wait):
             todo = changes_for(
@@ -208,6 +210,8 @@ class ReliabilityMixin(Parts):
             )
             for e in graph.get("links", graph.get("edges", []))
         )
+        from cairn.model import IndexSnapshot
+
         return IndexSnapshot(
             files=tuple(files),
             documents=tuple(sorted(docs)),

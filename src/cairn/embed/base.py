@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -62,6 +61,8 @@ def file_fingerprint(*paths: Path, extra: str = "") -> str:
     Reading only the ends keeps it fast for 90 MB weight files while still changing
     whenever a different model is put in place.
     """
+    import hashlib  # here: a keyword search loads no hash (start-up, bench/startup.py)
+
     h = hashlib.sha256(extra.encode())
     for p in paths:
         size = p.stat().st_size

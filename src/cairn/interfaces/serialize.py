@@ -16,9 +16,15 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from cairn.model import DocumentView, FileView, UnitView
+from cairn import model
 
-_KIND_FIRST = (DocumentView, UnitView, FileView)
+_KIND_FIRST = frozenset({"DocumentView", "UnitView", "FileView"})
+"""The views whose ``kind`` comes first (by name: the views are loaded only when one is
+serialised, not by every process that prints JSON)."""
+
+
+def _kind_first() -> tuple[type, ...]:
+    return (model.DocumentView, model.UnitView, model.FileView)
 
 
 def to_data(value: Any) -> Any:
@@ -33,7 +39,7 @@ def to_data(value: Any) -> Any:
     """
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         out = {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        if isinstance(value, _KIND_FIRST):
+        if type(value).__name__ in _KIND_FIRST and isinstance(value, _kind_first()):
             out = {"kind": out.pop("kind"), **out}
         return out
     if isinstance(value, Mapping):

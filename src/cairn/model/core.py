@@ -45,6 +45,10 @@ Severity = Literal["error", "warning", "info"]
 LINK_KINDS = (WIKILINK, EMBED, MARKDOWN_LINK, ORG_FILE, ORG_ID, ORG_HEADING, URL)
 
 
+PLANNING_ROLES = ("scheduled", "deadline", "closed")
+"""Timestamp roles of an Org planning line."""
+
+
 @dataclass(frozen=True, slots=True)
 class Timestamp:
     """One Org (or other) timestamp.

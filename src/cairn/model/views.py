@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cairn.model.core import (
+    PLANNING_ROLES,
     Diagnostic,
     Timestamp,
 )
@@ -82,10 +83,6 @@ class StoredUnit:
     def planning(self) -> tuple[Timestamp, ...]:
         """The ``SCHEDULED``/``DEADLINE``/``CLOSED`` timestamps."""
         return tuple(t for t in self.timestamps if t.role in PLANNING_ROLES)
-
-
-PLANNING_ROLES = ("scheduled", "deadline", "closed")
-"""Timestamp roles of an Org planning line."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,8 +43,7 @@ from pathlib import Path
 from cairn.model import Filter, Term, TextQuery
 from cairn.search.dates import DATE_FIELDS, resolve
 from cairn.search.dates import today as _today
-from cairn.text import CJK_RUN as _CJK
-from cairn.text import fts_text, fts_tokens
+from cairn.text import cjk_run, fts_text, fts_tokens, has_cjk
 
 FILTER_FIELDS = frozenset(
     {
@@ -123,9 +122,11 @@ def _bigrams(run: str) -> list[str]:
 def _term(text: str, negate: bool, phrase: bool = False) -> Term | None:
     text = fts_text(text)
     cjk: list[str] = []
-    for m in _CJK.finditer(text):
-        cjk.extend(_bigrams(m.group()))
-    rest = _CJK.sub(" ", text)
+    rest = text
+    if has_cjk(text):  # the pattern compiles only for CJK text (start-up)
+        for m in cjk_run().finditer(text):
+            cjk.extend(_bigrams(m.group()))
+        rest = cjk_run().sub(" ", text)
     tokens = tuple(fts_tokens(rest))
     if not tokens and not cjk:
         return None

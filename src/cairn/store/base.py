@@ -22,38 +22,34 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from cairn.model import (
-    Backlink,
-    CatalogDocument,
-    CatalogUnit,
-    ContextUnit,
-    Diagnostic,
-    Document,
-    FailedFile,
-    Failure,
-    FileState,
-    Filter,
-    HitUnit,
-    LinkOccurrence,
-    LinkResolution,
-    Run,
-    SourceRoot,
-    StoredDocument,
-    StoredLink,
-    StoredUnit,
-    TextQuery,
-    UnitFacts,
-)
-
 if TYPE_CHECKING:
-    pass
-
-
-from cairn.store.access import AccessLog
-from cairn.store.enrichments import EnrichIndex
-from cairn.store.indexes import EdgeIndex, VectorIndex
-from cairn.store.lock import WriterLock
-from cairn.store.reports import ReportIndex
+    from cairn.model import (
+        Backlink,
+        CatalogDocument,
+        CatalogUnit,
+        ContextUnit,
+        Diagnostic,
+        Document,
+        FailedFile,
+        Failure,
+        FileState,
+        Filter,
+        HitUnit,
+        LinkOccurrence,
+        LinkResolution,
+        Run,
+        SourceRoot,
+        StoredDocument,
+        StoredLink,
+        StoredUnit,
+        TextQuery,
+        UnitFacts,
+    )
+    from cairn.store.access import AccessLog
+    from cairn.store.enrichments import EnrichIndex
+    from cairn.store.indexes import EdgeIndex, VectorIndex
+    from cairn.store.lock import WriterLock
+    from cairn.store.reports import ReportIndex
 
 
 class Store(Protocol):

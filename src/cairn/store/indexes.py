@@ -8,27 +8,27 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
-from cairn.model import (
-    Arc,
-    Chunk,
-    ChunkSource,
-    DocumentBrief,
-    Edge,
-    GraphCounts,
-    GraphDocument,
-    GraphNode,
-    GraphUnit,
-    OrphanDocument,
-    Stub,
-    UnitShape,
-    UnitSpan,
-    VectorMatrix,
-    VectorSpace,
-)
-
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
+    from cairn.model import (
+        Arc,
+        Chunk,
+        ChunkSource,
+        DocumentBrief,
+        Edge,
+        GraphCounts,
+        GraphDocument,
+        GraphNode,
+        GraphUnit,
+        OrphanDocument,
+        Stub,
+        UnitShape,
+        UnitSpan,
+        VectorMatrix,
+        VectorSpace,
+    )
 
 
 class VectorIndex(Protocol):

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from cairn.model import ReportRecord
+if TYPE_CHECKING:
+    from cairn.model import ReportRecord
 
 
 class ReportIndex(Protocol):

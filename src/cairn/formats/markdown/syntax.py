@@ -16,6 +16,8 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 
+from cairn.formats.markdown.paragraphs import install as install_paragraph_rules
+
 # --- markdown-it setup -----------------------------------------------------------------
 
 _URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
@@ -294,4 +296,5 @@ def _markdown_it(obsidian: bool) -> MarkdownIt:
         if add is not None:
             for ch in "%=":
                 add(ch)
+    install_paragraph_rules(md)  # last: it reads the terminator rules
     return md

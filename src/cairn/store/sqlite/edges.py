@@ -39,11 +39,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from cairn.model import Edge, Stub
 from cairn.store.sqlite.graph_reads import GraphReadsMixin, chunks
 from cairn.store.sqlite.outline import STRUCTURAL, outline_counts
 
 if TYPE_CHECKING:
+    from cairn.model import Edge, Stub
     from cairn.store.sqlite.schema import SQLiteBase
 
 _EDGE_INDEXES = (

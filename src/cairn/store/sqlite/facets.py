@@ -7,11 +7,14 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from cairn.errors import QueryError, StoreError
-from cairn.model import FACET_FIELDS, StoredDocument
 from cairn.store.sqlite.reads import _DOC_SELECT, _document
 from cairn.store.sqlite.schema import SQLiteBase
+
+if TYPE_CHECKING:
+    from cairn.model import StoredDocument
 
 _BATCH = 500
 _SQL = {
@@ -26,13 +29,16 @@ _SQL = {
     "root": "SELECT r.path, count(*) FROM units u JOIN documents d ON d.id = u.document_id "
     "JOIN roots r ON r.id = d.root_id WHERE u.id IN ({q}) GROUP BY r.path",
 }
+_FIELDS = tuple(_SQL)
+"""Every facet field, in the order of :data:`cairn.model.FACET_FIELDS` (not imported:
+a keyword search loads no facet types)."""
 
 
 class FacetsMixin(SQLiteBase):
     """Counts of facet values over given units."""
 
     def facet_counts(
-        self, unit_ids: Sequence[str], fields: Sequence[str] = FACET_FIELDS
+        self, unit_ids: Sequence[str], fields: Sequence[str] = _FIELDS
     ) -> dict[str, dict[str, int]]:
         """How many of ``unit_ids`` (unknown ids ignored, each id counted once) have each
         value of each field.

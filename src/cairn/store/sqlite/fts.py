@@ -16,10 +16,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from cairn import model
 from cairn.errors import QueryError, StoreError
 from cairn.model import (
     PLANNING_ROLES,
-    ContextUnit,
     Filter,
     HitUnit,
     Term,
@@ -31,7 +31,7 @@ from cairn.store.sqlite.filters import extra_filter
 from cairn.store.sqlite.schema import SQLiteBase
 
 if TYPE_CHECKING:
-    from cairn.model import Document, Unit
+    from cairn.model import ContextUnit, Document, Unit
 
 _WS = "char(32, 9, 10, 13)"
 META_WEIGHT = 2.0
@@ -559,7 +559,10 @@ class SearchMixin(SQLiteBase):
             "AND alternate=0 AND ordinal>? ORDER BY ordinal LIMIT 1",
             (document_id, kind, ordinal),
         ).fetchall()
-        return [ContextUnit(int(r[0]), r[1] or "", r[2] or "", r[3]) for r in (*before, *after)]
+        return [
+            model.ContextUnit(int(r[0]), r[1] or "", r[2] or "", r[3])
+            for r in (*before, *after)
+        ]
 
 
 def _like_escape(s: str) -> str:

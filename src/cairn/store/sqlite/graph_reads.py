@@ -6,23 +6,26 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from cairn.model import (
-    Arc,
-    DocumentBrief,
-    Edge,
-    EdgeOrigin,
-    GraphCounts,
-    GraphDocument,
-    GraphNode,
-    GraphUnit,
-    OrphanDocument,
-    Stub,
-    StubKind,
-    UnitShape,
-    UnitSpan,
-)
+from cairn import model
+
+if TYPE_CHECKING:
+    from cairn.model import (
+        Arc,
+        DocumentBrief,
+        Edge,
+        EdgeOrigin,
+        GraphCounts,
+        GraphDocument,
+        GraphNode,
+        GraphUnit,
+        OrphanDocument,
+        Stub,
+        StubKind,
+        UnitShape,
+        UnitSpan,
+    )
 from cairn.store.sqlite.outline import (
     STRUCTURAL,
     OutlineArc,
@@ -49,8 +52,8 @@ def _loads(text: str | None, default: Any) -> Any:
 
 def _edge(r: sqlite3.Row) -> Edge:
     ev = _loads(r["evidence"], [])
-    return Edge(
-        r["id"], r["source"], r["target"], r["relation"], cast(EdgeOrigin, r["origin"]),
+    return model.Edge(
+        r["id"], r["source"], r["target"], r["relation"], cast("EdgeOrigin", r["origin"]),
         float(r["weight"]), r["source_document_id"], r["target_document_id"],
         int(r["count"]), int(r["links"]),
         tuple(e for e in ev if isinstance(e, dict)) if isinstance(ev, list) else (),
@@ -95,7 +98,7 @@ class GraphReadsMixin:
         for part in chunks(list(nodes), 900 - len(rel_args)):
             q = ",".join("?" * len(part))
             out.extend(
-                Arc(*r) for r in self.db.execute(
+                model.Arc(*r) for r in self.db.execute(
                     f"SELECT id, source, target, relation, origin, weight FROM edges "
                     f"WHERE {column} IN ({q}){rel_sql}",
                     [*part, *rel_args],
@@ -270,7 +273,7 @@ class GraphReadsMixin:
                 f"JOIN roots r ON r.id = d.root_id WHERE u.id IN ({q})",
                 list(part),
             ):
-                out[r["id"]] = GraphNode(
+                out[r["id"]] = model.GraphNode(
                     r["id"], "unit", r["title"] or r["doc_title"], r["kind"],
                     document_id=r["document_id"], doc_title=r["doc_title"],
                     doc_type=r["doc_type"], path=r["path"],
@@ -278,14 +281,14 @@ class GraphReadsMixin:
                     outline_path=tuple(_loads(r["outline_path"], [])),
                 )
             for s in self._stubs(part):
-                out[s.id] = GraphNode(s.id, "stub", s.label, s.kind, target=s.target,
+                out[s.id] = model.GraphNode(s.id, "stub", s.label, s.kind, target=s.target,
                                       reason=s.reason)
         return out
 
     def _stubs(self, ids: Sequence[str]) -> list[Stub]:
         q = ",".join("?" * len(ids))
         return [
-            Stub(r[0], cast(StubKind, r[1]), r[2], r[3], r[4])
+            model.Stub(r[0], cast("StubKind", r[1]), r[2], r[3], r[4])
             for r in self.db.execute(
                 f"SELECT id, kind, label, target, reason FROM graph_stubs WHERE id IN ({q})",
                 list(ids),
@@ -302,7 +305,7 @@ class GraphReadsMixin:
                 f"SELECT id, document_id, ordinal, length(body) FROM units WHERE id IN ({q})",
                 list(part),
             ):
-                out[uid] = UnitShape(uid, did, int(ordinal), int(size or 0))
+                out[uid] = model.UnitShape(uid, did, int(ordinal), int(size or 0))
         return out
 
     def counts(self) -> GraphCounts:
@@ -320,7 +323,7 @@ class GraphReadsMixin:
             by_relation[rel] = by_relation.get(rel, 0) + n
         if outline:
             by_origin[STRUCTURAL] = by_origin.get(STRUCTURAL, 0) + sum(outline.values())
-        return GraphCounts(
+        return model.GraphCounts(
             units=one("SELECT count(*) FROM units"),
             stubs=one("SELECT count(*) FROM graph_stubs"),
             documents=one("SELECT count(*) FROM documents"),
@@ -373,7 +376,7 @@ class GraphReadsMixin:
             "relation = 'unresolved' GROUP BY source_document_id"
         ).fetchall())
         return [
-            OrphanDocument(r["id"], r["title"], r["path"],
+            model.OrphanDocument(r["id"], r["title"], r["path"],
                            f"{r['root_path'].rstrip('/')}/{r['path']}", r["format"],
                            int(wanting.get(r["id"], 0) or 0))
             for r in rows
@@ -398,7 +401,7 @@ class GraphReadsMixin:
                 args = list(part)
             for r in self.db.execute(doc_sql + where.format(c="id"), args):
                 meta = _loads(r["metadata"], {})
-                docs.append(GraphDocument(
+                docs.append(model.GraphDocument(
                     r["id"], r["root_id"], r["path"], r["type"],
                     meta if isinstance(meta, dict) else {},
                     tuple(str(t) for t in _loads(r["tags"], [])), r["content_hash"]))
@@ -407,7 +410,7 @@ class GraphReadsMixin:
             ):
                 props = _loads(r["properties"], {})
                 extra = _loads(r["extra"], {})
-                units.append(GraphUnit(
+                units.append(model.GraphUnit(
                     r["id"], r["document_id"], int(r["ordinal"]), r["parent_id"], r["kind"],
                     tuple(str(t) for t in _loads(r["tags"], [])),
                     props if isinstance(props, dict) else {},
@@ -494,7 +497,7 @@ class GraphReadsMixin:
             ):
                 units = tuple(u[0] for u in self.db.execute(
                     "SELECT id FROM units WHERE document_id=? ORDER BY ordinal", (r[0],)))
-                out[r[0]] = DocumentBrief(r[0], r[1], r[2], r[3], units)
+                out[r[0]] = model.DocumentBrief(r[0], r[1], r[2], r[3], units)
         return out
 
     def documents_at_path(self, root_id: str, path: str) -> list[DocumentBrief]:
@@ -508,7 +511,7 @@ class GraphReadsMixin:
     def unit_spans(self, document_id: str) -> list[UnitSpan]:
         """A document's units with their line spans, in order."""
         return [
-            UnitSpan(r[0], r[1] or "", int(r[2]), int(r[3]))
+            model.UnitSpan(r[0], r[1] or "", int(r[2]), int(r[3]))
             for r in self.db.execute(
                 "SELECT id, title, line_start, line_end FROM units WHERE document_id=? "
                 "ORDER BY ordinal", (document_id,))

@@ -5,27 +5,26 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cairn.model import (
-    Backlink,
-    CatalogDocument,
-    CatalogUnit,
-    Diagnostic,
-    FailedFile,
-    Failure,
-    Link,
-    LinkOccurrence,
-    LinkResolution,
-    Run,
-    StoredDocument,
-    StoredLink,
-    StoredUnit,
-    Timestamp,
-)
+from cairn import model
+from cairn.model import Diagnostic, Failure, Link, Run, Timestamp
 from cairn.store.sqlite.fts import _like_escape
 from cairn.store.sqlite.schema import SQLiteBase, _j
 from cairn.store.sqlite.writes import _diag
+
+if TYPE_CHECKING:
+    from cairn.model import (
+        Backlink,
+        CatalogDocument,
+        CatalogUnit,
+        FailedFile,
+        LinkOccurrence,
+        LinkResolution,
+        StoredDocument,
+        StoredLink,
+        StoredUnit,
+    )
 
 
 class ReadsMixin(SQLiteBase):
@@ -42,13 +41,13 @@ class ReadsMixin(SQLiteBase):
         )
         order = " ORDER BY l.unit_id, l.ordinal"
         if document_ids is None:
-            return [LinkOccurrence(*r) for r in self.db.execute(sql + order)]
+            return [model.LinkOccurrence(*r) for r in self.db.execute(sql + order)]
         out: list[LinkOccurrence] = []
         ids = list(dict.fromkeys(document_ids))
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             q = ",".join("?" * len(part))
-            out += [LinkOccurrence(*r) for r in self.db.execute(
+            out += [model.LinkOccurrence(*r) for r in self.db.execute(
                 sql + f" WHERE l.document_id IN ({q})" + order, part)]
         out.sort(key=lambda lk: (lk.unit_id, lk.ordinal))
         return out
@@ -101,9 +100,11 @@ class ReadsMixin(SQLiteBase):
                 args = part
             for r in self.db.execute(doc_sql + where.format(c="id"), args):
                 aliases = tuple(str(a) for a in _list(r[5]))
-                docs.append(CatalogDocument(r[0], r[1], r[2], r[3], r[4], aliases, r[6], r[7]))
+                docs.append(
+                    model.CatalogDocument(r[0], r[1], r[2], r[3], r[4], aliases, r[6], r[7])
+                )
             for r in self.db.execute(unit_sql + where.format(c="document_id"), args):
-                units.append(CatalogUnit(
+                units.append(model.CatalogUnit(
                     r[0], r[1], int(r[2]), int(r[3]), r[4], r[5] or "", r[6], r[7],
                     tuple(str(t) for t in _list(r[8])),
                     tuple(str(b).lstrip("^") for b in _list(r[9]))))
@@ -122,7 +123,7 @@ class ReadsMixin(SQLiteBase):
             "ORDER BY unit_id, ordinal",
             list(unit_ids),
         ).fetchall()
-        return [StoredLink(*r) for r in rows]
+        return [model.StoredLink(*r) for r in rows]
 
     def backlinks(self, document_id: str) -> list[Backlink]:
         """Links from units anywhere that resolve to this document or one of its units,
@@ -134,7 +135,7 @@ class ReadsMixin(SQLiteBase):
             "WHERE l.resolved_document_id = ? ORDER BY d.path, l.line",
             (document_id,),
         ).fetchall()
-        return [Backlink(*r) for r in rows]
+        return [model.Backlink(*r) for r in rows]
 
     # --- lookups ----------------------------------------------------------------------
     def document(self, document_id: str) -> StoredDocument | None:
@@ -238,7 +239,7 @@ class ReadsMixin(SQLiteBase):
             "SELECT r.path, f.path, f.status, f.reason, f.line FROM files f "
             "JOIN roots r ON r.id = f.root_id WHERE f.status != 'ok' ORDER BY r.path, f.path"
         ).fetchall()
-        return [FailedFile(*r) for r in rows]
+        return [model.FailedFile(*r) for r in rows]
 
     def document_warnings(self) -> list[tuple[str, str, tuple[Diagnostic, ...]]]:
         """``(root path, relpath, warnings)`` for documents that carry warnings."""
@@ -354,7 +355,7 @@ def _diagnostics(text: str) -> tuple[Diagnostic, ...]:
 
 def _document(r: sqlite3.Row) -> StoredDocument:
     root = r["root_path"]
-    return StoredDocument(
+    return model.StoredDocument(
         id=r["id"],
         title=r["title"],
         format=r["format"],
@@ -377,7 +378,7 @@ def _document(r: sqlite3.Row) -> StoredDocument:
 
 
 def _unit(r: sqlite3.Row) -> StoredUnit:
-    return StoredUnit(
+    return model.StoredUnit(
         id=r["id"],
         document_id=r["document_id"],
         ordinal=r["ordinal"],

@@ -7,14 +7,15 @@ import sqlite3
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from cairn.model import ReportRecord
+from cairn import model
 
 if TYPE_CHECKING:
+    from cairn.model import ReportRecord
     from cairn.store.sqlite.schema import SQLiteBase
 
 
 def _record(r: sqlite3.Row) -> ReportRecord:
-    return ReportRecord(
+    return model.ReportRecord(
         id=r["id"],
         created=r["created"],
         fingerprint=r["fingerprint"],

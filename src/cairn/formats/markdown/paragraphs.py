@@ -1,0 +1,174 @@
+"""markdown-it's ``paragraph`` and ``lheading`` block rules, in time linear in the
+paragraph with a small constant (big-file parsing, issue 12).
+
+For every line of a paragraph both rules ask each *terminator* rule (fence, blockquote,
+hr, list, footnote, HTML block, heading, Obsidian comment, table) whether it starts
+there: about ten Python calls a line, twice (``lheading`` scans the paragraph for a
+setext underline first). A 50 MB note of one long paragraph made 40 million such calls.
+Every one of those rules returns ``False`` at once unless the line's first non-blank
+character is its marker (or, for a table, the *next* line's first character is ``|``,
+``-`` or ``:``), so these copies of the two rules skip the terminator loop for a line
+that cannot start one. What is parsed does not change: on a line that might start a
+terminator the original loop runs, and a terminator rule this module does not know
+turns the shortcut off (:func:`install`).
+
+The rule bodies follow markdown-it-py 4.x (``rules_block/paragraph.py`` and
+``lheading.py``, MIT licence) line for line apart from that check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from markdown_it import MarkdownIt
+from markdown_it.common.utils import mdTrim
+from markdown_it.rules_block import StateBlock
+
+STARTERS: dict[str, str] = {
+    "fence": "`~",
+    "blockquote": ">",
+    "hr": "*-_",
+    "list": "*-+0123456789",
+    "footnote_def": "[",
+    "html_block": "<",
+    "heading": "#",
+    "obsidian_comment": "%",
+    "math_block": "$",
+    "table": "",  # decided by the next line (see _may_terminate)
+}
+"""The first characters with which each known terminator rule can start."""
+
+_TABLE_NEXT = "|-:"
+
+Rule = Callable[[StateBlock, int, int, bool], bool]
+
+
+def _terminator_names(md: MarkdownIt) -> list[str]:
+    return [r.name for r in md.block.ruler.__rules__ if r.enabled and "paragraph" in r.alt]
+
+
+def install(md: MarkdownIt) -> None:
+    """Replace ``md``'s ``paragraph`` and ``lheading`` rules with the copies of this
+    module. Call it after every rule is added or enabled: the terminators are read
+    now. With a terminator rule not in :data:`STARTERS` nothing is replaced."""
+    names = _terminator_names(md)
+    if any(n not in STARTERS for n in names):
+        return
+    starters = frozenset("".join(STARTERS[n] for n in names))
+    table = "table" in names
+    md.block.ruler.at("paragraph", _paragraph(starters, table))
+    md.block.ruler.at("lheading", _lheading(starters, table))
+
+
+def _may_terminate(state: StateBlock, line: int, starters: frozenset[str], table: bool) -> bool:
+    """Whether some terminator rule could start at ``line`` (a non-empty line)."""
+    if state.src[state.bMarks[line] + state.tShift[line]] in starters:
+        return True
+    if table and line + 1 < len(state.bMarks):
+        pos = state.bMarks[line + 1] + state.tShift[line + 1]
+        return pos < state.eMarks[line + 1] and state.src[pos] in _TABLE_NEXT
+    return False
+
+
+def _terminates(state: StateBlock, line: int, end: int, rules: list[Rule]) -> bool:
+    return any(rule(state, line, end, True) for rule in rules)
+
+
+def _paragraph(starters: frozenset[str], table: bool) -> Rule:
+    def paragraph(state: StateBlock, startLine: int, endLine: int, silent: bool) -> bool:
+        nextLine = startLine + 1
+        terminatorRules = state.md.block.ruler.getRules("paragraph")
+        endLine = state.lineMax
+
+        oldParentType = state.parentType
+        state.parentType = "paragraph"
+
+        while nextLine < endLine:
+            if state.isEmpty(nextLine):
+                break
+            if state.sCount[nextLine] - state.blkIndent > 3:
+                nextLine += 1
+                continue
+            if state.sCount[nextLine] < 0:
+                nextLine += 1
+                continue
+            if _may_terminate(state, nextLine, starters, table) and _terminates(
+                state, nextLine, endLine, terminatorRules
+            ):
+                break
+            nextLine += 1
+
+        content = mdTrim(state.getLines(startLine, nextLine, state.blkIndent, False))
+        state.line = nextLine
+
+        token = state.push("paragraph_open", "p", 1)
+        token.map = [startLine, state.line]
+        token = state.push("inline", "", 0)
+        token.content = content
+        token.map = [startLine, state.line]
+        token.children = []
+        token = state.push("paragraph_close", "p", -1)
+
+        state.parentType = oldParentType
+        return True
+
+    return paragraph
+
+
+def _lheading(starters: frozenset[str], table: bool) -> Rule:
+    def lheading(state: StateBlock, startLine: int, endLine: int, silent: bool) -> bool:
+        level = None
+        marker = ""
+        nextLine = startLine + 1
+        terminatorRules = state.md.block.ruler.getRules("paragraph")
+
+        if state.is_code_block(startLine):
+            return False
+
+        oldParentType = state.parentType
+        state.parentType = "paragraph"
+
+        while nextLine < endLine and not state.isEmpty(nextLine):
+            if state.sCount[nextLine] - state.blkIndent > 3:
+                nextLine += 1
+                continue
+            if state.sCount[nextLine] >= state.blkIndent:
+                pos = state.bMarks[nextLine] + state.tShift[nextLine]
+                maximum = state.eMarks[nextLine]
+                if pos < maximum:
+                    marker = state.src[pos]
+                    if marker in ("-", "="):
+                        pos = state.skipCharsStr(pos, marker)
+                        pos = state.skipSpaces(pos)
+                        if pos >= maximum:
+                            level = 1 if marker == "=" else 2
+                            break
+            if state.sCount[nextLine] < 0:
+                nextLine += 1
+                continue
+            if _may_terminate(state, nextLine, starters, table) and _terminates(
+                state, nextLine, endLine, terminatorRules
+            ):
+                break
+            nextLine += 1
+
+        if not level:
+            return False
+
+        content = mdTrim(state.getLines(startLine, nextLine, state.blkIndent, False))
+        state.line = nextLine + 1
+
+        token = state.push("heading_open", "h" + str(level), 1)
+        token.markup = marker
+        token.map = [startLine, state.line]
+        token = state.push("inline", "", 0)
+        token.content = content
+        token.map = [startLine, state.line - 1]
+        token.children = []
+        token = state.push("heading_close", "h" + str(level), -1)
+        token.markup = marker
+
+        state.parentType = oldParentType
+        return True
+
+    return lheading

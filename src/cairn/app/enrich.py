@@ -28,13 +28,20 @@ from cairn.app.parts import Parts
 from cairn.app.redact import CHAT_FORMATS
 from cairn.errors import NotFound
 from cairn.model import MESSAGE, Unit
-from cairn.model.enrich import INSIGHT, SUMMARY, Enrichment, Insight, RelationLabel
 
 if TYPE_CHECKING:
     from cairn.enrich import Estimate, Message, RunStats, Task
     from cairn.enrich.providers import HttpProvider
     from cairn.enrich.settings import EnrichSettings
     from cairn.model import Edge, StoredDocument
+    from cairn.model.enrich import Enrichment, RelationLabel
+
+def _me() -> Any:
+    """``cairn.model.enrich``, loaded when enrichment is used (not by every search)."""
+    from cairn.model import enrich
+
+    return enrich
+
 
 NOT_CONFIGURED = (
     "enrichment is not configured: add an [enrich] table to cairn.toml (provider = "
@@ -220,7 +227,7 @@ class EnrichMixin(Parts):
                 a, b, sim = task.ref
                 if value["relation"] == "none" or value["confidence"] < settings.min_confidence:
                     return
-                labels.append(RelationLabel(
+                labels.append(_me().RelationLabel(
                     a, b, value["relation"], float(value["confidence"]),
                     str(value["reason"]).strip().splitlines()[0][:300] if value["reason"] else "",
                     round(sim, 4), provider.model, _prompt_version(),
@@ -351,14 +358,15 @@ class EnrichMixin(Parts):
 
         ids = [m.id for m in c.messages]
         insights = tuple(
-            Insight(i["type"], i["text"].strip(),
+            _me().Insight(i["type"], i["text"].strip(),
                     tuple(dict.fromkeys(ids[m - 1] for m in i["messages"] if 1 <= m <= len(ids))))
             for i in value["insights"]
         )
         vocabulary = self.store.enrichments.user_tags(10_000)
         tags = classify(value.get("tags", ()), vocabulary, settings.tag_aliases)
-        return Enrichment(c.doc.id, c.content_hash, model, _prompt_version(),
+        made: Enrichment = _me().Enrichment(c.doc.id, c.content_hash, model, _prompt_version(),
                           value["summary"].strip(), insights, tags, _now())
+        return made
 
     def _units_for(self, document_id: str, e: Enrichment) -> list[Unit]:
         """The summary and insight units of an enrichment, after the document's own."""
@@ -366,7 +374,8 @@ class EnrichMixin(Parts):
 
         from cairn.ingest.ids import NAMESPACE
 
-        own = [u for u in self.store.units_of(document_id) if u.kind not in (SUMMARY, INSIGHT)]
+        derived = (_me().SUMMARY, _me().INSIGHT)
+        own = [u for u in self.store.units_of(document_id) if u.kind not in derived]
         start = max((u.ordinal for u in own), default=-1) + 1
         doc = self.store.document(document_id)
         title = doc.title if doc is not None else ""
@@ -377,14 +386,14 @@ class EnrichMixin(Parts):
         common: dict[str, Any] = {"model": e.model, "origin": "llm"}
         tags = {"llm_tags": " ".join(t.tag for t in e.tags)} if e.tags else {}
         units = [Unit(
-            ordinal=start, level=1, kind=SUMMARY, title=f"Summary: {title}",
+            ordinal=start, level=1, kind=_me().SUMMARY, title=f"Summary: {title}",
             outline_path=("Summary",), body=e.summary, properties=tags,
             extra={**common, "tags": [dataclasses.asdict(t) for t in e.tags]},
             id=uid(0), document_id=document_id,
         )]
         for n, ins in enumerate(e.insights, 1):
             units.append(Unit(
-                ordinal=start + n, level=1, kind=INSIGHT,
+                ordinal=start + n, level=1, kind=_me().INSIGHT,
                 title=f"{ins.type.capitalize()}: {_short(ins.text)}",
                 outline_path=("Insights",), body=ins.text,
                 properties={"insight_type": ins.type},
@@ -472,8 +481,8 @@ class EnrichMixin(Parts):
         return out, ""
 
     def _llm_edges(self) -> list[Edge]:
-        from cairn.graph.edges import edge_id
         from cairn.model import Edge
+        from cairn.model.edge_ids import edge_id
 
         labels = self.store.enrichments.relations()
         docs = sorted({x for r in labels for x in (r.source_document_id, r.target_document_id)})

@@ -10,10 +10,11 @@ All of it is derived data: a user's file is never written, and what a re-index d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from cairn.model import Edge, Unit
-from cairn.model.enrich import Enrichment, RelationLabel
+if TYPE_CHECKING:
+    from cairn.model import Edge, Unit
+    from cairn.model.enrich import Enrichment, RelationLabel
 
 
 class EnrichIndex(Protocol):

@@ -18,18 +18,12 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
-from cairn.model import Document, Edge, Unit
-from cairn.model.enrich import (
-    ENRICHMENT_KINDS,
-    SUMMARY,
-    Enrichment,
-    EnrichTag,
-    Insight,
-    RelationLabel,
-)
+from cairn import model
 from cairn.store.sqlite.schema import SQLiteBase
 
 if TYPE_CHECKING:
+    from cairn.model import Edge, Unit
+    from cairn.model.enrich import Enrichment, RelationLabel
     from cairn.store.sqlite.writes import WritesMixin
 
 MIGRATIONS: tuple[str, ...] = (
@@ -68,13 +62,20 @@ MIGRATIONS: tuple[str, ...] = (
     """,
 )
 
-_KINDS = ",".join(f"'{k}'" for k in ENRICHMENT_KINDS)
+_KINDS = "'summary','insight'"  # cairn.model.enrich.ENRICHMENT_KINDS (a test checks)
 
 
 def _now() -> str:
     import datetime
 
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _me() -> Any:
+    """``cairn.model.enrich``, loaded when enrichments are read (not by every search)."""
+    from cairn.model import enrich
+
+    return enrich
 
 
 class SQLiteEnrichments:
@@ -164,7 +165,7 @@ class SQLiteEnrichments:
             "SELECT e.document_id FROM enrich_conversations e "
             "WHERE EXISTS (SELECT 1 FROM documents d WHERE d.id = e.document_id) "
             "AND NOT EXISTS (SELECT 1 FROM units u WHERE u.document_id = e.document_id "
-            f"AND u.kind = '{SUMMARY}') ORDER BY e.document_id"
+            f"AND u.kind = '{_me().SUMMARY}') ORDER BY e.document_id"
         )
         return [str(r[0]) for r in rows]
 
@@ -192,7 +193,7 @@ class SQLiteEnrichments:
         ).fetchone()
         if row is None:
             return
-        doc = Document(
+        doc = model.Document(
             path=str(row[1]), format=str(row[3]), title=str(row[4]), units=tuple(units),
             tags=tuple(json.loads(row[5])), key=row[2], id=document_id, root_id=str(row[0]),
         )
@@ -224,7 +225,7 @@ class SQLiteEnrichments:
             "SELECT * FROM enrich_relations ORDER BY source_document_id, target_document_id"
         )
         return [
-            RelationLabel(
+            _me().RelationLabel(
                 source_document_id=r["source_document_id"],
                 target_document_id=r["target_document_id"],
                 relation=r["relation"],
@@ -272,19 +273,22 @@ class SQLiteEnrichments:
 
 
 def _enrichment(r: Any) -> Enrichment:
-    return Enrichment(
+    made: Enrichment = _me().Enrichment(
         document_id=r["document_id"],
         content_hash=r["content_hash"],
         model=r["model"],
         prompt_version=r["prompt_version"],
         summary=r["summary"],
         insights=tuple(
-            Insight(i["type"], i["text"], tuple(i.get("messages", ())))
+            _me().Insight(i["type"], i["text"], tuple(i.get("messages", ())))
             for i in json.loads(r["insights"])
         ),
-        tags=tuple(EnrichTag(t["tag"], t["status"], t["given"]) for t in json.loads(r["tags"])),
+        tags=tuple(
+            _me().EnrichTag(t["tag"], t["status"], t["given"]) for t in json.loads(r["tags"])
+        ),
         created=r["created"],
     )
+    return made
 
 
 class EnrichMixin(SQLiteBase):

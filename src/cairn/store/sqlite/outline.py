@@ -15,10 +15,10 @@ two agree.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cairn.model import Arc, Edge, EdgeOrigin
-from cairn.model.edge_ids import edge_id
+if TYPE_CHECKING:  # a keyword search reads no edges: the graph types load on first use
+    from cairn.model import Arc, Edge, EdgeOrigin
 
 STRUCTURAL: EdgeOrigin = "structural"
 PARENT, NEXT, PREVIOUS = "parent", "next", "previous"
@@ -59,15 +59,21 @@ class OutlineArc:
     def __init__(self, source: str, target: str, relation: str, document_id: str) -> None:
         self.source, self.target, self.relation = source, target, relation
         self.document_id = document_id
+        from cairn.model.edge_ids import edge_id
+
         self.id = edge_id(source, target, relation, STRUCTURAL)
 
     def arc(self) -> Arc:
         """As an :class:`cairn.model.Arc`."""
-        return Arc(self.id, self.source, self.target, self.relation, STRUCTURAL, 1.0)
+        from cairn import model
+
+        return model.Arc(self.id, self.source, self.target, self.relation, STRUCTURAL, 1.0)
 
     def edge(self) -> Edge:
         """As a full :class:`cairn.model.Edge`."""
-        return Edge(self.id, self.source, self.target, self.relation, STRUCTURAL, 1.0,
+        from cairn import model
+
+        return model.Edge(self.id, self.source, self.target, self.relation, STRUCTURAL, 1.0,
                     self.document_id, self.document_id, 1, 0, EVIDENCE)
 
 

@@ -65,6 +65,10 @@ KEYS: Mapping[str, frozenset[str]] = {
         }
     ),
     "chunking": frozenset({"default_profile", "profiles"}),
+    "rerank": frozenset(
+        {"provider", "enabled", "top_k", "path", "max_tokens", "url", "model", "api_key_env",
+         "timeout"}
+    ),
     "graph": frozenset({"expand", "hops", "alpha", "reverse", "seeds", "origins", "weights"}),
     "serve": frozenset(
         {
@@ -245,6 +249,8 @@ class Config:
             :class:`cairn.maintain.dream.DreamSettings`).
         web: the ``[web]`` table as written: ``editor_url``, the template of the web UI's
             "open in editor" links (``{path}``, ``{line}``).
+        rerank: the ``[rerank]`` table as written (see
+            :class:`cairn.embed.rerank.RerankConfig`).
     """
 
     db_path: Path
@@ -264,6 +270,7 @@ class Config:
     backup_dir: Path | None = None
     db_url: str | None = None
     redact: Mapping[str, Any] = field(default_factory=dict)
+    rerank: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def backup_folder(self) -> Path:
@@ -392,6 +399,7 @@ def load_config(
         backup_dir=_backup_dir(path, section("writeback")),
         db_url=_db_url(path, store, env, str(db) if db else None),
         redact=_redact(path, section("redact")),
+        rerank=_frozen(section("rerank")),
     )
 
 

@@ -66,8 +66,8 @@ KEYS: Mapping[str, frozenset[str]] = {
     ),
     "chunking": frozenset({"default_profile", "profiles"}),
     "rerank": frozenset(
-        {"provider", "enabled", "top_k", "path", "max_tokens", "url", "model", "api_key_env",
-         "timeout"}
+        {"provider", "enabled", "top_k", "path", "max_tokens", "threads", "url", "model",
+         "api_key_env", "timeout"}
     ),
     "graph": frozenset({"expand", "hops", "alpha", "reverse", "seeds", "origins", "weights"}),
     "serve": frozenset(

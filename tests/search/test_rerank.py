@@ -407,3 +407,78 @@ def test_cli_rerank_flag(tmp_path: Path, vault: Path, xenc_dir: Path) -> None:
     assert text.exit_code == 0, text.output
     assert text.output.index("faq.md") < text.output.index("compost.md")
     assert "rerank (onnx:tiny-xenc)" in text.output and "fused rank" in text.output
+
+
+# --- the doors: HTTP API (a real uvicorn on loopback) and MCP (the SDK's client) ------
+@pytest.fixture
+def indexed(tmp_path: Path, vault: Path, xenc_dir: Path) -> Iterator[Cairn]:
+    cfg = _config(tmp_path, {"provider": "onnx", "path": str(xenc_dir)})
+    with Cairn(cfg) as cairn:
+        cairn.index([vault])
+        yield cairn
+
+
+def test_http_api_reranks(indexed: Cairn) -> None:
+    pytest.importorskip("fastapi")
+    uvicorn = pytest.importorskip("uvicorn")
+    # port 0: the kernel picks a free port; the policy must name the real one, so the
+    # socket is bound first and handed to uvicorn
+    import socket
+    import time
+    import urllib.request
+
+    from cairn.interfaces.api.app import create_app
+    from cairn.interfaces.api.security import Policy
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = create_app(indexed, Policy.for_bind("127.0.0.1", port, token=None))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    t = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    t.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not server.started:
+            assert time.monotonic() < deadline and t.is_alive(), "uvicorn did not start"
+            time.sleep(0.02)
+
+        def post(body: dict[str, Any]) -> Any:
+            req = urllib.request.Request(
+                f"http://127.0.0.1:{port}/v1/search", data=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json"}, method="POST",
+            )
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                return json.loads(resp.read())
+
+        base = {"query": "garden", "mode": "keyword"}
+        assert [h["path"] for h in post(base)["hits"]] == PLAIN
+        got = post({**base, "rerank": True, "explain": True})
+        assert [h["path"] for h in got["hits"]] == RERANKED
+        assert got["hits"][1]["explain"]["rerank"]["rank_before"] == 3
+    finally:
+        server.should_exit = True
+        t.join(10)
+        sock.close()
+
+
+def test_mcp_search_reranks(indexed: Cairn) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client
+
+    from cairn.interfaces.mcp.server import build_server
+
+    async def main() -> tuple[Any, Any, Any]:
+        async with Client(build_server(indexed)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            plain = await client.call_tool("search", {"query": "garden", "mode": "keyword"})
+            rr = await client.call_tool(
+                "search", {"query": "garden", "mode": "keyword", "rerank": True}
+            )
+            return tools["search"], plain.structured_content, rr.structured_content
+
+    tool, plain, rr = anyio.run(main)
+    assert tool.input_schema["properties"]["rerank"]["description"]
+    assert [h["path"] for h in plain["hits"]] == PLAIN
+    assert [h["path"] for h in rr["hits"]] == RERANKED

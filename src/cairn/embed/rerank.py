@@ -7,7 +7,8 @@ providers, and :func:`make_reranker` from the ``[rerank]`` section of ``cairn.to
     provider = "none"     # none | onnx | http
     enabled = false       # rerank every search (else only with --rerank / rerank=True)
     top_k = 30            # how many of the fused results are re-scored
-    max_tokens = 512      # query + passage tokens per pair (onnx)
+    max_tokens = 256      # query + passage tokens per pair (onnx)
+    threads = 1           # CPU threads of the onnx model
     # provider = "onnx": a cross-encoder exported to ONNX, in a folder holding
     # model.onnx (or model_int8.onnx) and tokenizer.json:
     path = "~/models/ms-marco-MiniLM-L-6-v2-onnx"
@@ -87,6 +88,7 @@ class RerankConfig:
         top_k: fused results re-scored (the rest keep their order below them).
         path: the ``onnx`` model folder.
         max_tokens: tokens per (query, passage) pair for ``onnx``.
+        threads: the ``onnx`` model's CPU threads.
         url / model / api_key_env: for ``http``.
         timeout: seconds per ``http`` request.
     """
@@ -95,7 +97,8 @@ class RerankConfig:
     enabled: bool = False
     top_k: int = DEFAULT_TOP_K
     path: str | None = None
-    max_tokens: int = 512
+    max_tokens: int = 256
+    threads: int = 1
     url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
@@ -124,7 +127,8 @@ class RerankConfig:
                 enabled=enabled,
                 top_k=int(data.get("top_k", DEFAULT_TOP_K)),
                 path=str(data["path"]) if "path" in data else None,
-                max_tokens=int(data.get("max_tokens", 512)),
+                max_tokens=int(data.get("max_tokens", 256)),
+                threads=int(data.get("threads", 1)),
                 url=str(data["url"]) if "url" in data else None,
                 model=str(data["model"]) if "model" in data else None,
                 api_key_env=str(data["api_key_env"]) if "api_key_env" in data else None,
@@ -152,7 +156,9 @@ def make_reranker(config: RerankConfig) -> Reranker | None:
     if config.provider == "onnx":
         if not config.path:
             raise ConfigError("[rerank] provider 'onnx' needs path (the model folder)")
-        return OnnxCrossEncoder(Path(config.path).expanduser(), max_tokens=config.max_tokens)
+        return OnnxCrossEncoder(
+            Path(config.path).expanduser(), max_tokens=config.max_tokens, threads=config.threads
+        )
     if config.provider == "http":
         if not config.url:
             raise ConfigError("[rerank] provider 'http' needs url")
@@ -202,7 +208,7 @@ class OnnxCrossEncoder:
     """
 
     def __init__(
-        self, folder: Path, *, max_tokens: int = 512, threads: int = 1, batch_size: int = 16
+        self, folder: Path, *, max_tokens: int = 256, threads: int = 1, batch_size: int = 16
     ) -> None:
         require("onnxruntime", None)
         require("tokenizers", None)

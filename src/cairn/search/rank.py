@@ -368,7 +368,8 @@ class Ranker:
             units = self.store.hit_units([f.key for f in fused[: max(top, TITLE_WINDOW)]])
             words = " ".join(t.text or " ".join(t.tokens) for t in query.positive).strip()
             try:
-                fused = rerank_fused(reranker, words, fused, units, top)
+                windows = {k: (h.start, h.end) for k, h in chunks.items()}
+                fused = rerank_fused(reranker, words, fused, units, top, windows)
                 reranked_by = reranker.name
             except ProviderUnavailable as exc:
                 notes.append(f"reranking failed ({exc}); fused order kept")

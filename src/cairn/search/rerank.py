@@ -24,8 +24,9 @@ from cairn.embed.rerank import Reranker
 from cairn.model import HitUnit
 from cairn.search.fusion import Fused
 
-PASSAGE_CHARS = 4000
-"""Characters of a unit sent to the reranker (its tokenizer cuts further)."""
+PASSAGE_CHARS = 2000
+"""Characters of a unit's body sent to the reranker at most (its tokenizer cuts to
+``[rerank] max_tokens``)."""
 
 
 def retrieval_weight(rank: int) -> float:
@@ -33,13 +34,16 @@ def retrieval_weight(rank: int) -> float:
     return 0.75 if rank <= 3 else 0.60 if rank <= 10 else 0.40
 
 
-def passage_of(unit: HitUnit) -> str:
-    """What the reranker reads of a unit: its title, then its body (at most
-    :data:`PASSAGE_CHARS` characters in all)."""
+def passage_of(unit: HitUnit, window: tuple[int, int] | None = None) -> str:
+    """What the reranker reads of a unit: its title, then its body — only the chunk
+    ``window`` (``start, end`` offsets) that matched by meaning when the body is longer
+    than :data:`PASSAGE_CHARS`, else its first :data:`PASSAGE_CHARS` characters."""
     title = unit.title.strip()
-    body = unit.body.strip()
-    text = f"{title}\n{body}" if title and not body.startswith(title) else body or title
-    return text[:PASSAGE_CHARS]
+    body = unit.body
+    if window is not None and len(body) > PASSAGE_CHARS:
+        body = body[window[0] : window[1]]
+    body = body.strip()[:PASSAGE_CHARS]
+    return f"{title}\n{body}" if title and not body.startswith(title) else body or title
 
 
 def rerank_fused(
@@ -48,6 +52,7 @@ def rerank_fused(
     fused: Sequence[Fused],
     units: Mapping[str, HitUnit],
     top_k: int,
+    windows: Mapping[str, tuple[int, int]] | None = None,
 ) -> list[Fused]:
     """``fused`` re-ordered by the position-aware blend (see the module docstring).
 
@@ -58,6 +63,8 @@ def rerank_fused(
         units: unit id → :class:`HitUnit` of at least the first ``top_k`` results
             (a missing one is scored on an empty passage).
         top_k: how many results are re-scored.
+        windows: unit id → the ``(start, end)`` of the chunk that matched by meaning
+            (see :func:`passage_of`).
 
     Returns:
         Every result of ``fused``, best first, with new scores and summands.
@@ -66,7 +73,8 @@ def rerank_fused(
         ProviderUnavailable: the reranker failed.
     """
     head = list(fused[: max(0, top_k)])
-    passages = [passage_of(units[f.key]) if f.key in units else "" for f in head]
+    win = windows or {}
+    passages = [passage_of(units[f.key], win.get(f.key)) if f.key in units else "" for f in head]
     relevance = reranker.score(query_text, passages) if head else []
     out: list[tuple[float, int, Fused]] = []
     for r, f in enumerate(fused, 1):

@@ -283,6 +283,19 @@ class Ranker:
             graph = self.graph_proximity(seeds)
         return Signals(sim=sims, age_days=ages, type_weight=tw, graph=dict(graph))
 
+    def _unembedded(
+        self, kw: Sequence[tuple[str, float]], dense: Sequence[DenseHit], qvec: Any
+    ) -> set[str]:
+        """Keyword hits the semantic list cannot hold: units with no vector in this
+        space (all metadata and no text, or still waiting to be embedded)."""
+        if qvec is None or self.dense is None:
+            return set()
+        in_sem = {h.unit_id for h in dense}
+        rest = [k for k, _ in kw if k not in in_sem]
+        if not rest:
+            return set()
+        return set(rest) - set(self.dense.unit_similarity(qvec, rest))
+
     def _fuse(
         self, mode: str, query: Query, tq: TextQuery, k: int, n: int, alternates: bool
     ) -> tuple[list[Fused], dict[str, DenseHit], dict[str, UnitFacts], bool]:
@@ -312,6 +325,7 @@ class Ranker:
                 {"keyword": kw_kept, "semantic": sem},
                 k=self.fusion.rrf_k,
                 weights=self.fusion.weights,
+                unlistable={"semantic": self._unembedded(kw_kept, dense, qvec)},
             )
         more = len(kw) >= depth or len(dense) >= depth
         return fused, {h.unit_id: h for h in dense}, facts, more

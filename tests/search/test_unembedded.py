@@ -34,7 +34,7 @@ def test_rrf_fills_the_share_of_a_list_a_key_cannot_be_in() -> None:
     assert by["a"].summands["rrf_keyword"] == pytest.approx(0.6 / 61)
     assert "rrf_semantic_unlistable" not in by["b"].summands  # it is in the list
     assert "zz" not in by  # naming a key does not list it
-    assert [f.key for f in fair][0] == "a"  # rank 1 in the only list it can be in
+    assert fair[0].key == "a"  # rank 1 in the only list it can be in
     for f in fair:
         assert math.isclose(math.fsum(f.summands.values()), f.score)
 

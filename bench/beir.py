@@ -1,6 +1,7 @@
 """SciFact quality and speed of keyword, semantic and hybrid search, per provider.
 
     HF_HUB_OFFLINE=1 python bench/beir.py [--work DIR] [--providers static,minilm-onnx,minilm]
+        [--rerank FOLDER|URL [--rerank-top-k 30] [--rerank-tokens 256]]
 
 What it measures (one table each, and ``DIR/results.json``):
 
@@ -8,6 +9,10 @@ What it measures (one table each, and ``DIR/results.json``):
    test queries) — nDCG@10, Recall@100, MRR@10 for keyword, and for semantic and hybrid
    (RRF k=60, keyword 0.6 / semantic 0.4) with each provider. The run files of every
    mode are written to ``DIR/runs/`` so ``../shared/bench/eval_beir.py`` can check them.
+   With ``--rerank`` (a cross-encoder folder for ``[rerank] provider = "onnx"``, e.g.
+   one made by ``bench/rerank_model.py``, or a TEI / Cohere-style ``/rerank`` URL), each
+   provider's hybrid is also run re-ranked (top-k, position-aware blend), on the same
+   queries, side by side, with the re-rank's own latency p50/p95 per query.
 2. Embedding throughput: chunks per second of each provider on 2 CPU cores, embedding
    SciFact chunks (metadata prefix + window) in batches, as the index pass does.
 3. Query latency p50/p95 (ms) per mode at about 10,000 and 100,000 chunks (SciFact
@@ -38,8 +43,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from cairn.config import SearchConfig
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig, make_embedder
+from cairn.embed.rerank import RerankConfig, Reranker, make_reranker
 from cairn.errors import ProviderUnavailable
 from cairn.evaluation import (
+    _plain,
     index_corpus,
     load_beir,
     measure,
@@ -76,6 +83,51 @@ def throughput(store: Store, emb: Embedder, n: int) -> float:
     for i in range(0, len(texts), 64):
         emb.embed(texts[i : i + 64])
     return len(texts) / (time.perf_counter() - t0)
+
+
+def make_rerank(spec: str, tokens: int) -> Reranker:
+    """A reranker from ``--rerank``: an http(s) URL, else an ONNX model folder."""
+    if spec.startswith(("http://", "https://")):
+        cfg = RerankConfig(provider="http", url=spec)
+    else:
+        cfg = RerankConfig(provider="onnx", path=spec, max_tokens=tokens)
+    r = make_reranker(cfg)
+    assert r is not None
+    return r
+
+
+class Timed:
+    """A reranker that records each call's CPU time of the calling thread (ms): with
+    one intra-op thread onnxruntime runs there, so on a loaded machine this is close to
+    what the call takes on a quiet one, where wall time is not."""
+
+    def __init__(self, inner: Reranker) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.cpu_ms: list[float] = []
+
+    def score(self, query: str, passages: Any) -> list[float]:
+        t0 = time.thread_time()
+        out = self.inner.score(query, passages)
+        self.cpu_ms.append((time.thread_time() - t0) * 1000)
+        return out
+
+
+def reranked_run(
+    rk: Ranker, queries: dict[str, str], reranker: Reranker, top_k: int
+) -> tuple[dict[str, dict[str, float]], list[float], list[float]]:
+    """Hybrid runs re-ranked by ``reranker``; each query's re-rank wall time and CPU
+    time (ms)."""
+    run: dict[str, dict[str, float]] = {}
+    lat: list[float] = []
+    timed = Timed(reranker)
+    for qid, text in queries.items():
+        ranking = rk.rank(
+            _plain(text), mode="hybrid", limit=100, reranker=timed, rerank_top_k=top_k
+        )
+        lat.append(ranking.rerank_ms)
+        run[qid] = {f.key: f.score for f in ranking.fused[:100]}
+    return run, lat, timed.cpu_ms
 
 
 def latency(searcher: SearchService, queries: list[str], mode: str) -> tuple[float, float]:
@@ -118,6 +170,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--latency-queries", type=int, default=200)
     ap.add_argument("--throughput-chunks", default="static=4000,minilm-onnx=384,minilm=256")
+    ap.add_argument("--rerank", default=None, help="a cross-encoder folder or /rerank URL")
+    ap.add_argument("--rerank-top-k", type=int, default=30)
+    ap.add_argument("--rerank-tokens", type=int, default=256)
+    ap.add_argument(
+        "--rerank-queries", type=int, default=300, help="test queries run re-ranked"
+    )
     ap.add_argument(
         "--threads",
         type=int,
@@ -139,8 +197,10 @@ def main(argv: list[str] | None = None) -> int:
         "quality": [],
         "throughput": {},
         "latency": [],
+        "rerank": [],
         "notes": [],
     }
+    reranker = make_rerank(a.rerank, a.rerank_tokens) if a.rerank else None
     weights = SearchConfig().weights
 
     # --- 1. quality ---------------------------------------------------------------------
@@ -181,6 +241,24 @@ def main(argv: list[str] | None = None) -> int:
             results["quality"].append(
                 {"provider": p, "mode": mode, "ndcg@10": nd, "recall@100": rc, "mrr@10": mr}
             )
+        if reranker is not None:
+            sub = dict(list(data.queries.items())[: a.rerank_queries])
+            sub_qrels = {q: r for q, r in data.qrels.items() if q in sub}
+            plain, _ = run_queries(rk, sub, "hybrid")
+            rrun, rlat, rcpu = reranked_run(rk, sub, reranker, a.rerank_top_k)
+            write_trec_run(rrun, work / "runs" / f"{p}-hybrid-rerank.trec")
+            for label, r_ in (("hybrid", plain), ("hybrid+rerank", rrun)):
+                nd, rc, mr = measure(r_, sub_qrels)
+                results["rerank"].append(
+                    {"provider": p, "mode": label, "queries": len(sub_qrels), "ndcg@10": nd,
+                     "recall@100": rc, "mrr@10": mr,
+                     "rerank_p50_ms": pct(rlat, 50) if label != "hybrid" else None,
+                     "rerank_p95_ms": pct(rlat, 95) if label != "hybrid" else None,
+                     "rerank_cpu_p50_ms": pct(rcpu, 50) if label != "hybrid" else None,
+                     "rerank_cpu_p95_ms": pct(rcpu, 95) if label != "hybrid" else None}
+                )
+            results["reranker"] = {"name": reranker.name, "top_k": a.rerank_top_k,
+                                   "max_tokens": a.rerank_tokens}
         results["throughput"][p] = throughput(store, emb, int(tp_n.get(p, 256)))
     results["chunks_quality"] = chunk_count(store)
     store.close()
@@ -277,6 +355,24 @@ def print_tables(r: dict[str, Any]) -> None:
             f"| {x['chunks']} | {x['provider']} | {x['mode']} | {x['p50_ms']:.1f} "
             f"| {x['p95_ms']:.1f} |"
         )
+    if r.get("rerank"):
+        rr = r.get("reranker", {})
+        print(
+            f"\n### Reranking — {rr.get('name')}, top {rr.get('top_k')}, "
+            f"{rr.get('max_tokens')} tokens per pair (same queries, side by side)\n"
+        )
+        print("| provider | mode | queries | nDCG@10 | Recall@100 | MRR@10 | rerank wall "
+              "p50/p95 ms | rerank CPU p50/p95 ms |")
+        print("|---|---|---|---|---|---|---|---|")
+        for x in r["rerank"]:
+            wall = cpu = ""
+            if x["rerank_p50_ms"] is not None:
+                wall = f"{x['rerank_p50_ms']:.0f} / {x['rerank_p95_ms']:.0f}"
+                cpu = f"{x['rerank_cpu_p50_ms']:.0f} / {x['rerank_cpu_p95_ms']:.0f}"
+            print(
+                f"| {x['provider']} | {x['mode']} | {x['queries']} | {x['ndcg@10']:.4f} "
+                f"| {x['recall@100']:.4f} | {x['mrr@10']:.4f} | {wall} | {cpu} |"
+            )
     for n in r["notes"]:
         print(f"\nnote: {n}")
 

@@ -62,6 +62,10 @@ KEYS: Mapping[str, frozenset[str]] = {
         }
     ),
     "chunking": frozenset({"default_profile", "profiles"}),
+    "rerank": frozenset(
+        {"provider", "enabled", "top_k", "path", "max_tokens", "threads", "url", "model",
+         "api_key_env", "timeout"}
+    ),
     "graph": frozenset({"expand", "hops", "alpha", "reverse", "seeds", "origins", "weights"}),
     "serve": frozenset(
         {
@@ -253,6 +257,8 @@ class Config:
             "open in editor" links (``{path}``, ``{line}``).
         enrich: the ``[enrich]`` table as written (see
             :class:`cairn.enrich.settings.EnrichSettings`).
+        rerank: the ``[rerank]`` table as written (see
+            :class:`cairn.embed.rerank.RerankConfig`).
     """
 
     db_path: Path
@@ -273,6 +279,7 @@ class Config:
     db_url: str | None = None
     redact: Mapping[str, Any] = field(default_factory=dict)
     enrich: Mapping[str, Any] = field(default_factory=dict)
+    rerank: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def backup_folder(self) -> Path:
@@ -406,6 +413,7 @@ def load_config(
         db_url=_db_url(path, store, env, str(db) if db else None),
         redact=_redact(path, section("redact")),
         enrich=_frozen(section("enrich")),
+        rerank=_frozen(section("rerank")),
     )
 
 

@@ -227,4 +227,4 @@ def test_openapi_documents_every_field(api: httpx2.Client) -> None:
 
     assert list(HitOut.model_fields) == [f.name for f in dataclasses.fields(Hit)]
     assert set(SearchRequest.model_fields) == {"query", "mode", "limit", "offset", "explain",
-                                               "alternates", "expand", "sort"}
+                                               "alternates", "expand", "sort", "rerank"}

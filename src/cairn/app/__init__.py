@@ -117,7 +117,8 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         self._graph: GraphService | None = None  # built on first use (see `graph`)
         self._graph_build = threading.Lock()
         semantic = SemanticConfig.from_mapping(
-            {"embed": config.embed, "fusion": config.fusion, "chunking": config.chunking}
+            {"embed": config.embed, "fusion": config.fusion, "chunking": config.chunking,
+             "rerank": config.rerank}
         )
         self.semantic = SearchService(
             self.store,
@@ -513,6 +514,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         expand: bool | None = None,
         sort: str | Sequence[str] | None = None,
         today: datetime.date | str | None = None,
+        rerank: bool | None = None,
     ) -> SearchResult:
         """Search; see :mod:`cairn.search.query` for the syntax and
         :meth:`cairn.search.service.SearchService.search` for the details.
@@ -533,6 +535,8 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
                 scheduled, priority, modified, title; :mod:`cairn.search.sort`).
             today: the day relative dates (``deadline:this-week``) count from;
                 default ``$CAIRN_TODAY``, else the local date.
+            rerank: re-rank the top hits with the ``[rerank]`` reranker
+                (:mod:`cairn.search.rerank`); ``None``: ``[rerank] enabled``.
 
         Raises:
             QueryError: ``offset`` is negative, a sort key is unknown or ``today`` is
@@ -550,6 +554,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             expand=expand,
             sort=sort,
             today=today,
+            rerank=rerank,
         )
         return self._with_waiting(result, mode)  # a partly embedded index says so
 

@@ -22,7 +22,7 @@ summand of a few 1e-12 in key order. Ordering is deterministic: score, then key.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,6 +177,7 @@ def rrf(
     k: float = 60.0,
     weights: Mapping[str, float] | None = None,
     tiebreak: bool = True,
+    unlistable: Mapping[str, Collection[Any]] | None = None,
 ) -> list[Fused]:
     """Reciprocal Rank Fusion of ranked lists.
 
@@ -186,6 +187,10 @@ def rrf(
         weights: list name → weight (missing names weigh 1.0).
         tiebreak: add the ``tiebreak`` summand ``1e-6 · Σ_l w_l·norm_l(raw) / Σ_l w_l``
             (``norm_l`` min-max over list ``l``), which separates near-ties.
+        unlistable: list name → keys that list cannot hold (a unit with no vectors
+            cannot be in the semantic list: its text is all metadata, or it waits to be
+            embedded). Such a key is not penalised for the absence: it gets that list's
+            share at its best rank elsewhere, as the summand ``rrf_<list>_unlistable``.
 
     Returns:
         Every key of every list, best first, with summands ``rrf_<list>`` (and
@@ -195,9 +200,14 @@ def rrf(
     ranks, raw = _positions(lists)
     norms = {name: _norm(lst) for name, lst in lists.items()}
     wsum = sum(w.get(n, 1.0) for n in lists) or 1.0
+    absent = {n: set(keys) for n, keys in (unlistable or {}).items() if n in lists}
     out: list[Fused] = []
     for key, rk in ranks.items():
         summands = {f"rrf_{n}": w.get(n, 1.0) / (k + r) for n, r in rk.items()}
+        best = min(rk.values())
+        for n, keys in absent.items():
+            if n not in rk and key in keys:
+                summands[f"rrf_{n}_unlistable"] = w.get(n, 1.0) / (k + best)
         if tiebreak:
             tb = sum(w.get(n, 1.0) * norms[n][key] for n in rk) / wsum
             summands["tiebreak"] = TIEBREAK_SCALE * tb

@@ -3,6 +3,7 @@ explanations.
 
 With ``explain``, each hit's ``explain`` holds the mode, each list's rank and raw score
 (``keyword: {rank, bm25}``, ``semantic: {rank, cosine, chunk}``), the fusion settings,
+with a reranker ``rerank: {model, rank_before, fused_score, relevance, retrieval_weight}``,
 the named ``summands`` and the ``score`` they add up to (``math.fsum``); graph
 expansion adds a ``graph_expansion`` summand and a ``graph`` section.
 """
@@ -17,6 +18,7 @@ from cairn.model import Hit, HitUnit
 from cairn.search.dense import DenseHit
 from cairn.search.fusion import Fused, FusionConfig
 from cairn.search.query import Query
+from cairn.search.rerank import explain_rerank
 from cairn.search.snippet import make_snippet, term_patterns
 from cairn.store import Store
 
@@ -56,8 +58,10 @@ def explain_fused(
     chunk: DenseHit | None,
     syntax: str | None,
     model: str | None,
+    reranker: str | None = None,
 ) -> dict[str, Any]:
-    """The explanation of one fused result (see the module docstring)."""
+    """The explanation of one fused result (see the module docstring); a re-ranked
+    one also has a ``rerank`` section (:func:`cairn.search.rerank.explain_rerank`)."""
     exp: dict[str, Any] = {"mode": mode}
     kw_name = "keyword" if "keyword" in f.ranks else "bm25"
     sem_name = "semantic" if "semantic" in f.ranks else "cosine"
@@ -86,6 +90,9 @@ def explain_fused(
         exp["fts_query"] = syntax
     if model is not None and mode != "keyword":
         exp["model"] = model
+    rr = explain_rerank(f, reranker) if reranker is not None else None
+    if rr is not None:
+        exp["rerank"] = rr
     exp["summands"] = dict(f.summands)
     exp["score"] = f.score
     exp["filters"] = filters_explained(query)

@@ -32,10 +32,13 @@ from typing import Any
 
 from cairn.config import SearchConfig
 from cairn.embed.base import Embedder
+from cairn.embed.rerank import Reranker
+from cairn.errors import ProviderUnavailable
 from cairn.model import Term, TextQuery, UnitFacts
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
 from cairn.search.query import Query, parse_query
+from cairn.search.rerank import rerank_fused
 from cairn.store import Store
 
 MODES = ("keyword", "semantic", "hybrid")
@@ -61,6 +64,8 @@ class Ranking:
         text_query: what the store ranked; ``syntax`` its backend rendering (FTS5).
         notes: messages for the user (parse notes, fallbacks).
         took_ms: time spent.
+        reranked_by: the reranker's name when the top results were re-ranked.
+        rerank_ms: time the re-rank took (0 when none ran).
     """
 
     query: Query
@@ -71,6 +76,8 @@ class Ranking:
     syntax: str | None = None
     notes: tuple[str, ...] = ()
     took_ms: float = 0.0
+    reranked_by: str | None = None
+    rerank_ms: float = 0.0
 
 
 def drop_shadowed(keys: Sequence[Any], facts: Mapping[str, UnitFacts]) -> list[int]:
@@ -276,6 +283,19 @@ class Ranker:
             graph = self.graph_proximity(seeds)
         return Signals(sim=sims, age_days=ages, type_weight=tw, graph=dict(graph))
 
+    def _unembedded(
+        self, kw: Sequence[tuple[str, float]], dense: Sequence[DenseHit], qvec: Any
+    ) -> set[str]:
+        """Keyword hits the semantic list cannot hold: units with no vector in this
+        space (all metadata and no text, or still waiting to be embedded)."""
+        if qvec is None or self.dense is None:
+            return set()
+        in_sem = {h.unit_id for h in dense}
+        rest = [k for k, _ in kw if k not in in_sem]
+        if not rest:
+            return set()
+        return set(rest) - set(self.dense.unit_similarity(qvec, rest))
+
     def _fuse(
         self, mode: str, query: Query, tq: TextQuery, k: int, n: int, alternates: bool
     ) -> tuple[list[Fused], dict[str, DenseHit], dict[str, UnitFacts], bool]:
@@ -305,6 +325,7 @@ class Ranker:
                 {"keyword": kw_kept, "semantic": sem},
                 k=self.fusion.rrf_k,
                 weights=self.fusion.weights,
+                unlistable={"semantic": self._unembedded(kw_kept, dense, qvec)},
             )
         more = len(kw) >= depth or len(dense) >= depth
         return fused, {h.unit_id: h for h in dense}, facts, more
@@ -316,6 +337,8 @@ class Ranker:
         mode: str | None = None,
         limit: int | None = None,
         include_alternates: bool = False,
+        reranker: Reranker | None = None,
+        rerank_top_k: int = 30,
     ) -> Ranking:
         """Rank units for ``text`` without building hits.
 
@@ -324,6 +347,9 @@ class Ranker:
             mode: ``keyword``, ``semantic``, ``hybrid`` or ``None`` (the default mode).
             limit: results wanted (default: the configured limit).
             include_alternates: also chat units off the canonical branch.
+            reranker: re-rank the first ``rerank_top_k`` fused results with it
+                (:mod:`cairn.search.rerank`; before exact titles are promoted); a
+                reranker that fails leaves the fused order, with a note.
 
         Returns:
             A :class:`Ranking` of at least ``limit`` results when that many units
@@ -349,10 +375,25 @@ class Ranker:
                 break
             n *= 4
             goal = n
+        reranked_by, rerank_ms = None, 0.0
+        if reranker is not None and query.positive and fused:
+            t1 = time.perf_counter()
+            top = max(1, rerank_top_k)
+            units = self.store.hit_units([f.key for f in fused[: max(top, TITLE_WINDOW)]])
+            words = " ".join(t.text or " ".join(t.tokens) for t in query.positive).strip()
+            try:
+                windows = {k: (h.start, h.end) for k, h in chunks.items()}
+                fused = rerank_fused(reranker, words, fused, units, top, windows)
+                reranked_by = reranker.name
+            except ProviderUnavailable as exc:
+                notes.append(f"reranking failed ({exc}); fused order kept")
+            rerank_ms = (time.perf_counter() - t1) * 1000
         if want != "semantic" and query.positive and fused:
             window = [f.key for f in fused[:TITLE_WINDOW]]
             titles = {k: u.title for k, u in self.store.hit_units(window).items()}
             fused = promote_exact_titles(fused, query, titles)
         took = (time.perf_counter() - t0) * 1000
         syntax = self.store.text_query_syntax(tq) if want != "semantic" else None
-        return Ranking(query, want, fused, chunks, facts, syntax, tuple(notes), took)
+        return Ranking(
+            query, want, fused, chunks, facts, syntax, tuple(notes), took, reranked_by, rerank_ms
+        )

@@ -12,6 +12,8 @@ Configuration (``cairn.toml``; chunking is the indexer's)::
 
     [embed]
     provider = "auto"        # auto | static | minilm | minilm-onnx | http | none
+    [rerank]
+    provider = "none"        # none | onnx | http (see cairn.embed.rerank)
     [fusion]
     method = "rrf"           # rrf | linear
     rrf_k = 60
@@ -33,6 +35,7 @@ from cairn.config import SearchConfig
 from cairn.embed.base import NO_EMBEDDER_NOTICE, Embedder
 from cairn.embed.locator import ModelLocator
 from cairn.embed.registry import EmbedConfig, make_embedder
+from cairn.embed.rerank import RerankConfig, Reranker, make_reranker
 from cairn.errors import ConfigError, ProviderUnavailable, QueryError
 from cairn.model import Hit
 from cairn.search.dates import today as today_of
@@ -54,14 +57,16 @@ _UNSET = UNSET
 
 @dataclass(frozen=True, slots=True)
 class SemanticConfig:
-    """The ``[embed]`` and ``[fusion]`` sections (chunking is the indexer's)."""
+    """The ``[embed]``, ``[fusion]`` and ``[rerank]`` sections (chunking is the
+    indexer's)."""
 
     embed: EmbedConfig = field(default_factory=EmbedConfig)
     fusion: FusionConfig = field(default_factory=FusionConfig)
+    rerank: RerankConfig = field(default_factory=RerankConfig)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> SemanticConfig:
-        """Read the two sections from the configuration's tables.
+        """Read the sections from the configuration's tables.
 
         Raises:
             ConfigError: a section is not a table or holds a bad value.
@@ -76,6 +81,7 @@ class SemanticConfig:
         return cls(
             embed=EmbedConfig.from_mapping(table("embed")),
             fusion=FusionConfig.from_mapping(table("fusion")),
+            rerank=RerankConfig.from_mapping(table("rerank")),
         )
 
 
@@ -143,6 +149,8 @@ class SearchService:
         graph_factory: gives the graph service when needed, instead of ``graph`` (a
             keyword search without expansion never asks, so its owner need not build
             it nor import the graph builders).
+        reranker: a reranker to use instead of building one from ``config.rerank``
+            (``None``: none); built on the first search that reranks otherwise.
     """
 
     def __init__(
@@ -157,6 +165,7 @@ class SearchService:
         graph_proximity: Proximity | None = None,
         graph: GraphService | None = None,
         graph_factory: Callable[[], GraphService] | None = None,
+        reranker: Reranker | None = _UNSET,
     ) -> None:
         self._graph = graph
         self._graph_factory = graph_factory
@@ -174,6 +183,8 @@ class SearchService:
         self.types = types
         self.locator = locator
         self._embedder: Embedder | None = embedder
+        self._reranker: Reranker | None = reranker
+        self._rerank_error: str | None = None
         self._ranker: Ranker | None = None
         self._kw_ranker: Ranker | None = None
         self.notices: list[str] = []
@@ -198,6 +209,23 @@ class SearchService:
                 self._embedder = None
                 self.notices.append(f"{exc}; {NO_EMBEDDER_NOTICE}")
         return self._embedder
+
+    def reranker(self) -> tuple[Reranker | None, str | None]:
+        """``(reranker, None)``, or ``(None, why)`` when none is configured or it cannot
+        be loaded (built on first use; a failure is remembered)."""
+        if self._reranker is _UNSET:
+            try:
+                self._reranker = make_reranker(self.config.rerank)
+                if self._reranker is None:
+                    self._rerank_error = (
+                        "no reranker configured: set [rerank] provider to onnx or http"
+                    )
+            except (ProviderUnavailable, ConfigError) as exc:
+                self._reranker = None
+                self._rerank_error = str(exc)
+        if self._reranker is None:
+            return None, self._rerank_error or "no reranker configured"
+        return self._reranker, None
 
     def type_weights(self) -> dict[str, float]:
         """Note type → ``retriever_weight`` from ``types.yaml`` (aliases included)."""
@@ -237,13 +265,24 @@ class SearchService:
         return self._kw_ranker
 
     def _rank(
-        self, text: str | Query, mode: str | None, want: int, include_alternates: bool
+        self,
+        text: str | Query,
+        mode: str | None,
+        want: int,
+        include_alternates: bool,
+        reranker: Reranker | None = None,
     ) -> tuple[Ranking, list[str], list[str]]:
         """The ranking, with notes to put before and after its own."""
+        top = self.config.rerank.top_k
         if mode == "keyword" or (self._embedder is _UNSET and not self.has_vectors()):
             # no model load for keyword searches or an index that has no vectors yet
             ranking = self._keyword_ranker().rank(
-                text, mode="keyword", limit=want, include_alternates=include_alternates
+                text,
+                mode="keyword",
+                limit=want,
+                include_alternates=include_alternates,
+                reranker=reranker,
+                rerank_top_k=top,
             )
             if mode in ("semantic", "hybrid"):
                 note = f"{mode} search unavailable (no embeddings in this index yet); "
@@ -252,11 +291,21 @@ class SearchService:
         ranker = self.ranker()
         try:
             ranking = ranker.rank(
-                text, mode=mode, limit=want, include_alternates=include_alternates
+                text,
+                mode=mode,
+                limit=want,
+                include_alternates=include_alternates,
+                reranker=reranker,
+                rerank_top_k=top,
             )
         except ProviderUnavailable as exc:
             ranking = ranker.rank(
-                text, mode="keyword", limit=want, include_alternates=include_alternates
+                text,
+                mode="keyword",
+                limit=want,
+                include_alternates=include_alternates,
+                reranker=reranker,
+                rerank_top_k=top,
             )
             return ranking, [], [f"semantic search failed ({exc}); keyword results"]
         if self.notices and mode not in (None, "keyword"):
@@ -275,6 +324,7 @@ class SearchService:
         expand: bool = False,
         sort: str | Sequence[str] | None = None,
         today: _dt.date | str | None = None,
+        rerank: bool | None = None,
     ) -> SearchResult:
         """One page of hits for ``text`` (see :mod:`cairn.search.query` for the syntax).
 
@@ -296,6 +346,10 @@ class SearchService:
                 :mod:`cairn.search.sort`); ``None`` / ``"relevance"``: ranked order.
             today: the day relative dates count from (a date or ``YYYY-MM-DD``;
                 default ``$CAIRN_TODAY``, else the local date).
+            rerank: re-rank the first ``[rerank] top_k`` results with the configured
+                reranker (:mod:`cairn.search.rerank`); ``None``: ``[rerank] enabled``.
+                Asked for without a usable reranker, the search answers unreranked
+                with a note saying why.
 
         Raises:
             QueryError: ``offset`` is negative, a sort key is unknown, or ``today``
@@ -316,7 +370,14 @@ class SearchService:
         if keys:
             want = max(want, SORT_POOL)
         parsed = parse_query(text, today=now)
-        ranking, before, after = self._rank(parsed, mode, want, include_alternates)
+        reranker, why_not = None, None
+        if self.config.rerank.enabled if rerank is None else rerank:
+            reranker, why_not = self.reranker()
+            if reranker is not None and self.config.rerank.top_k > want:
+                want = self.config.rerank.top_k  # the whole top-k is re-scored
+        ranking, before, after = self._rank(parsed, mode, want, include_alternates, reranker)
+        if why_not:
+            before.append(f"not reranked: {why_not}")
         model = self._embedder.name if self._embedder not in (None, _UNSET) else None
         pool = ranking.fused[:want]
         entries: dict[str, Entry] = {}
@@ -331,6 +392,7 @@ class SearchService:
                     chunk=chunk,
                     syntax=ranking.syntax,
                     model=model,
+                    reranker=ranking.reranked_by,
                 )
                 if explain
                 else {}

@@ -40,6 +40,8 @@ class SearchRequest(BaseModel):
     sort: str | None = Field(None, max_length=200, description="Order by fields, comma-"
                              "separated: relevance, deadline, scheduled, priority, modified, "
                              "title (default: relevance)")
+    rerank: bool | None = Field(None, description="Re-rank the top hits with the [rerank] "
+                                "reranker (default: [rerank] enabled, off)")
 
 
 class TimestampOut(BaseModel):

@@ -49,6 +49,7 @@ def run_search(
     files: bool = False,
     fmt: str | None = None,
     fields: str | None = None,
+    rerank: bool | None = None,
 ) -> int:
     """Search the index ``opener(db)`` opens and print the result; returns the exit
     status (0, or 1/2 after printing an error, see :func:`._plain.error`).
@@ -77,6 +78,7 @@ def run_search(
                 include_alternates=alternates,
                 expand=expand,
                 sort=sort,
+                rerank=rerank,
             )
             empty = not res.hits and cairn.is_empty()
             where = str(cairn.config.db_path)
@@ -167,6 +169,21 @@ def explain_table(e: dict[str, Any], score: float) -> Table:
             f"{lst[raw_key]:.4f}" if raw_key in lst else "",
             f"{sums.pop(key):.6g}" if key else "",
         )
+    rr = e.get("rerank")
+    if isinstance(rr, dict):  # the blend: the fused rank's part and the reranker's
+        rel = rr.get("relevance")
+        if "retrieval" in sums:
+            table.add_row(
+                f"fused rank (×{rr.get('retrieval_weight')})",
+                str(rr.get("rank_before", "")),
+                f"{rr.get('fused_score', 0):.4f}",
+                f"{sums.pop('retrieval'):.6g}",
+            )
+        if "rerank" in sums:
+            table.add_row(
+                f"rerank ({rr.get('model')})", "", f"{rel:.4f}" if rel is not None else "",
+                f"{sums.pop('rerank'):.6g}",
+            )
     for name, value in sums.items():
         table.add_row(name, "", "", f"{value:.6g}")
     table.add_row("[bold]score[/bold]", "", "", f"[bold]{e.get('score', score):.6g}[/bold]")

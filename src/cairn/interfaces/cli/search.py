@@ -51,6 +51,16 @@ def search(
             show_default=False,
         ),
     ] = None,
+    rerank: Annotated[
+        bool | None,
+        typer.Option(
+            "--rerank/--no-rerank",
+            help="Re-rank the top hits (default 30) with the [rerank] cross-encoder or "
+            "/rerank endpoint, blended with their fused rank; --explain shows each hit's "
+            "relevance and rank before (default: [rerank] enabled, off).",
+            show_default=False,
+        ),
+    ] = None,
     sort: Annotated[
         str | None,
         typer.Option(
@@ -108,6 +118,7 @@ def search(
         files=files,
         fmt=fmt,
         fields=fields,
+        rerank=rerank,
     )
     if code:
         raise typer.Exit(code)

@@ -118,6 +118,9 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         sort: Annotated[str | None, Field(
             description="Order by fields, comma-separated: relevance, deadline, scheduled, "
             "priority, modified, title (default: relevance)", max_length=200)] = None,
+        rerank: Annotated[bool | None, Field(
+            description="Re-rank the top hits with the configured cross-encoder or /rerank "
+            "endpoint (default: the configuration, off)")] = None,
     ) -> dict[str, Any]:
         """Search the user's notes. Returns hits best first: each with its title, outline
         path (headings above it), file path and line span, tags, TODO state and a snippet;
@@ -126,7 +129,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         with _tool_errors():
             res = cairn.search(" ".join([query, *filters]).strip(), mode=mode, limit=limit,
                                offset=offset, explain=explain, include_alternates=alternates,
-                               expand=expand, sort=sort)
+                               expand=expand, sort=sort, rerank=rerank)
             data = {"query": " ".join([query, *filters]).strip(), "took_ms": res.took_ms,
                     "notes": res.notes, "hits": to_data(res.hits)}
             return _untrusted(data, cairn, [h.unit_id for h in res.hits])

@@ -27,7 +27,6 @@ an endpoint's own score (a raw logit is squashed the same way).
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import math
 import os
@@ -284,4 +283,8 @@ class OnnxCrossEncoder:
 def reranker_id(r: Reranker) -> str:
     """A short stable identifier of a reranker (its fingerprint, or a hash of its name)."""
     fp = getattr(r, "fingerprint", None)
-    return str(fp) if fp else "rr-" + hashlib.sha256(r.name.encode()).hexdigest()[:12]
+    if fp:
+        return str(fp)
+    import hashlib  # a keyword search hashes nothing
+
+    return "rr-" + hashlib.sha256(r.name.encode()).hexdigest()[:12]

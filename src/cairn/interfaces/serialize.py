@@ -21,6 +21,22 @@ from cairn.model import DocumentView, FileView, UnitView
 _KIND_FIRST = (DocumentView, UnitView, FileView)
 
 
+_SCALARS = (str, int, float, bool, type(None))
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+"""Per type: its dataclass field names in declaration order, or ``None`` (not a
+dataclass); looked up once per type, not once per value (a search page holds
+thousands of values)."""
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    names = _FIELDS.get(cls, ())
+    if names == ():
+        names = (tuple(f.name for f in dataclasses.fields(cls))
+                 if dataclasses.is_dataclass(cls) else None)
+        _FIELDS[cls] = names
+    return names
+
+
 def to_data(value: Any) -> Any:
     """``value`` as plain data: dicts, lists, str, int, float, bool and None only.
 
@@ -31,8 +47,12 @@ def to_data(value: Any) -> Any:
     Returns:
         The same content built from JSON types; never raises for model values.
     """
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    cls = type(value)
+    if cls in _SCALARS:
+        return value
+    names = _field_names(cls)
+    if names is not None:
+        out = {name: to_data(getattr(value, name)) for name in names}
         if isinstance(value, _KIND_FIRST):
             out = {"kind": out.pop("kind"), **out}
         return out

@@ -4,20 +4,32 @@ backlinks against the shared corpus index while re-index runs write to it.
 Usage::
 
     cairn index ../shared/corpus --db /tmp/corpus.db      # once (embeddings: minutes)
-    python bench/serve.py --db /tmp/corpus.db [--seconds 50] [--clients 16]
+    python bench/serve.py --db /tmp/corpus.db [--seconds 60] [--clients 16]
     python bench/serve.py --db /tmp/corpus.db --compare main   # this tree and REV, in turn
+    python bench/serve.py --db /tmp/corpus.db --rate 10        # paced: <= 10 req/s per client
 
 The index is copied to a temporary folder (yours is never written), a folder of 40
 generated notes is registered beside the corpus, and ``cairn serve`` is started on a
-free loopback port as a subprocess. Then ``--clients`` threads send requests for
-``--seconds`` seconds (at most ``--max-requests`` in all) — keyword search, hybrid
-search, ``GET /v1/units/{id}`` and ``GET /v1/graph/backlinks`` in turn — while one more
-thread rewrites the generated notes and calls ``POST /v1/index`` again and again. It
-prints p50/p95 latency per kind, requests/s, errors (any status but 200) and the index
-runs; the whole run stops by itself within ``--seconds`` plus start-up (about 5 s).
-With ``--compare REV`` the same load runs against this checkout's ``src`` and then
-against ``git archive REV`` (a fresh copy of the index each time), and a side-by-side
-table of p50/p95 per kind follows the two reports.
+free loopback port as a subprocess. Then ``--clients`` clients, spread over ``--procs``
+load-generator processes (one thread and one keep-alive ``http.client`` connection per
+client: cheap, so the generator takes little of the cores it shares with the server),
+send requests for ``--seconds`` seconds (at most ``--max-requests`` in all) — keyword
+search, hybrid search, ``GET /v1/units/{id}`` and ``GET /v1/graph/backlinks`` in turn —
+while one more thread rewrites the generated notes and calls ``POST /v1/index`` again
+and again (``--no-index``: never).
+
+Two loads: the closed loop (default) sends each client's next request as soon as its
+answer is in, so latency is set by throughput (16 clients / requests per second, on
+average); ``--rate R`` paces each client to at most R requests per second (a slow
+answer makes the next request go at once; nothing is sent to catch up), which measures
+latency at a fixed offered load of clients × R per second while the server keeps up.
+
+It prints p50/p95/p99 latency per kind, requests/s, errors (any status but 200), the
+index runs (count and median seconds), and the CPU seconds per request of the server
+process and of the load generator. With ``--compare REV`` the same load runs against
+this checkout's ``src`` and then against ``git archive REV`` (a fresh copy of the index
+each time; the generator is this checkout's), and a side-by-side table follows the two
+reports.
 """
 
 from __future__ import annotations
@@ -81,7 +93,7 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", type=Path, required=True, help="an index of ../shared/corpus")
-    ap.add_argument("--seconds", type=float, default=50.0, help="load duration")
+    ap.add_argument("--seconds", type=float, default=60.0, help="load duration")
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--max-requests", type=int, default=200_000)
     ap.add_argument("--rate", type=float, default=0.0,
@@ -116,7 +128,8 @@ def main() -> int:
     for kind in KINDS:
         a, b = before[f"{kind}_ms"], new[f"{kind}_ms"]
         print(f"{kind:<12}{a['p50']:>14}{a['p95']:>14}{b['p50']:>10}{b['p95']:>10}")
-    for key in ("requests_per_s", "errors", "index_runs", "server_cpu_ms_per_request",
+    for key in ("requests_per_s", "errors", "index_runs", "index_run_s_p50",
+                "server_cpu_ms_per_request",
                 "generator_cpu_ms_per_request"):
         print(f"{key:<30}{before[key]:>10}{new[key]:>20}")
     return code_new or code_old

@@ -4,20 +4,32 @@ backlinks against the shared corpus index while re-index runs write to it.
 Usage::
 
     cairn index ../shared/corpus --db /tmp/corpus.db      # once (embeddings: minutes)
-    python bench/serve.py --db /tmp/corpus.db [--seconds 50] [--clients 16]
+    python bench/serve.py --db /tmp/corpus.db [--seconds 60] [--clients 16]
     python bench/serve.py --db /tmp/corpus.db --compare main   # this tree and REV, in turn
+    python bench/serve.py --db /tmp/corpus.db --rate 10        # paced: <= 10 req/s per client
 
 The index is copied to a temporary folder (yours is never written), a folder of 40
 generated notes is registered beside the corpus, and ``cairn serve`` is started on a
-free loopback port as a subprocess. Then ``--clients`` threads send requests for
-``--seconds`` seconds (at most ``--max-requests`` in all) — keyword search, hybrid
-search, ``GET /v1/units/{id}`` and ``GET /v1/graph/backlinks`` in turn — while one more
-thread rewrites the generated notes and calls ``POST /v1/index`` again and again. It
-prints p50/p95 latency per kind, requests/s, errors (any status but 200) and the index
-runs; the whole run stops by itself within ``--seconds`` plus start-up (about 5 s).
-With ``--compare REV`` the same load runs against this checkout's ``src`` and then
-against ``git archive REV`` (a fresh copy of the index each time), and a side-by-side
-table of p50/p95 per kind follows the two reports.
+free loopback port as a subprocess. Then ``--clients`` clients, spread over ``--procs``
+load-generator processes (one thread and one keep-alive ``http.client`` connection per
+client: cheap, so the generator takes little of the cores it shares with the server),
+send requests for ``--seconds`` seconds (at most ``--max-requests`` in all) — keyword
+search, hybrid search, ``GET /v1/units/{id}`` and ``GET /v1/graph/backlinks`` in turn —
+while one more thread rewrites the generated notes and calls ``POST /v1/index`` again
+and again (``--no-index``: never).
+
+Two loads: the closed loop (default) sends each client's next request as soon as its
+answer is in, so latency is set by throughput (16 clients / requests per second, on
+average); ``--rate R`` paces each client to at most R requests per second (a slow
+answer makes the next request go at once; nothing is sent to catch up), which measures
+latency at a fixed offered load of clients × R per second while the server keeps up.
+
+It prints p50/p95/p99 latency per kind, requests/s, errors (any status but 200), the
+index runs (count and median seconds), and the CPU seconds per request of the server
+process and of the load generator. With ``--compare REV`` the same load runs against
+this checkout's ``src`` and then against ``git archive REV`` (a fresh copy of the index
+each time; the generator is this checkout's), and a side-by-side table follows the two
+reports.
 """
 
 from __future__ import annotations
@@ -81,9 +93,15 @@ def percentile(values: list[float], q: float) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--db", type=Path, required=True, help="an index of ../shared/corpus")
-    ap.add_argument("--seconds", type=float, default=50.0, help="load duration")
+    ap.add_argument("--seconds", type=float, default=60.0, help="load duration")
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--max-requests", type=int, default=200_000)
+    ap.add_argument("--rate", type=float, default=0.0,
+                    help="paced load: each client sends at most this many requests per "
+                    "second (default 0: closed loop, the next request as soon as the "
+                    "answer is in)")
+    ap.add_argument("--procs", type=int, default=4,
+                    help="load-generator processes the clients are spread over")
     ap.add_argument("--no-index", action="store_true",
                     help="no re-index runs during the load (a baseline)")
     ap.add_argument("--compare", metavar="REV", default=None,
@@ -107,11 +125,13 @@ def main() -> int:
         shutil.rmtree(old, ignore_errors=True)
     print(f"\n{'ms':<12}{args.compare + ' p50':>14}{args.compare + ' p95':>14}"
           f"{'new p50':>10}{'new p95':>10}")
-    for kind in ("keyword", "hybrid", "get", "backlinks"):
+    for kind in KINDS:
         a, b = before[f"{kind}_ms"], new[f"{kind}_ms"]
         print(f"{kind:<12}{a['p50']:>14}{a['p95']:>14}{b['p50']:>10}{b['p95']:>10}")
-    print(f"{'requests/s':<12}{before['requests_per_s']:>28}{new['requests_per_s']:>20}")
-    print(f"{'errors':<12}{before['errors']:>28}{new['errors']:>20}")
+    for key in ("requests_per_s", "errors", "index_runs", "index_run_s_p50",
+                "server_cpu_ms_per_request",
+                "generator_cpu_ms_per_request"):
+        print(f"{key:<30}{before[key]:>10}{new[key]:>20}")
     return code_new or code_old
 
 
@@ -155,7 +175,7 @@ def bench(args: Any, src: str) -> tuple[int, dict[str, Any]]:
         docs = list(dict.fromkeys(h["document_id"] for hits in probe for h in hits))
         print(f"index: {stats['documents']} documents, {stats['units']} units; "
               f"{args.clients} clients for {args.seconds:.0f} s")
-        return run_load(base, auth, notes, units, docs, args)
+        return run_load(base, auth, notes, units, docs, args, server.pid)
     finally:
         server.terminate()
         try:
@@ -170,69 +190,151 @@ def bench(args: Any, src: str) -> tuple[int, dict[str, Any]]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
-             docs: list[str], args: Any) -> tuple[int, dict[str, Any]]:
-    stop = time.monotonic() + args.seconds
-    lat: dict[str, list[float]] = {"keyword": [], "hybrid": [], "get": [], "backlinks": []}
+KINDS = ("keyword", "hybrid", "get", "backlinks")
+
+
+def _client_loop(base: str, auth: dict[str, str], units: list[str], docs: list[str],
+                 k: int, stop_at: float, rate: float, budget: int) -> dict[str, Any]:
+    """One client: requests in turn (keyword, hybrid, get, backlinks) on one keep-alive
+    connection until ``stop_at`` (wall clock, ``time.time()``) or ``budget`` requests.
+    ``rate`` > 0: at most ``rate`` requests per second (the next one waits for its
+    slot; a slow answer makes the next go at once, slots counted from then)."""
+    import http.client
+    from urllib.parse import quote
+
+    port = int(base.rsplit(":", 1)[1])
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    headers = {**auth, "Host": f"127.0.0.1:{port}"}
+    json_headers = {**headers, "Content-Type": "application/json"}
+    lat: dict[str, list[float]] = {kind: [] for kind in KINDS}
     errors: list[str] = []
-    lock = threading.Lock()
-    sent = {"n": 0}
-    runs: list[float] = []
+    i, sent = k, 0
+    gap = 1.0 / rate if rate > 0 else 0.0
+    slot = time.time()
+    while time.time() < stop_at and sent < budget:
+        if gap:
+            wait = slot - time.time()
+            if wait > 0:
+                time.sleep(wait)
+            slot = max(slot + gap, time.time())
+        kind = KINDS[i % 4]
+        q = QUERIES[i % len(QUERIES)]
+        t0 = time.perf_counter()
+        try:
+            if kind in ("keyword", "hybrid"):
+                body = json.dumps({"query": q, "mode": kind, "limit": 10})
+                conn.request("POST", "/v1/search", body, json_headers)
+            elif kind == "get":
+                conn.request("GET", f"/v1/units/{quote(units[i % len(units)], safe='')}",
+                             headers=headers)
+            else:
+                conn.request("GET", "/v1/graph/backlinks?node="
+                             + quote(docs[i % len(docs)], safe=""), headers=headers)
+            r = conn.getresponse()
+            data = r.read()
+            status = r.status
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            status, data = 0, repr(exc).encode()
+        lat[kind].append((time.perf_counter() - t0) * 1000)
+        if status != 200:
+            errors.append(f"{kind} {status} {data[:120]!r}")
+        i += 1
+        sent += 1
+    conn.close()
+    return {"lat": lat, "errors": errors}
 
-    def client(k: int) -> None:
-        kinds = list(lat)
-        i = k
-        with httpx2.Client(base_url=base, headers=auth, timeout=60) as c:
-            while time.monotonic() < stop:
-                with lock:
-                    if sent["n"] >= args.max_requests:
-                        return
-                    sent["n"] += 1
-                kind = kinds[i % 4]
-                q = QUERIES[i % len(QUERIES)]
-                t0 = time.perf_counter()
-                if kind in ("keyword", "hybrid"):
-                    r = c.post("/v1/search", json={"query": q, "mode": kind, "limit": 10})
-                elif kind == "get":
-                    r = c.get(f"/v1/units/{units[i % len(units)]}")
-                else:
-                    r = c.get("/v1/graph/backlinks", params={"node": docs[i % len(docs)]})
-                ms = (time.perf_counter() - t0) * 1000
-                with lock:
-                    lat[kind].append(ms)
-                    if r.status_code != 200:
-                        errors.append(f"{kind} {r.status_code} {r.text[:120]}")
-                i += 1
 
-    def indexer() -> None:
-        round_ = 1
-        with httpx2.Client(base_url=base, headers=auth, timeout=120) as c:
-            while time.monotonic() < stop - 1 and not args.no_index:
-                write_notes(notes, round_)
-                t0 = time.perf_counter()
-                r = c.post("/v1/index")
-                if r.status_code != 200:
-                    errors.append(f"index {r.status_code} {r.text[:120]}")
-                else:
-                    runs.append(time.perf_counter() - t0)
-                round_ += 1
-
-    t0 = time.perf_counter()
-    threads = [threading.Thread(target=client, args=(k,)) for k in range(args.clients)]
-    threads.append(threading.Thread(target=indexer))
+def _worker(conn: Any, base: str, auth: dict[str, str], units: list[str], docs: list[str],
+            ks: list[int], stop_at: float, rate: float, budget: int) -> None:
+    """A load-generator process: one thread per client in ``ks``; sends back the
+    latencies, errors and the CPU seconds this process used."""
+    out: list[dict[str, Any]] = []
+    threads = [threading.Thread(target=lambda k=k: out.append(_client_loop(
+        base, auth, units, docs, k, stop_at, rate, budget))) for k in ks]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    conn.send({"results": out, "cpu_s": time.process_time()})
+    conn.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
+             docs: list[str], args: Any, server_pid: int) -> tuple[int, dict[str, Any]]:
+    """Run ``args.clients`` clients in ``args.procs`` processes and one index thread;
+    returns the exit status and the report."""
+    import multiprocessing as mp
+
+    procs = max(1, min(args.procs, args.clients))
+    stop_at = time.time() + args.seconds
+    budget = max(1, args.max_requests // args.clients)
+    runs: list[float] = []
+    index_errors: list[str] = []
+
+    def indexer() -> None:
+        round_ = 1
+        with httpx2.Client(base_url=base, headers=auth, timeout=120) as c:
+            while time.time() < stop_at - 1 and not args.no_index:
+                write_notes(notes, round_)
+                t0 = time.perf_counter()
+                r = c.post("/v1/index")
+                if r.status_code != 200:
+                    index_errors.append(f"index {r.status_code} {r.text[:120]}")
+                else:
+                    runs.append(time.perf_counter() - t0)
+                round_ += 1
+
+    ctx = mp.get_context("fork")
+    server_cpu0 = cpu_seconds(server_pid)
+    t0 = time.perf_counter()
+    workers = []
+    for p in range(procs):
+        ks = list(range(p, args.clients, procs))
+        parent, child = ctx.Pipe(duplex=False)
+        w = ctx.Process(target=_worker, args=(child, base, auth, units, docs, ks, stop_at,
+                                              args.rate, budget))
+        w.start()
+        workers.append((w, parent))
+    index_thread = threading.Thread(target=indexer)
+    index_thread.start()
+    lat: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    errors: list[str] = []
+    client_cpu = 0.0
+    for w, parent in workers:
+        got = parent.recv()
+        w.join()
+        client_cpu += got["cpu_s"]
+        for res in got["results"]:
+            for kind in KINDS:
+                lat[kind].extend(res["lat"][kind])
+            errors.extend(res["errors"])
+    index_thread.join()
     wall = time.perf_counter() - t0
+    server_cpu = cpu_seconds(server_pid) - server_cpu0
+    errors.extend(index_errors)
     total = sum(len(v) for v in lat.values())
     report = {
-        "clients": args.clients, "seconds": round(wall, 1), "requests": total,
+        "clients": args.clients, "load": (f"paced, each client at most {args.rate:g} req/s"
+                                          if args.rate > 0 else "closed loop, no think time"),
+        "generator_processes": procs, "seconds": round(wall, 1), "requests": total,
         "requests_per_s": round(total / wall, 1), "errors": len(errors),
         "index_runs": len(runs),
         "index_run_s_p50": round(statistics.median(runs), 2) if runs else None,
+        "server_cpu_s": round(server_cpu, 1),
+        "server_cpu_ms_per_request": round(server_cpu * 1000 / max(1, total), 2),
+        "generator_cpu_s": round(client_cpu, 1),
+        "generator_cpu_ms_per_request": round(client_cpu * 1000 / max(1, total), 2),
         **{f"{k}_ms": {"p50": round(percentile(v, 0.5), 1), "p95": round(percentile(v, 0.95), 1),
-                       "n": len(v)} for k, v in lat.items()},
+                       "p99": round(percentile(v, 0.99), 1), "n": len(v)}
+           for k, v in lat.items()},
     }
     print(json.dumps(report, indent=2))
     for e in errors[:10]:

@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from cairn.app.agenda import AgendaMixin
+from cairn.app.background import BackgroundIndexMixin
 from cairn.app.conversations import ConversationsMixin
 from cairn.app.doors import DoorsMixin
 from cairn.app.dream import DreamMixin
@@ -71,7 +72,7 @@ __all__ = ["Cairn", "reading_order"]
 class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             FacetsMixin, ConversationsMixin, LiveMixin, StorageMixin, AgendaMixin,
             FieldsMixin, RedactMixin, TermsMixin, MemoryMixin, ExportMixin, EvaluateMixin,
-            EnrichMixin):
+            EnrichMixin, BackgroundIndexMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:

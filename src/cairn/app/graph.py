@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -19,13 +20,28 @@ class GraphMixin(Parts):
     def _fresh_graph(self) -> GraphService:
         """The graph service, brought up to date first if the index changed — one
         refresh at a time, and none while a door's index run (:meth:`indexing`) writes:
-        that run brings the graph up to date when it ends."""
-        if self._index_running or not self.graph.is_stale():
+        that run brings the graph up to date when it ends.
+
+        The check itself (a join of every document against the graph's built state)
+        is skipped while the store's :meth:`~cairn.store.Store.change_token` says
+        nothing was written since this thread last found the graph fresh."""
+        if self._index_running:
             return self.graph
-        with self._graph_refresh:
-            if not self._index_running and self.graph.is_stale():
-                self.graph.update()
-        return self.graph
+        graph = self.graph
+        seen = (self.store.change_token(), graph, graph.config)
+        fresh_at: dict[int, tuple[Any, ...]] = self.__dict__.setdefault("_graph_fresh_at", {})
+        key = threading.get_ident()
+        last = fresh_at.get(key)
+        if (seen[0] is not None and last is not None and seen[0] == last[0]
+                and seen[1] is last[1] and seen[2] is last[2]):
+            return graph  # nothing was written since this thread found it fresh
+        if graph.is_stale():
+            with self._graph_refresh:
+                if not self._index_running and graph.is_stale():
+                    graph.update()
+            return graph
+        fresh_at[key] = seen
+        return graph
 
     def neighbors(
         self,

@@ -74,6 +74,17 @@ class EmbedConfig:
             raise ConfigError(f"[embed] has a value of the wrong type: {exc}") from exc
 
 
+_DEFAULT_THREADS: dict[str, int | None] = {"threads": None}
+
+
+def set_default_threads(threads: int | None) -> None:
+    """The CPU threads of local models built from now on whose ``[embed] threads`` is
+    not set (``None``: the library's default, every core). Servers ask for 1: their
+    index runs then embed on the indexing thread alone instead of a pool of spinning
+    threads competing with the requests for the cores (``bench/serve.py``)."""
+    _DEFAULT_THREADS["threads"] = threads
+
+
 def make_embedder(config: EmbedConfig, locator: ModelLocator | None = None) -> Embedder | None:
     """The configured embedder, or ``None`` for provider ``none``.
 
@@ -83,6 +94,7 @@ def make_embedder(config: EmbedConfig, locator: ModelLocator | None = None) -> E
         ConfigError: ``http`` without ``url`` or ``model``.
     """
     p = config.provider
+    threads = config.threads if config.threads is not None else _DEFAULT_THREADS["threads"]
     if p == "none":
         return None
     if p == "auto":
@@ -104,12 +116,12 @@ def make_embedder(config: EmbedConfig, locator: ModelLocator | None = None) -> E
         from cairn.embed.sbert import SentenceTransformerEmbedder
 
         return SentenceTransformerEmbedder(
-            locator, batch_size=config.batch_size, threads=config.threads
+            locator, batch_size=config.batch_size, threads=threads
         )
     if p == "minilm-onnx":
         from cairn.embed.onnx import OnnxEmbedder
 
-        return OnnxEmbedder(locator, batch_size=config.batch_size, threads=config.threads)
+        return OnnxEmbedder(locator, batch_size=config.batch_size, threads=threads)
     if p == "http":
         if not config.url or not config.model:
             raise ConfigError("[embed] provider 'http' needs url and model")

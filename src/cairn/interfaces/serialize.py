@@ -27,6 +27,22 @@ def _kind_first() -> tuple[type, ...]:
     return (model.DocumentView, model.UnitView, model.FileView)
 
 
+_SCALARS = (str, int, float, bool, type(None))
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+"""Per type: its dataclass field names in declaration order, or ``None`` (not a
+dataclass); looked up once per type, not once per value (a search page holds
+thousands of values)."""
+
+
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    names = _FIELDS.get(cls, ())
+    if names == ():
+        names = (tuple(f.name for f in dataclasses.fields(cls))
+                 if dataclasses.is_dataclass(cls) else None)
+        _FIELDS[cls] = names
+    return names
+
+
 def to_data(value: Any) -> Any:
     """``value`` as plain data: dicts, lists, str, int, float, bool and None only.
 
@@ -37,9 +53,13 @@ def to_data(value: Any) -> Any:
     Returns:
         The same content built from JSON types; never raises for model values.
     """
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: to_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        if type(value).__name__ in _KIND_FIRST and isinstance(value, _kind_first()):
+    cls = type(value)
+    if cls in _SCALARS:
+        return value
+    names = _field_names(cls)
+    if names is not None:
+        out = {name: to_data(getattr(value, name)) for name in names}
+        if cls.__name__ in _KIND_FIRST and isinstance(value, _kind_first()):
             out = {"kind": out.pop("kind"), **out}
         return out
     if isinstance(value, Mapping):

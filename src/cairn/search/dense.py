@@ -66,8 +66,13 @@ def serve_mode(enabled: bool = True) -> None:
     Also asks for one BLAS thread per matrix product (``OPENBLAS_NUM_THREADS`` and
     ``MKL_NUM_THREADS``, unless set; call this before numpy is imported): a server
     runs many searches at once, and each product spreading over every core made 16
-    concurrent searches 2.7 times slower on 2 cores (``bench/serve.py``)."""
+    concurrent searches 2.7 times slower on 2 cores (``bench/serve.py``). Local
+    embedding models built from then on use one thread unless ``[embed] threads`` says
+    otherwise (:func:`cairn.embed.registry.set_default_threads`)."""
+    from cairn.embed.registry import set_default_threads
+
     _background["reload"] = enabled
+    set_default_threads(1 if enabled else None)
     if enabled:
         for name in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ.setdefault(name, "1")

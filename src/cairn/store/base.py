@@ -18,7 +18,7 @@ The narrow protocols :class:`VectorIndex` (chunks and embeddings) and :class:`Ed
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -65,6 +65,14 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Close every connection (idempotent)."""
+        ...
+
+    def change_token(self) -> Hashable | None:
+        """A cheap value that is equal between two calls in one thread only if nothing
+        was written to the index in between, by any connection or process (SQLite:
+        this thread's connection, its ``PRAGMA data_version`` and ``total_changes``);
+        ``None`` when the backend cannot tell cheaply. Lets a reader skip re-checking
+        state it derived from the index (the graph's freshness)."""
         ...
 
     def transaction(self) -> AbstractContextManager[None]:

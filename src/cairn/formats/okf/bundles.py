@@ -31,12 +31,43 @@ def _read(path: Path) -> str | None:
         return None
 
 
+_FACTS: dict[tuple[str, int, int], tuple[bool, bool]] = {}
+"""(path, mtime in ns, size) → (front matter has ``okf_version``, has a non-empty
+string ``type``): an index run asks again for every candidate folder, and parsing the
+front matter (YAML) of unchanged files each time was most of a small run's work."""
+_FACTS_MAX = 50_000
+
+
+def _front_facts(path: Path) -> tuple[bool, bool] | None:
+    """Whether the file's front matter has ``okf_version`` and a ``type`` (a
+    non-empty string); ``None`` when it cannot be read. Kept while the file's size and
+    modification time stay the same."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    hit = _FACTS.get(key)
+    if hit is not None:
+        return hit
+    text = _read(path)
+    if text is None:
+        return None
+    data = fm_mod.split(text, allow_toml=False).data
+    value = data.get("type")
+    facts = ("okf_version" in data, isinstance(value, str) and bool(value.strip()))
+    if len(_FACTS) >= _FACTS_MAX:
+        _FACTS.clear()
+    _FACTS[key] = facts
+    return facts
+
+
 def is_bundle(root: Path) -> bool:
     """Whether the folder ``root`` is an OKF bundle (rule in the module docstring)."""
     index = root / "index.md"
     if index.is_file():
-        text = _read(index)
-        if text is not None and "okf_version" in fm_mod.split(text, allow_toml=False).data:
+        facts = _front_facts(index)
+        if facts is not None and facts[0]:
             return True
     if (root / ".obsidian").exists() or not index.is_file():
         return False
@@ -45,11 +76,8 @@ def is_bundle(root: Path) -> bool:
         if path.name.lower() in RESERVED or not path.name.endswith(".md"):
             continue
         total += 1
-        text = _read(path)
-        if text is None:
-            continue
-        value = fm_mod.split(text, allow_toml=False).data.get("type")
-        if isinstance(value, str) and value.strip():
+        facts = _front_facts(path)
+        if facts is not None and facts[1]:
             typed += 1
     return total > 0 and typed * 10 >= total * 9
 

@@ -308,8 +308,8 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     def index() -> JSONResponse:
         """Re-index every registered folder (admin: needs the token); the run record as
         ``cairn index --json``. One run at a time; readers go on meanwhile."""
-        with index_lock, cairn.indexing():
-            return JSONResponse(to_data(cairn.index()))
+        with index_lock:  # the run on a thread of its own, at a lower CPU priority
+            return JSONResponse(to_data(cairn.index_in_background()))
 
     def facts() -> tuple[int, int, float | None]:
         st = cairn.stats()

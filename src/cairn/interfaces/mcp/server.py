@@ -217,8 +217,8 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
     def index() -> dict[str, Any]:
         """Re-index every registered folder (changes the index, never a note file): new,
         changed and removed files are picked up. Returns what the run did."""
-        with _tool_errors(), lock, cairn.indexing():
-            return dict(to_data(cairn.index()))
+        with _tool_errors(), lock:
+            return dict(to_data(cairn.index_in_background()))
 
     def dream_report(
         only: Annotated[list[str] | None, Field(

@@ -380,6 +380,21 @@ class SQLiteBase:
     def _user_version(self) -> int:
         return int(self.db.execute("PRAGMA user_version").fetchone()[0])
 
+    def change_token(self) -> tuple[int, int, int] | None:
+        """``(connection, data_version, total_changes)`` of this thread's connection:
+        ``data_version`` moves when another connection (or process) commits,
+        ``total_changes`` when this one writes; the connection's identity keeps two
+        threads' values apart (connections live as long as the store). ``None`` for a
+        backend that is not SQLite underneath."""
+        conn = self.db
+        if not isinstance(conn, sqlite3.Connection):
+            return None
+        try:
+            version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        except sqlite3.Error:
+            return None
+        return (id(conn), version, conn.total_changes)
+
     def close(self) -> None:
         """Close every connection (idempotent); the store cannot be used afterwards."""
         with self._lock:

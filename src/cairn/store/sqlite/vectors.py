@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from collections.abc import Iterable, Sequence
 from functools import cached_property
@@ -167,6 +168,7 @@ class SQLiteVectors:
     def __init__(self, store: SQLiteBase) -> None:
         self._store = store
         self._waiting: dict[str, tuple[tuple[object, ...], int]] = {}
+        self._counting = threading.Lock()
         store.ensure_component("vectors", MIGRATIONS)
         try:
             for sql in _TRIGGERS:
@@ -346,7 +348,10 @@ class SQLiteVectors:
         """Units semantic search in ``space`` cannot find yet: chunkable units without
         chunks, or with a chunk lacking a vector in ``space``. The count (a scan of the
         units, tens of milliseconds on a large index) is kept until a chunk or vector
-        changes or a unit is added, so a search asks it cheaply."""
+        changes or a unit is added, so a search asks it cheaply. One thread counts at a
+        time: while it does, others answer the last count (the index changed under it
+        by one run at most) instead of all scanning at once; with no count yet they
+        wait for it."""
         key = (
             space,
             self.generation(),
@@ -355,17 +360,26 @@ class SQLiteVectors:
         cached = self._waiting.get(space)
         if cached is not None and cached[0] == key:
             return cached[1]
-        n = int(
-            self.db.execute(
-                "SELECT count(*) FROM units u WHERE " + _CHUNKABLE + " AND ("
-                "NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = u.id) OR EXISTS "
-                "(SELECT 1 FROM chunks c WHERE c.unit_id = u.id AND NOT EXISTS "
-                "(SELECT 1 FROM embeddings e WHERE e.space = ? AND e.hash = c.hash)))",
-                (space,),
-            ).fetchone()[0]
-        )
-        self._waiting[space] = (key, n)
-        return n
+        if not self._counting.acquire(blocking=cached is None):
+            assert cached is not None
+            return cached[1]
+        try:
+            again = self._waiting.get(space)
+            if again is not None and again[0] == key:
+                return again[1]
+            n = int(
+                self.db.execute(
+                    "SELECT count(*) FROM units u WHERE " + _CHUNKABLE + " AND ("
+                    "NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = u.id) OR EXISTS "
+                    "(SELECT 1 FROM chunks c WHERE c.unit_id = u.id AND NOT EXISTS "
+                    "(SELECT 1 FROM embeddings e WHERE e.space = ? AND e.hash = c.hash)))",
+                    (space,),
+                ).fetchone()[0]
+            )
+            self._waiting[space] = (key, n)
+            return n
+        finally:
+            self._counting.release()
 
     # --- vectors ----------------------------------------------------------------------
     def has_vectors(self, space: str, hashes: Sequence[str]) -> set[str]:

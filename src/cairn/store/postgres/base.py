@@ -72,6 +72,64 @@ PG_REPLACES: dict[int, str] = {
 """Migrations whose shared (SQLite) statements PostgreSQL replaces with its own."""
 
 
+PG_COMPONENT = "postgres"
+"""The name, in ``components``, of PostgreSQL's own tables (:data:`PG_STEPS`)."""
+
+_CLASSES = ("coalesce(cardinality(array_positions(e.weights, 'A')), 0), "
+            "coalesce(cardinality(array_positions(e.weights, 'B')), 0), "
+            "coalesce(cardinality(array_positions(e.weights, 'C')), 0), "
+            "coalesce(cardinality(array_positions(e.weights, 'D')), 0)")
+_POSTINGS_OF = ("SELECT e.lexeme, n.rowid, " + _CLASSES + ", length(n.doc) "
+                "FROM new_rows n CROSS JOIN LATERAL unnest(n.doc) e")
+_UNPOST = ("DELETE FROM fts_postings p USING old_rows o CROSS JOIN LATERAL unnest(o.doc) e "
+           "WHERE p.lex = e.lexeme AND p.rowid = o.rowid")
+_STATS_DELTA = ("UPDATE fts_stats SET units = units + d.n, lexemes = lexemes + d.l FROM "
+                "(SELECT sum(n)::bigint AS n, sum(l)::bigint AS l FROM ("
+                "SELECT count(*) AS n, coalesce(sum(length(doc)), 0) AS l FROM {new} nn UNION ALL "
+                "SELECT -count(*), -coalesce(sum(length(doc)), 0) FROM {old} oo) x) d "
+                "WHERE d.n <> 0 OR d.l <> 0")
+_NONE = "(SELECT doc FROM units_fts WHERE false)"
+
+PG_STEPS: tuple[tuple[str, ...], ...] = (
+    # 1: BM25's inverted index and corpus statistics, kept exact on every write by
+    # statement triggers on units_fts (transition tables: one pass per statement).
+    # fts_postings holds, per (lexeme, unit), the lexeme's occurrences in each weight
+    # class (title A, outline path B, tags and metadata C, body D) and the unit's
+    # length in lexemes: a query reads the postings of its lexemes from one B-tree
+    # (an index-only scan) instead of unnesting every matching unit's tsvector.
+    # fts_stats is one row (units, total lexemes): BM25's N and mean length.
+    (
+        "CREATE TABLE fts_stats (units BIGINT NOT NULL, lexemes BIGINT NOT NULL)",
+        "INSERT INTO fts_stats SELECT count(*), coalesce(sum(length(doc)), 0) FROM units_fts",
+        "CREATE TABLE fts_postings (lex TEXT COLLATE \"C\" NOT NULL, rowid BIGINT NOT NULL, "
+        "a SMALLINT NOT NULL, b SMALLINT NOT NULL, c SMALLINT NOT NULL, d SMALLINT NOT NULL, "
+        "dl INTEGER NOT NULL)",
+        "INSERT INTO fts_postings " + _POSTINGS_OF.replace("new_rows n", "units_fts n"),
+        "ALTER TABLE fts_postings ADD PRIMARY KEY (lex, rowid) INCLUDE (a, b, c, d, dl)",
+        f"""CREATE OR REPLACE FUNCTION cairn_fts_ins() RETURNS trigger LANGUAGE plpgsql
+        AS $$ BEGIN INSERT INTO fts_postings {_POSTINGS_OF};
+        {_STATS_DELTA.format(new="new_rows", old=_NONE)}; RETURN NULL; END $$""",
+        f"""CREATE OR REPLACE FUNCTION cairn_fts_del() RETURNS trigger LANGUAGE plpgsql
+        AS $$ BEGIN {_UNPOST};
+        {_STATS_DELTA.format(new=_NONE, old="old_rows")}; RETURN NULL; END $$""",
+        f"""CREATE OR REPLACE FUNCTION cairn_fts_upd() RETURNS trigger LANGUAGE plpgsql
+        AS $$ BEGIN {_UNPOST}; INSERT INTO fts_postings {_POSTINGS_OF};
+        {_STATS_DELTA.format(new="new_rows", old="old_rows")}; RETURN NULL; END $$""",
+        "CREATE TRIGGER fts_ins AFTER INSERT ON units_fts REFERENCING NEW TABLE AS "
+        "new_rows FOR EACH STATEMENT EXECUTE FUNCTION cairn_fts_ins()",
+        "CREATE TRIGGER fts_del AFTER DELETE ON units_fts REFERENCING OLD TABLE AS "
+        "old_rows FOR EACH STATEMENT EXECUTE FUNCTION cairn_fts_del()",
+        "CREATE TRIGGER fts_upd AFTER UPDATE ON units_fts REFERENCING OLD TABLE AS "
+        "old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION cairn_fts_upd()",
+    ),
+)
+"""PostgreSQL's own tables, functions and triggers beyond the shared schema, one step
+per version of the ``postgres`` component (each statement run whole, not split)."""
+
+PG_TABLES = ("fts_stats", "fts_postings")
+"""Tables derived on the server from the shared ones (never copied between stores)."""
+
+
 def redact_url(url: str) -> str:
     """``url`` without its password (for messages and ``store.path``)."""
     return re.sub(r"(//[^:/@]+):[^@]*@", r"\1:***@", url)
@@ -277,7 +335,30 @@ class PostgresBase(SQLiteBase):
                     db.raw.execute("ALTER TABLE runs ADD COLUMN rowid BIGSERIAL")
             db.execute("DELETE FROM cairn_schema")
             db.execute("INSERT INTO cairn_schema(version) VALUES (?)", (SCHEMA_VERSION,))
+            self._pg_steps()
         self._load_primary_keys()
+
+    def _pg_steps(self) -> None:
+        """Bring PostgreSQL's own tables (:data:`PG_STEPS`) up to date; inside the
+        migration's transaction.
+
+        Raises:
+            StoreError: the database holds a newer version of them than this cairn.
+        """
+        db = self.db
+        db.execute("CREATE TABLE IF NOT EXISTS components (name TEXT PRIMARY KEY, version BIGINT)")
+        row = db.execute("SELECT version FROM components WHERE name=?",
+                         (PG_COMPONENT,)).fetchone()
+        version = int(row[0]) if row else 0
+        if version > len(PG_STEPS):
+            raise StoreError(
+                f"{self.path}: PostgreSQL tables at version {version}, newer than this cairn "
+                f"({len(PG_STEPS)}); upgrade cairn or rebuild the index")
+        for i in range(version, len(PG_STEPS)):
+            for stmt in PG_STEPS[i]:
+                db.raw.execute(stmt)
+            db.execute("INSERT INTO components(name, version) VALUES (?, ?) ON CONFLICT(name) "
+                       "DO UPDATE SET version=excluded.version", (PG_COMPONENT, i + 1))
 
     def _user_version(self) -> int:
         row = self.db.execute("SELECT version FROM cairn_schema").fetchone()
@@ -405,7 +486,8 @@ class PostgresTableCopy(TableCopyMixin, PostgresBase):
             "SELECT table_name FROM information_schema.tables WHERE table_schema = "
             "current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name"
         )
-        return [str(r[0]) for r in rows if r[0] not in ("components", "cairn_schema")]
+        return [str(r[0]) for r in rows
+                if r[0] not in ("components", "cairn_schema", *PG_TABLES)]
 
     def table_columns(self, table: str) -> list[str]:
         """The writable columns of ``table`` (generated ones left out)."""

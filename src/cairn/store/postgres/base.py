@@ -443,7 +443,16 @@ class PostgresBase(SQLiteBase):
                     f"(waited {self.wait:g} s); try again when it has finished"
                 ) from exc
             db.raw.execute("SET LOCAL lock_timeout = 0")
-            yield
+            # pipeline mode: statements whose results nobody reads are queued, not
+            # waited for one by one; every savepoint (a file) ends with a sync, so an
+            # error is raised inside the block that caused it
+            with db.raw.pipeline() as pipe:
+                self._local.pipe = pipe
+                try:
+                    yield
+                    pipe.sync()
+                finally:
+                    self._local.pipe = None
         except BaseException:
             with suppress(Exception):
                 db.raw.execute("ROLLBACK")
@@ -466,6 +475,9 @@ class PostgresBase(SQLiteBase):
         raw.execute(f"SAVEPOINT {name}")
         try:
             yield
+            pipe = getattr(self._local, "pipe", None)
+            if pipe is not None:
+                pipe.sync()
         except BaseException:
             with suppress(Exception):
                 raw.execute(f"ROLLBACK TO SAVEPOINT {name}")

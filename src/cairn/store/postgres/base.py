@@ -126,7 +126,7 @@ PG_STEPS: tuple[tuple[str, ...], ...] = (
 """PostgreSQL's own tables, functions and triggers beyond the shared schema, one step
 per version of the ``postgres`` component (each statement run whole, not split)."""
 
-PG_TABLES = ("fts_stats", "fts_postings")
+PG_TABLES = ("fts_stats", "fts_postings", "pg_vectors")
 """Tables derived on the server from the shared ones (never copied between stores)."""
 
 
@@ -510,7 +510,11 @@ class PostgresTableCopy(TableCopyMixin, PostgresBase):
         return [str(r[0]) for r in rows]
 
     def finish_copy(self) -> None:
-        """Move every serial column's sequence past the copied values."""
+        """Move every serial column's sequence past the copied values, and give the
+        copied vectors their pgvector rows."""
+        vectors = getattr(self, "vectors", None)
+        if vectors is not None and getattr(vectors, "pgvector", False):
+            vectors.fill()
         rows = self.db.execute(
             "SELECT table_name, column_name FROM information_schema.columns WHERE "
             "table_schema = current_schema() AND column_default LIKE 'nextval(%'").fetchall()

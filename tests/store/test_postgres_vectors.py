@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from tests.store.test_postgres_parity import _notes
 
 from cairn.app import Cairn
 from cairn.config import Config
 from cairn.store import open_store, open_url
-from tests.store.test_postgres_parity import _notes
 
 pytestmark = pytest.mark.postgres
 

@@ -68,12 +68,8 @@ class PostgresSearchMixin(SearchMixin):
     """``tsvector`` search with the shared filters."""
 
     def _one_filter(self, f: Filter, *, first_unit: bool = False) -> tuple[str, list[Any]]:
-        """The shared filters, with ``+word`` (a must-match term) as a ``tsquery``.
-
-        Raises:
-            QueryError: a date filter (``scheduled:``, ``deadline:`` …): its matching
-                function runs in SQLite only for now.
-        """
+        """The shared filters, with ``+word`` (a must-match term) as a ``tsquery``
+        and the date filters as :meth:`_date_filter`."""
         from cairn.store.sqlite.datefn import TS_FIELDS
 
         if f.field == "match":
@@ -83,9 +79,23 @@ class PostgresSearchMixin(SearchMixin):
             sql, args = _term_sql(t)
             return (f"u.rowid IN (SELECT rowid FROM units_fts WHERE doc @@ {sql})", list(args))
         if f.field in TS_FIELDS:
-            raise QueryError(f"{f.field}: date filters are not available on the PostgreSQL "
-                             "backend yet (they are on SQLite)")
+            return self._date_filter(f)
         return super()._one_filter(f, first_unit=first_unit)
+
+    def _date_filter(self, f: Filter) -> tuple[str, list[Any]]:
+        """A date filter (``scheduled:``, ``deadline:``, ``closed:``, ``ts:``,
+        ``ts-inactive:``) as the set of units it matches: SQLite's own matching function
+        (:func:`cairn.store.sqlite.datefn.ts_match`: repeaters, warning delays, ranges)
+        run over the units holding a timestamp of that kind, which the server picks
+        out first (few units have timestamps), so both backends match the same."""
+        from cairn.store.sqlite.datefn import ts_match
+
+        role = f'"{f.field}"' if f.field in ("scheduled", "deadline", "closed") else "["
+        rows = self.db.execute(
+            "SELECT rowid, timestamps FROM units WHERE timestamps <> '[]' "
+            "AND strpos(timestamps, ?) > 0", (role,))
+        ids = [int(r[0]) for r in rows if ts_match(str(r[1]), f.field, f.value, f.key)]
+        return ("u.rowid = ANY(?)", [ids])
 
     def search_text(
         self,

@@ -352,3 +352,44 @@ def test_must_match_and_date_filters(tmp_path: Path, pg_url: str) -> None:
     finally:
         lite.close()
         pg.close()
+
+
+def test_connections_are_pooled_and_closed(tmp_path: Path, pg_url: str) -> None:
+    """Threads borrow pooled connections and give them back when they end; ``close``
+    closes them all (the server sees none left)."""
+    import gc
+    import threading
+    import time
+
+    import psycopg
+
+    from cairn.errors import StoreError
+
+    probe = "application_name <> 'cairn-test-probe'"  # this test's own connections
+
+    def backends() -> int:
+        with psycopg.connect(pg_url, autocommit=True,
+                             application_name="cairn-test-probe") as conn:
+            row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                               f"current_database() AND {probe}").fetchone()
+        return int(row[0]) if row else 0
+
+    store = open_url(pg_url)
+    c = Cairn(Config(db_path=tmp_path / "x.db", embed={"provider": "none"}), store=store)
+    c.index([str(_notes(tmp_path))])
+    for _ in range(3):  # twelve short-lived threads, four at a time
+        threads = [threading.Thread(target=lambda: store.counts()) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    gc.collect()
+    assert store.open_connections() <= 6  # reused, not one per thread
+    assert backends() >= 1
+    c.close()
+    deadline = time.monotonic() + 30  # a backend's exit is seen a moment later
+    while backends() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert backends() == 0
+    with pytest.raises(StoreError, match="closed"):
+        store.counts()

@@ -1,7 +1,8 @@
 """Connection, transactions and migrations of the PostgreSQL store.
 
 Each thread has its own connection (like the SQLite store: readers never wait for one
-another), in autocommit mode outside :meth:`PostgresBase.transaction`. Statements are
+another), borrowed from a ``psycopg_pool`` pool and given back when the thread ends, in
+autocommit mode outside :meth:`PostgresBase.transaction`. Statements are
 the store's shared SQL rendered by :mod:`cairn.store.postgres.dialect`; rows support
 index and column-name access like ``sqlite3.Row``; every ``psycopg`` error becomes a
 :class:`cairn.errors.StoreError` naming the database (password removed), the operation
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -224,6 +226,42 @@ class Connection:
         return bool(self.raw.info.transaction_status != TransactionStatus.IDLE)
 
 
+POOL_SIZE = 32
+"""Most connections a store opens (one per thread that uses it at a time)."""
+
+
+def _configure(raw: Any) -> None:
+    """Set up a new connection: Python booleans as integers, as the shared schema
+    stores them."""
+    import psycopg
+    from psycopg.adapt import Dumper
+
+    class _BoolAsInt(Dumper):
+        oid = psycopg.adapters.types["int8"].oid
+
+        def dump(self, obj: Any) -> bytes:
+            return b"1" if obj else b"0"
+
+    raw.adapters.register_dumper(bool, _BoolAsInt)
+
+
+def _give_back(store_ref: weakref.ref[PostgresBase], raw: Any) -> None:
+    """Return a thread's connection to its store's pool when the thread has ended."""
+    store = store_ref()
+    if store is None:
+        return
+    with store._lock:
+        if raw not in store._connections:
+            return  # closed with the store
+        store._connections.remove(raw)
+        pool = None if store._closed else store._pool
+    with suppress(Exception):
+        if pool is not None:
+            pool.putconn(raw)
+        else:
+            raw.close()
+
+
 class PostgresBase(SQLiteBase):
     """Connections, transactions and migrations on PostgreSQL.
 
@@ -236,24 +274,29 @@ class PostgresBase(SQLiteBase):
             its schema is newer than this cairn.
     """
 
-    def __init__(self, url: str, *, wait: float = 5.0) -> None:
+    def __init__(self, url: str, *, wait: float = 5.0, pool_size: int = POOL_SIZE) -> None:
         self.url = url
         self.path = redact_url(url)
         self.wait = wait
+        self.pool_size = pool_size
         self.primary_keys: dict[str, tuple[str, ...]] = {}
         self._local = threading.local()
         self._lock = threading.Lock()
         self._connections: list[Any] = []
+        self._pool: Any = None
         self._closed = False
         self._migrate()
 
     # --- connections ------------------------------------------------------------------
     @property
     def db(self) -> Connection:  # type: ignore[override]
-        """This thread's connection (made on first use).
+        """This thread's connection: borrowed from the store's pool on first use and
+        kept by the thread (a transaction stays on one connection) until the thread
+        ends, when it goes back to the pool for the next thread.
 
         Raises:
-            StoreError: the store is closed or the server cannot be reached.
+            StoreError: the store is closed, the server cannot be reached, or every
+                pooled connection stayed busy for 30 s.
         """
         conn: Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
@@ -261,30 +304,55 @@ class PostgresBase(SQLiteBase):
         with self._lock:
             if self._closed:
                 raise StoreError(f"{self.path}: the index is closed")
-        conn = Connection(self._connect(), self)
+            pool = self._pool
+        if pool is None:
+            pool = self._open_pool()
+        try:
+            raw = pool.getconn(timeout=30)
+        except Exception as exc:
+            raise StoreError(f"{self.path}: no database connection within 30 s "
+                             f"({self.pool_size} in the pool are busy): {exc}") from exc
+        conn = Connection(raw, self)
         with self._lock:
-            self._connections.append(conn.raw)
+            self._connections.append(raw)
         self._local.conn = conn
+        weakref.finalize(threading.current_thread(), _give_back, weakref.ref(self), raw)
         return conn
 
+    def _open_pool(self) -> Any:
+        """The store's connection pool (``psycopg_pool``, at most :attr:`pool_size`
+        connections), made once; a first direct connection makes an unreachable server a
+        clear error.
+
+        Raises:
+            StoreError: the server cannot be reached.
+        """
+        from psycopg_pool import ConnectionPool
+
+        self._connect().close()
+        with self._lock:
+            if self._pool is None:
+                self._pool = ConnectionPool(
+                    self.url, min_size=0, max_size=max(1, self.pool_size), open=True,
+                    kwargs={"autocommit": True, "row_factory": _row_factory,
+                            "connect_timeout": 10},
+                    configure=_configure, name="cairn")
+            return self._pool
+
     def _connect(self) -> Any:
+        """One connection outside the pool.
+
+        Raises:
+            StoreError: the server cannot be reached.
+        """
         import psycopg
-        from psycopg.adapt import Dumper
-
-        class _BoolAsInt(Dumper):
-            """Python booleans as integers, as the shared schema stores them."""
-
-            oid = psycopg.adapters.types["int8"].oid
-
-            def dump(self, obj: Any) -> bytes:
-                return b"1" if obj else b"0"
 
         try:
             raw = psycopg.connect(self.url, autocommit=True, row_factory=_row_factory,
                                   connect_timeout=10)
         except psycopg.Error as exc:
             raise StoreError(f"{self.path}: cannot connect: {exc}".strip()) from exc
-        raw.adapters.register_dumper(bool, _BoolAsInt)
+        _configure(raw)
         return raw
 
     def _load_primary_keys(self) -> None:
@@ -409,14 +477,27 @@ class PostgresBase(SQLiteBase):
 
     # --- lifecycle and transactions ---------------------------------------------------
     def close(self) -> None:
-        """Close every connection (idempotent); the store cannot be used afterwards."""
+        """Close every connection, borrowed or pooled, and the pool (idempotent); the
+        store cannot be used afterwards."""
         with self._lock:
             self._closed = True
             conns, self._connections = self._connections, []
+            pool, self._pool = self._pool, None
         for conn in conns:
             with suppress(Exception):
                 conn.close()
+        if pool is not None:
+            with suppress(Exception):
+                pool.close()
         self._local = threading.local()
+
+    def open_connections(self) -> int:
+        """Connections of this store open now (borrowed by threads or idle in the pool)."""
+        with self._lock:
+            borrowed = sum(1 for c in self._connections if not c.closed)
+            pool = self._pool
+        idle = int(pool.get_stats().get("pool_available", 0)) if pool is not None else 0
+        return borrowed + idle
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -24,6 +24,7 @@ class PostgresStore(
     Args:
         url: ``postgresql://user:password@host:port/dbname`` (libpq syntax).
         wait: seconds a writer waits for another one before it is refused.
+        pool_size: most connections open at once (threads beyond it wait for one).
 
     Raises:
         StoreError: the server cannot be reached, or the database is not a cairn index

@@ -36,6 +36,10 @@ INDEX_FROM = 20_000
 """Live vectors from which a space is searched through its HNSW index (below it exact
 search in process takes a few milliseconds: ``bench/scale.py``)."""
 
+BUILD_MEMORY = "512MB"
+"""``maintenance_work_mem`` while an HNSW index is built (at 256 float32 dimensions
+about 1.3 KB per vector with its graph)."""
+
 EF_SEARCH = 100
 """HNSW candidate list length per search (pgvector's ``hnsw.ef_search``; raised to
 the number of chunks asked for when that is larger, up to 1000)."""
@@ -69,6 +73,7 @@ class PostgresVectors(SQLiteVectors):
         super().__init__(store)
         self.index_from = INDEX_FROM
         self._sizes: dict[str, tuple[int, int]] = {}
+        self._with_index: set[str] = set()
         self.pgvector = self._setup()
 
     @property
@@ -147,14 +152,22 @@ class PostgresVectors(SQLiteVectors):
         return "pg_vectors_hnsw_" + hashlib.sha256(space.encode()).hexdigest()[:12]
 
     def _has_index(self, space: str) -> bool:
+        """Whether ``space`` has its HNSW index (a yes is remembered: an index goes
+        only with :meth:`drop_space`)."""
+        if space in self._with_index:
+            return True
         row = self.db.execute("SELECT to_regclass(?) IS NOT NULL",
                               (self._index_name(space),)).fetchone()
+        if row[0]:
+            self._with_index.add(space)
         return bool(row[0])
 
     def _ensure_index(self, space: str, dim: int) -> None:
         """Build ``space``'s HNSW index unless it exists."""
         if self._has_index(space):
             return
+        # the graph is built in memory (pgvector builds far slower once it spills)
+        self._raw.execute(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'")
         self._raw.execute(
             f"CREATE INDEX IF NOT EXISTS {self._index_name(space)} ON pg_vectors USING hnsw "
             f"((v::vector({int(dim)})) vector_ip_ops) WHERE space = {_quote(space)}")
@@ -162,6 +175,7 @@ class PostgresVectors(SQLiteVectors):
     def drop_space(self, space: str) -> int:
         """Forget a space, its vectors and its index; in a transaction."""
         n = super().drop_space(space)
+        self._with_index.discard(space)
         if self.pgvector:
             self._raw.execute(f"DROP INDEX IF EXISTS {self._index_name(space)}")
         return n

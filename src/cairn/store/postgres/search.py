@@ -9,13 +9,18 @@ PostgreSQL's four weight classes A–D, scaled so the largest is 1. User text ne
 the ``simple`` configuration, matched against the same vector (their column is folded
 into it with weight D).
 
-Ranking is BM25 computed in SQL (k1 = 1.2, b = 0.75): each query lexeme's inverse
-document frequency from the GIN index, its term frequency in a unit weighted by the
-column it occurs in (BM25F-style: title, outline path, tags and body weights), and the
-unit's length in lexemes against the mean. Differences from SQLite's FTS5, by design of
-the engines: English stop words are not indexed (a query made only of them matches
-nothing), a unit's length counts distinct lexemes, and FTS5 scores each column
-separately — rankings agree on what matches, and mostly on the order.
+Ranking is BM25 computed in SQL (k1 = 1.2, b = 0.75) over the server's inverted index
+``fts_postings`` (one row per lexeme and unit: occurrences per weight class and the
+unit's length, kept by triggers; see :data:`cairn.store.postgres.steps.PG_STEPS`): each
+query lexeme's inverse document frequency is the number of its postings, its term
+frequency in a unit is weighted by the column it occurs in (BM25F-style: title, outline
+path, tags and body weights), and the unit's length in lexemes is set against the mean
+(``fts_stats``). A query reads only its lexemes' postings (an index-only B-tree scan);
+the ``tsquery`` itself (GIN) is checked only for phrases, CJK bigrams and ``-word``.
+Differences from SQLite's FTS5, by design of the engines: English stop words are not
+indexed (a query made only of them matches nothing), a unit's length counts distinct
+lexemes, and FTS5 scores each column separately — rankings agree on what matches, and
+mostly on the order.
 """
 
 from __future__ import annotations

@@ -1,11 +1,13 @@
 """The same cairn on SQLite and on PostgreSQL, side by side in one run.
 
     python bench/scale.py [--chunks 100000] [--scifact] [--clients 1,4,16] [--pg-url URL]
+                          [--backends sqlite,postgres] [--json FILE]
 
 1. ``--scifact``: nDCG@10 / Recall@100 / MRR@10 on ``../shared/bench/beir/scifact`` for
    keyword (and hybrid with the shipped static model) on both backends.
 2. A synthetic corpus of about ``--chunks`` chunks (Markdown notes of 3–8 sections with
-   realistic word counts, wikilinks between notes and tags), indexed into both:
+   realistic word counts over a Zipf-distributed vocabulary of 30,000 words, wikilinks
+   between notes and tags), indexed into both:
    indexing throughput (files/s, MB/s), keyword and hybrid query latency p50/p95 with
    1, 4 and 16 concurrent clients (threads, each query a new search), and size on disk
    (the SQLite file; ``pg_database_size``).
@@ -41,10 +43,37 @@ _TEXT = (
     "deploy release plan goal habit reading book author chapter idea question answer"
 )
 WORDS = tuple(_TEXT.split(" "))
+VOCABULARY = 30_000
+"""Distinct words of the synthetic corpus: the real words above, then made-up ones."""
+_SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "ta", "vo", "shi", "der", "ion", "pra", "gel",
+              "tur", "bam", "qui", "sen", "dor", "fla", "mon", "zet")
+
+
+def vocabulary(n: int = VOCABULARY) -> tuple[tuple[str, ...], list[float]]:
+    """The corpus's words with Zipf-like weights (``1 / (rank + 100)``: no stop words,
+    so the most frequent word is in about one chunk in ten, as a frequent content word
+    of real notes is), most frequent first."""
+    rng = random.Random(1)
+    words = list(WORDS)
+    seen = set(words)
+    while len(words) < n:
+        w = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
+        if w not in seen:
+            seen.add(w)
+            words.append(w)
+    return tuple(words), [1.0 / (r + 100) for r in range(n)]
+
+
+_VOCAB, _WEIGHTS = vocabulary()
+_CUM = list(__import__("itertools").accumulate(_WEIGHTS))
+
+
+def _words(rng: random.Random, k: int) -> list[str]:
+    return rng.choices(_VOCAB, cum_weights=_CUM, k=k)
 
 
 def _sentence(rng: random.Random) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(8, 20))).capitalize() + "."
+    return " ".join(_words(rng, rng.randint(8, 20))).capitalize() + "."
 
 
 def make_corpus(folder: Path, chunks: int, seed: int = 7) -> tuple[int, int]:
@@ -80,7 +109,7 @@ def latency(c: Cairn, mode: str, clients: int, per_client: int, seed: int) -> di
         rng = random.Random(seed + k)
         mine = []
         for _ in range(per_client):
-            q = " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 3)))
+            q = " ".join(_words(rng, rng.randint(1, 3)))
             t = time.perf_counter()
             c.search(q, mode=mode, limit=10)  # type: ignore[arg-type]
             mine.append((time.perf_counter() - t) * 1000)
@@ -136,18 +165,34 @@ def scifact(server_url: str, work: Path) -> dict[str, Any]:
     return out
 
 
-def scale(server_url: str, work: Path, chunks: int, clients: list[int]) -> dict[str, Any]:
+def vacuum(url: str) -> None:
+    """``VACUUM ANALYZE`` (what autovacuum does soon after a first run): planner
+    statistics, and the visibility map that lets the postings be read index-only."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("VACUUM ANALYZE")
+
+
+def scale(server_url: str, work: Path, chunks: int, clients: list[int],
+          backends: tuple[str, ...] = ("sqlite", "postgres")) -> dict[str, Any]:
     corpus = work / "corpus"
+    t = time.perf_counter()
     files, size = make_corpus(corpus, chunks)
+    print(f"  corpus: {files} files, {size / 1e6:.1f} MB in {time.perf_counter() - t:.0f} s",
+          file=sys.stderr, flush=True)
     out: dict[str, Any] = {"files": files, "mb": round(size / 1e6, 2)}
     url = new_database(server_url)
-    for name in ("sqlite", "postgres"):
+    for name in backends:
         cfg = Config(db_path=work / "scale.db", embed={"provider": "static"})
         store = open_store(work / "scale.db") if name == "sqlite" else open_url(url)
         with Cairn(cfg, store=store) as c:
             t = time.perf_counter()
             run = c.index([str(corpus)])
             secs = time.perf_counter() - t
+            print(f"  {name}: indexed in {secs:.0f} s", file=sys.stderr, flush=True)
+            if name == "postgres":
+                vacuum(url)
             n_chunks = c.store.vectors.counts().get("chunks", 0)
             res: dict[str, Any] = {
                 "index_seconds": round(secs, 1), "files_per_s": round(files / secs, 1),
@@ -170,6 +215,7 @@ def main() -> None:
     ap.add_argument("--clients", default="1,4,16")
     ap.add_argument("--scifact", action="store_true")
     ap.add_argument("--pg-url", default=os.environ.get("CAIRN_TEST_PG_URL"))
+    ap.add_argument("--backends", default="sqlite,postgres")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     server: Any = None
@@ -188,7 +234,8 @@ def main() -> None:
                 result["scifact"] = scifact(url, work)
                 print(json.dumps(result["scifact"], indent=1))
             result["scale"] = scale(url, work, args.chunks,
-                                    [int(x) for x in args.clients.split(",")])
+                                    [int(x) for x in args.clients.split(",")],
+                                    tuple(args.backends.split(",")))
             print(json.dumps(result["scale"], indent=1))
             if args.json:
                 args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")

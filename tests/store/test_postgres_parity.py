@@ -309,11 +309,32 @@ def test_store_copy_both_ways(tmp_path: Path, pg_url: str) -> None:
         assert _snapshot(b) == before
 
 
-def test_must_match_and_date_filters(tmp_path: Path, pg_url: str) -> None:
-    """``+word`` works on PostgreSQL as on SQLite; a date filter is refused clearly."""
-    from cairn.errors import QueryError
+DATED = """\
+* TODO Pay rent
+  SCHEDULED: <2024-06-03 Mon +1m>
+* TODO File taxes
+  DEADLINE: <2024-06-20 Thu -5d>
+* Conference
+  <2024-07-01 Mon>--<2024-07-03 Wed>
+* Notes from the call
+  [2024-05-12 Sun]
+* DONE Old task
+  CLOSED: [2023-12-30 Sat 09:00]
+"""
 
+DATE_QUERIES = [
+    "deadline:2024-06", "deadline:2024-06-01..2024-06-10", "scheduled:2024-08",
+    "scheduled:2024-06-03", "closed:2023", "closed:2024", "ts:2024-07-02",
+    "ts:2024-07", "ts-inactive:2024-05", "-deadline:2024-06 todo:TODO", "scheduled:soon",
+    "deadline:soon", "rent scheduled:2024-09",
+]
+
+
+def test_must_match_and_date_filters(tmp_path: Path, pg_url: str) -> None:
+    """``+word`` and the date filters (repeaters, warning delays, ranges, ``soon``)
+    match the same units on PostgreSQL as on SQLite."""
     root = _notes(tmp_path)
+    (root / "org" / "dated.org").write_text(DATED, encoding="utf-8")
     lite, pg = _pair(tmp_path, pg_url)
     try:
         for c in (lite, pg):
@@ -322,8 +343,53 @@ def test_must_match_and_date_filters(tmp_path: Path, pg_url: str) -> None:
             assert ({h.unit_id for h in pg.search(q, limit=50).hits}
                     == {h.unit_id for h in lite.search(q, limit=50).hits}), q
         assert pg.search("+tomatoes", limit=50).hits
-        with pytest.raises(QueryError, match="not available on the PostgreSQL backend"):
-            pg.search("deadline:2024-06")
+        matched = 0
+        for q in DATE_QUERIES:
+            want = {h.unit_id for h in lite.search(q, limit=50).hits}
+            assert {h.unit_id for h in pg.search(q, limit=50).hits} == want, q
+            matched += bool(want)
+        assert matched >= 9  # the queries are not vacuous
     finally:
         lite.close()
         pg.close()
+
+
+def test_connections_are_pooled_and_closed(tmp_path: Path, pg_url: str) -> None:
+    """Threads borrow pooled connections and give them back when they end; ``close``
+    closes them all (the server sees none left)."""
+    import gc
+    import threading
+    import time
+
+    import psycopg
+
+    from cairn.errors import StoreError
+
+    probe = "application_name <> 'cairn-test-probe'"  # this test's own connections
+
+    def backends() -> int:
+        with psycopg.connect(pg_url, autocommit=True,
+                             application_name="cairn-test-probe") as conn:
+            row = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = "
+                               f"current_database() AND {probe}").fetchone()
+        return int(row[0]) if row else 0
+
+    store = open_url(pg_url)
+    c = Cairn(Config(db_path=tmp_path / "x.db", embed={"provider": "none"}), store=store)
+    c.index([str(_notes(tmp_path))])
+    for _ in range(3):  # twelve short-lived threads, four at a time
+        threads = [threading.Thread(target=lambda: store.counts()) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    gc.collect()
+    assert store.open_connections() <= 6  # reused, not one per thread
+    assert backends() >= 1
+    c.close()
+    deadline = time.monotonic() + 30  # a backend's exit is seen a moment later
+    while backends() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert backends() == 0
+    with pytest.raises(StoreError, match="closed"):
+        store.counts()

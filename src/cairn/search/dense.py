@@ -10,7 +10,11 @@ The matrix is loaded from SQLite once and kept until the store's vector
 by the cascade when a note is deleted), so a query never returns a deleted unit.
 
 Exact search over 100,000 384-d vectors takes a few milliseconds (see
-``bench/beir.py``), well inside the latency budget, so there is no approximate index.
+``bench/beir.py``), well inside the latency budget, so SQLite has no approximate index.
+A store that searches a space itself (``store.vectors.indexed(space)``: pgvector's
+HNSW index on PostgreSQL, for a large space) answers :meth:`DenseIndex.search` and
+:meth:`DenseIndex.unit_similarity` through ``nearest``/``similarity``, and no matrix is
+loaded.
 
 Long-running servers (``cairn serve``, ``cairn mcp``) call :func:`serve_mode`: the
 matrix is then reloaded by a background thread when the generation moves, and requests
@@ -213,8 +217,15 @@ class DenseIndex:
         """
         return self._snaps.get()
 
+    def indexed(self) -> bool:
+        """Whether the store searches this space itself (a vector index of its own,
+        :meth:`cairn.store.indexes.VectorIndex.indexed`): then no matrix is loaded."""
+        return self.vectors.indexed(self.space)
+
     def size(self) -> int:
         """Live chunk vectors in the space."""
+        if self.indexed():
+            return self.vectors.size(self.space)
         return int(self.matrix().matrix.shape[0])
 
     def similarities(
@@ -261,6 +272,10 @@ class DenseIndex:
         """
         import numpy as np
 
+        if self.indexed():
+            return [DenseHit(*h) for h in self.vectors.nearest(
+                self.space, q, k, allowed, excluded=excluded,
+                include_alternates=include_alternates)]
         vm, index = self.snapshot()
         n = vm.matrix.shape[0]
         if n == 0 or k <= 0:
@@ -313,6 +328,8 @@ class DenseIndex:
         """Best-chunk cosine of ``q`` for each given unit that has vectors."""
         import numpy as np
 
+        if self.indexed():
+            return self.vectors.similarity(self.space, q, unit_ids)
         vm, index = self.snapshot()
         if not unit_ids or vm.matrix.shape[0] == 0:
             return {}

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
@@ -29,6 +29,11 @@ if TYPE_CHECKING:
         VectorMatrix,
         VectorSpace,
     )
+
+
+NearChunk = tuple[str, float, int, int, int]
+"""A unit found by :meth:`VectorIndex.nearest`: ``(unit id, cosine, chunk ordinal,
+start, end)`` (the chunk's offsets in the unit body)."""
 
 
 class VectorIndex(Protocol):
@@ -124,6 +129,42 @@ class VectorIndex(Protocol):
 
     def matrix(self, space: str) -> VectorMatrix:
         """Every live chunk vector of ``space`` keyed by unit id and chunk ordinal."""
+        ...
+
+    def indexed(self, space: str) -> bool:
+        """Whether the backend answers :meth:`nearest` from a vector index of its own
+        (pgvector's HNSW on PostgreSQL, once the space is large enough); ``False``
+        means the caller is better served by an in-process matrix (:meth:`matrix`)."""
+        ...
+
+    def nearest(
+        self,
+        space: str,
+        vector: npt.NDArray[np.float32],
+        k: int,
+        candidates: Collection[str] | None = None,
+        *,
+        excluded: Collection[str] = (),
+        include_alternates: bool = False,
+    ) -> list[NearChunk]:
+        """The ``k`` best distinct live units for a unit query vector, best first: per
+        unit its best chunk as ``(unit id, cosine, chunk ordinal, start, end)``.
+
+        Args:
+            candidates: only these unit ids (searched exactly); ``None`` = all.
+            excluded: unit ids to leave out.
+            include_alternates: also units off a conversation's canonical branch.
+        """
+        ...
+
+    def similarity(
+        self, space: str, vector: npt.NDArray[np.float32], unit_ids: Sequence[str]
+    ) -> dict[str, float]:
+        """Best-chunk cosine of ``vector`` for each given unit that has vectors."""
+        ...
+
+    def size(self, space: str) -> int:
+        """Live chunk vectors in ``space``."""
         ...
 
     def counts(self) -> dict[str, int]:

@@ -1,7 +1,8 @@
 """Connection, transactions and migrations of the PostgreSQL store.
 
 Each thread has its own connection (like the SQLite store: readers never wait for one
-another), in autocommit mode outside :meth:`PostgresBase.transaction`. Statements are
+another), borrowed from a ``psycopg_pool`` pool and given back when the thread ends, in
+autocommit mode outside :meth:`PostgresBase.transaction`. Statements are
 the store's shared SQL rendered by :mod:`cairn.store.postgres.dialect`; rows support
 index and column-name access like ``sqlite3.Row``; every ``psycopg`` error becomes a
 :class:`cairn.errors.StoreError` naming the database (password removed), the operation
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -23,6 +25,7 @@ from typing import Any
 from cairn.errors import StoreError, StoreUnwritable
 from cairn.store.lock import WriterLock
 from cairn.store.postgres.dialect import COMPAT_FUNCTIONS, translate, translate_trigger
+from cairn.store.postgres.steps import PG_COMPONENT, PG_STEPS, PG_TABLES
 from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, SQLiteBase, TableCopyMixin
 
 WRITE_LOCK_KEY = 0x6361_6972_6E00  # "cairn\0": the advisory lock of index writers
@@ -176,6 +179,42 @@ class Connection:
         return bool(self.raw.info.transaction_status != TransactionStatus.IDLE)
 
 
+POOL_SIZE = 32
+"""Most connections a store opens (one per thread that uses it at a time)."""
+
+
+def _configure(raw: Any) -> None:
+    """Set up a new connection: Python booleans as integers, as the shared schema
+    stores them."""
+    import psycopg
+    from psycopg.adapt import Dumper
+
+    class _BoolAsInt(Dumper):
+        oid = psycopg.adapters.types["int8"].oid
+
+        def dump(self, obj: Any) -> bytes:
+            return b"1" if obj else b"0"
+
+    raw.adapters.register_dumper(bool, _BoolAsInt)
+
+
+def _give_back(store_ref: weakref.ref[PostgresBase], raw: Any) -> None:
+    """Return a thread's connection to its store's pool when the thread has ended."""
+    store = store_ref()
+    if store is None:
+        return
+    with store._lock:
+        if raw not in store._connections:
+            return  # closed with the store
+        store._connections.remove(raw)
+        pool = None if store._closed else store._pool
+    with suppress(Exception):
+        if pool is not None:
+            pool.putconn(raw)
+        else:
+            raw.close()
+
+
 class PostgresBase(SQLiteBase):
     """Connections, transactions and migrations on PostgreSQL.
 
@@ -188,24 +227,29 @@ class PostgresBase(SQLiteBase):
             its schema is newer than this cairn.
     """
 
-    def __init__(self, url: str, *, wait: float = 5.0) -> None:
+    def __init__(self, url: str, *, wait: float = 5.0, pool_size: int = POOL_SIZE) -> None:
         self.url = url
         self.path = redact_url(url)
         self.wait = wait
+        self.pool_size = pool_size
         self.primary_keys: dict[str, tuple[str, ...]] = {}
         self._local = threading.local()
         self._lock = threading.Lock()
         self._connections: list[Any] = []
+        self._pool: Any = None
         self._closed = False
         self._migrate()
 
     # --- connections ------------------------------------------------------------------
     @property
     def db(self) -> Connection:  # type: ignore[override]
-        """This thread's connection (made on first use).
+        """This thread's connection: borrowed from the store's pool on first use and
+        kept by the thread (a transaction stays on one connection) until the thread
+        ends, when it goes back to the pool for the next thread.
 
         Raises:
-            StoreError: the store is closed or the server cannot be reached.
+            StoreError: the store is closed, the server cannot be reached, or every
+                pooled connection stayed busy for 30 s.
         """
         conn: Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
@@ -213,30 +257,55 @@ class PostgresBase(SQLiteBase):
         with self._lock:
             if self._closed:
                 raise StoreError(f"{self.path}: the index is closed")
-        conn = Connection(self._connect(), self)
+            pool = self._pool
+        if pool is None:
+            pool = self._open_pool()
+        try:
+            raw = pool.getconn(timeout=30)
+        except Exception as exc:
+            raise StoreError(f"{self.path}: no database connection within 30 s "
+                             f"({self.pool_size} in the pool are busy): {exc}") from exc
+        conn = Connection(raw, self)
         with self._lock:
-            self._connections.append(conn.raw)
+            self._connections.append(raw)
         self._local.conn = conn
+        weakref.finalize(threading.current_thread(), _give_back, weakref.ref(self), raw)
         return conn
 
+    def _open_pool(self) -> Any:
+        """The store's connection pool (``psycopg_pool``, at most :attr:`pool_size`
+        connections), made once; a first direct connection makes an unreachable server a
+        clear error.
+
+        Raises:
+            StoreError: the server cannot be reached.
+        """
+        from psycopg_pool import ConnectionPool
+
+        self._connect().close()
+        with self._lock:
+            if self._pool is None:
+                self._pool = ConnectionPool(
+                    self.url, min_size=0, max_size=max(1, self.pool_size), open=True,
+                    kwargs={"autocommit": True, "row_factory": _row_factory,
+                            "connect_timeout": 10},
+                    configure=_configure, name="cairn")
+            return self._pool
+
     def _connect(self) -> Any:
+        """One connection outside the pool.
+
+        Raises:
+            StoreError: the server cannot be reached.
+        """
         import psycopg
-        from psycopg.adapt import Dumper
-
-        class _BoolAsInt(Dumper):
-            """Python booleans as integers, as the shared schema stores them."""
-
-            oid = psycopg.adapters.types["int8"].oid
-
-            def dump(self, obj: Any) -> bytes:
-                return b"1" if obj else b"0"
 
         try:
             raw = psycopg.connect(self.url, autocommit=True, row_factory=_row_factory,
                                   connect_timeout=10)
         except psycopg.Error as exc:
             raise StoreError(f"{self.path}: cannot connect: {exc}".strip()) from exc
-        raw.adapters.register_dumper(bool, _BoolAsInt)
+        _configure(raw)
         return raw
 
     def _load_primary_keys(self) -> None:
@@ -287,7 +356,30 @@ class PostgresBase(SQLiteBase):
                     db.raw.execute("ALTER TABLE runs ADD COLUMN rowid BIGSERIAL")
             db.execute("DELETE FROM cairn_schema")
             db.execute("INSERT INTO cairn_schema(version) VALUES (?)", (SCHEMA_VERSION,))
+            self._pg_steps()
         self._load_primary_keys()
+
+    def _pg_steps(self) -> None:
+        """Bring PostgreSQL's own tables (:data:`PG_STEPS`) up to date; inside the
+        migration's transaction.
+
+        Raises:
+            StoreError: the database holds a newer version of them than this cairn.
+        """
+        db = self.db
+        db.execute("CREATE TABLE IF NOT EXISTS components (name TEXT PRIMARY KEY, version BIGINT)")
+        row = db.execute("SELECT version FROM components WHERE name=?",
+                         (PG_COMPONENT,)).fetchone()
+        version = int(row[0]) if row else 0
+        if version > len(PG_STEPS):
+            raise StoreError(
+                f"{self.path}: PostgreSQL tables at version {version}, newer than this cairn "
+                f"({len(PG_STEPS)}); upgrade cairn or rebuild the index")
+        for i in range(version, len(PG_STEPS)):
+            for stmt in PG_STEPS[i]:
+                db.raw.execute(stmt)
+            db.execute("INSERT INTO components(name, version) VALUES (?, ?) ON CONFLICT(name) "
+                       "DO UPDATE SET version=excluded.version", (PG_COMPONENT, i + 1))
 
     def _user_version(self) -> int:
         row = self.db.execute("SELECT version FROM cairn_schema").fetchone()
@@ -338,14 +430,27 @@ class PostgresBase(SQLiteBase):
 
     # --- lifecycle and transactions ---------------------------------------------------
     def close(self) -> None:
-        """Close every connection (idempotent); the store cannot be used afterwards."""
+        """Close every connection, borrowed or pooled, and the pool (idempotent); the
+        store cannot be used afterwards."""
         with self._lock:
             self._closed = True
             conns, self._connections = self._connections, []
+            pool, self._pool = self._pool, None
         for conn in conns:
             with suppress(Exception):
                 conn.close()
+        if pool is not None:
+            with suppress(Exception):
+                pool.close()
         self._local = threading.local()
+
+    def open_connections(self) -> int:
+        """Connections of this store open now (borrowed by threads or idle in the pool)."""
+        with self._lock:
+            borrowed = sum(1 for c in self._connections if not c.closed)
+            pool = self._pool
+        idle = int(pool.get_stats().get("pool_available", 0)) if pool is not None else 0
+        return borrowed + idle
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -372,7 +477,16 @@ class PostgresBase(SQLiteBase):
                     f"(waited {self.wait:g} s); try again when it has finished"
                 ) from exc
             db.raw.execute("SET LOCAL lock_timeout = 0")
-            yield
+            # pipeline mode: statements whose results nobody reads are queued, not
+            # waited for one by one; every savepoint (a file) ends with a sync, so an
+            # error is raised inside the block that caused it
+            with db.raw.pipeline() as pipe:
+                self._local.pipe = pipe
+                try:
+                    yield
+                    pipe.sync()
+                finally:
+                    self._local.pipe = None
         except BaseException:
             with suppress(Exception):
                 db.raw.execute("ROLLBACK")
@@ -395,6 +509,9 @@ class PostgresBase(SQLiteBase):
         raw.execute(f"SAVEPOINT {name}")
         try:
             yield
+            pipe = getattr(self._local, "pipe", None)
+            if pipe is not None:
+                pipe.sync()
         except BaseException:
             with suppress(Exception):
                 raw.execute(f"ROLLBACK TO SAVEPOINT {name}")
@@ -415,7 +532,8 @@ class PostgresTableCopy(TableCopyMixin, PostgresBase):
             "SELECT table_name FROM information_schema.tables WHERE table_schema = "
             "current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name"
         )
-        return [str(r[0]) for r in rows if r[0] not in ("components", "cairn_schema")]
+        return [str(r[0]) for r in rows
+                if r[0] not in ("components", "cairn_schema", *PG_TABLES)]
 
     def table_columns(self, table: str) -> list[str]:
         """The writable columns of ``table`` (generated ones left out)."""
@@ -426,7 +544,11 @@ class PostgresTableCopy(TableCopyMixin, PostgresBase):
         return [str(r[0]) for r in rows]
 
     def finish_copy(self) -> None:
-        """Move every serial column's sequence past the copied values."""
+        """Move every serial column's sequence past the copied values, and give the
+        copied vectors their pgvector rows."""
+        vectors = getattr(self, "vectors", None)
+        if vectors is not None and getattr(vectors, "pgvector", False):
+            vectors.fill()
         rows = self.db.execute(
             "SELECT table_name, column_name FROM information_schema.columns WHERE "
             "table_schema = current_schema() AND column_default LIKE 'nextval(%'").fetchall()

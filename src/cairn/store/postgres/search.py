@@ -9,18 +9,22 @@ PostgreSQL's four weight classes A–D, scaled so the largest is 1. User text ne
 the ``simple`` configuration, matched against the same vector (their column is folded
 into it with weight D).
 
-Ranking is BM25 computed in SQL (k1 = 1.2, b = 0.75): each query lexeme's inverse
-document frequency from the GIN index, its term frequency in a unit weighted by the
-column it occurs in (BM25F-style: title, outline path, tags and body weights), and the
-unit's length in lexemes against the mean. Differences from SQLite's FTS5, by design of
-the engines: English stop words are not indexed (a query made only of them matches
-nothing), a unit's length counts distinct lexemes, and FTS5 scores each column
-separately — rankings agree on what matches, and mostly on the order.
+Ranking is BM25 computed in SQL (k1 = 1.2, b = 0.75) over the server's inverted index
+``fts_postings`` (one row per lexeme and unit: occurrences per weight class and the
+unit's length, kept by triggers; see :data:`cairn.store.postgres.steps.PG_STEPS`): each
+query lexeme's inverse document frequency is the number of its postings, its term
+frequency in a unit is weighted by the column it occurs in (BM25F-style: title, outline
+path, tags and body weights), and the unit's length in lexemes is set against the mean
+(``fts_stats``). A query reads only its lexemes' postings (an index-only B-tree scan);
+the ``tsquery`` itself (GIN) is checked only for phrases, CJK bigrams and ``-word``.
+Differences from SQLite's FTS5, by design of the engines: English stop words are not
+indexed (a query made only of them matches nothing), a unit's length counts distinct
+lexemes, and FTS5 scores each column separately — rankings agree on what matches, and
+mostly on the order.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -69,12 +73,8 @@ class PostgresSearchMixin(SearchMixin):
     """``tsvector`` search with the shared filters."""
 
     def _one_filter(self, f: Filter, *, first_unit: bool = False) -> tuple[str, list[Any]]:
-        """The shared filters, with ``+word`` (a must-match term) as a ``tsquery``.
-
-        Raises:
-            QueryError: a date filter (``scheduled:``, ``deadline:`` …): its matching
-                function runs in SQLite only for now.
-        """
+        """The shared filters, with ``+word`` (a must-match term) as a ``tsquery``
+        and the date filters as :meth:`_date_filter`."""
         from cairn.store.sqlite.datefn import TS_FIELDS
 
         if f.field == "match":
@@ -84,9 +84,23 @@ class PostgresSearchMixin(SearchMixin):
             sql, args = _term_sql(t)
             return (f"u.rowid IN (SELECT rowid FROM units_fts WHERE doc @@ {sql})", list(args))
         if f.field in TS_FIELDS:
-            raise QueryError(f"{f.field}: date filters are not available on the PostgreSQL "
-                             "backend yet (they are on SQLite)")
+            return self._date_filter(f)
         return super()._one_filter(f, first_unit=first_unit)
+
+    def _date_filter(self, f: Filter) -> tuple[str, list[Any]]:
+        """A date filter (``scheduled:``, ``deadline:``, ``closed:``, ``ts:``,
+        ``ts-inactive:``) as the set of units it matches: SQLite's own matching function
+        (:func:`cairn.store.sqlite.datefn.ts_match`: repeaters, warning delays, ranges)
+        run over the units holding a timestamp of that kind, which the server picks
+        out first (few units have timestamps), so both backends match the same."""
+        from cairn.store.sqlite.datefn import ts_match
+
+        role = f'"{f.field}"' if f.field in ("scheduled", "deadline", "closed") else "["
+        rows = self.db.execute(
+            "SELECT rowid, timestamps FROM units WHERE timestamps <> '[]' "
+            "AND strpos(timestamps, ?) > 0", (role,))
+        ids = [int(r[0]) for r in rows if ts_match(str(r[1]), f.field, f.value, f.key)]
+        return ("u.rowid = ANY(?)", [ids])
 
     def search_text(
         self,
@@ -98,7 +112,7 @@ class PostgresSearchMixin(SearchMixin):
         whole_documents: bool = True,
     ) -> list[tuple[str, float]]:
         """Rank units for a parsed query; ``(unit id, score)`` best first (see
-        :meth:`cairn.store.base.Store.search_text`). The score is ``ts_rank_cd``.
+        :meth:`cairn.store.base.Store.search_text`). The score is BM25 (:meth:`_bm25`).
 
         Raises:
             QueryError: ``limit`` is below 1. StoreError: the backend failed.
@@ -121,51 +135,79 @@ class PostgresSearchMixin(SearchMixin):
                    + " ORDER BY d.path, u.ordinal LIMIT ?")
             params: list[Any] = [*args, limit]
         else:
-            wa, wb, wc, wd = (float(weights.get(k, 1.0))
-                              for k in ("title", "outline_path", "tags", "body"))
-            wc = max(wc, float(weights.get("meta", wc)))  # tags and meta share class C
-            n_docs, avgdl = self._corpus_stats()
-            lexemes = self._lexemes(query)
-            sql = (
-                "WITH terms AS (SELECT lex, ln(1 + (? - df + 0.5) / (df + 0.5)) AS idf FROM "
-                "(SELECT lex, (SELECT count(*) FROM units_fts WHERE doc @@ "
-                "plainto_tsquery('simple', lex)) AS df FROM unnest(?::text[]) lex) t), "
-                f"cand AS (SELECT f.rowid, f.doc FROM units_fts f WHERE f.doc @@ {pos}), "
-                "scored AS (SELECT c.rowid, sum(t.idf * x.tfw * 2.2 / (x.tfw + 1.2 * "
-                "(0.25 + 0.75 * length(c.doc) / ?))) AS score FROM cand c "
-                "CROSS JOIN LATERAL (SELECT e.lexeme, (SELECT sum(CASE w WHEN 'A' THEN ? "
-                "WHEN 'B' THEN ? WHEN 'C' THEN ? ELSE ? END) FROM unnest(e.weights) w) "
-                "AS tfw FROM unnest(c.doc) e) x JOIN terms t ON t.lex = x.lexeme "
-                "GROUP BY c.rowid) "
-                f"SELECT u.id, s.score AS score {joins} JOIN scored s ON s.rowid = u.rowid"
-                + (" WHERE " + " AND ".join(where) if where else "")
-                + " ORDER BY score DESC, u.rowid LIMIT ?")
-            params = [n_docs, lexemes, *pos_args, max(avgdl, 1e-9), wa, wb, wc, wd,
-                      *args, limit]
+            return self._bm25(query, pos, pos_args, where, args, limit, weights)
         return [(str(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
 
-    def _corpus_stats(self) -> tuple[int, float]:
-        """(units in the FTS table, mean lexemes per unit), cached for 30 s (BM25's N
-        and average document length change slowly)."""
-        now = time.monotonic()
-        cached: tuple[float, int, float] | None = getattr(self, "_bm25_stats", None)
-        if cached is not None and now - cached[0] < 30:
-            return cached[1], cached[2]
-        row = self.db.execute(
-            "SELECT count(*), coalesce(avg(length(doc)), 0) FROM units_fts").fetchone()
-        n, avgdl = int(row[0]), float(row[1])
-        self._bm25_stats = (now, n, avgdl)
-        return n, avgdl
+    def _bm25(self, query: TextQuery, pos: str, pos_args: list[str], where: list[str],
+              args: list[Any], limit: int, weights: Mapping[str, float]
+              ) -> list[tuple[str, float]]:
+        """BM25 over the postings of the query's lexemes (see the module doc).
 
-    def _lexemes(self, query: TextQuery) -> list[str]:
+        Scoring reads ``fts_postings`` only; the ``tsquery`` is checked against the
+        unit's vector only when a term is a phrase (or CJK), so that the postings
+        alone cannot tell whether it matches. Without filters the best
+        ``2 * limit + 50`` scores are taken before units are joined (a second, full
+        pass runs when too few of them are live canonical units)."""
+        wa, wb, wc, wd = (float(weights.get(k, 1.0))
+                          for k in ("title", "outline_path", "tags", "body"))
+        wc = max(wc, float(weights.get("meta", wc)))  # tags and meta share class C
+        n_docs, avgdl = self._corpus_stats()
+        lexemes, simple = self._lexemes(query)
+        if not lexemes:
+            return []
+        cond = list(where)
+        cond_args = list(args)
+        if not simple:
+            cond.insert(0, f"f.doc @@ {pos}")
+            cond_args = [*pos_args, *cond_args]
+        joins = "FROM units u JOIN documents d ON d.id = u.document_id"
+        if any("f.doc" in c for c in cond):
+            joins += " JOIN units_fts f ON f.rowid = u.rowid"
+        head = (
+            "WITH p AS MATERIALIZED (SELECT lex, rowid, a * ? + b * ? + c * ? + d * ? AS tfw, "
+            "dl FROM fts_postings WHERE lex = ANY(?)), "
+            "t AS (SELECT lex, ln(1 + (? - count(*) + 0.5) / (count(*) + 0.5)) AS idf "
+            "FROM p GROUP BY lex), "
+            "scored AS (SELECT p.rowid, sum(t.idf * p.tfw * 2.2 / (p.tfw + 1.2 * "
+            "(0.25 + 0.75 * p.dl / ?))) AS score FROM p JOIN t ON t.lex = p.lex "
+            "GROUP BY p.rowid")
+        head_args: list[Any] = [wa, wb, wc, wd, lexemes, n_docs, max(avgdl, 1e-9)]
+        tail = (f") SELECT u.id, s.score AS score {joins} JOIN scored s ON s.rowid = u.rowid"
+                + (" WHERE " + " AND ".join(cond) if cond else "")
+                + " ORDER BY score DESC, u.rowid LIMIT ?")
+        prune = all(c == "u.alternate = 0" for c in cond)
+        if prune:
+            sql = head + " ORDER BY score DESC, p.rowid LIMIT ?" + tail
+            rows = self.db.execute(sql, [*head_args, 2 * limit + 50, *cond_args, limit])
+            out = [(str(r[0]), float(r[1])) for r in rows]
+            if len(out) == limit:
+                return out
+        rows = self.db.execute(head + tail, [*head_args, *cond_args, limit])
+        return [(str(r[0]), float(r[1])) for r in rows]
+
+    def _corpus_stats(self) -> tuple[int, float]:
+        """(units in the FTS table, mean lexemes per unit): BM25's N and average
+        document length, kept exact on every write by triggers (``fts_stats``)."""
+        row = self.db.execute("SELECT units, lexemes FROM fts_stats").fetchone()
+        n, total = (int(row[0]), int(row[1])) if row else (0, 0)
+        return n, (total / n if n else 0.0)
+
+    def _lexemes(self, query: TextQuery) -> tuple[list[str], bool]:
         """The normalised lexemes of the query's positive terms (English stemming for
-        words, ``simple`` for CJK bigrams), as the server makes them."""
+        words, ``simple`` for CJK bigrams), as the server makes them, and whether every
+        positive term is one word of at most one lexeme (then a unit matches exactly when it
+        has a posting of one of them; a stop word matches nothing)."""
         texts = [" ".join(t.tokens) for t in query.positive if t.tokens]
         cjk = [" ".join(t.cjk) for t in query.positive if t.cjk]
+        words = [t.tokens[0] for t in query.positive if len(t.tokens) == 1 and not t.cjk]
         row = self.db.execute(
             "SELECT ARRAY(SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ?) "
-            "|| to_tsvector('simple', ?))))", (" ".join(texts), " ".join(cjk))).fetchone()
-        return [str(x) for x in row[0]]
+            "|| to_tsvector('simple', ?)))), (SELECT count(*) FROM unnest(?::text[]) w "
+            "WHERE length(to_tsvector('english', w)) > 1)",
+            (" ".join(texts), " ".join(cjk), words)).fetchone()
+        lexemes = [str(x) for x in row[0]]
+        simple = len(words) == len([t for t in query.positive if t.tokens or t.cjk]) and not row[1]
+        return lexemes, simple
 
     def text_query_syntax(self, query: TextQuery) -> str | None:
         """The ``tsquery`` the server builds for ``query`` (for explanations); ``None``

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from cairn.store.postgres.base import PostgresTableCopy
 from cairn.store.postgres.search import PostgresSearchMixin
+from cairn.store.postgres.vectors import PostgresVectorsMixin
 from cairn.store.sqlite.edges import EdgesMixin
 from cairn.store.sqlite.enrich import EnrichMixin
 from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
 from cairn.store.sqlite.memory import AccessLogMixin
 from cairn.store.sqlite.reads import ReadsMixin
 from cairn.store.sqlite.reports import ReportsMixin
-from cairn.store.sqlite.vectors import VectorsMixin
 from cairn.store.sqlite.writes import WritesMixin
 
 
 class PostgresStore(
-    PostgresSearchMixin, WritesMixin, ReadsMixin, VectorsMixin, EdgesMixin, FacetsMixin,
-    BrowseMixin, ReportsMixin, AccessLogMixin, EnrichMixin, PostgresTableCopy,
+    PostgresSearchMixin, WritesMixin, ReadsMixin, PostgresVectorsMixin, EdgesMixin,
+    FacetsMixin, BrowseMixin, ReportsMixin, AccessLogMixin, EnrichMixin, PostgresTableCopy,
 ):
     """A :class:`cairn.store.Store` in a PostgreSQL database: the same role modules as
     the SQLite store, their SQL rendered by :mod:`cairn.store.postgres.dialect`, with
@@ -25,6 +25,7 @@ class PostgresStore(
     Args:
         url: ``postgresql://user:password@host:port/dbname`` (libpq syntax).
         wait: seconds a writer waits for another one before it is refused.
+        pool_size: most connections open at once (threads beyond it wait for one).
 
     Raises:
         StoreError: the server cannot be reached, or the database is not a cairn index

@@ -27,12 +27,13 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 from cairn.errors import StoreError
 from cairn.model import Chunk, ChunkSource, VectorMatrix, VectorSpace
+from cairn.store.indexes import NearChunk
 from cairn.store.sqlite.schema import SQLiteBase
 
 if TYPE_CHECKING:
@@ -483,6 +484,75 @@ class SQLiteVectors:
             np.fromiter((bool(r[4]) for r in rows), bool, n),
             np.ascontiguousarray(mat, dtype=np.float32),
         )
+
+    # --- nearest neighbours (exact, over the in-process matrix) ------------------------
+    def indexed(self, space: str) -> bool:
+        """``False``: SQLite has no vector index; the search service keeps the matrix
+        in memory (:mod:`cairn.search.dense`), which is faster than :meth:`nearest`
+        loading it per call."""
+        return False
+
+    def nearest(
+        self,
+        space: str,
+        vector: npt.NDArray[np.float32],
+        k: int,
+        candidates: Collection[str] | None = None,
+        *,
+        excluded: Collection[str] = (),
+        include_alternates: bool = False,
+    ) -> list[NearChunk]:
+        """Exact cosine top-``k`` units over :meth:`matrix` (see
+        :meth:`cairn.store.indexes.VectorIndex.nearest`)."""
+        import numpy as np
+
+        vm = self.matrix(space)
+        if vm.matrix.shape[0] == 0 or k <= 0:
+            return []
+        sims = vm.matrix @ np.asarray(vector, np.float32)
+        keep = np.ones(len(vm.unit_ids), dtype=bool)
+        drop = set(excluded)
+        allowed = None if candidates is None else set(candidates)
+        for i, uid in enumerate(vm.unit_ids):
+            if uid in drop or (allowed is not None and uid not in allowed):
+                keep[i] = False
+        mask = keep[vm.units]
+        if not include_alternates:
+            mask &= ~vm.alternate
+        out: list[NearChunk] = []
+        seen: set[int] = set()
+        for row in np.flatnonzero(mask)[np.argsort(-sims[mask], kind="stable")]:
+            u = int(vm.units[row])
+            if u not in seen:
+                seen.add(u)
+                out.append((vm.unit_ids[u], float(sims[row]), int(vm.ordinals[row]),
+                            int(vm.starts[row]), int(vm.ends[row])))
+                if len(out) == k:
+                    break
+        return out
+
+    def similarity(
+        self, space: str, vector: npt.NDArray[np.float32], unit_ids: Sequence[str]
+    ) -> dict[str, float]:
+        """Best-chunk cosine per given unit, over :meth:`matrix`."""
+        import numpy as np
+
+        vm = self.matrix(space)
+        wanted = set(unit_ids)
+        sims = vm.matrix @ np.asarray(vector, np.float32)
+        out: dict[str, float] = {}
+        for row, s in enumerate(sims.tolist()):
+            u = vm.unit_ids[int(vm.units[row])]
+            if u in wanted and s > out.get(u, -2.0):
+                out[u] = float(s)
+        return out
+
+    def size(self, space: str) -> int:
+        """Live chunk vectors in ``space``."""
+        row = self.db.execute(
+            "SELECT count(*) FROM chunks c JOIN embeddings e ON e.space = ? AND e.hash = c.hash",
+            (space,)).fetchone()
+        return int(row[0])
 
     def counts(self) -> dict[str, int]:
         """Rows in ``chunks`` and ``embeddings``: ``{"chunks": n, "vectors": n}``."""

@@ -39,10 +39,32 @@ from cairn.store import open_store
 SHIPPED = Path(__file__).resolve().parents[1] / "src" / "cairn" / "data" / "models"
 
 
-def teacher_pairs(db: Path, teacher: OnnxEmbedder, embed_missing: bool) -> tuple[list[str], Any]:
+def units_under(db: Path, prefixes: list[str]) -> set[str] | None:
+    """Ids of the units in documents whose root-relative path starts with one of
+    ``prefixes`` (``None``: no restriction)."""
+    if not prefixes:
+        return None
+    import sqlite3
+
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = con.execute(
+            "SELECT u.id, d.path FROM units u JOIN documents d ON d.id = u.document_id"
+        )
+        return {uid for uid, path in rows if any(path.startswith(p) for p in prefixes)}
+    finally:
+        con.close()
+
+
+def teacher_pairs(
+    db: Path, teacher: OnnxEmbedder, embed_missing: bool, only: list[str] | None = None
+) -> tuple[list[str], Any]:
     """``(texts, float32[n, 384] teacher vectors)`` of every live chunk of index ``db``
-    that has a vector in the teacher's space (distinct texts once)."""
+    that has a vector in the teacher's space (distinct texts once), only in documents
+    under the path prefixes ``only`` when given."""
     import numpy as np
+
+    allowed = units_under(db, only or [])
 
     store = open_store(db)
     try:
@@ -53,7 +75,7 @@ def teacher_pairs(db: Path, teacher: OnnxEmbedder, embed_missing: bool) -> tuple
         vecs: list[Any] = []
         seen: set[str] = set()
         for chunk, unit in store.vectors.chunks_missing_vectors("bench-no-such-space"):
-            if chunk.hash in seen:
+            if chunk.hash in seen or (allowed is not None and unit.unit_id not in allowed):
                 continue
             v = store.vectors.vector(space, chunk.hash)
             if v is None:
@@ -64,52 +86,6 @@ def teacher_pairs(db: Path, teacher: OnnxEmbedder, embed_missing: bool) -> tuple
     finally:
         store.close()
     return texts, np.stack(vecs) if vecs else np.zeros((0, teacher.dim), np.float32)
-
-
-def ridge_table(
-    tokens: list[Any], y: Any, base: Any, lam: float, iters: int, log: Any = None
-) -> Any:
-    """Token vectors ``T`` (``float32[V, D]``) minimising
-    ``||A·T − Y||² + lam·||T − T0||²`` by conjugate gradients, where row ``j`` of ``A``
-    averages text ``j``'s tokens (mean pooling: ``A·T`` is every text's static
-    embedding), ``Y`` the teacher's vectors and ``T0 = base·M`` the base table carried
-    into the teacher's space by the least-squares map ``M`` (tokens no text uses stay
-    there). The objective is tokenlearn's (a text's mean predicts its teacher vector,
-    squared error) solved in closed form instead of by Adam."""
-    import numpy as np
-    import scipy.sparse as sp
-
-    lens = np.fromiter((len(x) for x in tokens), dtype=np.int64, count=len(tokens))
-    rows = np.repeat(np.arange(len(tokens)), lens)
-    cols = np.concatenate(tokens)
-    vals = (1.0 / lens)[rows].astype(np.float32)
-    a = sp.csr_matrix((vals, (rows, cols)), shape=(len(tokens), base.shape[0]), dtype=np.float32)
-    a.sum_duplicates()
-    at = a.T.tocsr()
-    pooled = a @ base
-    m, *_ = np.linalg.lstsq(pooled, y, rcond=None)
-    t0 = (base @ m).astype(np.float32)
-    rhs = at @ y + lam * t0
-
-    def op(x: Any) -> Any:
-        return at @ (a @ x) + lam * x
-
-    x = t0.copy()
-    r = rhs - op(x)
-    p = r.copy()
-    rs = (r * r).sum(axis=0)
-    rs0 = rs.copy()
-    for i in range(iters):
-        ap_ = op(p)
-        alpha = rs / np.maximum((p * ap_).sum(axis=0), 1e-30)
-        x += p * alpha
-        r -= ap_ * alpha
-        rs_new = (r * r).sum(axis=0)
-        if log:
-            log(f"cg {i + 1}: residual {float(np.sqrt(rs_new.sum() / rs0.sum())):.4f}")
-        p = r + p * (rs_new / np.maximum(rs, 1e-30))
-        rs = rs_new
-    return x.astype(np.float32)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -126,9 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--embed-missing", action="store_true")
-    ap.add_argument("--method", default="ridge", choices=("ridge", "adam"))
-    ap.add_argument("--lam", type=float, default=1e-3, help="ridge: pull towards the base")
-    ap.add_argument("--iters", type=int, default=40, help="ridge: CG iterations")
+    ap.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        help="train only on documents under this root-relative path prefix (repeatable)",
+    )
     a = ap.parse_args(argv)
     import numpy as np
 
@@ -138,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     texts: list[str] = []
     targets: list[Any] = []
     for db in a.index:
-        tx, ys = teacher_pairs(db, teacher, a.embed_missing)
+        tx, ys = teacher_pairs(db, teacher, a.embed_missing, a.only)
         print(f"{db}: {len(tx)} texts with teacher vectors", file=sys.stderr)
         texts += tx
         targets.append(ys)
@@ -157,16 +136,10 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
 
-    if a.method == "ridge":
-        table = ridge_table(
-            tokens, y, base._table, a.lam, a.iters, lambda m: print(m, file=sys.stderr, flush=True)
-        )
-        epochs, val_loss = a.iters, ()
-    else:
-        cfg = TrainConfig(epochs=a.epochs, lr=a.lr, batch_size=a.batch_size)
-        res = train_table(tokens, y, base._table, cfg, progress)
-        table, epochs, val_loss = res.vectors, res.epochs, res.val_loss
-    vectors = pca_reduce(table, a.dims)
+    cfg = TrainConfig(epochs=a.epochs, lr=a.lr, batch_size=a.batch_size)
+    res = train_table(tokens, y, base._table, cfg, progress)
+    epochs, val_loss = res.epochs, res.val_loss
+    vectors = pca_reduce(res.vectors, a.dims)
     save_static(
         a.out,
         vectors,
@@ -182,9 +155,8 @@ def main(argv: list[str] | None = None) -> int:
                 "texts": len(tokens),
                 "tokens": n_tok,
                 "indexes": [p.name for p in a.index],
-                "solver": a.method,
-                "lambda": a.lam if a.method == "ridge" else None,
-                "iterations": epochs,
+                "only": a.only,
+                "epochs": epochs,
                 "val_loss": [round(v, 7) for v in val_loss],
             },
         },
@@ -194,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
             {
                 "out": str(a.out),
                 "seconds": round(time.perf_counter() - t0, 1),
-                "iterations": epochs,
+                "epochs": epochs,
                 "val_loss": val_loss,
             }
         )

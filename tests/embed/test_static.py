@@ -92,3 +92,44 @@ def test_long_texts_are_cut_at_max_length() -> None:
     assert len(ids[0]) == emb.max_length
     head = " ".join(["word"] * emb.max_length)
     assert np.allclose(emb.embed(["word " * 5000])[0], emb.embed([head])[0], atol=1e-6)
+
+
+def test_training_makes_text_means_predict_the_teacher() -> None:
+    from cairn.embed.train import TrainConfig, pca_reduce, train_table
+
+    rng = np.random.default_rng(3)
+    vocab, d, dim_out = 60, 8, 12
+    hidden = rng.standard_normal((vocab, dim_out)).astype(np.float32)
+    base = rng.standard_normal((vocab, d)).astype(np.float32)  # unrelated to the teacher
+    tokens = [rng.integers(0, vocab, rng.integers(3, 15)) for _ in range(600)]
+    targets = np.stack([hidden[t].mean(axis=0) for t in tokens])
+    seen: list[tuple[int, float, float]] = []
+    res = train_table(
+        tokens,
+        targets,
+        base,
+        TrainConfig(epochs=30, batch_size=32, lr=0.02, patience=3, validation=0.1),
+        progress=lambda e, tr, va: seen.append((e, tr, va)),
+    )
+    assert res.vectors.shape == (vocab, dim_out) and res.epochs == len(seen)
+    assert res.val_loss[-1] < 0.5 * res.val_loss[0]  # it learned, on held-out texts
+    pred = np.stack([res.vectors[t].mean(axis=0) for t in tokens[:50]])
+    cos = (pred * targets[:50]).sum(1) / (
+        np.linalg.norm(pred, axis=1) * np.linalg.norm(targets[:50], axis=1)
+    )
+    assert float(cos.mean()) > 0.8
+    assert pca_reduce(res.vectors, 4).shape == (vocab, 4)
+    with pytest.raises(ValueError, match="target"):
+        train_table(tokens[:30], targets[:29], base)
+
+
+def test_embed_model_names_a_static_folder(tmp_path: Path) -> None:
+    from cairn.embed.registry import EmbedConfig, make_embedder
+
+    base = StaticEmbedder(folder=SHIPPED)
+    out = save_static(tmp_path / "mine", base._table, SHIPPED / "tokenizer.json")
+    emb = make_embedder(EmbedConfig(provider="static", model=str(out)))
+    assert emb is not None and emb.name == "static:mine" and emb.dim == base.dim
+    assert emb.fingerprint != base.fingerprint  # a different file, its own space
+    with pytest.raises(ProviderUnavailable, match="no model.safetensors"):
+        make_embedder(EmbedConfig(provider="static", model=str(tmp_path / "missing")))

@@ -169,6 +169,11 @@ class StaticEmbedder:
         folder: Path | None = None,
     ) -> None:
         require("tokenizers", None)
+        if folder is not None and not (folder / "model.safetensors").is_file():
+            raise ProviderUnavailable(
+                f"static model folder {folder}: no model.safetensors there (make one with "
+                "bench/train_static.py, or leave [embed] model unset for the shipped model)"
+            )
         if folder is None:
             folder, self.origin = (locator or ModelLocator()).locate(spec)
             label = spec.name

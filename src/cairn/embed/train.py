@@ -94,7 +94,7 @@ def _pool(parts: Sequence[Any], e: Array, w: Array) -> Array:
     return pooled
 
 
-def _flat(parts: Sequence[Any]) -> tuple[Array, Array, Array]:
+def _flat(parts: Sequence[Any]) -> tuple[Any, Any, Array]:
     """``(token ids [N], text of each token [N], 1/len of its text [N])``."""
     import numpy as np
 
@@ -166,13 +166,13 @@ def train_table(
             s[rows] = beta2 * s[rows] + (1 - beta2) * grad * grad
             p[rows] -= lr_t * a[rows] / (np.sqrt(s[rows]) + eps)
 
-    def loss_of(idx: Array) -> float:
+    def loss_of(idx: Any) -> float:
         total = 0.0
         for i in range(0, len(idx), 1024):
             part = idx[i : i + 1024]
             diff = _pool([tokens[k] for k in part], e, w) @ big_w + b - y_all[part]
             total += float((diff * diff).sum())
-        return total / (len(idx) * dim_out)
+        return float(total / (len(idx) * dim_out))
 
     best = loss_of(val_idx)
     best_params = [p.copy() for p in params]

@@ -131,5 +131,5 @@ def test_embed_model_names_a_static_folder(tmp_path: Path) -> None:
     emb = make_embedder(EmbedConfig(provider="static", model=str(out)))
     assert emb is not None and emb.name == "static:mine" and emb.dim == base.dim
     assert emb.fingerprint != base.fingerprint  # a different file, its own space
-    with pytest.raises(ProviderUnavailable, match="no model.safetensors"):
+    with pytest.raises(ProviderUnavailable, match=r"no model\.safetensors"):
         make_embedder(EmbedConfig(provider="static", model=str(tmp_path / "missing")))

@@ -12,8 +12,8 @@ vocabulary-averaged model, or any static-model folder such as one made by
   cairn's default fusion;
 - the judged notes set (``bench/notes``; ``N.db`` an index of ``../shared/corpus``):
   nDCG@10 of the same three modes, read as ``bench/notes_eval.py`` reads them;
-- speed: chunks/s of the embedding step over the notes index's chunks (the texts the
-  index pass embeds, in its batches), and the model file's size.
+- speed: chunks/s inside the model during the embedding step over the notes index's
+  chunks (the texts the index pass embeds, in its batches), and the model file's size.
 
 Both stores are copied to ``--work`` first and each variant's vectors are added to the
 copies, so the originals stay as they were, and a variant whose vectors are already

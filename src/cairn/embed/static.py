@@ -1,12 +1,11 @@
 """Static models (model2vec format): a token table and a tokenizer, no network at run time.
 
 A static model looks every token up in a table and takes the mean, so it embeds
-thousands of chunks a second on one CPU core. Two ship in package data:
-
-* ``minilm-l6-static`` — distilled from all-MiniLM-L6-v2 by vocabulary averaging
-  (``bench/distill_static.py``; 256 dimensions, float16, 15 MB);
-* the fast profile's trained model (``bench/train_static.py``; see its folder's
-  README.md), trained tokenlearn-style on texts the int8 MiniLM embedded.
+thousands of chunks a second on one CPU core. ``minilm-l6-static`` ships in package
+data: distilled from all-MiniLM-L6-v2 by vocabulary averaging (``bench/distill_static.py``;
+256 dimensions, float16, 15 MB). The fast profile is a static model trained on one's own
+corpus (``bench/train_static.py``, tokenlearn's method, :mod:`cairn.embed.train`), loaded
+from the folder ``[embed] model`` names.
 
 A folder holds ``model.safetensors`` (``embeddings`` ``[V, d]`` in float16/float32/int8,
 optional ``weights`` ``[V]`` and ``mapping`` ``[V]`` as model2vec writes them),

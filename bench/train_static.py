@@ -8,7 +8,8 @@ every live chunk of each index — its embedded text, metadata prefix + window, 
 as the index pass embeds it — is a training text, and its vector in the int8 MiniLM's
 space (``onnx8-…``, already in the index when it was built with the default model) is
 the target. The token table starts from ``--base`` (default: the shipped
-vocabulary-averaged ``minilm-l6-static``), is trained so a text's mean predicts its
+``minilm-l6-static``, itself trained this way from the vocabulary-averaged model
+``bench/distill_static.py`` makes; see its README.md), is trained so a text's mean predicts its
 teacher vector, reduced by PCA to ``--dims`` and saved in model2vec's format
 (``--quantize int8``: 8-bit rows with a per-row scale).
 

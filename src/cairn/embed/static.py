@@ -2,10 +2,11 @@
 
 A static model looks every token up in a table and takes the mean, so it embeds
 thousands of chunks a second on one CPU core. ``minilm-l6-static`` ships in package
-data: distilled from all-MiniLM-L6-v2 by vocabulary averaging (``bench/distill_static.py``;
-256 dimensions, float16, 15 MB). The fast profile is a static model trained on one's own
-corpus (``bench/train_static.py``, tokenlearn's method, :mod:`cairn.embed.train`), loaded
-from the folder ``[embed] model`` names.
+data: all-MiniLM-L6-v2 distilled by vocabulary averaging (``bench/distill_static.py``),
+then trained tokenlearn-style on licensed corpus texts (``bench/train_static.py``,
+:mod:`cairn.embed.train`; 256 dimensions, int8, 7.7 MB; see its README.md). The fast
+profile is such a model trained on one's own index, loaded from the folder
+``[embed] model`` names.
 
 A folder holds ``model.safetensors`` (``embeddings`` ``[V, d]`` in float16/float32/int8,
 optional ``weights`` ``[V]`` and ``mapping`` ``[V]`` as model2vec writes them),

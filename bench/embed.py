@@ -1,24 +1,32 @@
-"""The ONNX model's ceiling beside the indexing pipeline's embedding rate, in one run.
+"""The model's ceiling beside the indexing pipeline's embedding rate, on SciFact and on
+the shared corpus, in one run.
 
-Usage: python bench/embed.py [--docs N] [--beir FOLDER] [--threads T]
+Usage: python bench/embed.py [--docs N] [--files N] [--provider P] [--threads T] [--json F]
 
-On a sample of SciFact (the first N abstracts, default 300, of
-``../shared/bench/beir/scifact``):
+Two inputs, each indexed by :meth:`cairn.app.Cairn.index` into a throwaway index:
 
-- ``ceiling``: :class:`cairn.embed.onnx.OnnxEmbedder` (int8 MiniLM, one text per
-  session run) embedding the abstracts themselves (title + text), timed around
-  ``embed`` alone: texts/s and tokens/s (tokens as the model sees them: truncated at
-  ``MAX_TOKENS``, special tokens included);
-- ``pipeline``: the same abstracts written as Markdown notes and indexed by
-  :meth:`cairn.app.Cairn.index` into a throwaway index with the same embedder (wrapped
-  to count what reaches the model): chunks/s and tokens/s over the whole embedding
-  step (chunking, cache look-ups, writes) and over the model calls alone, and the
-  pipeline's tokens/s as a share of the ceiling's, and how many more tokens the
-  pipeline embeds than the abstracts hold. Short chunks run faster per token than
-  whole abstracts, so the pipeline can exceed this "ceiling".
+- ``scifact``: the first ``--docs`` abstracts (default 300) of
+  ``../shared/bench/beir/scifact``, written as Markdown notes (``# title`` + text);
+- ``corpus``: the first ``--files`` files (default 150; ``0``: all of it, about 25,000
+  chunks) of ``../shared/corpus`` in path order, copied to a temporary folder.
 
-Needs ``onnxruntime``, ``tokenizers`` and the int8 model (``cairn models``). Not part
-of the test suite; the machine's load counts (the load average is printed).
+For each input, rows of chunks/s and tokens/s (tokens as the model sees them: the
+int8 MiniLM's WordPiece tokens, truncated at ``MAX_TOKENS``, special tokens included):
+
+- ``ceiling``: the model alone (``embed`` timed and nothing else) on exactly the
+  distinct texts the pipeline embedded, in the same batches;
+- ``pipeline``: the whole embedding step of the index run (chunking, cache look-ups,
+  the model, vector writes and commits): its rate as a share of the ceiling's, and the
+  share of the step's time spent inside the model in the same run (under a fluctuating
+  load the second is the steadier figure: both sides are timed together);
+- what the pipeline avoided embedding: chunks whose text is a duplicate (embedded
+  once), and the tokens sent to the model against the tokens of the source text
+  (metadata prefixes and overlap windows add tokens; duplicates remove them).
+
+``--provider`` picks the model (``minilm-onnx``, the default; ``static``; or a
+static-model folder such as the fast profile's). Needs ``onnxruntime``/``tokenizers``.
+Not part of the test suite; the machine's load counts (the load average is printed;
+under load every rate is lower, the ratios much less so).
 """
 
 from __future__ import annotations
@@ -26,34 +34,43 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
 from cairn.app import Cairn
 from cairn.config import load_config
-from cairn.embed.onnx import MAX_TOKENS, OnnxEmbedder
+from cairn.embed.base import Embedder
+from cairn.embed.onnx import MAX_TOKENS
+from cairn.embed.registry import EmbedConfig, make_embedder
+from cairn.embed.static import StaticEmbedder
 
 HERE = Path(__file__).resolve().parent
 SCIFACT = HERE.parents[1] / "shared" / "bench" / "beir" / "scifact"
+CORPUS = HERE.parents[1] / "shared" / "corpus"
+TOKENIZER = (
+    HERE.parent / "src" / "cairn" / "data" / "models" / "all-MiniLM-L6-v2-onnx" / "tokenizer.json"
+)
 
 
 class Counting:
-    """An embedder that counts the texts and tokens it is given and the seconds spent
-    in the wrapped one."""
+    """An embedder that records the batches it is given and the seconds spent in the
+    wrapped one."""
 
-    def __init__(self, inner: OnnxEmbedder, count: Any) -> None:
-        self.inner, self.count = inner, count
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
         self.name, self.dim, self.fingerprint = inner.name, inner.dim, inner.fingerprint
-        self.texts = self.tokens = 0
+        self.batches: list[list[str]] = []
         self.seconds = 0.0
 
     def embed(self, texts: Sequence[str]) -> Any:
-        """Embed with the wrapped embedder, counting."""
-        self.texts += len(texts)
-        self.tokens += self.count(texts)
+        """Embed with the wrapped embedder, recording."""
+        self.batches.append(list(texts))
         t0 = time.perf_counter()
         out = self.inner.embed(texts)
         self.seconds += time.perf_counter() - t0
@@ -61,18 +78,72 @@ class Counting:
 
     def embed_query(self, texts: Sequence[str]) -> Any:
         """Query-time encoding (not counted)."""
-        return self.inner.embed_query(texts)
+        fn = getattr(self.inner, "embed_query", self.inner.embed)
+        return fn(texts)
 
 
-def _sample(folder: Path, n: int) -> list[tuple[str, str, str]]:
-    docs: list[tuple[str, str, str]] = []
+def scifact_notes(folder: Path, n: int, dest: Path) -> None:
+    """The first ``n`` SciFact abstracts as Markdown notes in ``dest``."""
     with (folder / "corpus.jsonl").open(encoding="utf-8") as f:
-        for line in f:
-            d = json.loads(line)
-            docs.append((str(d["_id"]), d.get("title", ""), d.get("text", "")))
-            if len(docs) >= n:
+        for i, line in enumerate(f):
+            if i >= n:
                 break
-    return docs
+            d = json.loads(line)
+            text = f"# {d.get('title', '')}\n\n{d.get('text', '')}\n"
+            (dest / f"{d['_id']}.md").write_text(text, encoding="utf-8")
+
+
+def corpus_sample(folder: Path, n: int, dest: Path) -> None:
+    """The first ``n`` files of ``folder`` in path order (all when ``n`` is 0), copied."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+    for p in files[:n] if n else files:
+        out = dest / p.relative_to(folder)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(p, out)
+
+
+def measure(name: str, notes: Path, model: Embedder, count: Any, work: Path) -> dict[str, Any]:
+    """Index ``notes`` with ``model`` and time the ceiling on the same texts."""
+    counting = Counting(model)
+    empty = work / "cairn.toml"  # defaults, not the user's configuration
+    empty.write_text("", encoding="utf-8")
+    cfg = load_config(db=work / f"{name}.db", config_file=empty)
+    t0 = time.perf_counter()
+    with Cairn(cfg, embedder=counting) as cairn:
+        run = cairn.index([notes])
+        bodies = {
+            u.unit_id: u.body
+            for _, u in cairn.store.vectors.chunks_missing_vectors("bench-no-such-space")
+        }
+        source_tokens = count(list(bodies.values()), truncate=False)
+    total_s = time.perf_counter() - t0
+    step = run.embedding
+    if step is None or not counting.batches:
+        raise SystemExit(f"{name}: the index run did not embed")
+    texts = [t for b in counting.batches for t in b]
+    tokens = count(texts)
+    t0 = time.perf_counter()
+    for b in counting.batches:
+        model.embed(b)
+    ceil_s = time.perf_counter() - t0
+    return {
+        "input": name,
+        "files": run.seen,
+        "chunks": step.chunks_added,
+        "distinct_texts": step.embedded,
+        "tokens_embedded": tokens,
+        "source_tokens": source_tokens,
+        "ceiling_s": ceil_s,
+        "pipeline_s": step.seconds,
+        "pipeline_model_s": counting.seconds,
+        "index_run_s": total_s,
+        "ceiling_chunks_per_s": len(texts) / ceil_s,
+        "pipeline_chunks_per_s": step.chunks_added / step.seconds,
+        "ceiling_tokens_per_s": tokens / ceil_s,
+        "pipeline_tokens_per_s": tokens / step.seconds,
+        "share_of_ceiling": ceil_s / step.seconds,
+        "model_share_of_step": counting.seconds / step.seconds,
+    }
 
 
 def main() -> None:
@@ -81,67 +152,74 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--docs", type=int, default=300)
+    ap.add_argument("--files", type=int, default=150)
     ap.add_argument("--beir", type=Path, default=SCIFACT)
+    ap.add_argument("--corpus", type=Path, default=CORPUS)
+    ap.add_argument("--provider", default="minilm-onnx")
     ap.add_argument("--threads", type=int, default=None, help="ONNX intra-op threads")
+    ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
-    docs = _sample(args.beir, args.docs)
-    model = OnnxEmbedder(threads=args.threads)
+    if Path(args.provider).is_dir():
+        model: Embedder = StaticEmbedder(folder=Path(args.provider))
+    else:
+        made = make_embedder(EmbedConfig(provider=args.provider, threads=args.threads))
+        assert made is not None
+        model = made
 
     from tokenizers import Tokenizer
 
-    tok = Tokenizer.from_file(str(model.path / "tokenizer.json"))
+    tok = Tokenizer.from_file(str(TOKENIZER))
     tok.enable_truncation(MAX_TOKENS)
     tok.no_padding()
 
-    def count(texts: Sequence[str]) -> int:
-        return sum(len(e.ids) for e in tok.encode_batch(list(texts)))
+    whole = Tokenizer.from_file(str(TOKENIZER))
+    whole.no_truncation()
+    whole.no_padding()
 
-    texts = [f"{title}\n\n{text}" for _, title, text in docs]
-    model.embed(texts[:8])  # warm-up: first runs allocate
-    t0 = time.perf_counter()
-    model.embed(texts)
-    ceil_s = time.perf_counter() - t0
-    ceil_tokens = count(texts)
+    def count(texts: Sequence[str], truncate: bool = True) -> int:
+        """WordPiece tokens of ``texts`` (at most ``MAX_TOKENS`` each unless not
+        ``truncate``; special tokens included)."""
+        t = tok if truncate else whole
+        return sum(len(e.ids) for e in t.encode_batch(list(texts)))
 
-    counting = Counting(model, count)
+    model.embed(["warm-up: first runs allocate"] * 8)
+    load0 = os.getloadavg()[0]
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        notes = Path(tmp) / "notes"
-        notes.mkdir()
-        for doc_id, title, text in docs:
-            (notes / f"{doc_id}.md").write_text(f"# {title}\n\n{text}\n", encoding="utf-8")
-        empty = Path(tmp) / "cairn.toml"  # defaults, not the user's configuration
-        empty.write_text("", encoding="utf-8")
-        cfg = load_config(db=Path(tmp) / "bench.db", config_file=empty)
-        t0 = time.perf_counter()
-        with Cairn(cfg, embedder=counting) as cairn:
-            run = cairn.index([notes])
-        total_s = time.perf_counter() - t0
-    step = run.embedding
-    if step is None:
-        raise SystemExit("the index run did not embed")
-
-    print(f"load average {os.getloadavg()[0]:.2f}; {len(docs)} SciFact abstracts; {model.name}")
-    print(f"{'':34} {'items':>7} {'tokens':>8} {'s':>7} {'items/s':>8} {'tokens/s':>9}")
-
-    def row(name: str, items: int, tokens: int, seconds: float) -> None:
+        for name in ("scifact", "corpus"):
+            notes = Path(tmp) / name
+            notes.mkdir()
+            if name == "scifact":
+                scifact_notes(args.beir, args.docs, notes)
+            else:
+                corpus_sample(args.corpus, args.files, notes)
+            rows.append(measure(name, notes, model, count, Path(tmp)))
+    load1 = os.getloadavg()[0]
+    print(f"load average {load0:.1f} → {load1:.1f} ({os.cpu_count()} CPUs); {model.name}")
+    print(f"{'':30} {'chunks':>7} {'tokens':>8} {'s':>8} {'chunks/s':>9} {'tokens/s':>9}")
+    for r in rows:
+        n, tk = r["distinct_texts"], r["tokens_embedded"]
         print(
-            f"{name:34} {items:7d} {tokens:8d} {seconds:7.2f} "
-            f"{items / seconds:8.1f} {tokens / seconds:9.0f}"
+            f"{r['input'] + ': ceiling (model alone)':30} {n:7d} {tk:8d} "
+            f"{r['ceiling_s']:8.2f} {r['ceiling_chunks_per_s']:9.1f} "
+            f"{r['ceiling_tokens_per_s']:9.0f}"
         )
-
-    row("ceiling: abstracts, model only", len(texts), ceil_tokens, ceil_s)
-    row("pipeline: chunks, embedding step", step.chunks_added, counting.tokens, step.seconds)
-    row("pipeline: texts, model calls only", counting.texts, counting.tokens, counting.seconds)
-    share = (counting.tokens / step.seconds) / (ceil_tokens / ceil_s)
-    print(
-        f"pipeline tokens/s = {100 * share:.0f}% of the ceiling; "
-        f"{step.chunks_added} chunks ({step.embedded} distinct texts embedded, "
-        f"{step.cached} from cache) from {run.seen} notes; whole index run {total_s:.1f} s"
-    )
-    print(
-        f"tokens sent to the model: {counting.tokens / ceil_tokens:.2f}x the abstracts' "
-        "(chunk overlap, titles and outline paths repeated per chunk)"
-    )
+        print(
+            f"{r['input'] + ': pipeline (embed step)':30} {r['chunks']:7d} {tk:8d} "
+            f"{r['pipeline_s']:8.2f} {r['pipeline_chunks_per_s']:9.1f} "
+            f"{r['pipeline_tokens_per_s']:9.0f}"
+        )
+        print(
+            f"  {r['input']}: pipeline at {100 * r['share_of_ceiling']:.0f}% of the ceiling "
+            f"(the model's own time is {100 * r['model_share_of_step']:.1f}% of the step's); "
+            f"{r['files']} files, {r['chunks']} chunks, {r['distinct_texts']} distinct texts "
+            f"embedded; tokens embedded / source tokens = "
+            f"{tk / max(1, r['source_tokens']):.2f}; whole index run {r['index_run_s']:.1f} s"
+        )
+    if args.json:
+        args.json.write_text(
+            json.dumps({"load": [load0, load1], "model": model.name, "rows": rows}, indent=2)
+        )
 
 
 if __name__ == "__main__":

@@ -109,7 +109,7 @@ def test_missing_extra_is_provider_unavailable(monkeypatch: pytest.MonkeyPatch) 
     real = importlib.util.find_spec
 
     def fake(name: str, *a: object) -> object:
-        return None if name == "model2vec" else real(name, *a)  # type: ignore[arg-type]
+        return None if name == "tokenizers" else real(name, *a)  # type: ignore[arg-type]
 
     monkeypatch.setattr(importlib.util, "find_spec", fake)
     with pytest.raises(ProviderUnavailable, match="reinstall cairn"):

@@ -148,3 +148,40 @@ def test_metadata_prefix_and_hash() -> None:
     assert metadata_prefix(None, [], ["x"]) == "#x\n"
     assert content_hash("a") != content_hash("b")
     assert len(content_hash("a")) == 32
+
+
+def _extend_back_full_scan(text: str, start: int, floor: int, budget: int) -> int:
+    """The context extension as first written: every token from ``floor`` scanned."""
+    from cairn.ingest.chunking import _SENTENCE_END, _TOKEN
+
+    if budget <= 0 or start <= floor:
+        return start
+    toks = list(_TOKEN.finditer(text, floor, start))
+    if not toks:
+        return start
+    keep = toks[-budget:]
+    words = [t for t in keep if t.group()[0].isalnum() or t.group()[0] == "_"]
+    first = (words or keep)[0].start()
+    for m in _SENTENCE_END.finditer(text, first, start):
+        if m.end() < start:
+            return m.end()
+    return first
+
+
+def test_context_window_scan_is_bounded_and_unchanged() -> None:
+    """The backwards context scan reads a growing window, not the unit from its start,
+    and finds the very same place (long words, long blank runs, punctuation)."""
+    import random
+
+    from cairn.ingest.chunking import _extend_back
+
+    rng = random.Random(7)
+    pieces = ["word", "Satz.", "x" * 300, " " * 500, "\n\n", "…", "a_b", "!?", "é", "  "]
+    for _ in range(300):
+        text = " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 120)))
+        start = rng.randint(0, len(text))
+        floor = rng.randint(0, start)
+        budget = rng.choice([0, 1, 3, 24, 48])
+        assert _extend_back(text, start, floor, budget) == _extend_back_full_scan(
+            text, start, floor, budget
+        ), (text, start, floor, budget)

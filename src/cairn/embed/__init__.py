@@ -4,8 +4,9 @@ Providers are imported lazily (each lives in its own module and imports its heav
 library inside its constructor), so ``import cairn.embed`` costs nothing and a missing
 extra surfaces as :class:`cairn.errors.ProviderUnavailable`, never ``ImportError``.
 
-* ``static`` — :class:`cairn.embed.static.StaticEmbedder`: a model2vec model distilled
-  from all-MiniLM-L6-v2 and shipped in ``cairn/data/models/minilm-l6-static``;
+* ``static`` — :class:`cairn.embed.static.StaticEmbedder`: a static (model2vec-format)
+  model taught by all-MiniLM-L6-v2, shipped in ``cairn/data/models/minilm-l6-static``
+  (or the folder ``[embed] model`` names);
 * ``minilm`` — :class:`cairn.embed.sbert.SentenceTransformerEmbedder`: all-MiniLM-L6-v2
   through sentence-transformers (extra ``cairn[sbert]``; install torch first);
 * ``minilm-onnx`` — :class:`cairn.embed.onnx.OnnxEmbedder`: all-MiniLM-L6-v2 as int8

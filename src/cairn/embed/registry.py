@@ -5,6 +5,8 @@
     [embed]
     provider = "auto"          # auto | static | minilm | minilm-onnx | http | none
     batch_size = 64
+    # for provider = "static": a model2vec-format folder instead of the shipped model
+    # model = "~/models/my-static"
     # for provider = "http":
     url = "http://127.0.0.1:11434/v1"
     model = "nomic-embed-text"
@@ -38,7 +40,8 @@ class EmbedConfig:
         provider: one of :data:`PROVIDERS`; ``none`` turns embeddings off; ``auto``
             (the default) picks the first loadable of :data:`AUTO_ORDER`.
         batch_size: texts per embedder call while indexing.
-        url / model / api_key_env / dim: for ``http``.
+        url / model / api_key_env / dim: for ``http``; ``model`` is also, for
+            ``static``, a static-model folder to load instead of the shipped one.
         threads: CPU threads for local models while indexing (``None``: library default).
     """
 
@@ -109,8 +112,12 @@ def make_embedder(config: EmbedConfig, locator: ModelLocator | None = None) -> E
                 reasons.append(f"{cand}: {exc}")
         raise ProviderUnavailable("no embedding model available (" + "; ".join(reasons) + ")")
     if p == "static":
+        from pathlib import Path
+
         from cairn.embed.static import StaticEmbedder
 
+        if config.model:  # a static-model folder, e.g. one bench/train_static.py made
+            return StaticEmbedder(folder=Path(config.model).expanduser())
         return StaticEmbedder(locator)
     if p == "minilm":
         from cairn.embed.sbert import SentenceTransformerEmbedder

@@ -230,7 +230,17 @@ def _extend_back(text: str, start: int, floor: int, budget: int) -> int:
     """Move ``start`` back over up to ``budget`` tokens of ``text[floor:start]``."""
     if budget <= 0 or start <= floor:
         return start
-    toks = list(_TOKEN.finditer(text, floor, start))
+    # only the last ``budget`` tokens matter: scan a window that grows until it holds
+    # more than that (its first token may be cut by the window, so it is never kept)
+    # or reaches ``floor`` — the same tokens as a scan from ``floor``, without reading
+    # a long unit from its start for every chunk
+    span = 16 * (budget + 1)
+    while True:
+        lo = max(floor, start - span)
+        toks = list(_TOKEN.finditer(text, lo, start))
+        if lo == floor or len(toks) > budget:
+            break
+        span *= 4
     if not toks:
         return start
     keep = toks[-budget:]
@@ -247,10 +257,9 @@ def _extend_forward(text: str, end: int, ceil: int, budget: int) -> int:
     """Move ``end`` forward over up to ``budget`` tokens of ``text[end:ceil]``."""
     if budget <= 0 or end >= ceil:
         return end
-    toks = list(_TOKEN.finditer(text, end, ceil))
-    if not toks:
+    keep = list(itertools.islice(_TOKEN.finditer(text, end, ceil), budget))
+    if not keep:
         return end
-    keep = toks[:budget]
     last = keep[-1].end()
     best = last
     for m in _SENTENCE_END.finditer(text, end, last):

@@ -1,0 +1,261 @@
+"""Train a static embedding model on a corpus the teacher has embedded (tokenlearn's method).
+
+A static model (model2vec) embeds a text as the weighted mean of its tokens' vectors.
+Distillation gives every token the teacher's vector of that token *alone*; tokenlearn
+(Minish Lab, ``tokenlearn`` 0.2) goes further: it trains the token table so that the
+mean over a real text's tokens predicts the teacher's vector of the whole text. This
+module is that training, in numpy only (no torch), so it can run on a user's machine
+over the vectors an index already holds (``cairn embed --train-static``) as well as in
+``bench/train_static.py``.
+
+The model, per text with WordPiece tokens ``t_1..t_n`` (no special tokens):
+
+    pooled = (1/n) Σ w[t_i] · E[t_i]            (d dimensions)
+    pred   = pooled · W + b                     (the teacher's D dimensions)
+    loss   = mean((pred − teacher)²)
+
+``E`` starts as the base model's unit-length rows, ``w`` as their norms (tokenlearn's
+initialisation), ``W`` and ``b`` at random/zero; Adam on the rows a batch touches.
+The result keeps the map: each token's vector becomes ``w[t] · E[t] · W`` (mean pooling
+commutes with a linear map, so a text's mean is the trained prediction up to ``b``),
+then PCA to ``dims`` and zipf (SIF) re-weighting ``w_rank = 1 / log(2 + rank)`` is
+optional, as model2vec does at distillation.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Array = npt.NDArray[np.float32]
+else:
+    Array = Any
+
+TrainProgress = Callable[[int, float, float], None]
+"""``progress(epoch, train loss, validation loss)`` after each epoch."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrainConfig:
+    """Training settings.
+
+    Attributes:
+        epochs: at most this many passes over the texts (early stop on validation loss).
+        batch_size: texts per Adam step.
+        lr: Adam's learning rate.
+        patience: epochs without a validation improvement before stopping.
+        validation: share of texts held out for early stopping (at most 10,000).
+        max_tokens: tokens read per text (the rest is cut, as at run time).
+        seed: the random seed (shuffling, the map's initialisation).
+    """
+
+    epochs: int = 12
+    batch_size: int = 256
+    lr: float = 1e-3
+    patience: int = 2
+    validation: float = 0.05
+    max_tokens: int = 512
+    seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TrainResult:
+    """What :func:`train_table` produced.
+
+    Attributes:
+        vectors: ``float32[V, D]``: each token's trained vector in the teacher's space
+            (before PCA).
+        train_loss / val_loss: per epoch, mean squared error.
+        epochs: epochs run; ``seconds``: wall time.
+    """
+
+    vectors: Array
+    train_loss: tuple[float, ...]
+    val_loss: tuple[float, ...]
+    epochs: int
+    seconds: float
+
+
+def _pool(parts: Sequence[Any], e: Array, w: Array) -> Array:
+    """``float32[len(parts), d]``: per text the mean of ``w[t] · e[t]`` over its tokens
+    (one small product per text: faster in numpy than a segmented reduction)."""
+    import numpy as np
+
+    pooled = np.empty((len(parts), e.shape[1]), dtype=np.float32)
+    for j, x in enumerate(parts):
+        pooled[j] = (w[x] @ e[x]) / len(x)
+    return pooled
+
+
+def _flat(parts: Sequence[Any]) -> tuple[Any, Any, Array]:
+    """``(token ids [N], text of each token [N], 1/len of its text [N])``."""
+    import numpy as np
+
+    lens = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
+    flat = np.concatenate(parts).astype(np.int64)
+    seg = np.repeat(np.arange(len(parts)), lens)
+    inv_n = (1.0 / lens).astype(np.float32)[seg]
+    return flat, seg, inv_n
+
+
+def train_table(
+    tokens: Sequence[Any],
+    targets: Array,
+    base: Array,
+    config: TrainConfig | None = None,
+    progress: TrainProgress | None = None,
+) -> TrainResult:
+    """Train token vectors so a text's mean predicts its teacher vector.
+
+    Args:
+        tokens: per text, its token ids (``int`` arrays, no special tokens, non-empty).
+        targets: ``float32[len(tokens), D]`` the teacher's vectors of the same texts.
+        base: ``float32[V, d]`` the base static model's token vectors (weights applied).
+        config: training settings.
+        progress: called after each epoch.
+
+    Returns:
+        A :class:`TrainResult`; ``vectors`` is ``float32[V, D]``.
+
+    Raises:
+        ValueError: ``tokens`` and ``targets`` differ in length, or fewer than 20 texts.
+    """
+    import numpy as np
+
+    cfg = config or TrainConfig()
+    if len(tokens) != len(targets):
+        raise ValueError(f"{len(tokens)} token lists but {len(targets)} target vectors")
+    if len(tokens) < 20:
+        raise ValueError(f"too few texts to train on ({len(tokens)}; at least 20)")
+    t_start = time.perf_counter()
+    rng = np.random.default_rng(cfg.seed)
+    y_all = np.ascontiguousarray(targets, dtype=np.float32)
+    norms = np.linalg.norm(base, axis=1).astype(np.float32)
+    e = (base / np.maximum(norms, 1e-12)[:, None]).astype(np.float32)
+    w = norms.copy()
+    d, dim_out = e.shape[1], y_all.shape[1]
+    big_w = (rng.standard_normal((d, dim_out)) / math.sqrt(d)).astype(np.float32)
+    b = np.zeros(dim_out, dtype=np.float32)
+    params = [e, w, big_w, b]
+    m1 = [np.zeros_like(p) for p in params]
+    m2 = [np.zeros_like(p) for p in params]
+    beta1, beta2, eps = 0.9, 0.999, 1e-8
+    order = rng.permutation(len(tokens))
+    n_val = min(10_000, max(1, int(len(tokens) * cfg.validation)))
+    val_idx, train_idx = order[:n_val], order[n_val:]
+    step = 0
+
+    def adam(k: int, grad: Array, rows: Array | None = None) -> None:
+        lr_t = cfg.lr * math.sqrt(1 - beta2**step) / (1 - beta1**step)
+        p, a, s = params[k], m1[k], m2[k]
+        if rows is None:
+            a *= beta1
+            a += (1 - beta1) * grad
+            s *= beta2
+            s += (1 - beta2) * grad * grad
+            p -= lr_t * a / (np.sqrt(s) + eps)
+        else:
+            a[rows] = beta1 * a[rows] + (1 - beta1) * grad
+            s[rows] = beta2 * s[rows] + (1 - beta2) * grad * grad
+            p[rows] -= lr_t * a[rows] / (np.sqrt(s[rows]) + eps)
+
+    def loss_of(idx: Any) -> float:
+        total = 0.0
+        for i in range(0, len(idx), 1024):
+            part = idx[i : i + 1024]
+            diff = _pool([tokens[k] for k in part], e, w) @ big_w + b - y_all[part]
+            total += float((diff * diff).sum())
+        return float(total / (len(idx) * dim_out))
+
+    best = loss_of(val_idx)
+    best_params = [p.copy() for p in params]
+    train_hist: list[float] = []
+    val_hist: list[float] = []
+    waited = 0
+    epochs = 0
+    for epoch in range(cfg.epochs):
+        epochs = epoch + 1
+        rng.shuffle(train_idx)
+        seen = 0.0
+        for i in range(0, len(train_idx), cfg.batch_size):
+            part = train_idx[i : i + cfg.batch_size]
+            parts = [tokens[k] for k in part]
+            pooled = _pool(parts, e, w)
+            diff = pooled @ big_w + b - y_all[part]
+            seen += float((diff * diff).sum())
+            dout = (2.0 / (len(part) * dim_out)) * diff
+            g_big_w = pooled.T @ dout
+            g_b = dout.sum(axis=0)
+            dpooled = dout @ big_w.T  # [B, d]
+            flat, seg, inv_n = _flat(parts)
+            g_tok = dpooled[seg] * inv_n[:, None]  # d loss / d (w_t e_t), per token
+            uniq, inv = np.unique(flat, return_inverse=True)
+            g_e = np.zeros((len(uniq), d), dtype=np.float32)
+            np.add.at(g_e, inv, g_tok * w[flat][:, None])
+            g_w = np.bincount(inv, weights=(g_tok * e[flat]).sum(axis=1), minlength=len(uniq))
+            step += 1
+            adam(0, g_e.astype(np.float32), uniq)
+            adam(1, g_w.astype(np.float32), uniq)
+            adam(2, g_big_w.astype(np.float32))
+            adam(3, g_b.astype(np.float32))
+        train_hist.append(seen / (len(train_idx) * dim_out))
+        val = loss_of(val_idx)
+        val_hist.append(val)
+        if progress:
+            progress(epochs, train_hist[-1], val)
+        if val < best - 1e-6:
+            best, waited = val, 0
+            best_params = [p.copy() for p in params]
+        else:
+            waited += 1
+            if waited >= cfg.patience:
+                break
+    e, w, big_w, b = best_params
+    vectors = ((e * w[:, None]) @ big_w).astype(np.float32)
+    return TrainResult(
+        vectors=vectors,
+        train_loss=tuple(train_hist),
+        val_loss=tuple(val_hist),
+        epochs=epochs,
+        seconds=time.perf_counter() - t_start,
+    )
+
+
+def pca_reduce(vectors: Array, dims: int) -> Array:
+    """``vectors`` centred and projected onto their first ``dims`` principal axes
+    (``float32[V, dims]``; unchanged when ``dims`` is not smaller than the width)."""
+    import numpy as np
+
+    if dims >= vectors.shape[1]:
+        return vectors.astype(np.float32)
+    x = vectors.astype(np.float64)
+    x -= x.mean(axis=0)
+    _, _, vt = np.linalg.svd(x[:: max(1, len(x) // 50_000)], full_matrices=False)
+    out: Array = (x @ vt[:dims].T).astype(np.float32)
+    return out
+
+
+def zipf_weights(n_tokens: int) -> Array:
+    """model2vec's zipf weighting by vocabulary rank: ``1 / log(2 + rank)``
+    (``float32[n_tokens]``; WordPiece vocabularies are ordered roughly by frequency)."""
+    import numpy as np
+
+    out: Array = (1.0 / np.log(2.0 + np.arange(n_tokens))).astype(np.float32)
+    return out
+
+
+def sif_weights(counts: Array, coefficient: float = 1e-4) -> Array:
+    """SIF weights ``a / (a + p(token))`` from token counts over a corpus
+    (``float32[V]``; tokens never seen get weight 1)."""
+    import numpy as np
+
+    p = counts.astype(np.float64) / max(1.0, float(counts.sum()))
+    out: Array = (coefficient / (coefficient + p)).astype(np.float32)
+    return out

@@ -158,7 +158,7 @@ def soak(work: Path, seconds: float, readers: int = 8, seed: int = 1) -> SoakRes
     res.watcher_alive = watcher.poll() is None
     watcher.send_signal(signal.SIGINT)  # Ctrl-C stops it cleanly
     try:
-        watcher.wait(20)
+        watcher.wait(90)  # a Ctrl-C ends the batch in hand first; slow under load
     except subprocess.TimeoutExpired:
         watcher.kill()
         res.watcher_alive = False

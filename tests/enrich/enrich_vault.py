@@ -54,9 +54,10 @@ def chatgpt_export(convs: list[tuple[str, str, float, list[str]]]) -> list[dict[
 
 
 def make_vault(base: Path, server_url: str, extra: str = "",
-               provider: str = "openai") -> tuple[Path, Path, Path]:
+               provider: str = "openai", timeout: float = 1.0) -> tuple[Path, Path, Path]:
     """``(chats folder, index file, cairn.toml)``; masking on ingest is off, so only
-    the enrichment's own redaction stands between the token and the server."""
+    the enrichment's own redaction stands between the token and the server; ``extra``
+    is appended to the ``[enrich]`` table (keys not already set there)."""
     chats = base / "chats"
     chats.mkdir(parents=True)
     (chats / "conversations.json").write_text(json.dumps(chatgpt_export(CONVERSATIONS)),
@@ -69,7 +70,7 @@ def make_vault(base: Path, server_url: str, extra: str = "",
     cfg.write_text(
         '[redact]\non_ingest = "off"\n'
         f'[enrich]\nprovider = "{provider}"\nurl = "{server_url}"\nmodel = "replay-1"\n'
-        "timeout = 1.0\nretries = 2\nretry_after_max = 5\n"
+        f"timeout = {timeout}\nretries = 2\nretry_after_max = 5\n"
         'tag_aliases = { ops = "operations" }\n' + extra,
         encoding="utf-8",
     )

@@ -40,7 +40,8 @@ def test_dream_runs_memory_maintenance(tmp_path: Path) -> None:
         c.memory_relate(bundle, concept["deploy"], "depends_on", concept["build"])
         c.memory_supersede(bundle, concept["build"])
         victim = sorted((bundle / "memories/subsumed").glob("*.md"))[0]
-        victim.write_text(victim.read_text().replace("The", "THE", 1))
+        tampered = victim.read_text().rstrip("\n") + " (edited by hand)\n"  # any memory
+        victim.write_text(tampered)
         c.index([bundle], embed=False)
         before = _tree(bundle)
 

@@ -161,7 +161,7 @@ def test_memory_scenario(tmp_path: Path) -> None:
 
     # 6. tamper with one memory by hand: verify names it
     victim = sorted((bundle / "memories/subsumed").glob("*.md"))[7]
-    victim.write_text(victim.read_text().replace("event", "EVENT", 1))
+    victim.write_text(victim.read_text().rstrip("\n") + " (edited by hand)\n")
     ver = cairn.memory_verify(bundle)
     assert not ver.ok and [p.path for p in ver.problems] == [
         f"memories/subsumed/{victim.name}"

@@ -372,6 +372,7 @@ class EnrichMixin(Parts):
         """The summary and insight units of an enrichment, after the document's own."""
         import uuid
 
+        from cairn.enrich.prompts import short
         from cairn.ingest.ids import NAMESPACE
 
         derived = (_me().SUMMARY, _me().INSIGHT)
@@ -394,7 +395,7 @@ class EnrichMixin(Parts):
         for n, ins in enumerate(e.insights, 1):
             units.append(Unit(
                 ordinal=start + n, level=1, kind=_me().INSIGHT,
-                title=f"{ins.type.capitalize()}: {_short(ins.text)}",
+                title=f"{ins.type.capitalize()}: {short(ins.text)}",
                 outline_path=("Insights",), body=ins.text,
                 properties={"insight_type": ins.type},
                 extra={**common, "insight_type": ins.type, "messages": list(ins.messages)},
@@ -539,9 +540,9 @@ class EnrichMixin(Parts):
                 old = self._enrichment_from(c, json.loads(got[1]), settings.model, settings)
                 en.save_enrichment(old)
             else:  # the same text: message ids may differ after a re-parse
-                old = self._enrichment_from(
-                    c, _as_reply(old, c), old.model, settings
-                )
+                from cairn.enrich.prompts import as_reply
+
+                old = self._enrichment_from(c, as_reply(old, c.messages), old.model, settings)
                 en.save_enrichment(old)
             en.put_units(doc_id, self._units_for(doc_id, old))
         self._sync_llm_edges()
@@ -584,19 +585,3 @@ def _prompt_version() -> str:
     from cairn.enrich import PROMPT_VERSION
 
     return PROMPT_VERSION
-
-
-def _short(text: str, n: int = 80) -> str:
-    t = " ".join(text.split())
-    return t if len(t) <= n else t[: n - 1].rstrip() + "…"
-
-
-def _as_reply(e: Enrichment, c: _Conversation) -> dict[str, Any]:
-    """A stored enrichment as the reply it came from (message ids → numbers of ``c``)."""
-    num = {m.id: i for i, m in enumerate(c.messages, 1)}
-    return {
-        "summary": e.summary,
-        "insights": [{"type": i.type, "text": i.text,
-                      "messages": [num[m] for m in i.messages if m in num]} for i in e.insights],
-        "tags": [t.given for t in e.tags],
-    }

@@ -11,9 +11,12 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.model.enrich import INSIGHT_TYPES, LLM_RELATIONS
+
+if TYPE_CHECKING:
+    from cairn.model.enrich import Enrichment
 
 PROMPT_VERSION = "1"
 
@@ -155,3 +158,21 @@ def relation_prompt(a: tuple[str, str], b: tuple[str, str]) -> str:
 def dumps(value: Any) -> str:
     """Canonical JSON of a validated reply (what the cache stores)."""
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def short(text: str, n: int = 80) -> str:
+    """``text`` on one line, cut to at most ``n`` characters (an ellipsis marks a cut)."""
+    t = " ".join(text.split())
+    return t if len(t) <= n else t[: n - 1].rstrip() + "…"
+
+
+def as_reply(e: Enrichment, messages: Sequence[Message]) -> dict[str, Any]:
+    """A stored enrichment as the model reply it came from, its message ids turned back
+    into 1-based numbers of ``messages`` (ids no longer there are dropped)."""
+    num = {m.id: i for i, m in enumerate(messages, 1)}
+    return {
+        "summary": e.summary,
+        "insights": [{"type": i.type, "text": i.text,
+                      "messages": [num[m] for m in i.messages if m in num]} for i in e.insights],
+        "tags": [t.given for t in e.tags],
+    }

@@ -504,48 +504,18 @@ class SQLiteVectors:
     ) -> list[NearChunk]:
         """Exact cosine top-``k`` units over :meth:`matrix` (see
         :meth:`cairn.store.indexes.VectorIndex.nearest`)."""
-        import numpy as np
+        from cairn.store.sqlite.nearest import exact_nearest
 
-        vm = self.matrix(space)
-        if vm.matrix.shape[0] == 0 or k <= 0:
-            return []
-        sims = vm.matrix @ np.asarray(vector, np.float32)
-        keep = np.ones(len(vm.unit_ids), dtype=bool)
-        drop = set(excluded)
-        allowed = None if candidates is None else set(candidates)
-        for i, uid in enumerate(vm.unit_ids):
-            if uid in drop or (allowed is not None and uid not in allowed):
-                keep[i] = False
-        mask = keep[vm.units]
-        if not include_alternates:
-            mask &= ~vm.alternate
-        out: list[NearChunk] = []
-        seen: set[int] = set()
-        for row in np.flatnonzero(mask)[np.argsort(-sims[mask], kind="stable")]:
-            u = int(vm.units[row])
-            if u not in seen:
-                seen.add(u)
-                out.append((vm.unit_ids[u], float(sims[row]), int(vm.ordinals[row]),
-                            int(vm.starts[row]), int(vm.ends[row])))
-                if len(out) == k:
-                    break
-        return out
+        return exact_nearest(self.matrix(space), vector, k, candidates, excluded=excluded,
+                             include_alternates=include_alternates)
 
     def similarity(
         self, space: str, vector: npt.NDArray[np.float32], unit_ids: Sequence[str]
     ) -> dict[str, float]:
         """Best-chunk cosine per given unit, over :meth:`matrix`."""
-        import numpy as np
+        from cairn.store.sqlite.nearest import best_similarity
 
-        vm = self.matrix(space)
-        wanted = set(unit_ids)
-        sims = vm.matrix @ np.asarray(vector, np.float32)
-        out: dict[str, float] = {}
-        for row, s in enumerate(sims.tolist()):
-            u = vm.unit_ids[int(vm.units[row])]
-            if u in wanted and s > out.get(u, -2.0):
-                out[u] = float(s)
-        return out
+        return best_similarity(self.matrix(space), vector, unit_ids)
 
     def size(self, space: str) -> int:
         """Live chunk vectors in ``space``."""

@@ -39,6 +39,9 @@ HOSTILE = {
     "a 3,000-token phrase": '"' + "x " * 1500 + '"',
     "nested quotes": '"""' * 500,
     "control characters": "\x00\x01\x1b[31m budget",
+    "1,000 open parentheses": "(" * 1000,
+    "500 nested groups": "(budget " * 250 + ")" * 250,
+    "500 alternatives": "(" + " OR ".join(f"w{i}" for i in range(400)) + ")",
 }
 
 

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from cairn.model.search import Term
 
 # --- unit kinds -----------------------------------------------------------------------
 UnitKind = Literal["preamble", "heading", "code", "concept", "message"]
@@ -386,6 +389,9 @@ class Filter:
         any_of: further values, OR-ed with ``value`` (``tag:work,home``); a negated
             filter then excludes every one of them. Date fields hold ``lo..hi``
             (ISO days, ``hi`` exclusive, either end empty) or ``soon``.
+        term: for ``match`` (``+word``, ``+(a OR b)``), the term the unit must
+            contain; ``None``: the words of ``value`` (and the CJK bigrams of ``key``)
+            as one phrase.
     """
 
     field: str
@@ -393,6 +399,7 @@ class Filter:
     key: str | None = None
     negate: bool = False
     any_of: tuple[str, ...] = ()
+    term: Term | None = None
 
     @property
     def values(self) -> tuple[str, ...]:

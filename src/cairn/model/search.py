@@ -22,8 +22,13 @@ class Term:
             tokens must match in order (a phrase).
         cjk: character bigrams of its CJK runs (matched against the bigram column).
         negate: written with a leading ``-`` (units containing it are excluded).
-        text: the NFKC text as written (the semantic query text).
+        text: the NFKC text as written (the semantic query text); for a group, the
+            text of its positive words.
         phrase: written in double quotes.
+        group: a parenthesised group ``(a b OR -c d)``: its alternatives (any of them
+            matches), each a conjunction of terms (all of its positive terms match and
+            none of its negated ones; a term may be a group again). ``tokens`` and
+            ``cjk`` are then empty.
     """
 
     tokens: tuple[str, ...]
@@ -31,6 +36,21 @@ class Term:
     negate: bool = False
     text: str = ""
     phrase: bool = False
+    group: tuple[tuple[Term, ...], ...] = ()
+
+    def leaves(self) -> tuple[Term, ...]:
+        """The words and phrases this term asks for: itself, or for a group the
+        positive leaves of every alternative (negated ones left out), in order."""
+        if not self.group:
+            return (self,)
+        return tuple(
+            leaf for alt in self.group for t in alt if not t.negate for leaf in t.leaves()
+        )
+
+    @property
+    def searchable(self) -> bool:
+        """Has something to match: tokens, CJK bigrams, or a group."""
+        return bool(self.tokens or self.cjk or self.group)
 
 
 @dataclass(frozen=True, slots=True)

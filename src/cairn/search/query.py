@@ -6,6 +6,9 @@ Syntax (any text is a valid query; nothing raises):
 * words — match any of them (OR), ranked by BM25; ``"a phrase"`` matches the words in
   order; ``-word`` / ``-"a phrase"`` excludes units containing it; ``+word`` /
   ``+"a phrase"`` must match (a ``match`` filter, so in every mode, and a term);
+* groups ``(a b OR "c d" -e)`` — one term: words side by side inside parentheses must
+  all match, ``OR`` separates alternatives, ``-`` excludes within an alternative;
+  ``+( … )`` must match, ``-( … )`` excludes (see :func:`parse_query`);
 * filters ``key:value`` — ``tag:``, ``type:``, ``todo:`` (a keyword, or ``open`` /
   ``done``), ``priority:``, ``path:`` (substring, or a glob with ``*``), ``source:``
   (a format/provider or a root folder), ``format:``, ``prop:KEY=VALUE`` (or
@@ -95,9 +98,9 @@ class Query:
 
     @property
     def words(self) -> list[str]:
-        """Lower-cased tokens of the positive terms (for highlighting)."""
+        """Lower-cased tokens of the positive terms, in groups too (for highlighting)."""
         out: list[str] = []
-        for t in self.positive:
+        for t in (leaf for term in self.positive for leaf in term.leaves()):
             out.extend(x.casefold() for x in t.tokens)
             out.extend(t.cjk)
         return out
@@ -133,8 +136,115 @@ def _term(text: str, negate: bool, phrase: bool = False) -> Term | None:
     return Term(tokens, tuple(cjk), negate, text, phrase)
 
 
-_LEX = re.compile(r'([-+]?)"([^"]*)"?|((?:[^\s"]+|"[^"]*"?)+)')
+_LEX = re.compile(r'([-+]?)(\()|([-+]?)"([^"]*)"?|((?:[^\s"]+|"[^"]*"?)+)')
 _KNOWN_PREFIX = re.compile(r"^[A-Za-z_][A-Za-z_-]*:")
+
+MAX_DEPTH = 8
+"""How deep ``( … )`` groups nest; a ``(`` deeper than that is read as text, with a note."""
+
+
+@dataclass(slots=True)
+class _Frame:
+    """An open ``(`` while parsing: its sign (``""``, ``-``, ``+``), its 1-based
+    character, and its alternatives so far (each a list of terms)."""
+
+    sign: str
+    at: int
+    alts: list[list[Term]] = field(default_factory=lambda: [[]])
+
+
+@dataclass(slots=True)
+class _Parse:
+    """The state of one :func:`parse_query` run."""
+
+    now: _dt.date
+    terms: list[Term] = field(default_factory=list)
+    filters: list[Filter] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    stack: list[_Frame] = field(default_factory=list)
+    too_deep: int = 0
+    leaves: int = 0
+
+    def add(self, t: Term | None, must: bool = False, *, new: bool = True) -> None:
+        """A word, phrase or group: into the open group's current alternative, else
+        the query's terms (``must``: also a ``match`` filter, ``+word``); ``new``: a
+        word or phrase just read (counted against :data:`MAX_TERMS`)."""
+        if t is None:
+            return
+        if new:
+            self.leaves += 1
+            if self.leaves > MAX_TERMS:
+                return
+        if self.stack:
+            self.stack[-1].alts[-1].append(t)
+            return
+        self.terms.append(t)
+        if must:
+            leaves = t.leaves()
+            self.filters.append(
+                Filter(
+                    "match",
+                    " ".join(x for leaf in leaves for x in leaf.tokens),
+                    key=" ".join(x for leaf in leaves for x in leaf.cjk),
+                    term=t if t.group else None,
+                )
+            )
+
+    def open(self, sign: str, at: int) -> None:
+        if len(self.stack) >= MAX_DEPTH:
+            if not self.too_deep:
+                self.notes.append(f"groups nest at most {MAX_DEPTH} deep; deeper '(' read as text")
+            self.too_deep += 1
+            return
+        self.stack.append(_Frame(sign, at))
+
+    def close(self, at: int) -> None:
+        if self.too_deep:
+            self.too_deep -= 1
+            return
+        if not self.stack:
+            self.notes.append(f"the ')' at character {at} closes no '('; ignored")
+            return
+        frame = self.stack.pop()
+        self.add(_group(frame, self.notes), must=frame.sign == "+", new=False)
+
+    def finish(self) -> None:
+        """Close what is still open at the end of the query (one note names them)."""
+        self.too_deep = 0
+        if self.stack:
+            where = ", ".join(str(f.at) for f in self.stack)
+            many = len(self.stack) > 1
+            self.notes.append(
+                f"the '(' at character{'s' if many else ''} {where} {'are' if many else 'is'}"
+                " not closed; closed at the end of the query"
+            )
+        while self.stack:
+            self.close(0)
+
+
+def _group(frame: _Frame, notes: list[str]) -> Term | None:
+    """The term of a closed group: its alternatives without empty ones (and without
+    English function words beside content words), ``None`` when nothing is left; a
+    group of one term is that term."""
+    alts: list[tuple[Term, ...]] = []
+    for alt in frame.alts:
+        pos = [t for t in alt if not t.negate]
+        if not pos:
+            if alt:
+                notes.append(
+                    f"an alternative of the group at character {frame.at} only excludes"
+                    " words; ignored (a group needs a word to match)"
+                )
+            continue
+        alts.append((*content_terms(pos), *(t for t in alt if t.negate)))
+    if not alts:
+        if frame.alts == [[]]:
+            notes.append(f"the empty group at character {frame.at} is ignored")
+        return None
+    if len(alts) == 1 and len(alts[0]) == 1:
+        return replace(alts[0][0], negate=frame.sign == "-")
+    words = " ".join(leaf.text for alt in alts for t in alt if not t.negate for leaf in t.leaves())
+    return Term((), (), frame.sign == "-", words, False, tuple(alts))
 
 
 def parse_query(text: str, *, today: _dt.date | None = None) -> Query:
@@ -146,59 +256,89 @@ def parse_query(text: str, *, today: _dt.date | None = None) -> Query:
     quotes is part of the value); repeated filters are AND-ed. Date filters
     (:mod:`cairn.search.dates`) count relative forms from ``today`` (default
     :func:`cairn.search.dates.today`: ``$CAIRN_TODAY`` or the local date).
+
+    Groups: ``(a b OR "c d" -e)`` is one term that matches a unit holding ``a`` and
+    ``b``, or the phrase ``c d`` without ``e``: inside parentheses, words side by
+    side must all match, ``OR`` (upper case) separates alternatives, ``-`` excludes
+    within an alternative, groups nest (at most :data:`MAX_DEPTH` deep). ``+( … )``
+    must match, ``-( … )`` excludes. Filters inside a group are ignored (a note
+    says so); an unclosed ``(`` is closed at the end and a ``)`` that closes none
+    is ignored, each with a note naming its character.
     """
-    now = today or _safe_today()
-    terms: list[Term] = []
-    filters: list[Filter] = []
-    notes: list[str] = []
+    st = _Parse(today or _safe_today())
     text = _SURROGATE.sub("\ufffd", text or "")
     if len(text) > MAX_QUERY_CHARS:
         text = text[:MAX_QUERY_CHARS]
-        notes.append(f"query cut to its first {MAX_QUERY_CHARS} characters")
+        st.notes.append(f"query cut to its first {MAX_QUERY_CHARS} characters")
     text = unicodedata.normalize("NFKC", text)
     for m in _LEX.finditer(text):
         if m.group(2) is not None:
-            t = _term(m.group(2), m.group(1) == "-", phrase=True)
-            if t:
-                terms.append(t)
-                if m.group(1) == "+":
-                    filters.append(Filter("match", " ".join(t.tokens), key=" ".join(t.cjk)))
-            continue
-        word = m.group(3)
-        negate = word.startswith("-") and len(word) > 1
-        must = word.startswith("+") and len(word) > 1 and not _KNOWN_PREFIX.match(word[1:])
-        body = word[1:] if negate or must else word
-        if must:  # +word: a filter that the word matches, and a term that ranks
-            t = _term(body.replace('"', " "), False)
-            if t:
-                terms.append(t)
-                filters.append(Filter("match", " ".join(t.tokens), key=" ".join(t.cjk)))
-            continue
-        if _KNOWN_PREFIX.match(body):
-            key, _, value = body.partition(":")
-            key_l = key.casefold()
-            raw_value = value
-            value = value.replace('"', "")
-            if key_l not in FILTER_FIELDS and value and not value.startswith("/"):
-                notes.append(f"{key}: is not a filter; searched as words")
-            if key_l in FILTER_FIELDS:
-                if not value:
-                    notes.append(f"ignored empty {key_l}: filter")
-                    continue
-                f = _filters(key_l, raw_value, negate, notes, now)
-                if f:
-                    filters.append(f)
-                continue
-        t = _term(body.replace('"', " "), negate)
-        if t:
-            terms.append(t)
-    if len(terms) > MAX_TERMS:
-        notes.append(f"only the first {MAX_TERMS} of {len(terms)} words and phrases are used")
-        terms = terms[:MAX_TERMS]
+            st.open(m.group(1), m.start(2) + 1)
+        elif m.group(4) is not None:
+            sign = m.group(3)
+            st.add(_term(m.group(4), sign == "-", phrase=True), must=sign == "+")
+        else:
+            _word(st, m.group(5), m.start(5))
+    st.finish()
+    if st.leaves > MAX_TERMS:
+        st.notes.append(f"only the first {MAX_TERMS} of {st.leaves} words and phrases are used")
+    filters = st.filters
     if len(filters) > MAX_FILTERS:
-        notes.append(f"only the first {MAX_FILTERS} of {len(filters)} filters are used")
+        st.notes.append(f"only the first {MAX_FILTERS} of {len(filters)} filters are used")
         filters = filters[:MAX_FILTERS]
-    return Query(text, tuple(terms), tuple(filters), tuple(notes))
+    return Query(text, tuple(st.terms), tuple(filters), tuple(st.notes))
+
+
+def _word(st: _Parse, word: str, start: int) -> None:
+    """One whitespace-separated word: ``)`` before or after it closing groups, ``OR``
+    and ``AND`` inside a group, a filter, ``+word``/``-word``, or a plain word."""
+    lead = len(word) - len(word.lstrip(")")) if st.stack or st.too_deep else 0  # (a )b
+    for i in range(lead):
+        st.close(start + i + 1)
+    word = word[lead:]
+    trail = 0
+    while word.endswith(")") and word.count(")") > word.count("("):
+        word = word[:-1]
+        trail += 1
+    if word:
+        _one_word(st, word)
+    for i in range(trail):
+        st.close(start + lead + len(word) + i + 1)
+
+
+def _one_word(st: _Parse, word: str) -> None:
+    if st.stack and word in ("OR", "AND"):
+        if word == "OR":
+            st.stack[-1].alts.append([])
+        return
+    negate = word.startswith("-") and len(word) > 1
+    must = word.startswith("+") and len(word) > 1 and not _KNOWN_PREFIX.match(word[1:])
+    body = word[1:] if negate or must else word
+    if must:  # +word: a filter that the word matches, and a term that ranks
+        st.add(_term(body.replace('"', " "), False), must=True)
+        return
+    if _KNOWN_PREFIX.match(body):
+        key, _, value = body.partition(":")
+        key_l = key.casefold()
+        raw_value = value
+        value = value.replace('"', "")
+        if key_l not in FILTER_FIELDS and value and not value.startswith("/"):
+            st.notes.append(f"{key}: is not a filter; searched as words")
+        if key_l in FILTER_FIELDS:
+            if st.stack:
+                st.notes.append(
+                    f"ignored {key_l}: inside ( … ): filters apply to the whole query"
+                    f" ({key_l}:a,b is either value)"
+                )
+                return
+            if not value:
+                st.notes.append(f"ignored empty {key_l}: filter")
+                return
+            f = _filters(key_l, raw_value, negate, st.notes, st.now)
+            if f:
+                st.filters.append(f)
+            return
+    st.add(_term(body.replace('"', " "), negate))
 
 
 def _valid_date(value: str) -> bool:

@@ -26,7 +26,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,7 +34,7 @@ from cairn.config import SearchConfig
 from cairn.embed.base import Embedder
 from cairn.embed.rerank import Reranker
 from cairn.errors import ProviderUnavailable
-from cairn.model import Term, TextQuery, UnitFacts
+from cairn.model import TextQuery, UnitFacts
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
 from cairn.search.query import Query, parse_query
@@ -241,7 +241,7 @@ class Ranker:
                 )
             }
         excluded: set[str] = set()
-        negs = tuple(Term(t.tokens, t.cjk, False, t.text, t.phrase) for t in tq.negative)
+        negs = tuple(replace(t, negate=False) for t in tq.negative)
         if negs:
             excluded = {
                 u

@@ -34,7 +34,7 @@ def _token_pattern(token: str, last: bool) -> str:
 
 def term_patterns(terms: Sequence[Term]) -> list[str]:
     """Regular expressions (case-insensitive) for the positive terms of a query."""
-    use = content_terms(terms)
+    use = [leaf for t in content_terms(terms) for leaf in t.leaves()]
     pats: list[str] = []
     for t in use:
         if t.tokens:

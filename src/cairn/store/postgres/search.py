@@ -5,7 +5,8 @@ The column weights of ``[search] weights`` (title, outline path, tags, body) map
 PostgreSQL's four weight classes A–D, scaled so the largest is 1. User text never becomes
 ``tsquery`` syntax: every term is handed to ``phraseto_tsquery`` as a bound parameter
 (a term of several tokens is a phrase, as in SQLite), and the pieces are combined with
-``||`` (any positive term), ``&& !!`` (no negative term). CJK bigrams are a phrase under
+``||`` (any positive term), ``&& !!`` (no negative term); a group ``(a b OR -c d)``
+is ``&&`` within an alternative and ``||`` between them. CJK bigrams are a phrase under
 the ``simple`` configuration, matched against the same vector (their column is folded
 into it with weight D).
 
@@ -16,7 +17,8 @@ query lexeme's inverse document frequency is the number of its postings, its ter
 frequency in a unit is weighted by the column it occurs in (BM25F-style: title, outline
 path, tags and body weights), and the unit's length in lexemes is set against the mean
 (``fts_stats``). A query reads only its lexemes' postings (an index-only B-tree scan);
-the ``tsquery`` itself (GIN) is checked only for phrases, CJK bigrams and ``-word``.
+the ``tsquery`` itself (GIN) is checked only for phrases, CJK bigrams, groups and
+``-word``.
 Differences from SQLite's FTS5, by design of the engines: English stop words are not
 indexed (a query made only of them matches nothing), a unit's length counts distinct
 lexemes, and FTS5 scores each column separately — rankings agree on what matches, and
@@ -33,7 +35,27 @@ from cairn.model import Filter, Term, TextQuery
 from cairn.store.sqlite.fts import SearchMixin
 
 
+def _group_sql(t: Term) -> tuple[str, list[str]]:
+    """A group as a ``tsquery`` expression: alternatives ``||``, each its positive
+    terms ``&&`` and ``&& !!`` its negated ones (as :func:`cairn.store.sqlite.fts`)."""
+    alts: list[str] = []
+    args: list[str] = []
+    for alt in t.group:
+        pos = [_term_sql(x) for x in alt if not x.negate and x.searchable]
+        neg = [_term_sql(x) for x in alt if x.negate and x.searchable]
+        if not pos:
+            continue
+        expr = "(" + " && ".join(s for s, _ in pos) + ")"
+        if neg:
+            expr = f"({expr} && !!({' || '.join(s for s, _ in neg)}))"
+        alts.append(expr)
+        args += [a for _, xs in (*pos, *neg) for a in xs]
+    return "(" + " || ".join(alts) + ")", args
+
+
 def _term_sql(t: Term) -> tuple[str, list[str]]:
+    if t.group:
+        return _group_sql(t)
     parts: list[str] = []
     args: list[str] = []
     if t.tokens and t.cjk:
@@ -55,12 +77,12 @@ def ts_query(query: TextQuery) -> tuple[str | None, str | None, list[str], list[
     is ``None`` when there is no such term."""
     pos_sql, pos_args, neg_sql, neg_args = [], [], [], []
     for t in query.positive:
-        if t.tokens or t.cjk:
+        if t.searchable:
             s, a = _term_sql(t)
             pos_sql.append(s)
             pos_args += a
     for t in query.negative:
-        if t.tokens or t.cjk:
+        if t.searchable:
             s, a = _term_sql(t)
             neg_sql.append(s)
             neg_args += a
@@ -78,8 +100,8 @@ class PostgresSearchMixin(SearchMixin):
         from cairn.store.sqlite.datefn import TS_FIELDS
 
         if f.field == "match":
-            t = Term(tuple(f.value.split()), tuple((f.key or "").split()))
-            if not (t.tokens or t.cjk):
+            t = f.term or Term(tuple(f.value.split()), tuple((f.key or "").split()))
+            if not t.searchable:
                 return ("true", [])
             sql, args = _term_sql(t)
             return (f"u.rowid IN (SELECT rowid FROM units_fts WHERE doc @@ {sql})", list(args))
@@ -197,8 +219,9 @@ class PostgresSearchMixin(SearchMixin):
         words, ``simple`` for CJK bigrams), as the server makes them, and whether every
         positive term is one word of at most one lexeme (then a unit matches exactly when it
         has a posting of one of them; a stop word matches nothing)."""
-        texts = [" ".join(t.tokens) for t in query.positive if t.tokens]
-        cjk = [" ".join(t.cjk) for t in query.positive if t.cjk]
+        leaves = [leaf for t in query.positive for leaf in t.leaves()]
+        texts = [" ".join(t.tokens) for t in leaves if t.tokens]
+        cjk = [" ".join(t.cjk) for t in leaves if t.cjk]
         words = [t.tokens[0] for t in query.positive if len(t.tokens) == 1 and not t.cjk]
         row = self.db.execute(
             "SELECT ARRAY(SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ?) "
@@ -206,7 +229,7 @@ class PostgresSearchMixin(SearchMixin):
             "WHERE length(to_tsvector('english', w)) > 1)",
             (" ".join(texts), " ".join(cjk), words)).fetchone()
         lexemes = [str(x) for x in row[0]]
-        simple = len(words) == len([t for t in query.positive if t.tokens or t.cjk]) and not row[1]
+        simple = len(words) == len([t for t in query.positive if t.searchable]) and not row[1]
         return lexemes, simple
 
     def text_query_syntax(self, query: TextQuery) -> str | None:

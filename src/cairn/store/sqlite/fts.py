@@ -119,7 +119,25 @@ def _quote(token: str) -> str:
     return '"' + token.replace('"', '""') + '"'
 
 
+def _group_expr(t: Term) -> str:
+    """A group as FTS5 syntax, every operator parenthesised: alternatives OR-ed, each
+    its positive terms AND-ed minus (``NOT``) its negated ones."""
+    alts: list[str] = []
+    for alt in t.group:
+        pos = [_term_expr(x) for x in alt if not x.negate and x.searchable]
+        neg = [_term_expr(x) for x in alt if x.negate and x.searchable]
+        if not pos:
+            continue
+        expr = pos[0] if len(pos) == 1 else "(" + " AND ".join(pos) + ")"
+        if neg:
+            expr = f"({expr} NOT ({' OR '.join(neg)}))"
+        alts.append(expr)
+    return alts[0] if len(alts) == 1 else "(" + " OR ".join(alts) + ")"
+
+
 def _term_expr(t: Term) -> str:
+    if t.group:
+        return _group_expr(t)
     parts: list[str] = []
     if t.tokens and t.cjk:  # CSSはHTML: the Latin words need not be adjacent any more
         parts.extend(_quote(tok) for tok in t.tokens)
@@ -133,20 +151,21 @@ def _term_expr(t: Term) -> str:
 def fts_match(query: TextQuery) -> str | None:
     """The FTS5 MATCH expression of a query, or ``None`` when it has no positive term.
 
-    Positive terms are OR-ed; negative ones are subtracted with ``NOT``.
+    Positive terms are OR-ed; negative ones are subtracted with ``NOT``; a group
+    (``(a b OR c)``) is its own parenthesised expression.
     """
-    pos = [_term_expr(t) for t in query.positive if t.tokens or t.cjk]
+    pos = [_term_expr(t) for t in query.positive if t.searchable]
     if not pos:
         return None
     expr = " OR ".join(pos)
-    neg = [_term_expr(t) for t in query.negative if t.tokens or t.cjk]
+    neg = [_term_expr(t) for t in query.negative if t.searchable]
     if neg:
         expr = f"({expr}) NOT ({' OR '.join(neg)})"
     return expr
 
 
 def _neg_match(query: TextQuery) -> str | None:
-    neg = [_term_expr(t) for t in query.negative if t.tokens or t.cjk]
+    neg = [_term_expr(t) for t in query.negative if t.searchable]
     return " OR ".join(neg) if neg else None
 
 
@@ -240,9 +259,9 @@ class SearchMixin(SQLiteBase):
         more = extra_filter(f)
         if more is not None:
             return more
-        if f.field == "match":  # +word: the unit contains the word (or phrase)
-            t = Term(tuple(v.split()), tuple((f.key or "").split()))
-            if not (t.tokens or t.cjk):
+        if f.field == "match":  # +word: the unit contains the word (phrase, group)
+            t = f.term or Term(tuple(v.split()), tuple((f.key or "").split()))
+            if not t.searchable:
                 return ("1", [])
             return (
                 "u.rowid IN (SELECT rowid FROM units_fts WHERE units_fts MATCH ?)",

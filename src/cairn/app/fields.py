@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import suppress
+from pathlib import Path
 from typing import Any
 
 from cairn.app.parts import Parts
 from cairn.errors import QueryError
 from cairn.model import Hit
+
+_LINED = frozenset({"org", "markdown", "text", "okf"})
+"""Formats whose units are line ranges of a text file (chat exports are JSON)."""
+_POSITION_MAX_BYTES = 16 * 1024 * 1024
+"""A larger file is not read to find a hit's column (the hit's first line is given)."""
 
 FIELDS = (
     "title",
@@ -99,3 +106,36 @@ class FieldsMixin(Parts):
                     row[n] = _text(getattr(h, low))
             rows.append(row)
         return rows
+
+    def hit_positions(self, hits: Sequence[Hit], query: str) -> list[tuple[int, int]]:
+        """``(line, column)`` of each hit's first match of the query's words (groups'
+        words too; not excluded ones), for ``--format vimgrep``: the line is 1-based in
+        the file, the column 1-based in UTF-8 bytes (as ``rg --vimgrep``). The file is
+        read now and searched within the unit's lines (its heading line included), so
+        an edit since indexing moves nothing but the lines it changed. A hit with no
+        matching word in its lines (a match by meaning or by frontmatter, a chat
+        export, a file gone or unreadable) is ``(its first line, 1)``."""
+        from cairn.search.query import parse_query
+        from cairn.search.snippet import first_match, term_patterns
+        from cairn.sources import decode, read_bytes, source_file
+
+        patterns = term_patterns(parse_query(query).positive)
+        files: dict[str, list[str] | None] = {}
+        out: list[tuple[int, int]] = []
+        for h in hits:
+            where = (h.line_start, 1)
+            if patterns and h.format in _LINED and h.line_end >= h.line_start >= 1:
+                if h.abs_path not in files:
+                    files[h.abs_path] = None
+                    sf = source_file(Path(h.root), h.path)
+                    data = read_bytes(sf, max_bytes=_POSITION_MAX_BYTES) if sf else None
+                    if isinstance(data, bytes):
+                        with suppress(ValueError):  # a binary file
+                            files[h.abs_path] = decode(data).text.split("\n")
+                lines = files[h.abs_path]
+                if lines is not None:
+                    found = first_match(lines[h.line_start - 1 : h.line_end], patterns)
+                    if found is not None:
+                        where = (h.line_start + found[0], found[1])
+            out.append(where)
+        return out

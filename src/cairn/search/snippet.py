@@ -103,3 +103,21 @@ def make_snippet(
     shift = len(prefix) - start
     spans = tuple((a + shift, b + shift) for a, b in matches if a >= start and b <= end)
     return prefix + flat[start:end] + ("…" if end < len(flat) else ""), spans
+
+
+def first_match(lines: Sequence[str], patterns: Sequence[str]) -> tuple[int, int] | None:
+    """Where ``patterns`` (from :func:`term_patterns`) first match in ``lines``.
+
+    Returns:
+        ``(index of the line in lines, column)``: the column is 1-based and counts
+        UTF-8 bytes, as ``rg --vimgrep`` and Vim's quickfix list do; ``None`` when no
+        line matches (or there are no patterns).
+    """
+    if not patterns:
+        return None
+    rx = _compiled(tuple(sorted(patterns, key=len, reverse=True)))
+    for i, line in enumerate(lines):
+        m = rx.search(line)
+        if m is not None and m.end() > m.start():
+            return i, len(line[: m.start()].encode("utf-8", "surrogatepass")) + 1
+    return None

@@ -84,6 +84,7 @@ def run_search(
             where = str(cairn.config.db_path)
             if fields:
                 rows = cairn.hit_fields(res.hits, fields)
+            positions = cairn.hit_positions(res.hits, text) if fmt == "vimgrep" else []
     except CairnError as exc:
         return error(exc, as_json)
     if rows is not None and fields:
@@ -94,7 +95,7 @@ def run_search(
         print_files(res.hits, res.took_ms, as_json, text, res.notes)
         return 0
     if fmt == "vimgrep":
-        print_vimgrep(res.hits)
+        print_vimgrep(res.hits, positions)
         return 0
     if empty:
         err.line(

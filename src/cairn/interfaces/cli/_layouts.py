@@ -22,13 +22,14 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def print_vimgrep(hits: Sequence[Hit]) -> None:
-    """``path:line:col:text`` per hit, as ``rg --vimgrep`` prints (column 1, the
-    heading line; the text is the title and the snippet on one line)."""
-    for h in hits:
+def print_vimgrep(hits: Sequence[Hit], positions: Sequence[tuple[int, int]]) -> None:
+    """``path:line:col:text`` per hit, as ``rg --vimgrep`` prints: the line and column
+    of its first matching word (``positions``, from ``Cairn.hit_positions``); the text
+    is the title and the snippet on one line."""
+    for h, (line, col) in zip(hits, positions, strict=True):
         title, snippet = _flat(h.title or h.doc_title), _flat(h.snippet)
         text = snippet if snippet.startswith(title) else f"{title} — {snippet}".strip(" —")
-        out.line(f"{h.abs_path}:{h.line_start}:1:{text}")
+        out.line(f"{h.abs_path}:{line}:{col}:{text}")
 
 
 def files_of(hits: Sequence[Hit]) -> list[dict[str, Any]]:

@@ -21,6 +21,10 @@ Usage::
     python bench/notes_eval.py                 # index ../shared/corpus into a temp store
     python bench/notes_eval.py --db /tmp/n.db  # reuse (or build) this index
     python bench/notes_eval.py --split test --modes keyword,hybrid --json
+    python bench/notes_eval.py --db /tmp/n.db --drop markdown/kepano-obsidian/Templates/
+
+``--drop PREFIX`` leaves out hits (and baseline files) whose path starts with it, as if
+that folder were not indexed (how skipping a vault's template folders would score).
 """
 
 from __future__ import annotations
@@ -185,7 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modes", default="keyword,semantic,hybrid")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--show", action="store_true", help="print each query's top 3 per mode")
+    ap.add_argument("--drop", action="append", default=[], metavar="PREFIX",
+                    help="leave out hits whose path starts with PREFIX (repeatable)")
     args = ap.parse_args(argv)
+    drop = tuple(args.drop)
     corpus = args.corpus.resolve()
     queries, qrels = load_set(args.split)
     cairn, index_s = open_index(args.db, corpus, args.config)
@@ -196,13 +203,15 @@ def main(argv: list[str] | None = None) -> int:
     for qid, q in queries.items():
         rels = qrels.get(qid, {})
         t0 = time.perf_counter()
-        runs["baseline"][qid] = keys_of_files(base.search(q["text"], 20), rels)
+        files = [f for f in base.search(q["text"], 20 + 60 * bool(drop)) if not f.startswith(drop)]
+        runs["baseline"][qid] = keys_of_files(files[:20], rels)
         lat["baseline"].append((time.perf_counter() - t0) * 1000)
         for m in modes:
             t0 = time.perf_counter()
-            res = cairn.search(q["text"], mode=m, limit=30)
+            res = cairn.search(q["text"], mode=m, limit=30 + 60 * bool(drop))
             lat[m].append((time.perf_counter() - t0) * 1000)
-            runs[m][qid] = keys_of_hits(res.hits, rels)
+            hits = [h for h in res.hits if not (drop and h.path.startswith(drop))][:30]
+            runs[m][qid] = keys_of_hits(hits, rels)
     table: dict[str, dict[str, dict[str, float]]] = {}
     for m, run in runs.items():
         per: dict[str, dict[str, float]] = {}

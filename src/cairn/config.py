@@ -80,7 +80,8 @@ KEYS: Mapping[str, frozenset[str]] = {
     ),
     "mcp": frozenset({"allow_write", "host", "port"}),
     "index": frozenset(
-        {"file_seconds", "file_memory_mb", "max_file_mb", "mass_delete_share", "wait"}
+        {"file_seconds", "file_memory_mb", "max_file_mb", "mass_delete_share", "wait",
+         "templates"}
     ),
     "watch": frozenset({"debounce_ms", "poll", "poll_ms", "recheck_seconds"}),
     "writeback": frozenset({"backup_dir"}),

@@ -5,7 +5,9 @@ without following symbolic links: a link that leads outside the root is reported
 warning and skipped (its target is never read); a link inside the root is skipped with
 an informational note because its target is indexed at its real path. Hidden files and
 folders, ``.git``, ``node_modules``, ``.obsidian``, ``.trash`` and editor temporary files
-are ignored by default.
+are ignored by default. So are an Obsidian vault's template folders (:func:`template_folders`:
+the folder its core Templates plugin or the Templater plugin names), unless
+``skip_templates=False``: a template is a note's skeleton, not a note.
 
 Reading is safe: invalid UTF-8 is replaced and reported, a BOM is removed, CRLF and CR
 line ends become LF (line numbers are kept), UTF-16 with a BOM is decoded, and a file
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import json
 import os
 import re
 import stat
@@ -144,12 +147,65 @@ class Discovery:
     warnings: list[Diagnostic] = field(default_factory=list)
 
 
+TEMPLATE_SETTINGS = (
+    (".obsidian/templates.json", "folder"),
+    (".obsidian/plugins/templater-obsidian/data.json", "templates_folder"),
+)
+"""Where an Obsidian vault names its template folder: the core Templates plugin's
+setting, then the Templater plugin's (file relative to the vault, JSON key)."""
+_SETTINGS_MAX_BYTES = 1 << 20
+
+
+def template_folders(vault: Path) -> tuple[str, ...]:
+    """The template folders an Obsidian vault's settings name, relative to the vault
+    folder ``vault`` (the one holding ``.obsidian/``), without repeats: ``()`` when it
+    has none. A setting that cannot be read, is not a string, or leads outside the
+    vault (``..``, an absolute path) names nothing."""
+    out: list[str] = []
+    if (vault / ".obsidian").is_symlink():
+        return ()  # settings behind a link may lie outside the root: not read
+    for rel, key in TEMPLATE_SETTINGS:
+        path = vault / rel
+        try:
+            if (
+                not path.is_file()
+                or path.is_symlink()
+                or path.parent.is_symlink()
+                or path.stat().st_size > _SETTINGS_MAX_BYTES
+            ):
+                continue
+            value = json.loads(path.read_text(encoding="utf-8")).get(key)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if not isinstance(value, str):
+            continue
+        folder = "/".join(p for p in value.replace("\\", "/").split("/") if p not in ("", "."))
+        if folder and ".." not in folder.split("/") and not value.startswith("/"):
+            out.append(folder)
+    return tuple(dict.fromkeys(out))
+
+
+def in_template_folder(root: Path, relpath: str) -> bool:
+    """Whether ``relpath`` (a file under ``root``) lies in a template folder of a vault
+    at ``root`` or in a folder of the path on the way to it (:func:`template_folders`)."""
+    parts = relpath.split("/")[:-1]
+    for i in range(len(parts) + 1):
+        vault = "/".join(parts[:i])
+        if not (root / vault / ".obsidian").is_dir():
+            continue
+        inside = "/".join(parts[i:]) + "/"
+        if any(inside.startswith(f + "/") for f in template_folders(root / vault)):
+            return True
+    return False
+
+
 def discover(
     root: Path,
     *,
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     is_note: Callable[[str], bool] | None = None,
+    skip_templates: bool = True,
 ) -> Discovery:
     """Walk ``root`` and list the files to index.
 
@@ -160,6 +216,9 @@ def discover(
         is_note: a callable ``(relpath) -> bool`` telling whether a file name belongs to
             a known format; other files are listed as attachments. Defaults to every
             file being a candidate.
+        skip_templates: skip the template folders of Obsidian vaults (a folder
+            holding ``.obsidian/``, at any depth; :func:`template_folders`);
+            ``False``: index them like any folder.
 
     Returns:
         A :class:`Discovery`, files sorted by relative path.
@@ -167,6 +226,8 @@ def discover(
     result = Discovery()
     root = root.resolve()
     check: Callable[[str], bool] = is_note or (lambda _p: True)
+
+    skipped: set[str] = set()
 
     def walk(folder: Path, prefix: str) -> None:
         try:
@@ -176,6 +237,8 @@ def discover(
                 Diagnostic(prefix.rstrip("/") or ".", f"folder not readable: {exc.strerror}")
             )
             return
+        if skip_templates and any(e.name == ".obsidian" for e in entries):
+            skipped.update(prefix + f for f in template_folders(folder))
         for entry in entries:
             rel = prefix + entry.name
             try:
@@ -188,7 +251,7 @@ def discover(
                 if entry.is_dir(follow_symlinks=False):
                     if is_ignored_name(entry.name, is_dir=True):
                         continue
-                    if any(glob_match(rel, p) for p in exclude):
+                    if any(glob_match(rel, p) for p in exclude) or rel in skipped:
                         continue
                     walk(Path(entry.path), rel + "/")
                     continue
@@ -243,10 +306,12 @@ def source_file(
     *,
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
+    skip_templates: bool = True,
 ) -> SourceFile | None:
     """One file of a root by its relative path, by the same rules as :func:`discover`
-    (ignored names and folders at any depth, ``exclude``/``include`` globs, no symbolic
-    links, regular files only), or ``None`` when the file is gone or not to be indexed.
+    (ignored names and folders at any depth, ``exclude``/``include`` globs, template
+    folders unless ``skip_templates=False``, no symbolic links, regular files only), or
+    ``None`` when the file is gone or not to be indexed.
 
     Whether it is a note or an attachment is the caller's question, as in ``discover``.
     """
@@ -261,6 +326,8 @@ def source_file(
         if any(glob_match(prefix, p) for p in exclude):
             return None
     if include and not any(glob_match(relpath, p) for p in include):
+        return None
+    if skip_templates and in_template_folder(root, relpath):
         return None
     path = root / relpath
     try:

@@ -135,7 +135,8 @@ class ReliabilityMixin(Parts):
 
         with self.writing(wait):
             todo = changes_for(
-                self.store, list(roots or self.store.roots()), (os.fspath(p) for p in paths)
+                self.store, list(roots or self.store.roots()), (os.fspath(p) for p in paths),
+                skip_templates=self.limits.skip_templates,
             )
             if not todo.files and not todo.full:
                 return None

@@ -34,15 +34,22 @@ class ChangeSet:
     full: tuple[SourceRoot, ...] = ()
 
 
-def changes_for(store: Store, roots: Sequence[SourceRoot], changed: Iterable[str]) -> ChangeSet:
+def changes_for(
+    store: Store,
+    roots: Sequence[SourceRoot],
+    changed: Iterable[str],
+    *,
+    skip_templates: bool = True,
+) -> ChangeSet:
     """The files and roots a batch of changed paths (absolute, as events give them)
-    concerns; paths outside ``roots`` are ignored."""
-    files, full = _files_of(store, roots, changed)
+    concerns; paths outside ``roots`` are ignored; ``skip_templates``: as
+    :func:`cairn.sources.discover` (``[index] templates``)."""
+    files, full = _files_of(store, roots, changed, skip_templates)
     return ChangeSet(tuple(files), tuple(full))
 
 
 def _files_of(
-    store: Store, roots: Sequence[SourceRoot], changed: Iterable[str]
+    store: Store, roots: Sequence[SourceRoot], changed: Iterable[str], skip_templates: bool
 ) -> tuple[list[str], list[SourceRoot]]:
     """The files to hand to ``index_paths`` for these changed paths, and the roots that
     need a full run (an attachment or ``types.yaml`` changed)."""
@@ -64,14 +71,14 @@ def _files_of(
             for dirpath, dirnames, filenames in os.walk(path):
                 dirnames[:] = [d for d in dirnames if not is_ignored_name(d, is_dir=True)]
                 for name in filenames:
-                    _consider(os.path.join(dirpath, name), root, indexed, out, full)
+                    _consider(os.path.join(dirpath, name), root, indexed, out, full, skip_templates)
             continue
         if not path.exists():  # gone: a file, or a folder with everything in it
             prefix = rel + "/"
             for r in indexed:
                 if r.startswith(prefix):
                     out[os.path.join(root.path, r)] = None
-        _consider(raw, root, indexed, out, full)
+        _consider(raw, root, indexed, out, full, skip_templates)
     return list(out), list(full.values())
 
 
@@ -81,6 +88,7 @@ def _consider(
     indexed: set[str],
     out: dict[str, None],
     full: dict[str, SourceRoot],
+    skip_templates: bool,
 ) -> None:
     """Add one file to the batch if a full run would index or remove it."""
     rel = os.path.relpath(raw, root.path).replace(os.sep, "/")
@@ -93,7 +101,8 @@ def _consider(
     if name == "types.yaml":
         full[root.id] = root
         return
-    sf = source_file(Path(root.path), rel, include=root.include, exclude=root.exclude)
+    sf = source_file(Path(root.path), rel, include=root.include, exclude=root.exclude,
+                     skip_templates=skip_templates)
     if sf is None:
         if (
             not os.path.lexists(raw)

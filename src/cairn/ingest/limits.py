@@ -8,6 +8,7 @@ Example ``cairn.toml``::
     max_file_mb = 100        # larger files are reported without being read
     mass_delete_share = 0.5  # a run that would remove more of a root stops
     wait = 0                 # seconds to wait for another writer (-1: as long as it takes)
+    templates = "skip"       # an Obsidian vault's template folders: "skip" or "index"
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ class IndexLimits:
         mass_delete_share: the share (0–1] of a root's indexed files a run may remove
             before it stops and asks for ``allow_mass_delete`` (``1``: never stops).
         wait: seconds to wait for another writer's lock (``None``: as long as it takes).
+        skip_templates: leave out the template folders Obsidian vaults name
+            (``[index] templates = "skip"``, the default; ``"index"``: index them).
     """
 
     file_seconds: float = 60.0
@@ -47,6 +50,7 @@ class IndexLimits:
     max_file_mb: float = 100.0
     mass_delete_share: float = 0.5
     wait: float | None = 0.0
+    skip_templates: bool = True
 
     @property
     def max_bytes(self) -> int:
@@ -69,6 +73,7 @@ class IndexLimits:
                 max_file_mb=float(table.get("max_file_mb", d.max_file_mb)),
                 mass_delete_share=float(table.get("mass_delete_share", d.mass_delete_share)),
                 wait=None if wait < 0 else wait,
+                skip_templates=_templates(table.get("templates", "skip")),
             )
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"[index] has a value of the wrong type: {exc}") from exc
@@ -99,3 +104,14 @@ def check_mass_delete(
         f"(more than {share:.0%}; is a drive unmounted or a folder moved away?); nothing "
         "was removed. If they are really gone, run again with --allow-mass-delete"
     )
+
+
+def _templates(value: Any) -> bool:
+    """``[index] templates``: ``"skip"`` → ``True``, ``"index"`` → ``False``.
+
+    Raises:
+        ConfigError: any other value.
+    """
+    if value in ("skip", "index"):
+        return bool(value == "skip")
+    raise ConfigError(f'[index] templates must be "skip" or "index", not {value!r}')

@@ -155,7 +155,8 @@ class Indexer:
                 tally.failed += 1
                 continue
             self.store.upsert_root(root)
-            found = discover(folder, include=root.include, exclude=root.exclude, is_note=_is_note)
+            found = discover(folder, include=root.include, exclude=root.exclude, is_note=_is_note,
+                             skip_templates=self.limits.skip_templates)
             tally.warnings.extend(found.warnings)
             self._bundles[root.id] = okf.find_bundles(folder, [f.relpath for f in found.files])
             before = {p for r, p in self.store.attachments() if r == root.id}
@@ -231,7 +232,8 @@ class Indexer:
         files: list[SourceFile] = []
         gone: list[str] = []
         for rel in wanted:
-            sf = source_file(folder, rel, include=root.include, exclude=root.exclude)
+            sf = source_file(folder, rel, include=root.include, exclude=root.exclude,
+                             skip_templates=self.limits.skip_templates)
             if sf is not None and _is_note(rel):
                 files.append(sf)
             elif rel in known:

@@ -113,7 +113,9 @@ class LookupsMixin(Parts):
         raise NotFound(f"{ref}: no document, unit or indexed file matches")
 
     def _anchored(self, ref: str) -> UnitView | None:
-        """``PATH#^block`` (the unit holding Obsidian block id ``block``) or
+        """``PATH#^block`` (the unit holding Obsidian block id ``block``, with the block's
+        lines and text as ``UnitView.block`` — ``None`` in an index made before blocks
+        were recorded, until the file is indexed again) or
         ``PATH#Heading`` (the heading of that title, case-insensitive), as
         ``[[note#^id]]`` links name them; ``None`` when ``PATH`` is not indexed.
 
@@ -133,7 +135,9 @@ class LookupsMixin(Parts):
             if anchor.startswith("^"):
                 ids = u.extra.get("block_ids") or ()
                 if any(str(b).lstrip("^").casefold() == want for b in ids):
-                    return self._unit_view(u)
+                    block = next((b for b in model.BlockRef.all_of(u.extra.get("blocks"))
+                                  if b.id.casefold() == want), None)
+                    return self._unit_view(u, block)
             elif u.kind == "heading" and u.title.casefold() == want:
                 return self._unit_view(u)
         what = f"block {anchor}" if anchor.startswith("^") else f"heading {anchor!r}"
@@ -153,12 +157,13 @@ class LookupsMixin(Parts):
             backlinks=tuple(self.store.backlinks(d.id)),
         )
 
-    def _unit_view(self, u: StoredUnit) -> UnitView:
+    def _unit_view(self, u: StoredUnit, block: model.BlockRef | None = None) -> UnitView:
         return model.UnitView(
             unit=u,
             document=self.store.document(u.document_id),
             links=tuple(self.store.links_of([u.id])),
             siblings=tuple(self.store.siblings(u.document_id, u.parent_id, u.id)),
+            block=block,
         )
 
     def read_file(self, path: str | os.PathLike[str]) -> str:

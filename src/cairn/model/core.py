@@ -332,6 +332,39 @@ class Run:
 
 
 @dataclass(frozen=True, slots=True)
+class BlockRef:
+    """An Obsidian block: the paragraph or list item (or the table, quote or list before
+    it) that a ``^block-id`` ends, inside a unit — what ``[[note#^id]]`` names.
+
+    Attributes:
+        id: the block id as written, without ``^``.
+        line_start / line_end: its 1-based inclusive lines in the file.
+        text: its text, the id left out (at most 300 characters).
+    """
+
+    id: str
+    line_start: int
+    line_end: int
+    text: str = ""
+
+    @staticmethod
+    def all_of(blocks: Any) -> tuple[BlockRef, ...]:
+        """The blocks a unit's ``extra["blocks"]`` lists (``[{"id", "line_start",
+        "line_end", "text"}]``, as the Markdown parser writes it); entries of another
+        shape are skipped."""
+        out: list[BlockRef] = []
+        for b in blocks if isinstance(blocks, list | tuple) else ():
+            if not isinstance(b, Mapping) or not isinstance(b.get("id"), str):
+                continue
+            try:
+                out.append(BlockRef(b["id"], int(b.get("line_start", 0)),
+                                    int(b.get("line_end", 0)), str(b.get("text") or "")))
+            except (TypeError, ValueError):
+                continue
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     """One search result.
 
@@ -347,6 +380,8 @@ class Hit:
         explain: per-list ranks and scores and fused summands, when asked for.
         priority: the priority cookie (``A`` …); ``planning``: the unit's
             ``SCHEDULED``/``DEADLINE``/``CLOSED`` timestamps.
+        block: the Obsidian block of the unit that holds the first of the query's
+            words (its id, without ``^``; ``note.md#^id`` opens it), else ``None``.
     """
 
     rank: int
@@ -371,6 +406,7 @@ class Hit:
     explain: Mapping[str, Any] = field(default_factory=dict)
     priority: str | None = None
     planning: tuple[Timestamp, ...] = ()
+    block: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cairn.model.core import (
+    BlockRef,
     Filter,
     Timestamp,
 )
@@ -105,7 +106,8 @@ class HitUnit:
 
     ``tags`` are the unit's own tags then its inherited ones (no repeats);
     ``root_path`` is the absolute folder of the source root; ``planning`` the unit's
-    ``SCHEDULED``/``DEADLINE``/``CLOSED`` timestamps.
+    ``SCHEDULED``/``DEADLINE``/``CLOSED`` timestamps; ``blocks`` its Obsidian blocks
+    (``^id`` anchors).
     """
 
     unit_id: str
@@ -127,6 +129,7 @@ class HitUnit:
     root_path: str
     priority: str | None = None
     planning: tuple[Timestamp, ...] = ()
+    blocks: tuple[BlockRef, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from cairn.model.core import (
     PLANNING_ROLES,
+    BlockRef,
     Diagnostic,
     Timestamp,
 )
@@ -143,13 +144,15 @@ class DocumentView:
 @dataclass(frozen=True, slots=True)
 class UnitView:
     """``cairn show`` of one unit: it, its document, its links and its context
-    (sibling heading titles, or the neighbouring messages of a chat message)."""
+    (sibling heading titles, or the neighbouring messages of a chat message); ``block``:
+    the Obsidian block ``PATH#^id`` named inside it, else ``None``."""
 
     unit: StoredUnit
     document: StoredDocument | None
     links: tuple[StoredLink, ...]
     siblings: tuple[str, ...]
     kind: str = "unit"
+    block: BlockRef | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ from cairn.search.dense import DenseHit
 from cairn.search.fusion import Fused, FusionConfig
 from cairn.search.query import Query
 from cairn.search.rerank import explain_rerank
-from cairn.search.snippet import make_snippet, term_patterns
+from cairn.search.snippet import first_match, make_snippet, term_patterns
 from cairn.store import Store
 
 
@@ -117,6 +117,8 @@ def build_hits(
 
     The snippet is cut from the chunk that matched by meaning when the unit was not
     also a keyword match, else from the whole body (the title when the body is blank).
+    A hit names the first of its unit's Obsidian blocks whose text holds one of the
+    query's words (``Hit.block``).
     """
     units = store.hit_units([e[0] for e in entries])
     patterns = term_patterns(query.positive)
@@ -129,6 +131,7 @@ def build_hits(
         if chunk is not None and not by_keyword:
             source = u.body[chunk.start : chunk.end] or u.body
         snippet, highlights = make_snippet(source if source.strip() else u.title, patterns)
+        in_block = first_match([b.text for b in u.blocks], patterns) if u.blocks else None
         hits.append(
             Hit(
                 rank=first_rank + len(hits),
@@ -153,6 +156,7 @@ def build_hits(
                 explain=exp,
                 priority=u.priority,
                 planning=u.planning,
+                block=u.blocks[in_block[0]].id if in_block else None,
             )
         )
     return hits

@@ -32,6 +32,7 @@ class Section:
     tag_set: set[str] = field(default_factory=set)  # ``tags`` as a set, for lookups
     links: list[Link] = field(default_factory=list)
     block_ids: list[str] = field(default_factory=list)
+    blocks: list[dict[str, Any]] = field(default_factory=list)  # {"id", "line_start", …}
     callouts: list[dict[str, Any]] = field(default_factory=list)
     footnotes: list[str] = field(default_factory=list)
 
@@ -81,6 +82,8 @@ def build_units(
         extra: dict[str, Any] = {}
         if sec.block_ids:
             extra["block_ids"] = list(dict.fromkeys(sec.block_ids))
+        if sec.blocks:  # the first block of an id wins, as in Obsidian
+            extra["blocks"] = list({b["id"]: b for b in reversed(sec.blocks)}.values())[::-1]
         if sec.callouts:
             extra["callouts"] = sec.callouts
         if sec.footnotes:

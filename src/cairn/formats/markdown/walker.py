@@ -32,6 +32,9 @@ from cairn.model import (
     Link,
 )
 
+BLOCK_TEXT_CHARS = 300
+"""Characters of a block's text kept with its anchor (``extra["blocks"]``)."""
+
 
 class _Walker:
     """Walks markdown-it tokens and fills sections."""
@@ -91,10 +94,17 @@ class _Walker:
         row: list[str] | None = None
         heading_inline = False
         callout_pending = False
+        # file lines of the current top-level block and of the one before it, each with
+        # how many body texts its section held when it began
+        top: tuple[int, int, int] | None = None
+        before: tuple[int, int, int] | None = None
         for tok in tokens:
             ttype = tok.type
             if tok.map is not None:
                 current = self.unit_for(tok.map[0] + 1 + self.offset)
+                if tok.level == 0 and tok.nesting >= 0:
+                    lines = (tok.map[0] + 1 + self.offset, tok.map[1] + self.offset)
+                    before, top = top, (*lines, len(sections[current].body))
             sec = sections[current]
             if ttype == "heading_open":
                 heading_inline = tok.level == 0
@@ -112,7 +122,10 @@ class _Walker:
                     # links in a heading count; tags in a heading do not; title is not body
                     self.render_inline(tok, sec, collect=True, line=line, tags=False)
                     continue
+                known = len(sec.blocks)
                 text = self.render_inline(tok, sec, collect=True, line=line, callout=callout)
+                if len(sec.blocks) > known:
+                    self._block_texts(sec, sec.blocks[known:], text, before)
                 if row is not None:
                     row.append(text.strip())
                 elif text.strip():
@@ -138,6 +151,26 @@ class _Walker:
                 stripped = html.unescape(_HTML_TAG.sub(" ", tok.content)).strip()
                 if stripped:
                     sec.body.append(re.sub(r"[ \t]+", " ", stripped))
+
+    @staticmethod
+    def _block_texts(
+        sec: Section,
+        blocks: list[dict[str, Any]],
+        text: str,
+        before: tuple[int, int, int] | None,
+    ) -> None:
+        """Give block anchors found in a paragraph their text: the paragraph's, or for
+        an id on a paragraph of its own (after a table, a quote, a list) the block
+        before it, as Obsidian reads it — its lines and the body text it added."""
+        own = " ".join(text.split())
+        for b in blocks:
+            if own:
+                b["text"] = own[:BLOCK_TEXT_CHARS]
+            elif before is not None:
+                b["line_start"], b["line_end"], first = before
+                b["text"] = " ".join(" ".join(sec.body[first:]).split())[:BLOCK_TEXT_CHARS]
+            else:
+                b["text"] = ""
 
     def plain_text(self, tokens: Sequence[Token]) -> str:
         parts: list[str] = []
@@ -195,6 +228,13 @@ class _Walker:
                         bm = _BLOCK_ID_RE.search(content)
                         if bm:
                             sec.block_ids.append(bm.group(1))
+                            first, end = (
+                                (tok.map[0] + 1 + self.offset, tok.map[1] + self.offset)
+                                if tok.map else (line, line)
+                            )
+                            sec.blocks.append(
+                                {"id": bm.group(1), "line_start": first, "line_end": end}
+                            )
                             content = content[: bm.start()].rstrip()
                     if tags and not link_stack and "#" in content:
                         at_start = prev_type in ("", "softbreak", "hardbreak")

@@ -136,7 +136,8 @@ def print_hit(h: Hit, explain: bool) -> None:
         head += [" ", p(":" + ":".join(h.tags) + ":", "cyan")]
     out.line(*head)
     out.line("   ", p(h.doc_title + (f" › {crumbs}" if crumbs else ""), "dim"))
-    out.line("   ", p(f"{h.abs_path}:{h.line_start}", "blue"))
+    where = f"{h.abs_path}:{h.line_start}"
+    out.line("   ", p(where, "blue"), *((" ", p(f"#^{h.block}", "dim")) if h.block else ()))
     if h.planning:
         out.line(p(f"   {planning_text(h.planning)}", "magenta"))
     out.line("   ", out.spans(h.snippet, h.highlights, "bold yellow"))

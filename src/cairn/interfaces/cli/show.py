@@ -54,6 +54,12 @@ def _print_unit(view: UnitView) -> None:
     out.print(f"[dim]{escape(' › '.join(u.outline_path))}[/dim]")
     if d:
         out.print(f"[blue]{escape(d.abs_path)}:{u.line_start}-{u.line_end}[/blue]")
+    if view.block is not None:
+        b = view.block
+        lines = f"lines {b.line_start}-{b.line_end}"
+        out.print(f"block [bold]^{escape(b.id)}[/bold]  [dim]{lines}[/dim]")
+        out.print(escape(b.text))
+        out.print("[dim]in the section:[/dim]")
     for key, value in (
         ("todo", u.todo),
         ("priority", u.priority),

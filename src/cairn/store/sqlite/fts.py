@@ -524,7 +524,8 @@ class SearchMixin(SQLiteBase):
             for r in self.db.execute(
                 "SELECT u.id, u.document_id, u.ordinal, u.kind, u.title, u.outline_path, u.body, "
                 "u.parent_id, u.line_start, u.line_end, u.tags, u.inherited_tags, u.todo, "
-                "u.role, d.title, d.path, d.format, r.path, u.priority, u.timestamps "
+                "u.role, d.title, d.path, d.format, r.path, u.priority, u.timestamps, "
+                "json_extract(u.extra, '$.blocks') "
                 "FROM units u JOIN documents d ON d.id = u.document_id "
                 f"JOIN roots r ON r.id = d.root_id WHERE u.id IN ({q})",
                 part,
@@ -553,6 +554,7 @@ class SearchMixin(SQLiteBase):
                         for t in json.loads(r[19] or "[]")
                         if t.get("role") in PLANNING_ROLES
                     ),
+                    blocks=model.BlockRef.all_of(json.loads(r[20])) if r[20] else (),
                 )
         return out
 

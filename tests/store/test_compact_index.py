@@ -98,7 +98,19 @@ def test_an_index_built_by_the_previous_schema_upgrades_in_place_and_answers_the
     assert "units_fts_content" not in _tables(db)
     assert sorted(got) == sorted(expected)
     for key, value in expected.items():
-        assert got[key] == value, key
+        assert _as_recorded(got[key], value) == value, key
+
+
+def _as_recorded(got: Any, recorded: Any) -> Any:
+    """``got`` without the fields added to results since the answers were recorded
+    (a new field at its default: ``None``, ``[]``, ``{}``), so the comparison is of
+    what both have."""
+    if isinstance(got, dict) and isinstance(recorded, dict):
+        return {k: _as_recorded(v, recorded.get(k)) for k, v in got.items()
+                if k in recorded or v not in (None, [], {})}
+    if isinstance(got, list) and isinstance(recorded, list) and len(got) == len(recorded):
+        return [_as_recorded(g, r) for g, r in zip(got, recorded, strict=True)]
+    return got
 
 
 def test_the_upgraded_index_keeps_working(tmp_path: Path) -> None:

@@ -84,6 +84,11 @@ class HitOut(BaseModel):
     explain: dict[str, Any] = Field(description="Ranks, raw scores, summands (with explain)")
     priority: str | None = Field(description="Priority cookie (A …)")
     planning: list[TimestampOut] = Field(description="SCHEDULED/DEADLINE/CLOSED timestamps")
+    block: str | None = Field(
+        default=None,
+        description="The Obsidian block (^id, without ^) of the unit holding the first of "
+        "the query's words, or null",
+    )
 
 
 class SearchOut(BaseModel):

@@ -109,6 +109,8 @@ def smol_url() -> Iterator[str]:
         httpd.server_close()
 
 
+# A small model on 2 shared cores: 120 s quiet, more than 300 s at load 12.
+@pytest.mark.timeout(1200)
 def test_smollm2_end_to_end(tmp_path: Path, smol_url: str) -> None:
     chats, db, cfg = make_vault(tmp_path, smol_url, "max_tokens = 400\n", timeout=600)
     env = {"CAIRN_EMBED": "none"}

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from cairn.embed.base import Matrix, file_fingerprint, l2_normalize, require
+from cairn.embed.base import Matrix, file_fingerprint, l2_normalize, read_fusion, require
 from cairn.embed.locator import ModelLocator, ModelSpec, default_cache_dir
 from cairn.errors import ProviderUnavailable
 
@@ -85,6 +85,7 @@ class OnnxEmbedder:
         self._lock = threading.Lock()
         self.threads = max(1, threads or min(os.cpu_count() or 1, MAX_SESSIONS))
         self._inputs = {i.name for i in self._query_session.get_inputs()}
+        self.fusion = read_fusion(folder)
         self.path = folder
         self.batch_size = max(1, batch_size)
         self.name = "onnx:all-MiniLM-L6-v2-int8"

@@ -9,7 +9,8 @@ vocabulary-averaged model, or any static-model folder such as one made by
 
 - SciFact (``Q.db``, a ``bench/beir.py`` quality store: the 5,183 abstracts indexed,
   test queries never indexed): nDCG@10 of keyword, semantic and hybrid search, with
-  cairn's default fusion;
+  the fusion search uses (the model folder's ``fusion.json`` where it has one, else
+  cairn's default; ``bench/fusion_weights.py`` compares fusions);
 - the judged notes set (``bench/notes``; ``N.db`` an index of ``../shared/corpus``):
   nDCG@10 of the same three modes, read as ``bench/notes_eval.py`` reads them;
 - speed: chunks/s inside the model during the embedding step over the notes index's

@@ -101,6 +101,28 @@ def test_minilm_onnx_int8_shipped(minilm: Embedder) -> None:
     assert onnx.fingerprint != minilm.fingerprint
 
 
+def test_minilm_onnx_parallel_sessions_give_the_same_vectors() -> None:
+    """Indexing spreads texts over one-thread sessions; a text's vector is the same,
+    bit for bit, whichever session ran it and however many there are."""
+    pytest.importorskip("onnxruntime")
+    from cairn.embed.onnx import OnnxEmbedder
+
+    loc = ModelLocator(fetch=_no_hub, allow_download=False)
+    try:
+        one, three = OnnxEmbedder(loc, threads=1), OnnxEmbedder(loc, threads=3)
+    except ProviderUnavailable as exc:
+        pytest.skip(f"int8 ONNX model not shipped in this checkout: {exc}")
+    texts = [f"{s} ({i})" * (1 + i % 4) for i, s in enumerate(SENTENCES * 4)]
+    a = one.embed(texts)
+    b = three.embed(texts)
+    assert len(three.sessions()) == 3 and len(one.sessions()) == 1
+    assert np.array_equal(a, b)
+    assert np.array_equal(three.embed(texts[5:6]), a[5:6])  # fewer texts than sessions
+    assert np.array_equal(three.embed_query(texts[:2]), a[:2])
+    assert three.embed([]).shape == (0, 384)
+    assert one.fingerprint == three.fingerprint
+
+
 def test_missing_extra_is_provider_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 

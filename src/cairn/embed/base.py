@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from cairn.errors import ProviderUnavailable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -30,6 +32,9 @@ class Embedder(Protocol):
         fingerprint: identifies the embedding space: the same text under the same
             fingerprint always gives the same vector (model weights, pooling, dim).
             Vectors of different fingerprints are never compared or mixed.
+
+    An embedder may also have ``fusion``: the fusion settings its model recommends
+    (:func:`read_fusion`; a weak model's list weighs less), read with ``getattr``.
     """
 
     name: str
@@ -73,6 +78,34 @@ def file_fingerprint(*paths: Path, extra: str = "") -> str:
                 f.seek(-(1 << 20), 2)
                 h.update(f.read())
     return h.hexdigest()[:16]
+
+
+FUSION_FILE = "fusion.json"
+"""A model folder's recommended fusion settings (not part of its fingerprint: they
+change the ranking, not the vectors)."""
+
+
+def read_fusion(folder: Path) -> dict[str, Any] | None:
+    """The fusion settings a model folder recommends (``fusion.json``: a JSON object
+    with any of ``weights`` ``{"semantic": w}``, ``rrf_k``, ``min_similarity``,
+    plus free-form notes), or ``None`` when it has none.
+
+    Raises:
+        ProviderUnavailable: the file exists but is not a JSON object (the message
+            names the file and the reason).
+    """
+    import json
+
+    path = folder / FUSION_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ProviderUnavailable(f"{path}: not readable JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ProviderUnavailable(f"{path}: must hold a JSON object")
+    return data
 
 
 def require(module: str, extra: str | None) -> None:

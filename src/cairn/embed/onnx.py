@@ -14,12 +14,15 @@ normalisation — the same recipe as sentence-transformers.
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from cairn.embed.base import Matrix, file_fingerprint, l2_normalize, require
+from cairn.embed.base import Matrix, file_fingerprint, l2_normalize, read_fusion, require
 from cairn.embed.locator import ModelLocator, ModelSpec, default_cache_dir
 from cairn.errors import ProviderUnavailable
 
@@ -28,18 +31,29 @@ ONNX_SPEC = ModelSpec(
     required=("model_int8.onnx", "tokenizer.json"),
 )
 MAX_TOKENS = 256
+MAX_SESSIONS = 8
+"""Most parallel indexing sessions :class:`OnnxEmbedder` builds by default."""
 
 
 class OnnxEmbedder:
     """Embeds with an int8 ONNX export of all-MiniLM-L6-v2.
+
+    Texts are independent (one session run each, see :meth:`_run`), so indexing runs
+    them in parallel on ``threads`` one-thread sessions rather than one session whose
+    operators are split across threads: on 2 cores the split spends half its CPU time
+    spinning and synchronising on matrices this small, and under load it is several
+    times slower (``bench/embed.py``). Every session has the same options, so a text's
+    vector is the same whichever session ran it, bit for bit.
 
     Args:
         locator: where to look for ``model_int8.onnx`` and ``tokenizer.json``.
         spec: which model folder.
         batch_size: kept for interface symmetry; texts are run one at a time (see
             :meth:`_run`).
-        threads: intra-op threads for indexing (``None``: onnxruntime's default);
-            query-time encoding (:meth:`embed_query`) always uses one thread.
+        threads: parallel one-thread sessions for indexing (``None``: one per CPU core,
+            at most :data:`MAX_SESSIONS`); built on the first :meth:`embed`. Query-time
+            encoding (:meth:`embed_query`) always uses one session of one thread, the
+            first of them, built at once.
 
     Raises:
         ProviderUnavailable: onnxruntime/tokenizers are missing or the model is not built.
@@ -56,56 +70,95 @@ class OnnxEmbedder:
         require("onnxruntime", None)
         require("tokenizers", None)
         folder, self.origin = (locator or ModelLocator()).locate(spec)
+        self._model = str(folder / "model_int8.onnx")
         try:
-            ort = importlib.import_module("onnxruntime")
+            self._ort = importlib.import_module("onnxruntime")
             Tokenizer = importlib.import_module("tokenizers").Tokenizer
 
             self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
             self._tok.enable_truncation(MAX_TOKENS)
             self._tok.no_padding()
-            model = str(folder / "model_int8.onnx")
-            self._session = ort.InferenceSession(
-                model, self._options(ort, threads), providers=["CPUExecutionProvider"]
-            )
-            self._query_session = ort.InferenceSession(
-                model, self._options(ort, 1), providers=["CPUExecutionProvider"]
-            )
+            self._query_session = self._new_session()
         except Exception as exc:
             raise ProviderUnavailable(f"cannot load ONNX model from {folder}: {exc}") from exc
-        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._sessions: list[Any] = [self._query_session]
+        self._lock = threading.Lock()
+        self.threads = max(1, threads or min(os.cpu_count() or 1, MAX_SESSIONS))
+        self._inputs = {i.name for i in self._query_session.get_inputs()}
+        self.fusion = read_fusion(folder)
         self.path = folder
         self.batch_size = max(1, batch_size)
         self.name = "onnx:all-MiniLM-L6-v2-int8"
-        self.dim = int(self._session.get_outputs()[0].shape[-1] or 384)
+        self.dim = int(self._query_session.get_outputs()[0].shape[-1] or 384)
         self.fingerprint = "onnx8-" + file_fingerprint(
             folder / "model_int8.onnx", extra="mean/256/one-per-run"
         )
 
-    @staticmethod
-    def _options(ort: Any, threads: int | None) -> Any:
+    def _new_session(self) -> Any:
+        """A one-thread session (no spinning thread pool; full graph optimisation)."""
+        ort = self._ort
         opts = ort.SessionOptions()
-        if threads:
-            opts.intra_op_num_threads = threads
-            opts.inter_op_num_threads = 1
+        opts.intra_op_num_threads = 1
+        opts.inter_op_num_threads = 1
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        return opts
+        return ort.InferenceSession(self._model, opts, providers=["CPUExecutionProvider"])
 
-    def _run(self, session: Any, texts: Sequence[str]) -> Matrix:
-        """One session run per text: dynamic int8 quantisation scales activations over
-        the whole input, so a batch would make each vector depend on its neighbours (and
-        on padding). One at a time is deterministic and, on CPU, also the fastest
-        (85 vs 57 SciFact abstracts/s against batches of 64, on 2 cores)."""
+    def sessions(self) -> list[Any]:
+        """The indexing sessions, ``threads`` of them (built on first use).
+
+        Raises:
+            ProviderUnavailable: a session cannot be built.
+        """
+        with self._lock:
+            try:
+                while len(self._sessions) < self.threads:
+                    self._sessions.append(self._new_session())
+            except Exception as exc:
+                raise ProviderUnavailable(f"cannot load ONNX model {self._model}: {exc}") from exc
+            return list(self._sessions)
+
+    def _encode(self, session: Any, ids_list: Sequence[Sequence[int]], out: Matrix) -> None:
+        """Run each token list through ``session`` and put its mean-pooled hidden state
+        in the same row of ``out``."""
         import numpy as np
 
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, enc in enumerate(self._tok.encode_batch(list(texts))):
-            ids = np.asarray([enc.ids], dtype=np.int64)
+        for i, tokens in enumerate(ids_list):
+            ids = np.asarray([tokens], dtype=np.int64)
             mask = np.ones_like(ids)
             feed = {"input_ids": ids, "attention_mask": mask}
             if "token_type_ids" in self._inputs:
                 feed["token_type_ids"] = np.zeros_like(ids)
             hidden = session.run(None, feed)[0]
             out[i] = hidden[0].mean(axis=0)
+
+    def _run(self, sessions: Sequence[Any], texts: Sequence[str]) -> Matrix:
+        """One session run per text: dynamic int8 quantisation scales activations over
+        the whole input, so a batch would make each vector depend on its neighbours (and
+        on padding). One at a time is deterministic and, on CPU, also the fastest
+        (85 vs 57 SciFact abstracts/s against batches of 64, on 2 cores). With several
+        sessions, text ``i`` goes to session ``i mod n`` (texts come sorted by length,
+        so each gets an even share of the tokens), each on its own thread."""
+        import numpy as np
+
+        ids = [enc.ids for enc in self._tok.encode_batch(list(texts))]
+        n = min(len(sessions), len(ids))
+        if n <= 1:
+            out = np.zeros((len(ids), self.dim), dtype=np.float32)
+            self._encode(sessions[0], ids, out)
+            return l2_normalize(out)
+        parts = [np.zeros((len(ids[j::n]), self.dim), dtype=np.float32) for j in range(n)]
+        # a pool per call: its threads are started by the caller's thread and inherit
+        # its CPU priority (a server's background index run is niced)
+        with ThreadPoolExecutor(n, thread_name_prefix="cairn-onnx") as pool:
+            futures = [
+                pool.submit(self._encode, sessions[j], ids[j::n], parts[j]) for j in range(n)
+            ]
+            for f in futures:
+                f.result()
+        out = np.zeros((len(ids), self.dim), dtype=np.float32)
+        for j in range(n):
+            out[j::n] = parts[j]
         return l2_normalize(out)
 
     def embed(self, texts: Sequence[str]) -> Matrix:
@@ -114,11 +167,11 @@ class OnnxEmbedder:
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self._run(self._session, texts)
+        return self._run(self.sessions(), texts)
 
     def embed_query(self, texts: Sequence[str]) -> Matrix:
-        """Like :meth:`embed`, on a one-thread session (query-time encoding)."""
-        return self._run(self._query_session, texts)
+        """Like :meth:`embed`, on the one-thread query session (query-time encoding)."""
+        return self._run([self._query_session], texts)
 
 
 def build_int8(source: Path, dest: Path | None = None) -> Path:

@@ -42,7 +42,9 @@ class EmbedConfig:
         batch_size: texts per embedder call while indexing.
         url / model / api_key_env / dim: for ``http``; ``model`` is also, for
             ``static``, a static-model folder to load instead of the shipped one.
-        threads: CPU threads for local models while indexing (``None``: library default).
+        threads: CPU threads for local models while indexing (``None``: library default;
+            the int8 MiniLM runs that many one-thread sessions side by side, by default
+            one per core).
     """
 
     provider: str = DEFAULT_PROVIDER

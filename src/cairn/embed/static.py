@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from cairn.embed.base import Matrix, file_fingerprint, l2_normalize, require
+from cairn.embed.base import Matrix, file_fingerprint, l2_normalize, read_fusion, require
 from cairn.embed.locator import ModelLocator, ModelSpec
 from cairn.errors import ProviderUnavailable
 
@@ -191,6 +191,7 @@ class StaticEmbedder:
         except Exception as exc:
             raise ProviderUnavailable(f"cannot load static model from {folder}: {exc}") from exc
         self._setup(tok, tensors, cfg)
+        self.fusion = read_fusion(folder)
         self.path = folder
         self.name = f"static:{label}"
         self.fingerprint = "static-" + file_fingerprint(

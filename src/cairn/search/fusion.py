@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from cairn.errors import ConfigError
@@ -48,6 +48,10 @@ class FusionConfig:
             0, drops only anti-correlated ones; the useful floor depends on the model
             (0.2 leaves every SciFact measure unchanged for both shipped models, but
             the static model's scores on short notes are often lower).
+        explicit: the keys ``cairn.toml`` set (``weights.keyword`` and
+            ``weights.semantic`` for the weights), which a model's recommendation
+            (:meth:`with_model`) never overrides; ``None`` (a config built in code):
+            every value is as given and no recommendation applies.
     """
 
     method: str = "rrf"
@@ -61,6 +65,7 @@ class FusionConfig:
     decay_lambda: float = 0.0025
     depth: int = 100
     min_similarity: float = 0.0
+    explicit: frozenset[str] | None = field(default=None, compare=False)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> FusionConfig:
@@ -88,9 +93,44 @@ class FusionConfig:
                 decay_lambda=float(data.get("lambda", data.get("decay_lambda", base.decay_lambda))),
                 depth=int(data.get("depth", base.depth)),
                 min_similarity=float(data.get("min_similarity", base.min_similarity)),
+                explicit=frozenset(
+                    [str(k) for k in data if k != "weights"]
+                    + [f"weights.{k}" for k in dict(data.get("weights", {}))]
+                ),
             )
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"[fusion] has a value of the wrong type: {exc}") from exc
+
+    def with_model(self, recommended: Mapping[str, Any] | None) -> FusionConfig:
+        """These settings with an embedding model's recommended fusion applied where
+        ``cairn.toml`` set nothing (see ``explicit``).
+
+        Args:
+            recommended: what the model's folder states (its ``fusion.json``, read by
+                :func:`cairn.embed.base.read_fusion` into the embedder's ``fusion``):
+                ``weights`` (``{"semantic": w}``), ``rrf_k``, ``min_similarity``;
+                other keys are ignored, and so is a value of the wrong type (a model
+                folder is not the user's configuration).
+
+        Returns:
+            A new config (``self`` when nothing applies).
+        """
+        if not recommended or self.explicit is None:
+            return self
+        changes: dict[str, Any] = {}
+        weights = dict(self.weights)
+        try:
+            for name, w in dict(recommended.get("weights", {})).items():
+                if f"weights.{name}" not in self.explicit and name in ("keyword", "semantic"):
+                    weights[str(name)] = float(w)
+            for key in ("rrf_k", "min_similarity"):
+                if key in recommended and key not in self.explicit:
+                    changes[key] = float(recommended[key])
+        except (TypeError, ValueError, AttributeError):
+            return self
+        if weights != dict(self.weights):
+            changes["weights"] = weights
+        return replace(self, **changes) if changes else self
 
 
 @dataclass(frozen=True, slots=True)

@@ -155,7 +155,9 @@ class Ranker:
         store: the open store.
         config: keyword settings (BM25 column weights, default limit).
         embedder: the embedder whose space is searched, or ``None`` (keyword only).
-        fusion: fusion settings.
+        fusion: fusion settings; the embedder's recommended fusion (its ``fusion``
+            attribute, from the model folder's ``fusion.json``) fills what they leave
+            unset (:meth:`FusionConfig.with_model`).
         type_weights: note type (case-folded) → ``retriever_weight``, for the blend.
         now: POSIX time used for ``time_decay`` (``None``: the clock at each query).
         graph_proximity: the blend's ``graph`` term (see :data:`Proximity`).
@@ -175,7 +177,10 @@ class Ranker:
         self.store = store
         self.config = config
         self.embedder = embedder
-        self.fusion = fusion or FusionConfig()
+        # a model may recommend its own fusion (a weak one weighs less): it applies to
+        # what cairn.toml did not set (a config built in code is taken as given)
+        base = fusion if fusion is not None else FusionConfig(explicit=frozenset())
+        self.fusion = base.with_model(getattr(embedder, "fusion", None))
         self.type_weights = {k.casefold(): float(v) for k, v in (type_weights or {}).items()}
         self.now = now
         self.graph_proximity = graph_proximity

@@ -379,6 +379,8 @@ class SearchService:
         if why_not:
             before.append(f"not reranked: {why_not}")
         model = self._embedder.name if self._embedder not in (None, _UNSET) else None
+        # the fusion the ranker used: the model's recommendation fills cairn.toml's gaps
+        fusion = self._ranker.fusion if self._ranker is not None else self.config.fusion
         pool = ranking.fused[:want]
         entries: dict[str, Entry] = {}
         for f in pool:
@@ -388,7 +390,7 @@ class SearchService:
                     f,
                     mode=ranking.mode,
                     query=ranking.query,
-                    fusion=self.config.fusion,
+                    fusion=fusion,
                     chunk=chunk,
                     syntax=ranking.syntax,
                     model=model,

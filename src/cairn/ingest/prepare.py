@@ -182,7 +182,10 @@ def _time_limit(seconds: float) -> Iterator[None]:
 def _worker_init(mb: int, parent: int) -> None:
     """Pool initializer: die with the indexing process (a forked worker shares its open
     files, the writer lock's among them: an orphan would keep the index locked after the
-    parent was killed), and cap this worker's memory."""
+    parent was killed), and cap this worker's memory. Ctrl-C is the parent's to handle:
+    a terminal sends SIGINT to the whole process group, and a worker that took it would
+    print a ``KeyboardInterrupt`` traceback of its own; the parent stops the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent)
     _limit_memory(mb)
 

@@ -381,6 +381,8 @@ def load_config(
     try:
         if "limit" in s:
             search = SearchConfig(limit=int(s["limit"]), weights=search.weights)
+            if search.limit < 1:
+                raise ConfigError(f"{path}: [search] limit must be 1 or more, not {search.limit}")
         if "weights" in s:
             merged = dict(search.weights)
             merged.update({str(k): float(v) for k, v in dict(s["weights"]).items()})

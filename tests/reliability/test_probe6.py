@@ -140,6 +140,7 @@ def test_an_index_on_read_only_media_answers_reads(tmp_path: Path) -> None:
         ('[chunking]\ndefault_profile = "nope"\n', "[chunking] default_profile 'nope'"),
         ("[serve]\nport = 99999\n", "[serve] port must be a TCP port"),
         ("[mcp]\nport = 70000\n", "[mcp] port must be a TCP port"),
+        ("[search]\nlimit = 0\n", "[search] limit must be 1 or more"),
     ],
 )
 def test_a_bad_setting_is_refused_before_the_run_naming_the_file(

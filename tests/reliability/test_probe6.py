@@ -206,3 +206,40 @@ def test_a_watcher_batch_that_needs_a_full_run_reports_its_counts(tmp_path: Path
         assert (done.run.removed, done.run.unchanged) == (2, 1)
         assert [d.path for d in c.store.documents_of_root(c.roots()[0].id)] == [
             "kitchen/bread.md"]
+
+
+def test_ctrl_c_stops_the_parse_workers_without_waiting_for_their_parses(
+    tmp_path: Path,
+) -> None:
+    """Workers ignore Ctrl-C (above), so the pool must not wait for a slow parse in
+    flight: it is stopped, its workers terminated, the moment the run is interrupted."""
+    import time
+
+    from cairn.ingest.prepare import Job, Preparer
+    from cairn.sources import source_file
+
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "a-deep.org").write_text("".join("*" * i + " h\n" for i in range(1, 8001)))
+    for i in range(70):
+        (root / f"n{i:02}.md").write_text(f"# n{i}\n\nbody {i}\n", "utf-8")
+    jobs = []
+    for p in sorted(root.iterdir()):
+        sf = source_file(root, p.name)
+        assert sf is not None
+        jobs.append(Job(sf, None, None, {}))
+    prep = Preparer(2)
+    outcomes = prep.map(jobs, total=len(jobs))
+    assert next(outcomes) is None  # the deep file is being parsed in a worker
+    pool = prep._pool
+    assert pool is not None
+    workers = list(pool._processes.values())  # type: ignore[attr-defined]
+    assert workers and all(w.is_alive() for w in workers)
+    with pytest.raises(KeyboardInterrupt):
+        outcomes.throw(KeyboardInterrupt())
+    deadline = time.monotonic() + 60
+    while any(w.is_alive() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(w.is_alive() for w in workers)
+    assert prep._pool is None
+    prep.close()

@@ -285,6 +285,9 @@ class Preparer:
             self._broken = True
             self.close()
             yield from _inline(jobs[done:])
+        except BaseException:  # Ctrl-C (or the run stopped): no waiting for parses
+            self._stop_now()
+            raise
 
     def _start(self) -> Executor | None:
         """A pool of forked workers, or ``None`` to parse in this process.
@@ -323,6 +326,18 @@ class Preparer:
                 self._broken = True
                 return None
         return self._pool
+
+    def _stop_now(self) -> None:
+        """Stop the pool without waiting for the parses in flight: the workers ignore
+        Ctrl-C (see :func:`_worker_init`), so they are terminated."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        procs: dict[Any, Any] = getattr(pool, "_processes", None) or {}
+        for proc in list(procs.values()):
+            with contextlib.suppress(Exception):
+                proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
         """Stop the pool, if one was started (idempotent)."""

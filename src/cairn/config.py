@@ -309,6 +309,16 @@ class Config:
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
+def in_file(exc: ConfigError, path: Path | None) -> ConfigError:
+    """``exc`` naming the config file it came from: a section's check that does not know
+    the file (``[fusion] method must be …``) gets ``PATH: `` in front; an error that
+    already names one, or a configuration not read from a file, is returned as it is."""
+    msg = str(exc)
+    if path is None or not msg.startswith("["):
+        return exc
+    return ConfigError(f"{path}: {msg}")
+
+
 def load_config(
     *,
     db: str | os.PathLike[str] | None = None,
@@ -372,6 +382,8 @@ def load_config(
     try:
         if "limit" in s:
             search = SearchConfig(limit=int(s["limit"]), weights=search.weights)
+            if search.limit < 1:
+                raise ConfigError(f"{path}: [search] limit must be 1 or more, not {search.limit}")
         if "weights" in s:
             merged = dict(search.weights)
             merged.update({str(k): float(v) for k, v in dict(s["weights"]).items()})
@@ -500,6 +512,11 @@ def _doors(
             raise TypeError(f"{key} must be a positive integer")
         return value
 
+    def port(value: Any, key: str) -> int:
+        if positive(value, key) > 65535:
+            raise TypeError(f"{key} must be a TCP port, 1 to 65535")
+        return int(value)
+
     def text(value: Any, key: str) -> str:
         if not isinstance(value, str) or not value:
             raise TypeError(f"{key} must be a non-empty string")
@@ -509,7 +526,7 @@ def _doors(
     try:
         s = ServeConfig(
             host=text(serve.get("host", d.host), "host"),
-            port=positive(serve.get("port", d.port), "port"),
+            port=port(serve.get("port", d.port), "port"),
             token_env=text(serve.get("token_env", d.token_env), "token_env"),
             allowed_hosts=strings(serve.get("allowed_hosts", ()), "allowed_hosts"),
             cors_origins=strings(serve.get("cors_origins", ()), "cors_origins"),
@@ -527,7 +544,7 @@ def _doors(
         mc = McpConfig(
             allow_write=bool(mcp.get("allow_write", False)),
             host=text(mcp.get("host", m.host), "host"),
-            port=positive(mcp.get("port", m.port), "port"),
+            port=port(mcp.get("port", m.port), "port"),
         )
     except TypeError as exc:
         raise ConfigError(f"{path}: [mcp] {exc}") from exc

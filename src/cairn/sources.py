@@ -10,8 +10,8 @@ the folder its core Templates plugin or the Templater plugin names), unless
 ``skip_templates=False``: a template is a note's skeleton, not a note.
 
 Reading is safe: invalid UTF-8 is replaced and reported, a BOM is removed, CRLF and CR
-line ends become LF (line numbers are kept), UTF-16 with a BOM is decoded, and a file
-holding NUL bytes without a UTF-16 BOM is refused as binary.
+line ends become LF (line numbers are kept), UTF-16 and UTF-32 with a BOM are decoded,
+and a file holding NUL bytes without such a BOM is refused as binary.
 """
 
 from __future__ import annotations
@@ -459,14 +459,16 @@ class Decoded:
 def decode(data: bytes) -> Decoded:
     """Decode file bytes into normalised text.
 
-    UTF-8 (a BOM is dropped); UTF-16 when it starts with a UTF-16 BOM; invalid UTF-8
+    UTF-8 (a BOM is dropped); UTF-32 or UTF-16 when it starts with that BOM; invalid UTF-8
     bytes become U+FFFD with a warning. ``\\r\\n`` and lone ``\\r`` become ``\\n``.
 
     Raises:
-        ValueError: the data holds NUL bytes and is not UTF-16 (a binary file).
+        ValueError: the data holds NUL bytes and has no UTF-16/UTF-32 BOM (a binary file).
     """
     warnings: list[str] = []
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):  # before UTF-16:
+        text = data.decode("utf-32", errors="replace")  # FF FE 00 00 starts with FF FE
+    elif data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         text = data.decode("utf-16", errors="replace")
     else:
         if b"\x00" in data:

@@ -43,10 +43,10 @@ from cairn.app.redact import RedactMixin
 from cairn.app.reliability import ReliabilityMixin, Wait
 from cairn.app.storage import StorageMixin
 from cairn.app.terms import TermsMixin
-from cairn.config import Config, load_config
+from cairn.config import Config, in_file, load_config
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig
-from cairn.errors import CairnError, NotFound, QueryError
+from cairn.errors import CairnError, ConfigError, NotFound, QueryError
 from cairn.formats.types import RootTypes, load_root_types
 from cairn.model import (
     EmbedStep,
@@ -97,8 +97,19 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         create: bool = True,
     ) -> None:
         self.config = config
-        if config.index:  # given settings are checked at once (a ConfigError names them)
-            _ = self.limits
+        try:  # given settings are checked at once (a ConfigError names them and the file)
+            if config.index:
+                _ = self.limits
+            if config.chunking:  # before a run, not after its files were indexed
+                from cairn.ingest.chunking import ChunkConfig
+
+                ChunkConfig.from_mapping(config.chunking)
+            semantic = SemanticConfig.from_mapping(
+                {"embed": config.embed, "fusion": config.fusion, "chunking": config.chunking,
+                 "rerank": config.rerank}
+            )
+        except ConfigError as exc:
+            raise in_file(exc, config.config_file) from None
         self._created = False
         if store is None and config.db_url is not None:
             store = open_url(config.db_url)
@@ -117,10 +128,6 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         self.types = self._load_types()
         self._graph: GraphService | None = None  # built on first use (see `graph`)
         self._graph_build = threading.Lock()
-        semantic = SemanticConfig.from_mapping(
-            {"embed": config.embed, "fusion": config.fusion, "chunking": config.chunking,
-             "rerank": config.rerank}
-        )
         self.semantic = SearchService(
             self.store,
             config.search,

@@ -41,19 +41,40 @@ class ExportMixin(Parts):
         self, roots: Sequence[str | os.PathLike[str]] | None, query: str | None
     ) -> tuple[list[tuple[str, Document]], dict[str, str]]:
         keep: set[str] | None = None
-        if query:
-            res = self.search(query, limit=10_000)  # type: ignore[attr-defined]
+        if query:  # a hit by its words or filters: by meaning, every note is "a hit"
+            res = self.search(query, mode="keyword", limit=10_000)  # type: ignore[attr-defined]
             keep = {h.document_id for h in res.hits}
         docs: list[tuple[str, Document]] = []
         abs_of: dict[str, str] = {}
         chosen = self._export_roots(roots)
+        within = self._export_folders(roots)
         for root in chosen:
             name = Path(root.path).name if len(chosen) > 1 else ""
             for d in self.store.documents_of_root(root.id):
-                if keep is None or d.id in keep:
+                if (keep is None or d.id in keep) and _inside(d.path, within.get(root.id)):
                     docs.append((name, d))
                     abs_of[d.id] = os.path.join(root.path, d.path)
         return docs, abs_of
+
+    def _export_folders(
+        self, roots: Sequence[str | os.PathLike[str]] | None
+    ) -> dict[str, tuple[str, ...]]:
+        """Root id → the root-relative folders asked for inside it (``--root`` naming a
+        folder within a registered one exports only that folder); a root named itself,
+        or not at all, is absent (everything in it)."""
+        out: dict[str, tuple[str, ...]] = {}
+        whole: set[str] = set()
+        known = self.store.roots()
+        for r in roots or ():
+            real = Path(r).expanduser().resolve()
+            for k in known:
+                top = Path(k.path)
+                if top == real or is_within(real, top):
+                    whole.add(k.id)
+                elif is_within(top, real):
+                    rel = real.relative_to(top.resolve()).as_posix()
+                    out[k.id] = (*out.get(k.id, ()), rel)
+        return {k: v for k, v in out.items() if k not in whole}
 
     def export(
         self,
@@ -130,9 +151,10 @@ class ExportMixin(Parts):
         chosen = self._export_roots(roots)
         by_id = {r.id: r for r in chosen}
         out: list[tuple[str, str, str]] = []
+        within = self._export_folders(roots)
         for root_id, rel in self.store.attachments():
             r = by_id.get(root_id)
-            if r is not None and n_docs:
+            if r is not None and n_docs and _inside(rel, within.get(root_id)):
                 name = Path(r.path).name if len(chosen) > 1 else ""
                 out.append((name, rel, os.path.join(r.path, rel)))
         return out
@@ -196,3 +218,12 @@ class ExportMixin(Parts):
             "missing": json.loads(json.dumps(missing)),
             "extra": json.loads(json.dumps(extra)),
         }
+
+
+def _inside(relpath: str, folders: Sequence[str] | None) -> bool:
+    """Whether a root-relative path lies in one of ``folders`` (``None``: the whole
+    root)."""
+    return folders is None or any(
+        f in (".", "") or relpath == f or relpath.startswith(f.rstrip("/") + "/")
+        for f in folders
+    )

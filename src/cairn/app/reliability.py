@@ -141,12 +141,18 @@ class ReliabilityMixin(Parts):
             if not todo.files and not todo.full:
                 return None
             run: Run | None = None
+            files = todo.files
             if todo.full:
                 self._last_indexer = None
                 with self._failed_run_recorded():
                     run = self._run_roots(list(todo.full), None, embed, None, allow_mass_delete)
-            if todo.files or run is None:
-                run = self.index_paths(todo.files, embed=embed, allow_mass_delete=allow_mass_delete)
+                # the full run indexed (or removed) every file of its roots: the batch's
+                # record is its run, plus one for the files of other roots, if any
+                tops = [r.path.rstrip("/") + "/" for r in todo.full]
+                files = tuple(f for f in files if not f.startswith(tuple(tops)))
+            if files or run is None:
+                more = self.index_paths(files, embed=embed, allow_mass_delete=allow_mass_delete)
+                run = more if run is None else _added(run, more)
             return AppliedChanges(run, todo.files, bool(todo.full))
 
     def snapshot(self) -> IndexSnapshot:
@@ -221,3 +227,19 @@ class ReliabilityMixin(Parts):
             edges=tuple(edges),
             chunks=tuple(sorted(chunks)),
         )
+
+
+def _added(first: Run, then: Run) -> Run:
+    """One record of two runs of one watcher batch (a full run of some roots, then the
+    changed files of the others): counts, failures and warnings of both."""
+    import dataclasses
+
+    counts = ("seen", "added", "changed", "removed", "unchanged", "failed", "skipped")
+    return dataclasses.replace(
+        first,
+        finished=then.finished,
+        **{k: getattr(first, k) + getattr(then, k) for k in counts},
+        failures=first.failures + then.failures,
+        warnings=first.warnings + then.warnings,
+        seconds=round(first.seconds + then.seconds, 4),
+    )

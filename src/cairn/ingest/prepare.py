@@ -182,7 +182,10 @@ def _time_limit(seconds: float) -> Iterator[None]:
 def _worker_init(mb: int, parent: int) -> None:
     """Pool initializer: die with the indexing process (a forked worker shares its open
     files, the writer lock's among them: an orphan would keep the index locked after the
-    parent was killed), and cap this worker's memory."""
+    parent was killed), and cap this worker's memory. Ctrl-C is the parent's to handle:
+    a terminal sends SIGINT to the whole process group, and a worker that took it would
+    print a ``KeyboardInterrupt`` traceback of its own; the parent stops the pool."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent(parent)
     _limit_memory(mb)
 
@@ -282,6 +285,9 @@ class Preparer:
             self._broken = True
             self.close()
             yield from _inline(jobs[done:])
+        except BaseException:  # Ctrl-C (or the run stopped): no waiting for parses
+            self._stop_now()
+            raise
 
     def _start(self) -> Executor | None:
         """A pool of forked workers, or ``None`` to parse in this process.
@@ -320,6 +326,18 @@ class Preparer:
                 self._broken = True
                 return None
         return self._pool
+
+    def _stop_now(self) -> None:
+        """Stop the pool without waiting for the parses in flight: the workers ignore
+        Ctrl-C (see :func:`_worker_init`), so they are terminated."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        procs: dict[Any, Any] = getattr(pool, "_processes", None) or {}
+        for proc in list(procs.values()):
+            with contextlib.suppress(Exception):
+                proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
         """Stop the pool, if one was started (idempotent)."""

@@ -418,12 +418,36 @@ class SearchService:
         page = ordered[offset:need]
         hits = build_hits(self.store, page, ranking.query, first_rank=offset + 1)
         notes = [*before, *ranking.notes, *after]
-        if hits and ranking.mode != "keyword" and not any(e[4] for e in entries.values()):
+        if (
+            hits
+            and ranking.mode != "keyword"
+            and not any(e[4] for e in entries.values())
+            and not self._words_match(ranking.query, include_alternates)
+        ):
             notes.append(NEAREST_BY_MEANING)
         if not ranking.fused:  # filters are AND-ed: a value nothing has gives no hits
             notes += value_notes(self.store, ranking.query)
         took = round((time.perf_counter() - t0) * 1000, 3)
         return SearchResult(ranking.query, tuple(hits), took, tuple(notes), offset)
+
+    def _words_match(self, query: Query, include_alternates: bool) -> bool:
+        """Whether any word of ``query`` matches a unit by keywords (with its filters).
+        A semantic list has no keyword side, so its hits alone cannot tell: without this
+        every semantic search would say that no word matched."""
+        tq = query.for_store()
+        if not tq.positive:
+            return False
+        try:
+            return bool(
+                self.store.search_text(
+                    tq,
+                    limit=1,
+                    weights=self.search_config.weights,
+                    include_alternates=include_alternates,
+                )
+            )
+        except QueryError:
+            return False
 
     def candidates(
         self, text: str, *, mode: str | None = None, limit: int = 200,

@@ -32,7 +32,10 @@ export_app = typer.Typer(
 )
 RootOpt = Annotated[
     list[Path] | None,
-    typer.Option("--root", help="Only this registered folder (repeatable; default: all)."),
+    typer.Option(
+        "--root",
+        help="Only this registered folder, or a folder inside one (repeatable; default: all).",
+    ),
 ]
 QueryOpt = Annotated[
     str | None, typer.Option("--query", help="Only documents with a hit for this query.")

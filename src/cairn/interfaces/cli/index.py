@@ -86,6 +86,13 @@ def index(
             report = cairn.last_embed
     except CairnError as exc:
         raise fail(exc, as_json) from None
+    except KeyboardInterrupt:  # Ctrl-C before the embedding step, which reports its own
+        if as_json:
+            emit_json({"error": "interrupted", "type": "KeyboardInterrupt"})
+        else:
+            err.print("interrupted: the files committed so far stay indexed and "
+                      "searchable; run `cairn index` again to finish")
+        raise typer.Exit(INTERRUPTED) from None
     if as_json:
         # the pass's notices are already in the run's warnings (severity info)
         embedding = to_data(report)

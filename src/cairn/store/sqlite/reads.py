@@ -293,7 +293,8 @@ class ReadsMixin(SQLiteBase):
         try:
             self.db.execute("INSERT INTO units_fts(units_fts) VALUES ('integrity-check')")
         except sqlite3.DatabaseError as exc:
-            problems.append(f"fts5: {exc}")
+            if "readonly" not in str(exc):  # the check is a write: not on read-only media
+                problems.append(f"fts5: {exc}")
         n_units = self.db.execute("SELECT count(*) FROM units").fetchone()[0]
         n_fts = self.db.execute("SELECT count(*) FROM units_fts").fetchone()[0]
         if n_units != n_fts:

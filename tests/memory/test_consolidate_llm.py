@@ -169,6 +169,7 @@ def smol_url() -> Iterator[tuple[str, list[str]]]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1200)  # a 135M model on a loaded machine: minutes per answer
 def test_a_real_model_proposes_through_enrich(
     tmp_path: Path, smol_url: tuple[str, list[str]]
 ) -> None:

@@ -98,6 +98,24 @@ def test_no_wikilinks_in_okf() -> None:
     assert "[[not a link]]" in doc.units[0].body
 
 
+def test_front_matter_wikilinks_are_links() -> None:
+    """A wikilink written as a front matter value is a link to its target (as Obsidian
+    and the Markdown parser read it), so a vault exported as OKF keeps its category
+    links; the body's wikilinks stay text."""
+    doc = okf.parse(
+        '---\ntype: T\ncategories:\n  - "[[Meetings]]"\nwith:\n  people: ["[[Steph Ango|Steph]]"]\n'
+        'up: "[[Parent#Part]]"\n---\nSee [[not a link]].\n',
+        "notes/a.md",
+    )
+    links = [(x.kind, x.target, x.alias, x.anchor, x.line) for x in doc.units[0].links]
+    assert links == [
+        ("wikilink", "Meetings", None, None, 3),
+        ("wikilink", "Steph Ango", "Steph", None, 5),
+        ("wikilink", "Parent", None, "Part", 7),
+    ]
+    assert "[[not a link]]" in doc.units[0].body
+
+
 def test_missing_type_is_a_warning_not_a_failure() -> None:
     doc = okf.parse("# Just markdown\n", "loose.md")
     assert doc.type is None and doc.warnings

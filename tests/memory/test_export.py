@@ -14,7 +14,7 @@ import pytest
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.errors import CairnError
-from cairn.export.notes import concept_rel
+from cairn.export.notes import concept_rel, signature
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 
@@ -108,7 +108,15 @@ def test_round_trip_of_a_markdown_folder(tmp_path: Path) -> None:
 @pytest.mark.corpus
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "root", ["okf/okf-mesh", "okf/okf-starter", "okf/knowledge-catalog", "markdown/foam"]
+    "root",
+    [
+        "okf/okf-mesh",
+        "okf/okf-starter",
+        "okf/knowledge-catalog",
+        "markdown/foam",
+        "markdown/kepano-obsidian",
+        "markdown/obsidian-help-NO-LICENCE",
+    ],
 )
 def test_round_trip_is_exact_on_the_corpus(root: str, tmp_path: Path) -> None:
     """Nested OKF bundles keep their bundle-absolute links resolving (the export keeps
@@ -142,3 +150,44 @@ def test_obsidian_syntax_becomes_okf_markdown(tmp_path: Path) -> None:
     assert "[[not a link]]" in text and "`[[code]]`" in text and "[!NOTE]" not in text
     assert (tmp_path / "out" / "img.png").read_bytes().startswith(b"\x89PNG")
     assert "img.png" in rep.files
+
+
+def test_round_trip_of_the_obsidian_help_classes(tmp_path: Path) -> None:
+    """Each class of difference the Obsidian help vault showed, by hand: a
+    ``description`` (OKF puts it at the head of the concept's text), wikilinks in
+    front matter, a table's escaped alias pipe, fences inside a callout, a code span
+    inside a wikilink, block ids (after a blank and right after an embed), an image's
+    display size, labels with Markdown characters, a ``%%`` comment block."""
+    root = tmp_path / "vault"
+    (root / "sub").mkdir(parents=True)
+    (root / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (root / "a.md").write_text(
+        '---\ndescription: What a is about.\ncategories:\n  - "[[b]]"\n---\n'
+        "Intro with a block id ^intro-id\n\n"
+        "| Option | Description |\n| --- | --- |\n"
+        "| `--x` | See [[b#Two\\|the second part]] and ![[pic.png\\|200]] |\n\n"
+        "> [!note] A callout\n> ```md\n> > [!tip]\n> > [[not a link]]\n> ```\n\n"
+        "Use [[b#`code`|`hasTag`]] or [[b#^blk]] and *[[b|a_b*c]]*.\n\n"
+        "![[pic.png]]^after-embed\n\n"
+        "%%\na hidden [[b]] block\n> with a quote\n%%\n\n"
+        "![[pic.png#icon|100x20]] ==marked [[b]] too==\n"
+    )
+    (root / "sub" / "b.md").write_text("# Beta\n\nText ^blk\n\n## Two\n\nmore\n")
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        res = c.compare_export(root)
+        assert res["same"], (res["missing"], res["extra"])
+        (r,) = c.store.roots()
+        docs = c.store.documents_of_root(r.id)
+        sig = signature(docs, c.store.edges.all_edges(), *c._units_links(c, docs))
+        # links are counted per unit and target: the preamble's 6 links to b (the front
+        # matter's among them; not the code's, nor the comment's) and its 3 embeds of
+        # the attachment (not a document)
+        assert sig["links"] == {("a", "", "=Beta", "6"), ("a", "", "?", "3")}
+        c.export("okf", tmp_path / "out")
+    text = (tmp_path / "out" / "a.md").read_text()
+    assert '<a id="^intro-id"></a>' in text and '<a id="^after-embed"></a>' in text
+    assert "[the second part](/sub/b.md#two)" in text and "![pic.png](/pic.png)" in text
+    assert "> > [!tip]\n> > [[not a link]]" in text  # code inside the callout: as written
+    assert "[\\`hasTag\\`](/sub/b.md#%60code%60)" in text and "[b > blk](/sub/b.md#^blk)" in text
+    assert "<!--\na hidden [[b]] block\n&gt; with a quote\n-->" in text

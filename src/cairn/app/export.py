@@ -113,8 +113,11 @@ class ExportMixin(Parts):
                     except OSError:
                         continue
             _, links = self._units_links(self, [d for _, d in docs])
+            from cairn.formats.markdown import block_ranges
+
             return write_okf(Path(dest), docs, edges, abs_of, units, raw=raw, links=links,
-                             attachments=self._export_attachments(roots, len(docs)))
+                             attachments=self._export_attachments(roots, len(docs)),
+                             blocks_of=block_ranges)
         if kind == "obsidian":
             data: dict[str, bytes] = {}
             for _, d in docs:

@@ -84,7 +84,6 @@ class MemoryMixin(Parts):
         op: Callable[[MemoryBundle], T],
         *,
         dry_run: bool = False,
-        log: bool = True,
     ) -> tuple[T, MemoryBundle]:
         """Run ``op`` on the bundle under its lock, retried on a write conflict, then
         index the files it touched."""
@@ -110,28 +109,27 @@ class MemoryMixin(Parts):
                     registered = True
                 continue
             if not dry_run:
-                self._memory_index(bundle, registered, log=log)
+                self._memory_index(bundle, registered)
             return result, bundle
         raise MemoryError_(f"{first.folder}: gave up after {RETRIES} write conflicts: {last}")
 
     def _memory_registered(self, folder: Path) -> bool:
         return any(is_within(Path(r.path), folder) for r in self.store.roots())
 
-    def _memory_index(
-        self, bundle: MemoryBundle, registered: bool, *, log: bool = True
-    ) -> None:
-        """Index what the operation touched; ``log=False``: not ``log.md`` (remember:
-        re-parsing a log that grows with every memory would make each remember slower
-        than the last; the next other operation or index run picks the log up)."""
+    def _memory_index(self, bundle: MemoryBundle, registered: bool) -> None:
+        """Index what the operation touched, ``log.md`` with it (kept small by
+        :data:`cairn.memory.bundle.LOG_MAX_BYTES`, so this stays cheap), and the
+        bundle's ``index.md``."""
         if not registered and not self._memory_registered(bundle.folder):
             self.index([bundle.folder], wait=INDEX_WAIT)
             return
-        rels = [r for r in bundle.changes.touched() if log or r != "log.md"]
-        touched = [bundle.abs(r) for r in rels]
-        made = [bundle.folder / n for n in ("index.md", "log.md")] if log else []
+        touched = [bundle.abs(r) for r in bundle.changes.touched()]
+        made = [bundle.folder / n for n in ("index.md", "log.md")]
         if touched:
             # moves (active → subsumed) are this operation's own, not a vanished drive
-            self.index_paths([*made, *touched], wait=INDEX_WAIT, allow_mass_delete=True)
+            self.index_paths(
+                list(dict.fromkeys([*made, *touched])), wait=INDEX_WAIT, allow_mass_delete=True
+            )
 
     # --- operations ---------------------------------------------------------------
     def memory_remember(
@@ -158,7 +156,6 @@ class MemoryMixin(Parts):
             lambda b: remember(
                 b, text, memory_type=memory_type, scope=scope, tags=tags, title=title
             ),
-            log=False,
         )
         return rec
 
@@ -213,14 +210,29 @@ class MemoryMixin(Parts):
         threshold: float = 0.35,
         embed: bool = True,
         proposer: Proposer | None = None,
+        llm: bool | None = None,
     ) -> tuple[Consolidated, MemoryChange]:
         """Turn new layer-1 memories into layer-2 concepts (merged into an existing
         concept when similar enough) and move them to ``memories/subsumed/``
         (:func:`cairn.memory.ops.consolidate`): clustered by tags and embedding
         similarity with the configured embedder (``embed=False`` or no model: word
-        overlap), or as a ``proposer`` suggests, checked by the same rules."""
+        overlap), or as a proposer suggests, checked by the same rules.
+
+        Args:
+            proposer: who proposes the clusters (the Python API's hook).
+            llm: without a ``proposer``, ask the ``[enrich]`` model
+                (:class:`cairn.memory.propose.ModelProposer`, every text masked by the
+                redaction masker first): ``None`` when ``[enrich]`` is configured,
+                ``True`` always (an error when it is not), ``False`` never.
+
+        Raises:
+            cairn.errors.ConfigError: ``llm=True`` without ``[enrich]``, a bad
+                ``[enrich]`` value, or its ``api_key_env`` unset.
+        """
         from cairn.memory.ops import consolidate
 
+        if proposer is None and llm is not False:
+            proposer = self._memory_model_proposer(required=bool(llm))
         emb = self.semantic.embedder if embed else None
         fn = emb.embed if emb is not None else None
         res, b = self._memory_op(
@@ -229,6 +241,30 @@ class MemoryMixin(Parts):
             dry_run=dry_run,
         )
         return res, self._change("consolidate", "", b)
+
+    def _memory_model_proposer(self, *, required: bool) -> Proposer | None:
+        """A :class:`ModelProposer` over the ``[enrich]`` provider (``None`` when it is
+        not configured and not ``required``)."""
+        from cairn.enrich.providers import make_provider
+        from cairn.enrich.settings import EnrichSettings
+        from cairn.errors import ConfigError
+        from cairn.memory.propose import ModelProposer
+        from cairn.redact import Masker
+
+        settings = EnrichSettings.from_mapping(self.config.enrich)
+        if not settings.configured:
+            if required:
+                raise ConfigError(
+                    "consolidation by a language model needs an [enrich] table in "
+                    "cairn.toml (provider, url, model); nothing was changed"
+                )
+            return None
+        provider = make_provider(settings)
+
+        def ask(system: str, user: str) -> str:
+            return provider.complete(system, user, max_tokens=settings.max_tokens).text
+
+        return ModelProposer(ask, mask=lambda t: Masker().mask(t))
 
     def memory_maintain(
         self, bundle: str | os.PathLike[str], *, dry_run: bool = False, decay: bool = True

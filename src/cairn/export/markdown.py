@@ -7,9 +7,16 @@ same units, links and edges as the original (the round trip of
   the way the OKF parser reads the same text: wikilinks and embeds become Markdown links
   whose label is the text the Markdown parser shows (``[[T#h]]`` → ``[T > h](…)``,
   ``[[T|alias]]`` → ``[alias](…)``) and whose target is the exported file (a link that
-  did not resolve keeps its target as written: ``/<target>.md``); callout markers
-  (``> [!NOTE] Title``) become the title line; ``%%comments%%`` become HTML comments;
-  ``==highlights==`` become ``<mark>``. Code blocks and code spans are left alone.
+  did not resolve keeps its target as written: ``/<target>.md``), split as that parser
+  splits them (a table's ``\\|`` is the alias pipe, ``![[img.png|300]]`` is a size, not
+  a label; ``[[T#^block]]`` shows ``T > block``), the label escaped so CommonMark shows
+  it as written; callout markers (``> [!NOTE] Title``) become the title line;
+  ``%%comments%%`` (inline or a block of lines) become HTML comments;
+  ``==highlights==`` become ``<mark>``; a block id ``^id`` ending a line becomes an
+  HTML anchor ``<a id="^id"></a>`` (no text, and ``#^id`` links still land). Code is
+  left alone: the code, math and HTML blocks the Markdown parser itself finds (also
+  inside block quotes and lists: :func:`cairn.formats.markdown.block_ranges`, passed
+  in) and code spans — read after a wikilink that starts first, as that parser does.
 * **Bundle-absolute links of nested bundles** (:func:`rebase_links`,
   :func:`rebase_meta`): a concept's ``/tables/x.md`` means "from its bundle's root";
   when the export holds the bundle in a sub-folder (a root holding several bundles, or
@@ -20,7 +27,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 _CODE = re.compile(
@@ -28,12 +35,32 @@ _CODE = re.compile(
     r"|(?P<ticks>`+)(?!`)[^\n]*?(?<!`)(?P=ticks)(?!`)",
     re.M | re.S,
 )
-_WIKI = re.compile(r"(!?)\[\[([^\]|#\n]*)(#[^\]|\n]*)?(?:\|([^\]\n]*))?\]\]")
+_INLINE = re.compile(
+    r"(?P<esc>\\[^\n])"
+    r"|(?P<comment>%%.*?%%)"
+    r"|(?P<wiki>(?P<bang>!?)\[\[(?P<inner>(?:(?!\]\]|\[\[)[^\n])+)\]\])"
+    r"|(?P<ticks>`+)(?!`)[^\n]*?(?<!`)(?P=ticks)(?!`)",
+    re.S,
+)
+"""What the Markdown parser's inline rules read first, leftmost first as it does: an
+escape, an inline ``%%comment%%``, a wikilink or embed (``[[`` up to the first ``]]``
+on its line), a code span."""
 _COMMENT = re.compile(r"%%(.*?)%%", re.S)
 _HIGHLIGHT = re.compile(r"==(?=\S)(.+?)(?<=\S)==")
 _CALLOUT = re.compile(r"^((?:[ \t]*>)+[ \t]?)\[![^\]\n]+\][+-]?[ \t]?", re.M)
+_BLOCK_ID = re.compile(r"(?:(?<=[ \t])|(?<=\]\])|^)\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$", re.M)
+"""A block id ``^id`` ending a line, after a blank, a wikilink or at the line start."""
+_SIZE = re.compile(r"^\d+(?:x\d+)?$")
 _MD_LINK = re.compile(r"(!?\[(?:[^\]\\\n]|\\.)*\]\()(<[^>\n]*>|[^)\s]+)")
 """A Markdown link up to its target (label without nested brackets)."""
+_LABEL_SPECIAL = re.compile(r"([\\`*_\[\]<&$~|])")
+"""What CommonMark (or the table and math rules of the OKF parser) would read in a
+link label: escaped, so the label shows as the wikilink's text did."""
+_HREF_SPECIAL = re.compile(r"[%\s()<>\\`]")
+
+Blocks = Sequence[tuple[int, int, str]]
+"""``(first line, end line exclusive, kind)`` of a body's code (``code``) and ``%%``
+comment (``comment``) blocks, as :func:`cairn.formats.markdown.block_ranges` gives."""
 
 
 def _split_code(text: str, spans: bool = True) -> list[tuple[bool, str]]:
@@ -53,17 +80,55 @@ def _split_code(text: str, spans: bool = True) -> list[tuple[bool, str]]:
     return out
 
 
+def _fence_blocks(text: str) -> list[tuple[int, int, str]]:
+    """Top-level fenced code blocks of ``text`` as :data:`Blocks` (when the parser's
+    own ranges are not given)."""
+    out: list[tuple[int, int, str]] = []
+    for m in _CODE.finditer(text):
+        if m.group("fence") is not None:
+            first = text.count("\n", 0, m.start())
+            last = text.count("\n", 0, m.end()) + (0 if m.group(0).endswith("\n") else 1)
+            out.append((first, last, "code"))
+    return out
+
+
+def _enc(part: str) -> str:
+    return _HREF_SPECIAL.sub(lambda m: "".join(f"%{b:02X}" for b in m.group().encode()), part)
+
+
 def _href(path: str) -> str:
-    return "/" + path.lstrip("/").replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    return "/" + _enc(path.lstrip("/"))
 
 
 def _slug(anchor: str) -> str:
-    return anchor.strip().replace(" ", "-").lower()
+    return _enc(anchor.strip().replace(" ", "-").lower())
 
 
-def obsidian_to_okf(text: str, resolved: Mapping[str, str]) -> tuple[str, int]:
+def _split_wikilink(inner: str) -> tuple[str, str, str | None]:
+    """``(target, anchor, alias)`` as the Markdown parser splits ``[[inner]]``: the
+    alias after the first ``|`` or ``\\|`` (a table's escaped pipe), the anchor after
+    the first ``#``, a target's trailing ``\\`` dropped."""
+    alias: str | None = None
+    m = re.search(r"\\?\|", inner)
+    if m:
+        alias, inner = inner[m.end() :].strip(), inner[: m.start()]
+    target, _, anchor = inner.partition("#")
+    return target.strip().rstrip("\\").strip(), anchor.strip(), alias
+
+
+def _is_attachment(target: str) -> bool:
+    suffix = posixpath.splitext(target)[1].lower()
+    return bool(suffix) and suffix != ".md" and len(suffix) <= 6 and " " not in suffix
+
+
+def obsidian_to_okf(
+    text: str, resolved: Mapping[str, str], blocks: Blocks | None = None
+) -> tuple[str, int]:
     """A Markdown body with Obsidian syntax rewritten as OKF Markdown (module
-    docstring). ``resolved``: a wikilink target as written → its exported path.
+    docstring). ``resolved``: a wikilink target as written → its exported path;
+    ``blocks``: the body's code and comment blocks as the Markdown parser reads them
+    (default: top-level fenced blocks found here) — code is left alone, a ``%%`` block
+    becomes an HTML comment.
 
     Returns:
         ``(text, wikilinks rewritten)``.
@@ -72,18 +137,20 @@ def obsidian_to_okf(text: str, resolved: Mapping[str, str]) -> tuple[str, int]:
 
     def wiki(m: re.Match[str]) -> str:
         nonlocal count
-        bang, target, anchor, alias = m.group(1), m.group(2).strip(), m.group(3), m.group(4)
-        section = anchor[1:].strip() if anchor else ""
+        bang = m.group("bang")
+        target, section, alias = _split_wikilink(m.group("inner"))
         if not target and not section:
             return m.group(0)
         count += 1
-        if alias is not None and alias.strip():
-            label = alias.strip()
-        elif not target:
-            label = section
+        if bang and alias is not None and _is_attachment(target) and _SIZE.match(alias):
+            alias = None  # ![[img.png|300]]: a display size
+        if alias:
+            label = alias
         else:
-            label = f"{target} > {section}" if section else target
-        label = label.replace("[", "\\[").replace("]", "\\]")
+            shown = section.lstrip("^")
+            label = (f"{target} > {shown}" if section else target) if target else shown
+        if not bang:  # an image's alt text is read as written
+            label = _LABEL_SPECIAL.sub(r"\\\1", label)
         if not target:
             return f"{bang}[{label}](#{_slug(section)})"
         dest = resolved.get(target)
@@ -92,14 +159,52 @@ def obsidian_to_okf(text: str, resolved: Mapping[str, str]) -> tuple[str, int]:
         href = _href(dest) + (f"#{_slug(section)}" if section else "")
         return f"{bang}[{label}]({href})"
 
-    def prose(piece: str) -> str:
-        piece = _COMMENT.sub(lambda m: f"<!--{m.group(1).replace('--', '- -')}-->", piece)
-        piece = _WIKI.sub(wiki, piece)
-        piece = _HIGHLIGHT.sub(r"<mark>\1</mark>", piece)
-        return _CALLOUT.sub(r"\1", piece)
+    def prose(chunk: str) -> str:
+        chunk = _CALLOUT.sub(r"\1", chunk)
+        chunk = _BLOCK_ID.sub(lambda m: f'<a id="^{m.group(1)}"></a>', chunk)
+        kept: list[str] = []
 
-    out = "".join(p if code else prose(p) for code, p in _split_code(text))
-    return out, count
+        def keep(piece: str) -> str:
+            kept.append(piece)
+            return f"\ue000{len(kept) - 1}\ue001"
+
+        def token(m: re.Match[str]) -> str:
+            if m.group("wiki") is not None:
+                return keep(wiki(m))
+            if m.group("comment") is not None:
+                return keep(comment(m.group("comment")))
+            return keep(m.group(0))  # an escape or a code span: as written
+
+        chunk = _INLINE.sub(token, chunk)
+        chunk = _HIGHLIGHT.sub(r"<mark>\1</mark>", chunk)
+        return re.sub("\ue000(\\d+)\ue001", lambda m: kept[int(m.group(1))], chunk)
+
+    lines = text.splitlines(keepends=True)
+    kind_of: list[str] = ["prose"] * len(lines)
+    for first, end, kind in (_fence_blocks(text) if blocks is None else blocks):
+        for i in range(max(0, first), min(end, len(lines))):
+            kind_of[i] = kind
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and kind_of[j] == kind_of[i]:
+            j += 1
+        chunk = "".join(lines[i:j])
+        if kind_of[i] == "prose":
+            chunk = prose(chunk)
+        elif kind_of[i] == "comment":
+            chunk = _COMMENT.sub(lambda m: comment(m.group(0)), chunk)
+        out.append(chunk)
+        i = j
+    return "".join(out), count
+
+
+def comment(text: str) -> str:
+    """An Obsidian ``%%comment%%`` as an HTML comment that reads as no text (``--``
+    and ``>`` inside it made harmless)."""
+    inner = text[2:-2] if text.startswith("%%") and text.endswith("%%") else text
+    return "<!--" + inner.replace("--", "- -").replace(">", "&gt;") + "-->"
 
 
 def rebase_links(text: str, prefix: str) -> str:

@@ -23,14 +23,21 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from cairn.errors import CairnError
-from cairn.export.markdown import bundle_prefix, obsidian_to_okf, rebase_links, rebase_meta
+from cairn.export.markdown import (
+    Blocks,
+    bundle_prefix,
+    obsidian_to_okf,
+    rebase_links,
+    rebase_meta,
+)
 from cairn.model import Document, Edge, StoredLink, StoredUnit
 from cairn.writeback import create_file
 
@@ -171,6 +178,7 @@ def write_okf(
     raw: Mapping[str, bytes] | None = None,
     links: Mapping[str, Sequence[StoredLink]] | None = None,
     attachments: Sequence[tuple[str, str, str]] = (),
+    blocks_of: Callable[[str], Blocks] | None = None,
 ) -> ExportReport:
     """Write an OKF v0.2 bundle of ``docs`` (``(root name, document)``) into ``dest``
     (see the module docstring); ``abs_path_of``: document id → its source file;
@@ -179,7 +187,9 @@ def write_okf(
     concept's bundle-absolute links rebased onto its bundle's folder, see
     :mod:`cairn.export.markdown`); ``links``: unit id → stored links;
     ``attachments``: ``(root name, relpath, absolute path)`` of the non-note files
-    (copied byte for byte to the same place, so links to them keep resolving).
+    (copied byte for byte to the same place, so links to them keep resolving);
+    ``blocks_of``: a Markdown body → its code and comment blocks as the Markdown parser
+    reads them (:func:`cairn.formats.markdown.block_ranges`; default: fenced blocks).
 
     Raises:
         CairnError: ``dest`` is not new or empty. OSError: it cannot be written.
@@ -267,7 +277,9 @@ def write_okf(
             if doc.format == "okf":  # OKF reads wikilinks as plain text: kept as written
                 text_body, n = rebase_links(body_raw, prefix), 0
             else:
-                text_body, n = obsidian_to_okf(body_raw, resolved)
+                text_body, n = obsidian_to_okf(
+                    body_raw, resolved, blocks_of(body_raw) if blocks_of else None
+                )
             rep.links += n
             parts.append(text_body)
         for u in units.get(doc.id, ()) if body_raw is None else ():
@@ -454,41 +466,51 @@ def write_obsidian(
     return rep
 
 
+def _okf_description(doc: Document) -> str:
+    """An OKF concept's ``description``, which its first unit's body starts with (a
+    Markdown note keeps the same value as a property only)."""
+    value = doc.metadata.get("description") if doc.format == "okf" else None
+    return value.strip() if isinstance(value, str) else ""
+
+
 def signature(
     docs: Iterable[Document],
     edges: Iterable[Edge],
     units: Units,
     links: Mapping[str, Sequence[StoredLink]],
 ) -> dict[str, set[tuple[str, ...]]]:
-    """What a round trip must keep, by document title: ``units`` (outline path, title,
-    whitespace-normalised body), ``links`` (unit title, link target as written) and
-    declared ``edges`` (source title, relation, target title) between these documents.
-    ``links``: unit id → its stored links."""
+    """What a round trip must keep, by document title (ids differ between two
+    indexes): ``units`` (document, outline path, title, whitespace-normalised body; an
+    OKF concept's body without the ``description`` it starts with; an empty preamble is
+    no unit), ``links`` (document, unit title, ``=<target title>`` or ``?`` when it does
+    not resolve, and how many such links the unit holds — every unit's, the empty
+    preamble's front matter links too) and declared ``edges`` (source title, relation,
+    target title) between these documents. ``links``: unit id → its stored links."""
     title_of: dict[str, str] = {}
     out_units: set[tuple[str, ...]] = set()
-    out_links: set[tuple[str, ...]] = set()
+    counted: Counter[tuple[str, str, str]] = Counter()
     for d in docs:
         if d.type in RESERVED_TYPES:
             continue
         title_of[d.id] = d.title
+        desc = " ".join(_okf_description(d).split())
         for u in units.get(d.id, ()):
+            for link in links.get(u.id, ()):
+                target = link.resolved_document_id
+                counted[(d.title, u.title if u.level else "", "=" + target if target else "?")] += 1
             body = " ".join(u.body.split())
+            if u.level == 0 and desc and body.startswith(desc):
+                body = body[len(desc) :].lstrip()
             if u.level == 0 and not body:
                 continue
             out_units.add((d.title, " / ".join(u.outline_path), u.title if u.level else "", body))
-            for link in links.get(u.id, ()):
-                target = link.resolved_document_id
-                out_links.add(
-                    (d.title, u.title if u.level else "", "=" + target if target else "?")
-                )
     out_edges: set[tuple[str, ...]] = set()
     for e in edges:
         s, t = title_of.get(e.source_document_id), title_of.get(e.target_document_id or "")
         if s is not None and t is not None and s != t and e.origin == "declared":
             out_edges.add((s, e.relation, t))
-    # resolved link targets by title (ids differ between the two indexes)
-    out_links = {
-        (a, b, ("=" + title_of.get(c[1:], "?")) if c.startswith("=") else c)
-        for a, b, c in out_links
-    }
+    by_title: Counter[tuple[str, str, str]] = Counter()
+    for (a, b, c), n in counted.items():
+        by_title[(a, b, ("=" + title_of.get(c[1:], "?")) if c.startswith("=") else c)] += n
+    out_links: set[tuple[str, ...]] = {(a, b, c, str(n)) for (a, b, c), n in by_title.items()}
     return {"units": out_units, "links": out_links, "edges": out_edges}

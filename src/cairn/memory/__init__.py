@@ -6,5 +6,7 @@ and import of NetworkX node-link graphs.
 :mod:`.bundle` (layout, files, seals, log, lock), :mod:`.ops` (remember, consolidate,
 pin, forget, relate, supersede, verify), :mod:`.maintain` (the maintenance cycle),
 :mod:`.recall` (bundle hits with relation expansion), :mod:`.migrate` (node-link
-import). :class:`cairn.app.memory.MemoryMixin` composes them with indexing and search.
+import), :mod:`.similarity` (embedding similarity, the proposer hook and its checks),
+:mod:`.propose` (clusters proposed by a language model).
+:class:`cairn.app.memory.MemoryMixin` composes them with indexing and search.
 """

@@ -72,6 +72,13 @@ okf_version: "0.2"
 * [Log](log.md) - maintenance actions, newest first
 """
 LOG_TITLE = "# Memory log\n"
+LOG_MAX_BYTES = 32_768
+"""``log.md`` is kept below this size, so indexing it with every operation stays cheap
+(parsing costs time linear in its size): the oldest entries beyond it move to a new
+``log/<newest date moved>[-n]/log.md`` (OKF allows a ``log.md`` at any level; such a
+file is written once and never changed)."""
+LOG_ARCHIVE = "log"
+"""The folder of the older logs."""
 
 
 def is_memory_bundle(folder: Path) -> bool:
@@ -152,11 +159,23 @@ _FENCE = re.compile(r"^---[ \t]*$", re.M)
 
 
 def _dump(meta: dict[str, Any]) -> str:
+    """``meta`` as YAML: libyaml's safe dumper when built (ten times faster; a
+    maintenance cycle rewrites thousands of concepts), else PyYAML's. Their output is
+    the same, except that libyaml escapes characters beyond the BMP (``🎉`` →
+    ``"\\U0001F389"``) even with ``allow_unicode``: such text is dumped by PyYAML."""
     lib = _pyyaml()
     if lib is not None:
-        text: str = lib[0].safe_dump(
-            meta, sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000
-        )
+        yaml = lib[0]
+        opts: dict[str, Any] = {
+            "sort_keys": False, "allow_unicode": True, "default_flow_style": False,
+            "width": 1000,
+        }
+        dumper = getattr(yaml, "CSafeDumper", None)
+        if dumper is not None:
+            fast: str = yaml.dump(meta, Dumper=dumper, **opts)
+            if "\\U" not in fast:
+                return fast
+        text: str = yaml.safe_dump(meta, **opts)
         return text
     out = io.StringIO()  # pragma: no cover
     _yaml().dump(meta, out)
@@ -495,20 +514,73 @@ class MemoryBundle:
                 old = path.read_bytes()
             except FileNotFoundError:
                 old = LOG_TITLE.encode()
-            new = _with_log_lines(old.decode("utf-8", "replace"), self.changes.log).encode()
+            text = _with_log_lines(old.decode("utf-8", "replace"), self.changes.log)
+            text, older = split_log(text, LOG_MAX_BYTES)
+            new = text.encode()
             if self.dry_run:
                 self.changes.diffs.append(_diff("log.md", old, new))
                 break
+            rotated = self._rotated_log(older) if older else None
             expected = sha256_bytes(old) if path.exists() else None
             try:
                 write_file(path, new, expected_sha256=expected, backups=None)
             except WriteConflict:
+                if rotated is not None:
+                    self.abs(rotated).unlink(missing_ok=True)
                 continue
+            if rotated is not None:
+                self.changes.created.append(rotated)
             break
         else:
             raise MemoryError_(f"{path}: could not append to the log (it keeps changing)")
         if "log.md" not in self.changes.changed:
             self.changes.changed.append("log.md")
+
+
+    def _rotated_log(self, older: str) -> str:
+        """Write ``older`` (dated log sections) to a new ``log/<date>[-n]/log.md``;
+        its bundle-relative path."""
+        m = re.search(r"^## (\d{4}-\d{2}-\d{2})", older, re.M)
+        day = m.group(1) if m else datetime.now(UTC).strftime("%Y-%m-%d")
+        for n in range(1, 10_000):
+            rel = f"{LOG_ARCHIVE}/{day}{'' if n == 1 else f'-{n}'}/log.md"
+            try:
+                create_file(self.abs(rel), (LOG_TITLE + "\n" + older).encode())
+            except WriteConflict:  # the name is taken
+                continue
+            return rel
+        raise MemoryError_(f"{self.folder}: no free name for an older log of {day}")
+
+
+def split_log(text: str, limit: int) -> tuple[str, str]:
+    """A log's text cut below ``limit`` bytes: ``(kept, older)`` where ``kept`` is
+    the title and the newest entries (at least the first one) and ``older`` the rest,
+    as dated sections (a section cut in two repeats its date heading); ``older`` is
+    ``""`` when the text fits. Lines are never split."""
+    if len(text.encode()) <= limit:
+        return text, ""
+    lines = text.splitlines(keepends=True)
+    size = 0
+    heading: str | None = None
+    entries = 0
+    cut = len(lines)
+    for i, line in enumerate(lines):
+        size += len(line.encode())
+        if line.startswith("## "):
+            heading = line
+        elif line.strip() and heading is not None:
+            entries += 1
+        if size > limit // 2 and entries > 0 and not line.startswith("## "):
+            cut = i + 1
+            break
+    kept, rest = "".join(lines[:cut]), lines[cut:]
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    if not rest:
+        return text, ""
+    if not rest[0].startswith("## ") and heading is not None:
+        rest.insert(0, heading)
+    return kept.rstrip("\n") + "\n", "".join(rest)
 
 
 def _diff(rel: str, old: bytes, new: bytes) -> str:

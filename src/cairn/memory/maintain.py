@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cairn.memory.bundle import Entry, MemoryBundle, render_file
-from cairn.memory.ops import SealProblem, _md, verify
+from cairn.memory.ops import SealProblem, _md, verify_entries
 
 DECAY_STEP = 0.1
 """Confidence lost per cycle by a concept that was not recalled."""
@@ -141,7 +141,7 @@ def maintain(
         WriteConflict: a concept changed while this ran (the caller retries).
     """
     rep = MaintainReport(dry_run=bundle.dry_run)
-    rep.checked, rep.integrity = verify(bundle)
+    rep.checked, rep.integrity, memories = verify_entries(bundle)
     concepts = {e.rel: e for e in bundle.entries("concepts/active", rep.problems)}
     archived = {e.rel: e for e in bundle.entries("concepts/archive", rep.problems)}
     metas: dict[str, dict[str, Any]] = {p: dict(e.meta) for p, e in concepts.items()}
@@ -149,7 +149,7 @@ def maintain(
     # symmetry
     seals_of_memories: dict[str, str] = {}
     for folder in ("memories/subsumed", "memories/archive"):
-        for e in bundle.entries(folder, rep.problems):
+        for e in memories.get(folder, []):  # unreadable ones are integrity problems
             seals_of_memories[str(e.meta.get("hash") or "")] = e.rel
     rep.pending = len(bundle.listing("memories/active"))
     active_sources = {

@@ -215,18 +215,24 @@ class Cluster:
     tags: list[str] = field(default_factory=list)
     features: frozenset[str] = frozenset()
     vectors: list[Sequence[float]] = field(default_factory=list)
+    title: str | None = None
+    """A new concept's title as proposed (``None``: the most central memory's)."""
 
 
 @dataclass(frozen=True)
 class Consolidated:
     """What consolidation did: ``created`` and ``merged`` concept paths, ``subsumed``
-    memory paths (their new place), and ``clusters``: for each concept, the memories it
-    was built from (``{"concept", "memories", "new"}``)."""
+    memory paths (their new place), ``clusters``: for each concept, the memories it
+    was built from (``{"concept", "memories", "new", "by"}``, ``by`` = ``model`` or
+    ``rules``), ``proposer``: who proposed (``None``: the rules alone), ``problems``:
+    what the rules refused of the proposal, one line each."""
 
     created: tuple[str, ...]
     merged: tuple[str, ...]
     subsumed: tuple[str, ...]
     clusters: tuple[dict[str, Any], ...]
+    proposer: str | None = None
+    problems: tuple[str, ...] = ()
 
 
 def cluster(
@@ -316,10 +322,16 @@ def consolidate(
     vectors = entry_vectors(embed, [*memories, *concepts]) if embed and memories else None
     groups: list[Cluster] = []
     rest: Sequence[Entry] = memories
+    issues: list[str] = []
     if proposer is not None and memories:
-        groups, rest, _issues = checked_proposal(
-            proposer.propose(memories, concepts), memories, concepts
-        )
+        proposed = proposer.propose(memories, concepts)
+        issues += [str(p) for p in getattr(proposer, "problems", ())]
+        groups, rest, refused = checked_proposal(proposed, memories, concepts)
+        issues += refused
+        groups, weak = merge_evidence(groups, vectors)
+        issues += [f"{m.rel}: nothing shared with {c.rel} (left to the rules)" for m, c in weak]
+        rest = [*rest, *(m for m, _ in weak)]
+    by_model = {id(g) for g in groups}
     groups += cluster(rest, concepts, threshold, vectors)
     by_concept: dict[str, Cluster] = {}  # one write per concept, whoever proposed it
     for g in list(groups):
@@ -352,7 +364,7 @@ def consolidate(
             rel = f"concepts/active/concept-{cid}.md"
             meta: dict[str, Any] = {
                 "type": CONCEPT_TYPE,
-                "title": head.title,
+                "title": g.title or head.title,
                 "description": str(head.meta.get("description") or head.title),
                 "tags": g.tags,
                 "timestamp": stamp,
@@ -368,7 +380,9 @@ def consolidate(
             body = f"# Details\n\n{head.body.strip()}\n\n# Memories\n\n{lines}"
             bundle.create(rel, render_file(meta, body))
             created.append(rel)
-            bundle.note(f"**Creation**: [{_md(head.title)}](/{rel}) from {len(moved)} memories")
+            bundle.note(
+                f"**Creation**: [{_md(g.title or head.title)}](/{rel}) from {len(moved)} memories"
+            )
         else:
             c = g.concept
             rel = c.rel
@@ -388,9 +402,43 @@ def consolidate(
         for m, dest in moved:
             bundle.move(m, "memories/subsumed")
             subsumed.append(dest)
-        report.append({"concept": rel, "memories": [d for _, d in moved], "new": g.concept is None})
+        report.append({"concept": rel, "memories": [d for _, d in moved],
+                       "new": g.concept is None, "by": "model" if id(g) in by_model else "rules"})
     bundle.flush_log()
-    return Consolidated(tuple(created), tuple(merged), tuple(subsumed), tuple(report))
+    return Consolidated(
+        tuple(created), tuple(merged), tuple(subsumed), tuple(report),
+        proposer=type(proposer).__name__ if proposer is not None else None,
+        problems=tuple(issues),
+    )
+
+
+def merge_evidence(
+    groups: Sequence[Cluster], vectors: Mapping[str, list[float]] | None = None
+) -> tuple[list[Cluster], list[tuple[Entry, Entry]]]:
+    """The rule a proposed merge must pass: each memory shares something with the
+    concept it joins (a tag, words, or an embedding cosine above the floor:
+    :func:`similarity` > 0). Returns the groups with only such members (a merge left
+    empty is dropped) and the ``(memory, concept)`` pairs refused."""
+    vec = vector_lookup(vectors)
+    kept: list[Cluster] = []
+    refused: list[tuple[Entry, Entry]] = []
+    for g in groups:
+        c = g.concept
+        if c is None:
+            kept.append(g)
+            continue
+        cf = shingles(f"{c.title}\n{c.body}")
+        ok: list[Entry] = []
+        for m in g.members:
+            cos = cosine(vec(m.rel), vec(c.rel))
+            if similarity(m.tags, shingles(f"{m.title}\n{m.body}"), c.tags, cf, cos) > 0:
+                ok.append(m)
+            else:
+                refused.append((m, c))
+        if ok:
+            g.members = ok
+            kept.append(g)
+    return kept, refused
 
 
 # --- small edits ---------------------------------------------------------------------
@@ -493,9 +541,20 @@ def verify(bundle: MemoryBundle) -> tuple[int, list[SealProblem]]:
     Returns:
         ``(memories checked, problems)``.
     """
+    checked, out, _ = verify_entries(bundle)
+    return checked, out
+
+
+def verify_entries(
+    bundle: MemoryBundle,
+) -> tuple[int, list[SealProblem], dict[str, list[Entry]]]:
+    """:func:`verify`, also giving the memories read (layout folder → its readable
+    entries), so a maintenance cycle reads each file once."""
     checked = 0
     out: list[SealProblem] = []
+    read: dict[str, list[Entry]] = {}
     for folder in MEMORY_DIRS:
+        kept = read.setdefault(folder, [])
         for rel in bundle.listing(folder):
             checked += 1
             try:
@@ -503,6 +562,7 @@ def verify(bundle: MemoryBundle) -> tuple[int, list[SealProblem]]:
             except MemoryError_ as exc:
                 out.append(SealProblem(rel, None, None, str(exc).split(": ", 1)[-1]))
                 continue
+            kept.append(e)
             expected = e.meta.get("hash")
             actual = seal(e.meta, e.body)
             if not isinstance(expected, str) or not expected:
@@ -511,4 +571,4 @@ def verify(bundle: MemoryBundle) -> tuple[int, list[SealProblem]]:
                 out.append(
                     SealProblem(rel, expected, actual, "changed outside cairn: seal mismatch")
                 )
-    return checked, out
+    return checked, out, read

@@ -123,7 +123,7 @@ def checked_proposal(
             concept = active[g.concept.rel] if g.concept is not None else None
             tags = list(dict.fromkeys([*(concept.tags if concept else []),
                                        *(t for m in members for t in m.tags)]))
-            kept.append(Cluster(members, concept, tags))
+            kept.append(Cluster(members, concept, tags, title=g.title if concept is None else None))
     left = [m for m in memories if m.rel not in used]
     return kept, left, problems
 

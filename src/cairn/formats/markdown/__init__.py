@@ -74,6 +74,7 @@ __all__ = [
     "Analysis",
     "Section",
     "analyse",
+    "block_ranges",
     "build_units",
     "date_field",
     "frontmatter_links",
@@ -184,3 +185,30 @@ def parse(text: str, relpath: str) -> Document:
         declared_id=_scalar_text(_lookup(meta, "id")),
         warnings=tuple(warnings),
     )
+
+
+_RANGE_KINDS = {
+    "fence": "code",
+    "code_block": "code",
+    "math_block": "code",
+    "math_block_label": "code",
+    "math_block_eqno": "code",
+    "html_block": "code",
+    "obsidian_comment_block": "comment",
+}
+
+
+def block_ranges(body: str) -> list[tuple[int, int, str]]:
+    """The lines of ``body`` (a note's text after its front matter) that this parser
+    reads as code or as a comment block, where Obsidian syntax must not be looked for:
+    ``(first line, end line exclusive, kind)``, 0-based, kind ``code`` (fenced,
+    indented, math and HTML blocks, also inside block quotes and lists) or
+    ``comment`` (a ``%%`` block); in file order, never overlapping. Used by the OKF
+    export to rewrite Obsidian syntax exactly where this parser reads it."""
+    tokens = _markdown_it(True).parse(_normalise_text(body))
+    out: list[tuple[int, int, str]] = []
+    for tok in tokens:
+        kind = _RANGE_KINDS.get(tok.type)
+        if kind is not None and tok.map:
+            out.append((tok.map[0], tok.map[1], kind))
+    return out

@@ -22,7 +22,10 @@ Parsing (:func:`parse`) — one :class:`cairn.model.Document` per file, ``format
   within the bundle: ``/tables/x.md`` → ``tables/x.md``; ``./x.md`` or ``../y/x.md``
   are resolved against the file's folder. A relative link that leaves the bundle keeps
   its written form (``../docs/a.md``). URLs stay URLs. Wikilinks, inline tags and
-  Obsidian comments are not OKF syntax and are read as plain text.
+  Obsidian comments in the body are not OKF syntax and are read as plain text; a
+  wikilink written as a front matter value (``up: "[[Parent]]"``) is a
+  :data:`cairn.model.WIKILINK` of the first unit, as Obsidian and the Markdown parser
+  read it (an Obsidian vault exported as OKF keeps its property links).
 * Typed relations are recorded in ``units[0].extra["relations"]`` as
   ``{"target": <bundle path>, "type": <relation>, "confidence": <float|None>,
   "field": <key>}``: OKF-MEMORY layer-2 ``relations`` (``{target, type, confidence}``),

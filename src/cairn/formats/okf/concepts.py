@@ -185,6 +185,11 @@ def parse(text: str, relpath: str) -> Document:
             _bundle_link(link, relpath) if link.kind in (MARKDOWN_LINK, EMBED) else link
             for link in sec.links
         ]
+    # a wikilink written as a front matter value ("[[Parent]]") is a link to its target,
+    # as in Obsidian (its "frontmatter links"); the body's wikilinks stay plain text
+    fm_links = md_mod.frontmatter_links(front)
+    if fm_links:
+        analysis.sections[0].links[:0] = fm_links
     tags = md_mod.normalise_tags(meta.get("tags"))
     props = {k: md_mod.property_text(v) for k, v in meta.items()}
     generated = meta.get("generated")

@@ -135,6 +135,14 @@ def consolidate(
     threshold: Annotated[
         float, typer.Option("--threshold", help="Similarity (0–1) to merge at.")
     ] = 0.35,
+    llm: Annotated[
+        bool | None,
+        typer.Option(
+            "--llm/--no-llm",
+            help="Let the [enrich] model propose the clusters (default: when [enrich] is "
+            "configured); the same rules check them. --no-llm: the rules alone.",
+        ),
+    ] = None,
     dry_run: DryOpt = False,
     db: DbOpt = None,
     as_json: JsonOpt = False,
@@ -142,7 +150,9 @@ def consolidate(
     """Turn new memories into concepts (merging similar ones); move them to subsumed/."""
     try:
         with common.open_cairn(db, create=True) as cairn:
-            res, change = cairn.memory_consolidate(bundle, dry_run=dry_run, threshold=threshold)
+            res, change = cairn.memory_consolidate(
+                bundle, dry_run=dry_run, threshold=threshold, llm=llm
+            )
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
@@ -154,7 +164,10 @@ def consolidate(
     out.print(
         f"{len(res.created)} concepts created, {len(res.merged)} merged into, "
         f"{len(res.subsumed)} memories subsumed"
+        + (f" (proposed by {res.proposer})" if res.proposer else "")
     )
+    for p in res.problems:
+        out.print(f"[yellow]refused:[/yellow] {escape(p)}")
 
 
 @memory_app.command()

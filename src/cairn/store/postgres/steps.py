@@ -66,7 +66,8 @@ per version of the ``postgres`` component (each statement run whole, not split).
 REBUILD_FROM = 10_000
 """Units waiting for their postings at a commit from which, when they outnumber the
 units already posted (a first bulk load, ``cairn store copy``), the postings' B-tree
-is dropped and built again from sorted rows instead of being updated entry by entry."""
+is dropped and built again from sorted rows instead of being updated entry by entry
+(a session may set ``cairn.fts_rebuild_from`` to move the threshold)."""
 
 _FLUSH_INSERT = ("INSERT INTO fts_postings SELECT e.lexeme, n.rowid, " + _CLASSES
                  + ", length(n.doc) FROM fts_pending q JOIN units_fts n ON n.rowid = q.rowid "
@@ -112,7 +113,8 @@ PG_STEPS += (
         UPDATE fts_stats SET units = units + d.n, lexemes = lexemes + d.l FROM
             (SELECT count(*) AS n, coalesce(sum(length(n.doc)), 0) AS l FROM fts_pending q
              JOIN units_fts n ON n.rowid = q.rowid) d WHERE d.n <> 0;
-        IF waiting >= {REBUILD_FROM} AND waiting > posted THEN
+        IF waiting >= coalesce(nullif(current_setting('cairn.fts_rebuild_from', true), '')
+                               ::bigint, {REBUILD_FROM}) AND waiting > posted THEN
             PERFORM set_config('maintenance_work_mem', '256MB', true);
             ALTER TABLE fts_postings DROP CONSTRAINT fts_postings_pkey;
             {_FLUSH_INSERT};

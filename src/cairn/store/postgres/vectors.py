@@ -60,6 +60,44 @@ def _literal(vec: Any) -> str:
     return "[" + ",".join(f"{float(x):.7g}" for x in vec) + "]"
 
 
+class VectorValue:
+    """A vector sent to the server in pgvector's binary form (dimension, a reserved
+    zero, then big-endian float32 values): written as bytes by numpy, where the text
+    form costs a Python float format per value — a third of a millisecond per vector,
+    most of an embedding pass's time in the store."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, vec: Any) -> None:
+        import struct
+
+        import numpy as np
+
+        values = np.asarray(vec, dtype=">f4").reshape(-1)
+        self.data = struct.pack(">HH", values.shape[0], 0) + values.tobytes()
+
+
+def _send_binary_vectors(raw: Any) -> None:
+    """Teach a connection to send :class:`VectorValue` as pgvector's binary form (once
+    per connection: the type's oid is the database's)."""
+    if getattr(raw, "_cairn_vectors", False):
+        return
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    oid = int(raw.execute("SELECT 'vector'::regtype::oid").fetchone()[0])
+
+    class _VectorDumper(Dumper):
+        format = Format.BINARY
+
+        def dump(self, obj: Any) -> bytes:
+            return bytes(obj.data)
+
+    _VectorDumper.oid = oid
+    raw.adapters.register_dumper(VectorValue, _VectorDumper)
+    raw._cairn_vectors = True
+
+
 def _quote(text: str) -> str:
     """``text`` as an SQL string literal (for a partial index's predicate)."""
     return "'" + text.replace("'", "''") + "'"
@@ -114,12 +152,15 @@ class PostgresVectors(SQLiteVectors):
             batch = []
             for space, hash_, blob, dtype in rows:
                 vec = np.frombuffer(bytes(blob), dtype="<f2" if dtype == "f2" else "<f4")
-                batch.append((space, hash_, _literal(vec)))
+                batch.append((space, hash_, VectorValue(vec)))
             self._insert(batch)
             added = len(batch)
         return added
 
-    def _insert(self, rows: Sequence[tuple[str, str, str]]) -> None:
+    def _insert(self, rows: Sequence[tuple[str, str, VectorValue]]) -> None:
+        if not rows:
+            return
+        _send_binary_vectors(self._raw)
         self.db.executemany(
             "INSERT INTO pg_vectors(space, hash, v) VALUES (?, ?, ?::vector) "
             "ON CONFLICT DO NOTHING", rows)
@@ -133,7 +174,7 @@ class PostgresVectors(SQLiteVectors):
             import numpy as np
 
             dtype = self._dtype(space)[0]  # the stored precision, so both copies agree
-            self._insert([(space, h, _literal(np.asarray(v, dtype=dtype))) for h, v in pairs])
+            self._insert([(space, h, VectorValue(np.asarray(v, dtype=dtype))) for h, v in pairs])
         return n
 
     def prune(self) -> int:

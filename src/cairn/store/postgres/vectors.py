@@ -112,6 +112,7 @@ class PostgresVectors(SQLiteVectors):
         self.index_from = INDEX_FROM
         self._sizes: dict[str, tuple[int, int]] = {}
         self._with_index: set[str] = set()
+        self._dims: dict[str, int] = {}
         self.pgvector = self._setup()
 
     @property
@@ -217,6 +218,7 @@ class PostgresVectors(SQLiteVectors):
         """Forget a space, its vectors and its index; in a transaction."""
         n = super().drop_space(space)
         self._with_index.discard(space)
+        self._dims.pop(space, None)
         if self.pgvector:
             self._raw.execute(f"DROP INDEX IF EXISTS {self._index_name(space)}")
         return n
@@ -237,8 +239,16 @@ class PostgresVectors(SQLiteVectors):
         return self.pgvector and self.size(space) >= self.index_from and self._has_index(space)
 
     def _dim(self, space: str) -> int:
-        row = self.db.execute("SELECT dim FROM vector_spaces WHERE space=?", (space,)).fetchone()
-        return int(row[0]) if row else 0
+        """The dimension of ``space``'s vectors (remembered: a space's model, named by
+        its fingerprint, fixes it; forgotten with :meth:`drop_space`)."""
+        dim = self._dims.get(space)
+        if dim is None:
+            row = self.db.execute("SELECT dim FROM vector_spaces WHERE space=?",
+                                  (space,)).fetchone()
+            if not row:
+                return 0
+            dim = self._dims[space] = int(row[0])
+        return dim
 
     def nearest(
         self,

@@ -1,7 +1,7 @@
 """The same cairn on SQLite and on PostgreSQL, side by side in one run.
 
     python bench/scale.py [--chunks 100000] [--scifact] [--clients 1,4,16] [--pg-url URL]
-                          [--backends sqlite,postgres] [--json FILE]
+                          [--backends sqlite,postgres] [--json FILE] [--grow SLICES]
 
 1. ``--scifact``: nDCG@10 / Recall@100 / MRR@10 on ``../shared/bench/beir/scifact`` for
    keyword (and hybrid with the shipped static model) on both backends.
@@ -11,6 +11,10 @@
    indexing throughput (files/s, MB/s), keyword and hybrid query latency p50/p95 with
    1, 4 and 16 concurrent clients (threads, each query a new search), and size on disk
    (the SQLite file; ``pg_database_size``).
+
+3. ``--grow SLICES`` (instead of 2): one index of the first of ``--backends`` grown to
+   ``--chunks`` in that many slices, the same figures after each slice (how throughput
+   and latency change with size; a stopped run keeps the slices it measured).
 
 Without ``--pg-url`` a throwaway PostgreSQL server is started from the ``pgserver`` wheel
 in a temporary folder. Prints one table per part; ``--json FILE`` writes every figure.
@@ -76,12 +80,17 @@ def _sentence(rng: random.Random) -> str:
     return " ".join(_words(rng, rng.randint(8, 20))).capitalize() + "."
 
 
-def make_corpus(folder: Path, chunks: int, seed: int = 7) -> tuple[int, int]:
-    """Write Markdown notes holding about ``chunks`` sections; returns (files, bytes)."""
+def make_corpus(folder: Path, chunks: int, seed: int = 7, *, first: int = 0,
+                linked: int | None = None) -> tuple[int, int]:
+    """Write Markdown notes holding about ``chunks`` sections; returns (files, bytes).
+
+    ``first``: the number of the first note (``Note {first}``…), for a corpus written
+    in slices; ``linked``: how many notes links may name (default: this slice's)."""
     rng = random.Random(seed)
-    files = max(1, chunks // 5)
+    n = max(1, chunks // 5)
+    files = linked or first + n
     total = 0
-    for i in range(files):
+    for i in range(first, first + n):
         sub = folder / f"d{i % 50:02d}"
         sub.mkdir(parents=True, exist_ok=True)
         parts = [f"---\ntags: [{rng.choice(WORDS)}, {rng.choice(WORDS)}]\n---\n# Note {i}\n"]
@@ -92,7 +101,7 @@ def make_corpus(folder: Path, chunks: int, seed: int = 7) -> tuple[int, int]:
         text = "".join(parts)
         (sub / f"Note {i}.md").write_text(text, encoding="utf-8")
         total += len(text.encode())
-    return files, total
+    return n, total
 
 
 def _pct(xs: list[float], q: float) -> float:
@@ -209,6 +218,49 @@ def scale(server_url: str, work: Path, chunks: int, clients: list[int],
     return out
 
 
+def grow(server_url: str, work: Path, chunks: int, slices: int, clients: list[int],
+         backend: str = "postgres") -> list[dict[str, Any]]:
+    """Index a corpus of about ``chunks`` chunks in ``slices`` equal slices into one
+    index (each slice a new folder of the one root, indexed again after it is written:
+    a growing vault, links naming notes of any slice), measuring after each slice:
+    that slice's indexing throughput, keyword and hybrid latency, database size. One
+    JSON line per slice goes to stderr as it is measured, so a run stopped part way
+    still reports the largest size it reached."""
+    root = work / "grow"
+    files_total = max(1, chunks // 5)
+    per = max(1, files_total // slices)
+    url = new_database(server_url) if backend == "postgres" else ""
+    db_file = work / "grow.db"
+    cfg = Config(db_path=db_file, embed={"provider": "static"})
+    store = open_store(db_file) if backend == "sqlite" else open_url(url)
+    out: list[dict[str, Any]] = []
+    before = 0
+    with Cairn(cfg, store=store) as c:
+        for k in range(slices):
+            files, _size = make_corpus(root / f"s{k:03d}", per * 5, seed=100 + k,
+                                      first=k * per, linked=files_total)
+            t = time.perf_counter()
+            run = c.index([str(root)])
+            secs = time.perf_counter() - t
+            if backend == "postgres":
+                vacuum(url)
+            n_chunks = c.store.vectors.counts().get("chunks", 0)
+            res: dict[str, Any] = {
+                "slice": k + 1, "backend": backend, "files": (k + 1) * per, "chunks": n_chunks,
+                "slice_seconds": round(secs, 1), "files_per_s": round(files / secs, 1),
+                "chunks_per_s": round((n_chunks - before) / secs, 1), "failed": run.failed,
+                "size_mb": round((os.path.getsize(db_file) if backend == "sqlite"
+                                  else pg_size(url)) / 1e6, 1)}
+            for mode in ("keyword", "hybrid"):
+                c.search("warm up", mode=mode)  # type: ignore[arg-type]
+                for n in clients:
+                    res[f"{mode}@{n}"] = latency(c, mode, n, max(5, 60 // n), seed=n)
+            out.append(res)
+            before = n_chunks
+            print(json.dumps(res), file=sys.stderr, flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--chunks", type=int, default=100_000)
@@ -217,6 +269,9 @@ def main() -> None:
     ap.add_argument("--pg-url", default=os.environ.get("CAIRN_TEST_PG_URL"))
     ap.add_argument("--backends", default="sqlite,postgres")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--grow", type=int, default=0, metavar="SLICES",
+                    help="index --chunks in this many slices into one index of the first "
+                         "of --backends, measuring after each (one JSON line per slice)")
     args = ap.parse_args()
     server: Any = None
     url = args.pg_url
@@ -230,6 +285,14 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="cairn-scale-") as tmp:
             work = Path(tmp)
             result: dict[str, Any] = {}
+            if args.grow:
+                result["grow"] = grow(url, work, args.chunks, args.grow,
+                                      [int(x) for x in args.clients.split(",")],
+                                      args.backends.split(",")[0])
+                print(json.dumps(result["grow"], indent=1))
+                if args.json:
+                    args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+                return
             if args.scifact:
                 result["scifact"] = scifact(url, work)
                 print(json.dumps(result["scifact"], indent=1))

@@ -88,3 +88,29 @@ def test_copied_vectors_are_searchable_by_the_server(tmp_path: Path, pg_url: str
         with pg.store.transaction():
             vectors.prune()
         assert [h.unit_id for h in pg.search("morning watering", mode="semantic").hits] == want
+
+
+def test_pgvector_copies_equal_the_stored_vectors(tmp_path: Path, pg_url: str) -> None:
+    """Vectors go to the server in pgvector's binary form (written with put_vectors, and
+    by fill() after a copy): each pgvector row equals its bytea row, value for value."""
+    import numpy as np
+
+    lite, pg = _indexed_pair(tmp_path, pg_url)
+    try:
+        vectors = pg.store.vectors
+        raw = pg.store.db.raw  # type: ignore[attr-defined]
+        raw.execute("DELETE FROM pg_vectors WHERE hash IN (SELECT hash FROM pg_vectors "
+                    "ORDER BY hash LIMIT 3)")
+        assert vectors.fill() == 3
+        rows = raw.execute(
+            "SELECT e.vector, s.dtype, p.v::text FROM embeddings e JOIN vector_spaces s "
+            "ON s.space = e.space JOIN pg_vectors p ON p.space = e.space AND p.hash = e.hash"
+        ).fetchall()
+        assert len(rows) == sum(s.vectors for s in vectors.spaces()) > 3
+        for blob, dtype, text in rows:
+            stored = np.frombuffer(bytes(blob), dtype="<f2" if dtype == "f2" else "<f4")
+            sent = np.array([float(x) for x in text.strip("[]").split(",")], dtype=np.float32)
+            assert np.allclose(stored.astype(np.float32), sent, rtol=1e-6, atol=1e-7)
+    finally:
+        lite.close()
+        pg.close()

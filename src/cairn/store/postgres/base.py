@@ -466,6 +466,7 @@ class PostgresBase(SQLiteBase):
                 yield
             return
         db.raw.execute("BEGIN")
+        self._local.next_rowid = None  # see PostgresWritesMixin._first_rowid
         try:
             wait_ms = 0 if self.wait < 0 else max(1, int(self.wait * 1000))
             db.raw.execute(f"SET LOCAL lock_timeout = '{wait_ms}ms'")

@@ -5,17 +5,17 @@ from __future__ import annotations
 from cairn.store.postgres.base import PostgresTableCopy
 from cairn.store.postgres.search import PostgresSearchMixin
 from cairn.store.postgres.vectors import PostgresVectorsMixin
+from cairn.store.postgres.writes import PostgresWritesMixin
 from cairn.store.sqlite.edges import EdgesMixin
 from cairn.store.sqlite.enrich import EnrichMixin
 from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
 from cairn.store.sqlite.memory import AccessLogMixin
 from cairn.store.sqlite.reads import ReadsMixin
 from cairn.store.sqlite.reports import ReportsMixin
-from cairn.store.sqlite.writes import WritesMixin
 
 
 class PostgresStore(
-    PostgresSearchMixin, WritesMixin, ReadsMixin, PostgresVectorsMixin, EdgesMixin,
+    PostgresSearchMixin, PostgresWritesMixin, ReadsMixin, PostgresVectorsMixin, EdgesMixin,
     FacetsMixin, BrowseMixin, ReportsMixin, AccessLogMixin, EnrichMixin, PostgresTableCopy,
 ):
     """A :class:`cairn.store.Store` in a PostgreSQL database: the same role modules as

@@ -294,7 +294,7 @@ class WritesMixin(SQLiteBase):
         table (rowids are given out here, inside the write transaction)."""
         if not doc.units:
             return
-        first = int(self.db.execute("SELECT coalesce(max(rowid), 0) FROM units").fetchone()[0])
+        first = self._first_rowid(len(doc.units))
         units: list[tuple[Any, ...]] = []
         fts: list[tuple[Any, ...]] = []
         raw: list[tuple[str, str]] = []
@@ -390,6 +390,12 @@ class WritesMixin(SQLiteBase):
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             links,
         )
+
+
+    def _first_rowid(self, count: int) -> int:
+        """The rowid before ``count`` new units' rowids (``max(rowid)`` of ``units``;
+        called inside the write transaction)."""
+        return int(self.db.execute("SELECT coalesce(max(rowid), 0) FROM units").fetchone()[0])
 
 
 def _fts_columns(doc: Document, u: Unit) -> tuple[str, str, str, str]:

@@ -269,9 +269,10 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def descendants_cpu(pid: int) -> dict[int, float]:
-    """CPU seconds per live descendant of ``pid`` (the server's index process and the
-    parse workers it starts), plus what its finished children used (``cutime``)."""
+def descendants_cpu(pid: int) -> dict[int, tuple[float, bool]]:
+    """CPU seconds per live descendant of ``pid`` and whether it is (or was started
+    by) an index process (``cairn.app.index_worker``); key ``-1``: what finished
+    children used (``cutime``, counted with the server)."""
     kids: dict[int, list[int]] = {}
     for p in Path("/proc").iterdir():
         if p.name.isdigit():
@@ -280,18 +281,33 @@ def descendants_cpu(pid: int) -> dict[int, float]:
             except OSError:
                 continue
             kids.setdefault(int(fields[1]), []).append(int(p.name))
-    out: dict[int, float] = {}
-    todo = list(kids.get(pid, []))
+    out: dict[int, tuple[float, bool]] = {}
+    todo = [(k, False) for k in kids.get(pid, [])]
     while todo:
-        k = todo.pop()
+        k, index = todo.pop()
         try:
-            out[k] = cpu_seconds(k)
+            index = index or b"cairn.app.index_worker" in Path(f"/proc/{k}/cmdline").read_bytes()
+            out[k] = (cpu_seconds(k), index)
         except OSError:
             continue
-        todo.extend(kids.get(k, []))
+        todo.extend((g, index) for g in kids.get(k, []))
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    out[-1] = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+    out[-1] = ((int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK"), False)
     return out
+
+
+def split_cpu(before: dict[int, tuple[float, bool]], after: dict[int, tuple[float, bool]]
+              ) -> tuple[float, float]:
+    """CPU seconds used between two :func:`descendants_cpu` readings: ``(server
+    worker processes, index processes)``."""
+    server = index = 0.0
+    for k, (cpu, is_index) in after.items():
+        used = cpu - before.get(k, (0.0, False))[0]
+        if is_index:
+            index += used
+        else:
+            server += used
+    return server, index
 
 
 def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
@@ -348,7 +364,8 @@ def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
     index_thread.join()
     wall = time.perf_counter() - t0
     server_cpu = cpu_seconds(server_pid) - server_cpu0
-    child_cpu = sum(v - child_cpu0.get(k, 0.0) for k, v in descendants_cpu(server_pid).items())
+    workers_cpu, child_cpu = split_cpu(child_cpu0, descendants_cpu(server_pid))
+    server_cpu += workers_cpu  # processes the server starts that do not index
     load1 = os.getloadavg()
     errors.extend(index_errors)
     total = sum(len(v) for v in lat.values())

@@ -33,10 +33,14 @@ PATCH_SHARE = 0.25
 """A patch reads at most this share of the rows anew; beyond it a full load is cheaper
 (one statement instead of several)."""
 
+# chunks first, by id (CROSS JOIN fixes SQLite's join order): left to itself the
+# planner walks every vector of the space and looks each chunk up by hash, 220 ms of
+# CPU to read 60 chunks by id on the shared corpus (0.2 ms this way), and a full load
+# then also sorts what it read
 _ROW_SQL = (
     "SELECT c.id, c.unit_id, c.ordinal, c.start, c.end, u.alternate, e.vector FROM chunks c "
-    "JOIN units u ON u.id = c.unit_id "
-    "JOIN embeddings e ON e.space = ? AND e.hash = c.hash"
+    "CROSS JOIN units u CROSS JOIN embeddings e "
+    "WHERE u.id = c.unit_id AND e.space = ? AND e.hash = c.hash"
 )
 _BATCH = 500
 
@@ -109,7 +113,7 @@ def patch_matrix(
         for i in range(0, len(ids), _BATCH):
             part = ids[i : i + _BATCH]
             rows.extend(db.execute(
-                _ROW_SQL + f" WHERE c.id IN ({','.join('?' * len(part))})", (space, *part)
+                _ROW_SQL + f" AND c.id IN ({','.join('?' * len(part))})", (space, *part)
             ).fetchall())
     if len(rows) != fresh.size:  # cannot happen inside one snapshot; be safe
         return None

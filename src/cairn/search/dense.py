@@ -32,7 +32,7 @@ import os
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -56,6 +56,10 @@ class DenseHit:
     start: int
     end: int
 
+
+WHERE_WIDEST = 1024
+"""How many of the best units :meth:`DenseIndex.search_where` asks a filter about
+before it leaves a selective filter to the caller."""
 
 QUERY_CACHE_SIZE = 512
 """Query vectors kept by :func:`encode_query` (about 1.5 KB each at 384 dimensions)."""
@@ -330,6 +334,71 @@ class DenseIndex:
             if want >= idx.size:
                 return hits
             want = min(idx.size, want * 4)
+
+    def search_where(
+        self,
+        q: npt.NDArray[np.float32],
+        k: int,
+        keep: Callable[[Sequence[str]], Collection[str]],
+        *,
+        excluded: Collection[str] = (),
+        include_alternates: bool = False,
+        widest: int | None = None,
+    ) -> list[DenseHit] | None:
+        """:meth:`search` restricted to the units ``keep`` lets through, for a filter
+        that many units pass: the best units are asked in growing batches (``keep``
+        gets unit ids and returns those that pass) over one similarity pass, instead
+        of listing every unit the filter passes first. The hits are exactly those of
+        ``search(q, k, allowed=<every unit that passes>)``.
+
+        Returns:
+            Up to ``k`` hits, best first; ``None`` when fewer than ``k`` passed among
+            the best ``widest`` units and more remain (a selective filter: then the
+            caller lists the units it passes and calls :meth:`search`); ``widest``
+            defaults to :data:`WHERE_WIDEST`.
+        """
+        import numpy as np
+
+        widest = WHERE_WIDEST if widest is None else widest
+        if self.indexed():
+            return None
+        vm, index = self.snapshot()
+        n = vm.matrix.shape[0]
+        if n == 0 or k <= 0:
+            return []
+        sims = self.similarities(q, vm)
+        mask = np.ones(n, dtype=bool)
+        if not include_alternates:
+            mask &= ~vm.alternate
+        if excluded:
+            mask &= ~self._unit_mask(excluded, vm, index)
+        idx = np.flatnonzero(mask)
+        sub = sims[idx]
+        order = np.argsort(-sub, kind="stable")  # every row: cheap next to the product
+        hits: list[DenseHit] = []
+        seen: set[int] = set()
+        batch: list[DenseHit] = []
+        want = max(1, min(max(4 * k, 64), widest))  # a batch never passes ``widest``
+        for t in order.tolist():
+            row = int(idx[t])
+            u = int(vm.units[row])
+            if u in seen:
+                continue
+            seen.add(u)
+            batch.append(DenseHit(vm.unit_ids[u], float(sims[row]), int(vm.ordinals[row]),
+                                  int(vm.starts[row]), int(vm.ends[row])))
+            if len(batch) < want:
+                continue
+            ok = keep([h.unit_id for h in batch])
+            hits.extend(h for h in batch if h.unit_id in ok)
+            if len(hits) >= k:
+                return hits[:k]
+            if len(seen) >= widest:
+                return None
+            batch, want = [], want * 4
+        ok = keep([h.unit_id for h in batch]) if batch else ()
+        hits.extend(h for h in batch if h.unit_id in ok)
+        return hits[:k]
 
     def unit_similarity(
         self, q: npt.NDArray[np.float32], unit_ids: Sequence[str]

@@ -114,3 +114,31 @@ def test_a_cairn_around_a_given_store_indexes_on_a_thread(tmp_path: Path) -> Non
         assert not cairn.own_parts
         assert cairn.index_in_background().added == 1
         assert cairn._index_worker is None
+
+
+def test_closing_during_a_run_does_not_wait_for_it(tmp_path: Path) -> None:
+    """A server stopped while its index process waits (here for a writer lock held
+    elsewhere) stops it within seconds; the run's caller gets a StoreError."""
+    _, db = _vault(tmp_path)
+    config = dataclasses.replace(load_config(db=db), index={"wait": 300})
+    cairn = Cairn(config, create=False)
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            cairn.index_in_background()
+        except BaseException as exc:
+            failed.append(exc)
+
+    with Cairn(load_config(db=db), create=False) as other, other.writing():
+        t = threading.Thread(target=run)
+        t.start()
+        deadline = time.monotonic() + 60
+        while cairn._index_worker is None or not cairn._index_worker._lock.locked():
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        t0 = time.monotonic()
+        cairn.close()
+        t.join(60)
+        assert not t.is_alive() and time.monotonic() - t0 < 30
+    assert len(failed) == 1 and isinstance(failed[0], StoreError)

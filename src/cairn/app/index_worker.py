@@ -101,6 +101,8 @@ class IndexWorker:
         self.config, self.nice = config, nice
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()  # one run at a time
+        self._state = threading.Lock()  # the child's start against close()
+        self._closed = False
 
     def _start(self) -> subprocess.Popen[bytes]:
         proc = self._proc
@@ -111,13 +113,16 @@ class IndexWorker:
         env = dict(os.environ)
         env.setdefault("OPENBLAS_NUM_THREADS", "1")
         env.setdefault("MKL_NUM_THREADS", "1")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "cairn.app.index_worker"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-        )
+        with self._state:
+            if self._closed:
+                raise StoreError("the server is closing: no more index runs")
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "cairn.app.index_worker"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
+            )
+            self._proc = proc
         assert proc.stdin is not None
         send(proc.stdin, (self.config, self.nice))
-        self._proc = proc
         return proc
 
     def index(self) -> Run:
@@ -133,19 +138,16 @@ class IndexWorker:
             exception cannot travel), or :class:`StoreError` when the child died.
         """
         with self._lock:
-            proc = self._start()
-            assert proc.stdin is not None and proc.stdout is not None
+            proc: subprocess.Popen[bytes] | None = None
             try:
+                proc = self._start()
+                assert proc.stdin is not None and proc.stdout is not None
                 send(proc.stdin, "index")
                 kind, value = receive(proc.stdout)
             except (OSError, EOFError) as exc:
-                try:
-                    code = proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:  # alive but mute: no use any more
-                    proc.kill()
-                    code = proc.wait(timeout=30)
-                _close_pipes(proc)
-                self._proc = None
+                code = None if proc is None else _reap(proc)
+                if self._proc is proc:
+                    self._proc = None
                 raise StoreError(
                     f"the index process ended unexpectedly (exit status {code}): {exc}"
                 ) from None
@@ -155,8 +157,12 @@ class IndexWorker:
         return run
 
     def close(self) -> None:
-        """Stop the child (idempotent): its input closes, it exits; killed after 10 s."""
-        with self._lock:
+        """Stop the child (idempotent): its input closes and it exits (after the run
+        it may be in; killed after 10 s: the run's open transaction rolls back). Does
+        not wait for a run in progress to be handed back (its caller gets
+        :class:`StoreError`)."""
+        with self._state:
+            self._closed = True
             proc, self._proc = self._proc, None
         if proc is None:
             return
@@ -169,6 +175,17 @@ class IndexWorker:
             proc.wait(timeout=10)
         finally:
             _close_pipes(proc)
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> int:
+    """The exit status of a child that stopped answering (killed if it lives on)."""
+    try:
+        code = proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:  # alive but mute: no use any more
+        proc.kill()
+        code = proc.wait(timeout=30)
+    _close_pipes(proc)
+    return code
 
 
 def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
@@ -188,7 +205,7 @@ def main() -> int:
         config, nice = receive(inp)
     except EOFError:
         return 0
-    if nice > 0:
+    if nice > 0 and hasattr(os, "nice"):  # not on Windows
         with suppress(OSError):  # a lower priority is a wish, not a need
             os.nice(nice)
     from cairn.app import Cairn

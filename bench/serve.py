@@ -177,7 +177,13 @@ def bench(args: Any, src: str) -> tuple[int, dict[str, Any]]:
         docs = list(dict.fromkeys(h["document_id"] for hits in probe for h in hits))
         print(f"index: {stats['documents']} documents, {stats['units']} units; "
               f"{args.clients} clients for {args.seconds:.0f} s")
-        return run_load(base, auth, notes, units, docs, args, server.pid)
+        code, report = run_load(base, auth, notes, units, docs, args, server.pid)
+        if report["errors"]:  # the server logged each error's details under its id
+            log.flush()
+            for line in (tmp / "server.log").read_text(errors="replace").splitlines():
+                if '"error"' in line:
+                    print("server log:", line[:2000])
+        return code, report
     finally:
         server.terminate()
         try:

@@ -27,6 +27,7 @@ import struct
 import subprocess
 import sys
 import threading
+import traceback
 from contextlib import suppress
 from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any
@@ -224,6 +225,8 @@ def main() -> int:
             try:
                 reply: tuple[str, object] = ("ok", cairn.index())
             except Exception as exc:  # handed to the server, raised there
+                if not isinstance(exc, CairnError):  # a defect: its traceback to the log
+                    traceback.print_exc(file=sys.stderr)
                 reply = ("error", _portable(exc))
             send(channel, reply)
 

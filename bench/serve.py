@@ -25,11 +25,13 @@ answer makes the next request go at once; nothing is sent to catch up), which me
 latency at a fixed offered load of clients × R per second while the server keeps up.
 
 It prints p50/p95/p99 latency per kind, requests/s, errors (any status but 200), the
-index runs (count and median seconds), and the CPU seconds per request of the server
-process and of the load generator. With ``--compare REV`` the same load runs against
-this checkout's ``src`` and then against ``git archive REV`` (a fresh copy of the index
-each time; the generator is this checkout's), and a side-by-side table follows the two
-reports.
+index runs (count and median seconds), the CPU seconds per request of the server
+process and of the load generator, the CPU seconds of the server's child processes
+(its index process, which runs the re-index since it left the server's own process),
+and the 1-minute load average at the start and the end. With ``--compare REV`` the
+same load runs against this checkout's ``src`` and then against ``git archive REV`` (a
+fresh copy of the index each time; the generator is this checkout's), and a side-by-side
+table follows the two reports.
 """
 
 from __future__ import annotations
@@ -129,9 +131,9 @@ def main() -> int:
         a, b = before[f"{kind}_ms"], new[f"{kind}_ms"]
         print(f"{kind:<12}{a['p50']:>14}{a['p95']:>14}{b['p50']:>10}{b['p95']:>10}")
     for key in ("requests_per_s", "errors", "index_runs", "index_run_s_p50",
-                "server_cpu_ms_per_request",
-                "generator_cpu_ms_per_request"):
-        print(f"{key:<30}{before[key]:>10}{new[key]:>20}")
+                "server_cpu_ms_per_request", "index_process_cpu_s",
+                "generator_cpu_ms_per_request", "load_average_1m"):
+        print(f"{key:<30}{before[key]!s:>14}{new[key]!s:>20}")
     return code_new or code_old
 
 
@@ -175,7 +177,13 @@ def bench(args: Any, src: str) -> tuple[int, dict[str, Any]]:
         docs = list(dict.fromkeys(h["document_id"] for hits in probe for h in hits))
         print(f"index: {stats['documents']} documents, {stats['units']} units; "
               f"{args.clients} clients for {args.seconds:.0f} s")
-        return run_load(base, auth, notes, units, docs, args, server.pid)
+        code, report = run_load(base, auth, notes, units, docs, args, server.pid)
+        if report["errors"]:  # the server logged each error's details under its id
+            log.flush()
+            for line in (tmp / "server.log").read_text(errors="replace").splitlines():
+                if '"error"' in line:
+                    print("server log:", line[:2000])
+        return code, report
     finally:
         server.terminate()
         try:
@@ -267,6 +275,47 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def descendants_cpu(pid: int) -> dict[int, tuple[float, bool]]:
+    """CPU seconds per live descendant of ``pid`` and whether it is (or was started
+    by) an index process (``cairn.app.index_worker``); key ``-1``: what finished
+    children used (``cutime``, counted with the server)."""
+    kids: dict[int, list[int]] = {}
+    for p in Path("/proc").iterdir():
+        if p.name.isdigit():
+            try:
+                fields = (p / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            kids.setdefault(int(fields[1]), []).append(int(p.name))
+    out: dict[int, tuple[float, bool]] = {}
+    todo = [(k, False) for k in kids.get(pid, [])]
+    while todo:
+        k, index = todo.pop()
+        try:
+            index = index or b"cairn.app.index_worker" in Path(f"/proc/{k}/cmdline").read_bytes()
+            out[k] = (cpu_seconds(k), index)
+        except OSError:
+            continue
+        todo.extend((g, index) for g in kids.get(k, []))
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    out[-1] = ((int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK"), False)
+    return out
+
+
+def split_cpu(before: dict[int, tuple[float, bool]], after: dict[int, tuple[float, bool]]
+              ) -> tuple[float, float]:
+    """CPU seconds used between two :func:`descendants_cpu` readings: ``(server
+    worker processes, index processes)``."""
+    server = index = 0.0
+    for k, (cpu, is_index) in after.items():
+        used = cpu - before.get(k, (0.0, False))[0]
+        if is_index:
+            index += used
+        else:
+            server += used
+    return server, index
+
+
 def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
              docs: list[str], args: Any, server_pid: int) -> tuple[int, dict[str, Any]]:
     """Run ``args.clients`` clients in ``args.procs`` processes and one index thread;
@@ -294,6 +343,8 @@ def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
 
     ctx = mp.get_context("fork")
     server_cpu0 = cpu_seconds(server_pid)
+    child_cpu0 = descendants_cpu(server_pid)
+    load0 = os.getloadavg()
     t0 = time.perf_counter()
     workers = []
     for p in range(procs):
@@ -319,6 +370,9 @@ def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
     index_thread.join()
     wall = time.perf_counter() - t0
     server_cpu = cpu_seconds(server_pid) - server_cpu0
+    workers_cpu, child_cpu = split_cpu(child_cpu0, descendants_cpu(server_pid))
+    server_cpu += workers_cpu  # processes the server starts that do not index
+    load1 = os.getloadavg()
     errors.extend(index_errors)
     total = sum(len(v) for v in lat.values())
     report = {
@@ -330,6 +384,8 @@ def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
         "index_run_s_p50": round(statistics.median(runs), 2) if runs else None,
         "server_cpu_s": round(server_cpu, 1),
         "server_cpu_ms_per_request": round(server_cpu * 1000 / max(1, total), 2),
+        "index_process_cpu_s": round(child_cpu, 1),
+        "load_average_1m": [round(load0[0], 1), round(load1[0], 1)],
         "generator_cpu_s": round(client_cpu, 1),
         "generator_cpu_ms_per_request": round(client_cpu * 1000 / max(1, total), 2),
         **{f"{k}_ms": {"p50": round(percentile(v, 0.5), 1), "p95": round(percentile(v, 0.95), 1),

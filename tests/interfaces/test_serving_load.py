@@ -100,6 +100,7 @@ def test_index_in_background_runs_on_its_own_lower_priority_thread(tmp_path: Pat
             return original(*args, **kwargs)  # type: ignore[arg-type]
 
         cairn.index = spy  # type: ignore[method-assign]
+        cairn.own_parts = False  # the thread path (a given store; test_index_process: a child)
         (folder / "c.md").write_text("# C\n\nThird note.\n", encoding="utf-8")
         run = cairn.index_in_background(nice=5)
         assert run.added == 1
@@ -121,6 +122,7 @@ def test_index_in_background_raises_the_runs_error_in_the_caller(tmp_path: Path)
             raise CairnError("the disk is on fire")
 
         cairn.index = broken  # type: ignore[method-assign]
+        cairn.own_parts = False  # the thread path
         with pytest.raises(CairnError, match="on fire"):
             cairn.index_in_background()
 

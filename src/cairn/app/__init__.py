@@ -111,6 +111,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         except ConfigError as exc:
             raise in_file(exc, config.config_file) from None
         self._created = False
+        self.own_parts = store is None and embedder is None  # a child can open the same
         if store is None and config.db_url is not None:
             store = open_url(config.db_url)
         if store is None:
@@ -199,7 +200,8 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         return cls(load_config(db=db, config_file=config_file), create=create)
 
     def close(self) -> None:
-        """Close the store."""
+        """Close the store (and stop a server's index process)."""
+        self.close_index_worker()
         self.store.close()
 
     def __enter__(self) -> Cairn:

@@ -1,12 +1,16 @@
-"""Index runs a server starts while it answers readers: on a thread of their own at a
-lower CPU priority, so that on a small machine the requests keep the cores.
+"""Index runs a server starts while it answers readers: in a child process of its own
+at a lower CPU priority (:mod:`cairn.app.index_worker`), so that on a small machine the
+requests keep the cores and the interpreter lock.
 
 A door (``POST /v1/index``, the MCP ``index`` tool) calls :meth:`BackgroundIndexMixin.
-index_in_background`; the run itself is :meth:`cairn.app.Cairn.index` inside
-:meth:`cairn.app.doors.DoorsMixin.indexing`, unchanged. On Linux a thread has its own
-nice value (``setpriority(PRIO_PROCESS, thread id)``), inherited by the threads and
-worker processes it starts (the parse workers of a large run); elsewhere the run keeps
-the process's priority, since there the call would lower the whole process.
+index_in_background`; the run itself is :meth:`cairn.app.Cairn.index`, unchanged, in the
+child, while the server marks it with :meth:`cairn.app.doors.DoorsMixin.indexing`.
+A ``Cairn`` built around a given store or embedder (tests, another backend handed in)
+cannot be rebuilt in another process: it runs the index on a thread of its own instead.
+On Linux a thread has its own nice value (``setpriority(PRIO_PROCESS, thread id)``),
+inherited by the threads and worker processes it starts (the parse workers of a large
+run); elsewhere the thread keeps the process's priority, since there the call would
+lower the whole process.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from cairn.app.parts import Parts
 
 if TYPE_CHECKING:
+    from cairn.app.index_worker import IndexWorker
     from cairn.model import Run
 
 INDEX_NICE = 10
@@ -48,24 +53,64 @@ def lower_thread_priority(steps: int) -> bool:
 class BackgroundIndexMixin(Parts):
     """Index runs for servers, at a lower priority than the requests they answer."""
 
+    _index_worker: IndexWorker | None = None
+    _worker_lock = threading.Lock()
+    own_parts = False
+    """Whether this ``Cairn`` opened its store and embedder from its configuration
+    (then a child process can open the same ones: :meth:`index_in_background`)."""
+
     if TYPE_CHECKING:
         def index(self) -> Run: ...
 
         def indexing(self) -> AbstractContextManager[None]: ...
 
+        def _reload_types(self) -> object: ...
+
+        last_embed: object
+
     def index_in_background(self, *, nice: int = INDEX_NICE) -> Run:
-        """:meth:`index` of every registered root, inside :meth:`indexing` (readers
-        go on meanwhile), on a new thread ``cairn-index`` whose CPU priority is
-        ``nice`` steps lower than the process's (see :func:`lower_thread_priority`);
-        waits for it.
+        """:meth:`index` of every registered root while readers go on (inside
+        :meth:`indexing`), ``nice`` steps lower in CPU priority than the process; waits
+        for it. The run happens in the server's index process
+        (:class:`cairn.app.index_worker.IndexWorker`, started on the first call and
+        kept until :meth:`close_index_worker`) when this ``Cairn`` opened its own store
+        and embedder, else on a new thread ``cairn-index`` (see
+        :func:`lower_thread_priority`). After a run in the child, the note types are
+        read again here, as the run read them there.
 
         Returns:
             The run record, as :meth:`index` returns it.
 
         Raises:
             Whatever :meth:`index` raises (``IndexBusy``, ``MassDelete``,
-            ``StoreError`` …), re-raised in the caller's thread.
+            ``StoreError`` …), re-raised in the caller's thread; ``StoreError`` when
+            the index process died.
         """
+        if self.own_parts:
+            worker = self._worker(nice)
+            with self.indexing():
+                run = worker.index()
+            self._reload_types()  # a types.yaml may have changed: the child read it
+            self.last_embed = run.embedding
+            return run
+        return self._index_on_thread(nice)
+
+    def _worker(self, nice: int) -> IndexWorker:
+        with self._worker_lock:
+            if self._index_worker is None:
+                from cairn.app.index_worker import IndexWorker
+
+                self._index_worker = IndexWorker(self.config, nice=nice)
+            return self._index_worker
+
+    def close_index_worker(self) -> None:
+        """Stop the index process, if one was started (idempotent)."""
+        with self._worker_lock:
+            worker, self._index_worker = self._index_worker, None
+        if worker is not None:
+            worker.close()
+
+    def _index_on_thread(self, nice: int) -> Run:
         out: dict[str, Any] = {}
 
         def work() -> None:

@@ -205,6 +205,8 @@ class VectorMatrix:
         ordinals / starts / ends: ``int64[n]`` chunk ordinal and body offsets per row.
         alternate: ``bool[n]``, the row's unit is off a conversation's canonical branch.
         matrix: ``float32[n, dim]`` unit-length vectors.
+        chunk_ids: ``int64[n]`` the store's chunk id per row, ascending, when the store
+            can patch the matrix from them (``VectorIndex.matrix_since``); else ``None``.
     """
 
     space: str
@@ -216,3 +218,4 @@ class VectorMatrix:
     ends: Any
     alternate: Any
     matrix: Any
+    chunk_ids: Any = None

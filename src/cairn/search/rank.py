@@ -232,19 +232,6 @@ class Ranker:
         if not text:
             return [], None
         weights = self.config.weights
-        allowed: set[str] | None = None
-        if tq.filters:
-            only = TextQuery((), tq.filters)
-            allowed = {
-                u
-                for u, _ in self.store.search_text(
-                    only,
-                    limit=_ALL,
-                    weights=weights,
-                    include_alternates=alternates,
-                    whole_documents=False,
-                )
-            }
         excluded: set[str] = set()
         negs = tuple(replace(t, negate=False) for t in tq.negative)
         if negs:
@@ -255,9 +242,31 @@ class Ranker:
                 )
             }
         qvec = encode_query(self.embedder, text)
-        hits = self.dense.search(
-            qvec, limit, allowed=allowed, excluded=excluded, include_alternates=alternates
-        )
+        hits: list[DenseHit] | None = None
+        allowed: set[str] | None = None
+        if tq.filters:
+            # the best units asked about the filter first (cheap when many pass it);
+            # a selective filter lists the units it passes instead
+            hits = self.dense.search_where(
+                qvec, limit, lambda ids: set(self.store.filter_units(
+                    ids, tq.filters, include_alternates=alternates)),
+                excluded=excluded, include_alternates=alternates)
+            if hits is None:
+                only = TextQuery((), tq.filters)
+                allowed = {
+                    u
+                    for u, _ in self.store.search_text(
+                        only,
+                        limit=_ALL,
+                        weights=weights,
+                        include_alternates=alternates,
+                        whole_documents=False,
+                    )
+                }
+        if hits is None:
+            hits = self.dense.search(
+                qvec, limit, allowed=allowed, excluded=excluded, include_alternates=alternates
+            )
         floor = self.fusion.min_similarity
         return [h for h in hits if h.score >= floor], qvec
 

@@ -131,6 +131,12 @@ class VectorIndex(Protocol):
         """Every live chunk vector of ``space`` keyed by unit id and chunk ordinal."""
         ...
 
+    def matrix_since(self, space: str, old: VectorMatrix | None) -> VectorMatrix:
+        """The current :meth:`matrix` of ``space``, made from ``old`` (a matrix this
+        index returned before, or ``None``) by reading only what changed since when the
+        backend can (``old`` itself when nothing did); else a full :meth:`matrix`."""
+        ...
+
     def indexed(self, space: str) -> bool:
         """Whether the backend answers :meth:`nearest` from a vector index of its own
         (pgvector's HNSW on PostgreSQL, once the space is large enough); ``False``

@@ -368,12 +368,14 @@ class SQLiteVectors:
             again = self._waiting.get(space)
             if again is not None and again[0] == key:
                 return again[1]
+            # two disjoint counts (half the work of one scan testing both per unit):
+            # chunkable units without chunks, and units with a chunk lacking a vector
             n = int(
                 self.db.execute(
-                    "SELECT count(*) FROM units u WHERE " + _CHUNKABLE + " AND ("
-                    "NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = u.id) OR EXISTS "
-                    "(SELECT 1 FROM chunks c WHERE c.unit_id = u.id AND NOT EXISTS "
-                    "(SELECT 1 FROM embeddings e WHERE e.space = ? AND e.hash = c.hash)))",
+                    "SELECT (SELECT count(*) FROM units u WHERE NOT EXISTS (SELECT 1 FROM "
+                    "chunks c WHERE c.unit_id = u.id) AND " + _CHUNKABLE + ") + (SELECT "
+                    "count(DISTINCT c.unit_id) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM "
+                    "embeddings e WHERE e.space = ? AND e.hash = c.hash))",
                     (space,),
                 ).fetchone()[0]
             )
@@ -441,49 +443,32 @@ class SQLiteVectors:
         return int(cur.rowcount or 0)
 
     def matrix(self, space: str) -> VectorMatrix:
-        """Load every live chunk vector of ``space`` (see :class:`VectorMatrix`)."""
-        import numpy as np
+        """Load every live chunk vector of ``space`` (see :class:`VectorMatrix`; with
+        its ``chunk_ids``, so :meth:`matrix_since` can patch it later)."""
+        from cairn.store.sqlite.matrix import load_matrix
 
-        gen = self.generation()
-        dim_row = self.db.execute(
-            "SELECT dim FROM vector_spaces WHERE space=?", (space,)
-        ).fetchone()
-        dim = int(dim_row[0]) if dim_row else 0
-        rows = self.db.execute(
-            "SELECT c.unit_id, c.ordinal, c.start, c.end, u.alternate, e.vector FROM chunks c "
-            "JOIN units u ON u.id = c.unit_id "
-            "JOIN embeddings e ON e.space = ? AND e.hash = c.hash ORDER BY c.id",
-            (space,),
-        ).fetchall()
-        n = len(rows)
-        if n == 0 or dim == 0:
-            empty = np.zeros(0, np.int64)
-            return VectorMatrix(
-                space,
-                gen,
-                (),
-                empty,
-                empty,
-                empty,
-                empty,
-                np.zeros(0, bool),
-                np.zeros((0, max(dim, 1)), np.float32),
-            )
-        index: dict[str, int] = {}
-        units = np.fromiter((index.setdefault(r[0], len(index)) for r in rows), np.int64, n)
-        raw = np.frombuffer(b"".join(r[5] for r in rows), dtype=self._dtype(space)[0])
-        mat = raw.reshape(n, dim)
-        return VectorMatrix(
-            space,
-            gen,
-            tuple(index),
-            units,
-            np.fromiter((r[1] for r in rows), np.int64, n),
-            np.fromiter((r[2] for r in rows), np.int64, n),
-            np.fromiter((r[3] for r in rows), np.int64, n),
-            np.fromiter((bool(r[4]) for r in rows), bool, n),
-            np.ascontiguousarray(mat, dtype=np.float32),
-        )
+        dim, dtype = self._shape(space)
+        return load_matrix(self.db, space, dim, dtype)
+
+    def matrix_since(self, space: str, old: VectorMatrix | None) -> VectorMatrix:
+        """The current :meth:`matrix`, made from ``old`` (a matrix of ``space`` this
+        index returned before) by dropping the rows of chunks gone and reading only the
+        chunks that got a vector since (:func:`cairn.store.sqlite.matrix.patch_matrix`);
+        a full load when there is no ``old`` or a patch would read much of it anyway.
+        ``old`` itself when the generation has not moved."""
+        from cairn.store.sqlite.matrix import load_matrix, patch_matrix
+
+        dim, dtype = self._shape(space)
+        if old is not None:
+            patched = patch_matrix(self.db, old, space, dim, dtype)
+            if patched is not None:
+                return patched
+        return load_matrix(self.db, space, dim, dtype)
+
+    def _shape(self, space: str) -> tuple[int, str]:
+        """``(dimension, numpy dtype)`` of a space's stored vectors (0 when unknown)."""
+        row = self.db.execute("SELECT dim FROM vector_spaces WHERE space=?", (space,)).fetchone()
+        return (int(row[0]) if row else 0), self._dtype(space)[0]
 
     # --- nearest neighbours (exact, over the in-process matrix) ------------------------
     def indexed(self, space: str) -> bool:

@@ -1,0 +1,133 @@
+"""The vector matrix patched after an index run equals a full load of it, and reads only
+the chunks that got a vector since (``store.vectors.matrix_since``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cairn.app import Cairn
+from cairn.config import Config
+from cairn.embed.base import Embedder
+from cairn.ingest.embedding import embed_pass
+from cairn.model import VectorMatrix
+
+FIELDS = ("space", "generation", "unit_ids", "units", "ordinals", "starts", "ends",
+          "alternate", "matrix", "chunk_ids")
+
+
+@pytest.fixture(scope="module")
+def static() -> Embedder:
+    pytest.importorskip("model2vec")
+    from cairn.embed.static import StaticEmbedder
+
+    return StaticEmbedder()
+
+
+@pytest.fixture
+def vault(tmp_path: Path, static: Embedder, monkeypatch: pytest.MonkeyPatch
+          ) -> Iterator[tuple[Cairn, Path]]:
+    monkeypatch.setenv("CAIRN_EMBED", "none")
+    root = tmp_path / "v"
+    root.mkdir()
+    for i in range(12):
+        (root / f"n{i:02d}.md").write_text(
+            f"# Note {i}\n\nCompost and bread, turned weekly {i}.\n\n## Part\n\nMore {i}.\n")
+    with Cairn(Config(db_path=tmp_path / "i.db")) as c:
+        c.index([root])
+        embed_pass(c.store, static)
+        yield c, root
+
+
+def same(a: VectorMatrix, b: VectorMatrix) -> None:
+    import numpy as np
+
+    for f in FIELDS:
+        x, y = getattr(a, f), getattr(b, f)
+        if isinstance(x, np.ndarray):
+            assert x.dtype == y.dtype and x.shape == y.shape and (x == y).all(), f
+        else:
+            assert x == y, f
+
+
+def statements(c: Cairn, fn: Any) -> tuple[Any, list[str]]:
+    """``fn()`` with the SQL this thread's connection ran meanwhile."""
+    seen: list[str] = []
+    db = c.store.db  # type: ignore[attr-defined]
+    db.set_trace_callback(seen.append)
+    try:
+        return fn(), seen
+    finally:
+        db.set_trace_callback(None)
+
+
+def test_a_patch_equals_a_full_load(vault: tuple[Cairn, Path], static: Embedder) -> None:
+    c, root = vault
+    vec = c.store.vectors
+    space = static.fingerprint
+    old = vec.matrix(space)
+    assert old.chunk_ids is not None and len(old.chunk_ids) == old.matrix.shape[0] > 0
+    (root / "n03.md").write_text("# Note 3\n\nRewritten: trams and custard tarts.\n")
+    (root / "n07.md").unlink()
+    (root / "new.md").write_text("# Lisbon\n\nThe ocean at dusk.\n\n## Food\n\nBacalhau.\n")
+    c.index([root], embed=False)
+    embed_pass(c.store, static)
+    patched, sql = statements(c, lambda: vec.matrix_since(space, old))
+    same(patched, vec.matrix(space))
+    assert patched.generation == vec.generation() != old.generation
+    reads = [s for s in sql if " IN (" in s]
+    assert reads and all(s.count("?") <= 5 for s in reads), "only the new chunks are read"
+    assert "n07" not in " ".join(patched.unit_ids)
+    assert vec.matrix_since(space, patched) is patched  # nothing moved since
+
+
+def test_chunks_that_waited_for_a_vector_are_merged_in_order(
+    vault: tuple[Cairn, Path], static: Embedder
+) -> None:
+    import numpy as np
+
+    from cairn.ingest.embedding import chunk_pending
+
+    c, root = vault
+    vec = c.store.vectors
+    space = static.fingerprint
+    (root / "late.md").write_text("# Late\n\nChunked now, embedded later.\n")
+    c.index([root], embed=False)
+    chunk_pending(c.store, c._chunk_config())  # its chunk waits for a vector
+    (root / "n01.md").write_text("# Note 1\n\nChanged after.\n")
+    c.index([root], embed=False)
+    chunk_pending(c.store, c._chunk_config())  # higher chunk ids, given vectors now
+    n01 = [ch.hash for ch, src in vec.chunks_missing_vectors(space)
+           if src.title == "Note 1"]
+    assert n01
+    with c.store.transaction():
+        vec.put_vectors(space, [(h, np.full(static.dim, static.dim ** -0.5, np.float32))
+                                for h in n01])
+    old = vec.matrix(space)
+    embed_pass(c.store, static)  # the late chunk gets its vector: a row in the middle
+    patched = vec.matrix_since(space, old)
+    same(patched, vec.matrix(space))
+    added = sorted(set(patched.chunk_ids.tolist()) - set(old.chunk_ids.tolist()))
+    assert added and added[0] < int(old.chunk_ids.max())
+
+
+def test_a_large_change_or_an_old_matrix_loads_whole(
+    vault: tuple[Cairn, Path], static: Embedder
+) -> None:
+    import dataclasses
+
+    c, root = vault
+    vec = c.store.vectors
+    space = static.fingerprint
+    old = vec.matrix(space)
+    for p in root.glob("*.md"):
+        p.write_text(p.read_text() + "\nAll changed.\n")
+    c.index([root], embed=False)
+    embed_pass(c.store, static)
+    same(vec.matrix_since(space, old), vec.matrix(space))
+    bare = dataclasses.replace(vec.matrix(space), chunk_ids=None, generation=-1)
+    same(vec.matrix_since(space, bare), vec.matrix(space))
+    same(vec.matrix_since(space, None), vec.matrix(space))

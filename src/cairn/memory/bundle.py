@@ -19,10 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import functools
 import hashlib
-import io
-import json
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -31,10 +28,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-
-from cairn.errors import CairnError
-from cairn.formats import frontmatter
+from cairn.memory.files import (  # the bundle's file format, re-exported
+    MemoryError_ as MemoryError_,
+)
+from cairn.memory.files import (
+    now_iso as now_iso,
+)
+from cairn.memory.files import (
+    parse_file as parse_file,
+)
+from cairn.memory.files import (
+    render_file as render_file,
+)
+from cairn.memory.files import (
+    seal as seal,
+)
 from cairn.writeback import Backups, WriteConflict, create_file, sha256_bytes, write_file
 
 MEMORY_TYPES = ("FACT", "INSIGHT", "AXIOM", "CONJECTURE")
@@ -89,135 +97,6 @@ def is_memory_bundle(folder: Path) -> bool:
         and (folder / "memories").is_dir()
         and (folder / "concepts").is_dir()
     )
-
-
-class MemoryError_(CairnError):
-    """A memory operation refused: the message names the file and the reason."""
-
-
-@functools.cache
-def _pyyaml() -> tuple[Any, Any] | None:
-    """PyYAML and its (C, when built) safe loader without the timestamp resolver, as
-    the OKF reference implementation reads bundles; ``None`` without PyYAML."""
-    try:
-        import yaml  # type: ignore[import-untyped]
-    except ImportError:  # pragma: no cover - PyYAML is a dependency
-        return None
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    loader: Any = type("NoDatesLoader", (base,), {})
-    loader.yaml_implicit_resolvers = {
-        k: [(tag, rx) for tag, rx in v if tag != "tag:yaml.org,2002:timestamp"]
-        for k, v in base.yaml_implicit_resolvers.items()
-    }
-    return yaml, loader
-
-
-def parse_file(text: str, path: str) -> tuple[dict[str, Any], str]:
-    """Split a bundle file into its frontmatter mapping and body. YAML timestamps stay
-    the strings written, so a read and a write change neither them nor a seal.
-
-    Read as the OKF reference implementation reads (PyYAML's safe loader, C when
-    built, without timestamps); cairn's frontmatter reader when PyYAML is missing.
-
-    Raises:
-        MemoryError_: no ``---`` block at the start, or frontmatter that does not parse
-            or is not a mapping (naming ``path``).
-    """
-    lib = _pyyaml()
-    if lib is None:  # pragma: no cover
-        fm = frontmatter.split(text, path, allow_toml=False)
-        if fm.kind != "yaml":
-            raise MemoryError_(f"{path}: no YAML frontmatter block at the start")
-        if fm.failed:
-            why = "; ".join(d.message for d in fm.diagnostics) or "frontmatter does not parse"
-            raise MemoryError_(f"{path}: {why}")
-        body = fm.body[1:] if fm.body.startswith("\n") else fm.body
-        return dict(fm.data), body
-    yaml, loader = lib
-    text = text.lstrip("\ufeff").replace("\r\n", "\n")
-    if not text.startswith("---\n"):
-        raise MemoryError_(f"{path}: no YAML frontmatter block at the start")
-    close = _FENCE.search(text, 4)
-    if close is None:
-        raise MemoryError_(f"{path}: the frontmatter block is not closed by a '---' line")
-    raw = text[4 : close.start()]
-    body = text[close.end() + 1 :]
-    if body.startswith("\n"):
-        body = body[1:]
-    try:
-        data = yaml.load(raw, Loader=loader)  # a safe loader (no timestamps)
-    except yaml.YAMLError as exc:
-        raise MemoryError_(f"{path}: frontmatter is not valid YAML: {exc}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise MemoryError_(f"{path}: frontmatter is not a mapping")
-    return data, body
-
-
-_FENCE = re.compile(r"^---[ \t]*$", re.M)
-
-
-def _dump(meta: dict[str, Any]) -> str:
-    """``meta`` as YAML: libyaml's safe dumper when built (ten times faster; a
-    maintenance cycle rewrites thousands of concepts), else PyYAML's. Their output is
-    the same, except that libyaml escapes characters beyond the BMP (``🎉`` →
-    ``"\\U0001F389"``) even with ``allow_unicode``: such text is dumped by PyYAML."""
-    lib = _pyyaml()
-    if lib is not None:
-        yaml = lib[0]
-        opts: dict[str, Any] = {
-            "sort_keys": False, "allow_unicode": True, "default_flow_style": False,
-            "width": 1000,
-        }
-        dumper = getattr(yaml, "CSafeDumper", None)
-        if dumper is not None:
-            fast: str = yaml.dump(meta, Dumper=dumper, **opts)
-            if "\\U" not in fast:
-                return fast
-        text: str = yaml.safe_dump(meta, **opts)
-        return text
-    out = io.StringIO()  # pragma: no cover
-    _yaml().dump(meta, out)
-    return out.getvalue()
-
-
-def _yaml() -> YAML:
-    y = YAML(typ="rt")
-    y.default_flow_style = False
-    y.width = 1000
-    y.allow_unicode = True
-    return y
-
-
-def render_file(meta: Mapping[str, Any], body: str) -> bytes:
-    """Frontmatter (key order kept) and body as the bytes of one file."""
-    head = _dump(dict(meta))
-    body = body.rstrip("\n") + "\n" if body.strip() else ""
-    return f"---\n{head}---\n\n{body}".encode()
-
-
-def seal(meta: Mapping[str, Any], body: str) -> str:
-    """The seal of a layer-1 memory: SHA-256 hex over the canonical form of the body and
-    every frontmatter field but ``hash``.
-
-    Canonical form: the JSON of ``{"body": <body without surrounding blank lines>,
-    "fields": <the fields>}`` with sorted keys, no spaces, UTF-8 (not ASCII-escaped).
-    """
-    fields = {k: v for k, v in meta.items() if k != "hash"}
-    canon = json.dumps(
-        {"body": body.strip("\n"), "fields": fields},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-        default=str,
-    )
-    return hashlib.sha256(canon.encode("utf-8")).hexdigest()
-
-
-def now_iso() -> str:
-    """The current time, ISO 8601 UTC with a ``Z`` offset, to the second."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass

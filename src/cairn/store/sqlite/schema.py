@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -17,6 +16,7 @@ from typing import Any, TypeVar
 
 from cairn.errors import StoreError, StoreUnwritable
 from cairn.store.lock import WriterLock
+from cairn.store.sqlite.connect import _connect_read_only, _read_only_media, _set_wal
 
 MIGRATIONS: tuple[str, ...] = (
     # 0 -> 1: the initial schema
@@ -290,34 +290,6 @@ def _reason(exc: sqlite3.Error) -> str:
     return msg
 
 
-def _read_only_media(path: str) -> bool:
-    """Whether ``path`` is an index that can only be read where it lies: a file on a
-    read-only file system, or in a folder this user may not write, with no write-ahead
-    log beside it (a WAL-mode database needs its ``-shm`` file, which cannot be made
-    there, and a reader cannot take a lock)."""
-    if path == ":memory:" or not os.path.isfile(path) or os.path.exists(path + "-wal"):
-        return False
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        if os.statvfs(folder).f_flag & getattr(os, "ST_RDONLY", 0):
-            return True
-    except (OSError, AttributeError):
-        pass
-    return not os.access(folder, os.W_OK)
-
-
-def _connect_read_only(path: str) -> sqlite3.Connection:
-    """A read-only connection to an index on read-only media (see
-    :func:`_read_only_media`): ``immutable`` tells SQLite that nobody writes the file,
-    which holds there, so it needs neither the ``-shm`` file nor locks. A write on it
-    fails as "attempt to write a readonly database" (:class:`StoreUnwritable`)."""
-    uri = Path(path).absolute().as_uri() + "?mode=ro&immutable=1"
-    conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
-    conn.row_factory = sqlite3.Row
-    conn.execute("PRAGMA foreign_keys = ON")
-    return conn
-
-
 class SQLiteBase:
     """The connection, transactions and migrations; the role mixins build on it."""
 
@@ -372,7 +344,7 @@ class SQLiteBase:
             conn.execute("PRAGMA busy_timeout = 5000")
             conn.execute("PRAGMA foreign_keys = ON")
             if self.path != ":memory:":
-                conn.execute("PRAGMA journal_mode = WAL")
+                _set_wal(conn)
             conn.execute("PRAGMA synchronous = NORMAL")
         except sqlite3.OperationalError:
             conn.close()

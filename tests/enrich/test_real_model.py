@@ -12,10 +12,11 @@ library needs glibc ≥ 2.38).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -68,12 +69,13 @@ def _shape(schema: Any) -> Any:
     return schema
 
 
-@pytest.fixture(scope="module")
-def smol_url() -> Iterator[str]:
-    """``http://127.0.0.1:PORT/v1``: SmolLM2 behind the OpenAI chat API."""
-    from cairn.enrich.prompts import CONVERSATION_SCHEMA, RELATION_SCHEMA
-
-    llm = _model()
+@contextlib.contextmanager
+def serve_chat(
+    llm: Any, schema_of: Callable[[dict[str, Any]], Any], prompts: list[str] | None = None
+) -> Iterator[str]:
+    """``http://127.0.0.1:PORT/v1``: ``llm`` behind the OpenAI chat API on loopback, one
+    generation at a time, its output constrained to ``schema_of(request body)``; the
+    last message of each request is appended to ``prompts`` when given."""
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -82,8 +84,8 @@ def smol_url() -> Iterator[str]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            system = body["messages"][0]["content"]
-            schema = RELATION_SCHEMA if "compare two" in system else CONVERSATION_SCHEMA
+            if prompts is not None:
+                prompts.append(body["messages"][-1]["content"])
             with lock:  # one generation at a time
                 out = llm.create_chat_completion(
                     body["messages"], max_tokens=int(body.get("max_tokens", 400)),
@@ -91,7 +93,7 @@ def smol_url() -> Iterator[str]:
                     # llama.cpp's grammar-constrained JSON from the schema's shape (its
                     # bounds are left to cairn's own validator: llama.cpp refuses a
                     # grammar with maxLength 2000, then crashes sampling without one)
-                    response_format={"type": "json_object", "schema": _shape(schema)},
+                    response_format={"type": "json_object", "schema": _shape(schema_of(body))},
                 )
             data = json.dumps(out).encode()
             self.send_response(200)
@@ -107,6 +109,19 @@ def smol_url() -> Iterator[str]:
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def smol_url() -> Iterator[str]:
+    """``http://127.0.0.1:PORT/v1``: SmolLM2 behind the OpenAI chat API."""
+    from cairn.enrich.prompts import CONVERSATION_SCHEMA, RELATION_SCHEMA
+
+    def schema_of(body: dict[str, Any]) -> Any:
+        system = body["messages"][0]["content"]
+        return RELATION_SCHEMA if "compare two" in system else CONVERSATION_SCHEMA
+
+    with serve_chat(_model(), schema_of) as url:
+        yield url
 
 
 # A small model on 2 shared cores: 120 s quiet, more than 300 s at load 12.

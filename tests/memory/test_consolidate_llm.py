@@ -9,11 +9,8 @@ from __future__ import annotations
 import json
 import re
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -133,39 +130,11 @@ def smol_url() -> Iterator[tuple[str, list[str]]]:
     model and loader) behind the OpenAI chat API, its output constrained to
     :data:`REPLY_SCHEMA`."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "enrich"))
-    from test_real_model import _model, _shape
+    from test_real_model import _model, serve_chat
 
-    llm = _model()
-    lock = threading.Lock()
     prompts: list[str] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            return
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            prompts.append(body["messages"][-1]["content"])
-            with lock:
-                out = llm.create_chat_completion(
-                    body["messages"], max_tokens=int(body.get("max_tokens", 400)),
-                    temperature=0.0, seed=1,
-                    response_format={"type": "json_object", "schema": _shape(REPLY_SCHEMA)},
-                )
-            data = json.dumps(out).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", prompts
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serve_chat(_model(), lambda _body: REPLY_SCHEMA, prompts) as url:
+        yield url, prompts
 
 
 @pytest.mark.slow

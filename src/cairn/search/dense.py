@@ -273,6 +273,34 @@ class DenseIndex:
         out: npt.NDArray[np.float32] = m @ q.astype(m.dtype, copy=False)
         return out
 
+    def _rows(
+        self,
+        q: npt.NDArray[np.float32],
+        k: int,
+        allowed: Collection[str] | None,
+        excluded: Collection[str],
+        include_alternates: bool,
+    ) -> tuple[VectorMatrix, npt.NDArray[np.float32], npt.NDArray[np.intp]] | None:
+        """``(matrix, similarity of q to every row, rows that may be hits)`` over this
+        thread's snapshot, or ``None`` when the matrix is empty or ``k <= 0``; a row
+        may be a hit when it is on the canonical branch (or ``include_alternates``),
+        its unit is in ``allowed`` (when given) and not in ``excluded``."""
+        import numpy as np
+
+        vm, index = self.snapshot()
+        n = vm.matrix.shape[0]
+        if n == 0 or k <= 0:
+            return None
+        sims = self.similarities(q, vm)
+        mask = np.ones(n, dtype=bool)
+        if not include_alternates:
+            mask &= ~vm.alternate
+        if allowed is not None:
+            mask &= self._unit_mask(allowed, vm, index)
+        if excluded:
+            mask &= ~self._unit_mask(excluded, vm, index)
+        return vm, sims, np.flatnonzero(mask)
+
     def _unit_mask(
         self, unit_ids: Collection[str], vm: VectorMatrix, index: dict[str, int]
     ) -> npt.NDArray[np.bool_]:
@@ -313,19 +341,10 @@ class DenseIndex:
             return [DenseHit(*h) for h in self.vectors.nearest(
                 self.space, q, k, allowed, excluded=excluded,
                 include_alternates=include_alternates)]
-        vm, index = self.snapshot()
-        n = vm.matrix.shape[0]
-        if n == 0 or k <= 0:
+        rows = self._rows(q, k, allowed, excluded, include_alternates)
+        if rows is None:
             return []
-        sims = self.similarities(q, vm)
-        mask = np.ones(n, dtype=bool)
-        if not include_alternates:
-            mask &= ~vm.alternate
-        if allowed is not None:
-            mask &= self._unit_mask(allowed, vm, index)
-        if excluded:
-            mask &= ~self._unit_mask(excluded, vm, index)
-        idx = np.flatnonzero(mask)
+        vm, sims, idx = rows
         if idx.size == 0:
             return []
         sub = sims[idx]
@@ -386,17 +405,10 @@ class DenseIndex:
         widest = WHERE_WIDEST if widest is None else widest
         if self.indexed():
             return None
-        vm, index = self.snapshot()
-        n = vm.matrix.shape[0]
-        if n == 0 or k <= 0:
+        rows = self._rows(q, k, None, excluded, include_alternates)
+        if rows is None:
             return []
-        sims = self.similarities(q, vm)
-        mask = np.ones(n, dtype=bool)
-        if not include_alternates:
-            mask &= ~vm.alternate
-        if excluded:
-            mask &= ~self._unit_mask(excluded, vm, index)
-        idx = np.flatnonzero(mask)
+        vm, sims, idx = rows
         sub = sims[idx]
         order = np.argsort(-sub, kind="stable")  # every row: cheap next to the product
         hits: list[DenseHit] = []

@@ -1,16 +1,21 @@
-"""``cairn serve --watch``: the API answers what changed on disk while it runs."""
+"""``cairn serve --watch``: the API answers what changed on disk while it runs, and the
+folders are followed by a child process of the server (its GIL stays with requests)."""
 
 from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
 
 import pytest
+
+from cairn.interfaces.watch_child import READY
 
 pytest.importorskip("watchfiles")
 pytest.importorskip("uvicorn")
@@ -24,6 +29,21 @@ def _search(port: int, query: str) -> list[str]:
     )
     with urllib.request.urlopen(req, timeout=5) as r:
         return [h["path"] for h in json.loads(r.read())["hits"]]
+
+
+def _children(pid: int) -> dict[int, bytes]:
+    """The command lines of ``pid``'s live child processes (Linux ``/proc``)."""
+    out: dict[int, bytes] = {}
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            ppid = int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            if ppid == pid:
+                out[int(p.name)] = (p / "cmdline").read_bytes()
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
 
 
 def test_serve_with_watch_follows_a_new_note(tmp_path: Path, port: int) -> None:
@@ -42,8 +62,22 @@ def test_serve_with_watch_follows_a_new_note(tmp_path: Path, port: int) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read_stderr() -> None:
+        assert proc.stderr is not None
+        for raw in proc.stderr:
+            lines.put(raw.decode(errors="replace"))
+
+    threading.Thread(target=read_stderr, daemon=True).start()
     try:
-        deadline = time.time() + 30
+        deadline = time.time() + 60
+        seen: list[str] = []
+        while not any(READY in line for line in seen):  # the watcher's catch-up is done
+            try:
+                seen.append(lines.get(timeout=max(0.1, deadline - time.time())))
+            except queue.Empty:
+                pytest.fail(f"no {READY!r} line in 60 s; stderr: {''.join(seen)}")
         while True:  # the server is up
             try:
                 assert _search(free_port, "first") == ["a.md"]
@@ -52,7 +86,9 @@ def test_serve_with_watch_follows_a_new_note(tmp_path: Path, port: int) -> None:
                 if time.time() > deadline or proc.poll() is not None:
                     raise
                 time.sleep(0.2)
-        time.sleep(1.0)  # the watcher's catch-up run
+        kids = _children(proc.pid)
+        watchers = [k for k, cmd in kids.items() if b"cairn.interfaces.watch_child" in cmd]
+        assert len(watchers) == 1, kids
         (notes / "b.md").write_text("# Beta\n\nzanzibar appears later\n")
         found: list[str] = []
         while time.time() < deadline and not found:
@@ -61,4 +97,5 @@ def test_serve_with_watch_follows_a_new_note(tmp_path: Path, port: int) -> None:
         assert found == ["b.md"]
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        proc.wait(timeout=60)
+    assert not Path(f"/proc/{watchers[0]}").exists()  # the server stopped its watcher

@@ -196,6 +196,18 @@ def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
                 pipe.close()
 
 
+def prepare_child(nice: int) -> None:
+    """In a server's child process (index runs, ``serve --watch``): ``nice`` steps
+    lower CPU priority (where the system has ``os.nice``) and one thread per local
+    embedding model, so that the server keeps the cores for its requests."""
+    if nice > 0 and hasattr(os, "nice"):  # not on Windows
+        with suppress(OSError):  # a lower priority is a wish, not a need
+            os.nice(nice)
+    from cairn.embed.registry import set_default_threads
+
+    set_default_threads(1)
+
+
 def main() -> int:
     """The child: read the configuration, then answer ``"index"`` requests until the
     input ends. Each answer is ``("ok", run)`` or ``("error", exception)``."""
@@ -206,13 +218,9 @@ def main() -> int:
         config, nice = receive(inp)
     except EOFError:
         return 0
-    if nice > 0 and hasattr(os, "nice"):  # not on Windows
-        with suppress(OSError):  # a lower priority is a wish, not a need
-            os.nice(nice)
+    prepare_child(nice)
     from cairn.app import Cairn
-    from cairn.embed.registry import set_default_threads
 
-    set_default_threads(1)  # the server keeps the other cores
     with Cairn(config) as cairn:
         while True:
             try:

@@ -45,7 +45,7 @@ def serve(
     try:
         from cairn.interfaces.warm import advertise
 
-        with common.open_cairn(db) as cairn, _watching(watch, db), _dreaming(cairn, db):
+        with common.open_cairn(db) as cairn, _watching(watch, cairn), _dreaming(cairn, db):
             from cairn.interfaces.api.app import serve as run
             from cairn.interfaces.api.security import Policy
 
@@ -69,32 +69,22 @@ def serve(
 
 
 @contextmanager
-def _watching(enabled: bool, db: Path | None) -> Iterator[None]:
-    """With ``--watch``: a watcher thread with its own ``Cairn`` on the same index for
-    as long as the server runs; it stops (after its current batch) when the block ends."""
+def _watching(enabled: bool, cairn: Cairn) -> Iterator[None]:
+    """With ``--watch``: a child process that follows the registered folders (as
+    ``cairn watch`` does) on the same index at a lower CPU priority, for as long as the
+    server runs (:mod:`cairn.interfaces.watch_child`); it stops (after its current
+    batch) when the block ends."""
     if not enabled:
         yield
         return
-    from cairn.interfaces import watch as watcher
+    from cairn.app.background import INDEX_NICE
+    from cairn.interfaces.watch_child import WatchChild
 
-    stop = threading.Event()
-    problems: list[str] = []
-
-    def follow() -> None:
-        try:
-            with common.open_cairn(db, create=True) as own:
-                watcher.watch(own, stop=stop)
-        except CairnError as exc:
-            problems.append(str(exc))
-            err.print(f"cairn: watching stopped: {escape(str(exc))}")
-
-    thread = threading.Thread(target=follow, name="cairn-watch", daemon=True)
-    thread.start()
+    child = WatchChild(cairn.config, nice=INDEX_NICE)
     try:
         yield
     finally:
-        stop.set()
-        thread.join(timeout=30)
+        child.close()
 
 
 @contextmanager

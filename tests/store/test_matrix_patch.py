@@ -131,3 +131,28 @@ def test_a_large_change_or_an_old_matrix_loads_whole(
     bare = dataclasses.replace(vec.matrix(space), chunk_ids=None, generation=-1)
     same(vec.matrix_since(space, bare), vec.matrix(space))
     same(vec.matrix_since(space, None), vec.matrix(space))
+
+
+def test_kept_rows_equal_a_boolean_gather() -> None:
+    """The run-by-run copy of a patch equals ``concatenate([m[keep], tail])`` for any
+    pattern of dropped rows: none, all, at either end, a few, and dropped all over
+    (the gather itself)."""
+    import numpy as np
+
+    from cairn.store.sqlite.matrix import _MAX_RUNS, _kept_rows
+
+    rng = np.random.default_rng(7)
+    m = rng.random((5000, 8), dtype=np.float32)
+    tail = rng.random((3, 8), dtype=np.float32)
+    alternating = np.arange(5000) % 2 == 0
+    assert alternating.sum() > _MAX_RUNS
+    patterns = [np.ones(5000, bool), np.zeros(5000, bool), alternating,
+                rng.random(5000) > 0.01, rng.random(5000) > 0.5]
+    for drop in ([0], [4999], [0, 1, 2, 4998, 4999], list(range(100, 200))):
+        keep = np.ones(5000, bool)
+        keep[drop] = False
+        patterns.append(keep)
+    for keep in patterns:
+        got = _kept_rows(m, keep, tail)
+        assert got.flags.c_contiguous
+        assert np.array_equal(got, np.concatenate([m[keep], tail]))

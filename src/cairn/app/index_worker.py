@@ -145,7 +145,7 @@ class IndexWorker:
                 assert proc.stdin is not None and proc.stdout is not None
                 send(proc.stdin, "index")
                 kind, value = receive(proc.stdout)
-            except (OSError, EOFError) as exc:
+            except (OSError, EOFError, ValueError) as exc:  # ValueError: close() closed a pipe
                 code = None if proc is None else _reap(proc)
                 if self._proc is proc:
                     self._proc = None

@@ -131,6 +131,11 @@ def main() -> int:
     for kind in KINDS:
         a, b = before[f"{kind}_ms"], new[f"{kind}_ms"]
         print(f"{kind:<12}{a['p50']:>14}{a['p95']:>14}{b['p50']:>10}{b['p95']:>10}")
+    for route in sorted(set(before.get("server_ms", {})) | set(new.get("server_ms", {}))):
+        a = before.get("server_ms", {}).get(route, {})
+        b = new.get("server_ms", {}).get(route, {})
+        print(f"{'server ' + route.removeprefix('/v1'):<12}{a.get('p50', '-')!s:>14}"
+              f"{a.get('p95', '-')!s:>14}{b.get('p50', '-')!s:>10}{b.get('p95', '-')!s:>10}")
     for key in ("requests_per_s", "errors", "index_runs", "index_run_s_p50",
                 "server_cpu_ms_per_request", "index_process_cpu_s",
                 "generator_cpu_ms_per_request", "load_average_1m"):

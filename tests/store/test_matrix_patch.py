@@ -156,3 +156,36 @@ def test_kept_rows_equal_a_boolean_gather() -> None:
         got = _kept_rows(m, keep, tail)
         assert got.flags.c_contiguous
         assert np.array_equal(got, np.concatenate([m[keep], tail]))
+
+
+def test_a_server_counts_waiting_units_in_the_background(
+        vault: tuple[Cairn, Path], static: Embedder) -> None:
+    """In a server (``count_in_background``) a stale count of the units waiting for a
+    vector is answered at once, without the scan on the asking thread, and a
+    background thread brings it to the exact count; elsewhere the count is exact at
+    once."""
+    import time
+
+    from cairn.store.sqlite.vectors import count_in_background
+
+    c, root = vault
+    vs = c.store.vectors
+    space = static.fingerprint
+    assert vs.waiting_units(space) == 0
+    count_in_background(True)
+    try:
+        for i in range(3):  # new notes, not embedded: they wait for a vector
+            (root / f"new{i}.md").write_text(f"# New {i}\n\nFresh text {i}.\n")
+        c.index([root])
+        got, sql = statements(c, lambda: vs.waiting_units(space))
+        assert got == 0  # the last count, at once
+        assert not any("count(" in s for s in sql)
+        deadline = time.monotonic() + 30
+        while vs.waiting_units(space) == 0:
+            assert time.monotonic() < deadline, "the background count never came"
+            time.sleep(0.05)
+    finally:
+        count_in_background(False)
+    counted = vs.waiting_units(space)
+    vs._waiting.clear()  # type: ignore[attr-defined]
+    assert counted == vs.waiting_units(space) > 0  # the exact count

@@ -54,3 +54,15 @@ def test_ids_are_the_path_based_uuids(tmp_path: Path) -> None:
         by_id = {u.id: u for u in units}
         two = next(u for u in units if u.title == "Two")
         assert two.parent_id is not None and by_id[two.parent_id].title == "One"
+
+
+def test_the_fast_uuid5_is_uuid5() -> None:
+    import random
+    import uuid
+
+    rng = random.Random(5)
+    names = ["", "unit:", "doc:r:a.md:key", "root:/ä/東京"]
+    names += ["unit:" + "".join(rng.choice("ab\x1f é東🙂-") for _ in range(rng.randint(0, 40)))
+              for _ in range(2000)]
+    for name in names:
+        assert ids.uuid5(name) == str(uuid.uuid5(ids.NAMESPACE, name)), name

@@ -7,7 +7,7 @@
    keyword (and hybrid with the shipped static model) on both backends.
 2. A synthetic corpus of about ``--chunks`` chunks (Markdown notes of 3–8 sections with
    realistic word counts over a Zipf-distributed vocabulary of 30,000 words, wikilinks
-   between notes and tags), indexed into both:
+   between notes and Zipf-distributed tags: :func:`tag_vocabulary`), indexed into both:
    indexing throughput (files/s, MB/s), keyword and hybrid query latency p50/p95 with
    1, 4 and 16 concurrent clients (threads, each query a new search), and size on disk
    (the SQLite file; ``pg_database_size``).
@@ -80,6 +80,22 @@ def _sentence(rng: random.Random) -> str:
     return " ".join(_words(rng, rng.randint(8, 20))).capitalize() + "."
 
 
+_TAGS_PER_NOTE = (0, 0, 0, 1, 1, 2)
+"""How many tags a note has, drawn uniformly: two notes in three have none or one."""
+
+
+def tag_vocabulary(notes: int) -> int:
+    """Distinct tags a corpus of ``notes`` notes draws from: 200 plus one per ten notes,
+    Zipf-weighted (``1 / rank``). Like the shared corpus (224 tags on 2,165 files, the
+    top one on 1,113 units), a few tags are on many notes — too many to make
+    ``shares_tag`` edges (``BuildConfig.max_feature_units``, 100) — and most on a few, so the
+    implicit edges stay near one per unit at any size. (Two tags drawn from 70 common
+    words, as before, put every tag on notes/35 notes: at 10,000 chunks 125,000
+    ``shares_tag`` edges, 10 per unit, three quarters of the file; above 17,500 chunks
+    none at all.)"""
+    return 200 + notes // 10
+
+
 def make_corpus(folder: Path, chunks: int, seed: int = 7, *, first: int = 0,
                 linked: int | None = None) -> tuple[int, int]:
     """Write Markdown notes holding about ``chunks`` sections; returns (files, bytes).
@@ -89,11 +105,15 @@ def make_corpus(folder: Path, chunks: int, seed: int = 7, *, first: int = 0,
     rng = random.Random(seed)
     n = max(1, chunks // 5)
     files = linked or first + n
+    n_tags = tag_vocabulary(files)
+    tag_cum = list(__import__("itertools").accumulate(1.0 / (r + 1) for r in range(n_tags)))
     total = 0
     for i in range(first, first + n):
         sub = folder / f"d{i % 50:02d}"
         sub.mkdir(parents=True, exist_ok=True)
-        parts = [f"---\ntags: [{rng.choice(WORDS)}, {rng.choice(WORDS)}]\n---\n# Note {i}\n"]
+        tags = sorted(set(rng.choices(_VOCAB[:n_tags], cum_weights=tag_cum,
+                                      k=rng.choice(_TAGS_PER_NOTE))))
+        parts = [f"---\ntags: [{', '.join(tags)}]\n---\n# Note {i}\n"]
         for s in range(rng.randint(3, 7)):
             body = " ".join(_sentence(rng) for _ in range(rng.randint(2, 6)))
             link = f" See [[Note {rng.randrange(files)}]]." if rng.random() < 0.5 else ""
@@ -134,6 +154,13 @@ def latency(c: Cairn, mode: str, clients: int, per_client: int, seed: int) -> di
     wall = time.perf_counter() - t0
     return {"p50": round(statistics.median(times), 1), "p95": round(_pct(times, 0.95), 1),
             "qps": round(len(times) / wall, 1)}
+
+
+def _steps(run: Any) -> dict[str, float]:
+    """Seconds of a run's graph and embedding steps (the rest is files: parse, store,
+    link resolution)."""
+    return {"graph_seconds": round(run.graph.seconds, 1) if run.graph else 0.0,
+            "embed_seconds": round(run.embedding.seconds, 1) if run.embedding else 0.0}
 
 
 def pg_size(url: str) -> int:
@@ -206,7 +233,8 @@ def scale(server_url: str, work: Path, chunks: int, clients: list[int],
             res: dict[str, Any] = {
                 "index_seconds": round(secs, 1), "files_per_s": round(files / secs, 1),
                 "mb_per_s": round(size / 1e6 / secs, 2), "chunks": n_chunks,
-                "failed": run.failed,
+                "chunks_per_s": round(n_chunks / secs, 1), "failed": run.failed,
+                **_steps(run),
                 "size_mb": round((os.path.getsize(work / "scale.db") if name == "sqlite"
                                   else pg_size(url)) / 1e6, 1)}
             for mode in ("keyword", "hybrid"):
@@ -249,6 +277,7 @@ def grow(server_url: str, work: Path, chunks: int, slices: int, clients: list[in
                 "slice": k + 1, "backend": backend, "files": (k + 1) * per, "chunks": n_chunks,
                 "slice_seconds": round(secs, 1), "files_per_s": round(files / secs, 1),
                 "chunks_per_s": round((n_chunks - before) / secs, 1), "failed": run.failed,
+                **_steps(run),
                 "size_mb": round((os.path.getsize(db_file) if backend == "sqlite"
                                   else pg_size(url)) / 1e6, 1)}
             for mode in ("keyword", "hybrid"):

@@ -4,6 +4,7 @@ semantic and hybrid answers as SQLite's in-process matrix (real server, real mod
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.store.test_postgres_parity import _notes
@@ -111,6 +112,51 @@ def test_pgvector_copies_equal_the_stored_vectors(tmp_path: Path, pg_url: str) -
             stored = np.frombuffer(bytes(blob), dtype="<f2" if dtype == "f2" else "<f4")
             sent = np.array([float(x) for x in text.strip("[]").split(",")], dtype=np.float32)
             assert np.allclose(stored.astype(np.float32), sent, rtol=1e-6, atol=1e-7)
+    finally:
+        lite.close()
+        pg.close()
+
+
+def _index_oid(pg: Cairn, space: str) -> int | None:
+    vectors: Any = pg.store.vectors
+    row = pg.store.db.execute("SELECT to_regclass(?)::oid",
+                              (vectors._index_name(space),)).fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def test_a_bulk_load_rebuilds_the_hnsw_index(tmp_path: Path, pg_url: str) -> None:
+    """A pass adding many vectors beside those a space holds drops its HNSW index and
+    builds it again at the end (a new index, the same answers); a pass adding a few
+    leaves it in place and the server maintains it."""
+    lite, pg = _indexed_pair(tmp_path, pg_url)
+    try:
+        vectors: Any = pg.store.vectors
+        space = next(s.space for s in vectors.spaces())
+        vectors.index_from = 1
+        with pg.store.transaction():
+            vectors.prune()
+        first = _index_oid(pg, space)
+        assert first is not None
+        vectors.bulk_from = 1
+        bulk = tmp_path / "notes" / "vault" / "more"
+        bulk.mkdir()
+        before = vectors.size(space)
+        for i in range(before):  # as many new chunks as the space holds: a bulk load
+            (bulk / f"n{i}.md").write_text(f"# Seedlings {i}\nSeedlings need light {i}.\n",
+                                          encoding="utf-8")
+        for c in (lite, pg):
+            c.index([str(tmp_path / "notes")])
+        assert vectors.size(space) >= 2 * before
+        rebuilt = _index_oid(pg, space)
+        assert rebuilt is not None and rebuilt != first  # dropped, then built again
+        assert vectors.indexed(space)
+        for q in (*QUERIES, "seedlings light"):
+            a = [h.unit_id for h in lite.search(q, mode="semantic").hits]
+            b = [h.unit_id for h in pg.search(q, mode="semantic").hits]
+            assert a == b, q
+        (bulk / "one.md").write_text("# Seedlings again\nA few more.\n", encoding="utf-8")
+        pg.index([str(tmp_path / "notes")])
+        assert _index_oid(pg, space) == rebuilt  # a small pass: kept and maintained
     finally:
         lite.close()
         pg.close()

@@ -425,10 +425,17 @@ def _names(docs: Sequence[CatalogDocument], units: Sequence[CatalogUnit]) -> dic
     return {d.id: document_names(d, by_doc.get(d.id, ())) for d in docs}
 
 
-def catalog_for(store: Store, keys: Iterable[str], document_ids: Iterable[str]) -> Catalog:
+def catalog_for(
+    store: Store,
+    keys: Iterable[str],
+    document_ids: Iterable[str],
+    have: tuple[list[CatalogDocument], list[CatalogUnit]] | None = None,
+) -> Catalog:
     """A catalog of ``document_ids`` and of every document and attachment answering to
     one of ``keys``: enough to resolve links and values of those documents whose keys
-    are ``keys`` exactly as the whole index would."""
+    are ``keys`` exactly as the whole index would. ``have``: catalog entries already
+    read (:meth:`~cairn.store.base.Store.catalog_entries` of some documents, unchanged
+    since); only the other documents are read."""
     named = store.edges.documents_named(keys)
     wanted = set(document_ids)
     att: list[tuple[str, str]] = []
@@ -438,7 +445,16 @@ def catalog_for(store: Store, keys: Iterable[str], document_ids: Iterable[str]) 
             wanted.add(n)
         else:
             att.append(split)
-    docs, units = store.catalog_entries(sorted(wanted))
+    if have is None:
+        docs, units = store.catalog_entries(sorted(wanted))
+        return Catalog.build(docs, units, att)
+    known = {d.id for d in have[0]}
+    docs, units = store.catalog_entries(sorted(wanted - known))
+    docs += [d for d in have[0] if d.id in wanted]
+    units += [u for u in have[1] if u.document_id in wanted]
+    # the order catalog_entries gives (Catalog.build keeps the first of equal names)
+    docs.sort(key=lambda d: (d.root_id, d.path, d.key or "", d.id))
+    units.sort(key=lambda u: (u.document_id, u.ordinal))
     return Catalog.build(docs, units, att)
 
 
@@ -496,7 +512,7 @@ def resolve_links(
         wants: dict[str, set[str]] = {d: set() for d in affected}
         for lk in links:
             wants.setdefault(lk.document_id, set()).update(link_keys(lk))
-        cat = catalog_for(store, set().union(*wants.values()), affected)
+        cat = catalog_for(store, set().union(*wants.values()), affected, (docs, units))
         n = _apply(store, links, cat)
         es.set_wants("link", wants)
         es.mark_dirty(sorted(affected))

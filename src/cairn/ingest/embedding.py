@@ -181,6 +181,9 @@ def embed_missing(
     del pending[:]  # the texts are all that is needed now
     order = sorted(texts, key=lambda h: len(texts[h]))
     t.total = len(order)
+    if order:
+        with store.transaction():
+            vs.expect_vectors(space, len(order))
     bs = max(1, batch_size)
     most = bs * 16
     held: list[tuple[str, Any]] = []

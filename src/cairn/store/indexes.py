@@ -114,6 +114,12 @@ class VectorIndex(Protocol):
         Returns the number given."""
         ...
 
+    def expect_vectors(self, space: str, count: int) -> None:
+        """A pass is about to store ``count`` new vectors in ``space``: the store may
+        prepare for a bulk load (PostgreSQL drops the space's HNSW index when ``count``
+        is large beside what it holds; :meth:`prune` builds it again). In a transaction."""
+        ...
+
     def vector(self, space: str, hash_: str) -> npt.NDArray[np.float32] | None:
         """One stored vector, or ``None``."""
         ...

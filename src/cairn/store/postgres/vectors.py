@@ -10,8 +10,9 @@ A space with at least :data:`INDEX_FROM` live vectors gets an HNSW index of its 
 (inner product on unit vectors = cosine; one partial expression index per space, cast to
 its dimension, as pgvector recommends for tables holding several dimensions), built
 when an embedding pass ends (:meth:`PostgresVectors.prune`) and maintained by the
-server from then on. Below that size — and whenever a search is restricted to a set of
-candidate units (filters) — search is exact: the in-process matrix of
+server from then on — except that a pass adding many vectors drops it first and builds
+it again at its end (:data:`BULK_FROM`). Below that size — and whenever a search is
+restricted to a set of candidate units (filters) — search is exact: the in-process matrix of
 :mod:`cairn.search.dense` for a small space (:meth:`PostgresVectors.indexed` is false),
 an exact ``ORDER BY`` over the candidates' chunks otherwise. Without the ``vector``
 extension (not installed on the server, or no right to create it) everything stays
@@ -36,9 +37,30 @@ INDEX_FROM = 20_000
 """Live vectors from which a space is searched through its HNSW index (below it exact
 search in process takes a few milliseconds: ``bench/scale.py``)."""
 
-BUILD_MEMORY = "512MB"
-"""``maintenance_work_mem`` while an HNSW index is built (at 256 float32 dimensions
-about 1.3 KB per vector with its graph)."""
+BUILD_MEMORY_MIN_MB = 512
+"""The least ``maintenance_work_mem`` while an HNSW index is built (at 256 float32
+dimensions about 1.3 KB per vector with its graph); a bigger space gets what its graph
+needs (:func:`build_memory_mb`), up to :data:`BUILD_MEMORY_MAX_MB`."""
+
+BUILD_MEMORY_MAX_MB = 4096
+
+
+def build_memory_mb(vectors: int, dim: int) -> int:
+    """``maintenance_work_mem`` (MB) for building the HNSW graph of ``vectors`` vectors
+    of ``dim`` float32 dimensions in memory: 4 bytes a dimension plus about 300 bytes of
+    graph a vector, 20% spare; at least :data:`BUILD_MEMORY_MIN_MB`, at most
+    :data:`BUILD_MEMORY_MAX_MB` (pgvector builds far slower once the graph spills to
+    disk)."""
+    need = vectors * (4 * dim + 300) * 1.2 / 2**20
+    return int(min(BUILD_MEMORY_MAX_MB, max(BUILD_MEMORY_MIN_MB, need)))
+
+
+BULK_FROM = 10_000
+"""A pass adding at least this many vectors to a space that has its HNSW index — and
+at least half as many as the space holds — drops the index first and builds it again
+when the pass ends (:meth:`PostgresVectors.expect_vectors`): pgvector builds a graph
+from sorted rows in memory several times faster than it inserts the same vectors one
+by one into an index on disk, each insert logged; as the postings' bulk rebuild does."""
 
 EF_SEARCH = 100
 """HNSW candidate list length per search (pgvector's ``hnsw.ef_search``; raised to
@@ -110,6 +132,7 @@ class PostgresVectors(SQLiteVectors):
     def __init__(self, store: SQLiteBase) -> None:
         super().__init__(store)
         self.index_from = INDEX_FROM
+        self.bulk_from = BULK_FROM
         self._sizes: dict[str, tuple[int, int]] = {}
         self._with_index: set[str] = set()
         self._dims: dict[str, int] = {}
@@ -178,6 +201,17 @@ class PostgresVectors(SQLiteVectors):
             self._insert([(space, h, VectorValue(np.asarray(v, dtype=dtype))) for h, v in pairs])
         return n
 
+    def expect_vectors(self, space: str, count: int) -> None:
+        """Drop ``space``'s HNSW index before a bulk load (see :data:`BULK_FROM`);
+        :meth:`prune`, at the end of the pass, builds it again. Searches meanwhile are
+        exact (slower, the same hits). In a transaction."""
+        if not self.pgvector or count < self.bulk_from or not self._has_index(space):
+            return
+        if count * 2 < super().size(space):
+            return
+        self._raw.execute(f"DROP INDEX IF EXISTS {self._index_name(space)}")
+        self._with_index.discard(space)
+
     def prune(self) -> int:
         """Delete unused vectors (see the SQLite store), then give every space that
         reached :attr:`index_from` live vectors its HNSW index; in a transaction."""
@@ -185,7 +219,7 @@ class PostgresVectors(SQLiteVectors):
         if self.pgvector:
             for sp in self.spaces():
                 if sp.vectors >= self.index_from:
-                    self._ensure_index(sp.space, sp.dim)
+                    self._ensure_index(sp.space, sp.dim, sp.vectors)
         return n
 
     def _index_name(self, space: str) -> str:
@@ -204,12 +238,13 @@ class PostgresVectors(SQLiteVectors):
             self._with_index.add(space)
         return bool(row[0])
 
-    def _ensure_index(self, space: str, dim: int) -> None:
-        """Build ``space``'s HNSW index unless it exists."""
+    def _ensure_index(self, space: str, dim: int, vectors: int = 0) -> None:
+        """Build ``space``'s HNSW index (over about ``vectors`` vectors) unless it exists."""
         if self._has_index(space):
             return
         # the graph is built in memory (pgvector builds far slower once it spills)
-        self._raw.execute(f"SET LOCAL maintenance_work_mem = '{BUILD_MEMORY}'")
+        mb = build_memory_mb(vectors, dim)
+        self._raw.execute(f"SET LOCAL maintenance_work_mem = '{mb}MB'")
         self._raw.execute(
             f"CREATE INDEX IF NOT EXISTS {self._index_name(space)} ON pg_vectors USING hnsw "
             f"((v::vector({int(dim)})) vector_ip_ops) WHERE space = {_quote(space)}")

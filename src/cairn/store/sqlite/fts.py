@@ -76,13 +76,10 @@ def _meta_value(value: Any, out: list[str], depth: int = 0) -> None:
             _meta_value(v, out, depth + 1)
 
 
-def meta_text(doc: Document, u: Unit) -> str:
-    """The ``meta`` FTS column of a unit: its document's frontmatter keys and values
-    (a wikilink value by its target's name; title, aliases, tags and description are
-    searched in their own columns), the unit's own and inherited properties (Org
-    property drawers), its TODO keyword, priority and tags — so a note remembered by
-    its author, genre, status or ISBN is found by plain words. At most
-    :data:`META_MAX` characters."""
+def document_meta(doc: Document) -> tuple[list[str], Mapping[str, Any]]:
+    """The part of :func:`meta_text` every unit of ``doc`` shares: the words of its
+    frontmatter keys and values, and its file-level Org properties (computed once per
+    document by the writer and passed to :func:`meta_text`)."""
     out: list[str] = []
     meta = doc.metadata if isinstance(doc.metadata, Mapping) else {}
     org = doc.format == "org"
@@ -93,9 +90,24 @@ def meta_text(doc: Document, u: Unit) -> str:
             continue
         out.append(str(key))
         _meta_value(value, out)
+    return out, file_props if isinstance(file_props, Mapping) else {}
+
+
+def meta_text(
+    doc: Document, u: Unit, shared: tuple[list[str], Mapping[str, Any]] | None = None
+) -> str:
+    """The ``meta`` FTS column of a unit: its document's frontmatter keys and values
+    (a wikilink value by its target's name; title, aliases, tags and description are
+    searched in their own columns), the unit's own and inherited properties (Org
+    property drawers), its TODO keyword, priority and tags — so a note remembered by
+    its author, genre, status or ISBN is found by plain words. At most
+    :data:`META_MAX` characters. ``shared``: :func:`document_meta` of ``doc``, when
+    the caller has it."""
+    words, file_props = shared if shared is not None else document_meta(doc)
+    out = list(words)
     inherited = u.extra.get("inherited_properties") if isinstance(u.extra, Mapping) else None
     for props in (
-        file_props if isinstance(file_props, Mapping) else {},
+        file_props,
         u.properties,
         inherited if isinstance(inherited, Mapping) else {},
     ):

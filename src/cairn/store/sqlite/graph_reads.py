@@ -399,20 +399,24 @@ class GraphReadsMixin:
             if part is not None:
                 where = f" WHERE {{c}} IN ({','.join('?' * len(part))})"
                 args = list(part)
-            for r in self.db.execute(doc_sql + where.format(c="id"), args):
-                meta = _loads(r["metadata"], {})
-                docs.append(model.GraphDocument(
-                    r["id"], r["root_id"], r["path"], r["type"],
-                    meta if isinstance(meta, dict) else {},
-                    tuple(str(t) for t in _loads(r["tags"], [])), r["content_hash"]))
-            for r in self.db.execute(
-                unit_sql + where.format(c="document_id") + " ORDER BY document_id, ordinal", args
+            # rows unpacked, not indexed by name (a look-up per column on either backend)
+            for did, root, path, type_, metadata, tags, content_hash in self.db.execute(
+                doc_sql + where.format(c="id"), args
             ):
-                props = _loads(r["properties"], {})
-                extra = _loads(r["extra"], {})
+                meta = _loads(metadata, {})
+                docs.append(model.GraphDocument(
+                    did, root, path, type_, meta if isinstance(meta, dict) else {},
+                    tuple(str(t) for t in _loads(tags, [])), content_hash))
+            for uid, doc_id, ordinal, parent_id, kind, tags, properties, extra_json in (
+                self.db.execute(
+                    unit_sql + where.format(c="document_id") + " ORDER BY document_id, ordinal",
+                    args)
+            ):
+                props = _loads(properties, {})
+                extra = _loads(extra_json, {})
                 units.append(model.GraphUnit(
-                    r["id"], r["document_id"], int(r["ordinal"]), r["parent_id"], r["kind"],
-                    tuple(str(t) for t in _loads(r["tags"], [])),
+                    uid, doc_id, int(ordinal), parent_id, kind,
+                    tuple(str(t) for t in _loads(tags, [])),
                     props if isinstance(props, dict) else {},
                     extra if isinstance(extra, dict) else {}))
         return docs, units

@@ -98,16 +98,21 @@ class ReadsMixin(SQLiteBase):
             if part is not None:
                 where = f" WHERE {{c}} IN ({','.join('?' * len(part))})"
                 args = part
-            for r in self.db.execute(doc_sql + where.format(c="id"), args):
-                aliases = tuple(str(a) for a in _list(r[5]))
-                docs.append(
-                    model.CatalogDocument(r[0], r[1], r[2], r[3], r[4], aliases, r[6], r[7])
-                )
-            for r in self.db.execute(unit_sql + where.format(c="document_id"), args):
-                units.append(model.CatalogUnit(
-                    r[0], r[1], int(r[2]), int(r[3]), r[4], r[5] or "", r[6], r[7],
-                    tuple(str(t) for t in _list(r[8])),
-                    tuple(str(b).lstrip("^") for b in _list(r[9]))))
+            # rows unpacked, not indexed: a PostgreSQL row's __getitem__ is Python code
+            doc = model.CatalogDocument
+            for id_, root, path, title, fmt, aliases, declared, key in self.db.execute(
+                doc_sql + where.format(c="id"), args
+            ):
+                names = tuple(str(a) for a in _list(aliases)) if aliases else ()
+                docs.append(doc(id_, root, path, title, fmt, names, declared, key))
+            unit = model.CatalogUnit
+            for uid, did, ordinal, level, kind, utitle, org_id, custom_id, targets, blocks in (
+                self.db.execute(unit_sql + where.format(c="document_id"), args)
+            ):
+                units.append(unit(
+                    uid, did, int(ordinal), int(level), kind, utitle or "", org_id, custom_id,
+                    tuple(str(t) for t in _list(targets)) if targets else (),
+                    tuple(str(b).lstrip("^") for b in _list(blocks)) if blocks else ()))
         docs.sort(key=lambda d: (d.root_id, d.path, d.key or "", d.id))
         units.sort(key=lambda u: (u.document_id, u.ordinal))
         return docs, units

@@ -467,6 +467,9 @@ class SQLiteVectors:
             )
         return found
 
+    def expect_vectors(self, space: str, count: int) -> None:
+        """Nothing to prepare on SQLite (exact search; no index to maintain)."""
+
     def put_vectors(self, space: str, items: Iterable[tuple[str, npt.NDArray[np.float32]]]) -> int:
         """Store ``(hash, vector)`` pairs in ``space`` (existing ones are kept).
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cairn.model import Diagnostic, Document, Failure, FileState, SourceRoot, Unit
-from cairn.store.sqlite.fts import meta_text
+from cairn.store.sqlite.fts import document_meta, meta_text
 from cairn.store.sqlite.schema import SQLiteBase, _j, _now
 from cairn.text import cjk_bigrams, fts_text
 
@@ -300,6 +300,7 @@ class WritesMixin(SQLiteBase):
         raw: list[tuple[str, str]] = []
         tags: list[tuple[Any, ...]] = []
         links: list[tuple[Any, ...]] = []
+        shared = document_meta(doc)
         for i, u in enumerate(doc.units):
             rowid = first + 1 + i
             extra = dict(u.extra)
@@ -335,7 +336,7 @@ class WritesMixin(SQLiteBase):
                 )
             )
             title, outline, tag_text, body = _fts_columns(doc, u)
-            meta = meta_text(doc, u)
+            meta = meta_text(doc, u, shared)
             cjk = " ".join(cjk_bigrams(f"{title}\n{outline}\n{tag_text}\n{body}\n{meta}"))
             fts.append(
                 (

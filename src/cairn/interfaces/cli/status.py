@@ -88,7 +88,11 @@ def roots(
 def validate(
     paths: Annotated[
         list[Path] | None,
-        typer.Argument(help="Registered folders to check (default: all).", show_default=False),
+        typer.Argument(
+            help="Registered folders, or folders and files inside one, to check"
+            " (default: every root).",
+            show_default=False,
+        ),
     ] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,

@@ -175,8 +175,13 @@ def bench(args: Any, src: str) -> tuple[int, dict[str, Any]]:
             c.post("/v1/search", json={"query": QUERIES[0], "mode": "hybrid", "limit": 5})
         units = [h["unit_id"] for hits in probe for h in hits]
         docs = list(dict.fromkeys(h["document_id"] for hits in probe for h in hits))
-        print(f"index: {stats['documents']} documents, {stats['units']} units; "
-              f"{args.clients} clients for {args.seconds:.0f} s")
+        load = (f"paced at <= {args.rate:g} req/s each" if args.rate > 0
+                else "closed loop, no think time")
+        writes = "no re-index runs" if args.no_index else "re-index runs of 40 notes meanwhile"
+        print(f"measures: latency and throughput of keyword and hybrid search, GET unit and"
+              f" backlinks over HTTP; {args.clients} clients ({load}) for"
+              f" {args.seconds:.0f} s, {writes}; a copy of {args.db.name} holding"
+              f" {stats['documents']} documents and {stats['units']} units")
         code, report = run_load(base, auth, notes, units, docs, args, server.pid)
         if report["errors"]:  # the server logged each error's details under its id
             log.flush()

@@ -289,8 +289,8 @@ class SQLiteEdgeIndex(GraphReadsMixin):
         changed note counts that note's outline, not every outline (the count of every
         outline was a quarter of a ``remember`` at 12,000 notes)."""
         rows = [(str(r[0]), str(r[1]), int(r[2])) for r in self.db.execute(
-            "SELECT d.id, d.content_hash, count(u.id) FROM documents d "
-            "JOIN units u ON u.document_id = d.id GROUP BY d.id, d.content_hash"
+            "SELECT d.id, d.content_hash, (SELECT count(*) FROM units u "
+            "WHERE u.document_id = d.id) FROM documents d"  # a join and GROUP BY: 8x slower
         )]
         old = self._outline_counted
         stale = [d for d, h, n in rows if old.get(d, ("", -1, 0))[:2] != (h, n)]

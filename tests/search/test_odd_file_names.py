@@ -72,3 +72,12 @@ def test_json_keeps_the_name(vault: tuple[Path, Path]) -> None:
     db, notes = vault
     data = json.loads("\n".join(_cli(db, "--json")))
     assert sorted(h["abs_path"] for h in data["hits"]) == sorted(str(notes / n) for n in NAMES)
+
+
+def test_show_quotes_the_path(vault: tuple[Path, Path]) -> None:
+    db, notes = vault
+    cmd = [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(db), "show", NAMES[0]]
+    env = {**os.environ, "CAIRN_EMBED": "none", "NO_COLOR": "1", "COLUMNS": "200"}
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert quote_path(str(notes / NAMES[0])) in res.stdout.splitlines()

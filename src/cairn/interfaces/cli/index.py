@@ -327,7 +327,8 @@ def _print_run(run: Run, report: EmbedFigures | None, verbose: bool = False) -> 
     warns = [w for w in run.warnings if w.severity == "warning"]
     for w in warns[:20]:
         where = f"{w.path}:{w.line}" if w.line else w.path
-        out.print(f"  [yellow]warning[/yellow] {escape(where)}: {escape(w.message)}")
+        head = f"{escape(where)}: " if where else ""  # a root's own warning has no path
+        out.print(f"  [yellow]warning[/yellow] {head}{escape(w.message)}")
     if len(warns) > 20:
         out.print(f"  … and {len(warns) - 20} more warnings (cairn stats --json)")
     if run.graph is not None or report is not None:

@@ -38,8 +38,9 @@ def restore(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Put a backup back (the bytes it replaces are backed up in turn), --list them, or
-    --prune old ones.
+    """Put a backup back, --list the backups, or --prune old ones.
+
+    Putting one back backs up the bytes it replaces in turn.
 
       cairn restore --list
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -97,3 +98,27 @@ def test_a_bundle_folder_inside_a_root_is_validated(tmp_path: Path) -> None:
         assert all(d["path"].startswith("okf/wiki/") for d in inside)
         sub = concept.parent
         assert any(d["path"] == f"okf/{rel}" for d in c.validate([sub]))
+
+
+def test_a_fifo_or_a_link_out_of_a_bundle_neither_hangs_nor_is_read(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "index.md").write_text("---\nokf_version: 0.2\n---\n# Index\n")
+    (vault / "note.md").write_text("---\ntype: Note\ntitle: Note\n---\n# Note\n")
+    outside = tmp_path / "secret.md"
+    outside.write_text("no front matter, outside the bundle\n")
+    (vault / "link.md").symlink_to(outside)
+    os.mkfifo(vault / "pipe.md")  # opening it for reading would block for ever
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        c.index([vault], embed=False)
+    env = {**os.environ, "CAIRN_EMBED": "none"}
+    res = subprocess.run(
+        [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(tmp_path / "i.db"),
+         "validate", "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert res.returncode in (0, 1), res.stderr  # was: never returned
+    paths = {d["path"] for d in json.loads(res.stdout)["diagnostics"]}
+    assert "vault/link.md" not in paths and "vault/pipe.md" not in paths

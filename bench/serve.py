@@ -20,9 +20,11 @@ and again (``--no-index``: never).
 
 Two loads: the closed loop (default) sends each client's next request as soon as its
 answer is in, so latency is set by throughput (16 clients / requests per second, on
-average); ``--rate R`` paces each client to at most R requests per second (a slow
-answer makes the next request go at once; nothing is sent to catch up), which measures
-latency at a fixed offered load of clients × R per second while the server keeps up.
+average); ``--rate R`` paces each client to a mean of R requests per second, as independent
+users: each starts at a random phase and waits exponential gaps (Poisson arrivals; a
+slow answer makes the next request go at once, nothing is sent to catch up), which
+measures latency at a fixed offered load of clients × R per second while the server
+keeps up.
 
 It prints p50/p95/p99 latency per kind, requests/s, errors (any status but 200), the
 index runs (count and median seconds), the CPU seconds per request of the server
@@ -100,8 +102,8 @@ def main() -> int:
     ap.add_argument("--clients", type=int, default=16)
     ap.add_argument("--max-requests", type=int, default=200_000)
     ap.add_argument("--rate", type=float, default=0.0,
-                    help="paced load: each client sends at most this many requests per "
-                    "second (default 0: closed loop, the next request as soon as the "
+                    help="paced load: each client sends this many requests per second on "
+                    "average, Poisson arrivals (default 0: closed loop, the next request as soon as the "
                     "answer is in)")
     ap.add_argument("--procs", type=int, default=4,
                     help="load-generator processes the clients are spread over")
@@ -181,8 +183,13 @@ def bench(args: Any, src: str) -> tuple[int, dict[str, Any]]:
             c.post("/v1/search", json={"query": QUERIES[0], "mode": "hybrid", "limit": 5})
         units = [h["unit_id"] for hits in probe for h in hits]
         docs = list(dict.fromkeys(h["document_id"] for hits in probe for h in hits))
-        print(f"index: {stats['documents']} documents, {stats['units']} units; "
-              f"{args.clients} clients for {args.seconds:.0f} s")
+        load = (f"Poisson arrivals, mean {args.rate:g} req/s each" if args.rate > 0
+                else "closed loop, no think time")
+        writes = "no re-index runs" if args.no_index else "re-index runs of 40 notes meanwhile"
+        print(f"measures: latency and throughput of keyword and hybrid search, GET unit and"
+              f" backlinks over HTTP; {args.clients} clients ({load}) for"
+              f" {args.seconds:.0f} s, {writes}; a copy of {args.db.name} holding"
+              f" {stats['documents']} documents and {stats['units']} units")
         log.flush()
         log_start = (tmp / "server.log").stat().st_size
         code, report = run_load(base, auth, notes, units, docs, args, server.pid)

@@ -84,7 +84,7 @@ KEYS: Mapping[str, frozenset[str]] = {
          "templates"}
     ),
     "watch": frozenset({"debounce_ms", "poll", "poll_ms", "recheck_seconds"}),
-    "writeback": frozenset({"backup_dir"}),
+    "writeback": frozenset({"backup_dir", "keep_days", "keep_per_file"}),
     "web": frozenset({"editor_url"}),
     "dream": frozenset(
         {
@@ -252,6 +252,9 @@ class Config:
         db_url: the PostgreSQL URL when ``[store] backend = "postgres"`` (``url``, or
             ``CAIRN_DB_URL``); ``None`` for the SQLite file at ``db_path``.
         backup_dir: ``[writeback] backup_dir`` (see :attr:`backup_folder`).
+        backup_keep_days / backup_keep_per_file: ``[writeback] keep_days`` (default 30)
+            and ``keep_per_file`` (default 10), how long and how many backups of a file
+            are kept (``0``: no limit; :meth:`cairn.writeback.Backups.prune`).
         dream: the ``[dream]`` table as written (see
             :class:`cairn.maintain.dream.DreamSettings`).
         web: the ``[web]`` table as written: ``editor_url``, the template of the web UI's
@@ -281,6 +284,8 @@ class Config:
     redact: Mapping[str, Any] = field(default_factory=dict)
     enrich: Mapping[str, Any] = field(default_factory=dict)
     rerank: Mapping[str, Any] = field(default_factory=dict)
+    backup_keep_days: float = 30.0
+    backup_keep_per_file: int = 10
 
     @property
     def backup_folder(self) -> Path:
@@ -427,6 +432,8 @@ def load_config(
         redact=_redact(path, section("redact")),
         enrich=_frozen(section("enrich")),
         rerank=_frozen(section("rerank")),
+        backup_keep_days=_keep(path, section("writeback"), "keep_days", 30.0),
+        backup_keep_per_file=int(_keep(path, section("writeback"), "keep_per_file", 10)),
     )
 
 
@@ -485,6 +492,19 @@ def _backup_dir(path: Path, writeback: Mapping[str, Any]) -> Path | None:
     if not isinstance(value, str) or not value.strip():
         raise ConfigError(f"{path}: [writeback] backup_dir must be a folder path")
     return Path(value).expanduser().absolute()
+
+
+def _keep(path: Path, writeback: Mapping[str, Any], key: str, default: float) -> float:
+    """``[writeback] keep_days`` / ``keep_per_file``: a number ≥ 0 (``0``: no limit;
+    ``keep_per_file`` a whole number)."""
+    value = writeback.get(key, default)
+    whole = key == "keep_per_file"
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or (
+        whole and not float(value).is_integer()
+    ):
+        kind = "a whole number" if whole else "a number"
+        raise ConfigError(f"{path}: [writeback] {key} must be {kind} ≥ 0 (0: no limit)")
+    return float(value)
 
 
 def _web(path: Path, web: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -43,6 +43,11 @@ _TEMP_FILE = re.compile(
 )
 
 
+HIDDEN = "hidden file (its name starts with '.'), not indexed"
+"""The info diagnostic of a hidden file in a note format (``.draft.md``, ``..md``):
+hidden files are skipped like the editors' own (swap files, locks), and said so."""
+
+
 def is_ignored_name(name: str, *, is_dir: bool) -> bool:
     """Whether a file or folder name is skipped by default.
 
@@ -262,11 +267,14 @@ def discover(
                                        "skipped")
                         )
                     continue
-                if is_ignored_name(entry.name, is_dir=False):
-                    continue
                 if any(glob_match(rel, p) for p in exclude):
                     continue
                 if include and not any(glob_match(rel, p) for p in include):
+                    continue
+                if is_ignored_name(entry.name, is_dir=False):
+                    if entry.name.startswith(".") and check(rel) \
+                            and not unstorable_name(rel):
+                        result.warnings.append(Diagnostic(rel, HIDDEN, severity="info"))
                     continue
                 if unstorable_name(rel):
                     result.warnings.append(

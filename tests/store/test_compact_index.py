@@ -6,7 +6,11 @@ the previous schema.
 (schema version 3, graph component version 2: structural edges stored, FTS5 with its
 own content table); ``data/v3-small-answers.json`` holds that cairn's answers to
 :func:`answers` on it. Both were made by ``python tests/store/test_compact_index.py
-OUT_DIR`` with that commit's ``src`` on ``PYTHONPATH``.
+OUT_DIR`` with that commit's ``src`` on ``PYTHONPATH``. The answers to four searches
+(``apollo``, ``beta text``, ``opening note``, ``東京``) were recorded again when a
+title-only preamble's place and score went to its document's best other unit (keyword
+ranking independent of ``limit``): the same hits, higher scores where a heading took
+its preamble's score — the same answers a fresh index of :data:`FILES` gives.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from cairn.app.graph import GraphMixin
 if TYPE_CHECKING:
     from cairn.maintain.dream import DreamReport, DreamSettings
     from cairn.maintain.dream.fixes import FileChange
-    from cairn.writeback import Backup, Backups, WriteResult
+    from cairn.writeback import Backup, Backups, Pruned, WriteResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +127,8 @@ class DreamMixin(GraphMixin):
         if written:
             cast(Any, self).index_paths(written, embed=False)
             self._fresh_graph()
+        if any(c.action in ("changed", "maintained") for c in changes):
+            self.backup_prune()
         after = run_dream(self.store, today=today, settings=settings, only=only,
                           types=self.types)
         return DreamRun(after, tuple(changes), applied=True, before=report)
@@ -193,6 +195,23 @@ class DreamMixin(GraphMixin):
              "summary": r.data.get("summary"), "counts": r.data.get("counts")}
             for r in self.store.reports.recent(limit)
         ]
+
+    def backup_prune(self, *, dry_run: bool = False) -> Pruned:
+        """Drop old backups by ``[writeback] keep_days`` and ``keep_per_file``
+        (:meth:`cairn.writeback.Backups.prune`; the newest copy of each file stays).
+        ``cairn dream --apply`` and memory maintenance prune after they write.
+
+        Raises:
+            StoreError: the backup folder cannot be written.
+        """
+        from cairn.errors import StoreError
+
+        c = self.config
+        try:
+            return self.backups.prune(keep_days=c.backup_keep_days,
+                                      keep_per_file=c.backup_keep_per_file, dry_run=dry_run)
+        except OSError as exc:
+            raise StoreError(f"{self.backups.folder}: cannot prune backups: {exc}") from exc
 
     def backup_list(self, path: str | None = None) -> list[Backup]:
         """Every backup, oldest first (only those of ``path`` when given)."""

@@ -215,8 +215,9 @@ class LookupsMixin(Parts):
         """Check note types (``types.yaml``) and OKF bundle conformance.
 
         Args:
-            paths: registered root folders to check (default: every root). Index them
-                first: type checks read the indexed notes.
+            paths: registered root folders, or folders and files inside one, to check
+                (default: every root). Index them first: type checks read the indexed
+                notes.
 
         Returns:
             Diagnostics as dicts ``{path, line, severity, message}``; ``severity`` is
@@ -224,21 +225,28 @@ class LookupsMixin(Parts):
             read), ``warning`` or ``info``.
 
         Raises:
-            NotFound: a path is not a registered root.
+            NotFound: a path is neither a registered root nor inside one.
         """
         from cairn.maintain.validate import validate_roots
 
         roots = self.store.roots()
+        within: dict[str, list[str]] = {}
         if paths:
-            wanted = {Path(p).expanduser().resolve().as_posix() for p in paths}
-            chosen = [r for r in roots if r.path in wanted]
-            missing = wanted - {r.path for r in chosen}
-            if missing:
-                raise NotFound(f"{sorted(missing)[0]}: not a registered source root")
-            roots = chosen
+            chosen: dict[str, model.SourceRoot] = {}
+            for p in paths:
+                want = Path(p).expanduser().resolve()
+                # the innermost root holding it (a root nested in another wins)
+                holders = [r for r in roots if want.is_relative_to(r.path)]
+                if not holders:
+                    raise NotFound(f"{want.as_posix()}: not inside a registered source root")
+                root = max(holders, key=lambda r: len(r.path))
+                rel = want.relative_to(root.path).as_posix()
+                within.setdefault(root.id, []).append("" if rel == "." else rel)
+                chosen[root.id] = root
+            roots = list(chosen.values())
         return [
             {"path": d.path, "line": d.line, "severity": d.severity, "message": d.message}
-            for d in validate_roots(self.store, roots, self._load_types())
+            for d in validate_roots(self.store, roots, self._load_types(), within)
         ]
 
     def is_empty(self) -> bool:

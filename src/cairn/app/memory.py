@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from cairn.app.parts import Parts
 from cairn.sources import is_within
@@ -285,6 +285,8 @@ class MemoryMixin(Parts):
         rep, b = self._memory_op(bundle, run, dry_run=dry_run)
         if not dry_run and decay and state.get("upto"):
             self.store.access_log.consume(str(b.folder), state["upto"])
+        if not dry_run and rep.changed:  # decay backs up every concept it rewrites
+            cast(Any, self).backup_prune()
         return rep
 
     def memory_pin(

@@ -17,7 +17,10 @@ semantic query text is the positive words and phrases.
 One rule of what is listed lives here (:func:`drop_shadowed`): a document's title-only
 preamble is not listed when another unit of its document is. It is applied before the
 list is cut, asking the lists for more when it removed too much, so ``limit`` hits come
-back whenever that many units match.
+back whenever that many units match. In the keyword list the rule does not depend on
+how deep the list is (:meth:`Ranker._settle_preambles`): a preamble's document keeps the
+preamble's place, held by its best other matching unit when it has one, so the top
+``k`` hits are a prefix of the top ``k + n``.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from cairn.config import SearchConfig
 from cairn.embed.base import Embedder
 from cairn.embed.rerank import Reranker
 from cairn.errors import ProviderUnavailable
-from cairn.model import TextQuery, UnitFacts
+from cairn.model import Filter, TextQuery, UnitFacts
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
 from cairn.search.query import Query, parse_query
@@ -224,6 +227,54 @@ class Ranker:
             tq, limit=limit, weights=self.config.weights, include_alternates=alternates
         )
 
+    def _settle_preambles(
+        self,
+        kw: Sequence[tuple[str, float]],
+        tq: TextQuery,
+        facts: dict[str, UnitFacts],
+        alternates: bool,
+    ) -> list[tuple[str, float]]:
+        """The keyword list with title-only preambles settled the same way at any depth,
+        so the top ``k`` is a prefix of the top ``k + n``: a preamble whose document
+        has a matching unit ranked above it is dropped; one whose document's best other
+        matching unit ranks below it (in the list or, beyond the list, in the store)
+        gives that unit its place and score; one whose document has no other match
+        stays. Units gone from the index are dropped. ``facts`` gains the units found
+        beyond the list. ``kw``: ``[(unit id, BM25)]`` best first, one try's list."""
+        best_other: dict[str, str] = {}
+        for u, _ in kw:
+            f = facts.get(u)
+            if f is not None and not f.title_only:
+                best_other.setdefault(f.document_id, u)
+        if tq.positive:
+            for u, _ in kw:
+                f = facts.get(u)
+                if f is None or not f.title_only or f.document_id in best_other:
+                    continue
+                inside = replace(tq, filters=(*tq.filters, Filter("id", f.document_id)))
+                found = self._keyword(inside, 2, alternates)
+                more = self.store.unit_facts([k for k, _ in found if k != u])
+                for k, _ in found:
+                    if k in more and not more[k].title_only:
+                        best_other[f.document_id] = k
+                        facts[k] = more[k]
+                        break
+        out: list[tuple[str, float]] = []
+        placed: set[str] = set()
+        for u, score in kw:
+            f = facts.get(u)
+            if f is None or u in placed:
+                continue
+            if f.title_only and f.document_id in best_other:
+                other = best_other[f.document_id]
+                if other not in placed:  # ranked below: it takes the preamble's place
+                    out.append((other, score))
+                    placed.add(other)
+                continue
+            out.append((u, score))
+            placed.add(u)
+        return out
+
     def _semantic(
         self, query: Query, tq: TextQuery, limit: int, alternates: bool
     ) -> tuple[list[DenseHit], Any]:
@@ -318,7 +369,7 @@ class Ranker:
         if mode == "keyword":
             kw = self._keyword(tq, n, alternates)
             facts = self.store.unit_facts([k for k, _ in kw])
-            kept = [kw[i] for i in drop_shadowed([k for k, _ in kw], facts)]
+            kept = self._settle_preambles(kw, tq, facts, alternates)
             return single("bm25", kept), {}, facts, len(kw) >= n
         if mode == "semantic":
             dense, _ = self._semantic(query, tq, n, alternates)
@@ -329,8 +380,8 @@ class Ranker:
         kw = self._keyword(tq, depth, alternates)
         dense, qvec = self._semantic(query, tq, depth, alternates)
         facts = self.store.unit_facts([k for k, _ in kw] + [h.unit_id for h in dense])
-        # ranks in the keyword list are counted after shadowed preambles are dropped
-        kw_kept = [kw[i] for i in drop_shadowed([k for k, _ in kw], facts)]
+        # ranks in the keyword list are counted after shadowed preambles are settled
+        kw_kept = self._settle_preambles(kw, tq, facts, alternates)
         sem = [(h.unit_id, h.score) for h in dense]
         if self.fusion.method == "linear":
             fused = linear(kw_kept, sem, self._signals(kw_kept, sem, qvec, facts), self.fusion)

@@ -28,11 +28,12 @@ from cairn.writeback.atomic import (
     unified_diff,
     write_file,
 )
-from cairn.writeback.backups import Backup, Backups
+from cairn.writeback.backups import Backup, Backups, Pruned
 
 __all__ = [
     "Backup",
     "Backups",
+    "Pruned",
     "WriteConflict",
     "WriteResult",
     "create_file",

@@ -66,14 +66,21 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def unified_diff(path: Path | str, old: bytes, new: bytes, *, context: int = 3) -> str:
+def unified_diff(
+    path: Path | str, old: bytes, new: bytes, *, context: int = 3, created: bool = False
+) -> str:
     """A unified diff of ``old`` → ``new`` for ``--dry-run`` output (``""`` if equal).
 
     Bytes are decoded as UTF-8 with replacement characters; line endings are kept.
+    ``path`` names the file in the headers as git does (``--- a/notes/x.md``): pass it
+    relative to its root; an absolute path loses its leading ``/`` there rather than
+    reading ``a//…``. ``created``: the file is new (``--- /dev/null``).
     """
     a = old.decode("utf-8", "replace").splitlines(keepends=True)
     b = new.decode("utf-8", "replace").splitlines(keepends=True)
-    lines = difflib.unified_diff(a, b, f"a/{path}", f"b/{path}", n=context)
+    name = Path(path).as_posix().lstrip("/")
+    before = "/dev/null" if created else f"a/{name}"
+    lines = difflib.unified_diff(a, b, before, f"b/{name}", n=context)
     return "".join(
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
     )

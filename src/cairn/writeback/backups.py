@@ -4,7 +4,12 @@ Layout (one folder, by default ``<index file>.backups`` beside the index)::
 
     objects/<sha256>      the previous bytes, content-addressed (stored once)
     log.jsonl             one JSON object per backup: id, path, sha256, time, reason
+    log.lock              held while the log is appended to or rewritten
     locks/<key>.lock      per-target lock files (see :func:`cairn.writeback.write_file`)
+
+Backups are pruned by :meth:`Backups.prune` (``[writeback] keep_days`` and
+``keep_per_file``): a copy older than the days or beyond the newest copies of its file
+goes, except the newest copy of each file, which is always kept.
 
 Nothing in it has a note extension, so indexing a root that contains it indexes none of
 it.
@@ -13,10 +18,12 @@ it.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,6 +49,34 @@ class Backup:
     sha256: str
     time: str
     reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    """What :meth:`Backups.prune` removed (or, on a dry run, would remove).
+
+    Attributes:
+        removed: the backups dropped from the log, oldest first.
+        kept: backups left.
+        freed_bytes: bytes of the kept-bytes objects deleted (an object shared by a
+            kept backup stays).
+        dry_run: nothing was changed.
+    """
+
+    removed: tuple[Backup, ...]
+    kept: int
+    freed_bytes: int
+    dry_run: bool = False
+
+
+def _age_days(b: Backup, now: datetime) -> float:
+    try:
+        taken = datetime.fromisoformat(b.time)
+    except ValueError:
+        return 0.0  # an unreadable time: never counted as old
+    if taken.tzinfo is None:
+        taken = taken.replace(tzinfo=UTC)
+    return (now - taken).total_seconds() / 86400.0
 
 
 class Backups:
@@ -70,6 +105,21 @@ class Backups:
         Raises:
             OSError: the backup folder cannot be written (the caller must not go on).
         """
+        with self._log_lock():
+            return self._save(path, data, reason)
+
+    @contextlib.contextmanager
+    def _log_lock(self) -> Iterator[None]:
+        """Hold ``log.lock``: one writer of the log (and of objects) at a time."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.folder / "log.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _save(self, path: Path, data: bytes, reason: str) -> Backup:
         digest = sha256_bytes(data)
         objects = self.folder / "objects"
         objects.mkdir(parents=True, exist_ok=True)
@@ -130,6 +180,61 @@ class Backups:
                 if want is None or b.path == want:
                     out.append(b)
         return out
+
+    def prune(
+        self,
+        *,
+        keep_days: float,
+        keep_per_file: int,
+        now: datetime | None = None,
+        dry_run: bool = False,
+    ) -> Pruned:
+        """Drop old backups: per file, a copy goes when it is older than ``keep_days``
+        days or beyond the newest ``keep_per_file`` copies (``0``: no such limit); the
+        newest copy of each file always stays. The log is rewritten atomically and
+        objects no kept backup names are deleted (so are objects no backup names).
+
+        Raises:
+            OSError: the backup folder cannot be written.
+        """
+        if not (self.folder / "log.jsonl").exists():
+            return Pruned((), 0, 0, dry_run)
+        now = now or datetime.now(UTC)
+        with self._log_lock():
+            every = self.list()
+            by_path: dict[Path, list[Backup]] = {}
+            for b in every:
+                by_path.setdefault(b.path, []).append(b)
+            drop: set[str] = set()
+            for copies in by_path.values():
+                for i, b in enumerate(sorted(copies, key=lambda b: b.id, reverse=True)):
+                    too_many = keep_per_file > 0 and i >= keep_per_file
+                    too_old = keep_days > 0 and _age_days(b, now) > keep_days
+                    if i > 0 and (too_many or too_old):
+                        drop.add(b.id)
+            removed = tuple(b for b in every if b.id in drop)
+            live = {b.sha256 for b in every if b.id not in drop}
+            objects = self.folder / "objects"
+            dead = [o for o in (objects.iterdir() if objects.is_dir() else ())
+                    if o.name not in live and len(o.name) == 64]
+            freed = 0
+            for o in dead:
+                with contextlib.suppress(OSError):
+                    freed += o.stat().st_size
+            if dry_run or not (removed or dead):
+                return Pruned(removed, len(every) - len(removed), freed, dry_run)
+            log = self.folder / "log.jsonl"
+            lines = []
+            for raw in log.read_text(encoding="utf-8", errors="replace").splitlines():
+                with contextlib.suppress(ValueError, KeyError, TypeError):
+                    if str(json.loads(raw)["id"]) not in drop:
+                        lines.append(raw + "\n")
+            os.replace(_temp_beside(log, "".join(lines).encode("utf-8"), 0o600), log)
+            _fsync_dir(self.folder)
+            for o in dead:
+                with contextlib.suppress(FileNotFoundError):
+                    o.unlink()
+        return Pruned(removed, len(every) - len(removed), freed)
 
     def get(self, backup_id: str) -> Backup:
         """The backup with this id (or a unique prefix of it).

@@ -66,6 +66,16 @@ def _normalise_text(text: str) -> str:
     return text
 
 
+def _opens_with(body: str, prefix: str) -> bool:
+    """Whether ``body`` already opens with ``prefix`` (whitespace and list or heading
+    marks aside; a ``prefix`` cut with ``…`` counts up to the cut): an OKF
+    ``description`` that only repeats the note's first line is not put before it
+    again, so the text (and every snippet of it) does not say it twice."""
+    want = " ".join(prefix.split()).removesuffix("…").rstrip()
+    have = " ".join(body.split()).lstrip("#*-> ")
+    return bool(want) and have.startswith(want)
+
+
 def build_units(
     analysis: Analysis,
     title: str,
@@ -92,7 +102,7 @@ def build_units(
         if ordinal == 0:
             if first_extra:
                 extra.update(first_extra)
-            if first_body_prefix:
+            if first_body_prefix and not _opens_with(body, first_body_prefix):
                 body = (first_body_prefix + "\n\n" + body).strip()
             units.append(
                 Unit(

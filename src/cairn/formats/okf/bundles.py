@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,14 +11,24 @@ from cairn.formats import frontmatter as fm_mod
 from cairn.formats.okf.concepts import RESERVED
 
 
+def _regular(path: Path) -> bool:
+    """Whether ``path`` itself (not a link's target) is a regular file: a FIFO would
+    block a read for ever, a symbolic link may lead out of the bundle."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _iter_md(root: Path, limit: int | None = None) -> Iterator[Path]:
+    """The bundle's ``.md``/``.mdx`` files (regular files only, hidden ones left out)."""
     count = 0
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for fname in sorted(filenames):
             if fname.startswith("."):
                 continue
-            if fname.lower().endswith((".md", ".mdx")):
+            if fname.lower().endswith((".md", ".mdx")) and _regular(Path(dirpath) / fname):
                 yield Path(dirpath) / fname
                 count += 1
                 if limit is not None and count >= limit:
@@ -25,6 +36,9 @@ def _iter_md(root: Path, limit: int | None = None) -> Iterator[Path]:
 
 
 def _read(path: Path) -> str | None:
+    """The file's text; ``None`` when it is not a regular file or not UTF-8."""
+    if not _regular(path):
+        return None
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):

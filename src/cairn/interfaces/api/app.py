@@ -82,8 +82,7 @@ class Guard:
             if state["done"]:
                 return
             state["done"] = True
-            route = scope.get("route")
-            name = getattr(route, "path", None) or "unmatched"
+            name = self._route_name(scope)
             seconds = now() - t0
             status = int(state["status"])
             self.metrics.observe(name, scope["method"], status, seconds)
@@ -110,6 +109,19 @@ class Guard:
                              request_id)(scope, receive, send_wrapper)
         finally:
             finish()
+
+    def _route_name(self, scope: Scope) -> str:
+        """The matched route's path template (``/v1/units/{id}``), else ``unmatched``.
+        A plain Starlette route FastAPI adds (``/openapi.json``) leaves no ``route``
+        in the scope, only its endpoint: it is found by that."""
+        name = getattr(scope.get("route"), "path", None)
+        endpoint = scope.get("endpoint")
+        if not name and endpoint is not None:
+            for r in getattr(self.app, "routes", ()):
+                if getattr(r, "endpoint", None) is endpoint:
+                    name = getattr(r, "path", None)
+                    break
+        return str(name) if name else "unmatched"
 
     def _refuse(self, scope: Scope) -> JSONResponse | None:
         """The answer that refuses this request, or ``None`` to let it through."""

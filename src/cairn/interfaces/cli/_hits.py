@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cairn.errors import CairnError
-from cairn.interfaces.cli._plain import emit_json, err, error, out, plural
+from cairn.interfaces.cli._plain import (
+    emit_json,
+    err,
+    error,
+    one_line,
+    out,
+    plural,
+    quote_path,
+)
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -131,12 +139,12 @@ def print_hit(h: Hit, explain: bool) -> None:
         head += [p(h.todo, "magenta"), " "]
     if h.priority:
         head += [p(f"[#{h.priority}]", "red"), " "]
-    head.append(p(h.title or h.doc_title, "bold"))
+    head.append(p(one_line(h.title or h.doc_title), "bold"))
     if h.tags:
         head += [" ", p(":" + ":".join(h.tags) + ":", "cyan")]
     out.line(*head)
-    out.line("   ", p(h.doc_title + (f" › {crumbs}" if crumbs else ""), "dim"))
-    where = f"{h.abs_path}:{h.line_start}"
+    out.line("   ", p(one_line(h.doc_title + (f" › {crumbs}" if crumbs else "")), "dim"))
+    where = f"{quote_path(h.abs_path)}:{h.line_start}"
     out.line("   ", p(where, "blue"), *((" ", p(f"#^{h.block}", "dim")) if h.block else ()))
     if h.planning:
         out.line(p(f"   {planning_text(h.planning)}", "magenta"))

@@ -9,7 +9,7 @@ import io
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from cairn.interfaces.cli._plain import emit_json, out, plural
+from cairn.interfaces.cli._plain import emit_json, one_line, out, plural, quote_path
 
 if TYPE_CHECKING:
     from cairn.model import Hit
@@ -19,17 +19,18 @@ FORMATS = ("text", "json", "csv", "vimgrep")
 
 
 def _flat(text: str) -> str:
-    return " ".join(text.split())
+    return one_line(text)
 
 
 def print_vimgrep(hits: Sequence[Hit], positions: Sequence[tuple[int, int]]) -> None:
     """``path:line:col:text`` per hit, as ``rg --vimgrep`` prints: the line and column
     of its first matching word (``positions``, from ``Cairn.hit_positions``); the text
-    is the title and the snippet on one line."""
+    is the title and the snippet on one line. A path holding a control character is
+    quoted (:func:`._plain.quote_path`), so one hit is one line."""
     for h, (line, col) in zip(hits, positions, strict=True):
         title, snippet = _flat(h.title or h.doc_title), _flat(h.snippet)
         text = snippet if snippet.startswith(title) else f"{title} — {snippet}".strip(" —")
-        out.line(f"{h.abs_path}:{line}:{col}:{text}")
+        out.line(f"{quote_path(h.abs_path)}:{line}:{col}:{text}")
 
 
 def files_of(hits: Sequence[Hit]) -> list[dict[str, Any]]:
@@ -55,10 +56,13 @@ def print_files(
         return
     p = out.paint
     for g in groups:
-        out.line(p(g["abs_path"], "blue"), p(f"  ({plural(len(g['hits']), 'hit')})", "dim"))
+        out.line(
+            p(quote_path(g["abs_path"]), "blue"),
+            p(f"  ({plural(len(g['hits']), 'hit')})", "dim"),
+        )
         for h in g["hits"]:
             title = " ".join(x for x in (h.todo, h.title or h.doc_title) if x)
-            out.line(f"  {h.line_start:>5}: ", title)
+            out.line(f"  {h.line_start:>5}: ", p(_flat(title)))
     out.line(
         p(f"{plural(len(groups), 'file')}, {plural(len(hits), 'hit')} in {took_ms:.1f} ms", "dim")
     )

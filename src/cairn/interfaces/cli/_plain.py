@@ -154,6 +154,34 @@ def open_index(db: Path | None, config: Path | None, *, create: bool = False) ->
     return Cairn.open(db=db, config_file=config, create=create)
 
 
+_C_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def _control(c: str) -> bool:
+    """A C0 or C1 control character (or DEL): what a terminal may act on."""
+    o = ord(c)
+    return o < 32 or 127 <= o < 160
+
+
+def quote_path(path: str) -> str:
+    """``path`` as one printable token, as git prints it (``core.quotePath``): as it is
+    unless it holds a control character (a newline, a tab, an escape …), a ``"`` or a
+    ``\\``; then in double quotes with C escapes (``"notes/a\\nb.md"``; other control
+    characters as ``\\xNN``), so one hit stays one line."""
+    if not any(c in '"\\' or _control(c) for c in path):
+        return path
+    body = "".join(
+        _C_ESCAPES.get(c) or (f"\\x{ord(c):02x}" if _control(c) else c) for c in path
+    )
+    return f'"{body}"'
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: runs of whitespace (newlines included) as one space, other
+    control characters (escape, bell …) removed."""
+    return " ".join("".join(c for c in text if c.isspace() or not _control(c)).split())
+
+
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
     """``"1 chunk"``, ``"2 chunks"``."""
     return f"{n} {noun if n == 1 else (nouns or noun + 's')}"

@@ -47,6 +47,12 @@ def index(
     db: DbOpt = None,
     as_json: JsonOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose", "-v", help="Name every hidden file left out (not only their count)."
+        ),
+    ] = False,
     no_embed: Annotated[
         bool,
         typer.Option(
@@ -71,7 +77,9 @@ def index(
 ) -> None:
     """Index folders of notes: only new and changed files are parsed again.
 
-    Hidden folders, .git, node_modules, .obsidian and .trash are skipped.
+    Hidden folders, .git, node_modules, .obsidian and .trash are skipped. Hidden files
+    (names starting with '.', like .draft.md) are not indexed either: the summary counts
+    those in a note format, --verbose names them (and --json lists them in "warnings").
 
     Files that cannot be read or parsed are listed with the reason; everything else is
     indexed. --include/--exclude need the folders they apply to. One writer at a time:
@@ -100,7 +108,7 @@ def index(
             embedding.pop("notices", None)
         emit_json({**to_data(run), "embedding": embedding})
     else:
-        _print_run(run, report)
+        _print_run(run, report, verbose)
     if report is not None and report.interrupted:  # Ctrl-C stopped the embedding step
         raise typer.Exit(INTERRUPTED)
 
@@ -283,7 +291,7 @@ def embed_line(e: EmbedFigures) -> str:
     return line
 
 
-def _print_run(run: Run, report: EmbedFigures | None) -> None:
+def _print_run(run: Run, report: EmbedFigures | None, verbose: bool = False) -> None:
     graph_s = run.graph.seconds if run.graph is not None else 0.0
     embed_s = report.seconds if report is not None else 0.0
     files_s = max(run.seconds - graph_s - embed_s, 0.0)
@@ -308,10 +316,19 @@ def _print_run(run: Run, report: EmbedFigures | None) -> None:
         out.print(f"  [cyan]skipped[/cyan] {escape(w.path)}: {escape(w.message)}")
     if len(skipped) > 20:
         out.print(f"  … and {len(skipped) - 20} more skipped files (cairn index --json)")
+    hidden = [w.path for w in run.warnings if w.message.startswith("hidden file (")]
+    if hidden:
+        out.print(
+            f"  [cyan]note[/cyan] {plural(len(hidden), 'hidden file')} (names starting with"
+            " '.') not indexed" + ("" if verbose else "; --verbose names them")
+        )
+        for path in hidden if verbose else ():
+            out.print(f"  [cyan]hidden[/cyan] {escape(path)}")
     warns = [w for w in run.warnings if w.severity == "warning"]
     for w in warns[:20]:
         where = f"{w.path}:{w.line}" if w.line else w.path
-        out.print(f"  [yellow]warning[/yellow] {escape(where)}: {escape(w.message)}")
+        head = f"{escape(where)}: " if where else ""  # a root's own warning has no path
+        out.print(f"  [yellow]warning[/yellow] {head}{escape(w.message)}")
     if len(warns) > 20:
         out.print(f"  … and {len(warns) - 20} more warnings (cairn stats --json)")
     if run.graph is not None or report is not None:

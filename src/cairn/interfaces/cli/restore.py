@@ -21,20 +21,45 @@ def restore(
         ),
     ] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the backups instead.")] = False,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune",
+            help="Drop old backups instead, by [writeback] keep_days and keep_per_file "
+            "(the newest copy of each file stays).",
+        ),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="With --prune: say what would go; change nothing.")
+    ] = False,
     path: Annotated[
         str | None, typer.Option("--path", help="With --list: only backups of this file.")
     ] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Put a backup back (the bytes it replaces are backed up in turn), or --list them.
+    """Put a backup back, --list the backups, or --prune old ones.
+
+    Putting one back backs up the bytes it replaces in turn.
 
       cairn restore --list
+
+      cairn restore --prune --dry-run
 
       cairn restore 20261201T101500123456789Z-1a2b3c4d
     """
     try:
         with common.open_cairn(db) as cairn:
+            if prune:
+                pruned = cairn.backup_prune(dry_run=dry_run)
+                if as_json:
+                    emit_json({"removed": [b.id for b in pruned.removed], "kept": pruned.kept,
+                               "freed_bytes": pruned.freed_bytes, "dry_run": pruned.dry_run})
+                    return
+                verb = "would remove" if dry_run else "removed"
+                out.print(f"{verb} {len(pruned.removed)} backups ({pruned.freed_bytes} bytes), "
+                          f"kept {pruned.kept} in {cairn.backups.folder}", markup=False)
+                return
             if list_:
                 backups = cairn.backup_list(path)
                 if as_json:

@@ -19,6 +19,7 @@ from cairn.interfaces.cli._common import (
     planning_text,
     plural,
 )
+from cairn.interfaces.cli._plain import quote_path
 from cairn.model import CODE, MESSAGE, DocumentView, StoredDocument, StoredUnit, UnitView
 
 
@@ -41,7 +42,7 @@ def outline_label(u: StoredUnit) -> str:
 
 def _print_document_head(d: StoredDocument) -> None:
     out.print(f"[bold]{escape(d.title)}[/bold]  [dim]{d.format}  {d.id}[/dim]")
-    out.print(f"[blue]{escape(d.abs_path)}[/blue]")
+    out.print(f"[blue]{escape(quote_path(d.abs_path))}[/blue]")
     if d.tags:
         out.print(f"tags: {escape(', '.join(d.tags))}")
     for w in d.warnings:
@@ -53,7 +54,7 @@ def _print_unit(view: UnitView) -> None:
     out.print(f"[bold]{escape(u.title or '(untitled)')}[/bold]  [dim]{u.kind}[/dim]")
     out.print(f"[dim]{escape(' › '.join(u.outline_path))}[/dim]")
     if d:
-        out.print(f"[blue]{escape(d.abs_path)}:{u.line_start}-{u.line_end}[/blue]")
+        out.print(f"[blue]{escape(quote_path(d.abs_path))}:{u.line_start}-{u.line_end}[/blue]")
     if view.block is not None:
         b = view.block
         lines = f"lines {b.line_start}-{b.line_end}"
@@ -125,7 +126,7 @@ def show(
         for d in view.documents:
             _print_document_head(d)
         out.print(
-            f"[dim]{plural(len(view.documents), 'document')} in {escape(view.path)}; "
+            f"[dim]{plural(len(view.documents), 'document')} in {escape(quote_path(view.path))}; "
             "show one with `cairn show ID`[/dim]"
         )
 

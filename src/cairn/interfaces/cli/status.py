@@ -16,6 +16,7 @@ from rich.table import Table
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out
+from cairn.interfaces.cli._plain import quote_path
 from cairn.interfaces.serialize import to_data
 
 
@@ -88,7 +89,11 @@ def roots(
 def validate(
     paths: Annotated[
         list[Path] | None,
-        typer.Argument(help="Registered folders to check (default: all).", show_default=False),
+        typer.Argument(
+            help="Registered folders, or folders and files inside one, to check"
+            " (default: every root).",
+            show_default=False,
+        ),
     ] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
@@ -109,7 +114,8 @@ def validate(
     else:
         colour = {"error": "red", "warning": "yellow", "info": "dim"}
         for d in found:
-            where = f"{d['path']}:{d['line']}" if d["line"] else d["path"]
+            path = quote_path(d["path"])
+            where = f"{path}:{d['line']}" if d["line"] else path
             c = colour.get(d["severity"], "white")
             out.print(f"[{c}]{d['severity']}[/{c}] {escape(where)}: {escape(d['message'])}")
         out.print(f"{errors} errors, {len(found) - errors} warnings and notes")

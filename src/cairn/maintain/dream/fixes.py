@@ -183,7 +183,8 @@ def apply_fixes(
                                   plan.refused or "; ".join(plan.skipped)))
             continue
         new = plan.text.encode("utf-8")
-        diff = unified_diff(plan.path, plan.old or b"", new)
+        diff = unified_diff(_diff_name(plan.path, roots), plan.old or b"", new,
+                            created=plan.old is None)
         note = "; ".join(plan.skipped)
         if dry_run:
             out.append(FileChange(str(plan.path), "planned", descs, diff, note))
@@ -198,7 +199,7 @@ def apply_fixes(
                 logs.setdefault(log, []).extend(
                     f"**Update** `{rel}` by cairn dream: {d}" for d in descs)
     for log, entries in logs.items():
-        out.append(_log(log, entries, day, dry_run, backups))
+        out.append(_log(log, entries, day, dry_run, backups, _diff_name(log, roots)))
     return out
 
 
@@ -222,7 +223,15 @@ def _write(plan: _Plan, new: bytes, descs: tuple[str, ...], diff: str, note: str
                       res.backup.id if res.backup else None)
 
 
-def _log(log: Path, entries: list[str], day: str, dry_run: bool, backups: Backups) -> FileChange:
+def _diff_name(path: Path, roots: Sequence[SourceRoot]) -> str:
+    """How a diff header names ``path``: relative to its root, like git (``a/notes/x.md``),
+    else the path as given."""
+    where = _root_of(path, roots)
+    return where[1] if where else path.as_posix()
+
+
+def _log(log: Path, entries: list[str], day: str, dry_run: bool, backups: Backups,
+         name: str) -> FileChange:
     try:
         old = log.read_bytes() if log.exists() else None
     except OSError as exc:
@@ -231,7 +240,7 @@ def _log(log: Path, entries: list[str], day: str, dry_run: bool, backups: Backup
     for e in reversed(entries):
         text = add_log_entry(text, day, e)
     new = text.encode("utf-8")
-    diff = unified_diff(log, old or b"", new)
+    diff = unified_diff(name, old or b"", new, created=old is None)
     descs = (f"log {len(entries)} change(s) in {log.name}",)
     if dry_run:
         return FileChange(str(log), "planned", descs, diff)

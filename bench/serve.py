@@ -103,8 +103,8 @@ def main() -> int:
     ap.add_argument("--max-requests", type=int, default=200_000)
     ap.add_argument("--rate", type=float, default=0.0,
                     help="paced load: each client sends this many requests per second on "
-                    "average, Poisson arrivals (default 0: closed loop, the next request as soon as the "
-                    "answer is in)")
+                    "average, Poisson arrivals (default 0: closed loop, the next request "
+                    "as soon as the answer is in)")
     ap.add_argument("--procs", type=int, default=4,
                     help="load-generator processes the clients are spread over")
     ap.add_argument("--no-index", action="store_true",

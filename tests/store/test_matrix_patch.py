@@ -166,7 +166,7 @@ def test_a_server_counts_waiting_units_in_the_background(
     once."""
     import time
 
-    from cairn.store.sqlite.vectors import count_in_background
+    from cairn.store.sqlite.waiting import count_in_background
 
     c, root = vault
     vs = c.store.vectors

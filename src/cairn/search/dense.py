@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
@@ -40,6 +39,7 @@ from typing import TYPE_CHECKING
 from cairn.embed.base import Embedder
 from cairn.model import VectorMatrix
 from cairn.store import VectorIndex
+from cairn.store.settle import wait_until_still
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,11 +61,6 @@ class DenseHit:
 WHERE_WIDEST = 1024
 """How many of the best units :meth:`DenseIndex.search_where` asks a filter about
 before it leaves a selective filter to the caller."""
-
-SETTLE = 0.1
-"""Seconds the vector generation must hold still before a server's background patch."""
-SETTLE_MAX = 1.0
-"""The longest a background patch waits for the generation to hold still."""
 
 QUERY_CACHE_SIZE = 512
 """Query vectors kept by :func:`encode_query` (about 1.5 KB each at 384 dimensions)."""
@@ -178,8 +173,8 @@ class _Snapshots:
         """The background reloader's loop; a failed load leaves the old snapshot in
         place (the next search asks again). An index run commits a few times in a row
         (chunks, vectors, pruning): the patch waits until the generation has held still
-        for :data:`SETTLE` seconds (at most :data:`SETTLE_MAX` after the first change),
-        so one run costs one patch, not one per commit."""
+        (:func:`cairn.store.settle.wait_until_still`), so one run costs one patch, not
+        one per commit."""
         while True:
             self.stale.wait()
             self.stale.clear()
@@ -195,14 +190,7 @@ class _Snapshots:
 
 
     def _settle(self) -> None:
-        first = time.monotonic()
-        gen = self.vectors.generation()
-        while time.monotonic() - first < SETTLE_MAX:
-            time.sleep(SETTLE)
-            now = self.vectors.generation()
-            if now == gen:
-                return
-            gen = now
+        wait_until_still(self.vectors.generation)
 
 
 _shared: weakref.WeakKeyDictionary[VectorIndex, dict[str, _Snapshots]] = (

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 import time
 from collections.abc import Collection, Iterable, Sequence
 from functools import cached_property
@@ -35,6 +34,7 @@ from cairn.errors import StoreError
 from cairn.model import Chunk, ChunkSource, VectorMatrix, VectorSpace
 from cairn.store.indexes import NearChunk
 from cairn.store.sqlite.schema import SQLiteBase
+from cairn.store.sqlite.waiting import CHUNKABLE, WaitingCounts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -113,7 +113,7 @@ _TRIGGERS = tuple(
 
 # Units that get at least one chunk (see cairn.ingest.embedding.chunk_unit): a body
 # with text, or any non-preamble unit (its title and path are embedded as the prefix).
-_CHUNKABLE = "(trim(u.body, char(32, 9, 10, 13)) != '' OR u.kind != 'preamble')"
+_CHUNKABLE = CHUNKABLE
 
 
 _SOURCE_COLS = (
@@ -155,22 +155,7 @@ def _chunk(r: Sequence[object]) -> Chunk:
     )
 
 
-SETTLE = 0.1
-"""Seconds the vector generation must hold still before a background count."""
-SETTLE_MAX = 1.0
-"""The longest a background count waits for the generation to hold still."""
-_background = {"counts": False}
-
-
-def count_in_background(enabled: bool = True) -> None:
-    """From now on, answer a stale :meth:`SQLiteVectors.waiting_units` at once and
-    count it again in a background thread (for servers: a search never waits for the
-    scan, and one index run costs one count). A process that searches right after
-    indexing, like the CLI, keeps the default: the count is exact before it answers."""
-    _background["counts"] = enabled
-
-
-class SQLiteVectors:
+class SQLiteVectors(WaitingCounts):
     """The :class:`cairn.store.base.VectorIndex` of a SQLite store (``store.vectors``).
 
     Args:
@@ -183,12 +168,7 @@ class SQLiteVectors:
 
     def __init__(self, store: SQLiteBase) -> None:
         self._store = store
-        self._waiting: dict[str, tuple[tuple[object, ...], int]] = {}
-        self._counting = threading.Lock()
-        self._counter: threading.Thread | None = None
-        self._counter_state = threading.Lock()
-        self._counter_wake = threading.Event()
-        self._stale_spaces: set[str] = set()
+        self._init_waiting()
         store.ensure_component("vectors", MIGRATIONS)
         try:
             for sql in _TRIGGERS:
@@ -363,93 +343,6 @@ class SQLiteVectors:
                 (space,),
             ).fetchone()[0]
         )
-
-    def waiting_units(self, space: str) -> int:
-        """Units semantic search in ``space`` cannot find yet: chunkable units without
-        chunks, or with a chunk lacking a vector in ``space``. The count (a scan of the
-        units, tens of milliseconds on a large index) is kept until a chunk or vector
-        changes or a unit is added, so a search asks it cheaply. One thread counts at a
-        time: while it does, others answer the last count (the index changed under it
-        by one run at most) instead of all scanning at once; with no count yet they
-        wait for it. After :func:`count_in_background` (a server), a stale count is
-        answered at once and counted again by a background thread of this index, once
-        the index has held still for :data:`SETTLE` seconds (one count per index run,
-        not one per commit, and none inside a request)."""
-        key = self._waiting_key(space)
-        cached = self._waiting.get(space)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        if cached is not None and _background["counts"]:
-            self._wake_counter(space)
-            return cached[1]
-        return self._count_waiting(space, key, blocking=cached is None)
-
-    def _waiting_key(self, space: str) -> tuple[object, ...]:
-        return (
-            space,
-            self.generation(),
-            self.db.execute("SELECT coalesce(max(rowid), 0) FROM units").fetchone()[0],
-        )
-
-    def _count_waiting(self, space: str, key: tuple[object, ...], *, blocking: bool) -> int:
-        """Count :meth:`waiting_units` now under the counting lock (or, when
-        ``blocking`` is false and another thread counts, answer the last count)."""
-        cached = self._waiting.get(space)
-        if not self._counting.acquire(blocking=blocking):
-            assert cached is not None
-            return cached[1]
-        try:
-            again = self._waiting.get(space)
-            if again is not None and again[0] == key:
-                return again[1]
-            # two disjoint counts (half the work of one scan testing both per unit):
-            # chunkable units without chunks, and units with a chunk lacking a vector
-            n = int(
-                self.db.execute(
-                    "SELECT (SELECT count(*) FROM units u WHERE NOT EXISTS (SELECT 1 FROM "
-                    "chunks c WHERE c.unit_id = u.id) AND " + _CHUNKABLE + ") + (SELECT "
-                    "count(DISTINCT c.unit_id) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM "
-                    "embeddings e WHERE e.space = ? AND e.hash = c.hash))",
-                    (space,),
-                ).fetchone()[0]
-            )
-            self._waiting[space] = (key, n)
-            return n
-        finally:
-            self._counting.release()
-
-    def _wake_counter(self, space: str) -> None:
-        """Ask this index's background counter (one thread, started on first use, so
-        one connection of its own) to count ``space`` again."""
-        with self._counter_state:
-            self._stale_spaces.add(space)
-            if self._counter is None:
-                self._counter = threading.Thread(
-                    target=self._count_loop, name="cairn-waiting-count", daemon=True)
-                self._counter.start()
-        self._counter_wake.set()
-
-    def _count_loop(self) -> None:
-        """The background counter: waits to be woken, lets the index settle, counts
-        each stale space; a failed count keeps the last one (the next search asks
-        again)."""
-        while True:
-            self._counter_wake.wait()
-            self._counter_wake.clear()
-            with self._counter_state:
-                spaces, self._stale_spaces = self._stale_spaces, set()
-            try:
-                first, gen = time.monotonic(), self.generation()
-                while time.monotonic() - first < SETTLE_MAX:
-                    time.sleep(SETTLE)
-                    now = self.generation()
-                    if now == gen:
-                        break
-                    gen = now
-                for space in spaces:
-                    self._count_waiting(space, self._waiting_key(space), blocking=True)
-            except Exception:  # e.g. the store closed; the next search asks again
-                continue
 
     # --- vectors ----------------------------------------------------------------------
     def has_vectors(self, space: str, hashes: Sequence[str]) -> set[str]:

@@ -1,0 +1,133 @@
+"""The count of units semantic search cannot find yet (``VectorIndex.waiting_units``).
+
+A unit waits when it is chunkable and has no chunks, or has a chunk lacking a vector in
+the space asked about. Counting scans the units (tens of milliseconds on a large index),
+so :class:`WaitingCounts` keeps the count until a chunk, vector or unit changes, lets one
+thread count at a time, and — in a server, after :func:`count_in_background` — answers a
+stale count at once and counts again in a background thread once the index holds still
+(:func:`cairn.store.settle.wait_until_still`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+from cairn.store.settle import wait_until_still
+
+CHUNKABLE = "(trim(u.body, char(32, 9, 10, 13)) != '' OR u.kind != 'preamble')"
+"""SQL over ``units u``: the unit has text to embed (a bare title preamble has none)."""
+
+_background = {"counts": False}
+
+
+def count_in_background(enabled: bool = True) -> None:
+    """From now on, answer a stale :meth:`WaitingCounts.waiting_units` at once and
+    count it again in a background thread (for servers: a search never waits for the
+    scan, and one index run costs one count). A process that searches right after
+    indexing, like the CLI, keeps the default: the count is exact before it answers."""
+    _background["counts"] = enabled
+
+
+class WaitingCounts:
+    """Mixin of :class:`cairn.store.sqlite.vectors.SQLiteVectors`: the waiting count.
+
+    The host provides ``db`` (this thread's connection) and ``generation()``, and calls
+    :meth:`_init_waiting` from its constructor.
+    """
+
+    @property
+    def db(self) -> sqlite3.Connection:  # provided by the host
+        raise NotImplementedError
+
+    def generation(self) -> int:  # provided by the host
+        raise NotImplementedError
+
+    def _init_waiting(self) -> None:
+        self._waiting: dict[str, tuple[tuple[object, ...], int]] = {}
+        self._counting = threading.Lock()
+        self._counter: threading.Thread | None = None
+        self._counter_state = threading.Lock()
+        self._counter_wake = threading.Event()
+        self._stale_spaces: set[str] = set()
+
+    def waiting_units(self, space: str) -> int:
+        """Units semantic search in ``space`` cannot find yet: chunkable units without
+        chunks, or with a chunk lacking a vector in ``space``. The count (a scan of the
+        units, tens of milliseconds on a large index) is kept until a chunk or vector
+        changes or a unit is added, so a search asks it cheaply. One thread counts at a
+        time: while it does, others answer the last count (the index changed under it
+        by one run at most) instead of all scanning at once; with no count yet they
+        wait for it. After :func:`count_in_background` (a server), a stale count is
+        answered at once and counted again by a background thread of this index, once
+        the index has held still for :data:`SETTLE` seconds (one count per index run,
+        not one per commit, and none inside a request)."""
+        key = self._waiting_key(space)
+        cached = self._waiting.get(space)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        if cached is not None and _background["counts"]:
+            self._wake_counter(space)
+            return cached[1]
+        return self._count_waiting(space, key, blocking=cached is None)
+
+    def _waiting_key(self, space: str) -> tuple[object, ...]:
+        return (
+            space,
+            self.generation(),
+            self.db.execute("SELECT coalesce(max(rowid), 0) FROM units").fetchone()[0],
+        )
+
+    def _count_waiting(self, space: str, key: tuple[object, ...], *, blocking: bool) -> int:
+        """Count :meth:`waiting_units` now under the counting lock (or, when
+        ``blocking`` is false and another thread counts, answer the last count)."""
+        cached = self._waiting.get(space)
+        if not self._counting.acquire(blocking=blocking):
+            assert cached is not None
+            return cached[1]
+        try:
+            again = self._waiting.get(space)
+            if again is not None and again[0] == key:
+                return again[1]
+            # two disjoint counts (half the work of one scan testing both per unit):
+            # chunkable units without chunks, and units with a chunk lacking a vector
+            n = int(
+                self.db.execute(
+                    "SELECT (SELECT count(*) FROM units u WHERE NOT EXISTS (SELECT 1 FROM "
+                    "chunks c WHERE c.unit_id = u.id) AND " + CHUNKABLE + ") + (SELECT "
+                    "count(DISTINCT c.unit_id) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM "
+                    "embeddings e WHERE e.space = ? AND e.hash = c.hash))",
+                    (space,),
+                ).fetchone()[0]
+            )
+            self._waiting[space] = (key, n)
+            return n
+        finally:
+            self._counting.release()
+
+    def _wake_counter(self, space: str) -> None:
+        """Ask this index's background counter (one thread, started on first use, so
+        one connection of its own) to count ``space`` again."""
+        with self._counter_state:
+            self._stale_spaces.add(space)
+            if self._counter is None:
+                self._counter = threading.Thread(
+                    target=self._count_loop, name="cairn-waiting-count", daemon=True)
+                self._counter.start()
+        self._counter_wake.set()
+
+    def _count_loop(self) -> None:
+        """The background counter: waits to be woken, lets the index settle, counts
+        each stale space; a failed count keeps the last one (the next search asks
+        again)."""
+        while True:
+            self._counter_wake.wait()
+            self._counter_wake.clear()
+            with self._counter_state:
+                spaces, self._stale_spaces = self._stale_spaces, set()
+            try:
+                wait_until_still(self.generation)
+                for space in spaces:
+                    self._count_waiting(space, self._waiting_key(space), blocking=True)
+            except Exception:  # e.g. the store closed; the next search asks again
+                continue

@@ -152,7 +152,7 @@ def embed(
     if train_static:
         from cairn.interfaces.cli.train_static import run_training
 
-        run_training(db, sample, as_json, quiet, None if wait else 0.0)
+        run_training(db, sample, as_json, quiet, None if wait else 0.0, embed_line)
         return
     try:
         with common.open_cairn(db, create=False) as cairn:

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
@@ -13,16 +15,24 @@ from cairn.errors import CairnError
 from cairn.interfaces.cli._common import emit_json, err, fail, out
 from cairn.interfaces.cli._progress import PlainProgress
 
+if TYPE_CHECKING:
+    from cairn.model import EmbedStep
+
 INTERRUPTED = 130
 
 
 def run_training(
-    db: Path | None, sample: int, as_json: bool, quiet: bool, wait: float | None
+    db: Path | None,
+    sample: int,
+    as_json: bool,
+    quiet: bool,
+    wait: float | None,
+    embed_line: Callable[[EmbedStep], str],
 ) -> None:
-    """Train, report (a summary line, or the :class:`StaticTraining` as JSON), and
-    exit 2 on a clear error, 130 after Ctrl-C (teacher vectors already committed are
-    kept; the model folder is only replaced by a finished training)."""
-    from cairn.interfaces.cli.index import embed_line
+    """Train, report (a summary line, the embedding step's ``embed_line``, or the
+    :class:`StaticTraining` as JSON), and exit 2 on a clear error, 130 after Ctrl-C
+    (teacher vectors already committed are kept; the model folder is only replaced by a
+    finished training)."""
 
     def on_wait(message: str) -> None:
         err.print(f"[cyan]note[/cyan] {escape(message)}")

@@ -32,8 +32,8 @@ from typing import Any
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from cairn.embed.onnx import OnnxEmbedder
-from cairn.embed.static import StaticEmbedder, save_static
-from cairn.embed.train import TrainConfig, pca_reduce, train_table
+from cairn.embed.static import StaticEmbedder
+from cairn.embed.train import TrainConfig, fit_static
 from cairn.ingest.embedding import embed_pass, unit_prefix
 from cairn.store import open_store
 
@@ -123,12 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         texts += tx
         targets.append(ys)
     y = np.concatenate(targets)
-    ids = base.token_ids(texts)
-    keep = [i for i, x in enumerate(ids) if len(x)]
-    tokens = [ids[i] for i in keep]
-    y = y[keep]
-    n_tok = sum(len(x) for x in tokens)
-    print(f"{len(tokens)} texts, {n_tok} tokens; training", file=sys.stderr)
+    print(f"{len(texts)} texts; training", file=sys.stderr)
 
     def progress(epoch: int, train: float, val: float) -> None:
         print(
@@ -138,30 +133,23 @@ def main(argv: list[str] | None = None) -> int:
         )
 
     cfg = TrainConfig(epochs=a.epochs, lr=a.lr, batch_size=a.batch_size)
-    res = train_table(tokens, y, base._table, cfg, progress)
-    epochs, val_loss = res.epochs, res.val_loss
-    vectors = pca_reduce(res.vectors, a.dims)
-    save_static(
+    fit = fit_static(
+        texts,
+        y,
+        base,
         a.out,
-        vectors,
-        a.base / "tokenizer.json",
+        dims=a.dims,
         quantize=a.quantize,
-        config={
-            "model_name": "cairn-minilm-l6-tokenlearn",
-            "tokenizer_name": "sentence-transformers/all-MiniLM-L6-v2",
-            "apply_pca": a.dims,
-            "cairn_training": {
-                "method": "tokenlearn (cairn.embed.train), teacher onnx:all-MiniLM-L6-v2-int8",
-                "base": a.base.name,
-                "texts": len(tokens),
-                "tokens": n_tok,
-                "indexes": [p.name for p in a.index],
-                "only": a.only,
-                "epochs": epochs,
-                "val_loss": [round(v, 7) for v in val_loss],
-            },
+        config=cfg,
+        progress=progress,
+        meta={
+            "teacher": "onnx:all-MiniLM-L6-v2-int8",
+            "base": a.base.name,
+            "indexes": [p.name for p in a.index],
+            "only": a.only,
         },
     )
+    epochs, val_loss = fit.epochs, fit.val_loss
     print(
         json.dumps(
             {

@@ -34,6 +34,7 @@ from cairn.app.enrich import EnrichMixin
 from cairn.app.evaluate import EvaluateMixin
 from cairn.app.export import ExportMixin
 from cairn.app.facets import FacetsMixin
+from cairn.app.fast_profile import FastProfileMixin, fast_embed
 from cairn.app.fields import FieldsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.live import LiveMixin
@@ -72,7 +73,7 @@ __all__ = ["Cairn", "reading_order"]
 class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             FacetsMixin, ConversationsMixin, LiveMixin, StorageMixin, AgendaMixin,
             FieldsMixin, RedactMixin, TermsMixin, MemoryMixin, ExportMixin, EvaluateMixin,
-            EnrichMixin, BackgroundIndexMixin):
+            EnrichMixin, BackgroundIndexMixin, FastProfileMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -105,7 +106,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
 
                 ChunkConfig.from_mapping(config.chunking)
             semantic = SemanticConfig.from_mapping(
-                {"embed": config.embed, "fusion": config.fusion, "chunking": config.chunking,
+                {"embed": fast_embed(config), "fusion": config.fusion, "chunking": config.chunking,
                  "rerank": config.rerank}
             )
         except ConfigError as exc:

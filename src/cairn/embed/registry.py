@@ -3,10 +3,12 @@
 ``cairn.toml``::
 
     [embed]
-    provider = "auto"          # auto | static | minilm | minilm-onnx | http | none
+    provider = "auto"          # auto | static | fast | minilm | minilm-onnx | http | none
     batch_size = 64
     # for provider = "static": a model2vec-format folder instead of the shipped model
     # model = "~/models/my-static"
+    # provider = "fast": the static model `cairn embed --train-static` trained on this
+    # index (<index>.models/fast, which cairn.app passes as `model`), else the shipped one
     # for provider = "http":
     url = "http://127.0.0.1:11434/v1"
     model = "nomic-embed-text"
@@ -24,7 +26,7 @@ from cairn.embed.base import Embedder
 from cairn.embed.locator import ModelLocator
 from cairn.errors import ConfigError, ProviderUnavailable
 
-PROVIDERS = ("auto", "static", "minilm", "minilm-onnx", "http", "none")
+PROVIDERS = ("auto", "static", "fast", "minilm", "minilm-onnx", "http", "none")
 DEFAULT_PROVIDER = "auto"
 AUTO_ORDER = ("minilm-onnx", "static")
 """``auto`` takes the first of these that can be loaded without a download: the int8
@@ -113,7 +115,7 @@ def make_embedder(config: EmbedConfig, locator: ModelLocator | None = None) -> E
             except ProviderUnavailable as exc:
                 reasons.append(f"{cand}: {exc}")
         raise ProviderUnavailable("no embedding model available (" + "; ".join(reasons) + ")")
-    if p == "static":
+    if p in ("static", "fast"):
         from pathlib import Path
 
         from cairn.embed.static import StaticEmbedder

@@ -85,24 +85,28 @@ class TrainResult:
 
 def _pool(parts: Sequence[Any], e: Array, w: Array) -> Array:
     """``float32[len(parts), d]``: per text the mean of ``w[t] · e[t]`` over its tokens
-    (one small product per text: faster in numpy than a segmented reduction)."""
-    import numpy as np
-
-    pooled = np.empty((len(parts), e.shape[1]), dtype=np.float32)
-    for j, x in enumerate(parts):
-        pooled[j] = (w[x] @ e[x]) / len(x)
-    return pooled
+    (every part non-empty)."""
+    mix, uniq = _mixing(parts)
+    out: Array = mix @ (e[uniq] * w[uniq][:, None])
+    return out
 
 
-def _flat(parts: Sequence[Any]) -> tuple[Any, Any, Array]:
-    """``(token ids [N], text of each token [N], 1/len of its text [N])``."""
+def _mixing(parts: Sequence[Any]) -> tuple[Array, Any]:
+    """``(A float32[len(parts), U], uniq int64[U])``: the distinct tokens of ``parts``
+    and ``A[j, u]`` = (occurrences of ``uniq[u]`` in part ``j``) / len(part ``j``), so
+    that a batch's mean pooling is the matrix product ``A @ table[uniq]`` and its
+    gradient ``A.T @ grad`` (dense BLAS products: many times faster in numpy than a
+    per-text loop, ``np.add.at`` or ``np.add.reduceat``)."""
     import numpy as np
 
     lens = np.fromiter((len(p) for p in parts), dtype=np.int64, count=len(parts))
     flat = np.concatenate(parts).astype(np.int64)
     seg = np.repeat(np.arange(len(parts)), lens)
-    inv_n = (1.0 / lens).astype(np.float32)[seg]
-    return flat, seg, inv_n
+    uniq, inv = np.unique(flat, return_inverse=True)
+    n_u = len(uniq)
+    weights = (1.0 / lens)[seg]
+    mix = np.bincount(seg * n_u + inv, weights=weights, minlength=len(parts) * n_u)
+    return mix.reshape(len(parts), n_u).astype(np.float32), uniq
 
 
 def train_table(
@@ -187,19 +191,17 @@ def train_table(
         for i in range(0, len(train_idx), cfg.batch_size):
             part = train_idx[i : i + cfg.batch_size]
             parts = [tokens[k] for k in part]
-            pooled = _pool(parts, e, w)
+            mix, uniq = _mixing(parts)
+            e_u, w_u = e[uniq], w[uniq]
+            pooled = mix @ (e_u * w_u[:, None])
             diff = pooled @ big_w + b - y_all[part]
             seen += float((diff * diff).sum())
             dout = (2.0 / (len(part) * dim_out)) * diff
             g_big_w = pooled.T @ dout
             g_b = dout.sum(axis=0)
-            dpooled = dout @ big_w.T  # [B, d]
-            flat, seg, inv_n = _flat(parts)
-            g_tok = dpooled[seg] * inv_n[:, None]  # d loss / d (w_t e_t), per token
-            uniq, inv = np.unique(flat, return_inverse=True)
-            g_e = np.zeros((len(uniq), d), dtype=np.float32)
-            np.add.at(g_e, inv, g_tok * w[flat][:, None])
-            g_w = np.bincount(inv, weights=(g_tok * e[flat]).sum(axis=1), minlength=len(uniq))
+            g_we = mix.T @ (dout @ big_w.T)  # d loss / d (w_t e_t), per distinct token
+            g_e = g_we * w_u[:, None]
+            g_w = (g_we * e_u).sum(axis=1)
             step += 1
             adam(0, g_e.astype(np.float32), uniq)
             adam(1, g_w.astype(np.float32), uniq)
@@ -230,15 +232,20 @@ def train_table(
 
 def pca_reduce(vectors: Array, dims: int) -> Array:
     """``vectors`` centred and projected onto their first ``dims`` principal axes
-    (``float32[V, dims]``; unchanged when ``dims`` is not smaller than the width)."""
+    (``float32[V, dims]``; unchanged when ``dims`` is not smaller than the width).
+
+    The axes are the top eigenvectors of the ``D × D`` covariance (``numpy.linalg.eigh``),
+    the same subspace as an SVD of the rows up to each axis' sign, which no cosine
+    sees, and about a hundred times faster for a 30,000-token table (0.3 s, not 28 s).
+    """
     import numpy as np
 
     if dims >= vectors.shape[1]:
         return vectors.astype(np.float32)
     x = vectors.astype(np.float64)
     x -= x.mean(axis=0)
-    _, _, vt = np.linalg.svd(x[:: max(1, len(x) // 50_000)], full_matrices=False)
-    out: Array = (x @ vt[:dims].T).astype(np.float32)
+    _, axes = np.linalg.eigh(x.T @ x)  # eigenvalues ascending
+    out: Array = (x @ axes[:, ::-1][:, :dims]).astype(np.float32)
     return out
 
 
@@ -259,3 +266,104 @@ def sif_weights(counts: Array, coefficient: float = 1e-4) -> Array:
     p = counts.astype(np.float64) / max(1.0, float(counts.sum()))
     out: Array = (coefficient / (coefficient + p)).astype(np.float32)
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class FitReport:
+    """What :func:`fit_static` did.
+
+    Attributes:
+        folder: the model folder written.
+        texts / tokens: training texts (those with at least one known token) and their
+            tokens.
+        epochs: epochs run (early stopping may end before ``TrainConfig.epochs``).
+        val_loss: validation mean squared error per epoch.
+        seconds: wall time of tokenising, training, PCA and saving.
+    """
+
+    folder: str
+    texts: int
+    tokens: int
+    epochs: int
+    val_loss: tuple[float, ...]
+    seconds: float
+
+
+def fit_static(
+    texts: Sequence[str],
+    targets: Array,
+    base: Any,
+    out: Any,
+    *,
+    dims: int = 256,
+    quantize: str = "int8",
+    config: TrainConfig | None = None,
+    progress: TrainProgress | None = None,
+    meta: dict[str, Any] | None = None,
+) -> FitReport:
+    """Train a static model on ``texts`` and their teacher vectors, starting from the
+    static model ``base``, and save it as a model2vec folder at ``out``.
+
+    The whole of tokenlearn's recipe in one call: tokenise with ``base``'s tokenizer (as
+    :class:`cairn.embed.static.StaticEmbedder` embeds), :func:`train_table`,
+    :func:`pca_reduce` to ``dims``, :func:`cairn.embed.static.save_static`.
+
+    Args:
+        texts: the training texts (chunk texts exactly as the index embeds them).
+        targets: ``float32[len(texts), D]`` the teacher's unit vectors of ``texts``.
+        base: a loaded :class:`cairn.embed.static.StaticEmbedder` (its tokenizer and
+            token table are the starting point).
+        out: a :class:`pathlib.Path`; created or overwritten (``model.safetensors``,
+            ``tokenizer.json``, ``config.json``).
+        dims: output dimensions (PCA); ``quantize``: ``int8``, ``float16``, ``float32``.
+        config: training settings; ``progress``: called after each epoch.
+        meta: extra entries under ``cairn_training`` in ``config.json``.
+
+    Returns:
+        A :class:`FitReport`.
+
+    Raises:
+        ValueError: lengths differ, or fewer than 20 texts have a known token.
+    """
+    import numpy as np
+
+    from cairn.embed.static import save_static
+
+    t0 = time.perf_counter()
+    if len(texts) != len(targets):
+        raise ValueError(f"{len(texts)} texts but {len(targets)} target vectors")
+    ids = base.token_ids(texts)
+    keep = [i for i, x in enumerate(ids) if len(x)]
+    tokens = [ids[i] for i in keep]
+    y = np.asarray(targets, dtype=np.float32)[keep]
+    res = train_table(tokens, y, base._table, config, progress)
+    vectors = pca_reduce(res.vectors, dims)
+    n_tok = int(sum(len(x) for x in tokens))
+    save_static(
+        out,
+        vectors,
+        base.path / "tokenizer.json",
+        quantize=quantize,
+        config={
+            "model_name": "cairn-static-trained",
+            "tokenizer_name": "sentence-transformers/all-MiniLM-L6-v2",
+            "apply_pca": dims,
+            "cairn_training": {
+                "method": "tokenlearn (cairn.embed.train)",
+                "base": base.name,
+                "texts": len(tokens),
+                "tokens": n_tok,
+                "epochs": res.epochs,
+                "val_loss": [round(v, 7) for v in res.val_loss],
+                **(meta or {}),
+            },
+        },
+    )
+    return FitReport(
+        folder=str(out),
+        texts=len(tokens),
+        tokens=n_tok,
+        epochs=res.epochs,
+        val_loss=res.val_loss,
+        seconds=time.perf_counter() - t0,
+    )

@@ -235,6 +235,13 @@ class SearchService:
                 out[name.casefold()] = float(t.retriever_weight)
         return out
 
+    def use_embedder(self, embedder: Embedder | None) -> None:
+        """Search and embed with ``embedder`` from now on (e.g. the fast profile's
+        model just trained, :meth:`cairn.app.Cairn.train_static`); the rankers that
+        held the old one are rebuilt on the next search."""
+        self._embedder = embedder
+        self._ranker = None
+
     def set_types(self, types: Any) -> None:
         """Use these note types (``types.yaml``) for chunk profiles and retriever weights
         from now on (the composition root loads them once per run)."""

@@ -21,7 +21,13 @@ from dataclasses import dataclass, field
 INTERVAL = 5.0
 """Seconds between two progress lines of a phase."""
 
-_NOUNS = {"index": "files", "chunk": "units", "embed": "texts"}
+_NOUNS = {
+    "index": "files",
+    "chunk": "units",
+    "embed": "texts",
+    "teacher": "chunks",
+    "train": "epochs",
+}
 
 
 def duration(seconds: float) -> str:
@@ -74,6 +80,11 @@ class PlainProgress:
 
     def embedding(self, done: int, total: int, phase: str) -> None:
         """The ``embed_progress`` callback: ``phase`` is ``chunk`` or ``embed``."""
+        self._step(phase, done, total)
+
+    def training(self, phase: str, done: int, total: int) -> None:
+        """The ``progress`` callback of :meth:`Cairn.train_static`: ``phase`` is
+        ``teacher`` (chunks) or ``train`` (epochs)."""
         self._step(phase, done, total)
 
     def seconds(self, phase: str) -> float | None:

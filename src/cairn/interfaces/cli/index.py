@@ -127,9 +127,29 @@ def embed(
             "--wait", help="If another cairn process is writing the index, wait for it."
         ),
     ] = False,
+    train_static: Annotated[
+        bool,
+        typer.Option(
+            "--train-static",
+            help="The fast profile: train a static model on a sample of this index's "
+            "chunks (the MiniLM embeds the sample, ~150 chunks/s), save it beside the "
+            "index (<index>.models/fast) and, with [embed] provider = \"fast\", embed "
+            "everything with it (thousands of chunks/s).",
+        ),
+    ] = False,
+    sample: Annotated[
+        int,
+        typer.Option(
+            "--sample",
+            help="With --train-static: chunks to train on (more: better model, slower).",
+        ),
+    ] = 3000,  # cairn.app.fast_profile.DEFAULT_SAMPLE (not imported: --help stays fast)
 ) -> None:
     """Finish embedding: resume what an interrupted (Ctrl-C), killed or --no-embed run
     left, without looking at the files again.
+
+    With --train-static, first train the fast profile's own model on this index (see
+    the README's "Fast profile").
 
     Only chunks without a vector in the configured model's space are embedded; vectors
     already stored are kept. Vectors are committed every few seconds, so Ctrl-C keeps
@@ -137,6 +157,11 @@ def embed(
     goes on from there. Meanwhile every note is found by keywords, and semantic and
     hybrid searches rank by the vectors that exist and say how many units still wait.
     """
+    if train_static:
+        from cairn.interfaces.cli.train_static import run_training
+
+        run_training(db, sample, as_json, quiet, None if wait else 0.0, embed_line)
+        return
     try:
         with common.open_cairn(db, create=False) as cairn:
             step = _embed(cairn, as_json or quiet, None if wait else 0.0)

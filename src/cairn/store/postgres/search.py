@@ -27,6 +27,7 @@ mostly on the order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -163,74 +164,88 @@ class PostgresSearchMixin(SearchMixin):
     def _bm25(self, query: TextQuery, pos: str, pos_args: list[str], where: list[str],
               args: list[Any], limit: int, weights: Mapping[str, float]
               ) -> list[tuple[str, float]]:
-        """BM25 over the postings of the query's lexemes (see the module doc).
+        """BM25 over the impact-ordered postings of the query's lexemes (see the module
+        doc): exact top-k (:func:`cairn.store.postgres.topk.top_k`), or, when that gives
+        up, one statement scoring every matching unit from its vector (the planner
+        applies a selective filter first)."""
+        from cairn.store.postgres.topk import Terms, bound_factor, exact_score_sql, top_k
 
-        Scoring reads ``fts_postings`` only; the ``tsquery`` is checked against the
-        unit's vector only when a term is a phrase (or CJK), so that the postings
-        alone cannot tell whether it matches. Without filters the best
-        ``2 * limit + 50`` scores are taken before units are joined (a second, full
-        pass runs when too few of them are live canonical units)."""
         wa, wb, wc, wd = (float(weights.get(k, 1.0))
                           for k in ("title", "outline_path", "tags", "body"))
         wc = max(wc, float(weights.get("meta", wc)))  # tags and meta share class C
-        n_docs, avgdl = self._corpus_stats()
-        lexemes, simple = self._lexemes(query)
+        n_docs, avgdl, frozen, frozen_avgdl = self._corpus_stats()
+        lexemes, ids, dfs, simple = self._lexemes(query)
         if not lexemes:
             return []
+        idf = [math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) for df in dfs]
+        score_args: list[Any] = [max(avgdl, 1e-9), wa, wb, wc, wd, lexemes, idf]
         cond = list(where)
         cond_args = list(args)
         if not simple:
             cond.insert(0, f"f.doc @@ {pos}")
             cond_args = [*pos_args, *cond_args]
-        joins = "FROM units u JOIN documents d ON d.id = u.document_id"
-        if any("f.doc" in c for c in cond):
-            joins += " JOIN units_fts f ON f.rowid = u.rowid"
-        head = (
-            "WITH p AS MATERIALIZED (SELECT lex, rowid, a * ? + b * ? + c * ? + d * ? AS tfw, "
-            "dl FROM fts_postings WHERE lex = ANY(?)), "
-            "t AS (SELECT lex, ln(1 + (? - count(*) + 0.5) / (count(*) + 0.5)) AS idf "
-            "FROM p GROUP BY lex), "
-            "scored AS (SELECT p.rowid, sum(t.idf * p.tfw * 2.2 / (p.tfw + 1.2 * "
-            "(0.25 + 0.75 * p.dl / ?))) AS score FROM p JOIN t ON t.lex = p.lex "
-            "GROUP BY p.rowid")
-        head_args: list[Any] = [wa, wb, wc, wd, lexemes, n_docs, max(avgdl, 1e-9)]
-        tail = (f") SELECT u.id, s.score AS score {joins} JOIN scored s ON s.rowid = u.rowid"
-                + (" WHERE " + " AND ".join(cond) if cond else "")
-                + " ORDER BY score DESC, u.rowid LIMIT ?")
-        prune = all(c == "u.alternate = 0" for c in cond)
-        if prune:
-            sql = head + " ORDER BY score DESC, p.rowid LIMIT ?" + tail
-            rows = self.db.execute(sql, [*head_args, 2 * limit + 50, *cond_args, limit])
-            out = [(str(r[0]), float(r[1])) for r in rows]
-            if len(out) == limit:
+        check = " AND ".join(cond) if cond else "true"
+        posted = [(i, t, x) for i, t, x, df in zip(ids, lexemes, idf, dfs, strict=True)
+                  if i is not None and df > 0]
+        if posted:
+            r = bound_factor((wa, wb, wc, wd), frozen, avgdl, frozen_avgdl)
+            terms = Terms(tuple(int(i) for i, _, _ in posted),
+                          tuple(t for _, t, _ in posted), tuple(x for _, _, x in posted))
+            filtered = any(c != "u.alternate = 0" for c in cond)
+            out = top_k(self.db, terms, limit, r, score_args, check, cond_args,
+                        filtered=filtered)
+            if out is not None:
                 return out
-        rows = self.db.execute(head + tail, [*head_args, *cond_args, limit])
-        return [(str(r[0]), float(r[1])) for r in rows]
+        else:
+            return []
+        sql = (f"SELECT u.id, {exact_score_sql()} AS score FROM units u "
+               "JOIN documents d ON d.id = u.document_id JOIN units_fts f ON f.rowid = u.rowid "
+               f"WHERE {check}" + ("" if not simple else f" AND f.doc @@ {pos}")
+               + " ORDER BY score DESC, u.rowid LIMIT ?")
+        params = [*score_args, *cond_args, *(pos_args if simple else []), limit]
+        return [(str(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
 
-    def _corpus_stats(self) -> tuple[int, float]:
-        """(units in the FTS table, mean lexemes per unit): BM25's N and average
-        document length, kept exact on every write by triggers (``fts_stats``)."""
-        row = self.db.execute("SELECT units, lexemes FROM fts_stats").fetchone()
-        n, total = (int(row[0]), int(row[1])) if row else (0, 0)
-        return n, (total / n if n else 0.0)
+    def _corpus_stats(self) -> tuple[int, float, tuple[float, float, float, float], float]:
+        """(units in the FTS table, mean lexemes per unit, the frozen column weights of
+        the stored impacts, the frozen mean length): BM25's N and average document
+        length, kept exact on every write by triggers (``fts_stats``), and
+        ``fts_params``."""
+        row = self.db.execute(
+            "SELECT s.units, s.lexemes, p.wa, p.wb, p.wc, p.wd, p.avgdl "
+            "FROM fts_stats s, fts_params p").fetchone()
+        if not row:
+            return 0, 0.0, (1.0, 1.0, 1.0, 1.0), 0.0
+        n, total = int(row[0]), int(row[1])
+        frozen = (float(row[2]), float(row[3]), float(row[4]), float(row[5]))
+        return n, (total / n if n else 0.0), frozen, float(row[6])
 
-    def _lexemes(self, query: TextQuery) -> tuple[list[str], bool]:
+    def _lexemes(self, query: TextQuery
+                 ) -> tuple[list[str], list[int | None], list[int], bool]:
         """The normalised lexemes of the query's positive terms (English stemming for
-        words, ``simple`` for CJK bigrams), as the server makes them, and whether every
-        positive term is one word of at most one lexeme (then a unit matches exactly when it
-        has a posting of one of them; a stop word matches nothing)."""
+        words, ``simple`` for CJK bigrams), as the server makes them, with their ids
+        and document frequencies in ``fts_lex`` (``None`` and 0 for a lexeme no unit
+        has), and whether every positive term is one word of at most one lexeme (then a
+        unit matches exactly when it has a posting of one of them; a stop word matches
+        nothing)."""
         leaves = [leaf for t in query.positive for leaf in t.leaves()]
         texts = [" ".join(t.tokens) for t in leaves if t.tokens]
         cjk = [" ".join(t.cjk) for t in leaves if t.cjk]
         words = [t.tokens[0] for t in query.positive if len(t.tokens) == 1 and not t.cjk]
         row = self.db.execute(
-            "SELECT ARRAY(SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ?) "
-            "|| to_tsvector('simple', ?)))), (SELECT count(*) FROM unnest(?::text[]) w "
+            "WITH q AS (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ?) "
+            "|| to_tsvector('simple', ?))) AS lex) "
+            "SELECT ARRAY(SELECT q.lex FROM q ORDER BY q.lex), "
+            "ARRAY(SELECT x.id FROM q LEFT JOIN fts_lex x ON x.lex = q.lex ORDER BY q.lex), "
+            "ARRAY(SELECT coalesce(x.df, 0) FROM q LEFT JOIN fts_lex x ON x.lex = q.lex "
+            "ORDER BY q.lex), "
+            "(SELECT count(*) FROM unnest(?::text[]) w "
             "WHERE length(to_tsvector('english', w)) > 1)",
             (" ".join(texts), " ".join(cjk), words)).fetchone()
         lexemes = [str(x) for x in row[0]]
-        simple = len(words) == len([t for t in query.positive if t.searchable]) and not row[1]
-        return lexemes, simple
+        ids = [None if x is None else int(x) for x in row[1]]
+        dfs = [int(x) for x in row[2]]
+        simple = len(words) == len([t for t in query.positive if t.searchable]) and not row[3]
+        return lexemes, ids, dfs, simple
 
     def text_query_syntax(self, query: TextQuery) -> str | None:
         """The ``tsquery`` the server builds for ``query`` (for explanations); ``None``

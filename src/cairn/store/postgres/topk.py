@@ -1,0 +1,173 @@
+"""Exact top-k BM25 on PostgreSQL without reading whole posting lists.
+
+``fts_postings`` holds, per (lexeme id, unit), the term's *impact* — BM25's saturated
+term frequency computed with the frozen weights and mean unit length of ``fts_params``
+(:func:`cairn.store.postgres.steps.impact_sql`) — under a B-tree on (lexeme, impact,
+unit). :func:`top_k` reads each query lexeme's postings best impact first, in blocks
+that grow fourfold (keyset pagination: one backward index range scan per lexeme and
+block, all lexemes in one statement), and stops as soon as the k-th best exact score
+of the candidates beats every unit not yet scored. It is the threshold algorithm of
+Fagin et al. (TA/NRA) over impact-ordered lists:
+
+- every unit read so far has an upper bound: ``R · (Σ idf·impact over the lexemes it was
+  read in + Σ idf·θ over the others)``, θ a lexeme's last impact read (0 once its
+  list is exhausted); a unit not read in any list is bounded by ``R · Σ idf·θ``;
+- candidates are scored exactly (:func:`exact_score_sql`: from their ``tsvector``, with
+  the live weights and mean length, so the score is the same as a full read's) best
+  bound first, and the filters, phrases and ``-word`` are checked on them in the same
+  statement; scoring stops once no unscored bound beats the k-th best score;
+- ``R ≥ 1`` makes the frozen impacts a bound of the live ones: the mean unit length of
+  now over the frozen one (when it grew) times the largest ratio of a live column
+  weight to its frozen weight (when one grew). A term impact is increasing in the
+  weighted term frequency ``t`` and ``f(ρ·t) ≤ ρ·f(t)`` for ρ ≥ 1; a larger mean length
+  raises an impact by at most that ratio.
+
+It gives up (the caller reads everything, :data:`Outcome` ``None``) when a column
+weight is raised above a frozen weight of 0, when a weight is negative, after
+:data:`MAX_POSTINGS` postings, or when a filter keeps under :data:`MIN_PASS` of the
+first candidates (a selective filter is better applied first, which the full read's
+planner does).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MAX_POSTINGS = 400_000
+"""Postings read before top-k gives up for the full read (whose cost is about the same)."""
+
+MIN_PASS = 0.02
+"""The least share of the first round's candidates a filter may keep for top-k to go on."""
+
+FIRST_BLOCK = 64
+"""Postings per lexeme of the first block (at least ``2·limit + 10``); ×4 per round."""
+
+_BLOCK_SQL = (
+    "SELECT c.k, p.imp, p.rowid FROM unnest(?::int[], ?::int[], ?::real[], ?::bigint[], "
+    "?::int[]) AS c(k, lex, imp, rowid, n) CROSS JOIN LATERAL (SELECT imp, rowid "
+    "FROM fts_postings WHERE lex = c.lex AND (imp, rowid) < (c.imp, c.rowid) "
+    "ORDER BY imp DESC, rowid DESC LIMIT c.n) p")
+
+
+def exact_score_sql() -> str:
+    """The SQL of a unit's BM25 score from its vector ``f.doc``: Σ idf · tfw·(k1+1) /
+    (tfw + k1·(1−b+b·dl/avgdl)), tfw the occurrences per weight class times the column
+    weights. Parameters, in order: avgdl, the weights of classes A, B, C, D, the query
+    lexemes (``text[]``) and their idf (``float8[]``)."""
+    counts = [f"coalesce(cardinality(array_positions(e.weights, '{w}')), 0) * ?::float8"
+              for w in "ABCD"]
+    return (
+        "(SELECT coalesce(sum(t.idf * t.w * 2.2 / (t.w + 1.2 * (0.25 + 0.75 * "
+        "length(f.doc) / ?::float8))), 0) FROM (SELECT q.idf, " + " + ".join(counts)
+        + " AS w FROM unnest(f.doc) e JOIN unnest(?::text[], ?::float8[]) AS q(lex, idf) "
+        "ON q.lex = e.lexeme) t)")
+
+
+@dataclass(frozen=True)
+class Terms:
+    """The query's lexemes as the postings know them: ``ids`` (``fts_lex.id``),
+    ``texts`` and ``idf`` (BM25's ln(1 + (N − df + 0.5)/(df + 0.5))), one entry each."""
+
+    ids: tuple[int, ...]
+    texts: tuple[str, ...]
+    idf: tuple[float, ...]
+
+
+def bound_factor(live: Sequence[float], frozen: Sequence[float], avgdl: float,
+                 frozen_avgdl: float) -> float:
+    """``R``: how much a live term impact may exceed its frozen one (see the module
+    doc); ``inf`` when it is unbounded (a weight raised from 0, a negative weight)."""
+    r = 1.0
+    for w, w0 in zip(live, frozen, strict=True):
+        if w < 0 or w0 < 0:
+            return math.inf
+        if w > w0:
+            r = max(r, w / w0) if w0 > 0 else math.inf
+    if frozen_avgdl > 0 and avgdl > frozen_avgdl:
+        r *= avgdl / frozen_avgdl
+    return r * (1 + 1e-6)  # impacts are stored as float4
+
+
+def top_k(db: Any, terms: Terms, limit: int, r: float, score_args: list[Any],
+          check_sql: str, check_args: list[Any], *, filtered: bool
+          ) -> list[tuple[str, float]] | None:
+    """The best ``limit`` units ``(unit id, score)``, best first (ties by rowid), or
+    ``None`` when top-k gives up (see the module doc) and the caller must read all.
+
+    ``score_args`` are :func:`exact_score_sql`'s parameters; ``check_sql`` is the
+    condition a candidate must meet (filters, phrases, ``-word``; ``"true"`` for none)
+    with its ``check_args``; ``filtered`` says it may drop candidates.
+    """
+    n_terms = len(terms.ids)
+    if not math.isfinite(r) or n_terms == 0:
+        return None
+    theta = [math.inf] * n_terms  # last impact read per lexeme
+    cursor: list[tuple[float, int]] = [(math.inf, 2**63 - 1)] * n_terms
+    done = [False] * n_terms
+    part: dict[int, float] = {}  # frozen partial score
+    seen: dict[int, int] = {}  # bit k: read in lexeme k's list
+    scored: dict[int, tuple[float, str] | None] = {}  # exact, None = fails the check
+    best: list[tuple[float, int, str]] = []
+    block = max(FIRST_BLOCK, 2 * limit + 10)
+    read = 0
+    first = True
+    score_sql = (f"SELECT u.rowid, u.id, {exact_score_sql()} FROM units u "
+                 "JOIN documents d ON d.id = u.document_id JOIN units_fts f "
+                 f"ON f.rowid = u.rowid WHERE u.rowid = ANY(?) AND {check_sql}")
+    idf = terms.idf
+    while True:
+        live = [k for k in range(n_terms) if not done[k]]
+        if live:
+            rows = db.execute(_BLOCK_SQL, (
+                live, [terms.ids[k] for k in live], [cursor[k][0] for k in live],
+                [cursor[k][1] for k in live], [block] * len(live))).fetchall()
+            got = [0] * n_terms
+            for k, imp, rowid in rows:
+                part[rowid] = part.get(rowid, 0.0) + idf[k] * imp
+                seen[rowid] = seen.get(rowid, 0) | (1 << k)
+                got[k] += 1
+                cursor[k] = (imp, rowid)
+            read += len(rows)
+            for k in live:
+                theta[k] = cursor[k][0] if got[k] == block else 0.0
+                done[k] = got[k] < block
+        unseen = r * sum(i * t for i, t in zip(idf, theta, strict=True))
+        # score, best bound first, until no unscored bound beats the k-th best
+        pending = sorted(
+            ((r * (p + sum(idf[k] * theta[k] for k in range(n_terms)
+                           if not seen[u] >> k & 1)), u)
+             for u, p in part.items() if u not in scored), reverse=True)
+        kth = best[limit - 1][0] if len(best) >= limit else -math.inf
+        todo = [u for b, u in pending if b >= kth]
+        while todo:
+            batch, todo = todo[:max(256, 4 * limit)], todo[max(256, 4 * limit):]
+            for rowid, uid, score in db.execute(
+                    score_sql, [*score_args, batch, *check_args]).fetchall():
+                scored[rowid] = (float(score), str(uid))
+            for u in batch:
+                hit = scored.setdefault(u, None)
+                if hit is not None:
+                    best.append((hit[0], u, hit[1]))
+            best.sort(key=lambda x: (-x[0], x[1]))
+            del best[limit:]
+            kth = best[limit - 1][0] if len(best) >= limit else -math.inf
+            todo = [u for u in todo if _bound(u, part, seen, theta, idf, r) >= kth]
+        if first and filtered and scored:
+            passed = sum(1 for v in scored.values() if v is not None)
+            if passed < MIN_PASS * len(scored) and passed < limit:
+                return None
+        first = False
+        if all(done) or (len(best) >= limit and kth > unseen):
+            return [(uid, score) for score, _u, uid in best]
+        if read >= MAX_POSTINGS:
+            return None
+        block *= 4
+
+
+def _bound(u: int, part: dict[int, float], seen: dict[int, int], theta: list[float],
+           idf: tuple[float, ...], r: float) -> float:
+    return r * (part[u] + sum(idf[k] * theta[k] for k in range(len(theta))
+                              if not seen[u] >> k & 1))

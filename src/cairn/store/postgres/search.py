@@ -92,6 +92,11 @@ def ts_query(query: TextQuery) -> tuple[str | None, str | None, list[str], list[
     return pos, neg, pos_args, neg_args
 
 
+TOPK_LIMIT = 10_000
+"""The largest ``limit`` searched by top-k; above it (every match wanted, as for the
+units a ``-word`` excludes from semantic search) every matching unit is scored."""
+
+
 class PostgresSearchMixin(SearchMixin):
     """``tsvector`` search with the shared filters."""
 
@@ -187,7 +192,7 @@ class PostgresSearchMixin(SearchMixin):
         check = " AND ".join(cond) if cond else "true"
         posted = [(i, t, x) for i, t, x, df in zip(ids, lexemes, idf, dfs, strict=True)
                   if i is not None and df > 0]
-        if posted:
+        if posted and limit <= TOPK_LIMIT:
             r = bound_factor((wa, wb, wc, wd), frozen, avgdl, frozen_avgdl)
             terms = Terms(tuple(int(i) for i, _, _ in posted),
                           tuple(t for _, t, _ in posted), tuple(x for _, _, x in posted))
@@ -196,7 +201,7 @@ class PostgresSearchMixin(SearchMixin):
                         filtered=filtered)
             if out is not None:
                 return out
-        else:
+        elif not posted:
             return []
         sql = (f"SELECT u.id, {exact_score_sql()} AS score FROM units u "
                "JOIN documents d ON d.id = u.document_id JOIN units_fts f ON f.rowid = u.rowid "

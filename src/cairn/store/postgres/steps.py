@@ -129,7 +129,7 @@ PG_STEPS += (
     ),
 )
 
-PG_TABLES = ("fts_stats", "fts_postings", "fts_pending", "pg_vectors")
+PG_TABLES: tuple[str, ...] = ("fts_stats", "fts_postings", "fts_pending", "pg_vectors")
 """Tables derived on the server from the shared ones (never copied between stores)."""
 
 FROZEN_WEIGHTS = (10.0, 4.0, 3.0, 1.0)
@@ -213,7 +213,7 @@ PG_STEPS += (
         "lex TEXT COLLATE \"C\" NOT NULL UNIQUE, df INTEGER NOT NULL)",
         "CREATE TABLE fts_params (wa FLOAT8 NOT NULL, wb FLOAT8 NOT NULL, "
         "wc FLOAT8 NOT NULL, wd FLOAT8 NOT NULL, avgdl FLOAT8 NOT NULL)",
-        "INSERT INTO fts_params VALUES (%s, %s, %s, %s, 1.0)" % FROZEN_WEIGHTS,
+        "INSERT INTO fts_params VALUES ({}, {}, {}, {}, 1.0)".format(*FROZEN_WEIGHTS),
         "CREATE TABLE fts_postings (lex INTEGER NOT NULL, imp REAL NOT NULL, "
         "rowid BIGINT NOT NULL)",
         *_REPOST_ALL,

@@ -119,6 +119,8 @@ def top_k(db: Any, terms: Terms, limit: int, r: float, score_args: list[Any],
                  f"ON f.rowid = u.rowid WHERE u.rowid = ANY(?) AND {check_sql}")
     idf = terms.idf
     while True:
+        if read > MAX_POSTINGS:
+            return None
         live = [k for k in range(n_terms) if not done[k]]
         if live:
             rows = db.execute(_BLOCK_SQL, (
@@ -162,8 +164,6 @@ def top_k(db: Any, terms: Terms, limit: int, r: float, score_args: list[Any],
         first = False
         if all(done) or (len(best) >= limit and kth > unseen):
             return [(uid, score) for score, _u, uid in best]
-        if read >= MAX_POSTINGS:
-            return None
         block *= 4
 
 

@@ -63,7 +63,6 @@ def _search(store: Any, query: str, limit: int, weights: dict[str, float], *,
 def pg_cairn(tmp_path_factory: pytest.TempPathFactory, pg_server_url: str) -> Any:
     """One index of 400 notes for the module (its own database, dropped after)."""
     import psycopg
-
     from tests.store.conftest import _with_db
 
     tmp = tmp_path_factory.mktemp("topk")

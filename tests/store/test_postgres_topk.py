@@ -130,3 +130,25 @@ def test_bound_factor() -> None:
     assert topk.bound_factor(frozen, frozen, 55.0, 50.0) == pytest.approx(1.1)
     assert topk.bound_factor(frozen, frozen, 45.0, 50.0) == pytest.approx(1.0)
     assert topk.bound_factor((1.0, 1.0, 1.0, 1.0), (0.0, 1.0, 1.0, 1.0), 1, 1) == float("inf")
+
+
+def test_siblings_in_one_statement(tmp_path: Path, pg_url: str) -> None:
+    """``siblings_many`` on PostgreSQL (one statement) gives what ``siblings`` gives
+    one unit at a time on SQLite, for every heading of the parity corpus."""
+    from tests.store.test_postgres_parity import _notes, _pair
+
+    root = _notes(tmp_path)
+    lite, pg = _pair(tmp_path, pg_url)
+    try:
+        for c in (lite, pg):
+            c.index([str(root)])
+        rows = lite.store.db.execute(
+            "SELECT document_id, parent_id, id FROM units WHERE kind = 'heading'").fetchall()
+        keys = [(str(d), None if p is None else str(p), str(u)) for d, p, u in rows]
+        assert any(len(lite.store.siblings(*k)) > 0 for k in keys)
+        want = {k[2]: lite.store.siblings(*k) for k in keys}
+        assert pg.store.siblings_many(keys) == want == lite.store.siblings_many(keys)
+        assert pg.store.siblings_many([]) == {}
+    finally:
+        lite.close()
+        pg.close()

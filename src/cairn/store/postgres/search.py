@@ -252,6 +252,24 @@ class PostgresSearchMixin(SearchMixin):
         simple = len(words) == len([t for t in query.positive if t.searchable]) and not row[3]
         return lexemes, ids, dfs, simple
 
+    def siblings_many(
+        self, units: Sequence[tuple[str, str | None, str]]
+    ) -> dict[str, list[str]]:
+        """:meth:`siblings` of many ``(document id, parent id, unit id)`` in one
+        statement: ``unit id -> titles`` (at most 12 each, in order)."""
+        if not units:
+            return {}
+        out: dict[str, list[str]] = {uid: [] for _, _, uid in units}
+        rows = self.db.execute(
+            "SELECT q.uid, s.title FROM unnest(?::text[], ?::text[], ?::text[]) "
+            "AS q(doc, parent, uid) CROSS JOIN LATERAL (SELECT u.title FROM units u "
+            "WHERE u.document_id = q.doc AND u.parent_id IS NOT DISTINCT FROM q.parent "
+            "AND u.id <> q.uid AND u.kind = 'heading' ORDER BY u.ordinal LIMIT 12) s",
+            ([d for d, _, _ in units], [p for _, p, _ in units], [u for _, _, u in units]))
+        for uid, title in rows:
+            out[str(uid)].append(title)
+        return out
+
     def text_query_syntax(self, query: TextQuery) -> str | None:
         """The ``tsquery`` the server builds for ``query`` (for explanations); ``None``
         for a filter-only query."""

@@ -10,15 +10,20 @@ is ``&&`` within an alternative and ``||`` between them. CJK bigrams are a phras
 the ``simple`` configuration, matched against the same vector (their column is folded
 into it with weight D).
 
-Ranking is BM25 computed in SQL (k1 = 1.2, b = 0.75) over the server's inverted index
-``fts_postings`` (one row per lexeme and unit: occurrences per weight class and the
-unit's length, kept by triggers; see :data:`cairn.store.postgres.steps.PG_STEPS`): each
-query lexeme's inverse document frequency is the number of its postings, its term
-frequency in a unit is weighted by the column it occurs in (BM25F-style: title, outline
-path, tags and body weights), and the unit's length in lexemes is set against the mean
-(``fts_stats``). A query reads only its lexemes' postings (an index-only B-tree scan);
-the ``tsquery`` itself (GIN) is checked only for phrases, CJK bigrams, groups and
-``-word``.
+Ranking is BM25 (k1 = 1.2, b = 0.75): each query lexeme's inverse document frequency
+comes from its number of units (``fts_lex.df``), its term frequency in a unit is
+weighted by the column it occurs in (BM25F-style: title, outline path, tags and body
+weights), and the unit's length in lexemes is set against the mean (``fts_stats``).
+The best ``limit`` units are found by exact top-k over impact-ordered postings
+(:mod:`cairn.store.postgres.topk`, kept by triggers: see
+:data:`cairn.store.postgres.steps.PG_STEPS`), which reads each lexeme's postings best
+first and stops early; candidates are scored from their ``tsvector`` with the live
+weights and mean length, so the scores are those of reading everything. Every matching
+unit is scored in one statement instead (the planner applying a selective filter first)
+when top-k gives up: a filter passing under 2 % of the first candidates, more than
+400,000 postings read, a column weight raised above a frozen weight of 0, or a
+``limit`` above 10,000. Phrases, CJK bigrams, groups and ``-word`` are checked with the
+``tsquery`` (GIN) on the candidates.
 Differences from SQLite's FTS5, by design of the engines: English stop words are not
 indexed (a query made only of them matches nothing), a unit's length counts distinct
 lexemes, and FTS5 scores each column separately — rankings agree on what matches, and

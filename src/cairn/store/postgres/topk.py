@@ -107,11 +107,13 @@ def top_k(db: Any, terms: Terms, limit: int, r: float, score_args: list[Any],
     theta = [math.inf] * n_terms  # last impact read per lexeme
     cursor: list[tuple[float, int]] = [(math.inf, 2**63 - 1)] * n_terms
     done = [False] * n_terms
-    part: dict[int, float] = {}  # frozen partial score
-    seen: dict[int, int] = {}  # bit k: read in lexeme k's list
-    scored: dict[int, tuple[float, str] | None] = {}  # exact, None = fails the check
+    part: dict[int, float] = {}  # unscored candidates: frozen partial score
+    seen: dict[int, int] = {}  # and which lists they were read in (bit k)
+    closed: set[int] = set()  # scored, or bounded below the k-th best for good
+    tried = passed = 0
     best: list[tuple[float, int, str]] = []
     block = max(FIRST_BLOCK, 2 * limit + 10)
+    step = max(256, 4 * limit)
     read = 0
     first = True
     score_sql = (f"SELECT u.rowid, u.id, {exact_score_sql()} FROM units u "
@@ -128,46 +130,45 @@ def top_k(db: Any, terms: Terms, limit: int, r: float, score_args: list[Any],
                 [cursor[k][1] for k in live], [block] * len(live))).fetchall()
             got = [0] * n_terms
             for k, imp, rowid in rows:
-                part[rowid] = part.get(rowid, 0.0) + idf[k] * imp
-                seen[rowid] = seen.get(rowid, 0) | (1 << k)
                 got[k] += 1
                 cursor[k] = (imp, rowid)
+                if rowid in closed:
+                    continue
+                part[rowid] = part.get(rowid, 0.0) + idf[k] * imp
+                seen[rowid] = seen.get(rowid, 0) | (1 << k)
             read += len(rows)
             for k in live:
                 theta[k] = cursor[k][0] if got[k] == block else 0.0
                 done[k] = got[k] < block
-        unseen = r * sum(i * t for i, t in zip(idf, theta, strict=True))
-        # score, best bound first, until no unscored bound beats the k-th best
-        pending = sorted(
-            ((r * (p + sum(idf[k] * theta[k] for k in range(n_terms)
-                           if not seen[u] >> k & 1)), u)
-             for u, p in part.items() if u not in scored), reverse=True)
+        rest = [idf[k] * theta[k] for k in range(n_terms)]
+        unseen = r * sum(rest)
+        # candidates best bound first, scored while the bound reaches the k-th best; a
+        # bound only falls as lists are read and the k-th best only rises, so every
+        # candidate of this round is done with after it
+        bounds = {mask: r * sum(x for k, x in enumerate(rest) if not mask >> k & 1)
+                  for mask in set(seen.values())}
+        pending = sorted(((r * p + bounds[seen[u]], u) for u, p in part.items()),
+                         reverse=True)
         kth = best[limit - 1][0] if len(best) >= limit else -math.inf
-        todo = [u for b, u in pending if b >= kth]
-        while todo:
-            batch, todo = todo[:max(256, 4 * limit)], todo[max(256, 4 * limit):]
+        i = 0
+        while i < len(pending) and pending[i][0] >= kth:
+            batch = [u for b, u in pending[i:i + step] if b >= kth]
+            i += step
             for rowid, uid, score in db.execute(
                     score_sql, [*score_args, batch, *check_args]).fetchall():
-                scored[rowid] = (float(score), str(uid))
-            for u in batch:
-                hit = scored.setdefault(u, None)
-                if hit is not None:
-                    best.append((hit[0], u, hit[1]))
+                best.append((float(score), int(rowid), str(uid)))
+                passed += 1
+            tried += len(batch)
             best.sort(key=lambda x: (-x[0], x[1]))
             del best[limit:]
             kth = best[limit - 1][0] if len(best) >= limit else -math.inf
-            todo = [u for u in todo if _bound(u, part, seen, theta, idf, r) >= kth]
-        if first and filtered and scored:
-            passed = sum(1 for v in scored.values() if v is not None)
-            if passed < MIN_PASS * len(scored) and passed < limit:
-                return None
+        closed.update(u for _b, u in pending)  # scored, or below the k-th best for good
+        part.clear()
+        seen.clear()
+        if first and filtered and tried and passed < MIN_PASS * tried and passed < limit:
+            return None
         first = False
         if all(done) or (len(best) >= limit and kth > unseen):
             return [(uid, score) for score, _u, uid in best]
         block *= 4
 
-
-def _bound(u: int, part: dict[int, float], seen: dict[int, int], theta: list[float],
-           idf: tuple[float, ...], r: float) -> float:
-    return r * (part[u] + sum(idf[k] * theta[k] for k in range(len(theta))
-                              if not seen[u] >> k & 1))

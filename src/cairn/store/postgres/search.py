@@ -13,12 +13,14 @@ into it with weight D).
 Ranking is BM25 (k1 = 1.2, b = 0.75): each query lexeme's inverse document frequency
 comes from its number of units (``fts_lex.df``), its term frequency in a unit is
 weighted by the column it occurs in (BM25F-style: title, outline path, tags and body
-weights), and the unit's length in lexemes is set against the mean (``fts_stats``).
+weights), and the unit's length in lexemes is set against the mean — the mean of the
+last rebuild of the postings (``fts_params``), computed again whenever the live mean
+(``fts_stats``) has drifted from it by more than 5 %.
 The best ``limit`` units are found by exact top-k over impact-ordered postings
 (:mod:`cairn.store.postgres.topk`, kept by triggers: see
 :data:`cairn.store.postgres.steps.PG_STEPS`), which reads each lexeme's postings best
-first and stops early; candidates are scored from their ``tsvector`` with the live
-weights and mean length, so the scores are those of reading everything. Every matching
+first and stops early; candidates are scored from their ``tsvector`` (with the live
+weights), so the scores are those of reading everything. Every matching
 unit is scored in one statement instead (the planner applying a selective filter first)
 when top-k gives up: a filter passing under 2 % of the first candidates, more than
 400,000 postings read, a column weight raised above a frozen weight of 0, or a
@@ -178,7 +180,13 @@ class PostgresSearchMixin(SearchMixin):
         doc): exact top-k (:func:`cairn.store.postgres.topk.top_k`), or, when that gives
         up, one statement scoring every matching unit from its vector (the planner
         applies a selective filter first)."""
-        from cairn.store.postgres.topk import Terms, bound_factor, exact_score_sql, top_k
+        from cairn.store.postgres.topk import (
+            Terms,
+            bound_factor,
+            exact_score_sql,
+            lower_factor,
+            top_k,
+        )
 
         wa, wb, wc, wd = (float(weights.get(k, 1.0))
                           for k in ("title", "outline_path", "tags", "body"))
@@ -188,6 +196,9 @@ class PostgresSearchMixin(SearchMixin):
         if not lexemes:
             return []
         idf = [math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) for df in dfs]
+        # the mean length is the frozen one (fts_params: within 5 % of the live one,
+        # see cairn.store.postgres.steps.DRIFT), so the stored impacts are exact
+        avgdl = frozen_avgdl if frozen_avgdl > 0 else avgdl
         score_args: list[Any] = [max(avgdl, 1e-9), wa, wb, wc, wd, lexemes, idf]
         cond = list(where)
         cond_args = list(args)
@@ -198,7 +209,9 @@ class PostgresSearchMixin(SearchMixin):
         posted = [(i, t, x) for i, t, x, df in zip(ids, lexemes, idf, dfs, strict=True)
                   if i is not None and df > 0]
         if posted and limit <= TOPK_LIMIT:
-            r = bound_factor((wa, wb, wc, wd), frozen, avgdl, frozen_avgdl)
+            live = (wa, wb, wc, wd)
+            r = (lower_factor(live, frozen, avgdl, avgdl),
+                 bound_factor(live, frozen, avgdl, avgdl))
             terms = Terms(tuple(int(i) for i, _, _ in posted),
                           tuple(t for _, t, _ in posted), tuple(x for _, _, x in posted))
             filtered = any(c != "u.alternate = 0" for c in cond)

@@ -42,6 +42,14 @@ MAX_POSTINGS = 400_000
 MIN_PASS = 0.02
 """The least share of the first round's candidates a filter may keep for top-k to go on."""
 
+MAX_SCORED = 2_000
+"""Candidates scored exactly at the end at most. Each costs a few random reads, so until
+:data:`FEW_READ` postings are read only ``2·limit + 10`` are (more: the lists are read
+further, which is cheaper)."""
+
+FEW_READ = 20_000
+"""Postings read before the end may score up to :data:`MAX_SCORED` candidates."""
+
 FIRST_BLOCK = 64
 """Postings per lexeme of the first block (at least ``2·limit + 10``); ×4 per round."""
 
@@ -91,84 +99,123 @@ def bound_factor(live: Sequence[float], frozen: Sequence[float], avgdl: float,
     return r * (1 + 1e-6)  # impacts are stored as float4
 
 
-def top_k(db: Any, terms: Terms, limit: int, r: float, score_args: list[Any],
+def lower_factor(live: Sequence[float], frozen: Sequence[float], avgdl: float,
+                 frozen_avgdl: float) -> float:
+    """How much lower than its frozen one a live term impact may be (≤ 1): the
+    smallest ratio of a live column weight to its frozen weight, times the live mean
+    unit length over the frozen one when it fell (see the module doc)."""
+    r = 1.0
+    for w, w0 in zip(live, frozen, strict=True):
+        if w0 > 0:
+            r = min(r, max(w, 0.0) / w0)
+    if frozen_avgdl > 0 and avgdl < frozen_avgdl:
+        r *= avgdl / frozen_avgdl
+    return r * (1 - 1e-6)  # impacts are stored as float4
+
+
+def top_k(db: Any, terms: Terms, limit: int, r: tuple[float, float], score_args: list[Any],
           check_sql: str, check_args: list[Any], *, filtered: bool
           ) -> list[tuple[str, float]] | None:
     """The best ``limit`` units ``(unit id, score)``, best first (ties by rowid), or
     ``None`` when top-k gives up (see the module doc) and the caller must read all.
 
-    ``score_args`` are :func:`exact_score_sql`'s parameters; ``check_sql`` is the
-    condition a candidate must meet (filters, phrases, ``-word``; ``"true"`` for none)
-    with its ``check_args``; ``filtered`` says it may drop candidates.
+    ``r`` is (:func:`lower_factor`, :func:`bound_factor`); ``score_args`` are
+    :func:`exact_score_sql`'s parameters; ``check_sql`` is the condition a candidate
+    must meet (filters, phrases, ``-word``; over ``u``, ``d`` and ``f``) with its
+    ``check_args``; ``filtered`` says it may drop more than alternates.
     """
+    lo, hi = r
     n_terms = len(terms.ids)
-    if not math.isfinite(r) or n_terms == 0:
+    if not math.isfinite(hi) or n_terms == 0:
         return None
     theta = [math.inf] * n_terms  # last impact read per lexeme
     cursor: list[tuple[float, int]] = [(math.inf, 2**63 - 1)] * n_terms
     done = [False] * n_terms
-    part: dict[int, float] = {}  # unscored candidates: frozen partial score
-    seen: dict[int, int] = {}  # and which lists they were read in (bit k)
-    closed: set[int] = set()  # scored, or bounded below the k-th best for good
-    tried = passed = 0
-    best: list[tuple[float, int, str]] = []
+    part: dict[int, float] = {}  # open candidates: Σ idf·impact over the lists read in
+    seen: dict[int, int] = {}  # and which lists those are (bit k)
+    passing: set[int] = set()  # open candidates that meet the check
+    closed: set[int] = set()  # failed the check, or bounded below the k-th best for good
+    tried = passed = read = 0
     block = max(FIRST_BLOCK, 2 * limit + 10)
-    step = max(256, 4 * limit)
-    read = 0
-    first = True
-    score_sql = (f"SELECT u.rowid, u.id, {exact_score_sql()} FROM units u "
-                 "JOIN documents d ON d.id = u.document_id JOIN units_fts f "
-                 f"ON f.rowid = u.rowid WHERE u.rowid = ANY(?) AND {check_sql}")
+    step = 2 * limit + 10
+    check = (f"SELECT u.rowid FROM {_joins(check_sql, 'f.' in check_sql)} "
+             f"WHERE u.rowid = ANY(?) AND {check_sql}")
     idf = terms.idf
+    first = True
     while True:
         if read > MAX_POSTINGS:
             return None
         live = [k for k in range(n_terms) if not done[k]]
-        if live:
-            rows = db.execute(_BLOCK_SQL, (
-                live, [terms.ids[k] for k in live], [cursor[k][0] for k in live],
-                [cursor[k][1] for k in live], [block] * len(live))).fetchall()
-            got = [0] * n_terms
-            for k, imp, rowid in rows:
-                got[k] += 1
-                cursor[k] = (imp, rowid)
-                if rowid in closed:
-                    continue
+        rows = db.execute(_BLOCK_SQL, (
+            live, [terms.ids[k] for k in live], [cursor[k][0] for k in live],
+            [cursor[k][1] for k in live], [block] * len(live))).fetchall()
+        got = [0] * n_terms
+        for k, imp, rowid in rows:
+            got[k] += 1
+            cursor[k] = (imp, rowid)
+            if rowid not in closed:
                 part[rowid] = part.get(rowid, 0.0) + idf[k] * imp
                 seen[rowid] = seen.get(rowid, 0) | (1 << k)
-            read += len(rows)
-            for k in live:
-                theta[k] = cursor[k][0] if got[k] == block else 0.0
-                done[k] = got[k] < block
+        read += len(rows)
+        for k in live:
+            theta[k] = cursor[k][0] if got[k] == block else 0.0
+            done[k] = got[k] < block
         rest = [idf[k] * theta[k] for k in range(n_terms)]
-        unseen = r * sum(rest)
-        # candidates best bound first, scored while the bound reaches the k-th best; a
-        # bound only falls as lists are read and the k-th best only rises, so every
-        # candidate of this round is done with after it
-        bounds = {mask: r * sum(x for k, x in enumerate(rest) if not mask >> k & 1)
+        unseen = hi * sum(rest)
+        bounds = {mask: sum(x for k, x in enumerate(rest) if not mask >> k & 1)
                   for mask in set(seen.values())}
-        pending = sorted(((r * p + bounds[seen[u]], u) for u, p in part.items()),
-                         reverse=True)
-        kth = best[limit - 1][0] if len(best) >= limit else -math.inf
+        # the best `limit` candidates by lower bound that meet the check
+        order = sorted(part, key=part.__getitem__, reverse=True)
+        top: list[int] = []
         i = 0
-        while i < len(pending) and pending[i][0] >= kth:
-            batch = [u for b, u in pending[i:i + step] if b >= kth]
-            i += step
-            for rowid, uid, score in db.execute(
-                    score_sql, [*score_args, batch, *check_args]).fetchall():
-                best.append((float(score), int(rowid), str(uid)))
-                passed += 1
-            tried += len(batch)
-            best.sort(key=lambda x: (-x[0], x[1]))
-            del best[limit:]
-            kth = best[limit - 1][0] if len(best) >= limit else -math.inf
-        closed.update(u for _b, u in pending)  # scored, or below the k-th best for good
-        part.clear()
-        seen.clear()
+        while len(top) < limit and i < len(order):
+            chunk, i = order[i:i + step], i + step
+            ask = [u for u in chunk if u not in passing]
+            if ask:
+                ok = {int(x[0]) for x in db.execute(check, [ask, *check_args]).fetchall()}
+                tried, passed = tried + len(ask), passed + len(ok)
+                passing |= ok
+                for u in ask:
+                    if u not in ok:
+                        closed.add(u)
+                        del part[u], seen[u]
+            top += [u for u in chunk if u in passing]
+        del top[limit:]
         if first and filtered and tried and passed < MIN_PASS * tried and passed < limit:
             return None
         first = False
-        if all(done) or (len(best) >= limit and kth > unseen):
-            return [(uid, score) for score, _u, uid in best]
+        kth = lo * part[top[-1]] if len(top) >= limit else -math.inf
+        finished = all(done)
+        contenders = [u for u in part if hi * (part[u] + bounds[seen[u]]) >= kth]
+        room = step if read < FEW_READ else MAX_SCORED
+        if finished or (kth > unseen and len(contenders) <= room):
+            return _exact(db, contenders, limit, score_args, check_sql, check_args)
+        for u in part.keys() - set(contenders):  # bounds only fall, the k-th best rises
+            closed.add(u)
+            passing.discard(u)
+            del part[u], seen[u]
         block *= 4
 
+
+def _exact(db: Any, rowids: list[int], limit: int, score_args: list[Any], check_sql: str,
+           check_args: list[Any]) -> list[tuple[str, float]]:
+    """The ``limit`` best of ``rowids`` by exact score (ties by rowid)."""
+    sql = (f"SELECT u.rowid, u.id, {exact_score_sql()} FROM {_joins(check_sql, True)} "
+           f"WHERE u.rowid = ANY(?) AND {check_sql}")
+    best: list[tuple[float, int, str]] = []
+    for i in range(0, len(rowids), 1000):
+        rows = db.execute(sql, [*score_args, rowids[i:i + 1000], *check_args]).fetchall()
+        best += [(float(x[2]), int(x[0]), str(x[1])) for x in rows]
+    best.sort(key=lambda x: (-x[0], x[1]))
+    return [(uid, score) for score, _rowid, uid in best[:limit]]
+
+
+def _joins(check_sql: str, vector: bool) -> str:
+    """``units u``, with ``documents d`` when the check names it and ``units_fts f``
+    when ``vector`` (each join is a random read per candidate)."""
+    out = "units u"
+    if "d." in check_sql:
+        out += " JOIN documents d ON d.id = u.document_id"
+    if vector:
+        out += " JOIN units_fts f ON f.rowid = u.rowid"
+    return out

@@ -184,8 +184,7 @@ class PostgresSearchMixin(SearchMixin):
             Terms,
             bound_factor,
             exact_score_sql,
-            lower_factor,
-            top_k,
+                    top_k,
         )
 
         wa, wb, wc, wd = (float(weights.get(k, 1.0))
@@ -210,8 +209,7 @@ class PostgresSearchMixin(SearchMixin):
                   if i is not None and df > 0]
         if posted and limit <= TOPK_LIMIT:
             live = (wa, wb, wc, wd)
-            r = (lower_factor(live, frozen, avgdl, avgdl),
-                 bound_factor(live, frozen, avgdl, avgdl))
+            r = bound_factor(live, frozen, avgdl, avgdl)
             terms = Terms(tuple(int(i) for i, _, _ in posted),
                           tuple(t for _, t, _ in posted), tuple(x for _, _, x in posted))
             filtered = any(c != "u.alternate = 0" for c in cond)

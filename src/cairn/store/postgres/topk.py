@@ -5,24 +5,27 @@ term frequency computed with the frozen weights and mean unit length of ``fts_pa
 (:func:`cairn.store.postgres.steps.impact_sql`) — under a B-tree on (lexeme, impact,
 unit). :func:`top_k` reads each query lexeme's postings best impact first, in blocks
 that grow fourfold (keyset pagination: one backward index range scan per lexeme and
-block, all lexemes in one statement), and stops as soon as the k-th best exact score
-of the candidates beats every unit not yet scored. It is the threshold algorithm of
-Fagin et al. (TA/NRA) over impact-ordered lists:
+block, all lexemes in one statement), and stops as soon as no unit it has not looked at
+can reach the k-th best. It is Fagin's threshold algorithm over impact-ordered lists,
+with random access (exact scores) for a few candidates per block:
 
-- every unit read so far has an upper bound: ``R · (Σ idf·impact over the lexemes it was
-  read in + Σ idf·θ over the others)``, θ a lexeme's last impact read (0 once its
-  list is exhausted); a unit not read in any list is bounded by ``R · Σ idf·θ``;
-- candidates are scored exactly (:func:`exact_score_sql`: from their ``tsvector``, with
-  the live weights and mean length, so the score is the same as a full read's) best
-  bound first, and the filters, phrases and ``-word`` are checked on them in the same
-  statement; scoring stops once no unscored bound beats the k-th best score;
-- ``R ≥ 1`` makes the frozen impacts a bound of the live ones: the mean unit length of
-  now over the frozen one (when it grew) times the largest ratio of a live column
-  weight to its frozen weight (when one grew). A term impact is increasing in the
-  weighted term frequency ``t`` and ``f(ρ·t) ≤ ρ·f(t)`` for ρ ≥ 1; a larger mean length
-  raises an impact by at most that ratio.
+- a unit read so far has an upper bound ``R · (Σ idf·impact over the lists it was read
+  in + Σ idf·θ over the others)``, θ a lexeme's last impact read (0 once its list is
+  exhausted); a unit read in no list is bounded by ``R · Σ idf·θ``;
+- after each block the ``2·limit + 10`` best unscored candidates by bound are scored
+  exactly from their ``tsvector`` (:func:`exact_score_sql`, the statement a full read
+  uses too, with the check: filters, phrases, ``-word``, alternates), which gives the
+  k-th best exact score; a candidate whose bound is below it is dropped for good
+  (bounds only fall and the k-th best only rises as lists are read);
+- it stops when the k-th best beats the unread bound and at most ``2·limit + 10``
+  contenders are left (up to :data:`MAX_SCORED` after :data:`FEW_READ` postings, or all
+  once every list is read), which are scored too: the result is the full read's;
+- ``R ≥ 1`` makes the frozen impacts bounds of the live ones when the column weights
+  differ from the frozen ones (:func:`bound_factor`): a term impact is increasing in the
+  weighted term frequency ``t`` and ``f(ρ·t) ≤ ρ·f(t)`` for ρ ≥ 1. With the default
+  weights it is 1.
 
-It gives up (the caller reads everything, :data:`Outcome` ``None``) when a column
+It gives up (returns ``None``: the caller reads everything) when a column
 weight is raised above a frozen weight of 0, when a weight is negative, after
 :data:`MAX_POSTINGS` postings, or when a filter keeps under :data:`MIN_PASS` of the
 first candidates (a selective filter is better applied first, which the full read's
@@ -31,6 +34,7 @@ planner does).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -99,49 +103,43 @@ def bound_factor(live: Sequence[float], frozen: Sequence[float], avgdl: float,
     return r * (1 + 1e-6)  # impacts are stored as float4
 
 
-def lower_factor(live: Sequence[float], frozen: Sequence[float], avgdl: float,
-                 frozen_avgdl: float) -> float:
-    """How much lower than its frozen one a live term impact may be (≤ 1): the
-    smallest ratio of a live column weight to its frozen weight, times the live mean
-    unit length over the frozen one when it fell (see the module doc)."""
-    r = 1.0
-    for w, w0 in zip(live, frozen, strict=True):
-        if w0 > 0:
-            r = min(r, max(w, 0.0) / w0)
-    if frozen_avgdl > 0 and avgdl < frozen_avgdl:
-        r *= avgdl / frozen_avgdl
-    return r * (1 - 1e-6)  # impacts are stored as float4
-
-
-def top_k(db: Any, terms: Terms, limit: int, r: tuple[float, float], score_args: list[Any],
+def top_k(db: Any, terms: Terms, limit: int, r: float, score_args: list[Any],
           check_sql: str, check_args: list[Any], *, filtered: bool
           ) -> list[tuple[str, float]] | None:
     """The best ``limit`` units ``(unit id, score)``, best first (ties by rowid), or
     ``None`` when top-k gives up (see the module doc) and the caller must read all.
 
-    ``r`` is (:func:`lower_factor`, :func:`bound_factor`); ``score_args`` are
-    :func:`exact_score_sql`'s parameters; ``check_sql`` is the condition a candidate
-    must meet (filters, phrases, ``-word``; over ``u``, ``d`` and ``f``) with its
-    ``check_args``; ``filtered`` says it may drop more than alternates.
+    ``r`` is :func:`bound_factor`; ``score_args`` are :func:`exact_score_sql`'s
+    parameters; ``check_sql`` is the condition a candidate must meet (filters, phrases,
+    ``-word``; over ``u``, ``d`` and ``f``) with its ``check_args``; ``filtered`` says
+    it may drop more than alternates.
     """
-    lo, hi = r
     n_terms = len(terms.ids)
-    if not math.isfinite(hi) or n_terms == 0:
+    if not math.isfinite(r) or n_terms == 0:
         return None
     theta = [math.inf] * n_terms  # last impact read per lexeme
     cursor: list[tuple[float, int]] = [(math.inf, 2**63 - 1)] * n_terms
     done = [False] * n_terms
     part: dict[int, float] = {}  # open candidates: Σ idf·impact over the lists read in
     seen: dict[int, int] = {}  # and which lists those are (bit k)
-    passing: set[int] = set()  # open candidates that meet the check
-    closed: set[int] = set()  # failed the check, or bounded below the k-th best for good
+    closed: set[int] = set()  # scored, or bounded below the k-th best for good
+    best: list[tuple[float, int, str]] = []  # exact (score, rowid, unit id), best first
     tried = passed = read = 0
     block = max(FIRST_BLOCK, 2 * limit + 10)
     step = 2 * limit + 10
-    check = (f"SELECT u.rowid FROM {_joins(check_sql, 'f.' in check_sql)} "
-             f"WHERE u.rowid = ANY(?) AND {check_sql}")
     idf = terms.idf
     first = True
+
+    def score(rowids: list[int]) -> None:
+        nonlocal tried, passed, best
+        got = _exact(db, rowids, score_args, check_sql, check_args)
+        tried, passed = tried + len(rowids), passed + len(got)
+        closed.update(rowids)
+        for u in rowids:
+            part.pop(u, None)
+            seen.pop(u, None)
+        best = sorted([*best, *got], key=lambda x: (-x[0], x[1]))[:limit]
+
     while True:
         if read > MAX_POSTINGS:
             return None
@@ -161,53 +159,38 @@ def top_k(db: Any, terms: Terms, limit: int, r: tuple[float, float], score_args:
             theta[k] = cursor[k][0] if got[k] == block else 0.0
             done[k] = got[k] < block
         rest = [idf[k] * theta[k] for k in range(n_terms)]
-        unseen = hi * sum(rest)
+        unseen = r * sum(rest)
         bounds = {mask: sum(x for k, x in enumerate(rest) if not mask >> k & 1)
                   for mask in set(seen.values())}
-        # the best `limit` candidates by lower bound that meet the check
-        order = sorted(part, key=part.__getitem__, reverse=True)
-        top: list[int] = []
-        i = 0
-        while len(top) < limit and i < len(order):
-            chunk, i = order[i:i + step], i + step
-            ask = [u for u in chunk if u not in passing]
-            if ask:
-                ok = {int(x[0]) for x in db.execute(check, [ask, *check_args]).fetchall()}
-                tried, passed = tried + len(ask), passed + len(ok)
-                passing |= ok
-                for u in ask:
-                    if u not in ok:
-                        closed.add(u)
-                        del part[u], seen[u]
-            top += [u for u in chunk if u in passing]
-        del top[limit:]
+        upper = {u: r * (p + bounds[seen[u]]) for u, p in part.items()}
+        # the best few by upper bound are scored exactly (the k-th best rises fast)
+        if upper:
+            score(heapq.nlargest(step, upper, key=upper.__getitem__))
         if first and filtered and tried and passed < MIN_PASS * tried and passed < limit:
             return None
         first = False
-        kth = lo * part[top[-1]] if len(top) >= limit else -math.inf
-        finished = all(done)
-        contenders = [u for u in part if hi * (part[u] + bounds[seen[u]]) >= kth]
+        kth = best[limit - 1][0] if len(best) >= limit else -math.inf
+        contenders = [u for u in part if upper[u] >= kth]
         room = step if read < FEW_READ else MAX_SCORED
-        if finished or (kth > unseen and len(contenders) <= room):
-            return _exact(db, contenders, limit, score_args, check_sql, check_args)
+        if all(done) or (kth > unseen and len(contenders) <= room):
+            score(contenders)
+            return [(uid, s) for s, _rowid, uid in best]
         for u in part.keys() - set(contenders):  # bounds only fall, the k-th best rises
             closed.add(u)
-            passing.discard(u)
             del part[u], seen[u]
         block *= 4
 
 
-def _exact(db: Any, rowids: list[int], limit: int, score_args: list[Any], check_sql: str,
-           check_args: list[Any]) -> list[tuple[str, float]]:
-    """The ``limit`` best of ``rowids`` by exact score (ties by rowid)."""
+def _exact(db: Any, rowids: list[int], score_args: list[Any], check_sql: str,
+           check_args: list[Any]) -> list[tuple[float, int, str]]:
+    """``(exact score, rowid, unit id)`` of those of ``rowids`` that meet the check."""
     sql = (f"SELECT u.rowid, u.id, {exact_score_sql()} FROM {_joins(check_sql, True)} "
            f"WHERE u.rowid = ANY(?) AND {check_sql}")
     best: list[tuple[float, int, str]] = []
     for i in range(0, len(rowids), 1000):
         rows = db.execute(sql, [*score_args, rowids[i:i + 1000], *check_args]).fetchall()
         best += [(float(x[2]), int(x[0]), str(x[1])) for x in rows]
-    best.sort(key=lambda x: (-x[0], x[1]))
-    return [(uid, score) for score, _rowid, uid in best[:limit]]
+    return best
 
 
 def _joins(check_sql: str, vector: bool) -> str:

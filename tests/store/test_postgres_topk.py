@@ -87,6 +87,7 @@ def pg_cairn(tmp_path_factory: pytest.TempPathFactory, pg_server_url: str) -> An
     "basil", "bloom", "basil thyme", "garden soil water", "root bloom leaf",
     '"basil thyme"', "basil -thyme", "fennel tag:herb", "seed path:a/",
     "tomato OR leaf", "(basil sorrel OR -water soil)", "basil +thyme",
+    "basil thyme sorrel fennel garden soil",  # more lexemes than top-k takes
 ])
 @pytest.mark.parametrize("limit", [1, 5, 20])
 def test_top_k_is_the_full_ranking(pg_cairn: Any, query: str, limit: int) -> None:
@@ -157,3 +158,19 @@ def test_siblings_in_one_statement(tmp_path: Path, pg_url: str) -> None:
     finally:
         lite.close()
         pg.close()
+
+
+@pytest.mark.parametrize("query", ["basil", "garden soil water", "seed path:a/",
+                                   "basil -thyme", '"basil thyme"'])
+def test_summed_impacts_are_the_exact_scores(pg_cairn: Any, query: str) -> None:
+    """The whole-list sum of stored impacts (long queries) ranks and scores as top-k."""
+    from cairn.store.postgres import search
+
+    store = pg_cairn.store
+    saved = search.TOPK_TERMS
+    search.TOPK_TERMS = 0
+    try:
+        summed = _search(store, query, 10, _WEIGHTS)
+    finally:
+        search.TOPK_TERMS = saved
+    assert summed == _search(store, query, 10, _WEIGHTS)

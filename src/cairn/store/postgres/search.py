@@ -99,6 +99,10 @@ def ts_query(query: TextQuery) -> tuple[str | None, str | None, list[str], list[
     return pos, neg, pos_args, neg_args
 
 
+TOPK_TERMS = 4
+"""The most lexemes searched by top-k: a longer query (a question, an abstract) has so
+many lists that summing them whole is quicker."""
+
 TOPK_LIMIT = 10_000
 """The largest ``limit`` searched by top-k; above it (every match wanted, as for the
 units a ``-word`` excludes from semantic search) every matching unit is scored."""
@@ -180,12 +184,7 @@ class PostgresSearchMixin(SearchMixin):
         doc): exact top-k (:func:`cairn.store.postgres.topk.top_k`), or, when that gives
         up, one statement scoring every matching unit from its vector (the planner
         applies a selective filter first)."""
-        from cairn.store.postgres.topk import (
-            Terms,
-            bound_factor,
-            exact_score_sql,
-                    top_k,
-        )
+        from cairn.store.postgres.topk import Terms, bound_factor, exact_score_sql, top_k
 
         wa, wb, wc, wd = (float(weights.get(k, 1.0))
                           for k in ("title", "outline_path", "tags", "body"))
@@ -207,8 +206,8 @@ class PostgresSearchMixin(SearchMixin):
         check = " AND ".join(cond) if cond else "true"
         posted = [(i, t, x) for i, t, x, df in zip(ids, lexemes, idf, dfs, strict=True)
                   if i is not None and df > 0]
-        if posted and limit <= TOPK_LIMIT:
-            live = (wa, wb, wc, wd)
+        live = (wa, wb, wc, wd)
+        if posted and limit <= TOPK_LIMIT and len(posted) <= TOPK_TERMS:
             r = bound_factor(live, frozen, avgdl, avgdl)
             terms = Terms(tuple(int(i) for i, _, _ in posted),
                           tuple(t for _, t, _ in posted), tuple(x for _, _, x in posted))
@@ -219,12 +218,41 @@ class PostgresSearchMixin(SearchMixin):
                 return out
         elif not posted:
             return []
+        if live == frozen:  # the stored impacts are the scores' terms: sum them
+            return self._sum_impacts([int(i) for i, _, _ in posted], [x for _, _, x in posted],
+                                     cond, cond_args, limit)
         sql = (f"SELECT u.id, {exact_score_sql()} AS score FROM units u "
                "JOIN documents d ON d.id = u.document_id JOIN units_fts f ON f.rowid = u.rowid "
                f"WHERE {check}" + ("" if not simple else f" AND f.doc @@ {pos}")
                + " ORDER BY score DESC, u.rowid LIMIT ?")
         params = [*score_args, *cond_args, *(pos_args if simple else []), limit]
         return [(str(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
+
+    def _sum_impacts(self, ids: list[int], idf: list[float], cond: list[str],
+                     cond_args: list[Any], limit: int) -> list[tuple[str, float]]:
+        """Every matching unit's score as Σ idf · stored impact over the postings of the
+        query's lexemes (exact when the weights are the frozen ones), best ``limit``
+        meeting ``cond``; without filters the best ``2·limit + 50`` are taken before
+        units are joined (a full pass runs when too few of them pass)."""
+        head = ("WITH scored AS (SELECT p.rowid, sum(q.idf * p.imp) AS score FROM "
+                "unnest(?::int[], ?::float8[]) AS q(lex, idf) JOIN fts_postings p "
+                "ON p.lex = q.lex GROUP BY p.rowid")
+        joins = "FROM units u"
+        if any("d." in c for c in cond):
+            joins += " JOIN documents d ON d.id = u.document_id"
+        if any("f." in c for c in cond):
+            joins += " JOIN units_fts f ON f.rowid = u.rowid"
+        tail = (f") SELECT u.id, s.score {joins} JOIN scored s ON s.rowid = u.rowid"
+                + (" WHERE " + " AND ".join(cond) if cond else "")
+                + " ORDER BY s.score DESC, u.rowid LIMIT ?")
+        if all(c == "u.alternate = 0" for c in cond):
+            sql = head + " ORDER BY score DESC, p.rowid LIMIT ?" + tail
+            rows = self.db.execute(sql, [ids, idf, 2 * limit + 50, *cond_args, limit])
+            out = [(str(r[0]), float(r[1])) for r in rows]
+            if len(out) == limit:
+                return out
+        rows = self.db.execute(head + tail, [ids, idf, *cond_args, limit])
+        return [(str(r[0]), float(r[1])) for r in rows]
 
     def _corpus_stats(self) -> tuple[int, float, tuple[float, float, float, float], float]:
         """(units in the FTS table, mean lexemes per unit, the frozen column weights of

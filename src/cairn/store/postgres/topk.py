@@ -67,13 +67,14 @@ _BLOCK_SQL = (
 def exact_score_sql() -> str:
     """The SQL of a unit's BM25 score from its vector ``f.doc``: Σ idf · tfw·(k1+1) /
     (tfw + k1·(1−b+b·dl/avgdl)), tfw the occurrences per weight class times the column
-    weights. Parameters, in order: avgdl, the weights of classes A, B, C, D, the query
+    weights, each term's impact rounded to ``real`` as the stored ones are (so both
+    give the same score). Parameters, in order: avgdl, the weights of classes A, B, C, D, the query
     lexemes (``text[]``) and their idf (``float8[]``)."""
     counts = [f"coalesce(cardinality(array_positions(e.weights, '{w}')), 0) * ?::float8"
               for w in "ABCD"]
     return (
-        "(SELECT coalesce(sum(t.idf * t.w * 2.2 / (t.w + 1.2 * (0.25 + 0.75 * "
-        "length(f.doc) / ?::float8))), 0) FROM (SELECT q.idf, " + " + ".join(counts)
+        "(SELECT coalesce(sum(t.idf * (t.w * 2.2 / (t.w + 1.2 * (0.25 + 0.75 * "
+        "length(f.doc) / ?::float8)))::real), 0) FROM (SELECT q.idf, " + " + ".join(counts)
         + " AS w FROM unnest(f.doc) e JOIN unnest(?::text[], ?::float8[]) AS q(lex, idf) "
         "ON q.lex = e.lexeme) t)")
 

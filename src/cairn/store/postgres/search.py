@@ -236,7 +236,7 @@ class PostgresSearchMixin(SearchMixin):
         units are joined (a full pass runs when too few of them pass)."""
         head = ("WITH scored AS (SELECT p.rowid, sum(q.idf * p.imp) AS score FROM "
                 "unnest(?::int[], ?::float8[]) AS q(lex, idf) JOIN fts_postings p "
-                "ON p.lex = q.lex GROUP BY p.rowid")
+                "ON p.lex = q.lex WHERE p.lex = ANY(?::int[]) GROUP BY p.rowid")
         joins = "FROM units u"
         if any("d." in c for c in cond):
             joins += " JOIN documents d ON d.id = u.document_id"
@@ -247,11 +247,11 @@ class PostgresSearchMixin(SearchMixin):
                 + " ORDER BY s.score DESC, u.rowid LIMIT ?")
         if all(c == "u.alternate = 0" for c in cond):
             sql = head + " ORDER BY score DESC, p.rowid LIMIT ?" + tail
-            rows = self.db.execute(sql, [ids, idf, 2 * limit + 50, *cond_args, limit])
+            rows = self.db.execute(sql, [ids, idf, ids, 2 * limit + 50, *cond_args, limit])
             out = [(str(r[0]), float(r[1])) for r in rows]
             if len(out) == limit:
                 return out
-        rows = self.db.execute(head + tail, [ids, idf, *cond_args, limit])
+        rows = self.db.execute(head + tail, [ids, idf, ids, *cond_args, limit])
         return [(str(r[0]), float(r[1])) for r in rows]
 
     def _corpus_stats(self) -> tuple[int, float, tuple[float, float, float, float], float]:

@@ -2,6 +2,7 @@
 
     python bench/scale.py [--chunks 100000] [--scifact] [--clients 1,4,16] [--pg-url URL]
                           [--backends sqlite,postgres] [--json FILE] [--grow SLICES]
+    python bench/scale.py --measure postgresql://… [--clients 1,4,16] [--repeat N]
 
 1. ``--scifact``: nDCG@10 / Recall@100 / MRR@10 on ``../shared/bench/beir/scifact`` for
    keyword (and hybrid with the shipped static model) on both backends.
@@ -15,6 +16,9 @@
 3. ``--grow SLICES`` (instead of 2): one index of the first of ``--backends`` grown to
    ``--chunks`` in that many slices, the same figures after each slice (how throughput
    and latency change with size; a stopped run keeps the slices it measured).
+
+4. ``--measure URL``: only the query latencies (and size) of an index already on a
+   server, e.g. one left by 2. on a kept server, after a code change.
 
 Without ``--pg-url`` a throwaway PostgreSQL server is started from the ``pgserver`` wheel
 in a temporary folder. Prints one table per part; ``--json FILE`` writes every figure.
@@ -290,6 +294,27 @@ def grow(server_url: str, work: Path, chunks: int, slices: int, clients: list[in
     return out
 
 
+def measure(url: str, clients: list[int], repeat: int = 1) -> dict[str, Any]:
+    """The query half of :func:`scale` on an index already on the server (``--measure
+    URL``): opening it (which runs any new migration step, timed), ``VACUUM ANALYZE``,
+    size, then keyword and hybrid p50/p95 at each client count, ``repeat`` times."""
+    t = time.perf_counter()
+    cfg = Config(db_path=Path(tempfile.gettempdir()) / "unused-scale.db",
+                 embed={"provider": "static"})
+    with Cairn(cfg, store=open_url(url)) as c:
+        res: dict[str, Any] = {"open_seconds": round(time.perf_counter() - t, 1)}
+        vacuum(url)
+        res["chunks"] = c.store.vectors.counts().get("chunks", 0)
+        res["size_mb"] = round(pg_size(url) / 1e6, 1)
+        for i in range(repeat):
+            for mode in ("keyword", "hybrid"):
+                c.search("warm up", mode=mode)  # type: ignore[arg-type]
+                for k in clients:
+                    res[f"{mode}@{k}" + (f"#{i + 1}" if repeat > 1 else "")] = latency(
+                        c, mode, k, max(5, 60 // k), seed=k)
+    return res
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--chunks", type=int, default=100_000)
@@ -301,7 +326,16 @@ def main() -> None:
     ap.add_argument("--grow", type=int, default=0, metavar="SLICES",
                     help="index --chunks in this many slices into one index of the first "
                          "of --backends, measuring after each (one JSON line per slice)")
+    ap.add_argument("--measure", metavar="URL",
+                    help="only measure query latency on this existing PostgreSQL index")
+    ap.add_argument("--repeat", type=int, default=1, help="with --measure: rounds")
     args = ap.parse_args()
+    if args.measure:
+        res = measure(args.measure, [int(x) for x in args.clients.split(",")], args.repeat)
+        print(json.dumps(res, indent=1))
+        if args.json:
+            args.json.write_text(json.dumps(res, indent=1), encoding="utf-8")
+        return
     server: Any = None
     url = args.pg_url
     if not url:

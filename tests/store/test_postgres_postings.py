@@ -17,31 +17,39 @@ import pytest
 from cairn.app import Cairn
 from cairn.config import Config
 from cairn.store import open_url
-from cairn.store.postgres.steps import PG_COMPONENT, PG_STEPS
+from cairn.store.postgres.steps import DRIFT, PG_COMPONENT, PG_STEPS, impact_sql
 
 pytestmark = pytest.mark.postgres
 
 _EXPECTED = (
-    "SELECT e.lexeme, n.rowid, "
-    + ", ".join(f"coalesce(cardinality(array_positions(e.weights, '{w}')), 0)" for w in "ABCD")
-    + ", length(n.doc) FROM units_fts n CROSS JOIN LATERAL unnest(n.doc) e"
+    "SELECT e.lexeme, " + impact_sql("e", "n.doc", "prm") + ", n.rowid "
+    "FROM units_fts n CROSS JOIN LATERAL unnest(n.doc) e CROSS JOIN fts_params prm"
 )
-_POSTED = "SELECT lex, rowid, a, b, c, d, dl FROM fts_postings"
+_POSTED = "SELECT x.lex, p.imp, p.rowid FROM fts_postings p JOIN fts_lex x ON x.id = p.lex"
+_DF = "SELECT e.lexeme, count(*) FROM units_fts n CROSS JOIN LATERAL unnest(n.doc) e GROUP BY 1"
 
 
 def _check(store: Any, *, pending: bool = True) -> int:
-    """Assert the postings and statistics are exact (and, with ``pending``, that
-    nothing waits in ``fts_pending``); returns the number of postings."""
+    """Assert the postings, their impacts, the document frequencies and statistics are
+    exact (and, with ``pending``, that nothing waits in ``fts_pending``); returns the
+    number of postings."""
     raw = store.db.raw
     missing = raw.execute(f"SELECT count(*) FROM ({_EXPECTED} EXCEPT {_POSTED}) x").fetchone()
     extra = raw.execute(f"SELECT count(*) FROM ({_POSTED} EXCEPT {_EXPECTED}) x").fetchone()
     assert (missing[0], extra[0]) == (0, 0)
+    df = "SELECT lex, df FROM fts_lex WHERE df <> 0"
+    assert raw.execute(f"SELECT count(*) FROM ({df} EXCEPT {_DF}) x").fetchone()[0] == 0
+    assert raw.execute(f"SELECT count(*) FROM ({_DF} EXCEPT {df}) x").fetchone()[0] == 0
     if pending:
         assert raw.execute("SELECT count(*) FROM fts_pending").fetchone()[0] == 0
     stats = raw.execute("SELECT units, lexemes FROM fts_stats").fetchone()
     want = raw.execute(
         "SELECT count(*), coalesce(sum(length(doc)), 0) FROM units_fts").fetchone()
     assert (int(stats[0]), int(stats[1])) == (int(want[0]), int(want[1]))
+    # the impacts' mean length is within the drift of the live one
+    live, frozen = raw.execute("SELECT s.lexemes::float8 / nullif(s.units, 0), p.avgdl "
+                               "FROM fts_stats s, fts_params p").fetchone()
+    assert live is None or abs(live / frozen - 1) <= DRIFT
     return int(raw.execute("SELECT count(*) FROM fts_postings").fetchone()[0])
 
 
@@ -128,7 +136,8 @@ def test_a_bulk_load_rebuilds_the_postings_index(tmp_path: Path, pg_url: str) ->
         rebuilt = raw.execute("SELECT 'fts_postings_pkey'::regclass::oid").fetchone()[0]
         assert rebuilt != oid  # dropped and built again: more pending than posted units
         _check(c.store)
-        plan = raw.execute("EXPLAIN SELECT rowid FROM fts_postings WHERE lex = 'fennel'")
+        plan = raw.execute("EXPLAIN SELECT rowid FROM fts_postings WHERE lex = "
+                           "(SELECT id FROM fts_lex WHERE lex = 'fennel') ORDER BY imp DESC")
         assert "fts_postings_pkey" in " ".join(str(r[0]) for r in plan)
         _write(root, 3, "dill", first=40)  # few pending against many posted: no rebuild
         c.index([str(root)])
@@ -145,19 +154,19 @@ def test_a_database_made_before_the_deferral_is_upgraded(tmp_path: Path, pg_url:
         raw = c.store.db.raw
         # the database as step 1 left it: postings written by the statement triggers
         raw.execute("DROP TRIGGER fts_flush ON fts_pending")
-        raw.execute("DROP TABLE fts_pending")
+        raw.execute("DROP TABLE fts_pending, fts_postings, fts_lex, fts_params")
         raw.execute("DROP FUNCTION cairn_fts_flush()")
-        for stmt in PG_STEPS[0][5:8]:  # step 1's trigger functions
+        for stmt in PG_STEPS[0][2:8]:  # step 1's postings and trigger functions
             raw.execute(stmt)
         raw.execute("UPDATE components SET version = 1 WHERE name = %s", (PG_COMPONENT,))
         _write(root, 2, "chervil", first=8)
         c.index([str(root)])  # written by step 1's triggers
-        _check(c.store, pending=False)
     with _cairn(tmp_path, pg_url) as c:
         raw = c.store.db.raw
         version = raw.execute("SELECT version FROM components WHERE name = %s",
                               (PG_COMPONENT,)).fetchone()[0]
         assert version == len(PG_STEPS)
+        _check(c.store)
         _write(root, 4, "chervil")
         c.index([str(root)])
         _check(c.store)

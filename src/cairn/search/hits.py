@@ -28,10 +28,14 @@ def _short(text: str, width: int = 100) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def hit_context(store: Store, u: HitUnit) -> tuple[str, ...]:
-    """Sibling heading titles of a heading; the previous and next messages of a chat
-    message (``"user: …"``), so a hit can be read in context."""
+def hit_context(store: Store, u: HitUnit,
+                siblings: Mapping[str, Sequence[str]] | None = None) -> tuple[str, ...]:
+    """Sibling heading titles of a heading (from ``siblings``, the batch of
+    :meth:`cairn.store.base.Store.siblings_many`, when given); the previous and next
+    messages of a chat message (``"user: …"``), so a hit can be read in context."""
     if u.kind == "heading":
+        if siblings is not None and u.unit_id in siblings:
+            return tuple(siblings[u.unit_id])
         return tuple(store.siblings(u.document_id, u.parent_id, u.unit_id))
     if u.kind == "message":
         return tuple(
@@ -122,6 +126,9 @@ def build_hits(
     """
     units = store.hit_units([e[0] for e in entries])
     patterns = term_patterns(query.positive)
+    siblings = store.siblings_many(
+        [(u.document_id, u.parent_id, u.unit_id) for u in units.values()
+         if u.kind == "heading"])
     hits: list[Hit] = []
     for unit_id, score, exp, chunk, by_keyword in entries:
         u = units.get(unit_id)
@@ -151,7 +158,7 @@ def build_hits(
                 kind=u.kind,
                 tags=u.tags,
                 todo=u.todo,
-                siblings=hit_context(store, u),
+                siblings=hit_context(store, u, siblings),
                 highlights=highlights,
                 explain=exp,
                 priority=u.priority,

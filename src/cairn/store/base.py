@@ -335,6 +335,13 @@ class Store(Protocol):
         """Titles of a unit's sibling headings, in order (at most 12)."""
         ...
 
+    def siblings_many(
+        self, units: Sequence[tuple[str, str | None, str]]
+    ) -> dict[str, list[str]]:
+        """:meth:`siblings` of many ``(document id, parent id, unit id)`` at once:
+        ``unit id -> titles`` (one statement on a server)."""
+        ...
+
     def neighbours(self, document_id: str, ordinal: int, kind: str) -> list[ContextUnit]:
         """The canonical units of ``kind`` just before and after ``ordinal``."""
         ...

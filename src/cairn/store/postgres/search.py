@@ -10,15 +10,22 @@ is ``&&`` within an alternative and ``||`` between them. CJK bigrams are a phras
 the ``simple`` configuration, matched against the same vector (their column is folded
 into it with weight D).
 
-Ranking is BM25 computed in SQL (k1 = 1.2, b = 0.75) over the server's inverted index
-``fts_postings`` (one row per lexeme and unit: occurrences per weight class and the
-unit's length, kept by triggers; see :data:`cairn.store.postgres.steps.PG_STEPS`): each
-query lexeme's inverse document frequency is the number of its postings, its term
-frequency in a unit is weighted by the column it occurs in (BM25F-style: title, outline
-path, tags and body weights), and the unit's length in lexemes is set against the mean
-(``fts_stats``). A query reads only its lexemes' postings (an index-only B-tree scan);
-the ``tsquery`` itself (GIN) is checked only for phrases, CJK bigrams, groups and
-``-word``.
+Ranking is BM25 (k1 = 1.2, b = 0.75): each query lexeme's inverse document frequency
+comes from its number of units (``fts_lex.df``), its term frequency in a unit is
+weighted by the column it occurs in (BM25F-style: title, outline path, tags and body
+weights), and the unit's length in lexemes is set against the mean — the mean of the
+last rebuild of the postings (``fts_params``), computed again whenever the live mean
+(``fts_stats``) has drifted from it by more than 5 %.
+The best ``limit`` units are found by exact top-k over impact-ordered postings
+(:mod:`cairn.store.postgres.topk`, kept by triggers: see
+:data:`cairn.store.postgres.steps.PG_STEPS`), which reads each lexeme's postings best
+first and stops early; candidates are scored from their ``tsvector`` (with the live
+weights), so the scores are those of reading everything. Every matching
+unit is scored in one statement instead (the planner applying a selective filter first)
+when top-k gives up: a filter passing under 2 % of the first candidates, more than
+400,000 postings read, a column weight raised above a frozen weight of 0, or a
+``limit`` above 10,000. Phrases, CJK bigrams, groups and ``-word`` are checked with the
+``tsquery`` (GIN) on the candidates.
 Differences from SQLite's FTS5, by design of the engines: English stop words are not
 indexed (a query made only of them matches nothing), a unit's length counts distinct
 lexemes, and FTS5 scores each column separately — rankings agree on what matches, and
@@ -27,6 +34,7 @@ mostly on the order.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -89,6 +97,15 @@ def ts_query(query: TextQuery) -> tuple[str | None, str | None, list[str], list[
     pos = "(" + " || ".join(pos_sql) + ")" if pos_sql else None
     neg = "(" + " || ".join(neg_sql) + ")" if neg_sql else None
     return pos, neg, pos_args, neg_args
+
+
+TOPK_TERMS = 4
+"""The most lexemes searched by top-k: a longer query (a question, an abstract) has so
+many lists that summing them whole is quicker."""
+
+TOPK_LIMIT = 10_000
+"""The largest ``limit`` searched by top-k; above it (every match wanted, as for the
+units a ``-word`` excludes from semantic search) every matching unit is scored."""
 
 
 class PostgresSearchMixin(SearchMixin):
@@ -163,74 +180,139 @@ class PostgresSearchMixin(SearchMixin):
     def _bm25(self, query: TextQuery, pos: str, pos_args: list[str], where: list[str],
               args: list[Any], limit: int, weights: Mapping[str, float]
               ) -> list[tuple[str, float]]:
-        """BM25 over the postings of the query's lexemes (see the module doc).
+        """BM25 over the impact-ordered postings of the query's lexemes (see the module
+        doc): exact top-k (:func:`cairn.store.postgres.topk.top_k`), or, when that gives
+        up, one statement scoring every matching unit from its vector (the planner
+        applies a selective filter first)."""
+        from cairn.store.postgres.topk import Terms, bound_factor, exact_score_sql, top_k
 
-        Scoring reads ``fts_postings`` only; the ``tsquery`` is checked against the
-        unit's vector only when a term is a phrase (or CJK), so that the postings
-        alone cannot tell whether it matches. Without filters the best
-        ``2 * limit + 50`` scores are taken before units are joined (a second, full
-        pass runs when too few of them are live canonical units)."""
         wa, wb, wc, wd = (float(weights.get(k, 1.0))
                           for k in ("title", "outline_path", "tags", "body"))
         wc = max(wc, float(weights.get("meta", wc)))  # tags and meta share class C
-        n_docs, avgdl = self._corpus_stats()
-        lexemes, simple = self._lexemes(query)
+        n_docs, avgdl, frozen, frozen_avgdl = self._corpus_stats()
+        lexemes, ids, dfs, simple = self._lexemes(query)
         if not lexemes:
             return []
+        idf = [math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) for df in dfs]
+        # the mean length is the frozen one (fts_params: within 5 % of the live one,
+        # see cairn.store.postgres.steps.DRIFT), so the stored impacts are exact
+        avgdl = frozen_avgdl if frozen_avgdl > 0 else avgdl
+        score_args: list[Any] = [max(avgdl, 1e-9), wa, wb, wc, wd, lexemes, idf]
         cond = list(where)
         cond_args = list(args)
         if not simple:
             cond.insert(0, f"f.doc @@ {pos}")
             cond_args = [*pos_args, *cond_args]
-        joins = "FROM units u JOIN documents d ON d.id = u.document_id"
-        if any("f.doc" in c for c in cond):
+        check = " AND ".join(cond) if cond else "true"
+        posted = [(i, t, x) for i, t, x, df in zip(ids, lexemes, idf, dfs, strict=True)
+                  if i is not None and df > 0]
+        live = (wa, wb, wc, wd)
+        if posted and limit <= TOPK_LIMIT and len(posted) <= TOPK_TERMS:
+            r = bound_factor(live, frozen, avgdl, avgdl)
+            terms = Terms(tuple(int(i) for i, _, _ in posted),
+                          tuple(t for _, t, _ in posted), tuple(x for _, _, x in posted))
+            filtered = any(c != "u.alternate = 0" for c in cond)
+            out = top_k(self.db, terms, limit, r, score_args, check, cond_args,
+                        filtered=filtered)
+            if out is not None:
+                return out
+        elif not posted:
+            return []
+        if live == frozen:  # the stored impacts are the scores' terms: sum them
+            return self._sum_impacts([int(i) for i, _, _ in posted], [x for _, _, x in posted],
+                                     cond, cond_args, limit)
+        sql = (f"SELECT u.id, {exact_score_sql()} AS score FROM units u "
+               "JOIN documents d ON d.id = u.document_id JOIN units_fts f ON f.rowid = u.rowid "
+               f"WHERE {check}" + ("" if not simple else f" AND f.doc @@ {pos}")
+               + " ORDER BY score DESC, u.rowid LIMIT ?")
+        params = [*score_args, *cond_args, *(pos_args if simple else []), limit]
+        return [(str(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
+
+    def _sum_impacts(self, ids: list[int], idf: list[float], cond: list[str],
+                     cond_args: list[Any], limit: int) -> list[tuple[str, float]]:
+        """Every matching unit's score as Σ idf · stored impact over the postings of the
+        query's lexemes (exact when the weights are the frozen ones), best ``limit``
+        meeting ``cond``; without filters the best ``2·limit + 50`` are taken before
+        units are joined (a full pass runs when too few of them pass)."""
+        head = ("WITH scored AS (SELECT p.rowid, sum(q.idf * p.imp) AS score FROM "
+                "unnest(?::int[], ?::float8[]) AS q(lex, idf) JOIN fts_postings p "
+                "ON p.lex = q.lex WHERE p.lex = ANY(?::int[]) GROUP BY p.rowid")
+        joins = "FROM units u"
+        if any("d." in c for c in cond):
+            joins += " JOIN documents d ON d.id = u.document_id"
+        if any("f." in c for c in cond):
             joins += " JOIN units_fts f ON f.rowid = u.rowid"
-        head = (
-            "WITH p AS MATERIALIZED (SELECT lex, rowid, a * ? + b * ? + c * ? + d * ? AS tfw, "
-            "dl FROM fts_postings WHERE lex = ANY(?)), "
-            "t AS (SELECT lex, ln(1 + (? - count(*) + 0.5) / (count(*) + 0.5)) AS idf "
-            "FROM p GROUP BY lex), "
-            "scored AS (SELECT p.rowid, sum(t.idf * p.tfw * 2.2 / (p.tfw + 1.2 * "
-            "(0.25 + 0.75 * p.dl / ?))) AS score FROM p JOIN t ON t.lex = p.lex "
-            "GROUP BY p.rowid")
-        head_args: list[Any] = [wa, wb, wc, wd, lexemes, n_docs, max(avgdl, 1e-9)]
-        tail = (f") SELECT u.id, s.score AS score {joins} JOIN scored s ON s.rowid = u.rowid"
+        tail = (f") SELECT u.id, s.score {joins} JOIN scored s ON s.rowid = u.rowid"
                 + (" WHERE " + " AND ".join(cond) if cond else "")
-                + " ORDER BY score DESC, u.rowid LIMIT ?")
-        prune = all(c == "u.alternate = 0" for c in cond)
-        if prune:
+                + " ORDER BY s.score DESC, u.rowid LIMIT ?")
+        if all(c == "u.alternate = 0" for c in cond):
             sql = head + " ORDER BY score DESC, p.rowid LIMIT ?" + tail
-            rows = self.db.execute(sql, [*head_args, 2 * limit + 50, *cond_args, limit])
+            rows = self.db.execute(sql, [ids, idf, ids, 2 * limit + 50, *cond_args, limit])
             out = [(str(r[0]), float(r[1])) for r in rows]
             if len(out) == limit:
                 return out
-        rows = self.db.execute(head + tail, [*head_args, *cond_args, limit])
+        rows = self.db.execute(head + tail, [ids, idf, ids, *cond_args, limit])
         return [(str(r[0]), float(r[1])) for r in rows]
 
-    def _corpus_stats(self) -> tuple[int, float]:
-        """(units in the FTS table, mean lexemes per unit): BM25's N and average
-        document length, kept exact on every write by triggers (``fts_stats``)."""
-        row = self.db.execute("SELECT units, lexemes FROM fts_stats").fetchone()
-        n, total = (int(row[0]), int(row[1])) if row else (0, 0)
-        return n, (total / n if n else 0.0)
+    def _corpus_stats(self) -> tuple[int, float, tuple[float, float, float, float], float]:
+        """(units in the FTS table, mean lexemes per unit, the frozen column weights of
+        the stored impacts, the frozen mean length): BM25's N and average document
+        length, kept exact on every write by triggers (``fts_stats``), and
+        ``fts_params``."""
+        row = self.db.execute(
+            "SELECT s.units, s.lexemes, p.wa, p.wb, p.wc, p.wd, p.avgdl "
+            "FROM fts_stats s, fts_params p").fetchone()
+        if not row:
+            return 0, 0.0, (1.0, 1.0, 1.0, 1.0), 0.0
+        n, total = int(row[0]), int(row[1])
+        frozen = (float(row[2]), float(row[3]), float(row[4]), float(row[5]))
+        return n, (total / n if n else 0.0), frozen, float(row[6])
 
-    def _lexemes(self, query: TextQuery) -> tuple[list[str], bool]:
+    def _lexemes(self, query: TextQuery
+                 ) -> tuple[list[str], list[int | None], list[int], bool]:
         """The normalised lexemes of the query's positive terms (English stemming for
-        words, ``simple`` for CJK bigrams), as the server makes them, and whether every
-        positive term is one word of at most one lexeme (then a unit matches exactly when it
-        has a posting of one of them; a stop word matches nothing)."""
+        words, ``simple`` for CJK bigrams), as the server makes them, with their ids
+        and document frequencies in ``fts_lex`` (``None`` and 0 for a lexeme no unit
+        has), and whether every positive term is one word of at most one lexeme (then a
+        unit matches exactly when it has a posting of one of them; a stop word matches
+        nothing)."""
         leaves = [leaf for t in query.positive for leaf in t.leaves()]
         texts = [" ".join(t.tokens) for t in leaves if t.tokens]
         cjk = [" ".join(t.cjk) for t in leaves if t.cjk]
         words = [t.tokens[0] for t in query.positive if len(t.tokens) == 1 and not t.cjk]
         row = self.db.execute(
-            "SELECT ARRAY(SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ?) "
-            "|| to_tsvector('simple', ?)))), (SELECT count(*) FROM unnest(?::text[]) w "
+            "WITH q AS (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ?) "
+            "|| to_tsvector('simple', ?))) AS lex) "
+            "SELECT ARRAY(SELECT q.lex FROM q ORDER BY q.lex), "
+            "ARRAY(SELECT x.id FROM q LEFT JOIN fts_lex x ON x.lex = q.lex ORDER BY q.lex), "
+            "ARRAY(SELECT coalesce(x.df, 0) FROM q LEFT JOIN fts_lex x ON x.lex = q.lex "
+            "ORDER BY q.lex), "
+            "(SELECT count(*) FROM unnest(?::text[]) w "
             "WHERE length(to_tsvector('english', w)) > 1)",
             (" ".join(texts), " ".join(cjk), words)).fetchone()
         lexemes = [str(x) for x in row[0]]
-        simple = len(words) == len([t for t in query.positive if t.searchable]) and not row[1]
-        return lexemes, simple
+        ids = [None if x is None else int(x) for x in row[1]]
+        dfs = [int(x) for x in row[2]]
+        simple = len(words) == len([t for t in query.positive if t.searchable]) and not row[3]
+        return lexemes, ids, dfs, simple
+
+    def siblings_many(
+        self, units: Sequence[tuple[str, str | None, str]]
+    ) -> dict[str, list[str]]:
+        """:meth:`siblings` of many ``(document id, parent id, unit id)`` in one
+        statement: ``unit id -> titles`` (at most 12 each, in order)."""
+        if not units:
+            return {}
+        out: dict[str, list[str]] = {uid: [] for _, _, uid in units}
+        rows = self.db.execute(
+            "SELECT q.uid, s.title FROM unnest(?::text[], ?::text[], ?::text[]) "
+            "AS q(doc, parent, uid) CROSS JOIN LATERAL (SELECT u.title FROM units u "
+            "WHERE u.document_id = q.doc AND u.parent_id IS NOT DISTINCT FROM q.parent "
+            "AND u.id <> q.uid AND u.kind = 'heading' ORDER BY u.ordinal LIMIT 12) s",
+            ([d for d, _, _ in units], [p for _, p, _ in units], [u for _, _, u in units]))
+        for uid, title in rows:
+            out[str(uid)].append(title)
+        return out
 
     def text_query_syntax(self, query: TextQuery) -> str | None:
         """The ``tsquery`` the server builds for ``query`` (for explanations); ``None``

@@ -129,5 +129,124 @@ PG_STEPS += (
     ),
 )
 
-PG_TABLES = ("fts_stats", "fts_postings", "fts_pending", "pg_vectors")
+PG_TABLES: tuple[str, ...] = ("fts_stats", "fts_postings", "fts_pending", "pg_vectors")
 """Tables derived on the server from the shared ones (never copied between stores)."""
+
+FROZEN_WEIGHTS = (10.0, 4.0, 3.0, 1.0)
+"""The column weights (title, outline path, tags and metadata, body: classes A–D) the
+stored term impacts are computed with: ``[search] weights``' defaults. A search with
+other weights stays exact (:mod:`cairn.store.postgres.topk` scales its bound)."""
+
+DRIFT = 0.05
+"""The relative change of the mean unit length since the impacts were computed beyond
+which a commit computes them all again (a full rebuild of ``fts_postings``)."""
+
+
+def _counts(e: str) -> tuple[str, str, str, str]:
+    return tuple(  # type: ignore[return-value]
+        f"coalesce(cardinality(array_positions({e}.weights, '{w}')), 0)" for w in "ABCD")
+
+
+def impact_sql(e: str, doc: str, prm: str) -> str:
+    """The SQL of one posting's term impact, ``real``: BM25's saturated term frequency
+    ``tfw·(k1+1) / (tfw + k1·(1−b+b·dl/avgdl))`` (k1 = 1.2, b = 0.75) for the unnested
+    tsvector entry ``e`` of the vector ``doc`` (dl = its distinct lexemes), with the
+    weights and mean length of the parameters row ``prm`` (``fts_params``). The same
+    text is used to write and to delete a posting, so both compute the same value."""
+    a, b, c, d = _counts(e)
+    tfw = f"({a} * {prm}.wa + {b} * {prm}.wb + {c} * {prm}.wc + {d} * {prm}.wd)"
+    return (f"({tfw} * 2.2 / ({tfw} + 1.2 * (0.25 + 0.75 * length({doc}) / "
+            f"{prm}.avgdl)))::real")
+
+
+_IMP_NEW = impact_sql("e", "n.doc", "prm")
+_IMP_OLD = impact_sql("e", "o.doc", "prm")
+_NEW_LEXEMES = (
+    "INSERT INTO fts_lex(lex, df) SELECT DISTINCT e.lexeme, 0 FROM {src} "
+    "CROSS JOIN LATERAL unnest(n.doc) e "
+    "WHERE NOT EXISTS (SELECT 1 FROM fts_lex x WHERE x.lex = e.lexeme)")
+_POST = (
+    "WITH ins AS (INSERT INTO fts_postings(lex, imp, rowid) SELECT x.id, " + _IMP_NEW
+    + ", n.rowid FROM {src} CROSS JOIN LATERAL unnest(n.doc) e "
+    "JOIN fts_lex x ON x.lex = e.lexeme CROSS JOIN fts_params prm ORDER BY 1, 2, 3 "
+    "RETURNING lex) UPDATE fts_lex SET df = fts_lex.df + c.n FROM "
+    "(SELECT lex, count(*) AS n FROM ins GROUP BY lex) c WHERE fts_lex.id = c.lex")
+_PENDING_SRC = "fts_pending q JOIN units_fts n ON n.rowid = q.rowid"
+_ALL_SRC = "units_fts n"
+_PK3 = "ALTER TABLE fts_postings ADD CONSTRAINT fts_postings_pkey PRIMARY KEY (lex, imp, rowid)"
+_LIVE_AVG = "(SELECT lexemes::float8 / nullif(units, 0) FROM fts_stats)"
+_UNPOST3 = (
+    # the old rows' postings, for those already posted (a row still pending has none);
+    # a posting is found by (lexeme, impact, unit): its impact computed again
+    "WITH gone AS (DELETE FROM fts_pending q USING old_rows o WHERE q.rowid = o.rowid "
+    "RETURNING q.rowid), posted AS (SELECT o.rowid, o.doc FROM old_rows o "
+    "WHERE o.rowid NOT IN (SELECT rowid FROM gone)), "
+    "unpost AS (DELETE FROM fts_postings p USING posted o CROSS JOIN LATERAL unnest(o.doc) e "
+    "JOIN fts_lex x ON x.lex = e.lexeme CROSS JOIN fts_params prm "
+    "WHERE p.lex = x.id AND p.imp = " + _IMP_OLD + " AND p.rowid = o.rowid RETURNING p.lex), "
+    "df AS (UPDATE fts_lex SET df = fts_lex.df - c.n FROM "
+    "(SELECT lex, count(*) AS n FROM unpost GROUP BY lex) c WHERE fts_lex.id = c.lex) "
+    "UPDATE fts_stats SET units = units - d.n, lexemes = lexemes - d.l FROM "
+    "(SELECT count(*) AS n, coalesce(sum(length(doc)), 0) AS l FROM posted) d WHERE d.n <> 0")
+_REPOST_ALL = (
+    # every impact computed again with the mean length of now
+    f"UPDATE fts_params SET avgdl = coalesce({_LIVE_AVG}, 1.0)",
+    "TRUNCATE fts_postings",
+    "UPDATE fts_lex SET df = 0 WHERE df <> 0",
+    _NEW_LEXEMES.format(src=_ALL_SRC),
+    _POST.format(src=_ALL_SRC),
+    "DELETE FROM fts_lex WHERE df = 0",
+)
+
+PG_STEPS += (
+    # 3: impact-ordered postings for exact top-k BM25 without reading whole posting
+    # lists (cairn.store.postgres.topk). A posting is (lexeme id, term impact, unit):
+    # the impact is BM25's saturated term frequency with the weights FROZEN_WEIGHTS and
+    # the mean unit length of fts_params (frozen at the last rebuild, which runs again
+    # when the mean drifts by more than DRIFT); the B-tree on (lexeme, impact, unit) is
+    # read backwards, best impact first, in growing blocks. Lexemes are ids (fts_lex,
+    # with their document frequency, so idf needs no count) and the occurrences per
+    # column are no longer stored: a candidate's exact score comes from its tsvector.
+    (
+        "DROP TABLE fts_postings",
+        "CREATE TABLE fts_lex (id INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+        "lex TEXT COLLATE \"C\" NOT NULL UNIQUE, df INTEGER NOT NULL)",
+        "CREATE TABLE fts_params (wa FLOAT8 NOT NULL, wb FLOAT8 NOT NULL, "
+        "wc FLOAT8 NOT NULL, wd FLOAT8 NOT NULL, avgdl FLOAT8 NOT NULL)",
+        "INSERT INTO fts_params VALUES ({}, {}, {}, {}, 1.0)".format(*FROZEN_WEIGHTS),
+        "CREATE TABLE fts_postings (lex INTEGER NOT NULL, imp REAL NOT NULL, "
+        "rowid BIGINT NOT NULL)",
+        *_REPOST_ALL,
+        _PK3,
+        f"""CREATE OR REPLACE FUNCTION cairn_fts_del() RETURNS trigger LANGUAGE plpgsql
+        AS $$ BEGIN {_UNPOST3}; RETURN NULL; END $$""",
+        f"""CREATE OR REPLACE FUNCTION cairn_fts_upd() RETURNS trigger LANGUAGE plpgsql
+        AS $$ BEGIN {_UNPOST3}; {_PENDING_OF_NEW}; RETURN NULL; END $$""",
+        f"""CREATE OR REPLACE FUNCTION cairn_fts_flush() RETURNS trigger LANGUAGE plpgsql
+        AS $$ DECLARE waiting BIGINT; posted BIGINT; drift BOOLEAN; BEGIN
+        IF NOT EXISTS (SELECT 1 FROM fts_pending WHERE rowid = NEW.rowid) THEN
+            RETURN NULL;  -- flushed by an earlier pending row's trigger
+        END IF;
+        SELECT count(*) INTO waiting FROM fts_pending;
+        SELECT units INTO posted FROM fts_stats;
+        UPDATE fts_stats SET units = units + d.n, lexemes = lexemes + d.l FROM
+            (SELECT count(*) AS n, coalesce(sum(length(n.doc)), 0) AS l FROM fts_pending q
+             JOIN units_fts n ON n.rowid = q.rowid) d WHERE d.n <> 0;
+        SELECT abs(coalesce({_LIVE_AVG}, 1.0) / p.avgdl - 1) > {DRIFT} INTO drift
+            FROM fts_params p;
+        IF waiting >= coalesce(nullif(current_setting('cairn.fts_rebuild_from', true), '')
+                               ::bigint, {REBUILD_FROM}) AND waiting > posted OR drift THEN
+            PERFORM set_config('maintenance_work_mem', '256MB', true);
+            ALTER TABLE fts_postings DROP CONSTRAINT fts_postings_pkey;
+            {'; '.join(_REPOST_ALL)};
+            {_PK3};
+        ELSE
+            {_NEW_LEXEMES.format(src=_PENDING_SRC)};
+            {_POST.format(src=_PENDING_SRC)};
+        END IF;
+        DELETE FROM fts_pending;
+        RETURN NULL; END $$""",
+    ),
+)
+
+PG_TABLES = (*PG_TABLES, "fts_lex", "fts_params")

@@ -579,6 +579,13 @@ class SearchMixin(SQLiteBase):
         ).fetchall()
         return [r[0] for r in rows]
 
+    def siblings_many(
+        self, units: Sequence[tuple[str, str | None, str]]
+    ) -> dict[str, list[str]]:
+        """:meth:`siblings` of many ``(document id, parent id, unit id)``:
+        ``unit id -> titles`` (in process, one look-up each)."""
+        return {uid: self.siblings(doc, parent, uid) for doc, parent, uid in units}
+
     def neighbours(self, document_id: str, ordinal: int, kind: str) -> list[ContextUnit]:
         """The units of the same kind just before and after ``ordinal`` (canonical
         branch only), in order: at most one each side."""

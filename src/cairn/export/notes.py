@@ -467,9 +467,12 @@ def write_obsidian(
 
 
 def _okf_description(doc: Document) -> str:
-    """An OKF concept's ``description``, which its first unit's body starts with (a
-    Markdown note keeps the same value as a property only)."""
-    value = doc.metadata.get("description") if doc.format == "okf" else None
+    """A document's ``description`` (front matter or OKF), which the comparison strips
+    from the start of its first unit's body on both sides of a round trip alike: the
+    OKF parser puts it before a concept's body unless the body already opens with it,
+    where a Markdown note keeps it as a property only, so after stripping, the two
+    readings of one note give the same text whichever way the parser decided."""
+    value = doc.metadata.get("description") if isinstance(doc.metadata, Mapping) else None
     return value.strip() if isinstance(value, str) else ""
 
 
@@ -481,7 +484,7 @@ def signature(
 ) -> dict[str, set[tuple[str, ...]]]:
     """What a round trip must keep, by document title (ids differ between two
     indexes): ``units`` (document, outline path, title, whitespace-normalised body; an
-    OKF concept's body without the ``description`` it starts with; an empty preamble is
+    first unit's body without the ``description`` it starts with; an empty preamble is
     no unit), ``links`` (document, unit title, ``=<target title>`` or ``?`` when it does
     not resolve, and how many such links the unit holds — every unit's, the empty
     preamble's front matter links too) and declared ``edges`` (source title, relation,

@@ -99,6 +99,21 @@ def is_memory_bundle(folder: Path) -> bool:
     )
 
 
+LAYOUT_NAMES = frozenset({"index.md", "log.md", "memories", "concepts", LOG_ARCHIVE})
+"""The names a bundle's layout puts at its top level."""
+
+
+def foreign_entries(folder: Path) -> list[str]:
+    """The sorted names at the top of ``folder`` that are not part of a bundle's layout
+    (:data:`LAYOUT_NAMES`) and not hidden (``.git``, ``.DS_Store``): empty for a new,
+    empty or half-made bundle. An unreadable folder gives one entry saying why."""
+    try:
+        names = os.listdir(folder)
+    except OSError as exc:
+        return [f"unreadable: {exc.strerror or exc}"]
+    return sorted(n for n in names if n not in LAYOUT_NAMES and not n.startswith("."))
+
+
 @dataclass
 class Entry:
     """One file of the bundle as read: ``rel`` is bundle-relative POSIX
@@ -190,10 +205,22 @@ class MemoryBundle:
         bundle-relative files created. Existing files are never touched.
 
         Raises:
-            MemoryError_: the folder exists and is not a directory.
+            MemoryError_: the folder exists and is not a directory, or it is neither a
+                bundle nor empty (:func:`foreign_entries`: a notes folder never becomes
+                a bundle by mistake).
         """
         if self.folder.exists() and not self.folder.is_dir():
             raise MemoryError_(f"{self.folder}: not a folder")
+        if self.folder.is_dir() and not is_memory_bundle(self.folder):
+            foreign = foreign_entries(self.folder)
+            if foreign:
+                shown = ", ".join(foreign[:3]) + (", …" if len(foreign) > 3 else "")
+                raise MemoryError_(
+                    f"{self.folder}: not a memory bundle (no index.md with memories/ and "
+                    f"concepts/) and not empty (it holds {shown}); a bundle is made only "
+                    "in a new or empty folder, so notes are never mixed into one: name "
+                    "a new folder (a 'memory' folder inside this one will do)"
+                )
         made: list[str] = []
         for d in (*MEMORY_DIRS, *CONCEPT_DIRS):
             if not (self.folder / d).is_dir():

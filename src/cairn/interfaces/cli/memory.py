@@ -46,7 +46,7 @@ BundleOpt = Annotated[
         "-b",
         envvar="CAIRN_MEMORY",
         help="The memory bundle folder (default: $CAIRN_MEMORY); created and registered "
-        "as a source root on first use.",
+        "as a source root on first use, in a new or empty folder only.",
     ),
 ]
 DryOpt = Annotated[

@@ -55,7 +55,7 @@ from cairn.model import (
     SourceRoot,
 )
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
-from cairn.sources import is_within
+from cairn.sources import check_globs, is_within
 from cairn.store import Store, open_store, open_url
 from cairn.store.lock import WriterLock
 
@@ -242,9 +242,12 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
 
         Raises:
             CairnError: a path does not exist.
+            ConfigError: a glob is unusable (:func:`cairn.sources.glob_problem`);
+                nothing is registered.
         """
         from cairn.ingest.pipeline import make_root
 
+        check_globs(include, exclude)
         roots: list[SourceRoot] = []
         for p in paths:
             path = Path(p).expanduser()
@@ -365,6 +368,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
                 "runs): run `cairn index FOLDER --exclude GLOB`; `cairn roots` lists the "
                 "registered folders"
             )
+        before = {r.id: r for r in self.store.roots()}
         try:
             roots = (
                 self.add_roots(plist, include=include, exclude=exclude)
@@ -374,7 +378,15 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         except CairnError:
             self._discard_if_new()
             raise
-        return self._run_roots(roots, progress, embed, embed_progress, allow_mass_delete)
+        try:
+            return self._run_roots(roots, progress, embed, embed_progress, allow_mass_delete)
+        except CairnError as exc:  # the guard refused: roots keep the globs they had
+            from cairn.ingest.limits import MassDelete
+
+            for r in roots if isinstance(exc, MassDelete) else ():
+                if r.id in before and before[r.id] != r:
+                    self.store.upsert_root(before[r.id])
+            raise
 
     def _run_roots(
         self,

@@ -318,6 +318,19 @@ def test_must_match_words_file_heading_section_and_level(cairn: Cairn) -> None:
     assert not q.filters and "level:" in q.notes[0]
 
 
+def test_backwards_ranges_are_read_forwards_with_a_note(cairn: Cairn) -> None:
+    res = cairn.search("level:2..1 path:garden", limit=100, mode="keyword", today=TODAY)
+    assert [h.title for h in res.hits] == ["Beds", "Seeds"]
+    assert "level:2..1 runs backwards; read as level:1..2" in res.notes
+    forwards = titles(cairn, "deadline:2024-03-01..2024-03-31")
+    assert forwards
+    res = cairn.search("deadline:2024-03-31..2024-03-01", limit=100, mode="keyword", today=TODAY)
+    assert [h.title for h in res.hits] == forwards
+    assert any("runs backwards" in n and "2024-03-01..2024-03-31" in n for n in res.notes)
+    res = cairn.search("level:>99", limit=100, mode="keyword", today=TODAY)
+    assert not res.hits and any("matches no heading depth" in n for n in res.notes)
+
+
 def _cli(cairn: Cairn, *args: str) -> str:
     import subprocess
     import sys

@@ -397,6 +397,11 @@ def _filter(key: str, value: str, negate: bool, notes: list[str], now: _dt.date)
                 f"ignored {key}: filter, not a date, range, comparison or relative date: {value!r}"
             )
             return None
+        start, _, end = rng.partition("..")
+        if start and end and start >= end:  # written backwards (2024-05..2024-03): read forwards
+            first, _, last = value.partition("..")
+            rng = resolve(f"{last}..{first}", now) or rng
+            notes.append(f"{key}:{value} runs backwards; read as {key}:{last}..{first}")
         return Filter(key, rng, key=now.isoformat(), negate=negate)
     if key == "level":
         m = _LEVEL.match(value)
@@ -411,6 +416,11 @@ def _filter(key: str, value: str, negate: bool, notes: list[str], now: _dt.date)
             ">": (a + 1, 99),
             ">=": (a, 99),
         }[op]
+        if lo > hi and op is None:  # level:9..1: read forwards
+            lo, hi = hi, lo
+            notes.append(f"level:{value} runs backwards; read as level:{lo}..{hi}")
+        elif lo > hi:
+            notes.append(f"level:{value} matches no heading depth (they run from 0 to 99)")
         return Filter("level", f"{lo}..{hi}", negate=negate)
     if key == "prop":
         k, sep, v = value.partition("=")

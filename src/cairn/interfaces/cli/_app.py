@@ -71,7 +71,7 @@ def _main(
         typer.Option(
             "--db",
             envvar="CAIRN_DB",
-            help="Index file for every command (default: $CAIRN_DB, else [store] path, else "
+            help="Index file for every command (default: $CAIRN_DB, else \\[store] path, else "
             "the user data dir's cairn.db); --db after the command beats it.",
             show_default=False,
         ),

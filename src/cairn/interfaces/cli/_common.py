@@ -30,7 +30,7 @@ err = Console(stderr=True, highlight=False, emoji=False)
 """Standard error: notes, warnings, errors."""
 
 DB_HELP = (
-    "Index file (default: --db before the command, else CAIRN_DB, else [store] path, "
+    "Index file (default: --db before the command, else CAIRN_DB, else \\[store] path, "
     "else the user data dir's cairn.db)."
 )
 DbOpt = Annotated[Path | None, typer.Option("--db", help=DB_HELP, show_default=False)]

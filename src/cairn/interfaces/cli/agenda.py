@@ -37,9 +37,11 @@ def agenda(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """An Org agenda of every indexed Org file: deadlines, scheduled items and active
-    timestamps on their days (repeaters expanded), and on today what is overdue, due
-    soon (within its -Nd warning, else 14 days) or scheduled earlier and still open.
+    """Show the Org agenda of every indexed Org file.
+
+    Deadlines, scheduled items and active timestamps on their days (repeaters
+    expanded), and on today what is overdue, due soon (within its -Nd warning, else 14
+    days) or scheduled earlier and still open.
 
     Each line: time, kind, TODO keyword, [#priority], title, :tags:, file:line.
     Examples: cairn agenda; cairn agenda --days 1; cairn agenda --from 2024-03-01 --days 31.

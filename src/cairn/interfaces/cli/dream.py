@@ -48,7 +48,7 @@ def dream(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Find what has gone stale, broken, orphaned or thin in the index — and mend it.
+    """Find what is stale, broken, orphaned or thin, and mend it.
 
     The report lists each finding with its file and line and says what is new, what
     persists and what was fixed since the last report (the index keeps the last ones).

@@ -24,7 +24,8 @@ Estimate = Any
 
 enrich_app = typer.Typer(
     help=(
-        "Ask the \\[enrich] model for each conversation's summary, 3-10 insights and tags, "
+        "Ask a language model about each conversation.\n\n"
+        "The \\[enrich] model gives each conversation's summary, 3-10 insights and tags, "
         "and the relations of similar conversations (kept in the index, never in your "
         "files; every text is masked before it is sent)."
     ),
@@ -92,8 +93,9 @@ def run(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Ask the model about every conversation not yet answered, then type the relations
-    of similar ones.
+    """Ask the model about every conversation not yet answered.
+
+    Then type the relations of similar ones.
 
     Replies are cached by (model, prompt version, content hash): a second run asks
     nothing for unchanged conversations, and an interrupted one resumes. The estimate
@@ -156,8 +158,10 @@ def show(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """One conversation's summary, insights (with the messages they cite), tags and
-    typed relations."""
+    """Show what the model said about one conversation.
+
+    Its summary, insights (with the messages they cite), tags and typed relations.
+    """
     try:
         with common.open_cairn(db) as cairn:
             got = cairn.enrich_show(ref)

@@ -28,7 +28,10 @@ def eval_(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Measure retrieval quality on a BEIR data set (nDCG@10, Recall@100, MRR@10)."""
+    """Measure retrieval quality on a BEIR data set.
+
+    Prints nDCG@10, Recall@100 and MRR@10 per search mode.
+    """
     modes = mode or list(MODES)
     bad = [m for m in modes if m not in MODES]
     if bad:

@@ -21,7 +21,7 @@ from cairn.interfaces.serialize import to_data
 export_app = typer.Typer(
     name="export",
     help=(
-        "Write indexed knowledge out as files (never overwrites: DEST must be new).\n\n"
+        "Write indexed knowledge out as files (DEST must be new).\n\n"
         "  cairn export okf ~/bundle            # an OKF v0.2 bundle\n\n"
         "  cairn export obsidian ~/vault --root ~/org\n\n"
         "  cairn export json notes.json --query 'tag:work'\n\n"
@@ -73,7 +73,10 @@ def okf(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """An OKF v0.2 bundle: concept files, index.md, log.md, sources, typed relations."""
+    """Export an OKF v0.2 bundle.
+
+    Concept files, index.md, log.md, sources and typed relations.
+    """
     _run("okf", dest, root, query, db, as_json)
 
 
@@ -85,8 +88,11 @@ def obsidian(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """An Obsidian vault: Org as Markdown (properties as frontmatter, id: links as
-    wikilinks); Markdown copied."""
+    """Export an Obsidian vault.
+
+    Org as Markdown (properties as frontmatter, id: links as wikilinks); Markdown
+    copied.
+    """
     _run("obsidian", dest, root, query, db, as_json)
 
 
@@ -98,7 +104,10 @@ def json_(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """One JSON file: documents, units, links and edges as the API serialises them."""
+    """Export one JSON file of documents, units, links and edges.
+
+    As the API serialises them.
+    """
     _run("json", dest, root, query, db, as_json)
 
 
@@ -108,8 +117,10 @@ def compare(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Round trip: export ROOT as OKF, index the export apart, compare units, links and
-    edges; exits 1 on a difference."""
+    """Export ROOT as OKF, index it apart and compare the two.
+
+    Compares units, links and edges; exits 1 on a difference.
+    """
     try:
         with common.open_cairn(db) as cairn:
             res = cairn.compare_export(root)

@@ -191,7 +191,10 @@ def orphans(db: DbOpt = None, as_json: JsonOpt = False) -> None:
 
 @graph_app.command()
 def unresolved(db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Every unresolved link and anchor, with its file and line (URLs left out)."""
+    """List every unresolved link and anchor.
+
+    With its file and line (URLs left out).
+    """
     try:
         with common.open_cairn(db) as cairn:
             data = cairn.unresolved_links()
@@ -209,7 +212,10 @@ def unresolved(db: DbOpt = None, as_json: JsonOpt = False) -> None:
 
 @graph_app.command()
 def stats(origin: OriginOpt = None, db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Nodes, edges per relation and origin, degrees, connected components."""
+    """Count nodes, edges, degrees and components.
+
+    Edges per relation and origin, degrees, connected components.
+    """
     try:
         with common.open_cairn(db) as cairn:
             data = cairn.graph_stats(origins=origin or None)
@@ -248,7 +254,10 @@ def export(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Export the graph (node-link JSON for NetworkX, GraphML, Cytoscape.js)."""
+    """Export the graph as node-link JSON, GraphML or Cytoscape.
+
+    Node-link JSON for NetworkX, GraphML, Cytoscape.js.
+    """
     try:
         with common.open_cairn(db) as cairn:
             text = cairn.export_graph(

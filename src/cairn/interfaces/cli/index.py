@@ -70,12 +70,12 @@ def index(
         bool,
         typer.Option(
             "--allow-mass-delete",
-            help="Remove files from the index even when more than [index] "
+            help="Remove files from the index even when more than \\[index] "
             "mass_delete_share of a folder is gone (else the run stops first).",
         ),
     ] = False,
 ) -> None:
-    """Index folders of notes: only new and changed files are parsed again.
+    """Index folders of notes; only what changed is parsed again.
 
     Hidden folders, .git, node_modules, .obsidian and .trash are skipped. Hidden files
     (names starting with '.', like .draft.md) are not indexed either: the summary counts
@@ -133,7 +133,7 @@ def embed(
             "--train-static",
             help="The fast profile: train a static model on a sample of this index's "
             "chunks (the MiniLM embeds the sample, ~150 chunks/s), save it beside the "
-            "index (<index>.models/fast) and, with [embed] provider = \"fast\", embed "
+            "index (<index>.models/fast) and, with \\[embed] provider = \"fast\", embed "
             "everything with it (thousands of chunks/s).",
         ),
     ] = False,
@@ -145,8 +145,10 @@ def embed(
         ),
     ] = 3000,  # cairn.app.fast_profile.DEFAULT_SAMPLE (not imported: --help stays fast)
 ) -> None:
-    """Finish embedding: resume what an interrupted (Ctrl-C), killed or --no-embed run
-    left, without looking at the files again.
+    """Finish embedding what an earlier run left without vectors.
+
+    Resumes what an interrupted (Ctrl-C), killed or --no-embed run left, without
+    looking at the files again.
 
     With --train-static, first train the fast profile's own model on this index (see
     the README's "Fast profile").

@@ -19,17 +19,20 @@ def mcp(
         "/mcp on loopback).")] = "stdio",
     allow_write: Annotated[bool, typer.Option(
         "--allow-write", help="Also list and allow the tools that change the index "
-        "(index); default: [mcp] allow_write, off.")] = False,
+        "(index); default: \\[mcp] allow_write, off.")] = False,
     host: Annotated[str | None, typer.Option(
-        "--host", help="HTTP transport: loopback address to bind (default: [mcp] host, "
+        "--host", help="HTTP transport: loopback address to bind (default: \\[mcp] host, "
         "127.0.0.1).", show_default=False)] = None,
     port: Annotated[int | None, typer.Option(
-        "--port", min=1, max=65535, help="HTTP transport: port (default: [mcp] port, "
+        "--port", min=1, max=65535, help="HTTP transport: port (default: \\[mcp] port, "
         "8766).", show_default=False)] = None,
     db: DbOpt = None,
 ) -> None:
-    """Run the MCP server for AI agents: tools search, get, neighbors, backlinks, path,
-    recent, stats, list_roots (read-only unless --allow-write), and cairn:// resources."""
+    """Run the MCP server for AI agents.
+
+    Tools search, get, neighbors, backlinks, path, recent, stats, list_roots
+    (read-only unless --allow-write), and cairn:// resources.
+    """
     try:
         if transport not in ("stdio", "http"):
             raise CairnError(f"unknown transport {transport!r}: use stdio or http")

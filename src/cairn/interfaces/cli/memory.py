@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 memory_app = typer.Typer(
     name="memory",
     help=(
-        "Agent memory kept as an OKF bundle: layer-1 memories (events, sealed), layer-2 "
-        "concepts (a typed graph), maintained by truth maintenance and Hebbian decay.\n\n"
+        "Agent memory kept as an OKF bundle.\n\n"
+        "Layer-1 memories (events, sealed), layer-2 concepts (a typed graph), maintained "
+        "by truth maintenance and Hebbian decay.\n\n"
         "  cairn memory remember 'The build needs Python 3.12' -b ~/mem --tags build\n\n"
         "  cairn memory recall 'python version' -b ~/mem\n\n"
         "  cairn memory consolidate -b ~/mem\n\n"
@@ -87,7 +88,10 @@ def remember(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Write a layer-1 memory with its seal into memories/active/ and index it."""
+    """Write a sealed layer-1 memory and index it.
+
+    The memory goes into memories/active/ with its seal.
+    """
     tag_list = [t.strip() for raw in tags or [] for t in raw.split(",") if t.strip()]
     try:
         with common.open_cairn(db, create=True) as cairn:
@@ -111,7 +115,10 @@ def recall(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Search concepts and memories, follow concept relations, record the recall."""
+    """Search concepts and memories, following relations.
+
+    Follows concept relations and records the recall.
+    """
     try:
         with common.open_cairn(db) as cairn:
             res = cairn.memory_recall(bundle, query, limit=limit, mode=mode, expand=not no_expand)
@@ -139,7 +146,7 @@ def consolidate(
         bool | None,
         typer.Option(
             "--llm/--no-llm",
-            help="Let the [enrich] model propose the clusters (default: when [enrich] is "
+            help="Let the \\[enrich] model propose the clusters (default: when \\[enrich] is "
             "configured); the same rules check them. --no-llm: the rules alone.",
         ),
     ] = None,
@@ -147,7 +154,10 @@ def consolidate(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Turn new memories into concepts (merging similar ones); move them to subsumed/."""
+    """Turn new memories into concepts.
+
+    Similar ones are merged; the memories move to subsumed/.
+    """
     try:
         with common.open_cairn(db, create=True) as cairn:
             res, change = cairn.memory_consolidate(
@@ -180,7 +190,10 @@ def maintain(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """One maintenance cycle: seals, symmetry, truth maintenance, Hebbian decay."""
+    """Run one maintenance cycle on the bundle.
+
+    Seals, symmetry, truth maintenance, Hebbian decay.
+    """
     try:
         with common.open_cairn(db, create=True) as cairn:
             rep = cairn.memory_maintain(bundle, dry_run=dry_run, decay=not no_decay)
@@ -263,13 +276,19 @@ def supersede(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Mark a concept superseded (maintain then supersedes what depends_on it)."""
+    """Mark a concept superseded.
+
+    The next maintain supersedes what depends_on it.
+    """
     _change(db, as_json, lambda cairn: cairn.memory_supersede(bundle, concept))
 
 
 @memory_app.command()
 def verify(bundle: BundleOpt, db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Recompute every memory's seal and name the files changed outside cairn (exit 1)."""
+    """Recompute every seal; name files changed outside cairn.
+
+    Exits 1 when a seal does not match.
+    """
     try:
         with common.open_cairn(db, create=True) as cairn:
             rep = cairn.memory_verify(bundle)
@@ -293,8 +312,10 @@ def import_graph(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Import a NetworkX node-link graph as concepts with relations; report what could
-    not be mapped."""
+    """Import a NetworkX node-link graph as concepts.
+
+    With relations; reports what could not be mapped.
+    """
     try:
         with common.open_cairn(db, create=True) as cairn:
             rep = cairn.memory_import_graph(bundle, graph_file, dry_run=dry_run)

@@ -19,8 +19,9 @@ from cairn.interfaces.serialize import to_data
 
 redact_app = typer.Typer(
     help=(
-        "Secrets and personal data: find them in your files; `[redact] on_ingest` masks "
-        "them in the index (chat exports by default), your files are never changed."
+        "Find secrets and personal data in your files.\n\n"
+        "`\\[redact] on_ingest` masks them in the index (chat exports by default); your "
+        "files are never changed."
     ),
     no_args_is_help=True,
 )
@@ -48,9 +49,11 @@ def scan(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """List secrets (API keys, tokens, private keys, passwords in URLs) and personal data
-    (e-mail, phone, card numbers, IBANs, SSNs, IP addresses) with file, line, kind and a
-    masked preview such as `token = [SECRET:github-token#1]`.
+    """List the secrets and personal data in files or the index.
+
+    Secrets (API keys, tokens, private keys, passwords in URLs) and personal data
+    (e-mail, phone, card numbers, IBANs, SSNs, IP addresses), with file, line, kind and
+    a masked preview such as `token = [SECRET:github-token#1]`.
 
     Examples: `cairn redact scan ~/exports/conversations.json`, `cairn redact scan --json`.
     Exit status 0 either way; the count of findings is in the last line (or `counts`).

@@ -25,7 +25,7 @@ def restore(
         bool,
         typer.Option(
             "--prune",
-            help="Drop old backups instead, by [writeback] keep_days and keep_per_file "
+            help="Drop old backups instead, by \\[writeback] keep_days and keep_per_file "
             "(the newest copy of each file stays).",
         ),
     ] = False,

@@ -47,7 +47,7 @@ def search(
         typer.Option(
             "--expand/--no-expand",
             help="Graph expansion: follow links 1-2 hops from the top hits and re-rank; "
-            "--explain then names the edges walked (default: [graph] expand, off).",
+            "--explain then names the edges walked (default: \\[graph] expand, off).",
             show_default=False,
         ),
     ] = None,
@@ -55,9 +55,9 @@ def search(
         bool | None,
         typer.Option(
             "--rerank/--no-rerank",
-            help="Re-rank the top hits (default 30) with the [rerank] cross-encoder or "
+            help="Re-rank the top hits (default 30) with the \\[rerank] cross-encoder or "
             "/rerank endpoint, blended with their fused rank; --explain shows each hit's "
-            "relevance and rank before (default: [rerank] enabled, off).",
+            "relevance and rank before (default: \\[rerank] enabled, off).",
             show_default=False,
         ),
     ] = None,
@@ -97,8 +97,10 @@ def search(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Search the index: hybrid (BM25 keywords fused with meaning) once embeddings
-    exist, else keyword (BM25 over title, outline path, tags and body).
+    """Search the index by keywords and meaning (hybrid).
+
+    Hybrid (BM25 keywords fused with meaning) once embeddings exist, else keyword
+    (BM25 over title, outline path, tags and body).
 
     Examples: cairn search "garden compost"; cairn search 'tag:work -tag:done budget';
     cairn search 'todo:open path:projects/'; cairn search --mode keyword 'C++';

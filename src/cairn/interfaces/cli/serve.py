@@ -23,10 +23,10 @@ if TYPE_CHECKING:
 
 def serve(
     host: Annotated[str | None, typer.Option(
-        "--host", help="Address to bind (default: [serve] host, 127.0.0.1); any other "
+        "--host", help="Address to bind (default: \\[serve] host, 127.0.0.1); any other "
         "than loopback needs a token.", show_default=False)] = None,
     port: Annotated[int | None, typer.Option(
-        "--port", min=1, max=65535, help="Port (default: [serve] port, 8765).",
+        "--port", min=1, max=65535, help="Port (default: \\[serve] port, 8765).",
         show_default=False)] = None,
     allow_host: Annotated[list[str] | None, typer.Option(
         "--allow-host", help="Also accept this Host header (a name clients use for this "
@@ -39,9 +39,12 @@ def serve(
         "does), so what the API answers stays current.")] = False,
     db: DbOpt = None,
 ) -> None:
-    """Serve the HTTP API (/v1/search, /v1/units/ID, /v1/graph/…, /metrics) until
-    Ctrl-C. The bearer token is read from $CAIRN_TOKEN (or the variable [serve]
-    token_env names): needed for POST /v1/index and for any non-loopback bind."""
+    """Serve the HTTP API and the web UI until Ctrl-C.
+
+    Endpoints: /v1/search, /v1/units/ID, /v1/graph/…, /metrics. The bearer token is
+    read from $CAIRN_TOKEN (or the variable \\[serve] token_env names): needed for
+    POST /v1/index and for any non-loopback bind.
+    """
     try:
         from cairn.interfaces.warm import advertise
 

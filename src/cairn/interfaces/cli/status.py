@@ -98,7 +98,9 @@ def validate(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check notes against types.yaml and OKF bundles against the OKF v0.2 rules.
+    """Check notes against types.yaml and OKF bundles.
+
+    OKF bundles are checked against the OKF v0.2 rules.
 
     Reports, per note, unknown types, missing required fields and malformed values
     (warnings), and OKF conformance failures (errors). Exits 1 when there are errors.
@@ -124,7 +126,10 @@ def validate(
 
 
 def check(db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Check the index's integrity (SQLite, FTS5 and cairn's own consistency)."""
+    """Check the index's integrity.
+
+    SQLite's own check, the FTS5 keyword index, and cairn's own consistency.
+    """
     try:
         with common.open_cairn(db) as cairn:
             problems = cairn.check()

@@ -34,10 +34,11 @@ def copy(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Copy the index (documents, units, links, vectors, edges …) into an empty one on
-    another backend, without re-parsing or re-embedding.
+    """Copy the index into an empty one on another backend.
 
-    The source is the index chosen as usual (--db, CAIRN_DB_URL, [store]); examples:
+    Documents, units, links, vectors, edges …, without re-parsing or re-embedding.
+
+    The source is the index chosen as usual (--db, CAIRN_DB_URL, \\[store]); examples:
 
       cairn store copy --to postgresql://cairn@db.example/notes
 

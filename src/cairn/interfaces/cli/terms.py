@@ -24,8 +24,10 @@ def terms(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Where a term occurs: every conversation and note holding it, how often, and its
-    counts per month over time.
+    """Show where a term occurs, how often, and when.
+
+    Every conversation and note holding it, how often, and its counts per month over
+    time.
 
     Example: `cairn terms "vector database"`; `--json` lists every document.
     """

@@ -47,7 +47,7 @@ def watch(
         typer.Option(
             "--poll",
             help="Poll the folders instead of using file system events (network and "
-            "FUSE drives); also [watch] poll.",
+            "FUSE drives); also \\[watch] poll.",
         ),
     ] = False,
     wait: Annotated[
@@ -58,12 +58,14 @@ def watch(
         bool,
         typer.Option(
             "--allow-mass-delete",
-            help="Remove files from the index even when more than [index] "
+            help="Remove files from the index even when more than \\[index] "
             "mass_delete_share of a folder is gone.",
         ),
     ] = False,
 ) -> None:
-    """Index the folders, then keep the index current as files change (Ctrl-C stops).
+    """Index the folders, then follow their changes (Ctrl-C stops).
+
+    The index is kept current as files change.
 
     Events are hints: each batch is re-read from disk, so the index always equals what
     `cairn index` would build. Editor temporary and swap files are ignored. With --json

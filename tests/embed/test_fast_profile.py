@@ -11,8 +11,8 @@ import pytest
 from typer.testing import CliRunner
 
 from cairn.app import Cairn
-from cairn.app.fast_profile import DEFAULT_SAMPLE, fast_model_folder
-from cairn.config import load_config
+from cairn.app.fast_profile import DEFAULT_SAMPLE, fast_embed, fast_model_folder
+from cairn.config import Config, load_config
 from cairn.embed.static import StaticEmbedder
 from cairn.interfaces.cli import app as cli
 
@@ -169,3 +169,40 @@ def test_bad_dims_are_refused(tmp_path: Path, dims: int) -> None:
         TrainingError, match="dims"
     ):
         c.train_static(30, dims=dims)
+
+
+# --- one model folder per PostgreSQL database ------------------------------------------
+def _pg(tmp_path: Path, url: str) -> Config:
+    conf = tmp_path / "cairn.toml"
+    backups = tmp_path / "data" / "backups"
+    conf.write_text(
+        f'[embed]\nprovider = "fast"\n[writeback]\nbackup_dir = "{backups}"\n', encoding="utf-8"
+    )
+    return load_config(db=url, config_file=conf, env={})
+
+
+def test_each_postgresql_database_has_its_own_model_folder(tmp_path: Path) -> None:
+    a = fast_model_folder(_pg(tmp_path, "postgresql://cairn:s3cret@db.example:5432/notes"))
+    b = fast_model_folder(_pg(tmp_path, "postgresql://cairn:s3cret@db.example:5432/work"))
+    c = fast_model_folder(_pg(tmp_path, "postgresql://cairn@other.example/notes"))
+    assert len({a, b, c}) == 3
+    assert a.parent.parent == tmp_path / "data" / "models" and a.name == "fast"
+    assert a.parent.name.startswith("pg-notes-") and b.parent.name.startswith("pg-work-")
+    # the password is no part of the key, and never in the path
+    same = fast_model_folder(_pg(tmp_path, "postgres://cairn:other@DB.example:5432/notes"))
+    assert same == a and "s3cret" not in str(a)
+    # a SQLite index keeps its folder beside the file
+    db = tmp_path / "i.db"
+    assert fast_model_folder(load_config(db=db, env={})) == tmp_path / "i.db.models" / "fast"
+
+
+def test_a_model_trained_in_the_old_shared_folder_is_still_used(tmp_path: Path) -> None:
+    config = _pg(tmp_path, "postgresql://cairn@db.example/notes")
+    legacy = tmp_path / "data" / "models" / "fast"
+    legacy.mkdir(parents=True)
+    (legacy / "model.safetensors").write_bytes(b"")
+    assert fast_embed(config)["model"] == str(legacy)
+    own = fast_model_folder(config)
+    own.mkdir(parents=True)
+    (own / "model.safetensors").write_bytes(b"")
+    assert fast_embed(config)["model"] == str(own)  # this database's own model wins

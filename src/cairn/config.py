@@ -359,6 +359,8 @@ def load_config(
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
         used = path
+    elif explicit and path.is_dir():
+        raise ConfigError(f"{path}: a folder, not a config file (name the cairn.toml in it)")
     elif explicit:
         raise ConfigError(f"{path}: config file not found")
     _check_keys(path, data)
@@ -378,7 +380,10 @@ def load_config(
     elif env.get("CAIRN_DB"):
         db_path = Path(env["CAIRN_DB"]).expanduser()
     elif "path" in store:
-        db_path = Path(str(store["path"])).expanduser()
+        if not isinstance(store["path"], str) or not store["path"].strip():
+            raise ConfigError(f'{path}: [store] path must be a file name such as "~/cairn.db", '
+                              f"not {store['path']!r}")
+        db_path = Path(store["path"]).expanduser()
     else:
         db_path = _default_data_dir() / "cairn.db"
 

@@ -33,6 +33,18 @@ def test_unknown_key_is_refused_with_the_nearest_key(tmp_path: Path) -> None:
     assert "'limt'" in str(exc.value) and "'limit'" in str(exc.value)
 
 
+def test_a_store_path_that_is_not_a_name_and_a_folder_as_config_are_refused(
+    tmp_path: Path,
+) -> None:
+    for bad in ("5", '""', "true"):
+        with pytest.raises(ConfigError) as exc:
+            load_config(config_file=_toml(tmp_path, f"[store]\npath = {bad}\n"), env={})
+        assert "[store] path must be a file name" in str(exc.value)
+    with pytest.raises(ConfigError) as exc:
+        load_config(config_file=tmp_path, env={})
+    assert str(tmp_path) in str(exc.value) and "a folder, not a config file" in str(exc.value)
+
+
 def test_every_known_key_is_accepted(tmp_path: Path) -> None:
     values = {
         "path": '"x.db"', "limit": "5", "weights": "{}", "provider": '"none"',

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 import typer
 
 import cairn.interfaces.cli._common as common
-from cairn.interfaces.cli._common import DbOpt, JsonOpt
+from cairn.errors import CairnError
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, fail
 from cairn.interfaces.cli._hits import run_search
 
 MODE_HELP = (
@@ -18,6 +20,7 @@ MODE_HELP = (
 
 
 def search(
+    ctx: typer.Context,
     query: Annotated[
         list[str],
         typer.Argument(
@@ -106,6 +109,7 @@ def search(
     cairn search 'todo:open path:projects/'; cairn search --mode keyword 'C++';
     cairn search 'deadline:this-week todo:NEXT,WAIT' --sort priority,deadline.
     """
+    _refuse_unknown_options(ctx, query, as_json)
     code = run_search(
         common.open_cairn,
         db,
@@ -124,6 +128,31 @@ def search(
     )
     if code:
         raise typer.Exit(code)
+
+
+_OPTION = re.compile(r"--[A-Za-z][A-Za-z0-9-]*(=.*)?", re.S)
+
+
+def _refuse_unknown_options(ctx: typer.Context, query: list[str], as_json: bool) -> None:
+    """A query word that looks like an option (``--limt``, ``--offset=5``) is a
+    mistyped or unknown option, not words to search for: an error naming it (and the
+    nearest option), with the way to search for such text (as a phrase).
+
+    Raises:
+        typer.Exit: status 2, after the message.
+    """
+    for word in query:
+        if _OPTION.fullmatch(word):
+            import difflib
+
+            name = word.partition("=")[0]
+            known = [o for p in ctx.command.params
+                     for o in getattr(p, "opts", ()) if o.startswith("--")]
+            near = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise fail(CairnError(
+                f"no such option {name}{hint}; to search for the text, quote it as a "
+                f"phrase: cairn search '\"{word}\"'"), as_json)
 
 
 def register(app: typer.Typer) -> None:

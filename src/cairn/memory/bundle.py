@@ -219,7 +219,7 @@ class MemoryBundle:
                     f"{self.folder}: not a memory bundle (no index.md with memories/ and "
                     f"concepts/) and not empty (it holds {shown}); a bundle is made only "
                     "in a new or empty folder, so notes are never mixed into one: name "
-                    "a new folder (a 'memory' folder inside this one will do)"
+                    "a new folder for it (such as ~/memory)"
                 )
         made: list[str] = []
         for d in (*MEMORY_DIRS, *CONCEPT_DIRS):

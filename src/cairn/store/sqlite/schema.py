@@ -301,6 +301,9 @@ class SQLiteBase:
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
         self._closed = False
+        if self.path != ":memory:" and Path(self.path).is_dir():
+            raise StoreError(f"{self.path}: a folder, not an index file (name a file such "
+                             "as cairn.db, new or made by cairn)")
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)

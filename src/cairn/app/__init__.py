@@ -456,7 +456,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             indexer.run_paths(root, rels, progress, allow_mass_delete=allow_mass_delete)
             for root, rels in by_root.values()
         ]
-        run = runs[0] if len(runs) == 1 else _merge_runs(runs) if runs else indexer.run([])
+        run = runs[0] if len(runs) == 1 else Run.merged(runs) if runs else indexer.run([])
         return self._complete(run, embed=embed, embed_progress=embed_progress)
 
     def _indexer(self) -> Indexer:
@@ -586,22 +586,6 @@ def _holds_only_files(root: SourceRoot) -> bool:
     """Whether a root is limited to files named outright (``include`` of plain names,
     as registering an export file makes it), not to globs or folders."""
     return bool(root.include) and all(not any(ch in p for ch in "*?[]/") for p in root.include)
-
-
-def _merge_runs(runs: Sequence[Run]) -> Run:
-    """One record for several roots' runs of :meth:`Cairn.index_paths`."""
-    first = runs[0]
-    return dataclasses.replace(
-        first,
-        finished=runs[-1].finished,
-        **{
-            k: sum(getattr(r, k) for r in runs)
-            for k in ("seen", "added", "changed", "removed", "unchanged", "failed", "skipped")
-        },
-        failures=tuple(f for r in runs for f in r.failures),
-        warnings=tuple(w for r in runs for w in r.warnings),
-        seconds=round(sum(r.seconds for r in runs), 4),
-    )
 
 
 def _embed_signature(config: EmbedConfig) -> str:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cairn.errors import CairnError, ConfigError
+from cairn.model import Failure, SourceRoot
+from cairn.sources import glob_problem
 
 MASS_DELETE_MIN_FILES = 10
 """Roots with fewer indexed files than this are never guarded (emptying a tiny folder
@@ -115,3 +117,18 @@ def _templates(value: Any) -> bool:
     if value in ("skip", "index"):
         return bool(value == "skip")
     raise ConfigError(f'[index] templates must be "skip" or "index", not {value!r}')
+
+
+def glob_failure(root: SourceRoot) -> Failure | None:
+    """The failure to report for a root registered with an unusable glob (stored before
+    globs were checked), or ``None`` when its globs are usable. Such a glob matches
+    nothing, so indexing the root would remove every file of it: the caller reports the
+    failure and leaves the root as indexed."""
+    for option, patterns in (("--include", root.include), ("--exclude", root.exclude)):
+        for p in patterns:
+            why = glob_problem(p)
+            if why is not None:
+                return Failure(root.path, f"{option} {p!r}: {why}; the folder is left as "
+                               f"indexed: run `cairn index {root.path}` again with usable "
+                               "globs (or none)")
+    return None

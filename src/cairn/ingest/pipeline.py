@@ -25,7 +25,7 @@ from cairn.graph.resolve import resolve_links
 from cairn.ingest import ids
 from cairn.ingest.batch import BATCH, Batch
 from cairn.ingest.bundles import bundle_of
-from cairn.ingest.limits import IndexLimits, check_mass_delete
+from cairn.ingest.limits import IndexLimits, check_mass_delete, glob_failure
 from cairn.ingest.prepare import Job, Prepared, Preparer
 from cairn.model import (
     Diagnostic,
@@ -35,7 +35,7 @@ from cairn.model import (
     Run,
     SourceRoot,
 )
-from cairn.sources import SourceFile, content_hash, discover, glob_problem, source_file
+from cairn.sources import SourceFile, content_hash, discover, source_file
 from cairn.store import Store
 
 RACY_SECONDS = 2.0
@@ -62,24 +62,6 @@ class _Tally:
     skipped: int = 0
     failures: list[Failure] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
-
-
-def _bad_globs(root: SourceRoot, tally: _Tally) -> bool:
-    """A root registered with an unusable glob (before globs were checked) is reported
-    as a failure and left alone: such a glob matches nothing, so indexing the root
-    would remove every file of it from the index."""
-    for option, patterns in (("--include", root.include), ("--exclude", root.exclude)):
-        for p in patterns:
-            why = glob_problem(p)
-            if why is not None:
-                tally.failures.append(
-                    Failure(root.path, f"{option} {p!r}: {why}; the folder is left as "
-                            f"indexed: run `cairn index {root.path}` again with usable "
-                            "globs (or none)")
-                )
-                tally.failed += 1
-                return True
-    return False
 
 
 def make_root(path: Path, include: Iterable[str] = (), exclude: Iterable[str] = ()) -> SourceRoot:
@@ -172,7 +154,9 @@ class Indexer:
                 )
                 tally.failed += 1
                 continue
-            if _bad_globs(root, tally):
+            if (bad := glob_failure(root)) is not None:
+                tally.failures.append(bad)
+                tally.failed += 1
                 continue
             self.store.upsert_root(root)
             found = discover(folder, include=root.include, exclude=root.exclude, is_note=_is_note,
@@ -244,7 +228,9 @@ class Indexer:
             tally.failures.append(Failure(root.path, "source root is not a folder or is missing"))
             tally.failed += 1
             return self._finish(started, t0, tally)
-        if _bad_globs(root, tally):
+        if (bad := glob_failure(root)) is not None:
+            tally.failures.append(bad)
+            tally.failed += 1
             return self._finish(started, t0, tally)
         wanted = sorted(dict.fromkeys(relpaths))
         # only what these files need: their states, the count, the index.md files

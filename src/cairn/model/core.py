@@ -12,7 +12,8 @@ the parser (``YYYY-MM-DD`` or ``YYYY-MM-DDTHH:MM[:SS][Z]``); ``mtime`` is POSIX 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -329,6 +330,27 @@ class Run:
     seconds: float = 0.0
     graph: GraphStep | None = None
     embedding: EmbedStep | None = None
+
+    @staticmethod
+    def merged(runs: Sequence[Run]) -> Run:
+        """One record for several roots' runs: the first run's id and start, the last
+        one's finish, counts and seconds summed, failures and warnings concatenated.
+
+        Raises:
+            IndexError: ``runs`` is empty.
+        """
+        first = runs[0]
+        return dataclasses.replace(
+            first,
+            finished=runs[-1].finished,
+            **{
+                k: sum(getattr(r, k) for r in runs)
+                for k in ("seen", "added", "changed", "removed", "unchanged", "failed", "skipped")
+            },
+            failures=tuple(f for r in runs for f in r.failures),
+            warnings=tuple(w for r in runs for w in r.warnings),
+            seconds=round(sum(r.seconds for r in runs), 4),
+        )
 
 
 @dataclass(frozen=True, slots=True)

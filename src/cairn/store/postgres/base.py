@@ -529,6 +529,9 @@ class PostgresBase(SQLiteBase):
         self._analyzed_at = now
         with suppress(Exception):
             raw = self.db.raw
+            # this connection's own counts reach the server's statistics when it is
+            # next idle: after this statement, so the look below sees the commit's rows
+            raw.execute("SELECT pg_stat_force_next_flush()")
             rows = raw.execute(
                 "SELECT quote_ident(relname) FROM pg_stat_user_tables WHERE "
                 "schemaname = current_schema() AND n_mod_since_analyze >= %s AND "

@@ -28,6 +28,15 @@ _SCORE = topk.exact_score_sql()
 for _i in range(1, 8):
     _SCORE = _SCORE.replace("?", f"${_i}", 1)
 
+MAX_TERMS = 8
+"""The most lexemes the function takes (``search.TOPK_TERMS`` is 4); more: it gives up."""
+
+_REST = "(" + " + ".join(
+    f"CASE WHEN o.mask & {1 << i} = 0 THEN coalesce(rest[{i + 1}], 0) ELSE 0 END"
+    for i in range(MAX_TERMS)) + ")"
+"""Σ idf·θ over the lists a candidate was not read in (its bits in ``o.mask``), in list
+order as the client loop adds them, without a subquery per candidate."""
+
 FUNCTION = r"""
 CREATE OR REPLACE FUNCTION cairn_top_k(
     t_lex int[], t_idf float8[], lim int, r float8,
@@ -78,7 +87,7 @@ DECLARE
     l_row bigint;
     l_n int;
 BEGIN
-    IF n = 0 OR r = 'Infinity'::float8 OR r <> r THEN
+    IF n = 0 OR n > %(max_terms)s OR r = 'Infinity'::float8 OR r <> r THEN
         RETURN QUERY SELECT NULL::text, -1::float8, NULL::bigint; RETURN;
     END IF;
     theta := array_fill('Infinity'::float8, ARRAY[n]);
@@ -131,8 +140,7 @@ BEGIN
         -- the best few open candidates by upper bound are scored exactly
         SELECT coalesce(array_agg(o.rowid), '{}') INTO pick FROM (
             SELECT o.rowid FROM unnest(c_row, c_part, c_mask, c_open) AS o(rowid, part, mask, open)
-            WHERE o.open ORDER BY r * (o.part + coalesce((SELECT sum(rest[i])
-                FROM generate_series(1, n) i WHERE o.mask >> (i - 1) & 1 = 0), 0)) DESC
+            WHERE o.open ORDER BY r * (o.part + %(rest)s) DESC
             LIMIT step) o;
         IF cardinality(pick) > 0 THEN
             EXECUTE score_sql INTO g_row, g_id, g_score
@@ -157,8 +165,7 @@ BEGIN
         kth := CASE WHEN cardinality(b_score) >= lim THEN b_score[lim]
                     ELSE '-Infinity'::float8 END;
         -- close for good the open candidates whose bound is below the k-th best
-        SELECT array_agg(o.open AND r * (o.part + coalesce((SELECT sum(rest[i])
-                   FROM generate_series(1, n) i WHERE o.mask >> (i - 1) & 1 = 0), 0)) >= kth
+        SELECT array_agg(o.open AND r * (o.part + %(rest)s) >= kth
                    ORDER BY ord)
         INTO c_open FROM unnest(c_row, c_part, c_mask, c_open) WITH ORDINALITY
             AS o(rowid, part, mask, open, ord);
@@ -188,7 +195,8 @@ BEGIN
         blk := blk * 4;
     END LOOP;
 END $fn$
-""".replace("%(score)s", "'" + _SCORE.replace("'", "''") + "'")
+""".replace("%(score)s", "'" + _SCORE.replace("'", "''") + "'").replace(
+    "%(rest)s", _REST).replace("%(max_terms)s", str(MAX_TERMS))
 """``cairn_top_k(...)``: rows ``(unit id, score, rowid)`` best first, then one row
 ``(NULL, postings read, postings of the first block)``; or one row ``(NULL, -1, NULL)``
 when top-k gives up (the caller reads everything)."""

@@ -3,6 +3,7 @@
     python bench/scale.py [--chunks 100000] [--scifact] [--clients 1,4,16] [--pg-url URL]
                           [--backends sqlite,postgres] [--json FILE] [--grow SLICES]
     python bench/scale.py --measure postgresql://… [--clients 1,4,16] [--repeat N]
+                          [--topk server|client]
 
 1. ``--scifact``: nDCG@10 / Recall@100 / MRR@10 on ``../shared/bench/beir/scifact`` for
    keyword (and hybrid with the shipped static model) on both backends.
@@ -18,7 +19,9 @@
    and latency change with size; a stopped run keeps the slices it measured).
 
 4. ``--measure URL``: only the query latencies (and size) of an index already on a
-   server, e.g. one left by 2. on a kept server, after a code change.
+   server, e.g. one left by 2. on a kept server, after a code change. ``--topk client``
+   runs keyword top-k as the client loop (``store/postgres/topk.py``) instead of the
+   server function (``store/postgres/topk_sql.py``), to compare the two on one index.
 
 Without ``--pg-url`` a throwaway PostgreSQL server is started from the ``pgserver`` wheel
 in a temporary folder. Prints one table per part; ``--json FILE`` writes every figure.
@@ -329,9 +332,15 @@ def main() -> None:
     ap.add_argument("--measure", metavar="URL",
                     help="only measure query latency on this existing PostgreSQL index")
     ap.add_argument("--repeat", type=int, default=1, help="with --measure: rounds")
+    ap.add_argument("--topk", choices=("server", "client"), default="server",
+                    help="PostgreSQL keyword top-k: one server function, or the client loop")
     args = ap.parse_args()
+    from cairn.store.postgres import search as pg_search
+
+    pg_search.TOPK_SERVER = args.topk == "server"
     if args.measure:
         res = measure(args.measure, [int(x) for x in args.clients.split(",")], args.repeat)
+        res["topk"] = args.topk
         print(json.dumps(res, indent=1))
         if args.json:
             args.json.write_text(json.dumps(res, indent=1), encoding="utf-8")

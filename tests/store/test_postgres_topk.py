@@ -83,6 +83,17 @@ def pg_cairn(tmp_path_factory: pytest.TempPathFactory, pg_server_url: str) -> An
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+@pytest.fixture(params=["server", "client"])
+def where(request: pytest.FixtureRequest) -> Any:
+    """Top-k as the server function (``topk_sql``) and as the client loop (``topk``)."""
+    from cairn.store.postgres import search
+
+    saved = search.TOPK_SERVER
+    search.TOPK_SERVER = request.param == "server"
+    yield request.param
+    search.TOPK_SERVER = saved
+
+
 @pytest.mark.parametrize("query", [
     "basil", "bloom", "basil thyme", "garden soil water", "root bloom leaf",
     '"basil thyme"', "basil -thyme", "fennel tag:herb", "seed path:a/",
@@ -90,7 +101,7 @@ def pg_cairn(tmp_path_factory: pytest.TempPathFactory, pg_server_url: str) -> An
     "basil thyme sorrel fennel garden soil",  # more lexemes than top-k takes
 ])
 @pytest.mark.parametrize("limit", [1, 5, 20])
-def test_top_k_is_the_full_ranking(pg_cairn: Any, query: str, limit: int) -> None:
+def test_top_k_is_the_full_ranking(pg_cairn: Any, query: str, limit: int, where: str) -> None:
     store = pg_cairn.store
     assert _search(store, query, limit, _WEIGHTS) == _full(store, query, limit, _WEIGHTS)
 
@@ -100,14 +111,17 @@ def test_top_k_is_the_full_ranking(pg_cairn: Any, query: str, limit: int) -> Non
     {"title": 1.0, "outline_path": 1.0, "tags": 1.0, "body": 5.0},
     {"title": 0.0, "outline_path": 0.0, "tags": 0.0, "body": 1.0},
 ])
-def test_other_weights_stay_exact(pg_cairn: Any, weights: dict[str, float]) -> None:
+def test_other_weights_stay_exact(pg_cairn: Any, weights: dict[str, float],
+                                  where: str) -> None:
     store = pg_cairn.store
     for query in ("basil", "garden soil", "bloom leaf root"):
         assert _search(store, query, 10, weights) == _full(store, query, 10, weights)
 
 
 def test_top_k_reads_part_of_the_lists(pg_cairn: Any) -> None:
-    """A one-word query stops long before the end of its list."""
+    """A one-word query stops long before the end of its list (client loop)."""
+    from cairn.store.postgres import search
+
     store = pg_cairn.store
     read: list[int] = []
     real = store.db.execute
@@ -120,13 +134,48 @@ def test_top_k_reads_part_of_the_lists(pg_cairn: Any) -> None:
 
     df = int(store.db.execute("SELECT df FROM fts_lex WHERE lex = 'basil'").fetchone()[0])
     store.db.execute = counting
+    saved = search.TOPK_SERVER
+    search.TOPK_SERVER = False
     try:
         hits = store.search_text(parse_query("basil").for_store(), limit=5, weights=_WEIGHTS)
     finally:
         del store.db.execute
+        search.TOPK_SERVER = saved
     assert len(hits) == 5
     assert read and read[0] == topk.FIRST_BLOCK
     assert sum(read) < df / 2, (read, df)
+
+
+def test_the_server_function_reads_part_of_the_lists(pg_cairn: Any) -> None:
+    """The server function reads the same first block and stops as early, in one
+    statement, with the client loop's result."""
+    from cairn.store.postgres import search
+
+    store = pg_cairn.store
+    df = int(store.db.execute("SELECT df FROM fts_lex WHERE lex = 'basil'").fetchone()[0])
+    statements: list[str] = []
+    real = store.db.execute
+
+    def counting(sql: str, params: Any = ()) -> Any:
+        statements.append(sql)
+        return real(sql, params)
+
+    store.db.execute = counting
+    try:
+        hits = store.search_text(parse_query("basil").for_store(), limit=5, weights=_WEIGHTS)
+    finally:
+        del store.db.execute
+    assert search.TOPK_SERVER
+    assert not [s for s in statements if "fts_postings" in s]  # none from the client
+    read, first = store.db.topk_read
+    assert len(hits) == 5 and first == topk.FIRST_BLOCK and read < df / 2, (read, first, df)
+    saved = search.TOPK_SERVER
+    search.TOPK_SERVER = False
+    try:
+        assert store.search_text(parse_query("basil").for_store(), limit=5,
+                                 weights=_WEIGHTS) == hits
+    finally:
+        search.TOPK_SERVER = saved
 
 
 def test_bound_factor() -> None:

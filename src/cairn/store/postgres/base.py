@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -179,6 +180,17 @@ class Connection:
         return bool(self.raw.info.transaction_status != TransactionStatus.IDLE)
 
 
+ANALYZE_FROM = 1_000
+"""Rows changed since a table's last statistics from which a commit may analyze it."""
+
+ANALYZE_GROWTH = 0.5
+"""Share of a table's rows changed from which a commit analyzes it
+(:meth:`PostgresBase._analyze_grown`): statistics are taken about every time a table
+grows by half, so a load to any size analyzes each table a few dozen times at most."""
+
+ANALYZE_EVERY = 2.0
+"""Seconds between two looks at the tables' change counts."""
+
 POOL_SIZE = 32
 """Most connections a store opens (one per thread that uses it at a time)."""
 
@@ -238,6 +250,7 @@ class PostgresBase(SQLiteBase):
         self._connections: list[Any] = []
         self._pool: Any = None
         self._closed = False
+        self._analyzed_at = 0.0
         self._migrate()
 
     # --- connections ------------------------------------------------------------------
@@ -499,6 +512,33 @@ class PostgresBase(SQLiteBase):
                 with suppress(Exception):
                     db.raw.execute("ROLLBACK")
                 raise _error(exc)(f"{self.path}: cannot commit: {exc}") from exc
+            self._analyze_grown()
+
+    def _analyze_grown(self) -> None:
+        """``ANALYZE`` the tables that changed by more than :data:`ANALYZE_GROWTH` of their
+        rows (and at least :data:`ANALYZE_FROM`) since their statistics were taken; looked
+        at after a commit, at most every :data:`ANALYZE_EVERY` seconds.
+
+        Autovacuum does the same, but a minute or more later: during a first bulk load
+        the planner would otherwise plan the graph step's queries over ``units`` for an
+        empty table (a nested loop over every unit: 98 of a 134 s run at 12,000
+        chunks, 149 ms with statistics). Errors (no right to analyze) are ignored."""
+        now = time.monotonic()
+        if now - self._analyzed_at < ANALYZE_EVERY:
+            return
+        self._analyzed_at = now
+        with suppress(Exception):
+            raw = self.db.raw
+            # this connection's own counts reach the server's statistics when it is
+            # next idle: after this statement, so the look below sees the commit's rows
+            raw.execute("SELECT pg_stat_force_next_flush()")
+            rows = raw.execute(
+                "SELECT quote_ident(relname) FROM pg_stat_user_tables WHERE "
+                "schemaname = current_schema() AND n_mod_since_analyze >= %s AND "
+                "n_mod_since_analyze > %s * greatest(n_live_tup - n_mod_since_analyze, 0)",
+                (ANALYZE_FROM, ANALYZE_GROWTH)).fetchall()
+            if rows:
+                raw.execute("ANALYZE " + ", ".join(str(r[0]) for r in rows))
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

@@ -103,6 +103,12 @@ TOPK_TERMS = 4
 """The most lexemes searched by top-k: a longer query (a question, an abstract) has so
 many lists that summing them whole is quicker."""
 
+TOPK_SERVER = True
+"""Whether top-k runs as one server function (:mod:`cairn.store.postgres.topk_sql`, one
+round trip per query) rather than as the client loop of :mod:`cairn.store.postgres.topk`
+(the same rounds, two to four round trips a block); both give the same result, and
+``bench/scale.py --measure URL --topk python`` measures the client loop."""
+
 TOPK_LIMIT = 10_000
 """The largest ``limit`` searched by top-k; above it (every match wanted, as for the
 units a ``-word`` excludes from semantic search) every matching unit is scored."""
@@ -185,6 +191,7 @@ class PostgresSearchMixin(SearchMixin):
         up, one statement scoring every matching unit from its vector (the planner
         applies a selective filter first)."""
         from cairn.store.postgres.topk import Terms, bound_factor, exact_score_sql, top_k
+        from cairn.store.postgres.topk_sql import top_k_server
 
         wa, wb, wc, wd = (float(weights.get(k, 1.0))
                           for k in ("title", "outline_path", "tags", "body"))
@@ -212,8 +219,9 @@ class PostgresSearchMixin(SearchMixin):
             terms = Terms(tuple(int(i) for i, _, _ in posted),
                           tuple(t for _, t, _ in posted), tuple(x for _, _, x in posted))
             filtered = any(c != "u.alternate = 0" for c in cond)
-            out = top_k(self.db, terms, limit, r, score_args, check, cond_args,
-                        filtered=filtered)
+            run = top_k_server if TOPK_SERVER else top_k
+            out = run(self.db, terms, limit, r, score_args, check, cond_args,
+                      filtered=filtered)
             if out is not None:
                 return out
         elif not posted:

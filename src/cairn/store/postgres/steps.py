@@ -250,3 +250,16 @@ PG_STEPS += (
 )
 
 PG_TABLES = (*PG_TABLES, "fts_lex", "fts_params")
+
+
+def _step4() -> tuple[str, ...]:
+    from cairn.store.postgres.topk_sql import FUNCTION
+
+    return (FUNCTION,)
+
+
+PG_STEPS += (
+    # 4: exact top-k BM25 in one server function (cairn.store.postgres.topk_sql):
+    # one round trip per query instead of two to four per block
+    _step4(),
+)

@@ -95,12 +95,12 @@ def test_two_processes_share_the_port_the_index_runs_and_the_metrics(
             assert time.time() < deadline, _log_lines(log)[-5:]
             results: list[list[str]] = []
 
-            def search() -> None:
+            def search(out: list[list[str]]) -> None:
                 _, data = _call(port, "/v1/search", {"query": "lighthouses",
                                                     "mode": "keyword"})
-                results.append([h["path"] for h in json.loads(data)["hits"]])
+                out.append([h["path"] for h in json.loads(data)["hits"]])
 
-            threads = [threading.Thread(target=search) for _ in range(8)]
+            threads = [threading.Thread(target=search, args=(results,)) for _ in range(8)]
             for t in threads:
                 t.start()
             for t in threads:

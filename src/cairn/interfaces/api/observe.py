@@ -5,8 +5,9 @@ Each request is logged on the ``cairn.http`` logger as one JSON object (``ts``, 
 errors also log their traceback there, under the same ``id`` the client receives.
 Metrics live in a registry of their own per application (``/metrics``): request counts
 by route, method and status, latencies by route, and, read when scraped, the index
-size and the last run's time. The processes of ``cairn serve --workers N`` keep them in shared files
-(``PROMETHEUS_MULTIPROC_DIR``), so any process's ``/metrics`` answers for all.
+size and the last run's time. The processes of ``cairn serve --workers N`` keep them in
+shared files (``PROMETHEUS_MULTIPROC_DIR``), so any process's ``/metrics`` answers for
+all.
 """
 
 from __future__ import annotations

@@ -111,7 +111,8 @@ def main() -> int:
     ap.add_argument("--no-index", action="store_true",
                     help="no re-index runs during the load (a baseline)")
     ap.add_argument("--workers", type=int, default=0,
-                    help="pass --workers N to cairn serve (default: its own default)")
+                    help="pass --workers N to this checkout's cairn serve (not to REV's "
+                    "with --compare; default: its own default)")
     ap.add_argument("--compare", metavar="REV", default=None,
                     help="also run the same load against git revision REV's src")
     args = ap.parse_args()
@@ -164,7 +165,8 @@ def bench(args: Any, src: str) -> tuple[int, dict[str, Any]]:
     log = (tmp / "server.log").open("w")
     server = subprocess.Popen(
         [sys.executable, "-m", "cairn.interfaces.cli", "serve", "--db", str(db),
-         "--port", str(port), *(["--workers", str(args.workers)] if args.workers else [])],
+         "--port", str(port), *(["--workers", str(args.workers)]
+                                if args.workers and src == str(HERE.parent / "src") else [])],
         env=env, stderr=log)
     base = f"http://127.0.0.1:{port}"
     auth = {"Authorization": f"Bearer {env['CAIRN_TOKEN']}"}

@@ -1,7 +1,8 @@
 """CPU milliseconds per request of ``bench/serve.py``'s mix, in process (no HTTP, no
 load generator): what a server spends on each request, and on catching up after an
-index run, measured with the process's CPU clock so that the other work on a shared
-machine moves it little (wall-clock percentiles under load move a lot).
+index run, measured with the CPU clock of the thread that does the work (one BLAS
+thread, as in a server), so that the other work on a shared machine moves it little
+(wall-clock percentiles under load move a lot).
 
 Usage::
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -36,6 +38,8 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as a server runs (serve_mode)
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from serve import QUERIES, copy_index, write_notes  # noqa: E402
 
@@ -63,17 +67,17 @@ def measure(db: Path, rounds: int, runs: int) -> dict[str, Any]:
                 got: dict[str, list[float]] = {k: [] for k in per}
                 for i, q in enumerate(QUERIES):
                     for mode in ("keyword", "hybrid"):
-                        t0 = time.process_time()
+                        t0 = time.thread_time()
                         res = cairn.search(q, mode=mode, limit=10)
                         json.dumps(to_data({"query": q, "took_ms": res.took_ms,
                                             "notes": res.notes, "hits": res.hits}))
-                        got[mode].append(time.process_time() - t0)
-                    t0 = time.process_time()
+                        got[mode].append(time.thread_time() - t0)
+                    t0 = time.thread_time()
                     json.dumps(to_data(cairn.get(units[i % len(units)])))
-                    got["get"].append(time.process_time() - t0)
-                    t0 = time.process_time()
+                    got["get"].append(time.thread_time() - t0)
+                    t0 = time.thread_time()
                     json.dumps(to_data(cairn.backlinks_of(docs[i % len(docs)])))
-                    got["backlinks"].append(time.process_time() - t0)
+                    got["backlinks"].append(time.thread_time() - t0)
                 if r:  # the first round warms up
                     for k, v in got.items():
                         per[k].append(statistics.mean(v) * 1000)
@@ -81,12 +85,12 @@ def measure(db: Path, rounds: int, runs: int) -> dict[str, Any]:
             for n in range(1, runs + 1):
                 write_notes(notes, n)
                 cairn.index([notes])
-                t0 = time.process_time()
+                t0 = time.thread_time()
                 cairn.search(QUERIES[1], mode="hybrid", limit=10)
-                first = time.process_time() - t0
-                t0 = time.process_time()
+                first = time.thread_time() - t0
+                t0 = time.thread_time()
                 cairn.search(QUERIES[1], mode="hybrid", limit=10)
-                steady = time.process_time() - t0
+                steady = time.thread_time() - t0
                 catch_up.append((first - steady) * 1000)
         return {
             **{f"{k}_cpu_ms": round(statistics.median(v), 2) for k, v in per.items()},
@@ -120,8 +124,7 @@ def main() -> int:
             done = subprocess.run(
                 [sys.executable, __file__, "--db", str(args.db), "--rounds", str(args.rounds),
                  "--runs", str(args.runs), "--json"],
-                env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin",
-                     "HOME": str(Path.home())},
+                env={**os.environ, "PYTHONPATH": str(src)},
                 check=True, capture_output=True, text=True)
             out[name] = json.loads(done.stdout.strip().splitlines()[-1])
     finally:

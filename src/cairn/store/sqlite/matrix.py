@@ -211,6 +211,31 @@ def _kept_rows(m: npt.NDArray[np.float32], keep: npt.NDArray[np.bool_],
     return out
 
 
+def _appended_units(old: VectorMatrix, keep: npt.NDArray[np.bool_], add: VectorMatrix
+                    ) -> tuple[tuple[str, ...], npt.NDArray[np.int64]] | None:
+    """The unit list and per-row unit numbers of ``old``'s kept rows followed by
+    ``add``'s rows (already in chunk-id order), in first-appearance order as a full
+    load numbers them, worked out in numpy from the old numbers; ``None`` when that
+    shortcut does not hold (a kept unit's first kept row comes after another's that
+    was numbered later, or an added row belongs to a kept unit): then the caller
+    numbers the rows one by one (about 30 ms for the shared corpus's 25,000 rows)."""
+    import numpy as np
+
+    codes = old.units[keep]
+    n = len(old.unit_ids)
+    first = np.full(n, codes.size, np.int64)
+    np.minimum.at(first, codes, np.arange(codes.size, dtype=np.int64))
+    present = first < codes.size
+    if not bool((np.diff(first[present]) > 0).all()):
+        return None
+    kept = [old.unit_ids[i] for i in np.flatnonzero(present).tolist()]
+    if add.unit_ids and not set(add.unit_ids).isdisjoint(kept):
+        return None
+    renumber = np.cumsum(present, dtype=np.int64) - 1
+    units = np.concatenate([renumber[codes], add.units + len(kept)]).astype(np.int64)
+    return (*kept, *add.unit_ids), units
+
+
 def _merge(old: VectorMatrix, keep: npt.NDArray[np.bool_], add: VectorMatrix, gen: int
            ) -> VectorMatrix:
     """The rows of ``old`` where ``keep`` and every row of ``add``, in chunk-id order,
@@ -227,19 +252,24 @@ def _merge(old: VectorMatrix, keep: npt.NDArray[np.bool_], add: VectorMatrix, ge
     def cat(a: Any, b: Any) -> Any:
         return np.concatenate([a[keep], b])[order]
 
-    names = np.concatenate([
-        np.asarray(old.unit_ids, dtype=object)[old.units[keep]],
-        np.asarray(add.unit_ids or ("",), dtype=object)[add.units],
-    ])[order]
-    index: dict[str, int] = {}
-    units = np.fromiter((index.setdefault(u, len(index)) for u in names.tolist()),
-                        np.int64, names.size)
+    fast = _appended_units(old, keep, add) if isinstance(order, slice) else None
+    if fast is not None:
+        unit_ids, units = fast
+    else:
+        names = np.concatenate([
+            np.asarray(old.unit_ids, dtype=object)[old.units[keep]],
+            np.asarray(add.unit_ids or ("",), dtype=object)[add.units],
+        ])[order]
+        index: dict[str, int] = {}
+        units = np.fromiter((index.setdefault(u, len(index)) for u in names.tolist()),
+                            np.int64, names.size)
+        unit_ids = tuple(index)
     dim = old.matrix.shape[1]
     mat = _kept_rows(old.matrix, keep, add.matrix.reshape(-1, dim))
     return VectorMatrix(
         old.space,
         gen,
-        tuple(index),
+        unit_ids,
         units,
         cat(old.ordinals, add.ordinals),
         cat(old.starts, add.starts),

@@ -158,7 +158,8 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     """The HTTP API over ``cairn``, guarded by ``policy``.
 
     Returns:
-        An ASGI application (serve it with uvicorn, see :func:`serve`).
+        An ASGI application (serve it with uvicorn, see
+        :func:`cairn.interfaces.api.workers.serve`).
     """
     api = FastAPI(
         title="cairn",
@@ -335,46 +336,3 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     from cairn.interfaces.web.login import CookieLogin
 
     return CookieLogin(Guard(api, policy, metrics_), policy)  # the web UI's login
-
-
-def serve(cairn: Cairn, policy: Policy, *, host: str, port: int, workers: int = 1) -> None:
-    """Serve the API on ``host:port`` with uvicorn until interrupted (blocks).
-
-    Args:
-        workers: server processes answering on the one socket (``> 1``: this one and
-            ``workers - 1`` more, see :mod:`cairn.interfaces.api.workers`; this one
-            keeps the index runs).
-
-    Raises:
-        OSError: the address cannot be bound.
-    """
-    import uvicorn
-
-    from cairn.interfaces.api.observe import setup_logging
-
-    setup_logging()
-    options: dict[str, Any] = {"log_level": "warning", "access_log": False,
-                               "server_header": False, "date_header": False}
-    if workers <= 1:
-        uvicorn.run(create_app(cairn, policy), host=host, port=port, **options)
-        return
-    import os
-    import shutil
-    import tempfile
-
-    from cairn.interfaces.api.workers import METRICS_DIR, Workers, bind
-
-    shared = tempfile.mkdtemp(prefix="cairn-metrics-")
-    os.environ[METRICS_DIR] = shared  # before the first metric is made
-    sock = bind(host, port)
-    others: Workers | None = None
-    try:
-        app = create_app(cairn, policy)
-        others = Workers(cairn, policy, sock, workers - 1, shared)
-        uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[sock])
-    finally:
-        if others is not None:
-            others.close()
-        sock.close()
-        os.environ.pop(METRICS_DIR, None)
-        shutil.rmtree(shared, ignore_errors=True)

@@ -46,12 +46,6 @@ METRICS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 """The environment variable naming the shared metrics folder (prometheus_client's)."""
 
 
-def default_workers() -> int:
-    """How many server processes ``cairn serve`` starts when not told: 1 (see the
-    README's measurements for when more pay)."""
-    return 1
-
-
 def bind(host: str, port: int) -> socket.socket:
     """The listening socket of a multi-process server (inheritable, ``SO_REUSEADDR``).
 
@@ -65,6 +59,47 @@ def bind(host: str, port: int) -> socket.socket:
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
+
+
+def serve(cairn: Cairn, policy: Policy, *, host: str, port: int, workers: int = 1) -> None:
+    """Serve the API on ``host:port`` with uvicorn until interrupted (blocks).
+
+    Args:
+        workers: server processes answering on the one socket (``> 1``: this one and
+            ``workers - 1`` more, see the module doc; this one keeps the index
+            runs).
+
+    Raises:
+        OSError: the address cannot be bound.
+    """
+    import uvicorn
+
+    from cairn.interfaces.api.app import create_app
+    from cairn.interfaces.api.observe import setup_logging
+
+    setup_logging()
+    options: dict[str, Any] = {"log_level": "warning", "access_log": False,
+                               "server_header": False, "date_header": False}
+    if workers <= 1:
+        uvicorn.run(create_app(cairn, policy), host=host, port=port, **options)
+        return
+    import shutil
+    import tempfile
+
+    shared = tempfile.mkdtemp(prefix="cairn-metrics-")
+    os.environ[METRICS_DIR] = shared  # before the first metric is made
+    sock = bind(host, port)
+    others: Workers | None = None
+    try:
+        app = create_app(cairn, policy)
+        others = Workers(cairn, policy, sock, workers - 1, shared)
+        uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[sock])
+    finally:
+        if others is not None:
+            others.close()
+        sock.close()
+        os.environ.pop(METRICS_DIR, None)
+        shutil.rmtree(shared, ignore_errors=True)
 
 
 class Workers:

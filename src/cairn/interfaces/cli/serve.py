@@ -52,8 +52,8 @@ def serve(
         from cairn.interfaces.warm import advertise
 
         with common.open_cairn(db) as cairn, _watching(watch, cairn), _dreaming(cairn, db):
-            from cairn.interfaces.api.app import serve as run
             from cairn.interfaces.api.security import Policy
+            from cairn.interfaces.api.workers import serve as run
 
             conf = cairn.config.serve
             host_, port_ = host or conf.host, port or conf.port

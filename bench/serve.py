@@ -7,6 +7,7 @@ Usage::
     python bench/serve.py --db /tmp/corpus.db [--seconds 60] [--clients 16]
     python bench/serve.py --db /tmp/corpus.db --compare main   # this tree and REV, in turn
     python bench/serve.py --db /tmp/corpus.db --rate 10        # paced: <= 10 req/s per client
+    python bench/serve.py --db /tmp/corpus.db --workers 2      # cairn serve --workers 2
 
 The index is copied to a temporary folder (yours is never written), a folder of 40
 generated notes is registered beside the corpus, and ``cairn serve`` is started on a
@@ -109,6 +110,9 @@ def main() -> int:
                     help="load-generator processes the clients are spread over")
     ap.add_argument("--no-index", action="store_true",
                     help="no re-index runs during the load (a baseline)")
+    ap.add_argument("--workers", type=int, default=0,
+                    help="pass --workers N to this checkout's cairn serve (not to REV's "
+                    "with --compare; default: its own default)")
     ap.add_argument("--compare", metavar="REV", default=None,
                     help="also run the same load against git revision REV's src")
     args = ap.parse_args()
@@ -161,7 +165,9 @@ def bench(args: Any, src: str) -> tuple[int, dict[str, Any]]:
     log = (tmp / "server.log").open("w")
     server = subprocess.Popen(
         [sys.executable, "-m", "cairn.interfaces.cli", "serve", "--db", str(db),
-         "--port", str(port)], env=env, stderr=log)
+         "--port", str(port), *(["--workers", str(args.workers)]
+                                if args.workers and src == str(HERE.parent / "src") else [])],
+        env=env, stderr=log)
     base = f"http://127.0.0.1:{port}"
     auth = {"Authorization": f"Bearer {env['CAIRN_TOKEN']}"}
     try:

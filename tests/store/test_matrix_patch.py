@@ -80,6 +80,7 @@ def test_a_patch_equals_a_full_load(vault: tuple[Cairn, Path], static: Embedder)
     assert patched.generation == vec.generation() != old.generation
     reads = [s for s in sql if " IN (" in s]
     assert reads and all(s.count("?") <= 5 for s in reads), "only the new chunks are read"
+    assert not [s for s in sql if "JOIN embeddings e ON" in s], "no join for the ids"
     assert "n07" not in " ".join(patched.unit_ids)
     assert vec.matrix_since(space, patched) is patched  # nothing moved since
 
@@ -112,6 +113,41 @@ def test_chunks_that_waited_for_a_vector_are_merged_in_order(
     same(patched, vec.matrix(space))
     added = sorted(set(patched.chunk_ids.tolist()) - set(old.chunk_ids.tolist()))
     assert added and added[0] < int(old.chunk_ids.max())
+
+
+def test_a_patch_after_the_space_was_dropped_drops_the_rows_it_lost(
+    vault: tuple[Cairn, Path], static: Embedder
+) -> None:
+    """``drop_space`` is the one way a live chunk loses its vector (and may get
+    another back): a matrix loaded before it is loaded whole, one loaded after it is
+    patched by the chunk ids alone again."""
+    import numpy as np
+
+    c, root = vault
+    vec = c.store.vectors
+    space = static.fingerprint
+    old = vec.matrix(space)
+    with c.store.transaction():
+        vec.drop_space(space)
+    missing = vec.chunks_missing_vectors(space)
+    hashes = sorted({ch.hash for ch, _src in missing})
+    assert len(hashes) > 4
+    with c.store.transaction():  # a few vectors come back (a partial re-embedding)
+        vec.ensure_space(space, static.name, static.dim)
+        vec.put_vectors(space, [(h, np.full(static.dim, static.dim ** -0.5, np.float32))
+                                for h in hashes[:3]])
+    patched, sql = statements(c, lambda: vec.matrix_since(space, old))
+    full = vec.matrix(space)
+    same(patched, full)
+    assert 0 < patched.matrix.shape[0] < old.matrix.shape[0]
+    embed_pass(c.store, static)  # the rest come back too
+    full = vec.matrix(space)
+    (root / "n02.md").write_text("# Note 2\n\nAfter the drop: pears.\n")
+    c.index([root], embed=False)
+    embed_pass(c.store, static)
+    again, sql = statements(c, lambda: vec.matrix_since(space, full))
+    same(again, vec.matrix(space))
+    assert not [s for s in sql if "JOIN embeddings e ON" in s]
 
 
 def test_a_large_change_or_an_old_matrix_loads_whole(
@@ -189,3 +225,26 @@ def test_a_server_counts_waiting_units_in_the_background(
     counted = vs.waiting_units(space)
     vs._waiting.clear()  # type: ignore[attr-defined]
     assert counted == vs.waiting_units(space) > 0  # the exact count
+
+
+def test_the_sqlite_waiting_count_equals_the_portable_one(
+        vault: tuple[Cairn, Path], static: Embedder) -> None:
+    """The SQLite-only count (narrow indexes first) counts what the portable one does:
+    units without chunks and units with a chunk lacking a vector, each kind present."""
+    from cairn.ingest.embedding import chunk_pending
+    from cairn.store.sqlite.waiting import _COUNT, _COUNT_SQLITE
+
+    c, root = vault
+    space = static.fingerprint
+    (root / "chunked.md").write_text("# Chunked\n\nA chunk without a vector.\n\n## B\n\nTwo.\n")
+    c.index([root], embed=False)
+    chunk_pending(c.store, c._chunk_config())  # chunks, no vectors
+    (root / "bare.md").write_text("# Bare\n\nNo chunks at all yet.\n")
+    (root / "title.md").write_text("# Only a title\n")  # a bare title: nothing to embed
+    c.index([root], embed=False)
+    db = c.store.db  # type: ignore[attr-defined]
+    portable = db.execute(_COUNT, (space,)).fetchone()[0]
+    assert portable >= 3
+    assert db.execute(_COUNT_SQLITE, (space,)).fetchone()[0] == portable
+    assert db.execute(_COUNT_SQLITE, ("another-space",)).fetchone()[0] == db.execute(
+        _COUNT, ("another-space",)).fetchone()[0] > portable

@@ -19,7 +19,7 @@ import os
 import sys
 import threading
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cairn.app.parts import Parts
 
@@ -50,10 +50,25 @@ def lower_thread_priority(steps: int) -> bool:
     return True
 
 
+class IndexRunner(Protocol):
+    """Who runs a server's index runs when it is not this process's index child: the
+    watching child of ``serve --watch`` (it holds the writer lock), or the first
+    process of ``serve --workers N`` (one owner of the index runs)."""
+
+    def index(self) -> Run:
+        """One index run of every registered root; waits for it and returns its record.
+
+        Raises:
+            Whatever the run raised (``MassDelete``, ``StoreError`` …).
+        """
+        ...
+
+
 class BackgroundIndexMixin(Parts):
     """Index runs for servers, at a lower priority than the requests they answer."""
 
     _index_worker: IndexWorker | None = None
+    _index_runner: IndexRunner | None = None
     _worker_lock = threading.Lock()
     own_parts = False
     """Whether this ``Cairn`` opened its store and embedder from its configuration
@@ -71,7 +86,8 @@ class BackgroundIndexMixin(Parts):
     def index_in_background(self, *, nice: int = INDEX_NICE) -> Run:
         """:meth:`index` of every registered root while readers go on (inside
         :meth:`indexing`), ``nice`` steps lower in CPU priority than the process; waits
-        for it. The run happens in the server's index process
+        for it. The run happens where :meth:`hand_index_to` said, else in the server's
+        index process
         (:class:`cairn.app.index_worker.IndexWorker`, started on the first call and
         kept until :meth:`close_index_worker`) when this ``Cairn`` opened its own store
         and embedder, else on a new thread ``cairn-index`` (see
@@ -86,14 +102,22 @@ class BackgroundIndexMixin(Parts):
             ``StoreError`` …), re-raised in the caller's thread; ``StoreError`` when
             the index process died.
         """
-        if self.own_parts:
-            worker = self._worker(nice)
+        runner = self._index_runner
+        if runner is not None or self.own_parts:
+            worker = runner if runner is not None else self._worker(nice)
             with self.indexing():
                 run = worker.index()
             self._reload_types()  # a types.yaml may have changed: the child read it
             self.last_embed = run.embedding
             return run
         return self._index_on_thread(nice)
+
+    def hand_index_to(self, runner: IndexRunner | None) -> None:
+        """From now on, :meth:`index_in_background` asks ``runner`` for its runs (the
+        watching child, which holds the writer lock; the process of a multi-process
+        server that owns the index runs) instead of starting an index process of its
+        own; ``None``: back to that."""
+        self._index_runner = runner
 
     def _worker(self, nice: int) -> IndexWorker:
         with self._worker_lock:

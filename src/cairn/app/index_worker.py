@@ -78,7 +78,7 @@ def receive(inp: IO[bytes]) -> Any:
     return pickle.loads(data)
 
 
-def _portable(exc: BaseException) -> BaseException:
+def portable(exc: BaseException) -> BaseException:
     """``exc`` if it survives a pickle round trip, else a :class:`CairnError` (or
     :class:`StoreError`) with its message and type name."""
     try:
@@ -111,19 +111,11 @@ class IndexWorker:
             return proc
         if proc is not None:  # it died between runs: a new one
             _close_pipes(proc)
-        env = dict(os.environ)
-        env.setdefault("OPENBLAS_NUM_THREADS", "1")
-        env.setdefault("MKL_NUM_THREADS", "1")
         with self._state:
             if self._closed:
                 raise StoreError("the server is closing: no more index runs")
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "cairn.app.index_worker"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env,
-            )
+            proc = start_child("cairn.app.index_worker", (self.config, self.nice))
             self._proc = proc
-        assert proc.stdin is not None
-        send(proc.stdin, (self.config, self.nice))
         return proc
 
     def index(self) -> Run:
@@ -178,6 +170,45 @@ class IndexWorker:
             _close_pipes(proc)
 
 
+def start_child(module: str, first: object, *,
+                pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[bytes]:
+    """Start ``python -m module`` as a server's child process and send it ``first``
+    (its start-up message, one framed pickle: :func:`send`).
+
+    The child's standard input and output are pipes to this process (the framed
+    channel; the child moves its own ``print``s to standard error, see :func:`channel`);
+    its standard error is this process's. Native libraries get one thread each
+    (``OPENBLAS_NUM_THREADS``, ``MKL_NUM_THREADS`` unless set): the child shares the
+    cores with the server's requests.
+
+    Args:
+        module: the child's module (it calls :func:`receive` first).
+        first: the start-up message (a configuration and what else the child needs).
+        pass_fds: file descriptors the child inherits (a listening socket).
+
+    Raises:
+        OSError: the process cannot be started.
+    """
+    env = dict(os.environ)
+    env.setdefault("OPENBLAS_NUM_THREADS", "1")
+    env.setdefault("MKL_NUM_THREADS", "1")
+    proc = subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, env=env, pass_fds=pass_fds)
+    assert proc.stdin is not None
+    with suppress(OSError):  # it died at once: its exit is reported where it is read
+        send(proc.stdin, first)
+    return proc
+
+
+def channel() -> IO[bytes]:
+    """In a child started by :func:`start_child`: the pipe to the server (a copy of
+    standard output, which is pointed at standard error from now on, so that stray
+    output never corrupts the channel)."""
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    return out
+
+
 def _reap(proc: subprocess.Popen[bytes]) -> int:
     """The exit status of a child that stopped answering (killed if it lives on)."""
     try:
@@ -211,8 +242,7 @@ def prepare_child(nice: int) -> None:
 def main() -> int:
     """The child: read the configuration, then answer ``"index"`` requests until the
     input ends. Each answer is ``("ok", run)`` or ``("error", exception)``."""
-    channel = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
-    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray output goes to stderr
+    out = channel()
     inp = sys.stdin.buffer
     try:
         config, nice = receive(inp)
@@ -228,15 +258,15 @@ def main() -> int:
             except EOFError:
                 return 0
             if request != "index":
-                send(channel, ("error", CairnError(f"unknown request {request!r}")))
+                send(out, ("error", CairnError(f"unknown request {request!r}")))
                 continue
             try:
                 reply: tuple[str, object] = ("ok", cairn.index())
             except Exception as exc:  # handed to the server, raised there
                 if not isinstance(exc, CairnError):  # a defect: its traceback to the log
                     traceback.print_exc(file=sys.stderr)
-                reply = ("error", _portable(exc))
-            send(channel, reply)
+                reply = ("error", portable(exc))
+            send(out, reply)
 
 
 if __name__ == "__main__":  # the module's own names, not __main__'s, go into pickles

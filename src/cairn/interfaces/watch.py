@@ -115,6 +115,7 @@ def watch(
     on_wait: Callable[[str], None] | None = None,
     embed: bool = True,
     allow_mass_delete: bool = False,
+    between: Callable[[], None] | None = None,
 ) -> None:
     """Index the roots, then follow their changes until ``stop`` is set (or Ctrl-C).
 
@@ -129,6 +130,9 @@ def watch(
         wait / on_wait: for the writer lock (see :meth:`Cairn.writing`).
         embed: embed new and changed notes (``False``: keyword search only).
         allow_mass_delete: let a batch remove more than ``[index] mass_delete_share``.
+        between: called between batches (at least every 200 ms once the index is
+            current), with the writer lock held: other work on the index the watcher
+            runs for someone else (``serve --watch`` runs ``POST /v1/index`` there).
 
     Raises:
         ProviderUnavailable: ``watchfiles`` is not installed.
@@ -181,6 +185,8 @@ def watch(
                 if on_ready is not None:
                     on_ready(again if again.added or again.changed or again.removed else ready)
                 continue
+            if between is not None:
+                between()
             now = time.time()
             if changes and not pending.paths:
                 pending.since = now

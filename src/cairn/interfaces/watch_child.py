@@ -8,26 +8,42 @@ same index, the same settings), lowers its CPU priority (``os.nice``), and runs
 :func:`cairn.interfaces.watch.watch` until its standard input ends: the server closes
 it to stop the child (after the batch in progress), and a server that dies closes it
 too. The configuration travels as one framed pickle on that private pipe
-(:func:`cairn.app.index_worker.send`); nothing a client sends is ever unpickled.
+(:func:`cairn.app.index_worker.start_child`); nothing a client sends is ever unpickled.
 Readers in the server see each batch's commit through SQLite (WAL) and the store's
 change token. The child reports on standard error, which it shares with the server:
 ``cairn: watching …`` once the index is current, one line per batch that failed, and
 ``cairn: watching stopped: …`` when it ends on an error.
+
+The watcher holds the index's writer lock for as long as it runs, so the server hands
+its own index runs (``POST /v1/index``, the MCP ``index`` tool) to the child
+(:meth:`WatchChild.index`): the request (``"index"``, framed on the same pipe) is run
+between two batches, as a full :meth:`cairn.app.Cairn.index`, and its run record (or
+error) comes back on the child's standard output. A request sent during the
+watcher's first catch-up run waits for it to end.
 """
 
 from __future__ import annotations
 
-import os
+import queue
 import subprocess
 import sys
 import threading
 from contextlib import suppress
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any
 
-from cairn.app.index_worker import prepare_child, receive, send
+from cairn.app.index_worker import (
+    channel,
+    portable,
+    prepare_child,
+    receive,
+    send,
+    start_child,
+)
+from cairn.errors import CairnError, StoreError
 
 if TYPE_CHECKING:
     from cairn.config import Config
+    from cairn.model import Run
 
 READY = "cairn: watching the registered folders for changes"
 """The line the child prints on standard error once the index is current."""
@@ -42,20 +58,41 @@ class WatchChild:
     """
 
     def __init__(self, config: Config, *, nice: int) -> None:
-        env = dict(os.environ)
-        env.setdefault("OPENBLAS_NUM_THREADS", "1")
-        env.setdefault("MKL_NUM_THREADS", "1")
-        self._proc = subprocess.Popen(
-            [sys.executable, "-m", "cairn.interfaces.watch_child"],
-            stdin=subprocess.PIPE, env=env,
-        )
-        assert self._proc.stdin is not None
-        send(self._proc.stdin, (config, nice))
+        self._proc = start_child("cairn.interfaces.watch_child", (config, nice))
+        self._lock = threading.Lock()  # one index request at a time
 
     @property
     def pid(self) -> int:
         """The child's process id."""
         return self._proc.pid
+
+    def index(self) -> Run:
+        """A full index run of every registered root, in the watching child, between
+        two of its batches (it holds the writer lock); waits for it.
+
+        Returns:
+            The run record, as :meth:`cairn.app.Cairn.index` returns it.
+
+        Raises:
+            Whatever the run raised (``MassDelete``, ``StoreError`` …), or
+            :class:`StoreError` when the watcher has stopped (its error was reported
+            on standard error).
+        """
+        proc = self._proc
+        with self._lock:
+            try:
+                assert proc.stdin is not None and proc.stdout is not None
+                send(proc.stdin, "index")
+                kind, value = receive(proc.stdout)
+            except (OSError, EOFError, ValueError) as exc:
+                raise StoreError(
+                    f"the watching process has stopped (exit status {proc.poll()}): no "
+                    f"index run ({exc})"
+                ) from None
+        if kind == "error":
+            raise value
+        run: Run = value
+        return run
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop the child (idempotent): its input closes and it exits after the batch
@@ -70,15 +107,21 @@ class WatchChild:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+        if proc.stdout is not None:
+            with suppress(OSError):
+                proc.stdout.close()
 
 
 def main() -> int:
-    """The child: read ``(config, nice)``, then watch until the input ends.
+    """The child: read ``(config, nice)``, then watch until the input ends, running the
+    ``"index"`` requests that arrive meanwhile between batches (each answered
+    ``("ok", run)`` or ``("error", exception)`` on the channel).
 
     Returns:
         0 when stopped by the server, 2 when the watch ended on an error (reported on
         standard error).
     """
+    out = channel()
     inp = sys.stdin.buffer
     try:
         config, nice = receive(inp)
@@ -86,16 +129,16 @@ def main() -> int:
         return 0
     prepare_child(nice)
     stop = threading.Event()
+    requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
-    def wait_for_eof() -> None:
-        with suppress(OSError, ValueError):
-            while inp.read(65536):
-                pass
+    def read_requests() -> None:
+        with suppress(OSError, ValueError, EOFError):
+            while True:
+                requests.put(receive(inp))
         stop.set()
 
-    threading.Thread(target=wait_for_eof, name="cairn-watch-stop", daemon=True).start()
+    threading.Thread(target=read_requests, name="cairn-watch-requests", daemon=True).start()
     from cairn.app import Cairn
-    from cairn.errors import CairnError
     from cairn.interfaces import watch as watcher
 
     def say(line: str) -> None:
@@ -110,16 +153,43 @@ def main() -> int:
                 where = f"{f.path}:{f.line}" if f.line else f.path
                 say(f"cairn: watch: failed {where}: {f.reason}")
 
+    def between(cairn: Cairn) -> None:
+        """The index requests that came in, run now (the writer lock is held)."""
+        while True:
+            try:
+                request = requests.get_nowait()
+            except queue.Empty:
+                return
+            _answer(out, request, cairn)
+
     try:
         with Cairn(config) as cairn:
             watcher.watch(cairn, stop=stop, on_batch=on_batch,
-                          on_ready=lambda _run: say(READY))
+                          on_ready=lambda _run: say(READY),
+                          between=lambda: between(cairn))
     except CairnError as exc:
         say(f"cairn: watching stopped: {exc}")
         return 2
     except KeyboardInterrupt:  # Ctrl-C reaches the whole process group
         return 0
     return 0
+
+
+def _answer(out: IO[bytes], request: object, cairn: Any) -> None:
+    """Run one request from the server and send its answer."""
+    import traceback
+
+    if request != "index":
+        send(out, ("error", CairnError(f"unknown request {request!r}")))
+        return
+    try:
+        reply: tuple[str, object] = ("ok", cairn.index())
+    except Exception as exc:  # handed to the server, raised there
+        if not isinstance(exc, CairnError):
+            traceback.print_exc(file=sys.stderr)
+        reply = ("error", portable(exc))
+    with suppress(OSError, ValueError):  # the server went away meanwhile
+        send(out, reply)
 
 
 if __name__ == "__main__":  # the module's own names, not __main__'s, go into pickles

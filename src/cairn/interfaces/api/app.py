@@ -158,7 +158,8 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     """The HTTP API over ``cairn``, guarded by ``policy``.
 
     Returns:
-        An ASGI application (serve it with uvicorn, see :func:`serve`).
+        An ASGI application (serve it with uvicorn, see
+        :func:`cairn.interfaces.api.workers.serve`).
     """
     api = FastAPI(
         title="cairn",
@@ -335,18 +336,3 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     from cairn.interfaces.web.login import CookieLogin
 
     return CookieLogin(Guard(api, policy, metrics_), policy)  # the web UI's login
-
-
-def serve(cairn: Cairn, policy: Policy, *, host: str, port: int) -> None:
-    """Serve the API on ``host:port`` with uvicorn until interrupted (blocks).
-
-    Raises:
-        OSError: the address cannot be bound.
-    """
-    import uvicorn
-
-    from cairn.interfaces.api.observe import setup_logging
-
-    setup_logging()
-    uvicorn.run(create_app(cairn, policy), host=host, port=port, log_level="warning",
-                access_log=False, server_header=False, date_header=False)

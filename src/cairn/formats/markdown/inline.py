@@ -35,7 +35,7 @@ and block ids are the same as with the whole content parsed.
 from __future__ import annotations
 
 import re
-from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from markdown_it.token import Token
@@ -50,7 +50,6 @@ would be text, soft and hard breaks only (see the module)."""
 PLAIN_RUN = "plain_run"
 """The type of a child token holding the text of a run of plain lines."""
 
-_TAIL_STOP = re.compile(NOT_PLAIN.pattern + r"|[)>]")
 _OPENS = re.compile(r"[\[\]\\`*_~$<^]|==|%%")
 _WIKILINK = re.compile(r"\[\[([^\[\]\n]+)\]\]")
 _BREAK_BLANKS = re.compile(r" *\n[ \t]*")
@@ -70,9 +69,10 @@ def plain_inline(content: str) -> str:
     return _BREAK_BLANKS.sub("\n", content)
 
 
-def _closed(line: str) -> bool:
-    """Whether every construct that can start in ``line`` ends on it (see the module)."""
-    if "[" in line:
+def _closed(line: str, wikilinks: bool) -> bool:
+    """Whether every construct that can start in ``line`` ends on it (see the module;
+    ``[[…]]`` counts as a wikilink only when the parser has the wikilink rule)."""
+    if wikilinks and "[" in line:
         line = _WIKILINK.sub(lambda m: " " if m.group(1).strip() else m.group(), line)
     return _OPENS.search(line) is None
 
@@ -83,38 +83,95 @@ def _skip_blanks(content: str, pos: int) -> int:
     return pos
 
 
-def segments(content: str) -> list[Segment] | None:
+_MARK_CHARS = re.compile(r"[\\\[\]*_~$^&`<@#=%x]")
+_MARK_WORDS = ("www.", "http", "mailto")
+_CHECKED = {"=": "==", "%": "%%", "x": "xmpp"}
+_TAIL_REVERSED = re.compile(r"[\\\[\]*_~$^&`<@#)>]|==|%%|\.www|ptth|otliam|ppmx")
+""":data:`NOT_PLAIN`, ``)`` and ``>`` (what a tail may not hold), written backwards."""
+_WINDOW = 1 << 16
+
+
+class _Markup:
+    """Where :data:`NOT_PLAIN` matches in one text, as ``NOT_PLAIN.search`` finds them
+    but about twice as fast: a character class, plus ``str.find`` for the words (each
+    word's next place is kept, so every search costs time linear in what it skips)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.words = [text.find(w) for w in _MARK_WORDS]
+
+    def search(self, pos: int) -> int:
+        """The start of the first match at or after ``pos``, or -1."""
+        text = self.text
+        best = -1
+        at = pos
+        while True:
+            m = _MARK_CHARS.search(text, at)
+            if m is None:
+                break
+            at = m.start()
+            word = _CHECKED.get(text[at])
+            if word is None or text.startswith(word, at):
+                best = at
+                break
+            at += 1
+        for i, w in enumerate(_MARK_WORDS):
+            q = self.words[i]
+            if 0 <= q < pos:
+                q = self.words[i] = text.find(w, pos)
+            if q >= 0 and (best < 0 or q < best):
+                best = q
+        return best
+
+
+def _last_tail_stop(text: str, lo: int) -> int:
+    """The start of a match of :data:`NOT_PLAIN`, ``)`` or ``>`` at or after ``lo`` on
+    the last line that holds one, or -1 (searched backwards from the end, a window at a
+    time)."""
+    hi = len(text)
+    while hi > lo:
+        a = max(lo, hi - _WINDOW)
+        m = _TAIL_REVERSED.search(text[a:hi][::-1])
+        if m is not None:
+            return hi - m.end()
+        if a == lo:
+            break
+        hi = a + 5  # a word across the window's start is seen whole in the next one
+    return -1
+
+
+def segments(content: str, wikilinks: bool = True) -> list[Segment] | None:
     """``content`` cut into plain runs and parsed parts, in order and covering it (see
     the module; a part after a cut starts past its line's blanks), or ``None`` when it
     is plain. Time linear in the length of ``content``."""
-    found = NOT_PLAIN.search(content)
-    if found is None:
+    markup = _Markup(content)
+    found = markup.search(0)
+    if found < 0:
         return None
     n = len(content)
     if content[0] in "$\\":
         return [(0, n, True)]
     out: list[Segment] = []
     pos = 0  # where the content not yet in ``out`` starts (a line start)
-    while found is not None:
-        start = content.rfind("\n", 0, found.start()) + 1
-        brk = content.find("\n", found.end())
+    while found >= 0:
+        start = content.rfind("\n", 0, found) + 1
+        brk = content.find("\n", found)
         end = n if brk < 0 else brk + 1
         if start > pos:
             out.append((_skip_blanks(content, pos), start, False))
-        if _closed(content[start:end]):
+        if _closed(content[start:end], wikilinks):
             if out and out[-1][2] and out[-1][1] == start:
                 out[-1] = (out[-1][0], end, True)
             else:
                 out.append((_skip_blanks(content, start), end, True))
             pos = end
-            found = NOT_PLAIN.search(content, end) if end < n else None
+            found = markup.search(end) if end < n else -1
             continue
         first = _skip_blanks(content, start)
         if content[first] in "$\\" and out:  # no cut before it: parse it with the part
             first = out.pop()[0]  # before (that part starts with neither)
-        later = deque(_TAIL_STOP.finditer(content, found.end()), maxlen=1)
-        last = later[0] if later else found
-        brk = content.find("\n", last.end())
+        last = max(found, _last_tail_stop(content, end))
+        brk = content.find("\n", last)
         end = n if brk < 0 else brk + 1
         if end < n and content[content.rfind("\n", 0, brk) + 1 : brk].rstrip().endswith("("):
             end = n  # ``[text](`` then the destination on the next line: no tail
@@ -127,30 +184,101 @@ def segments(content: str) -> list[Segment] | None:
     return out
 
 
-def inline_rule(state: StateCore) -> None:
-    """markdown-it's core ``inline`` rule over :func:`segments`: a plain token gets
-    ``meta["plain"]`` and no children; otherwise each parsed part is inline-parsed on
-    its own and each plain run becomes one :data:`PLAIN_RUN` child (its text in
-    ``content``)."""
-    md = state.md
-    for token in state.tokens:
-        if token.type != "inline":
-            continue
-        if token.children is None:
-            token.children = []
-        content = token.content
-        parts = segments(content)
-        if parts is None:
-            token.meta["plain"] = True
-            continue
-        if len(parts) == 1:
-            md.inline.parse(content, md, state.env, token.children)
-            continue
-        children = token.children
-        for start, end, parsed in parts:
-            if parsed:
-                children.extend(md.inline.parse(content[start:end], md, state.env, []))
+_NOT_SIMPLE = re.compile(r"[\\\[\]*_~$^&`<@]|==|%%|www\.|http|mailto|xmpp")
+_WIKILINK_TOKEN = re.compile(r"(!?)\[\[([^\[\]\n]+)\]\]")
+
+
+def _simple(part: str, wikilinks: bool) -> bool:
+    """Whether ``part`` holds no markup but ``#`` and (with the wikilink rule) complete
+    ``[[wikilinks]]``: then :func:`simple_tokens` gives its tokens."""
+    if wikilinks and "[" in part:
+        part = _WIKILINK.sub(lambda m: " " if m.group(1).strip() else m.group(), part)
+    return _NOT_SIMPLE.search(part) is None
+
+
+def simple_tokens(part: str) -> list[Token]:
+    """The tokens markdown-it's inline rules give for a :func:`_simple` part: text,
+    ``wikilink`` (as the wikilink rule pushes it) and soft or hard breaks (as the
+    ``newline`` rule pushes them, taking trailing spaces off the text before)."""
+    out: list[Token] = []
+    pending: list[str] = []
+
+    def flush() -> None:
+        text = "".join(pending)
+        pending.clear()
+        if text:
+            tok = Token("text", "", 0)
+            tok.content = text
+            out.append(tok)
+
+    lines = part.split("\n")
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        if i:
+            line = line.lstrip(" \t")  # the newline rule skips them
+        pos = 0
+        for m in _WIKILINK_TOKEN.finditer(line):
+            pending.append(line[pos : m.start()])
+            flush()
+            tok = Token("wikilink", "", 0)
+            tok.content = m.group(2)
+            tok.markup = m.group()
+            tok.meta = {"embed": bool(m.group(1))}
+            out.append(tok)
+            pos = m.end()
+        pending.append(line[pos:])
+        if i == last:
+            break
+        text = "".join(pending)
+        pending.clear()
+        kind = "softbreak"
+        if text.endswith(" "):
+            if text.endswith("  "):
+                kind, text = "hardbreak", text.rstrip(" ")
             else:
-                run = Token(PLAIN_RUN, "", 0)
-                run.content = plain_inline(content[start:end])
-                children.append(run)
+                text = text[:-1]
+        pending.append(text)
+        flush()
+        out.append(Token(kind, "br", 0))
+    flush()
+    return out
+
+
+def inline_rule(wikilinks: bool) -> Callable[[StateCore], None]:
+    """markdown-it's core ``inline`` rule over :func:`segments` (``wikilinks``: the
+    parser has the wikilink rule): a plain token gets ``meta["plain"]`` and no children;
+    otherwise each parsed part is inline-parsed on its own (or by :func:`simple_tokens`)
+    and each plain run becomes one :data:`PLAIN_RUN` child (its text in ``content``)."""
+
+    def inline(state: StateCore) -> None:
+        md = state.md
+        for token in state.tokens:
+            if token.type != "inline":
+                continue
+            if token.children is None:
+                token.children = []
+            content = token.content
+            parts = segments(content, wikilinks)
+            if parts is None:
+                token.meta["plain"] = True
+                continue
+            if len(parts) == 1:
+                if _simple(content, wikilinks):
+                    token.children.extend(simple_tokens(content))
+                else:
+                    md.inline.parse(content, md, state.env, token.children)
+                continue
+            children = token.children
+            for start, end, parsed in parts:
+                if not parsed:
+                    run = Token(PLAIN_RUN, "", 0)
+                    run.content = plain_inline(content[start:end])
+                    children.append(run)
+                    continue
+                part = content[start:end]
+                if _simple(part, wikilinks):
+                    children.extend(simple_tokens(part))
+                else:
+                    children.extend(md.inline.parse(part, md, state.env, []))
+
+    return inline

@@ -251,7 +251,7 @@ def _markdown_it(obsidian: bool) -> MarkdownIt:
         _bound_autolink_rules(md)
     except ImportError:  # pragma: no cover - older mdit-py-plugins
         pass
-    md.core.ruler.at("inline", inline_rule)
+    md.core.ruler.at("inline", inline_rule(obsidian))
     if obsidian:
         table = _wikilink_aware_table()
         if table is not None:

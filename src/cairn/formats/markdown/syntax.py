@@ -238,6 +238,15 @@ def _bound_autolink_rules(md: MarkdownIt) -> None:
 
 @functools.cache
 def _markdown_it(obsidian: bool) -> MarkdownIt:
+    return build(obsidian)
+
+
+def build(obsidian: bool, *, fast: bool = True) -> MarkdownIt:
+    """A new markdown-it parser as this module configures it (``obsidian``: with the
+    Obsidian rules). ``fast=False`` leaves out every shortcut that gives the same tokens
+    in less time (:mod:`~cairn.formats.markdown.blockstate`,
+    :mod:`~cairn.formats.markdown.dispatch`, :mod:`~cairn.formats.markdown.paragraphs`,
+    :mod:`~cairn.formats.markdown.inline`): the reference the tests compare with."""
     from mdit_py_plugins.dollarmath import dollarmath_plugin
     from mdit_py_plugins.footnote import footnote_plugin
 
@@ -251,7 +260,8 @@ def _markdown_it(obsidian: bool) -> MarkdownIt:
         _bound_autolink_rules(md)
     except ImportError:  # pragma: no cover - older mdit-py-plugins
         pass
-    md.core.ruler.at("inline", inline_rule(obsidian))
+    if fast:
+        md.core.ruler.at("inline", inline_rule(obsidian))
     if obsidian:
         table = _wikilink_aware_table()
         if table is not None:
@@ -269,7 +279,8 @@ def _markdown_it(obsidian: bool) -> MarkdownIt:
         if add is not None:
             for ch in "%=":
                 add(ch)
-    install_line_state(md)
-    install_dispatch(md)
-    install_paragraph_rules(md)  # last: it reads the terminator rules
+    if fast:
+        install_line_state(md)
+        install_dispatch(md)
+        install_paragraph_rules(md)  # last: it reads the terminator rules
     return md

@@ -18,7 +18,7 @@ Only markdown-it's ``blockquote`` rule rewrites the tables of lines after the on
 starts on (``list`` and ``footnote_def`` rewrite only their first line and put it back).
 :func:`install` wraps that rule so :attr:`LineState.quotes` counts the block quotes
 being parsed; while it is non-zero both lookups step aside and markdown-it's own code
-runs. What is parsed does not change (``tests/formats/test_md_block_state.py`` compares
+runs. What is parsed does not change (``tests/formats/test_md_fast_paths.py`` compares
 the tokens with stock markdown-it's).
 """
 
@@ -27,7 +27,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
-from itertools import accumulate, repeat
+from itertools import accumulate
 from operator import add
 from typing import TYPE_CHECKING
 
@@ -63,12 +63,16 @@ class LineState(StateBlock):
         elif lines and not lines[-1].strip(" \t"):
             lines.pop()  # a last line of only blanks without a line break: no line
         lens = list(map(len, lines))
+        del lines
         n = len(lens)
+        length = len(src)
         begins = list(accumulate(map((1).__add__, lens), initial=0))
-        self.bMarks = begins[:n]
-        self.eMarks = list(map(add, self.bMarks, lens))
-        t_shift = [0] * n
-        s_count = [0] * n
+        begins[n] = length  # the fake last line markdown-it adds
+        self.bMarks = begins
+        self.eMarks = list(map(add, begins, lens))  # n ends (``lens`` is shorter)
+        self.eMarks.append(length)
+        t_shift = [0] * (n + 1)
+        s_count = [0] * (n + 1)
         indented: list[int] = []
         bmarks = self.bMarks
         lead = _LEAD.match(src)
@@ -87,12 +91,9 @@ class LineState(StateBlock):
             s_count[line] = offset
             indented.append(line)
         self._indented = indented
-        length = len(src)
-        self.bMarks.append(length)  # the fake last line markdown-it adds
-        self.eMarks.append(length)
-        self.tShift = [*t_shift, 0]
-        self.sCount = [*s_count, 0]
-        self.bsCount = list(repeat(0, n + 1))
+        self.tShift = t_shift
+        self.sCount = s_count
+        self.bsCount = [0] * (n + 1)
         self.lineMax = n
 
     def stops(self, starters: str) -> list[int]:
@@ -117,6 +118,9 @@ class LineState(StateBlock):
                 return super().getLines(begin, end, indent, keepLastLF)
         first = super().getLines(begin, begin + 1, indent, True)
         last = self.eMarks[end - 1] + 1 if keepLastLF else self.eMarks[end - 1]
+        start = self.bMarks[begin]
+        if first == self.src[start : self.bMarks[begin + 1]]:  # the first line as written
+            return self.src[start:last]
         return first + self.src[self.bMarks[begin + 1] : last]
 
 

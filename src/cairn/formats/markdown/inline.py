@@ -11,10 +11,11 @@ and hard break tokens of plain lines folded into one ``plain_run``, because a cu
 made only where no inline construct can cross it:
 
 * a *closed* line — no ``[ ] \\ ` * _ ~ $ < ^``, ``==`` or ``%%`` outside complete
-  ``[[wikilinks]]`` — holds only constructs that end on that line (wikilinks, tags,
-  entities and autolinks, which stop at a blank) and no emphasis delimiter to pair
-  with another line's; plain lines hold no construct at all. Cuts are made between
-  plain runs and closed lines until the first line that is not closed;
+  ``[[wikilinks]]`` (outside nothing, for a parser without the wikilink rule) — holds
+  only constructs that end on that line (wikilinks, tags, entities and autolinks, which
+  stop at a blank) and no emphasis delimiter to pair with another line's; plain lines
+  hold no construct at all. Cuts are made between plain runs and closed lines until
+  the first line that is not closed;
 * from that line on, one part runs to the last line holding markup or one of ``)`` and
   ``>``; the plain lines after it (the *tail*) are cut off: no construct starting in
   the part can end in them (links and images end with ``)``, inline HTML with ``>``,
@@ -28,8 +29,10 @@ made only where no inline construct can cross it:
   at position 0 is the text's *last* character, so no part starts with ``$`` or ``\\``
   after a cut (the line is parsed with the part before it).
 
-``tests/formats/test_md_inline_split.py`` checks that the walker's text, links, tags
-and block ids are the same as with the whole content parsed.
+A part holding only text, ``#`` and complete wikilinks gets its tokens from
+:func:`simple_tokens`, without the inline tokenizer. ``tests/formats/test_md_fast_paths.py``
+checks that :func:`~cairn.formats.markdown.parse` gives the same document as with stock
+markdown-it parsing the whole content.
 """
 
 from __future__ import annotations

@@ -41,7 +41,11 @@ line of their key, as Obsidian counts them.
 
 Big and hostile notes take time linear in their size: the GFM autolink rules see a window
 up to the next space, unclosed ``[[`` and ``==`` are bounded, inline text without markup
-is not inline-parsed; text that is not text is refused (:mod:`cairn.formats.guard`).
+is not inline-parsed (:mod:`~cairn.formats.markdown.inline`), line tables are built in
+bulk and a paragraph looks only at the lines that may end it
+(:mod:`~cairn.formats.markdown.blockstate`), and rules are tried only where they can
+start (:mod:`~cairn.formats.markdown.dispatch`) — all giving stock markdown-it's tokens;
+text that is not text is refused (:mod:`cairn.formats.guard`).
 
 Fields: ``title`` (front matter ``title``, else the first level-1 heading, else the file
 stem), ``tags``/``tag`` (list or string; a string is split on commas and whitespace as

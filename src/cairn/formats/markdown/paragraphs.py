@@ -18,11 +18,14 @@ The rule bodies follow markdown-it-py 4.x (``rules_block/paragraph.py`` and
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable
 
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import mdTrim
 from markdown_it.rules_block import StateBlock
+
+from cairn.formats.markdown.blockstate import LineState
 
 STARTERS: dict[str, str] = {
     "fence": "`~",
@@ -56,8 +59,9 @@ def install(md: MarkdownIt) -> None:
         return
     starters = frozenset("".join(STARTERS[n] for n in names))
     table = "table" in names
-    md.block.ruler.at("paragraph", _paragraph(starters, table))
-    md.block.ruler.at("lheading", _lheading(starters, table))
+    by_start = _ByStart()
+    md.block.ruler.at("paragraph", _paragraph(starters, table, by_start))
+    md.block.ruler.at("lheading", _lheading(starters, table, by_start))
 
 
 def _may_terminate(state: StateBlock, line: int, starters: frozenset[str], table: bool) -> bool:
@@ -70,11 +74,79 @@ def _may_terminate(state: StateBlock, line: int, starters: frozenset[str], table
     return False
 
 
-def _terminates(state: StateBlock, line: int, end: int, rules: list[Rule]) -> bool:
-    return any(rule(state, line, end, True) for rule in rules)
+class _ByStart:
+    """The terminator rules to try on a line: those :data:`STARTERS` lists for its first
+    non-blank character (and ``table`` when the next line may be a table's delimiter
+    row), in ruler order — every other one returns ``False`` there."""
+
+    def __init__(self) -> None:
+        self._rules: list[Rule] | None = None
+        self._named: list[tuple[str, Rule]] = []
+        self._by: dict[tuple[str, bool], list[Rule]] = {}
+
+    def rules(self, state: StateBlock, line: int, rules: list[Rule]) -> list[Rule]:
+        if rules is not self._rules:
+            self._rules, self._by = rules, {}
+            ruler = state.md.block.ruler
+            self._named = [
+                (r.name, r.fn) for r in ruler.__rules__ if r.enabled and "paragraph" in r.alt
+            ]
+            if [fn for _, fn in self._named] != rules:  # pragma: no cover - not expected
+                self._named = []
+        if not self._named:
+            return rules  # pragma: no cover
+        ch = state.src[state.bMarks[line] + state.tShift[line]]
+        table = False
+        if line + 1 < len(state.bMarks):
+            pos = state.bMarks[line + 1] + state.tShift[line + 1]
+            table = pos < state.eMarks[line + 1] and state.src[pos] in _TABLE_NEXT
+        got = self._by.get((ch, table))
+        if got is None:
+            got = self._by[ch, table] = [
+                fn
+                for name, fn in self._named
+                if ch in STARTERS[name] or (table and name == "table")
+            ]
+        return got
 
 
-def _paragraph(starters: frozenset[str], table: bool) -> Rule:
+def _terminates(
+    state: StateBlock, line: int, end: int, rules: list[Rule], by_start: _ByStart
+) -> bool:
+    return any(rule(state, line, end, True) for rule in by_start.rules(state, line, rules))
+
+
+def _paragraph_end(
+    state: LineState,
+    nextLine: int,
+    endLine: int,
+    starters: frozenset[str],
+    table: bool,
+    rules: list[Rule],
+    by_start: _ByStart,
+) -> int:
+    """The first line from ``nextLine`` where markdown-it's paragraph loop stops (its
+    checks, on the stop lines of :meth:`LineState.stops` only: no other line is blank
+    or can start a terminator), or ``endLine``."""
+    stops = state.stops("".join(sorted(starters)))
+    at = bisect.bisect_left(stops, nextLine)
+    while at < len(stops):
+        line = stops[at]
+        if line >= endLine:
+            break
+        at += 1
+        if state.isEmpty(line):
+            return line
+        if state.sCount[line] - state.blkIndent > 3 or state.sCount[line] < 0:
+            continue
+        if _may_terminate(state, line, starters, table) and _terminates(
+            state, line, endLine, rules, by_start
+        ):
+            return line
+    return endLine
+
+
+def _paragraph(starters: frozenset[str], table: bool, by_start: _ByStart) -> Rule:
     def paragraph(state: StateBlock, startLine: int, endLine: int, silent: bool) -> bool:
         nextLine = startLine + 1
         terminatorRules = state.md.block.ruler.getRules("paragraph")
@@ -83,20 +155,25 @@ def _paragraph(starters: frozenset[str], table: bool) -> Rule:
         oldParentType = state.parentType
         state.parentType = "paragraph"
 
-        while nextLine < endLine:
-            if state.isEmpty(nextLine):
-                break
-            if state.sCount[nextLine] - state.blkIndent > 3:
+        if isinstance(state, LineState) and not state.quotes:
+            nextLine = _paragraph_end(
+                state, nextLine, endLine, starters, table, terminatorRules, by_start
+            )
+        else:
+            while nextLine < endLine:
+                if state.isEmpty(nextLine):
+                    break
+                if state.sCount[nextLine] - state.blkIndent > 3:
+                    nextLine += 1
+                    continue
+                if state.sCount[nextLine] < 0:
+                    nextLine += 1
+                    continue
+                if _may_terminate(state, nextLine, starters, table) and _terminates(
+                    state, nextLine, endLine, terminatorRules, by_start
+                ):
+                    break
                 nextLine += 1
-                continue
-            if state.sCount[nextLine] < 0:
-                nextLine += 1
-                continue
-            if _may_terminate(state, nextLine, starters, table) and _terminates(
-                state, nextLine, endLine, terminatorRules
-            ):
-                break
-            nextLine += 1
 
         content = mdTrim(state.getLines(startLine, nextLine, state.blkIndent, False))
         state.line = nextLine
@@ -115,7 +192,9 @@ def _paragraph(starters: frozenset[str], table: bool) -> Rule:
     return paragraph
 
 
-def _lheading(starters: frozenset[str], table: bool) -> Rule:
+def _lheading(starters: frozenset[str], table: bool, by_start: _ByStart) -> Rule:
+    key = "".join(sorted(starters))
+
     def lheading(state: StateBlock, startLine: int, endLine: int, silent: bool) -> bool:
         level = None
         marker = ""
@@ -128,7 +207,19 @@ def _lheading(starters: frozenset[str], table: bool) -> Rule:
         oldParentType = state.parentType
         state.parentType = "paragraph"
 
+        fast = isinstance(state, LineState) and not state.quotes
+        stops = state.stops(key) if isinstance(state, LineState) and fast else []
+        at = bisect.bisect_left(stops, nextLine)
         while nextLine < endLine and not state.isEmpty(nextLine):
+            if fast:  # only a stop line can underline, end or be blank
+                if at < len(stops) and stops[at] < nextLine:
+                    at = bisect.bisect_left(stops, nextLine, at)
+                if at >= len(stops) or stops[at] >= endLine:
+                    nextLine = endLine
+                    break
+                if stops[at] != nextLine:
+                    nextLine = stops[at]
+                    continue
             if state.sCount[nextLine] - state.blkIndent > 3:
                 nextLine += 1
                 continue
@@ -147,7 +238,7 @@ def _lheading(starters: frozenset[str], table: bool) -> Rule:
                 nextLine += 1
                 continue
             if _may_terminate(state, nextLine, starters, table) and _terminates(
-                state, nextLine, endLine, terminatorRules
+                state, nextLine, endLine, terminatorRules, by_start
             ):
                 break
             nextLine += 1

@@ -13,9 +13,12 @@ from collections.abc import Callable
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock
-from markdown_it.rules_core import StateCore
 from markdown_it.rules_inline import StateInline
 
+from cairn.formats.markdown.blockstate import install as install_line_state
+from cairn.formats.markdown.dispatch import install as install_dispatch
+from cairn.formats.markdown.inline import inline_rule
+from cairn.formats.markdown.inline import plain_inline as plain_inline
 from cairn.formats.markdown.paragraphs import install as install_paragraph_rules
 
 # --- markdown-it setup -----------------------------------------------------------------
@@ -233,38 +236,17 @@ def _bound_autolink_rules(md: MarkdownIt) -> None:
             md.inline.ruler.at(rule.name, _bounded_autolink(rule.fn, trigger))
 
 
-_NOT_PLAIN = re.compile(r"[\\\[\]*_~$^&`<@#]|==|%%|www\.|http|mailto|xmpp")
-"""Inline text without any of these holds no markup any rule of ours reads: its tokens
-would be text, soft and hard breaks only, so it is not inline-parsed (about half the
-cost of a prose-heavy note); :func:`plain_inline` gives the same text."""
-
-
-def _inline_unless_plain(state: StateCore) -> None:
-    """markdown-it's core ``inline`` rule, except that inline tokens whose content
-    :data:`_NOT_PLAIN` does not match get ``meta["plain"]`` and no children."""
-    md = state.md
-    for token in state.tokens:
-        if token.type == "inline":
-            if token.children is None:
-                token.children = []
-            if _NOT_PLAIN.search(token.content) is None:
-                token.meta["plain"] = True
-                continue
-            md.inline.parse(token.content, md, state.env, token.children)
-
-
-def plain_inline(content: str) -> str:
-    """The text markdown-it's inline rules would give for plain ``content`` (see
-    :data:`_NOT_PLAIN`): spaces before a line break and blanks after it are dropped."""
-    if "\n" not in content:
-        return content
-    first, *rest = content.split("\n")
-    lines = [first, *(line.lstrip(" \t") for line in rest)]
-    return "\n".join([*(line.rstrip(" ") for line in lines[:-1]), lines[-1]])
-
-
 @functools.cache
 def _markdown_it(obsidian: bool) -> MarkdownIt:
+    return build(obsidian)
+
+
+def build(obsidian: bool, *, fast: bool = True) -> MarkdownIt:
+    """A new markdown-it parser as this module configures it (``obsidian``: with the
+    Obsidian rules). ``fast=False`` leaves out every shortcut that gives the same tokens
+    in less time (:mod:`~cairn.formats.markdown.blockstate`,
+    :mod:`~cairn.formats.markdown.dispatch`, :mod:`~cairn.formats.markdown.paragraphs`,
+    :mod:`~cairn.formats.markdown.inline`): the reference the tests compare with."""
     from mdit_py_plugins.dollarmath import dollarmath_plugin
     from mdit_py_plugins.footnote import footnote_plugin
 
@@ -278,7 +260,8 @@ def _markdown_it(obsidian: bool) -> MarkdownIt:
         _bound_autolink_rules(md)
     except ImportError:  # pragma: no cover - older mdit-py-plugins
         pass
-    md.core.ruler.at("inline", _inline_unless_plain)
+    if fast:
+        md.core.ruler.at("inline", inline_rule(obsidian))
     if obsidian:
         table = _wikilink_aware_table()
         if table is not None:
@@ -296,5 +279,8 @@ def _markdown_it(obsidian: bool) -> MarkdownIt:
         if add is not None:
             for ch in "%=":
                 add(ch)
-    install_paragraph_rules(md)  # last: it reads the terminator rules
+    if fast:
+        install_line_state(md)
+        install_dispatch(md)
+        install_paragraph_rules(md)  # last: it reads the terminator rules
     return md

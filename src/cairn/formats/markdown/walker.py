@@ -13,6 +13,7 @@ from urllib.parse import unquote
 from markdown_it.token import Token
 
 from cairn.formats.markdown.fields import split_wikilink
+from cairn.formats.markdown.inline import PLAIN_RUN, plain_inline
 from cairn.formats.markdown.sections import Section
 from cairn.formats.markdown.syntax import (
     _BLOCK_ID_RE,
@@ -22,7 +23,6 @@ from cairn.formats.markdown.syntax import (
     _TAG_RE,
     _URL_SCHEME,
     _WINDOWS_DRIVE,
-    plain_inline,
 )
 from cairn.model import (
     EMBED,
@@ -205,7 +205,8 @@ class _Walker:
         callout: dict[str, Any] | None = None,
     ) -> str:
         """Readable text of an inline token; records links/tags/block ids in ``sec``."""
-        if tok.meta.get("plain"):  # nothing to record (see syntax._NOT_PLAIN)
+        meta = tok.meta
+        if meta.get("plain"):  # nothing to record (see inline.NOT_PLAIN)
             return plain_inline(tok.content)
         children = tok.children or []
         out: list[str] = []
@@ -237,12 +238,16 @@ class _Walker:
                             )
                             content = content[: bm.start()].rstrip()
                     if tags and not link_stack and "#" in content:
-                        at_start = prev_type in ("", "softbreak", "hardbreak")
+                        at_start = prev_type in ("", "softbreak", "hardbreak", PLAIN_RUN)
                         self._scan_tags(content, at_start, sec)
                 out.append(content)
             elif ctype in ("softbreak", "hardbreak"):
                 out.append("\n")
                 line += 1
+            elif ctype == PLAIN_RUN:  # plain lines (inline.segments): text and breaks
+                out.append(child.content)
+                line += child.content.count("\n")
+                strip_callout = False
             elif ctype in ("code_inline", "math_inline", "math_inline_double", "text_special"):
                 out.append(child.content)
             elif ctype == "link_open":

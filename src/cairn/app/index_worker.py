@@ -257,16 +257,26 @@ def main() -> int:
                 request = receive(inp)
             except EOFError:
                 return 0
-            if request != "index":
-                send(out, ("error", CairnError(f"unknown request {request!r}")))
-                continue
-            try:
-                reply: tuple[str, object] = ("ok", cairn.index())
-            except Exception as exc:  # handed to the server, raised there
-                if not isinstance(exc, CairnError):  # a defect: its traceback to the log
-                    traceback.print_exc(file=sys.stderr)
-                reply = ("error", portable(exc))
-            send(out, reply)
+            answer(out, request, cairn)
+
+
+def answer(out: IO[bytes], request: object, cairn: Any) -> None:
+    """Run one request from the parent process and send its answer on ``out``: for
+    ``"index"``, ``("ok", run)`` or ``("error", exception)`` (made picklable by
+    :func:`portable`); anything else is answered ``("error", CairnError)``. A defect's
+    traceback goes to stderr, the parent's log. A parent gone meanwhile is ignored (the
+    next read sees the end of the input)."""
+    if request != "index":
+        reply: tuple[str, object] = ("error", CairnError(f"unknown request {request!r}"))
+    else:
+        try:
+            reply = ("ok", cairn.index())
+        except Exception as exc:  # handed to the parent, raised there
+            if not isinstance(exc, CairnError):  # a defect: its traceback to the log
+                traceback.print_exc(file=sys.stderr)
+            reply = ("error", portable(exc))
+    with suppress(OSError, ValueError):
+        send(out, reply)
 
 
 if __name__ == "__main__":  # the module's own names, not __main__'s, go into pickles

@@ -29,11 +29,11 @@ import subprocess
 import sys
 import threading
 from contextlib import suppress
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.app.index_worker import (
+    answer,
     channel,
-    portable,
     prepare_child,
     receive,
     send,
@@ -160,7 +160,7 @@ def main() -> int:
                 request = requests.get_nowait()
             except queue.Empty:
                 return
-            _answer(out, request, cairn)
+            answer(out, request, cairn)
 
     try:
         with Cairn(config) as cairn:
@@ -173,23 +173,6 @@ def main() -> int:
     except KeyboardInterrupt:  # Ctrl-C reaches the whole process group
         return 0
     return 0
-
-
-def _answer(out: IO[bytes], request: object, cairn: Any) -> None:
-    """Run one request from the server and send its answer."""
-    import traceback
-
-    if request != "index":
-        send(out, ("error", CairnError(f"unknown request {request!r}")))
-        return
-    try:
-        reply: tuple[str, object] = ("ok", cairn.index())
-    except Exception as exc:  # handed to the server, raised there
-        if not isinstance(exc, CairnError):
-            traceback.print_exc(file=sys.stderr)
-        reply = ("error", portable(exc))
-    with suppress(OSError, ValueError):  # the server went away meanwhile
-        send(out, reply)
 
 
 if __name__ == "__main__":  # the module's own names, not __main__'s, go into pickles

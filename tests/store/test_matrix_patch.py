@@ -1,5 +1,7 @@
 """The vector matrix patched after an index run equals a full load of it, and reads only
-the chunks that got a vector since (``store.vectors.matrix_since``)."""
+the chunks that got a vector since (``store.vectors.matrix_since``); a patch of a patched
+matrix appends to its buffer and marks the rows of chunks gone dead instead of copying
+the rest, and searches over it find what they find over a full load."""
 
 from __future__ import annotations
 
@@ -62,6 +64,143 @@ def statements(c: Cairn, fn: Any) -> tuple[Any, list[str]]:
         return fn(), seen
     finally:
         db.set_trace_callback(None)
+
+
+def live_same(a: VectorMatrix, b: VectorMatrix) -> None:
+    """``a`` and ``b`` hold the same live rows: chunk, unit, offsets and vector."""
+    import numpy as np
+
+    def rows(m: VectorMatrix) -> list[tuple[Any, ...]]:
+        live = range(m.matrix.shape[0]) if m.dead is None else np.flatnonzero(~m.dead)
+        return [(int(m.chunk_ids[i]), m.unit_ids[int(m.units[i])], int(m.ordinals[i]),
+                 int(m.starts[i]), int(m.ends[i]), bool(m.alternate[i]),
+                 m.matrix[i].tobytes()) for i in live]
+
+    assert (a.space, a.generation) == (b.space, b.generation)
+    assert rows(a) == rows(b)
+    assert a.live() == b.live()
+
+
+@pytest.fixture
+def roomy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dead rows kept up to half the rows (the vault is small: a change kills a share
+    of its 24 rows that a large index reaches only after many runs)."""
+    import cairn.store.sqlite.matrix as matrix_module
+
+    monkeypatch.setattr(matrix_module, "DEAD_SHARE", 0.5)
+
+
+def rewrite(c: Cairn, root: Path, static: Embedder, name: str, text: str) -> None:
+    (root / name).write_text(text)
+    c.index([root], embed=False)
+    embed_pass(c.store, static)
+
+
+def test_a_patch_of_a_patch_appends_without_copying(
+    vault: tuple[Cairn, Path], static: Embedder, roomy: None
+) -> None:
+    import numpy as np
+
+    from cairn.store.sqlite.nearest import best_similarity, exact_nearest
+
+    c, root = vault
+    vec = c.store.vectors
+    space = static.fingerprint
+    loaded = vec.matrix(space)
+    rewrite(c, root, static, "n01.md", "# Note 1\n\nFirst change.\n")
+    first = vec.matrix_since(space, loaded)  # copied, into a buffer with room
+    kept = first.matrix.copy()
+    rewrite(c, root, static, "n03.md", "# Note 3\n\nTrams and custard tarts.\n")
+    (root / "n05.md").unlink()
+    rewrite(c, root, static, "late.md", "# Late\n\nThe ocean at dusk.\n")
+    second = vec.matrix_since(space, first)
+    full = vec.matrix(space)
+    live_same(second, full)
+    assert np.shares_memory(second.matrix, first.matrix), "appended, not copied"
+    assert second.dead is not None and second.dead.sum() > 0
+    assert np.array_equal(first.matrix, kept), "the old matrix's rows are untouched"
+    assert second.matrix.shape[0] == first.matrix.shape[0] + second.dead.sum() - (
+        first.live() - full.live())  # the dead rows are the only extra rows
+    q = full.matrix[3]
+    assert exact_nearest(second, q, 50) == exact_nearest(full, q, 50)
+    gone = sorted(set(second.unit_ids) - set(full.unit_ids))  # n05's units
+    assert gone and not set(gone) & {h[0] for h in exact_nearest(second, q, 10**6)}
+    units = list(full.unit_ids) + gone
+    assert best_similarity(second, q, units) == best_similarity(full, q, units)
+    third = vec.matrix_since(space, second)
+    assert third is second  # nothing moved since
+
+
+def test_a_patch_of_an_older_matrix_never_writes_over_a_newer_one(
+    vault: tuple[Cairn, Path], static: Embedder, roomy: None
+) -> None:
+    import numpy as np
+
+    c, root = vault
+    vec = c.store.vectors
+    space = static.fingerprint
+    loaded = vec.matrix(space)
+    rewrite(c, root, static, "n01.md", "# Note 1\n\nFirst change.\n")
+    first = vec.matrix_since(space, loaded)
+    rewrite(c, root, static, "n02.md", "# Note 2\n\nSecond change.\n")
+    second = vec.matrix_since(space, first)
+    assert np.shares_memory(second.matrix, first.matrix)
+    held = second.matrix.copy()
+    rewrite(c, root, static, "n04.md", "# Note 4\n\nThird change.\n")
+    again = vec.matrix_since(space, first)  # not the newest matrix of its buffer
+    live_same(again, vec.matrix(space))
+    assert np.array_equal(second.matrix, held)
+    assert not np.shares_memory(again.matrix, first.matrix)
+
+
+def test_dead_rows_past_their_share_are_copied_away(
+    vault: tuple[Cairn, Path], static: Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import cairn.store.sqlite.matrix as matrix_module
+
+    c, root = vault
+    vec = c.store.vectors
+    space = static.fingerprint
+    loaded = vec.matrix(space)
+    rewrite(c, root, static, "n01.md", "# Note 1\n\nFirst change.\n")
+    first = vec.matrix_since(space, loaded)
+    monkeypatch.setattr(matrix_module, "DEAD_SHARE", 0.0)
+    rewrite(c, root, static, "n02.md", "# Note 2\n\nSecond change.\n")
+    second = vec.matrix_since(space, first)
+    assert second.dead is None
+    same(second, vec.matrix(space))
+
+
+def test_dense_search_skips_dead_rows(vault: tuple[Cairn, Path], static: Embedder,
+                                      roomy: None) -> None:
+    """A ranker's dense index over a patched snapshot with dead rows answers as over a
+    full load: the same hits, similarities and size; a deleted unit is never found."""
+    from cairn.search.dense import DenseIndex
+
+    c, root = vault
+    vec = c.store.vectors
+    space = static.fingerprint
+    dense = DenseIndex(vec, space)
+    dense.snapshot()
+    for i, name in enumerate(("n01.md", "n02.md", "n06.md")):
+        rewrite(c, root, static, name, f"# Changed {i}\n\nCompost, rewritten {i}.\n")
+        if i == 1:
+            (root / "n08.md").unlink()
+            c.index([root], embed=False)
+        dense.snapshot()  # patched after each run, as a server does
+    vm, _ = dense.snapshot()
+    assert vm.dead is not None and vm.dead.any()
+    full = DenseIndex(vec, space)
+    full._snaps = type(dense._snaps)(vec, space)  # a fresh, fully loaded snapshot
+    assert full.snapshot()[0].dead is None
+    q = static.embed(["compost and bread"])[0]
+    got, want = dense.search(q, 100), full.search(q, 100)
+    assert [h.unit_id for h in got] == [h.unit_id for h in want]
+    gone = sorted(set(vm.unit_ids) - set(full.snapshot()[0].unit_ids))  # n08's units
+    assert gone and not [h for h in got if h.unit_id in gone]
+    units = [h.unit_id for h in want] + gone
+    assert dense.unit_similarity(q, units) == full.unit_similarity(q, units)
+    assert dense.size() == full.size()
 
 
 def test_a_patch_equals_a_full_load(vault: tuple[Cairn, Path], static: Embedder) -> None:

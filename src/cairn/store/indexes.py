@@ -140,7 +140,9 @@ class VectorIndex(Protocol):
     def matrix_since(self, space: str, old: VectorMatrix | None) -> VectorMatrix:
         """The current :meth:`matrix` of ``space``, made from ``old`` (a matrix this
         index returned before, or ``None``) by reading only what changed since when the
-        backend can (``old`` itself when nothing did); else a full :meth:`matrix`."""
+        backend can (``old`` itself when nothing did); else a full :meth:`matrix`. Its
+        live rows are those of :meth:`matrix`; it may keep rows of chunks gone, marked
+        ``dead`` (which every search skips), rather than copy the others."""
         ...
 
     def indexed(self, space: str) -> bool:

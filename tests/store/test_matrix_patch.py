@@ -387,3 +387,44 @@ def test_the_sqlite_waiting_count_equals_the_portable_one(
     assert db.execute(_COUNT_SQLITE, (space,)).fetchone()[0] == portable
     assert db.execute(_COUNT_SQLITE, ("another-space",)).fetchone()[0] == db.execute(
         _COUNT, ("another-space",)).fetchone()[0] > portable
+
+
+def test_an_index_run_leaves_its_waiting_count_for_other_processes(
+        tmp_path: Path, static: Embedder) -> None:
+    """A run ends by counting the units waiting for a vector into the index: another
+    store on the same file (a server, a new ``cairn search``) takes that count without
+    scanning while the index is as the run left it, and counts again once it is not."""
+    from cairn.store import open_store
+
+    root = tmp_path / "v"
+    root.mkdir()
+    for i in range(4):
+        (root / f"n{i}.md").write_text(f"# Note {i}\n\nText {i}.\n")
+    with Cairn(Config(db_path=tmp_path / "i.db"), embedder=static) as c:
+        c.index([root])
+        (root / "late.md").write_text("# Late\n\nNot embedded yet.\n")
+        c.index([root], embed=False)  # a run that leaves units waiting
+    other = open_store(tmp_path / "i.db")
+    try:
+        vs = other.vectors
+        got, sql = statements_of(other, lambda: vs.waiting_units(static.fingerprint))
+        assert not any("count(" in s for s in sql), "taken from the index, not counted"
+        vs._waiting.clear()  # type: ignore[attr-defined]
+        with other.transaction():  # a change the recorded count does not name
+            other.db.execute("UPDATE vector_meta SET value = value + 1 "  # type: ignore[attr-defined]
+                             "WHERE key = 'generation'")
+        again, sql = statements_of(other, lambda: vs.waiting_units(static.fingerprint))
+        assert any("count(" in s for s in sql), "counted again"
+        assert got == again > 0
+    finally:
+        other.close()
+
+
+def statements_of(store: Any, fn: Any) -> tuple[Any, list[str]]:
+    """``fn()`` with the SQL this thread's connection of ``store`` ran meanwhile."""
+    seen: list[str] = []
+    store.db.set_trace_callback(seen.append)
+    try:
+        return fn(), seen
+    finally:
+        store.db.set_trace_callback(None)

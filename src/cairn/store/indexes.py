@@ -105,6 +105,12 @@ class VectorIndex(Protocol):
         embedding step is complete; the rest are found by keywords meanwhile)."""
         ...
 
+    def record_waiting(self, space: str) -> int:
+        """Count :meth:`waiting_units` now and, where the backend can, leave the count
+        in the index for other processes while nothing changes (an index run's end;
+        inside a write transaction). Returns the count."""
+        ...
+
     def has_vectors(self, space: str, hashes: Sequence[str]) -> set[str]:
         """The subset of ``hashes`` with a vector in ``space``."""
         ...

@@ -53,3 +53,57 @@ def test_an_id_filter_ranks_only_its_documents_units(
         unit = want[0][0]  # a unit's own id names that unit alone
         assert store.search_text(TextQuery((), (Filter("id", unit),)), limit=9,
                                  weights=weights) == [(unit, 0.0)]
+
+
+def test_words_with_a_broad_filter_rank_the_best_rows_first(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``format:``, ``kind:``, ``path:`` … with words: FTS5's best rows by rank, then the
+    filter on them, not a join of every match; the hits, scores and order equal the
+    join's at every limit, for a filter most units pass and for one few pass."""
+    from cairn.store.sqlite.fts import SearchMixin
+
+    monkeypatch.setenv("CAIRN_EMBED", "none")
+    root = tmp_path / "v"
+    root.mkdir()
+    for i in range(40):
+        ext = "org" if i % 5 else "md"
+        head = "* " if ext == "org" else "# "
+        (root / f"n{i:02d}.{ext}").write_text(
+            f"{head}Compost {i}\n\n{'compost ' * (i % 7 + 1)}and bread {i}.\n")
+    with Cairn(Config(db_path=tmp_path / "i.db")) as c:
+        c.index([root])
+        store = c.store
+        weights = c.config.search.weights
+        words = (Term(("compost",)), Term(("bread",)))
+        filters = [Filter("format", "org"), Filter("format", "markdown"),
+                   Filter("path", "n07"), Filter("kind", "heading", negate=True)]
+        joined: dict[tuple[int, int], list[tuple[str, float]]] = {}
+        with monkeypatch.context() as m:  # the join alone, as before
+            m.setattr(SearchMixin, "_top_then_filter", lambda *a, **k: None)
+            for i, f in enumerate(filters):
+                for limit in (1, 3, 10, 40):
+                    joined[i, limit] = store.search_text(
+                        TextQuery(words, (f,)), limit=limit, weights=weights)
+        assert len(joined[0, 40]) == 32 and len(joined[2, 40]) == 1
+        db = store.db  # type: ignore[attr-defined]
+
+        def check() -> list[str]:
+            seen: list[str] = []
+            db.set_trace_callback(seen.append)
+            try:
+                for i, f in enumerate(filters):
+                    for limit in (1, 3, 10, 40):
+                        got = store.search_text(TextQuery(words, (f,)), limit=limit,
+                                                weights=weights)
+                        assert got == joined[i, limit], (f, limit)
+            finally:
+                db.set_trace_callback(None)
+            return seen
+
+        seen = check()
+        assert any("rank MATCH" in s for s in seen)
+        assert not any("bm25(units_fts" in s for s in seen), "no join ranked every match"
+        monkeypatch.setattr("cairn.store.sqlite.fts.FILTER_FIRST", 1)
+        monkeypatch.setattr("cairn.store.sqlite.fts.FILTER_FIRST_MIN", 1)
+        seen = check()  # too few of the best rows pass path:n07: then the join
+        assert any("bm25(units_fts" in s for s in seen)

@@ -428,3 +428,44 @@ def statements_of(store: Any, fn: Any) -> tuple[Any, list[str]]:
         return fn(), seen
     finally:
         store.db.set_trace_callback(None)
+
+
+def test_a_server_takes_the_count_a_run_left_in_the_background(
+        tmp_path: Path, static: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a server (``count_in_background``) the count the index process's run left is
+    taken at once, and no background scan replaces it (a scan here answers 999)."""
+    import time
+
+    import cairn.store.sqlite.waiting as waiting
+    from cairn.store import open_store
+
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nText.\n")
+    space = static.fingerprint
+    with Cairn(Config(db_path=tmp_path / "i.db"), embedder=static) as c:
+        c.index([root])
+        other = open_store(tmp_path / "i.db")
+        counting = waiting._COUNT_SQLITE
+        scan = "SELECT 999 WHERE ? IS NOT NULL"  # what the server would count (not c)
+        monkeypatch.setattr(waiting, "_COUNT_SQLITE", scan)
+        waiting.count_in_background(True)
+        try:
+            assert other.vectors.waiting_units(space) == 0  # the first run's count
+            for i in range(3):
+                (root / f"new{i}.md").write_text(f"# New {i}\n\nFresh text {i}.\n")
+            monkeypatch.setattr(waiting, "_COUNT_SQLITE", counting)
+            c.index([root], embed=False)  # leaves units waiting, and says how many
+            monkeypatch.setattr(waiting, "_COUNT_SQLITE", scan)
+            deadline = time.monotonic() + 0.5  # a background count would say 999
+            while time.monotonic() < deadline:
+                assert other.vectors.waiting_units(space) == 3  # the run's, at once
+                time.sleep(0.05)
+            vs = other.vectors
+            vs._waiting.clear()  # type: ignore[attr-defined]
+            key = vs._waiting_key(space)  # type: ignore[attr-defined]
+            # what the background counter calls takes it too
+            assert vs._count_waiting(space, key, blocking=True) == 3  # type: ignore[attr-defined]
+        finally:
+            waiting.count_in_background(False)
+            other.close()

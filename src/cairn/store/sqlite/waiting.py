@@ -154,6 +154,10 @@ class WaitingCounts:
             again = self._waiting.get(space)
             if again is not None and again[0] == key:
                 return again[1]
+            recorded = self._recorded(space, key)
+            if recorded is not None:  # the index is as the run that counted it left it
+                self._waiting[space] = (key, recorded)
+                return recorded
             # two disjoint counts (half the work of one scan testing both per unit):
             # chunkable units without chunks, and units with a chunk lacking a vector
             sql = _COUNT_SQLITE if isinstance(self.db, sqlite3.Connection) else _COUNT

@@ -469,3 +469,54 @@ def test_a_server_takes_the_count_a_run_left_in_the_background(
         finally:
             waiting.count_in_background(False)
             other.close()
+
+
+def test_the_background_counter_waits_for_the_runs_count_while_it_writes(
+        tmp_path: Path, static: Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While an index run keeps writing (longer than the settle wait), the background
+    counter does not scan (a scan here answers 999): it takes the count the run leaves
+    at its end."""
+    import sqlite3
+    import threading
+    import time
+
+    import cairn.store.sqlite.waiting as waiting
+    from cairn.store import open_store
+
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "a.md").write_text("# A\n\nText.\n")
+    space = static.fingerprint
+    with Cairn(Config(db_path=tmp_path / "i.db"), embedder=static) as c:
+        c.index([root])
+    other = open_store(tmp_path / "i.db")
+    monkeypatch.setattr(waiting, "_COUNT_SQLITE", "SELECT 999 WHERE ? IS NOT NULL")
+    waiting.count_in_background(True)
+
+    def run() -> None:  # a run's commits for 1.5 s, then its count (7) at its end
+        db = sqlite3.connect(tmp_path / "i.db", isolation_level=None)
+        end = time.monotonic() + 1.5
+        while time.monotonic() < end:
+            db.execute("UPDATE vector_meta SET value = value + 1 WHERE key = 'generation'")
+            time.sleep(0.05)
+        gen = db.execute("SELECT value FROM vector_meta WHERE key = 'generation'").fetchone()
+        last = db.execute("SELECT max(rowid) FROM units").fetchone()
+        db.execute("INSERT OR REPLACE INTO vector_meta VALUES (?, ?)",
+                   (waiting.RECORDED + space, f"{gen[0]} {last[0]} 7"))
+        db.close()
+
+    try:
+        assert other.vectors.waiting_units(space) == 0
+        writer = threading.Thread(target=run)
+        writer.start()
+        seen = set()
+        deadline = time.monotonic() + 10
+        while (n := other.vectors.waiting_units(space)) != 7:
+            seen.add(n)
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        writer.join()
+        assert seen == {0}, "no count of its own while the run wrote"
+    finally:
+        waiting.count_in_background(False)
+        other.close()

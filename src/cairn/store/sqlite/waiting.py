@@ -18,13 +18,19 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 
-from cairn.store.settle import wait_until_still
+from cairn.store.settle import SETTLE, wait_until_still
 
 CHUNKABLE = "(trim(u.body, char(32, 9, 10, 13)) != '' OR u.kind != 'preamble')"
 """SQL over ``units u``: the unit has text to embed (a bare title preamble has none)."""
 
 _background = {"counts": False}
+IDLE = 1.0
+"""Seconds the index must hold still before the background counter counts on its own
+instead of waiting for the count an index run leaves."""
+PATIENCE = 5.0
+"""The longest the background counter waits for an index run's count, in seconds."""
 RECORDED = "waiting:"
 """The ``vector_meta`` key prefix of a recorded count (then the space): ``"<generation>
 <last unit rowid> <count>"``."""
@@ -190,6 +196,29 @@ class WaitingCounts:
             try:
                 wait_until_still(self.generation)
                 for space in spaces:
-                    self._count_waiting(space, self._waiting_key(space), blocking=True)
+                    self._count_when_idle(space)
             except Exception:  # e.g. the store closed; the next search asks again
                 continue
+
+    def _count_when_idle(self, space: str) -> None:
+        """The background count of ``space``: the count an index run leaves at its end
+        when one comes (polled every :data:`SETTLE` seconds), else a count of our own
+        once the index has held still for :data:`IDLE` seconds (nothing is running
+        that would leave one) or after :data:`PATIENCE` seconds. An index run pauses
+        its writes while it embeds: a count then was one per run, of a state the run
+        was about to change."""
+        start = still = time.monotonic()
+        last: tuple[object, ...] | None = None
+        while True:
+            key = self._waiting_key(space)
+            now = time.monotonic()
+            if key != last:
+                last, still = key, now
+            recorded = self._recorded(space, key)
+            if recorded is not None:
+                self._waiting[space] = (key, recorded)
+                return
+            if now - still >= IDLE or now - start >= PATIENCE:
+                break
+            time.sleep(SETTLE)
+        self._count_waiting(space, key, blocking=True)

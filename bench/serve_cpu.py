@@ -19,7 +19,9 @@ server's state up to date is measured — the vector matrix patch and the count 
 units waiting for a vector, which a server does in background threads
 (:func:`cairn.app.serving.serve_mode`) — as the first hybrid search after the run less
 a steady hybrid search. It prints CPU ms per request per kind (median over rounds) and
-per index run.
+per index run, and the mix again with another connection committing before each request
+(``*_after_commit_cpu_ms``: what a server re-indexing all along pays, each commit of its
+index process making the readers' connections drop the pages they had cached).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -61,26 +64,36 @@ def measure(db: Path, rounds: int, runs: int) -> dict[str, Any]:
             probe = [cairn.search(q, mode="keyword", limit=5).hits for q in QUERIES]
             units = [h.unit_id for hits in probe for h in hits]
             docs = list(dict.fromkeys(h.document_id for hits in probe for h in hits))
-            per: dict[str, list[float]] = {k: [] for k in ("keyword", "hybrid", "get",
-                                                           "backlinks")}
-            for r in range(rounds + 1):
-                got: dict[str, list[float]] = {k: [] for k in per}
-                for i, q in enumerate(QUERIES):
-                    for mode in ("keyword", "hybrid"):
+            writer = sqlite3.connect(copy, isolation_level=None)
+            writer.execute("CREATE TABLE bench_touch (n INTEGER)")  # the copy's, not cairn's
+            kinds = ("keyword", "hybrid", "get", "backlinks")
+            per: dict[str, list[float]] = {k: [] for k in kinds}
+            per.update({f"{k}_after_commit": [] for k in kinds})
+            for after_commit in (False, True):
+                for r in range(rounds + 1):
+                    got: dict[str, list[float]] = {k: [] for k in kinds}
+
+                    def timed(kind: str, fn: Any, touch: bool = after_commit,
+                              got: dict[str, list[float]] = got) -> None:
+                        if touch:  # another connection commits: the readers' caches go
+                            writer.execute("INSERT INTO bench_touch VALUES (1)")
                         t0 = time.thread_time()
-                        res = cairn.search(q, mode=mode, limit=10)
-                        json.dumps(to_data({"query": q, "took_ms": res.took_ms,
-                                            "notes": res.notes, "hits": res.hits}))
-                        got[mode].append(time.thread_time() - t0)
-                    t0 = time.thread_time()
-                    json.dumps(to_data(cairn.get(units[i % len(units)])))
-                    got["get"].append(time.thread_time() - t0)
-                    t0 = time.thread_time()
-                    json.dumps(to_data(cairn.backlinks_of(docs[i % len(docs)])))
-                    got["backlinks"].append(time.thread_time() - t0)
-                if r:  # the first round warms up
-                    for k, v in got.items():
-                        per[k].append(statistics.mean(v) * 1000)
+                        fn()
+                        got[kind].append(time.thread_time() - t0)
+
+                    for i, q in enumerate(QUERIES):
+                        for mode in ("keyword", "hybrid"):
+                            timed(mode, lambda q=q, mode=mode: json.dumps(to_data(
+                                answer(cairn.search(q, mode=mode, limit=10), q))))
+                        timed("get", lambda i=i: json.dumps(to_data(
+                            cairn.get(units[i % len(units)]))))
+                        timed("backlinks", lambda i=i: json.dumps(to_data(
+                            cairn.backlinks_of(docs[i % len(docs)]))))
+                    if r:  # the first round warms up
+                        for k, v in got.items():
+                            name = f"{k}_after_commit" if after_commit else k
+                            per[name].append(statistics.mean(v) * 1000)
+            writer.close()
             catch_up: list[float] = []
             for n in range(1, runs + 1):
                 write_notes(notes, n)
@@ -94,11 +107,18 @@ def measure(db: Path, rounds: int, runs: int) -> dict[str, Any]:
                 catch_up.append((first - steady) * 1000)
         return {
             **{f"{k}_cpu_ms": round(statistics.median(v), 2) for k, v in per.items()},
-            "mix_cpu_ms": round(statistics.mean(statistics.median(v) for v in per.values()), 2),
+            "mix_cpu_ms": round(statistics.mean(statistics.median(per[k]) for k in kinds), 2),
+            "mix_after_commit_cpu_ms": round(statistics.mean(
+                statistics.median(per[f"{k}_after_commit"]) for k in kinds), 2),
             "catch_up_after_run_cpu_ms": round(statistics.median(catch_up), 1),
         }
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def answer(res: Any, query: str) -> dict[str, Any]:
+    """What ``POST /v1/search`` answers for ``res``."""
+    return {"query": query, "took_ms": res.took_ms, "notes": res.notes, "hits": res.hits}
 
 
 def main() -> int:

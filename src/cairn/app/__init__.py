@@ -488,6 +488,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         )
         self.last_embed = run.embedding
         self._enrich_refresh()  # enrichment units and llm edges a re-index dropped
+        self._record_waiting()  # for a server, or the next search, to take
         return run
 
     def _chunk_config(self) -> ChunkConfig:

@@ -96,6 +96,18 @@ class EmbeddingMixin(ReliabilityMixin):
         emb = self.semantic.embedder
         return None if emb is None else self.store.vectors.waiting_units(emb.fingerprint)
 
+    def _record_waiting(self) -> None:
+        """At the end of an index run: count the units still waiting for a vector in
+        the loaded model's space and leave the count in the index
+        (:meth:`cairn.store.sqlite.waiting.WaitingCounts.record_waiting`), so that a
+        server, or the next ``cairn search``, need not scan for it. Nothing when no
+        model was loaded (the run embedded nothing)."""
+        emb = self.semantic._embedder
+        if emb is None or not hasattr(emb, "fingerprint") or not self.semantic.has_vectors():
+            return
+        with self.store.transaction():
+            self.store.vectors.record_waiting(emb.fingerprint)
+
     def _with_waiting(self, result: SearchResult, mode: str | None) -> SearchResult:
         """``result`` with a note on units still waiting for a vector, when the search
         ranked by meaning (a keyword search, or an index without vectors, loads no

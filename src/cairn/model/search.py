@@ -199,14 +199,18 @@ class VectorMatrix:
 
     Attributes:
         space: the embedder fingerprint; ``generation``: the vector generation read.
-        unit_ids: the distinct units that have vectors; row ``i`` belongs to
-            ``unit_ids[units[i]]``.
+        unit_ids: the distinct units of the rows; row ``i`` belongs to
+            ``unit_ids[units[i]]`` (a unit whose rows are all ``dead`` may stay).
         units: ``int64[n]`` index into ``unit_ids`` per row.
         ordinals / starts / ends: ``int64[n]`` chunk ordinal and body offsets per row.
         alternate: ``bool[n]``, the row's unit is off a conversation's canonical branch.
         matrix: ``float32[n, dim]`` unit-length vectors.
         chunk_ids: ``int64[n]`` the store's chunk id per row, ascending, when the store
             can patch the matrix from them (``VectorIndex.matrix_since``); else ``None``.
+        dead: ``bool[n]``, the row's chunk is gone from the index: a patched matrix
+            (``VectorIndex.matrix_since``) may keep such rows rather than copy the
+            others, and every search skips them; ``None``: every row is live (a
+            full load, ``VectorIndex.matrix``). :meth:`live` counts the others.
     """
 
     space: str
@@ -219,3 +223,9 @@ class VectorMatrix:
     alternate: Any
     matrix: Any
     chunk_ids: Any = None
+    dead: Any = None
+
+    def live(self) -> int:
+        """How many rows are live (not :attr:`dead`)."""
+        n = int(self.matrix.shape[0])
+        return n if self.dead is None else n - int(self.dead.sum())

@@ -9,7 +9,7 @@ The matrix is loaded from SQLite once and kept until the store's vector
 ``generation`` changes (any chunk or vector added or deleted, including chunks removed
 by the cascade when a note is deleted), so a query never returns a deleted unit; it is
 then patched (``store.vectors.matrix_since``: only the chunks added since are read, the
-rows of chunks gone are dropped), not loaded again.
+rows of chunks gone are dropped or marked ``dead``), not loaded again.
 
 Exact search over 100,000 384-d vectors takes a few milliseconds (see
 ``bench/beir.py``), well inside the latency budget, so SQLite has no approximate index.
@@ -112,6 +112,23 @@ def encode_query(embedder: Embedder, text: str) -> npt.NDArray[np.float32]:
     return out
 
 
+def _unit_index(unit_ids: tuple[str, ...],
+                old: tuple[VectorMatrix, dict[str, int]] | None) -> dict[str, int]:
+    """``unit id -> position in unit_ids``, from the old snapshot's when ``unit_ids``
+    is the old list or the old list with units appended (as a patch that kept the old
+    rows makes it): a copy of that dict extended, not one built anew."""
+    if old is not None:
+        before = old[0].unit_ids
+        if unit_ids is before:
+            return old[1]
+        n = len(before)
+        if len(unit_ids) >= n and unit_ids[:n] == before:
+            index = dict(old[1])
+            index.update(zip(unit_ids[n:], range(n, len(unit_ids)), strict=True))
+            return index
+    return {u: i for i, u in enumerate(unit_ids)}
+
+
 class _Snapshots:
     """The loaded matrix of one space of one store, shared by every
     :class:`DenseIndex` over them: a search service builds a new ranker (and so a new
@@ -153,9 +170,7 @@ class _Snapshots:
         else:
             return snap
         if snap is None or mat is not snap[0]:
-            same = snap is not None and mat.unit_ids is snap[0].unit_ids
-            snap = (mat, snap[1] if snap is not None and same
-                    else {u: i for i, u in enumerate(mat.unit_ids)})
+            snap = (mat, _unit_index(mat.unit_ids, snap))
             self.snap = snap
         return snap
 
@@ -251,7 +266,7 @@ class DenseIndex:
         """Live chunk vectors in the space."""
         if self.indexed():
             return self.vectors.size(self.space)
-        return int(self.matrix().matrix.shape[0])
+        return self.matrix().live()
 
     def similarities(
         self, q: npt.NDArray[np.float32], vm: VectorMatrix | None = None
@@ -280,7 +295,7 @@ class DenseIndex:
         if n == 0 or k <= 0:
             return None
         sims = self.similarities(q, vm)
-        mask = np.ones(n, dtype=bool)
+        mask = np.ones(n, dtype=bool) if vm.dead is None else ~vm.dead
         if not include_alternates:
             mask &= ~vm.alternate
         if allowed is not None:
@@ -435,7 +450,10 @@ class DenseIndex:
         vm, index = self.snapshot()
         if not unit_ids or vm.matrix.shape[0] == 0:
             return {}
-        rows = np.flatnonzero(self._unit_mask(unit_ids, vm, index))
+        mask = self._unit_mask(unit_ids, vm, index)
+        if vm.dead is not None:
+            mask &= ~vm.dead
+        rows = np.flatnonzero(mask)
         if rows.size == 0:
             return {}
         sims = vm.matrix[rows] @ q.astype(np.float32, copy=False)

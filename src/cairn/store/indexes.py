@@ -105,6 +105,12 @@ class VectorIndex(Protocol):
         embedding step is complete; the rest are found by keywords meanwhile)."""
         ...
 
+    def record_waiting(self, space: str) -> int:
+        """Count :meth:`waiting_units` now and, where the backend can, leave the count
+        in the index for other processes while nothing changes (an index run's end;
+        inside a write transaction). Returns the count."""
+        ...
+
     def has_vectors(self, space: str, hashes: Sequence[str]) -> set[str]:
         """The subset of ``hashes`` with a vector in ``space``."""
         ...
@@ -140,7 +146,9 @@ class VectorIndex(Protocol):
     def matrix_since(self, space: str, old: VectorMatrix | None) -> VectorMatrix:
         """The current :meth:`matrix` of ``space``, made from ``old`` (a matrix this
         index returned before, or ``None``) by reading only what changed since when the
-        backend can (``old`` itself when nothing did); else a full :meth:`matrix`."""
+        backend can (``old`` itself when nothing did); else a full :meth:`matrix`. Its
+        live rows are those of :meth:`matrix`; it may keep rows of chunks gone, marked
+        ``dead`` (which every search skips), rather than copy the others."""
         ...
 
     def indexed(self, space: str) -> bool:

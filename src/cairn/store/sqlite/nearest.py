@@ -42,6 +42,8 @@ def exact_nearest(
     mask = keep[vm.units]
     if not include_alternates:
         mask &= ~vm.alternate
+    if vm.dead is not None:
+        mask &= ~vm.dead
     out: list[NearChunk] = []
     seen: set[int] = set()
     for row in np.flatnonzero(mask)[np.argsort(-sims[mask], kind="stable")]:
@@ -63,9 +65,10 @@ def best_similarity(
 
     wanted = set(unit_ids)
     sims = vm.matrix @ np.asarray(vector, np.float32)
+    dead = [False] * len(sims) if vm.dead is None else vm.dead.tolist()
     out: dict[str, float] = {}
     for row, s in enumerate(sims.tolist()):
         u = vm.unit_ids[int(vm.units[row])]
-        if u in wanted and s > out.get(u, -2.0):
+        if u in wanted and not dead[row] and s > out.get(u, -2.0):
             out[u] = float(s)
     return out

@@ -6,19 +6,34 @@ so :class:`WaitingCounts` keeps the count until a chunk, vector or unit changes,
 thread count at a time, and — in a server, after :func:`count_in_background` — answers a
 stale count at once and counts again in a background thread once the index holds still
 (:func:`cairn.store.settle.wait_until_still`).
+
+An index run leaves its final count in the index (:meth:`WaitingCounts.record_waiting`,
+``vector_meta`` key ``waiting:<space>``, with the generation and last unit it counted):
+a process that finds the index as that run left it takes the count from there instead
+of scanning — a server after each run of its index process (18 ms of CPU per run on the
+shared corpus, twice a second under continuous re-indexing), a new ``cairn search``.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 
-from cairn.store.settle import wait_until_still
+from cairn.store.settle import SETTLE, wait_until_still
 
 CHUNKABLE = "(trim(u.body, char(32, 9, 10, 13)) != '' OR u.kind != 'preamble')"
 """SQL over ``units u``: the unit has text to embed (a bare title preamble has none)."""
 
 _background = {"counts": False}
+IDLE = 1.0
+"""Seconds the index must hold still before the background counter counts on its own
+instead of waiting for the count an index run leaves."""
+PATIENCE = 5.0
+"""The longest the background counter waits for an index run's count, in seconds."""
+RECORDED = "waiting:"
+"""The ``vector_meta`` key prefix of a recorded count (then the space): ``"<generation>
+<last unit rowid> <count>"``."""
 
 _COUNT = (
     "SELECT (SELECT count(*) FROM units u WHERE NOT EXISTS (SELECT 1 FROM "
@@ -62,6 +77,12 @@ class WaitingCounts:
     def generation(self) -> int:  # provided by the host
         raise NotImplementedError
 
+    def meta(self, key: str) -> str | None:  # provided by the host
+        raise NotImplementedError
+
+    def set_meta(self, key: str, value: str) -> None:  # provided by the host
+        raise NotImplementedError
+
     def _init_waiting(self) -> None:
         self._waiting: dict[str, tuple[tuple[object, ...], int]] = {}
         self._counting = threading.Lock()
@@ -85,10 +106,41 @@ class WaitingCounts:
         cached = self._waiting.get(space)
         if cached is not None and cached[0] == key:
             return cached[1]
+        recorded = self._recorded(space, key)
+        if recorded is not None:  # the index is as the run that counted it left it
+            self._waiting[space] = (key, recorded)
+            return recorded
         if cached is not None and _background["counts"]:
             self._wake_counter(space)
             return cached[1]
         return self._count_waiting(space, key, blocking=cached is None)
+
+    def record_waiting(self, space: str) -> int:
+        """Count :meth:`waiting_units` now and leave the count in the index with what
+        it counted (the generation and the last unit), for other processes to take
+        while the index stays so. Call inside a write transaction (the count and what
+        it names are then one state); an index run does, at its end. Only SQLite
+        keeps it (another backend just counts).
+
+        Returns:
+            The count.
+        """
+        key = self._waiting_key(space)
+        n = self._count_waiting(space, key, blocking=True)
+        if isinstance(self.db, sqlite3.Connection):
+            self.set_meta(RECORDED + space, f"{key[1]} {key[2]} {n}")
+        return n
+
+    def _recorded(self, space: str, key: tuple[object, ...]) -> int | None:
+        """The count an index run left for ``space`` (:meth:`record_waiting`) when it
+        counted the index at ``key``; else ``None``."""
+        if not isinstance(self.db, sqlite3.Connection):
+            return None
+        value = self.meta(RECORDED + space)
+        parts = value.split() if value else []
+        if len(parts) != 3 or (parts[0], parts[1]) != (str(key[1]), str(key[2])):
+            return None
+        return int(parts[2])
 
     def _waiting_key(self, space: str) -> tuple[object, ...]:
         return (
@@ -108,6 +160,10 @@ class WaitingCounts:
             again = self._waiting.get(space)
             if again is not None and again[0] == key:
                 return again[1]
+            recorded = self._recorded(space, key)
+            if recorded is not None:  # the index is as the run that counted it left it
+                self._waiting[space] = (key, recorded)
+                return recorded
             # two disjoint counts (half the work of one scan testing both per unit):
             # chunkable units without chunks, and units with a chunk lacking a vector
             sql = _COUNT_SQLITE if isinstance(self.db, sqlite3.Connection) else _COUNT
@@ -140,6 +196,29 @@ class WaitingCounts:
             try:
                 wait_until_still(self.generation)
                 for space in spaces:
-                    self._count_waiting(space, self._waiting_key(space), blocking=True)
+                    self._count_when_idle(space)
             except Exception:  # e.g. the store closed; the next search asks again
                 continue
+
+    def _count_when_idle(self, space: str) -> None:
+        """The background count of ``space``: the count an index run leaves at its end
+        when one comes (polled every :data:`SETTLE` seconds), else a count of our own
+        once the index has held still for :data:`IDLE` seconds (nothing is running
+        that would leave one) or after :data:`PATIENCE` seconds. An index run pauses
+        its writes while it embeds: a count then was one per run, of a state the run
+        was about to change."""
+        start = still = time.monotonic()
+        last: tuple[object, ...] | None = None
+        while True:
+            key = self._waiting_key(space)
+            now = time.monotonic()
+            if key != last:
+                last, still = key, now
+            recorded = self._recorded(space, key)
+            if recorded is not None:
+                self._waiting[space] = (key, recorded)
+                return
+            if now - still >= IDLE or now - start >= PATIENCE:
+                break
+            time.sleep(SETTLE)
+        self._count_waiting(space, key, blocking=True)

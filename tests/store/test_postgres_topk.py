@@ -19,7 +19,7 @@ from cairn.app import Cairn
 from cairn.config import Config
 from cairn.search.query import parse_query
 from cairn.store import open_url
-from cairn.store.postgres import topk
+from cairn.store.postgres import overlap, topk
 
 pytestmark = pytest.mark.postgres
 
@@ -47,13 +47,13 @@ def _corpus(root: Path, n: int) -> None:
 
 
 def _full(store: Any, query: str, limit: int, weights: dict[str, float]) -> list[Any]:
-    """The search with top-k switched off: every matching unit scored."""
-    saved = topk.MAX_POSTINGS
-    topk.MAX_POSTINGS = -1
+    """The search with top-k and overlap-first switched off: every matching unit scored."""
+    saved = topk.MAX_POSTINGS, overlap.MAX_TERMS
+    topk.MAX_POSTINGS, overlap.MAX_TERMS = -1, 1
     try:
         return _search(store, query, limit, weights, full=True)
     finally:
-        topk.MAX_POSTINGS = saved
+        topk.MAX_POSTINGS, overlap.MAX_TERMS = saved
 
 
 def _search(store: Any, query: str, limit: int, weights: dict[str, float], *,
@@ -216,10 +216,122 @@ def test_summed_impacts_are_the_exact_scores(pg_cairn: Any, query: str) -> None:
     from cairn.store.postgres import search
 
     store = pg_cairn.store
-    saved = search.TOPK_TERMS
-    search.TOPK_TERMS = 0
+    saved = search.TOPK_TERMS, overlap.MAX_TERMS
+    search.TOPK_TERMS, overlap.MAX_TERMS = 0, 1
     try:
         summed = _search(store, query, 10, _WEIGHTS)
     finally:
-        search.TOPK_TERMS = saved
+        search.TOPK_TERMS, overlap.MAX_TERMS = saved
     assert summed == _search(store, query, 10, _WEIGHTS)
+
+
+def _answered(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Records, per call of the overlap-first search, whether it answered (not None)."""
+    seen: list[bool] = []
+    real = overlap.top_k_overlap
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        out = real(*args, **kwargs)
+        seen.append(out is not None)
+        return out
+
+    monkeypatch.setattr(overlap, "top_k_overlap", spy)
+    return seen
+
+
+@pytest.mark.parametrize("limit", [1, 5, 20, 200])
+def test_overlap_first_is_the_full_ranking(pg_cairn: Any, limit: int,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Queries of 2–6 words (common, rare and filler words mixed) give the units and
+    scores of scoring every match, and the overlap-first search answers most of them."""
+    store = pg_cairn.store
+    fillers = [str(r[0]) for r in store.db.execute(
+        "SELECT lex FROM fts_lex WHERE lex LIKE 'filler%' ORDER BY lex LIMIT 40")]
+    rng = random.Random(limit)
+    queries = [" ".join(rng.sample([*_WORDS, *fillers], rng.randint(2, 6))) for _ in range(30)]
+    queries += ["basil thyme", "tomato bloom", "basil filler1 filler2"]
+    answered = _answered(monkeypatch)
+    for q in queries:
+        assert _search(store, q, limit, _WEIGHTS) == _full(store, q, limit, _WEIGHTS), q
+    assert len(answered) >= len(queries) and sum(answered) >= len(queries) // 2, answered
+
+
+def test_overlap_first_with_tied_impacts(tmp_path: Path, pg_server_url: str,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notes of the same few words tie in impact by the hundred: the order among ties
+    (rowid ascending) is the full read's, whichever way the lists are cut."""
+    import psycopg
+    from tests.store.conftest import _with_db
+
+    root = tmp_path / "ties"
+    root.mkdir()
+    texts = ["alpha gamma", "beta gamma", "alpha", "beta", "alpha beta", "gamma delta"]
+    for i in range(240):
+        (root / f"t{i:03}.md").write_text(texts[i % len(texts)] + "\n", encoding="utf-8")
+    name = "cairn_ties_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    cfg = Config(db_path=tmp_path / "unused.db", embed={"provider": "none"})
+    try:
+        with Cairn(cfg, store=open_url(_with_db(pg_server_url, name))) as c:
+            c.index([str(root)])
+            settled: list[bool] = []
+            real = overlap._settle
+
+            def spy(*args: Any) -> Any:
+                out = real(*args)
+                settled.append(out is not None)
+                return out
+
+            monkeypatch.setattr(overlap, "_settle", spy)
+            for q in ("alpha beta", "alpha gamma", "beta delta", "alpha beta gamma delta"):
+                for limit in (1, 3, 10, 50, 100):
+                    got = _search(c.store, q, limit, _WEIGHTS)
+                    assert got == _full(c.store, q, limit, _WEIGHTS), (q, limit)
+                    assert len(got) == limit
+            assert any(settled) and not all(settled)  # some cuts fell inside a tie
+    finally:
+        with psycopg.connect(pg_server_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def test_overlap_literal_quotes_every_lexeme(pg_cairn: Any) -> None:
+    """Lexemes holding tsquery syntax (quotes, backslashes, operators, spaces) are
+    matched as themselves: two of them or more, never one."""
+    odd = ["o'neil", "a\\b", "x & y", "é!|(", ":*"]
+    lit = overlap.ts_literal(odd)
+    db = pg_cairn.store.db
+    for have, want in ((odd[:2], True), (odd[2:4], True), (odd[4:], False), ([], False),
+                       (["o", "neil", "a", "b"], False)):
+        row = db.execute("SELECT array_to_tsvector(?::text[]) @@ ?::tsquery",
+                         (have, lit)).fetchone()
+        assert bool(row[0]) is want, (have, lit)
+    with pytest.raises(ValueError):
+        overlap.ts_literal(["one"])
+
+
+def test_overlap_settles_only_when_nothing_unread_can_enter() -> None:
+    """The stop rule: a list cut at the answer's score (a tie) or an overlap cut
+    before the answer's last unit is not exact; read lists and lower cuts are."""
+    n = 3
+    # (list, rowid, unit id, score, passes, in the overlap)
+    overlap_rows = [(0, 7, "u7", 9.0, True, True), (0, 8, "u8", 8.0, True, True)]
+    head = [(1, 1, "u1", 5.0, True, False), (1, 2, "u2", 4.0, True, False),
+            (1, 3, "u3", 3.0, True, False)]
+    assert overlap._settle(overlap_rows + head, 1, n, 2) == [("u7", 9.0), ("u8", 8.0)]
+    # a list cut at 8.0: an unread posting may tie the second answer with a lower rowid
+    tie = [(1, 1, "u1", 8.0, True, False), (1, 2, "u2", 8.0, True, False),
+           (1, 3, "u3", 8.0, True, False)]
+    assert overlap._settle(overlap_rows + tie, 1, n, 3) is None
+    # the same list read whole (fewer rows than asked): exact
+    assert overlap._settle(overlap_rows + tie[:2], 1, n, 3) == [
+        ("u7", 9.0), ("u1", 8.0), ("u2", 8.0)]
+    # an overlap cut at its 3rd row: an answer reaching past it is not exact, one
+    # ending on it is (unread overlap units come after it)
+    cut = [*overlap_rows, (0, 9, "u9", 7.0, True, True)]
+    low = [(1, 1, "u1", 0.5, True, False)]
+    assert overlap._settle(cut + low, 1, n, 4) is None
+    assert overlap._settle(cut + low, 1, n, 3) == [("u7", 9.0), ("u8", 8.0), ("u9", 7.0)]
+    # a unit failing the check (an alternate) is left out; one in the overlap counts once
+    rows = [*overlap_rows, (1, 7, "u7", 2.0, True, True), (1, 5, "u5", 6.0, False, False)]
+    assert overlap._settle(rows, 1, n, 3) == [("u7", 9.0), ("u8", 8.0)]

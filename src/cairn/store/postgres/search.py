@@ -16,7 +16,11 @@ weighted by the column it occurs in (BM25F-style: title, outline path, tags and 
 weights), and the unit's length in lexemes is set against the mean — the mean of the
 last rebuild of the postings (``fts_params``), computed again whenever the live mean
 (``fts_stats``) has drifted from it by more than 5 %.
-The best ``limit`` units are found by exact top-k over impact-ordered postings
+A query of two to six plain words with the frozen weights and no filter is answered
+overlap first (:mod:`cairn.store.postgres.overlap`: the units holding two or more of the
+words, found by the GIN index and scored from their postings, with the heads of the
+words' lists); a query naming units with ``id:`` scores those units. Otherwise the
+best ``limit`` units are found by exact top-k over impact-ordered postings
 (:mod:`cairn.store.postgres.topk`, kept by triggers: see
 :data:`cairn.store.postgres.steps.PG_STEPS`), which reads each lexeme's postings best
 first and stops early; candidates are scored from their ``tsvector`` (with the live
@@ -190,6 +194,7 @@ class PostgresSearchMixin(SearchMixin):
         doc): exact top-k (:func:`cairn.store.postgres.topk.top_k`), or, when that gives
         up, one statement scoring every matching unit from its vector (the planner
         applies a selective filter first)."""
+        from cairn.store.postgres import overlap
         from cairn.store.postgres.topk import Terms, bound_factor, exact_score_sql, top_k
         from cairn.store.postgres.topk_sql import top_k_server
 
@@ -214,7 +219,21 @@ class PostgresSearchMixin(SearchMixin):
         posted = [(i, t, x) for i, t, x, df in zip(ids, lexemes, idf, dfs, strict=True)
                   if i is not None and df > 0]
         live = (wa, wb, wc, wd)
-        if posted and limit <= TOPK_LIMIT and len(posted) <= TOPK_TERMS:
+        if not posted:
+            return []
+        # an id: filter names a document's units: score those (the planner starts there)
+        listed = any(f.field == "id" and not f.negate for f in query.filters)
+        if listed:
+            pass
+        elif (simple and live == frozen and limit <= TOPK_LIMIT
+                and 2 <= len(posted) <= overlap.MAX_TERMS
+                and all(c == "u.alternate = 0" for c in cond)):
+            out = overlap.top_k_overlap(
+                self.db, [int(i) for i, _, _ in posted], [t for _, t, _ in posted],
+                [x for _, _, x in posted], limit, alternates=not cond)
+            if out is not None:
+                return out
+        elif limit <= TOPK_LIMIT and len(posted) <= TOPK_TERMS:
             r = bound_factor(live, frozen, avgdl, avgdl)
             terms = Terms(tuple(int(i) for i, _, _ in posted),
                           tuple(t for _, t, _ in posted), tuple(x for _, _, x in posted))
@@ -224,9 +243,7 @@ class PostgresSearchMixin(SearchMixin):
                       filtered=filtered)
             if out is not None:
                 return out
-        elif not posted:
-            return []
-        if live == frozen:  # the stored impacts are the scores' terms: sum them
+        if live == frozen and not listed:  # the stored impacts are the scores' terms: sum them
             return self._sum_impacts([int(i) for i, _, _ in posted], [x for _, _, x in posted],
                                      cond, cond_args, limit)
         sql = (f"SELECT u.id, {exact_score_sql()} AS score FROM units u "

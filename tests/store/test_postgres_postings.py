@@ -89,6 +89,43 @@ def test_postings_are_exact_after_adds_changes_and_removals(tmp_path: Path, pg_u
         assert len(_docs(c, "thyme")) == 5
 
 
+def test_few_and_many_units_unposted_stay_exact(tmp_path: Path, pg_url: str,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Postings stay exact whether a statement's old rows are few (deleted by key
+    lookups, the join settings put back after) or many (the planner's join), for
+    deletes and updates; the threshold is lowered so both branches run."""
+    from cairn.store.postgres import steps
+
+    root = tmp_path / "notes"
+    _write(root, 40, "basil")
+    with _cairn(tmp_path, pg_url) as c:
+        c.index([str(root)])
+        monkeypatch.setattr(steps, "FEW_UNPOSTED", 10)
+        raw = c.store.db.raw
+        for stmt in steps.step5():
+            raw.execute(stmt)
+        _write(root, 6, "oregano")  # a few units per statement: one note at a time
+        for i in range(30, 34):
+            (root / f"note{i}.md").unlink()
+        c.index([str(root)])
+        _check(c.store)
+        assert len(_docs(c, "oregano")) == 6
+        with raw.transaction():
+            raw.execute("DELETE FROM units_fts WHERE rowid IN "
+                        "(SELECT rowid FROM units_fts ORDER BY rowid LIMIT 3)")
+            assert raw.execute("SELECT current_setting('enable_hashjoin'), "
+                               "current_setting('enable_mergejoin')").fetchone() == ("on", "on")
+            raw.execute("DELETE FROM units_fts WHERE rowid IN "
+                        "(SELECT rowid FROM units_fts ORDER BY rowid LIMIT 25)")  # many
+            raw.execute("UPDATE units_fts SET body = body || ' sorrel' WHERE rowid IN "
+                        "(SELECT rowid FROM units_fts ORDER BY rowid DESC LIMIT 30)")
+            raw.execute("UPDATE units_fts SET body = body || ' sorrel' WHERE rowid IN "
+                        "(SELECT rowid FROM units_fts ORDER BY rowid LIMIT 2)")
+        assert _check(c.store) > 0
+        n = raw.execute("SELECT df FROM fts_lex WHERE lex = 'sorrel'").fetchone()[0]
+        assert n == 32
+
+
 def test_a_file_rolled_back_leaves_no_postings(tmp_path: Path, pg_url: str) -> None:
     from cairn.model import Document, Unit
 

@@ -295,6 +295,75 @@ def test_overlap_first_with_tied_impacts(tmp_path: Path, pg_server_url: str,
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
+@pytest.mark.parametrize("limit", [1, 10, 100])
+def test_overlap_with_a_common_word(pg_cairn: Any, limit: int) -> None:
+    """A word in most units beside rare ones: its list is read at the head only and its
+    share added to the few units that could still rank (the statement with ``thr``);
+    the result is the full read's. With the candidate cap at 0 the common list is read
+    too, with the same result."""
+    store = pg_cairn.store
+    rows = store.db.execute(
+        "SELECT lex, df FROM fts_lex WHERE lex LIKE 'filler%' AND df BETWEEN 2 AND 6 "
+        "ORDER BY lex LIMIT 12").fetchall()
+    fillers = [str(r[0]) for r in rows]
+    basil = int(store.db.execute("SELECT df FROM fts_lex WHERE lex = 'basil'").fetchone()[0])
+    assert basil > overlap.COMMON * 3 * 6  # basil is common beside any two fillers
+    queries = [f"basil {a} {b}" for a, b in zip(fillers[::2], fillers[1::2], strict=True)]
+    statements: list[str] = []
+    real = store.db.execute
+
+    def spy(sql: str, params: Any = ()) -> Any:
+        statements.append(sql)
+        return real(sql, params)
+
+    store.db.execute = spy
+    try:
+        for q in queries:
+            assert _search(store, q, limit, _WEIGHTS) == _full(store, q, limit, _WEIGHTS), q
+        common = sum("thr AS" in x for x in statements)
+        saved = overlap.MAX_CANDIDATES
+        overlap.MAX_CANDIDATES = 0
+        try:
+            for q in queries:
+                assert _search(store, q, limit, _WEIGHTS) == _full(store, q, limit, _WEIGHTS)
+        finally:
+            overlap.MAX_CANDIDATES = saved
+    finally:
+        del store.db.execute
+    assert common >= len(queries) == 6
+
+
+def test_a_common_word_lifts_units_past_the_cut(tmp_path: Path, pg_server_url: str) -> None:
+    """Units holding a rare word once, longer ones (so lower on it) with more of a
+    common word: the common word's share lifts long units above shorter ones, past
+    the ``n``-th best on the rare word alone, and they are found."""
+    import psycopg
+    from tests.store.conftest import _with_db
+
+    root = tmp_path / "lift"
+    root.mkdir()
+    for i in range(40):
+        extra = " ".join(f"w{i}x{j}" for j in range(20 + i // 8))
+        zeta = " ".join(["zeta"] * (1 + i))
+        (root / f"r{i:02}.md").write_text(f"rho {zeta} {extra}\n", encoding="utf-8")
+    for i in range(400):
+        (root / f"z{i:03}.md").write_text(("zeta " if i % 5 else "") + f"plain{i}\n",
+                                          encoding="utf-8")
+    name = "cairn_lift_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    cfg = Config(db_path=tmp_path / "unused.db", embed={"provider": "none"})
+    try:
+        with Cairn(cfg, store=open_url(_with_db(pg_server_url, name))) as c:
+            c.index([str(root)])
+            for limit in (1, 3, 10):
+                got = _search(c.store, "rho zeta", limit, _WEIGHTS)
+                assert got == _full(c.store, "rho zeta", limit, _WEIGHTS), limit
+    finally:
+        with psycopg.connect(pg_server_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 def test_overlap_literal_quotes_every_lexeme(pg_cairn: Any) -> None:
     """Lexemes holding tsquery syntax (quotes, backslashes, operators, spaces) are
     matched as themselves: two of them or more, never one."""

@@ -41,23 +41,41 @@ MAX_TERMS = 6
 question, an abstract) overlaps in most of its matches, so the whole-list read is as
 quick."""
 
-_SQL = """
-WITH m AS MATERIALIZED (SELECT rowid FROM units_fts WHERE doc @@ ?::tsquery),
-ms AS (SELECT p.rowid, sum(q.idf * p.imp) AS score
+COMMON = 4.0
+"""A word whose list is longer than this many times all the others' together is read
+only at its head (see :func:`top_k_overlap`)."""
+
+MAX_CANDIDATES = 2_000
+"""The most units whose common word's share is computed from their vectors; more (a
+common word weighing too much) and the common word's list is read too."""
+
+_M = "m AS MATERIALIZED (SELECT rowid FROM units_fts WHERE doc @@ ?::tsquery)"
+_MS = """ms AS (SELECT p.rowid, sum(q.idf * p.imp) AS score
        FROM unnest(?::int[], ?::float8[]) AS q(lex, idf)
        JOIN fts_postings p ON p.lex = q.lex
        WHERE p.rowid IN (SELECT rowid FROM m) GROUP BY p.rowid
-       ORDER BY score DESC, p.rowid LIMIT ?),
-hs AS (SELECT q.k, h.rowid, q.idf * h.imp AS score
+       ORDER BY score DESC, p.rowid LIMIT ?)"""
+_MS_COMMON = """m AS (SELECT p.rowid, sum(q.idf * p.imp) AS score
+       FROM unnest(?::int[], ?::float8[]) AS q(lex, idf)
+       JOIN fts_postings p ON p.lex = q.lex GROUP BY p.rowid),
+thr AS (SELECT score FROM m ORDER BY score DESC LIMIT 1 OFFSET ?),
+cand AS (SELECT rowid, score FROM m WHERE score >= coalesce((SELECT score FROM thr),
+         '-Infinity'::float8) - ? * (SELECT max(imp) FROM fts_postings WHERE lex = ?)
+         ORDER BY score DESC LIMIT ?),
+ms AS (SELECT c.rowid, c.score + coalesce((SELECT ? * {imp} FROM unnest(f.doc) e
+              WHERE e.lexeme = ?), 0) AS score
+       FROM cand c JOIN units_fts f ON f.rowid = c.rowid CROSS JOIN fts_params prm
+       ORDER BY score DESC, c.rowid LIMIT ?)"""
+_HS = """hs AS (SELECT q.k, h.rowid, q.idf * h.imp AS score
        FROM unnest(?::int[], ?::float8[]) WITH ORDINALITY AS q(lex, idf, k)
        CROSS JOIN LATERAL (SELECT p.rowid, p.imp FROM fts_postings p WHERE p.lex = q.lex
-                           ORDER BY p.imp DESC, p.rowid DESC LIMIT ?) h)
-SELECT 0, ms.rowid, u.id, ms.score, {ok}, true
+                           ORDER BY p.imp DESC, p.rowid DESC LIMIT ?) h)"""
+_OUT = """SELECT 0, ms.rowid, u.id, ms.score, {ok}, true
 FROM ms JOIN units u ON u.rowid = ms.rowid
 UNION ALL
 SELECT hs.k, hs.rowid, u.id, hs.score, {ok}, hs.rowid IN (SELECT rowid FROM m)
-FROM hs JOIN units u ON u.rowid = hs.rowid
-"""
+FROM hs JOIN units u ON u.rowid = hs.rowid"""
+_COUNT = "UNION ALL SELECT -1, count(*), '', 0, false, false FROM cand"
 
 
 def ts_literal(lexemes: Sequence[str]) -> str:
@@ -78,28 +96,66 @@ def ts_literal(lexemes: Sequence[str]) -> str:
 
 
 def top_k_overlap(db: Any, ids: Sequence[int], texts: Sequence[str], idf: Sequence[float],
-                  limit: int, *, alternates: bool) -> list[tuple[str, float]] | None:
+                  limit: int, *, alternates: bool, dfs: Sequence[int] = ()
+                  ) -> list[tuple[str, float]] | None:
     """The best ``limit`` units ``(unit id, score)`` for the words of ``texts``
-    (lexemes with postings: their ``fts_lex`` ``ids`` and BM25 ``idf``, one entry each),
-    best first, ties by rowid; ``None`` when it cannot prove the answer exact (the
-    caller reads every list). ``alternates`` keeps alternate units (otherwise
-    ``units.alternate = 0`` is required).
+    (lexemes with postings: their ``fts_lex`` ``ids`` and BM25 ``idf``, one entry each,
+    and their document frequencies ``dfs`` if known), best first, ties by rowid;
+    ``None`` when it cannot prove the answer exact (the caller reads every list).
+    ``alternates`` keeps alternate units (otherwise ``units.alternate = 0`` is
+    required).
+
+    With a word whose list is over :data:`COMMON` times all the others (``note`` in a
+    vault whose every heading says so), the overlap is not looked for: every unit in
+    the other words' lists is scored from their postings ``P`` (the units outside them
+    hold the common word alone, and the head of its list has their best); a unit's
+    score is ``P + c`` with ``0 ≤ c ≤ C = idf · best impact`` of the common word, so
+    the best ``n`` are among the units with ``P`` at least the ``n``-th best ``P``
+    minus ``C``, and only those get ``c`` (from the unit's vector, computed as the
+    stored impact is: :func:`cairn.store.postgres.steps.impact_sql`).
 
     Raises:
-        ValueError: fewer than two lexemes, or the three sequences differ in length.
+        ValueError: fewer than two lexemes, or the sequences differ in length.
     """
-    if not len(ids) == len(texts) == len(idf) or len(ids) < 2:
+    if not len(ids) == len(texts) == len(idf) or len(ids) < 2 or (dfs and len(dfs) != len(ids)):
         raise ValueError("top_k_overlap needs two lexemes or more, each with an id and idf")
-    sql = _SQL.format(ok="true" if alternates else "u.alternate = 0")
-    tsq = ts_literal(texts)
+    ok = "true" if alternates else "u.alternate = 0"
+    common = _common(dfs)
     n = 2 * limit + 10
     for _ in range(2):
-        rows = db.execute(sql, [tsq, list(ids), list(idf), n, list(ids), list(idf), n]).fetchall()
-        out = _settle(rows, len(ids), n, limit)
+        if common is None:
+            sql = f"WITH {_M}, {_MS}, {_HS} {_OUT.format(ok=ok)}"
+            args: list[Any] = [ts_literal(texts), list(ids), list(idf), n, list(ids),
+                               list(idf), n]
+            lists = len(ids)
+        else:
+            from cairn.store.postgres.steps import impact_sql
+
+            rest = [i for i in range(len(ids)) if i != common]
+            sql = (f"WITH {_MS_COMMON.format(imp=impact_sql('e', 'f.doc', 'prm'))}, "
+                   f"{_HS} {_OUT.format(ok=ok)} {_COUNT}")
+            args = [[ids[i] for i in rest], [idf[i] for i in rest], n - 1, idf[common],
+                    ids[common], MAX_CANDIDATES + 1, idf[common], texts[common], n,
+                    [ids[common]], [idf[common]], n]
+            lists = 1
+        rows = db.execute(sql, args).fetchall()
+        if any(int(r[0]) == -1 and int(r[1]) > MAX_CANDIDATES for r in rows):
+            common = None  # the common word weighs too much: read its list too
+            continue
+        out = _settle([r for r in rows if int(r[0]) >= 0], lists, n, limit)
         if out is not None:
             return out
         n *= 8
     return None
+
+
+def _common(dfs: Sequence[int]) -> int | None:
+    """The index of a word whose list is over :data:`COMMON` times all the others'
+    together, if there is one."""
+    if not dfs:
+        return None
+    top = max(range(len(dfs)), key=lambda i: dfs[i])
+    return top if dfs[top] > COMMON * (sum(dfs) - dfs[top]) else None
 
 
 def _settle(rows: Sequence[Sequence[Any]], n_lists: int, n: int, limit: int

@@ -230,7 +230,8 @@ class PostgresSearchMixin(SearchMixin):
                 and all(c == "u.alternate = 0" for c in cond)):
             out = overlap.top_k_overlap(
                 self.db, [int(i) for i, _, _ in posted], [t for _, t, _ in posted],
-                [x for _, _, x in posted], limit, alternates=not cond)
+                [x for _, _, x in posted], limit, alternates=not cond,
+                dfs=[df for i, df in zip(ids, dfs, strict=True) if i is not None and df > 0])
             if out is not None:
                 return out
         elif limit <= TOPK_LIMIT and len(posted) <= TOPK_TERMS:

@@ -196,6 +196,54 @@ def test_vectors_and_semantic_search(tmp_path: Path, pg_url: str) -> None:
         pg.close()
 
 
+def test_hybrid_lists_side_by_side(tmp_path: Path, pg_url: str) -> None:
+    """On PostgreSQL hybrid search's semantic list runs on a side thread while the
+    caller runs the keyword list, with the hits of running both in the caller (all side
+    threads taken); on SQLite both run in the caller."""
+    import threading
+
+    from cairn.search import rank
+
+    root = _notes(tmp_path)
+    cfg = Config(db_path=tmp_path / "index.db", embed={"provider": "static"})
+    lite = Cairn(cfg, store=open_store(tmp_path / "index.db"))
+    pg = Cairn(cfg, store=open_url(pg_url))
+    where: list[str] = []
+    real = rank.Ranker._semantic
+
+    def spy(self: Any, *args: Any) -> Any:
+        where.append(threading.current_thread().name)
+        return real(self, *args)
+
+    rank.Ranker._semantic = spy  # type: ignore[method-assign]
+    try:
+        for c in (lite, pg):
+            c.index([str(root)])
+        queries = ("watering plants in the morning", "travel to Portugal", "tomato")
+        side = [[(h.unit_id, h.score) for h in pg.search(q, mode="hybrid", limit=5).hits]
+                for q in queries]
+        assert where and all(w.startswith("cairn-side") for w in where), where
+        where.clear()
+        for _ in range(rank.SIDE_WORKERS):  # every side thread taken: the caller runs both
+            assert rank._side_slots.acquire(blocking=False)
+        try:
+            inline = [[(h.unit_id, h.score) for h in pg.search(q, mode="hybrid",
+                                                                limit=5).hits]
+                      for q in queries]
+        finally:
+            for _ in range(rank.SIDE_WORKERS):
+                rank._side_slots.release()
+        assert inline == side and all(side)
+        assert where == [threading.current_thread().name] * len(queries)
+        where.clear()
+        lite.search("tomato", mode="hybrid", limit=5)
+        assert where == [threading.current_thread().name]
+    finally:
+        rank.Ranker._semantic = real  # type: ignore[method-assign]
+        lite.close()
+        pg.close()
+
+
 def test_two_writers_never_interleave(tmp_path: Path, pg_url: str) -> None:
     """A second indexer is refused while the first holds the run lock."""
     from cairn.store.lock import IndexBusy

@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -149,6 +151,35 @@ def _parse_time(value: str) -> float | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
+
+
+SIDE_WORKERS = 4
+"""Threads that search hybrid's semantic list while the caller searches the keyword list
+(stores with ``concurrent_reads``); when all are busy the caller searches both."""
+
+_side_pool: ThreadPoolExecutor | None = None
+_side_slots = threading.BoundedSemaphore(SIDE_WORKERS)
+_side_lock = threading.Lock()
+
+
+def _side_by_side(store: Store, fn: Callable[..., Any], *args: Any
+                  ) -> Callable[[], Any] | None:
+    """``fn(*args)`` started on a side thread when the store serves concurrent reads
+    and a side thread is free: a function that waits for its result (raising what it
+    raised); ``None`` to run it in the caller."""
+    global _side_pool
+    if not getattr(store, "concurrent_reads", False) or not _side_slots.acquire(blocking=False):
+        return None
+    with _side_lock:
+        if _side_pool is None:
+            _side_pool = ThreadPoolExecutor(SIDE_WORKERS, thread_name_prefix="cairn-side")
+    try:
+        fut = _side_pool.submit(fn, *args)
+    except BaseException:
+        _side_slots.release()
+        raise
+    fut.add_done_callback(lambda _f: _side_slots.release())
+    return fut.result
 
 
 class Ranker:
@@ -377,8 +408,9 @@ class Ranker:
             fused = single("cosine", [(h.unit_id, h.score) for h in dense])
             return fused, {h.unit_id: h for h in dense}, facts, len(dense) >= n
         depth = max(k, self.fusion.depth)
+        side = _side_by_side(self.store, self._semantic, query, tq, depth, alternates)
         kw = self._keyword(tq, depth, alternates)
-        dense, qvec = self._semantic(query, tq, depth, alternates)
+        dense, qvec = side() if side else self._semantic(query, tq, depth, alternates)
         facts = self.store.unit_facts([k for k, _ in kw] + [h.unit_id for h in dense])
         # ranks in the keyword list are counted after shadowed preambles are settled
         kw_kept = self._settle_preambles(kw, tq, facts, alternates)

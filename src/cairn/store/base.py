@@ -56,6 +56,9 @@ class Store(Protocol):
     """One index: documents, units, links, runs; ``vectors`` and ``edges`` beside them."""
 
     path: str
+    concurrent_reads: bool
+    """Whether two threads' reads run at once in another process (a database server),
+    so a search may run its keyword and semantic lists side by side."""
 
     # --- lifecycle -------------------------------------------------------------------
     @property

@@ -31,3 +31,5 @@ class PostgresStore(
         StoreError: the server cannot be reached, or the database is not a cairn index
             or is newer than this cairn.
     """
+
+    concurrent_reads = True  # the server runs the keyword and semantic lists side by side

@@ -47,3 +47,5 @@ class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin
         StoreError: the file cannot be opened, is not a cairn database, or is newer
             than this version of cairn.
     """
+
+    concurrent_reads = False  # one process: the lists are searched one after the other

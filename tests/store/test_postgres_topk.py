@@ -8,8 +8,10 @@ Every test runs against a real PostgreSQL server (see ``conftest.py``); nothing 
 
 from __future__ import annotations
 
+import contextlib
 import random
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -62,25 +64,33 @@ def _search(store: Any, query: str, limit: int, weights: dict[str, float], *,
     return [(u, round(s, 9)) for u, s in hits]
 
 
-@pytest.fixture(scope="module")
-def pg_cairn(tmp_path_factory: pytest.TempPathFactory, pg_server_url: str) -> Any:
-    """One index of 400 notes for the module (its own database, dropped after)."""
+@contextlib.contextmanager
+def _indexed(server_url: str, root: Path, tmp: Path, prefix: str) -> Iterator[Cairn]:
+    """``root`` indexed (no embeddings) into a database of its own on the server,
+    dropped after."""
     import psycopg
     from tests.store.conftest import _with_db
 
-    tmp = tmp_path_factory.mktemp("topk")
-    _corpus(tmp / "notes", 400)
-    name = "cairn_topk_" + uuid.uuid4().hex[:8]
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
+    name = f"cairn_{prefix}_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(server_url, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
     cfg = Config(db_path=tmp / "unused.db", embed={"provider": "none"})
     try:
-        with Cairn(cfg, store=open_url(_with_db(pg_server_url, name))) as c:
-            c.index([str(tmp / "notes")])
+        with Cairn(cfg, store=open_url(_with_db(server_url, name))) as c:
+            c.index([str(root)])
             yield c
     finally:
-        with psycopg.connect(pg_server_url, autocommit=True) as conn:
+        with psycopg.connect(server_url, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="module")
+def pg_cairn(tmp_path_factory: pytest.TempPathFactory, pg_server_url: str) -> Any:
+    """One index of 400 notes for the module (its own database, dropped after)."""
+    tmp = tmp_path_factory.mktemp("topk")
+    _corpus(tmp / "notes", 400)
+    with _indexed(pg_server_url, tmp / "notes", tmp, "topk") as c:
+        yield c
 
 
 @pytest.fixture(params=["server", "client"])
@@ -260,21 +270,13 @@ def test_overlap_first_with_tied_impacts(tmp_path: Path, pg_server_url: str,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Notes of the same few words tie in impact by the hundred: the order among ties
     (rowid ascending) is the full read's, whichever way the lists are cut."""
-    import psycopg
-    from tests.store.conftest import _with_db
 
     root = tmp_path / "ties"
     root.mkdir()
     texts = ["alpha gamma", "beta gamma", "alpha", "beta", "alpha beta", "gamma delta"]
     for i in range(240):
         (root / f"t{i:03}.md").write_text(texts[i % len(texts)] + "\n", encoding="utf-8")
-    name = "cairn_ties_" + uuid.uuid4().hex[:8]
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    cfg = Config(db_path=tmp_path / "unused.db", embed={"provider": "none"})
-    try:
-        with Cairn(cfg, store=open_url(_with_db(pg_server_url, name))) as c:
-            c.index([str(root)])
+    with _indexed(pg_server_url, root, tmp_path, "ties") as c:
             settled: list[bool] = []
             real = overlap._settle
 
@@ -290,9 +292,6 @@ def test_overlap_first_with_tied_impacts(tmp_path: Path, pg_server_url: str,
                     assert got == _full(c.store, q, limit, _WEIGHTS), (q, limit)
                     assert len(got) == limit
             assert any(settled) and not all(settled)  # some cuts fell inside a tie
-    finally:
-        with psycopg.connect(pg_server_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @pytest.mark.parametrize("limit", [1, 10, 100])
@@ -337,8 +336,6 @@ def test_a_common_word_lifts_units_past_the_cut(tmp_path: Path, pg_server_url: s
     """Units holding a rare word once, longer ones (so lower on it) with more of a
     common word: the common word's share lifts long units above shorter ones, past
     the ``n``-th best on the rare word alone, and they are found."""
-    import psycopg
-    from tests.store.conftest import _with_db
 
     root = tmp_path / "lift"
     root.mkdir()
@@ -349,19 +346,10 @@ def test_a_common_word_lifts_units_past_the_cut(tmp_path: Path, pg_server_url: s
     for i in range(400):
         (root / f"z{i:03}.md").write_text(("zeta " if i % 5 else "") + f"plain{i}\n",
                                           encoding="utf-8")
-    name = "cairn_lift_" + uuid.uuid4().hex[:8]
-    with psycopg.connect(pg_server_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    cfg = Config(db_path=tmp_path / "unused.db", embed={"provider": "none"})
-    try:
-        with Cairn(cfg, store=open_url(_with_db(pg_server_url, name))) as c:
-            c.index([str(root)])
+    with _indexed(pg_server_url, root, tmp_path, "lift") as c:
             for limit in (1, 3, 10):
                 got = _search(c.store, "rho zeta", limit, _WEIGHTS)
                 assert got == _full(c.store, "rho zeta", limit, _WEIGHTS), limit
-    finally:
-        with psycopg.connect(pg_server_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def test_overlap_literal_quotes_every_lexeme(pg_cairn: Any) -> None:

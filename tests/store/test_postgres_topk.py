@@ -299,7 +299,8 @@ def test_overlap_with_a_common_word(pg_cairn: Any, limit: int) -> None:
     """A word in most units beside rare ones: its list is read at the head only and its
     share added to the few units that could still rank (the statement with ``thr``);
     the result is the full read's. With the candidate cap at 0 the common list is read
-    too, with the same result."""
+    too, with the same result, and the statement that found too many candidates scored
+    none of them (no vector read for an answer it then throws away)."""
     store = pg_cairn.store
     rows = store.db.execute(
         "SELECT lex, df FROM fts_lex WHERE lex LIKE 'filler%' AND df BETWEEN 2 AND 6 "
@@ -309,17 +310,31 @@ def test_overlap_with_a_common_word(pg_cairn: Any, limit: int) -> None:
     assert basil > overlap.COMMON * 3 * 6  # basil is common beside any two fillers
     queries = [f"basil {a} {b}" for a, b in zip(fillers[::2], fillers[1::2], strict=True)]
     statements: list[str] = []
+    capped: list[list[Any]] = []  # the rows of each common-word statement
     real = store.db.execute
+
+    class Rows:
+        def __init__(self, rows: list[Any]) -> None:
+            self.rows = rows
+
+        def fetchall(self) -> list[Any]:
+            return self.rows
 
     def spy(sql: str, params: Any = ()) -> Any:
         statements.append(sql)
-        return real(sql, params)
+        if "thr AS" not in sql:
+            return real(sql, params)
+        rows = real(sql, params).fetchall()
+        capped.append(rows)
+        return Rows(rows)
 
     store.db.execute = spy
     try:
         for q in queries:
             assert _search(store, q, limit, _WEIGHTS) == _full(store, q, limit, _WEIGHTS), q
         common = sum("thr AS" in x for x in statements)
+        assert any(int(r[0]) == 0 for rows in capped for r in rows)  # scored under the cap
+        capped.clear()
         saved = overlap.MAX_CANDIDATES
         overlap.MAX_CANDIDATES = 0
         try:
@@ -330,6 +345,10 @@ def test_overlap_with_a_common_word(pg_cairn: Any, limit: int) -> None:
     finally:
         del store.db.execute
     assert common >= len(queries) == 6
+    assert len(capped) >= len(queries)
+    for rows in capped:  # over the cap: counted (the -1 row), none scored (list 0)
+        assert any(int(r[0]) == -1 and int(r[1]) > 0 for r in rows)
+        assert not any(int(r[0]) == 0 for r in rows)
 
 
 def test_a_common_word_lifts_units_past_the_cut(tmp_path: Path, pg_server_url: str) -> None:

@@ -6,7 +6,8 @@
                           [--topk server|client]
 
 1. ``--scifact``: nDCG@10 / Recall@100 / MRR@10 on ``../shared/bench/beir/scifact`` for
-   keyword (and hybrid with the shipped static model) on both backends.
+   keyword (and hybrid with the shipped static model) on both backends; with
+   ``--chunks 0`` nothing else.
 2. A synthetic corpus of about ``--chunks`` chunks (Markdown notes of 3–8 sections with
    realistic word counts over a Zipf-distributed vocabulary of 30,000 words, wikilinks
    between notes and Zipf-distributed tags: :func:`tag_vocabulary`), indexed into both:
@@ -393,6 +394,10 @@ def main() -> None:
             if args.scifact:
                 result["scifact"] = scifact(url, work)
                 print(json.dumps(result["scifact"], indent=1))
+            if not args.chunks:  # --scifact alone
+                if args.json:
+                    args.json.write_text(json.dumps(result, indent=1), encoding="utf-8")
+                return
             result["scale"] = scale(url, work, args.chunks,
                                     [int(x) for x in args.clients.split(",")],
                                     tuple(args.backends.split(",")))

@@ -441,3 +441,26 @@ def test_connections_are_pooled_and_closed(tmp_path: Path, pg_url: str) -> None:
     assert backends() == 0
     with pytest.raises(StoreError, match="closed"):
         store.counts()
+
+
+def test_every_connection_plans_for_its_parameters(tmp_path: Path, pg_url: str) -> None:
+    """Generic plans (the server's choice for a statement psycopg has prepared) are
+    off on every connection the store opens, pooled or direct: a search statement's
+    best plan depends on its words' list sizes."""
+    import threading
+
+    store = open_url(pg_url)
+    seen: list[str] = []
+
+    def look() -> None:
+        seen.append(str(store.db.execute("SHOW plan_cache_mode").fetchone()[0]))
+
+    look()
+    t = threading.Thread(target=look)  # a second thread: a second pooled connection
+    t.start()
+    t.join()
+    direct = store._connect()  # type: ignore[attr-defined]
+    seen.append(str(direct.execute("SHOW plan_cache_mode").fetchone()[0]))
+    direct.close()
+    store.close()
+    assert seen == ["force_custom_plan"] * 3

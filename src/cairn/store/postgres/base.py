@@ -197,7 +197,17 @@ POOL_SIZE = 32
 
 def _configure(raw: Any) -> None:
     """Set up a new connection: Python booleans as integers, as the shared schema
-    stores them."""
+    stores them, and a plan made for each execution's parameters
+    (``plan_cache_mode = force_custom_plan``).
+
+    psycopg prepares a statement on the server from its fifth execution, and the server
+    then switches to a generic plan — one for any parameters — once that looks no
+    dearer than the custom plans so far. Search statements differ by orders of magnitude
+    in the sizes of their posting lists, so a generic plan that suits a rare word is
+    ruinous for a common one: SciFact keyword search (300 queries, three passes in one
+    process) had a p95 of 31 ms in its first pass and 100 ms in the next two; with
+    custom plans every pass stays at 31 ms.
+    """
     import psycopg
     from psycopg.adapt import Dumper
 
@@ -208,6 +218,7 @@ def _configure(raw: Any) -> None:
             return b"1" if obj else b"0"
 
     raw.adapters.register_dumper(bool, _BoolAsInt)
+    raw.execute("SET plan_cache_mode = force_custom_plan")
 
 
 def _give_back(store_ref: weakref.ref[PostgresBase], raw: Any) -> None:

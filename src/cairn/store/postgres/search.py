@@ -30,9 +30,10 @@ when top-k gives up: a filter passing under 2 % of the first candidates, more th
 400,000 postings read, a column weight raised above a frozen weight of 0, or a
 ``limit`` above 10,000. Phrases, CJK bigrams, groups and ``-word`` are checked with the
 ``tsquery`` (GIN) on the candidates.
-Differences from SQLite's FTS5, by design of the engines: English stop words are not
-indexed (a query made only of them matches nothing), a unit's length counts distinct
-lexemes, and FTS5 scores each column separately — rankings agree on what matches, and
+Words are split and folded as FTS5's ``unicode61`` does and stop words are kept
+(:mod:`cairn.store.postgres.words`). Differences from SQLite's FTS5, by design of the
+engines: stemming is Snowball's English rather than Porter's, a unit's length counts
+distinct lexemes, and FTS5 scores each column separately — rankings agree on what matches, and
 mostly on the order.
 """
 
@@ -44,6 +45,7 @@ from typing import Any
 
 from cairn.errors import QueryError
 from cairn.model import Filter, Term, TextQuery
+from cairn.store.postgres.words import FTS_CONFIG
 from cairn.store.sqlite.fts import SearchMixin
 
 
@@ -72,10 +74,10 @@ def _term_sql(t: Term) -> tuple[str, list[str]]:
     args: list[str] = []
     if t.tokens and t.cjk:
         for tok in t.tokens:
-            parts.append("phraseto_tsquery('english', ?)")
+            parts.append(f"phraseto_tsquery('{FTS_CONFIG}', cairn_words(?))")
             args.append(tok)
     elif t.tokens:
-        parts.append("phraseto_tsquery('english', ?)")
+        parts.append(f"phraseto_tsquery('{FTS_CONFIG}', cairn_words(?))")
         args.append(" ".join(t.tokens))
     if t.cjk:
         parts.append("phraseto_tsquery('simple', ?)")
@@ -300,21 +302,21 @@ class PostgresSearchMixin(SearchMixin):
         words, ``simple`` for CJK bigrams), as the server makes them, with their ids
         and document frequencies in ``fts_lex`` (``None`` and 0 for a lexeme no unit
         has), and whether every positive term is one word of at most one lexeme (then a
-        unit matches exactly when it has a posting of one of them; a stop word matches
-        nothing)."""
+        unit matches exactly when it has a posting of one of them)."""
         leaves = [leaf for t in query.positive for leaf in t.leaves()]
         texts = [" ".join(t.tokens) for t in leaves if t.tokens]
         cjk = [" ".join(t.cjk) for t in leaves if t.cjk]
         words = [t.tokens[0] for t in query.positive if len(t.tokens) == 1 and not t.cjk]
         row = self.db.execute(
-            "WITH q AS (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('english', ?) "
+            f"WITH q AS (SELECT DISTINCT unnest(tsvector_to_array(to_tsvector('{FTS_CONFIG}', "
+            "cairn_words(?)) "
             "|| to_tsvector('simple', ?))) AS lex) "
             "SELECT ARRAY(SELECT q.lex FROM q ORDER BY q.lex), "
             "ARRAY(SELECT x.id FROM q LEFT JOIN fts_lex x ON x.lex = q.lex ORDER BY q.lex), "
             "ARRAY(SELECT coalesce(x.df, 0) FROM q LEFT JOIN fts_lex x ON x.lex = q.lex "
             "ORDER BY q.lex), "
             "(SELECT count(*) FROM unnest(?::text[]) w "
-            "WHERE length(to_tsvector('english', w)) > 1)",
+            f"WHERE length(to_tsvector('{FTS_CONFIG}', cairn_words(w))) > 1)",
             (" ".join(texts), " ".join(cjk), words)).fetchone()
         lexemes = [str(x) for x in row[0]]
         ids = [None if x is None else int(x) for x in row[1]]

@@ -306,3 +306,39 @@ PG_STEPS += (
     # 5: a few units' postings deleted by key lookups (see FEW_UNPOSTED)
     step5(),
 )
+
+
+def step6() -> tuple[str, ...]:
+    """Step 6's statements: the configuration and ``cairn_words`` of
+    :mod:`cairn.store.postgres.words`, ``units_fts.doc`` computed with them (the
+    table rewritten, its GIN index built again) and the postings, lexicon and
+    statistics rebuilt from the new vectors."""
+    from cairn.store.postgres.words import CONFIG_STATEMENTS, DOC_VECTOR, FTS_CONFIG, words_function
+
+    return (
+        "DROP INDEX units_fts_doc",
+        "ALTER TABLE units_fts DROP COLUMN doc",
+        # (gone already unless the step runs again over a database whose version was
+        # set back)
+        f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {FTS_CONFIG}",
+        "DROP TEXT SEARCH DICTIONARY IF EXISTS cairn_stem",
+        *CONFIG_STATEMENTS,
+        words_function(),
+        f"ALTER TABLE units_fts ADD COLUMN doc tsvector GENERATED ALWAYS AS ({DOC_VECTOR}) "
+        "STORED",
+        "SET LOCAL maintenance_work_mem = '256MB'",
+        "CREATE INDEX units_fts_doc ON units_fts USING gin(doc)",
+        "DELETE FROM fts_pending",
+        "DELETE FROM fts_stats",
+        "INSERT INTO fts_stats SELECT count(*), coalesce(sum(length(doc)), 0) FROM units_fts",
+        "ALTER TABLE fts_postings DROP CONSTRAINT fts_postings_pkey",
+        *_REPOST_ALL,
+        _PK3,
+    )
+
+
+PG_STEPS += (
+    # 6: words split and folded as SQLite's unicode61 does, stop words kept
+    # (cairn.store.postgres.words): hyphenated words, paths and "don't" match again
+    step6(),
+)

@@ -115,3 +115,36 @@ def test_a_database_made_with_the_english_parser_is_upgraded(tmp_path: Path,
     assert raw.execute("SELECT count(*) FROM fts_lex WHERE lex IN ('-100821', "
                        "'bench-100821')").fetchone()[0] == 0
     upgraded.close()
+
+
+NOTES = {
+    "cafe.md": "# Café in Zürich\n\nThe naïve barista's crème brûlée.\n",
+    "mail.md": "# Contact\n\nWrite to user@example.com or see https://example.org/a/b.\n",
+    "versions.md": "# Releases\n\nVersion v2.3.1 shipped; the e-mail went out at 10:30.\n",
+    "band.md": "# The Who\n\nTo be or not to be, said the band.\n",
+    "lang.md": "# Languages\n\nWe write C# and F# here, and a little C++.\n",
+}
+
+QUERIES = ("cafe", "café", "zurich", "naive", "creme brulee", "barista", "user@example.com",
+           "example", "example.org/a", "v2.3.1", "e-mail", "10:30", "the who",
+           "to be or not to be", "not", "C#", "c++", "F#", "baristas")
+NO_MATCH = ("2.3", "email")  # "v2", "3", "1" and "e", "mail" are the indexed tokens
+
+
+def test_words_match_alike_on_both_backends(tmp_path: Path, pg_url: str) -> None:
+    """Accents, e-mail addresses, URLs, versions, hyphens, stop words and ``C#``: a
+    query finds the same notes on SQLite and on PostgreSQL."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name, text in NOTES.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    cfg = Config(db_path=tmp_path / "index.db", embed={"provider": "none"})
+    lite = Cairn(cfg, store=open_store(tmp_path / "index.db"))
+    pg = Cairn(cfg, store=open_url(pg_url))
+    for c in (lite, pg):
+        c.index([folder])
+    for q in QUERIES:
+        a, b = sorted(_paths(lite, q)), sorted(_paths(pg, q))
+        assert a == b and a, (q, a, b)
+    for q in NO_MATCH:
+        assert _paths(lite, q) == _paths(pg, q) == [], q

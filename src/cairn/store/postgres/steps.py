@@ -313,7 +313,7 @@ def step6() -> tuple[str, ...]:
     :mod:`cairn.store.postgres.words`, ``units_fts.doc`` computed with them (the
     table rewritten, its GIN index built again) and the postings, lexicon and
     statistics rebuilt from the new vectors."""
-    from cairn.store.postgres.words import CONFIG_STATEMENTS, DOC_VECTOR, FTS_CONFIG, words_function
+    from cairn.store.postgres.words import CONFIG_STATEMENTS, DOC_VECTOR, FTS_CONFIG, WORDS_FUNCTION
 
     return (
         "DROP INDEX units_fts_doc",
@@ -323,7 +323,7 @@ def step6() -> tuple[str, ...]:
         f"DROP TEXT SEARCH CONFIGURATION IF EXISTS {FTS_CONFIG}",
         "DROP TEXT SEARCH DICTIONARY IF EXISTS cairn_stem",
         *CONFIG_STATEMENTS,
-        words_function(),
+        WORDS_FUNCTION,
         f"ALTER TABLE units_fts ADD COLUMN doc tsvector GENERATED ALWAYS AS ({DOC_VECTOR}) "
         "STORED",
         "SET LOCAL maintenance_work_mem = '256MB'",

@@ -20,54 +20,28 @@ word list. Case is folded by the configuration. Stemming stays Snowball's Englis
 
 from __future__ import annotations
 
-import unicodedata
-from itertools import chain
-
 FTS_CONFIG = "cairn_fts"
 """The text search configuration of ``units_fts`` and of every query: ``english``
 with stop words kept (see the module doc)."""
 
-_PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
-_UNDECOMPOSED = {"ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ħ": "h",
-                 "Ħ": "H", "ı": "i", "ŧ": "t", "Ŧ": "T"}
+_STROKED = ("øØłŁđĐħĦıŧŦ", "oOlLdDhHitT")
+"""Latin letters with a stroke, which do not decompose, and their base letters."""
 
-
-def fold_table() -> tuple[str, str, str]:
-    """``(from, to, deleted)`` for SQL ``translate``: every ASCII punctuation mark to a
-    space, every Latin letter of U+00C0–U+024F and U+1E00–U+1EFF that decomposes into
-    an ASCII letter and combining marks (or is in the short list of letters with a
-    stroke) to that letter, and the combining diacritical marks U+0300–U+036F deleted.
-    """
-    src = list(_PUNCTUATION)
-    dst = [" "] * len(_PUNCTUATION)
-    for cp in chain(range(0xC0, 0x250), range(0x1E00, 0x1F00)):
-        ch = chr(cp)
-        parts = unicodedata.normalize("NFD", ch)
-        base = parts[0]
-        if (len(parts) > 1 and base.isascii() and base.isalpha()
-                and all(unicodedata.combining(x) for x in parts[1:])):
-            src.append(ch)
-            dst.append(base)
-        elif ch in _UNDECOMPOSED:
-            src.append(ch)
-            dst.append(_UNDECOMPOSED[ch])
-    deleted = "".join(chr(cp) for cp in range(0x300, 0x370))
-    return "".join(src), "".join(dst), deleted
-
-
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def words_function() -> str:
-    """``CREATE FUNCTION cairn_words(text) RETURNS text``: :func:`fold_table` applied by
-    ``translate`` (immutable and inlinable, so a generated column may call it)."""
-    src, dst, deleted = fold_table()
-    return (
-        "CREATE OR REPLACE FUNCTION cairn_words(t TEXT) RETURNS TEXT LANGUAGE sql "
-        f"IMMUTABLE STRICT PARALLEL SAFE RETURN translate(t, {_literal(src + deleted)}, "
-        f"{_literal(dst)})"
-    )
+WORDS_FUNCTION = (
+    "CREATE OR REPLACE FUNCTION cairn_words(t TEXT) RETURNS TEXT LANGUAGE sql "
+    "IMMUTABLE STRICT PARALLEL SAFE RETURN regexp_replace("
+    "CASE WHEN octet_length(t) = length(t) THEN t ELSE translate(normalize(regexp_replace("
+    "normalize(t, NFD), '[\\u0300-\\u036f]', '', 'g'), NFC), "
+    f"'{_STROKED[0]}', '{_STROKED[1]}') END, "
+    "'[!-/:-@[-`{-~]', ' ', 'g')"
+)
+"""``CREATE FUNCTION cairn_words(text) RETURNS text``: every ASCII punctuation mark
+becomes a space; text with a non-ASCII character is first decomposed (NFD), its
+combining diacritical marks (U+0300–U+036F) deleted, composed again (NFC) and its
+letters with a stroke mapped to their base letters. Immutable, so the generated
+column may call it. Regular expressions, not ``translate`` with a long table:
+``translate`` compares each character with every entry of its table (a 531-entry table
+took 6.5 s over SciFact's 7.3 MB of abstracts; this function takes about 0.1 s)."""
 
 
 CONFIG_STATEMENTS: tuple[str, ...] = (

@@ -112,6 +112,9 @@ def test_a_database_made_with_the_english_parser_is_upgraded(tmp_path: Path,
     assert raw.execute("SELECT units, lexemes FROM fts_stats").fetchone() == (units, lexemes)
     assert raw.execute("SELECT count(*) FROM fts_lex x WHERE df <> (SELECT count(*) FROM "
                        "fts_postings p WHERE p.lex = x.id)").fetchone()[0] == 0
+    # the rewritten table has planner statistics (autovacuum would not give it any)
+    assert raw.execute("SELECT count(*) FROM pg_stats WHERE tablename = 'units_fts' "
+                       "AND attname = 'doc'").fetchone()[0] == 1
     assert raw.execute("SELECT count(*) FROM fts_lex WHERE lex IN ('-100821', "
                        "'bench-100821')").fetchone()[0] == 0
     upgraded.close()

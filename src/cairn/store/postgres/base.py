@@ -32,8 +32,7 @@ from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, SQLiteBase, Ta
 WRITE_LOCK_KEY = 0x6361_6972_6E00  # "cairn\0": the advisory lock of index writers
 
 PG_SCHEMA: tuple[str, ...] = (
-    # units_fts (a virtual FTS5 table in SQLite) is a plain table here with weighted
-    # tsvector columns computed by the server and a GIN index
+    # units_fts (virtual in SQLite): a plain table, a generated tsvector, a GIN index
     """
     CREATE TABLE units_fts (
         rowid BIGINT PRIMARY KEY,
@@ -72,9 +71,8 @@ PG_REPLACES: dict[int, str] = {
     UPDATE runs SET config_hash = '';
     UPDATE documents SET content_hash = ''
     """,
-    # 4 -> 5: SQLite's FTS5 table stops duplicating the units' text; PostgreSQL's
-    # ``units_fts`` keeps its text columns (the generated vector is computed from them);
-    # the indexes no query searches by go here too
+    # 4 -> 5: SQLite's FTS5 table stops duplicating the units' text (PostgreSQL's
+    # keeps it: its vector is computed from it); unused indexes are dropped
     4: """
     DROP INDEX IF EXISTS units_parent;
     DROP INDEX IF EXISTS units_org_id;
@@ -197,17 +195,9 @@ POOL_SIZE = 32
 
 def _configure(raw: Any) -> None:
     """Set up a new connection: Python booleans as integers, as the shared schema
-    stores them, and a plan made for each execution's parameters
-    (``plan_cache_mode = force_custom_plan``).
-
-    psycopg prepares a statement on the server from its fifth execution, and the server
-    then switches to a generic plan — one for any parameters — once that looks no
-    dearer than the custom plans so far. Search statements differ by orders of magnitude
-    in the sizes of their posting lists, so a generic plan that suits a rare word is
-    ruinous for a common one: SciFact keyword search (300 queries, three passes in one
-    process) had a p95 of 31 ms in its first pass and 100 ms in the next two; with
-    custom plans every pass stays at 31 ms.
-    """
+    stores them, and every statement planned for its own parameters: a generic plan
+    (chosen once psycopg has prepared a statement) suits a rare word and ruins a common
+    one (SciFact keyword p95 31 → 100 ms from the second pass on)."""
     import psycopg
     from psycopg.adapt import Dumper
 

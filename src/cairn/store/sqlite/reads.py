@@ -53,15 +53,31 @@ class ReadsMixin(SQLiteBase):
         return out
 
     def set_link_resolutions(self, updates: Iterable[LinkResolution]) -> int:
-        """Store new resolutions of links; returns how many were given."""
-        rows = [(u.document_id, u.target_unit_id, u.reason, u.unit_id, u.ordinal)
-                for u in updates]
+        """Store new resolutions of links; returns how many were given.
+
+        Links are addressed by ``(unit_id, ordinal)``, but only ``unit_id`` is indexed:
+        an update per pair would scan all of a unit's links each time, quadratic in the
+        links of one heading. The row ids of each unit's links are read once instead and
+        the updates go by row id.
+        """
+        todo = list(updates)
+        units = list(dict.fromkeys(u.unit_id for u in todo))
+        row_of: dict[tuple[str, int], int] = {}
+        for i in range(0, len(units), 500):
+            part = units[i : i + 500]
+            q = ",".join("?" * len(part))
+            for rowid, unit_id, ordinal in self.db.execute(
+                f"SELECT id, unit_id, ordinal FROM links WHERE unit_id IN ({q})", part
+            ):
+                row_of[(unit_id, int(ordinal))] = int(rowid)
+        rows = [(u.document_id, u.target_unit_id, u.reason, row_of[(u.unit_id, u.ordinal)])
+                for u in todo if (u.unit_id, u.ordinal) in row_of]
         self.db.executemany(
             "UPDATE links SET resolved_document_id=?, resolved_unit_id=?, unresolved_reason=? "
-            "WHERE unit_id=? AND ordinal=?",
+            "WHERE id=?",
             rows,
         )
-        return len(rows)
+        return len(todo)
 
     def documents_linking_to(self, document_ids: Sequence[str]) -> set[str]:
         """Documents with a link currently resolved to one of ``document_ids``."""

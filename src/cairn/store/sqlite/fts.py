@@ -27,6 +27,7 @@ from cairn.model import (
     UnitFacts,
 )
 from cairn.store.sqlite.filters import extra_filter
+from cairn.store.sqlite.match import fts_match, neg_match, required_match, term_expr
 from cairn.store.sqlite.schema import SQLiteBase
 
 if TYPE_CHECKING:
@@ -45,60 +46,6 @@ BM25 alone and filters those (:meth:`SearchMixin._top_then_filter`): 'format:org
 src block' took 7.4 ms joining its 3,800 matches, 3.3 ms this way."""
 FILTER_FIRST_MIN = 128
 """... and at least this many rows."""
-
-
-def _quote(token: str) -> str:
-    return '"' + token.replace('"', '""') + '"'
-
-
-def _group_expr(t: Term) -> str:
-    """A group as FTS5 syntax, every operator parenthesised: alternatives OR-ed, each
-    its positive terms AND-ed minus (``NOT``) its negated ones."""
-    alts: list[str] = []
-    for alt in t.group:
-        pos = [_term_expr(x) for x in alt if not x.negate and x.searchable]
-        neg = [_term_expr(x) for x in alt if x.negate and x.searchable]
-        if not pos:
-            continue
-        expr = pos[0] if len(pos) == 1 else "(" + " AND ".join(pos) + ")"
-        if neg:
-            expr = f"({expr} NOT ({' OR '.join(neg)}))"
-        alts.append(expr)
-    return alts[0] if len(alts) == 1 else "(" + " OR ".join(alts) + ")"
-
-
-def _term_expr(t: Term) -> str:
-    if t.group:
-        return _group_expr(t)
-    parts: list[str] = []
-    if t.tokens and t.cjk:  # CSSはHTML: the Latin words need not be adjacent any more
-        parts.extend(_quote(tok) for tok in t.tokens)
-    elif t.tokens:
-        parts.append(_quote(" ".join(t.tokens)))
-    if t.cjk:
-        parts.append("cjk : " + _quote(" ".join(t.cjk)))
-    return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
-
-
-def fts_match(query: TextQuery) -> str | None:
-    """The FTS5 MATCH expression of a query, or ``None`` when it has no positive term.
-
-    Positive terms are OR-ed; negative ones are subtracted with ``NOT``; a group
-    (``(a b OR c)``) is its own parenthesised expression.
-    """
-    pos = [_term_expr(t) for t in query.positive if t.searchable]
-    if not pos:
-        return None
-    expr = " OR ".join(pos)
-    neg = [_term_expr(t) for t in query.negative if t.searchable]
-    if neg:
-        expr = f"({expr}) NOT ({' OR '.join(neg)})"
-    return expr
-
-
-def _neg_match(query: TextQuery) -> str | None:
-    neg = [_term_expr(t) for t in query.negative if t.searchable]
-    return " OR ".join(neg) if neg else None
 
 
 def _tags(own: str | None, inherited: str | None) -> tuple[str, ...]:
@@ -195,9 +142,12 @@ class SearchMixin(SQLiteBase):
             t = f.term or Term(tuple(v.split()), tuple((f.key or "").split()))
             if not t.searchable:
                 return ("1", [])
+            # the unary + keeps the set from FTS5's planner: as a rowid constraint on
+            # the outer MATCH, FTS5 ran that MATCH once per unit of the set, which for
+            # a common word is quadratic; unplanned, the set is built once and probed
             return (
-                "u.rowid IN (SELECT rowid FROM units_fts WHERE units_fts MATCH ?)",
-                [_term_expr(t)],
+                "+u.rowid IN (SELECT rowid FROM units_fts WHERE units_fts MATCH ?)",
+                [term_expr(t)],
             )
         if f.field == "tag":
             # Org allows '#' in a tag (``:#7:``): tag:#7 is that tag, and also the
@@ -314,7 +264,12 @@ class SearchMixin(SQLiteBase):
         """
         if limit < 1:
             raise QueryError(f"limit must be at least 1, not {limit}")
-        match = fts_match(query)
+        match: str | None
+        folded = required_match(query)
+        if folded is not None:
+            match, query = folded
+        else:
+            match = fts_match(query)
         # a filter-only query: a document-level property match is one hit per document
         where, args = self._filter_sql(query.filters, first_unit=match is None and whole_documents)
         if not include_alternates:
@@ -323,7 +278,7 @@ class SearchMixin(SQLiteBase):
         w.append(weights.get("body", 1.0))
         w.append(weights.get("meta", META_WEIGHT))
         if match is None:
-            neg = _neg_match(query)
+            neg = neg_match(query)
             if neg is not None:
                 where.append("u.rowid NOT IN (SELECT rowid FROM units_fts WHERE units_fts MATCH ?)")
                 args.append(neg)

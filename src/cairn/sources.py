@@ -225,12 +225,14 @@ class Discovery:
 
     ``attachments`` lists root-relative paths of non-note files (images, PDFs …) so that
     links to them can be resolved; ``warnings`` holds skipped symlinks and unreadable
-    folders.
+    folders; ``unreadable`` the root-relative prefixes (``""`` or ``"sub/dir/"``) of the
+    folders that could not be listed, whose files are unknown, not gone.
     """
 
     files: list[SourceFile] = field(default_factory=list)
     attachments: list[str] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
 
 
 TEMPLATE_SETTINGS = (
@@ -319,8 +321,13 @@ def discover(
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
+            result.unreadable.append(prefix)
             result.warnings.append(
-                Diagnostic(prefix.rstrip("/") or ".", f"folder not readable: {exc.strerror}")
+                Diagnostic(
+                    prefix.rstrip("/") or ".",
+                    f"folder not readable: {exc.strerror}; the files indexed from it are "
+                    "kept as they were",
+                )
             )
             return
         if skip_templates and any(e.name == ".obsidian" for e in entries):

@@ -146,6 +146,7 @@ class Indexer:
         """
         started, t0, tally = _now_iso(), time.perf_counter(), _Tally()
         plans: list[tuple[SourceRoot, list[SourceFile], set[str]]] = []
+        blind: dict[str, tuple[str, ...]] = {}
         for root in roots:
             folder = Path(root.path)
             if not folder.is_dir():
@@ -169,9 +170,13 @@ class Indexer:
                 with self.store.transaction():
                     self.store.set_attachments(root.id, found.attachments)
             plans.append((root, found.files, {f.relpath for f in found.files}))
+            blind[root.id] = tuple(found.unreadable)
         states = {root.id: self.store.file_states(root.id) for root, _f, _s in plans}
         for root, _files, seen in plans:
             known_files = states[root.id]
+            # a folder that could not be listed hides its files; they are not gone
+            if blind[root.id]:
+                seen.update(p for p in known_files if p.startswith(blind[root.id]))
             check_mass_delete(
                 root.path,
                 len(known_files),

@@ -152,3 +152,15 @@ def test_update_inside_the_callers_transaction(small: Any) -> None:
     with small.cairn.store.transaction():
         small.graph.update()
     assert ("extra.md#Extra", "references", "beta.md#") in small.edges("declared")
+
+
+@pytest.mark.parametrize(("first", "later"), [("Foo Bar", "foo bar"), ("foo bar", "Foo Bar")])
+def test_a_stub_spelled_two_ways_is_labelled_as_a_rebuild_labels_it(
+    small: Any, first: str, later: str
+) -> None:
+    small.write("zz.md", f"# Zz\n\n[[{first}]]\n")
+    _check(small)
+    small.write("aa.md", f"# Aa\n\n[[{later}]]\n")  # sorts first, written last
+    _check(small)
+    labels = {label for _kind, label, _t in small.stubs().values() if label.lower() == "foo bar"}
+    assert labels == {"Foo Bar"}

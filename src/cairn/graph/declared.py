@@ -133,11 +133,11 @@ def build_declared(
         stub = stub_for(r.kind, r.target, r.anchor, src_doc, r.path, reason)
         if attachment_reason(reason):
             stub = Stub(stub.id, "attachment", stub.label, stub.target, None)
-            es.stubs[stub.id] = stub
+            es.add_stub(stub)
             es.add(src, stub.id, relation, DECLARED, weight=1.0, source_doc=src_doc,
                    target_doc=None, evidence=ev, is_link=True)
             continue
-        es.stubs[stub.id] = stub
+        es.add_stub(stub)
         ev["as"] = relation
         ev["reason"] = reason
         es.add(src, stub.id, UNRESOLVED, DECLARED, weight=1.0, source_doc=src_doc,
@@ -175,7 +175,7 @@ def build_declared(
             continue  # a source that is not a concept of the index: no edge
         else:
             stub = stub_for(WIKILINK, str(item), None, src_doc, path, reason or "not found")
-            es.stubs[stub.id] = stub
+            es.add_stub(stub)
             ev["as"] = rel
             ev["reason"] = reason
             es.add(src, stub.id, UNRESOLVED, DECLARED, weight=weight, source_doc=src_doc,

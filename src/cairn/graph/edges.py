@@ -51,7 +51,7 @@ import posixpath
 import re
 import uuid
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from cairn.model import (
@@ -252,6 +252,15 @@ class EdgeSet:
         e.links += 1 if is_link else 0
         e.weight = max(e.weight, weight)
         e.ev.append(evidence)
+
+    def add_stub(self, stub: Stub) -> None:
+        """Keep ``stub``; of two spellings of one stub (``[[Foo]]``, ``[[foo]]``) the
+        label is the smaller, so it does not depend on which link was read last (a
+        watched index would otherwise differ from a fresh build)."""
+        got = self.stubs.get(stub.id)
+        if got is not None and got.label <= stub.label:
+            stub = replace(stub, label=got.label)
+        self.stubs[stub.id] = stub
 
     def __contains__(self, eid: object) -> bool:
         return eid in self._acc

@@ -123,7 +123,7 @@ def build_rules(
                        evidence=ev)
         else:
             stub = stub_for(WIKILINK, target, None, d.id, d.path, reason)
-            es.stubs[stub.id] = stub
+            es.add_stub(stub)
             ev["as"] = rel
             es.add(src, stub.id, UNRESOLVED, RULE, weight=1.0, source_doc=d.id,
                    target_doc=None, evidence=ev)

@@ -250,12 +250,23 @@ class SQLiteEdgeIndex(GraphReadsMixin):
             )
 
     def upsert_stubs(self, stubs: Iterable[Stub]) -> None:
-        """Insert or refresh stub nodes."""
+        """Insert or refresh stub nodes. Of two spellings of one stub's label the
+        smaller (by code point) is kept, whichever was written first, so an index
+        updated file by file labels its stubs as a fresh build does."""
+        todo = list(stubs)
+        ids = [s.id for s in todo]
+        have: dict[str, str] = {}
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            q = ",".join("?" * len(part))
+            have.update((str(r[0]), str(r[1])) for r in self.db.execute(
+                f"SELECT id, label FROM graph_stubs WHERE id IN ({q})", part))
         self.db.executemany(
             "INSERT INTO graph_stubs(id, kind, label, target, reason) VALUES (?,?,?,?,?) "
             "ON CONFLICT(id) DO UPDATE SET kind=excluded.kind, label=excluded.label, "
             "reason=excluded.reason",
-            [(s.id, s.kind, s.label, s.target, s.reason) for s in stubs],
+            [(s.id, s.kind, min(s.label, have.get(s.id, s.label)), s.target, s.reason)
+             for s in todo],
         )
 
     def prune_stubs(self) -> int:

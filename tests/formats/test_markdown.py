@@ -82,6 +82,13 @@ def test_tags_and_aliases_normalisation() -> None:
     assert markdown.normalise_aliases(["A b", None]) == ["A b"]
 
 
+def test_a_tag_right_after_an_inline_html_tag_is_a_tag() -> None:
+    text = 'Intro\n\n<span class="tags">#alpha #beta</span> and <b>#gamma</b>\n\nx<i>#delta</i>\n'
+    doc = markdown.parse(text, "t.md")
+    assert doc.tags == ("alpha", "beta", "gamma", "delta")
+    assert markdown.parse("a<b>c#d</b>\n", "u.md").tags == ()
+
+
 def test_split_wikilink() -> None:
     assert markdown.split_wikilink("Note#Head|Alias") == ("Note", "Head", "Alias")
     assert markdown.split_wikilink("people/x\\|Alex") == ("people/x", None, "Alex")

@@ -238,7 +238,11 @@ class _Walker:
                             )
                             content = content[: bm.start()].rstrip()
                     if tags and not link_stack and "#" in content:
-                        at_start = prev_type in ("", "softbreak", "hardbreak", PLAIN_RUN)
+                        # an inline HTML tag ends like a space does: published vaults
+                        # write <span class="tags">#alpha #beta</span>
+                        at_start = prev_type in (
+                            "", "softbreak", "hardbreak", PLAIN_RUN, "html_inline"
+                        )
                         self._scan_tags(content, at_start, sec)
                 out.append(content)
             elif ctype in ("softbreak", "hardbreak"):

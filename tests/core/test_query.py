@@ -49,13 +49,20 @@ def test_operators_and_syntax_are_plain_words() -> None:
 
 def test_phrases_exclusions_and_filters() -> None:
     q = parse_query('"side shoots" -aphids tag:garden -todo:DONE prop:OWNER=Sam foo:bar')
-    assert to_fts(q) == '("side shoots" OR "foo bar") NOT ("aphids")'
+    assert to_fts(q) == '("side shoots" OR "foo" OR "bar") NOT ("aphids")'
     fields = [(f.field, f.value, f.key, f.negate) for f in q.filters]
     assert fields == [
         ("tag", "garden", None, False),
         ("todo", "DONE", None, True),
         ("prop", "Sam", "OWNER", False),
     ]
+
+
+def test_a_word_that_looks_like_an_unknown_filter_is_searched_as_words() -> None:
+    q = parse_query("title:Login")
+    assert to_fts(q) == '"title" OR "Login"'
+    assert any("searched as words" in n for n in q.notes)
+    assert to_fts(parse_query("https://example.org/x")) == '"https example org x"'
 
 
 def test_cjk_runs_become_bigram_phrases() -> None:

@@ -324,6 +324,10 @@ def _one_word(st: _Parse, word: str) -> None:
         value = value.replace('"', "")
         if key_l not in FILTER_FIELDS and value and not value.startswith("/"):
             st.notes.append(f"{key}: is not a filter; searched as words")
+            if not negate:  # as words, not as the phrase "key value" (title:Login)
+                st.add(_term(key, False))
+                st.add(_term(value, False))
+                return
         if key_l in FILTER_FIELDS:
             if st.stack:
                 st.notes.append(

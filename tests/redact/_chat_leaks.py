@@ -1,0 +1,31 @@
+"""Chat exports whose titles hold planted secrets where a parser quotes them in its
+warnings: a truncated export (the warning names the last conversation read) and a
+conversation without a message mapping (a ChatGPT "Corrupted entry")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from enrich_vault import chatgpt_export
+
+KEY = "sk-proj-" + "Zr4kT9wQ2mXb7Lc1Vn8Hj3Fd6Sa0Pq5Ue2Yi9Ot"
+MAIL = "anna.k42@proton.me"
+
+
+def broken_exports(chats: Path, key: str = KEY, mail: str = MAIL) -> Path:
+    """Write ``nomap.json`` (two conversations, then one without a mapping whose title
+    holds ``key``) and ``cut.json`` (cut inside its second conversation; the first, the
+    last one read, has ``mail`` in its title) into ``chats``."""
+    chats.mkdir(parents=True, exist_ok=True)
+    convs = chatgpt_export([("c1", "Compost rota", 1.70e9, ["who turns the heap?", "Sam."]),
+                            ("c2", "Seed order", 1.71e9, ["beans or peas?", "Both."])])
+    convs.append({"id": "c3", "conversation_id": "c3", "title": f"rotate {key} today",
+                  "create_time": 1.72e9, "current_node": "n1"})
+    (chats / "nomap.json").write_text(json.dumps(convs), encoding="utf-8")
+    raw = json.dumps(chatgpt_export([
+        ("c4", f"write to {mail}", 1.70e9, ["draft the letter", "Done."]),
+        ("c5", "Bed layout", 1.71e9, ["where do the leeks go?", "Bed three."]),
+    ]))
+    (chats / "cut.json").write_text(raw[: len(raw) - 120], encoding="utf-8")
+    return chats

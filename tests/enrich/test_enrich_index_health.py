@@ -156,3 +156,27 @@ def test_enrich_show_finds_a_conversation_by_id_prefix_and_by_path(
     assert "3 enriched conversations" in bare.output and "run `cairn enrich`" not in bare.output
     nothing = show("zzzz-no-such")
     assert nothing.exit_code != 0 and "no conversation matches" in nothing.output
+
+
+def test_without_an_endpoint_the_message_gives_a_config_that_works(
+    tmp_path: Path, server: ReplayServer
+) -> None:
+    chats, db, _ = make_vault(tmp_path, server.url)
+    cfg = tmp_path / "bare.toml"
+    cfg.write_text('[redact]\non_ingest = "off"\n', encoding="utf-8")
+    with _open(db, cfg) as c:
+        c.index([chats])
+    res = CliRunner().invoke(app, ["--config", str(cfg), "enrich", "--db", str(db)])
+    assert res.exit_code == 0 and "nothing was changed" in res.output
+    said = res.output
+    start = said.index("\n[enrich]\n") + 1
+    snippet = said[start: said.index("\n", said.index("model = ", start))]
+    assert 'provider = "openai"' in snippet and "http://127.0.0.1:" in snippet
+    assert "api_key_env" in said and "llama-server" in said
+    # the snippet as printed, pointed at this machine's server, is a working setup
+    port = snippet.split("http://127.0.0.1:")[1].split("/")[0]
+    cfg.write_text(cfg.read_text() + snippet.replace(f"127.0.0.1:{port}",
+                                                     f"127.0.0.1:{server.port}"))
+    res = CliRunner().invoke(app, ["--config", str(cfg), "enrich", "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    assert "3 answered" in res.output and len(server.bodies) >= 3

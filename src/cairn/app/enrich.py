@@ -44,8 +44,15 @@ def _me() -> Any:
 
 
 NOT_CONFIGURED = (
-    "enrichment is not configured: add an [enrich] table to cairn.toml (provider = "
-    '"openai" or "anthropic", url, model, api_key_env); nothing was changed'
+    "enrichment is not configured (no [enrich] provider in cairn.toml); nothing was "
+    "changed. To ask a local OpenAI-compatible server (llama.cpp's llama-server, Ollama, "
+    "LM Studio), add to cairn.toml:\n"
+    "[enrich]\n"
+    'provider = "openai"\n'
+    'url = "http://127.0.0.1:8080/v1"   # llama-server; Ollama: http://127.0.0.1:11434/v1\n'
+    'model = "NAME"                     # the model the server serves\n'
+    'A hosted API also needs api_key_env = "VARIABLE_HOLDING_THE_KEY"; Anthropic: '
+    'provider = "anthropic". See the README, "Enrichment with a language model".'
 )
 CONVERSATION = "conversation"
 RELATION = "relation"

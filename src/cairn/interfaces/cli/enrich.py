@@ -136,7 +136,7 @@ def _run(dry_run: bool, limit: int | None, no_relations: bool, retry_invalid: bo
 
 def _print(r: EnrichReport) -> None:
     if not r.configured:
-        out.print(escape(r.message))
+        out.print(escape(r.message), soft_wrap=True)  # a config to copy: no line breaks added
         return
     if r.dry_run:
         if r.estimate is not None:

@@ -219,3 +219,14 @@ def test_masking_is_idempotent_on_its_own_placeholders(text: str) -> None:
     once = Masker().mask(text)
     assert once != text and "[SECRET:[" not in once and "[PII:[" not in once
     assert Masker().mask(once) == once
+
+
+def test_words_drawn_from_a_masked_message_leave_out_the_pieces_of_its_secrets() -> None:
+    body = "send it to marta.quell771@proton.me with ?key=AIzaSyB7q3Kx9Lm2Np4Qr6St8Uv0Wx2Yz4Ab6Cd"
+    unit = Unit(0, 1, "message", "", (), body, extra={
+        "keywords": ["send", "marta", "quell771", "aizasyb7q3kx9lm2np4qr6st8uv0wx2yz4ab6cd"],
+        "role": "user"})
+    doc = redact_document(Document("c.json", "chatgpt", "T", (unit,)), "mask").document
+    (got,) = doc.units
+    assert got.body == "send it to [PII:email#1] with ?key=[SECRET:google-api-key#1]"
+    assert got.extra == {"keywords": ["send"], "role": "user"}

@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
 import pytest
-from _chat_leaks import KEY, MAIL, broken_exports
+from _chat_leaks import KEY, MAIL, ApiServer, broken_exports
 from typer.testing import CliRunner
 
 from cairn.app import Cairn
@@ -28,38 +26,6 @@ def _open(db: Path, cfg: Path) -> Cairn:
 
 def _db_bytes(db: Path) -> bytes:
     return b"".join(p.read_bytes() for p in sorted(db.parent.glob(db.name + "*")) if p.is_file())
-
-
-class _Server:
-    """The HTTP API of ``cairn`` on a free loopback port, in a thread."""
-
-    def __init__(self, cairn: Cairn) -> None:
-        import socket
-
-        import uvicorn
-
-        from cairn.interfaces.api.app import create_app
-        from cairn.interfaces.api.security import Policy
-
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
-        self.server = uvicorn.Server(uvicorn.Config(
-            create_app(cairn, Policy.for_bind("127.0.0.1", self.port, token=None)),
-            host="127.0.0.1", port=self.port, log_level="warning", access_log=False))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "no server"
-            time.sleep(0.02)
-        return f"http://127.0.0.1:{self.port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 def test_warnings_quoting_a_secret_title_are_masked_everywhere_they_go(
@@ -85,7 +51,7 @@ def test_warnings_quoting_a_secret_title_are_masked_everywhere_they_go(
         assert run is not None and run.warnings
         rows = [tuple(r) for t in ("runs", "files")
                 for r in c.store.db.execute(f"SELECT * FROM {t}")]
-        with _Server(c) as url, caplog.at_level(logging.INFO, logger="cairn.http"):
+        with ApiServer(c) as url, caplog.at_level(logging.INFO, logger="cairn.http"):
             stats = httpx.get(f"{url}/v1/stats", timeout=30)
             missing = httpx.get(f"{url}/v1/units/{KEY}", timeout=30)  # the log names it
         assert stats.status_code == 200 and missing.status_code == 404
@@ -130,7 +96,7 @@ def test_a_server_error_log_line_masks_what_the_traceback_quotes(
     with Cairn(load_config(db=tmp_path / "i.db", config_file=cfg,
                            env={"CAIRN_EMBED": "none"})) as c:
         broken = _Broken(c.config, store=c.store)
-        with _Server(broken) as url, caplog.at_level(logging.INFO, logger="cairn.http"):
+        with ApiServer(broken) as url, caplog.at_level(logging.INFO, logger="cairn.http"):
             r = httpx.get(f"{url}/v1/stats", timeout=30)
     assert r.status_code == 500
     logged = "\n".join(rec.getMessage() for rec in caplog.records)

@@ -389,9 +389,9 @@ class PostgresSearchMixin(SearchMixin):
     def repair(self) -> list[str]:
         """See :meth:`cairn.store.base.Store.repair`: keyword rows whose unit is gone are
         deleted (a unit without its row is written again by re-indexing its file)."""
-        with self.transaction():
-            cur = self.db.execute(
-                "DELETE FROM units_fts WHERE rowid NOT IN (SELECT rowid FROM units)"
-            )
-            n = int(cur.rowcount or 0)
+        stray = "FROM units_fts WHERE rowid NOT IN (SELECT rowid FROM units)"
+        with self.transaction():  # counted apart: a pipelined statement has no rowcount
+            n = int(self.db.execute(f"SELECT count(*) {stray}").fetchone()[0])
+            if n:
+                self.db.execute(f"DELETE {stray}")
         return [f"removed {n} FTS rows without a unit"] if n > 0 else []

@@ -180,8 +180,8 @@ class EnrichMixin(EnrichShowMixin):
             cairn.errors.StoreError: the index cannot be written.
             cairn.store.lock.IndexBusy: another process writes the index (after ``wait``).
         """
-        if dry_run:
-            return self._enrich(dry_run=True, limit=limit, relations=relations,
+        if dry_run or not self.enrich_settings().configured:  # nothing to write
+            return self._enrich(dry_run=dry_run, limit=limit, relations=relations,
                                 retry_invalid=retry_invalid, progress=progress,
                                 on_estimate=on_estimate, sleep=sleep)
         with self.writing(wait, on_wait):

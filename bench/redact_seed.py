@@ -108,8 +108,15 @@ def _phone(r: random.Random) -> str:
             lambda: f"({r.randint(201, 989)}) {r.randint(200, 999)}-{r.randint(1000, 9999)}",
             lambda: f"+81 3-{r.randint(1000, 9999)}-{r.randint(1000, 9999)}",
             lambda: f"+91 {r.randint(70000, 99999)} {r.randint(10000, 99999)}",
+            # French numbers written in pairs, international and national
+            lambda: f"+33 {r.randint(1, 9)} " + _pairs(r),
+            lambda: f"0{r.randint(1, 9)} " + _pairs(r),
         ]
     )()
+
+
+def _pairs(r: random.Random) -> str:
+    return " ".join(f"{r.randint(0, 99):02d}" for _ in range(4))
 
 
 def _ipv4(r: random.Random) -> str:
@@ -130,6 +137,11 @@ def _ipv6(r: random.Random) -> str:
 
 def _ssn(r: random.Random) -> str:
     return f"{r.randint(101, 665)}-{r.randint(10, 99)}-{r.randint(1000, 9999)}"
+
+
+def _ssn_sentence(r: random.Random, v: str) -> str:
+    """With dashes, or without (then only with the words that say what it is)."""
+    return r.choice([f"SSN {v}", f"social security number {v}", f"my SSN is {v}"])
 
 
 KINDS: dict[str, Callable[[random.Random], tuple[str, str]]] = {
@@ -183,8 +195,14 @@ KINDS: dict[str, Callable[[random.Random], tuple[str, str]]] = {
             [
                 f"postgres://app:{v}@db.prod.internal:5432/main",
                 f"Server=sql1;User Id=sa;Password={v};",
+                f"my password is {v} for the router",
+                f"wifi password: {v}",
             ]
         ),
+    ),
+    "generic-secret": lambda r: (
+        v := _tok(r, 40, A + "/+"),
+        r.choice([f"secret: {v}", f"client_secret = {v}", f"WEBHOOK_SECRET={v}"]),
     ),
     "email": lambda r: (
         v := f"{r.choice(NAMES)}{r.randint(1, 999)}@{r.choice(DOMAINS)}",
@@ -193,7 +211,10 @@ KINDS: dict[str, Callable[[random.Random], tuple[str, str]]] = {
     "phone": lambda r: (v := _phone(r), f"call me on {v} tomorrow"),
     "card-number": lambda r: (v := _card(r), f"my card {v} exp 09/29"),
     "iban": lambda r: (v := _iban(r), f"IBAN: {v}"),
-    "us-ssn": lambda r: (v := _ssn(r), f"SSN {v}"),
+    "us-ssn": lambda r: (
+        v := r.choice([_ssn(r), _ssn(r).replace("-", ""), _ssn(r).replace("-", " ")]),
+        _ssn_sentence(r, v),
+    ),
     "ipv4": lambda r: (v := _ipv4(r), f"the server at {v} is down"),
     "ipv6": lambda r: (v := _ipv6(r), f"ssh to {v} works"),
 }

@@ -33,6 +33,7 @@ POSITIVES = {
     ),
     "bearer-token": "Authorization: Bearer a8F3kL9mQ2xR7vT1nB5cZ0wY4",
     "password": "postgres://app:Zq8!xR2vT5@db.prod.internal:5432/main",
+    "generic-secret": "secret: Zr4kT9wQ2mXb7Lc1Vn8Hj3Fd6Sa0Pq5Ue2Yi9OtA4",
     "email": "write to anna.k42@proton.me please",
     "phone": "call +44 20 7946 1234 now",
     "card-number": "card 4539 1488 0343 6467 exp",
@@ -60,6 +61,12 @@ NEGATIVES = [
     "std::vector<int> and a::b",
     "call 123-456-7890",
     "[SECRET:github-token#1] is already masked",
+    # the free-text forms stay quiet on words and documentation
+    "the password is required", "password: string", "my password is incorrect",
+    "secret: the_value_of_your_client_secret_goes_here", "client_secret = os.environ",
+    "secret: abcdefghijklmnopqrstuvwxyzabcdefghijkl",  # no digit, no capital: a word run
+    "order 123456789 shipped", "call (123) 456-7890", "ticket 536 22 1234 closed",
+    "+1 234 567 8901",  # counting up from 1: a placeholder
 ]
 
 
@@ -174,3 +181,52 @@ def test_chat_formats_are_masked_by_default() -> None:
 
     for fmt in ("chat", "chatgpt", "claude", "gemini"):
         assert mode_for(Document("c.json", fmt, "T", ()), {}) == "mask"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        ("secret: Zr4kT9wQ2mXb7Lc1Vn8Hj3Fd6Sa0Pq5Ue2Yi9OtA4",
+         "generic-secret", "Zr4kT9wQ2mXb7Lc1Vn8Hj3Fd6Sa0Pq5Ue2Yi9OtA4"),
+        ("WEBHOOK_SECRET=Zr4kT9wQ2mXb7Lc1Vn8Hj3Fd6Sa0Pq5Ue", "generic-secret",
+         "Zr4kT9wQ2mXb7Lc1Vn8Hj3Fd6Sa0Pq5Ue"),
+        ("my password is hunter2!x for the router", "password", "hunter2!x"),
+        ("The password was Tr0ub4dor&3.", "password", "Tr0ub4dor&3"),
+        ("wifi password: c0rrect-h0rse", "password", "c0rrect-h0rse"),
+        ("my SSN is 536221234", "us-ssn", "536221234"),
+        ("social security number 536 22 1234", "us-ssn", "536 22 1234"),
+        ("call +44 20 7946 0958 now", "phone", "+44 20 7946 0958"),
+        ("call +33 1 23 45 67 89 now", "phone", "+33 1 23 45 67 89"),
+        ("appelle le 01 23 45 67 89 demain", "phone", "01 23 45 67 89"),
+        ("tel +33 6 12 34 56 78", "phone", "+33 6 12 34 56 78"),
+    ],
+)
+def test_free_text_secrets_bare_ssns_and_spaced_phones_are_found(
+    text: str, kind: str, value: str
+) -> None:
+    assert [(f.kind, f.value) for f in find(text)] == [(kind, value)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"git clone https://{GH}@github.com/me/repo",
+        "postgres://app:Zq8!xR2vT5@db.prod.internal:5432/main and my password is hunter2!x",
+        "write to anna.k42@proton.me, call +33 1 23 45 67 89, SSN 536221234",
+    ],
+)
+def test_masking_is_idempotent_on_its_own_placeholders(text: str) -> None:
+    once = Masker().mask(text)
+    assert once != text and "[SECRET:[" not in once and "[PII:[" not in once
+    assert Masker().mask(once) == once
+
+
+def test_words_drawn_from_a_masked_message_leave_out_the_pieces_of_its_secrets() -> None:
+    body = "send it to marta.quell771@proton.me with ?key=AIzaSyB7q3Kx9Lm2Np4Qr6St8Uv0Wx2Yz4Ab6Cd"
+    unit = Unit(0, 1, "message", "", (), body, extra={
+        "keywords": ["send", "marta", "quell771", "aizasyb7q3kx9lm2np4qr6st8uv0wx2yz4ab6cd"],
+        "role": "user"})
+    doc = redact_document(Document("c.json", "chatgpt", "T", (unit,)), "mask").document
+    (got,) = doc.units
+    assert got.body == "send it to [PII:email#1] with ?key=[SECRET:google-api-key#1]"
+    assert got.extra == {"keywords": ["send"], "role": "user"}

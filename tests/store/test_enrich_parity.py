@@ -71,3 +71,31 @@ def test_enrichment_on_postgres_matches_sqlite(tmp_path: Path, pg_url: str) -> N
         finally:
             lite.close()
             pg.close()
+
+
+def test_enrich_again_leaves_both_backends_sound_and_repair_mends_a_stray_row(
+    tmp_path: Path, pg_url: str
+) -> None:
+    with replay_server() as server:
+        chats, cfg = _vault(tmp_path, server.url)
+        conf = load_config(db=tmp_path / "i.db", config_file=cfg, env={"CAIRN_EMBED": "none"})
+        for store in (open_store(tmp_path / "i.db"), open_url(pg_url)):
+            with Cairn(conf, store=store) as c:
+                c.index([chats])
+                for _ in range(3):
+                    c.enrich(relations=False)
+                    assert c.check() == []
+                assert c.repair() == []  # nothing to mend
+                rowid = c.store.db.execute("SELECT max(rowid) FROM units").fetchone()[0] + 1000
+                with c.store.transaction():  # a keyword row whose unit is gone
+                    if hasattr(c.store, "url"):
+                        c.store.db.execute(
+                            "INSERT INTO units_fts(rowid, title, outline_path, tags, body, cjk,"
+                            " meta) VALUES (?, 'x', '', '', 'stray words', '', '')", (rowid,))
+                    else:
+                        c.store.db.execute(
+                            "INSERT INTO units_fts_text(rowid, title, body) "
+                            "VALUES (?, 'x', 'stray words')", (rowid,))
+                assert any("1 FTS rows without a unit" in p for p in c.check())
+                assert c.repair() == ["removed 1 FTS rows without a unit"]
+                assert c.check() == []

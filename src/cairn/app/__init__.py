@@ -468,6 +468,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             parse_options=self._parse_options(),
             limits=self.limits,
             redact=self.redactor(),
+            scrub=self.message_scrubber(),
         )
         return self._last_indexer
 

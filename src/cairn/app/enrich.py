@@ -21,15 +21,15 @@ import datetime
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cairn.app.parts import Parts
+from cairn.app.enrich_show import EnrichShowMixin
 from cairn.app.redact import CHAT_FORMATS
-from cairn.errors import NotFound
 from cairn.model import MESSAGE, Unit
 
 if TYPE_CHECKING:
+    from cairn.app.reliability import Wait
     from cairn.enrich import Estimate, Message, RunStats, Task
     from cairn.enrich.providers import HttpProvider
     from cairn.enrich.settings import EnrichSettings
@@ -44,8 +44,15 @@ def _me() -> Any:
 
 
 NOT_CONFIGURED = (
-    "enrichment is not configured: add an [enrich] table to cairn.toml (provider = "
-    '"openai" or "anthropic", url, model, api_key_env); nothing was changed'
+    "enrichment is not configured (no [enrich] provider in cairn.toml); nothing was "
+    "changed. To ask a local OpenAI-compatible server (llama.cpp's llama-server, Ollama, "
+    "LM Studio), add to cairn.toml:\n"
+    "[enrich]\n"
+    'provider = "openai"\n'
+    'url = "http://127.0.0.1:8080/v1"   # llama-server; Ollama: http://127.0.0.1:11434/v1\n'
+    'model = "NAME"                     # the model the server serves\n'
+    'A hosted API also needs api_key_env = "VARIABLE_HOLDING_THE_KEY"; Anthropic: '
+    'provider = "anthropic". See the README, "Enrichment with a language model".'
 )
 CONVERSATION = "conversation"
 RELATION = "relation"
@@ -97,18 +104,6 @@ class EnrichReport:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class EnrichedConversation:
-    """``cairn enrich show``: one conversation's enrichment and its relations
-    (``{"relation", "document_id", "title", "direction", "confidence", "reason"}``)."""
-
-    document_id: str
-    title: str
-    path: str
-    enrichment: Enrichment
-    relations: tuple[dict[str, Any], ...] = field(default_factory=tuple)
-
-
 @dataclass
 class _Conversation:
     doc: StoredDocument
@@ -121,7 +116,7 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class EnrichMixin(Parts):
+class EnrichMixin(EnrichShowMixin):
     """``cairn enrich``: summaries, insights, tags and typed relations by a model."""
 
     writing: Callable[..., AbstractContextManager[None]]
@@ -154,8 +149,13 @@ class EnrichMixin(Parts):
         progress: Callable[[int, int, str], None] | None = None,
         on_estimate: Callable[[Estimate], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        wait: Wait = "config",
+        on_wait: Callable[[str], None] | None = None,
     ) -> EnrichReport:
         """Enrich the index's conversations with the ``[enrich]`` model.
+
+        The run holds the index's writer lock from its first request to its last write
+        (a dry run takes none), as indexing does: a second writer waits or is refused.
 
         Args:
             dry_run: only estimate requests, tokens and cost; ask nothing, change
@@ -167,6 +167,8 @@ class EnrichMixin(Parts):
             on_estimate: called with the conversation requests' estimate before the
                 first request (the CLI prints it).
             sleep: how rate-limit waits are made (tests record them).
+            wait / on_wait: as for :meth:`cairn.app.reliability.ReliabilityMixin.writing`
+                (default ``[index] wait``: refuse at once when another process writes).
 
         Returns:
             An :class:`EnrichReport`; with no provider configured, ``configured`` is
@@ -176,7 +178,28 @@ class EnrichMixin(Parts):
             cairn.errors.ConfigError: a bad ``[enrich]`` value, or its ``api_key_env``
                 unset.
             cairn.errors.StoreError: the index cannot be written.
+            cairn.store.lock.IndexBusy: another process writes the index (after ``wait``).
         """
+        if dry_run or not self.enrich_settings().configured:  # nothing to write
+            return self._enrich(dry_run=dry_run, limit=limit, relations=relations,
+                                retry_invalid=retry_invalid, progress=progress,
+                                on_estimate=on_estimate, sleep=sleep)
+        with self.writing(wait, on_wait):
+            return self._enrich(dry_run=False, limit=limit, relations=relations,
+                                retry_invalid=retry_invalid, progress=progress,
+                                on_estimate=on_estimate, sleep=sleep)
+
+    def _enrich(
+        self,
+        *,
+        dry_run: bool,
+        limit: int | None,
+        relations: bool,
+        retry_invalid: bool,
+        progress: Callable[[int, int, str], None] | None,
+        on_estimate: Callable[[Estimate], None] | None,
+        sleep: Callable[[float], None],
+    ) -> EnrichReport:
         from cairn.enrich import Pipeline, RunStats
         from cairn.enrich.providers import make_provider
 
@@ -209,9 +232,8 @@ class EnrichMixin(Parts):
         def on_conversation(task: Task, value: Any) -> None:
             c = by_id[task.ref]
             e = self._enrichment_from(c, value, provider.model, settings)
-            with self.writing(None):
-                self.store.enrichments.save_enrichment(e)
-                self.store.enrichments.put_units(c.doc.id, self._units_for(c.doc.id, e))
+            self.store.enrichments.save_enrichment(e)
+            self.store.enrichments.put_units(c.doc.id, self._units_for(c.doc.id, e))
 
         pipeline.run(tasks, on_conversation, progress=progress, stats=stats)
         pairs = 0
@@ -234,10 +256,8 @@ class EnrichMixin(Parts):
                 ))
 
             pipeline.run(pair_tasks, on_pair, progress=progress, stats=stats)
-            with self.writing(None):
-                self.store.enrichments.save_relations(labels)
-        with self.writing(None):
-            self._sync_llm_edges()
+            self.store.enrichments.save_relations(labels)
+        self._sync_llm_edges()
         return self._report(settings, provider, convs, estimate, pair_estimate, stats,
                             pairs=pairs, notes=notes, t0=t0)
 
@@ -546,39 +566,6 @@ class EnrichMixin(Parts):
                 en.save_enrichment(old)
             en.put_units(doc_id, self._units_for(doc_id, old))
         self._sync_llm_edges()
-
-    def enrich_show(self, ref: str) -> EnrichedConversation:
-        """One conversation's enrichment: ``ref`` is a document id, a unit id (of any of
-        its units) or a path.
-
-        Raises:
-            NotFound: no such conversation, or it is not enriched.
-        """
-        en = self.store.enrichments
-        doc_id = ref if self.store.document(ref) is not None else self.store.unit_owner(ref)
-        if doc_id is None:
-            for root in self.store.roots():
-                found = self.store.documents_at(root.id, ref)
-                if found:
-                    doc_id = found[0].id
-                    break
-        doc = self.store.document(doc_id) if doc_id else None
-        e = en.enrichment(doc.id) if doc is not None else None
-        if doc is None or e is None:
-            raise NotFound(f"{ref}: no enriched conversation (run `cairn enrich`)")
-        rels: list[dict[str, Any]] = []
-        for r in en.relations():
-            if doc.id not in (r.source_document_id, r.target_document_id):
-                continue
-            other = r.target_document_id if r.source_document_id == doc.id else r.source_document_id
-            od = self.store.document(other)
-            out = other == r.target_document_id
-            rels.append({
-                "relation": r.relation, "direction": "out" if out else "in",
-                "document_id": other, "title": od.title if od else "",
-                "confidence": r.confidence, "reason": r.reason, "similarity": r.similarity,
-            })
-        return EnrichedConversation(doc.id, doc.title, doc.path, e, tuple(rels))
 
 
 def _prompt_version() -> str:

@@ -75,6 +75,17 @@ class RedactMixin(Parts):
 
         return redact
 
+    def message_scrubber(self) -> Callable[[str], str]:
+        """What every message of an index run passes through before it is printed or
+        stored (warnings and failures: the ``runs`` and ``files`` tables, ``stats``,
+        ``/v1/stats``): every finding masked, unless every ``on_ingest`` mode is
+        ``off``. A chat export's warning may quote a conversation title, which the
+        documents' own masking never sees."""
+        table: Mapping[str, str] = dict(self.config.redact.get("on_ingest", {}))
+        modes = {format_mode(f, f in CHAT_FORMATS, table) for f in (*table, *CHAT_FORMATS)}
+        modes |= {format_mode("", False, table)}
+        return _unchanged if modes == {"off"} else mask_text
+
     def _shown_text(self, root_id: str, relpath: str, text: str) -> str:
         """A file's text as a door may show it (``read_file``, ``document_text``): with
         every finding masked when its documents were masked or dropped on ingest (a
@@ -111,6 +122,17 @@ class RedactMixin(Parts):
         """
         plist = list(paths) or [r.path for r in self.store.roots()]
         return scan_paths(plist, progress=progress)
+
+
+def _unchanged(text: str) -> str:
+    return text
+
+
+def mask_text(text: str) -> str:
+    """``text`` with every finding of the detectors masked (log lines, messages)."""
+    from cairn.redact import Masker
+
+    return Masker().mask(text)
 
 
 def scan_paths(

@@ -84,6 +84,16 @@ class ReliabilityMixin(Parts):
         with self.writer_lock.hold(seconds if not isinstance(seconds, str) else 0, on_wait):
             yield
 
+    def repair(self, wait: Wait = 0.0) -> list[str]:
+        """Mend the keyword index's rows (see :meth:`cairn.store.base.Store.repair`)
+        under the writer lock; what was done, one sentence each.
+
+        Raises:
+            cairn.store.lock.IndexBusy: another process writes the index (after ``wait``).
+        """
+        with self.writing(wait):
+            return self.store.repair()
+
     @contextmanager
     def _failed_run_recorded(self) -> Iterator[None]:
         """A run that stops with an error is recorded as such (``finished`` empty, the

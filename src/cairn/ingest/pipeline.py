@@ -10,12 +10,10 @@ indexed from an earlier good version of that file are kept.
 
 from __future__ import annotations
 
-import calendar
 import dataclasses
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from cairn import formats
@@ -27,6 +25,9 @@ from cairn.ingest.batch import BATCH, Batch
 from cairn.ingest.bundles import bundle_of
 from cairn.ingest.limits import IndexLimits, check_mass_delete, glob_failure
 from cairn.ingest.prepare import Job, Prepared, Preparer
+from cairn.ingest.tally import Tally as _Tally
+from cairn.ingest.tally import epoch as _epoch
+from cairn.ingest.tally import now_iso as _now_iso
 from cairn.model import (
     Diagnostic,
     Document,
@@ -51,19 +52,6 @@ Progress = Callable[[int, int, str], None]
 """``progress(done, total, relpath)``: called after each file."""
 
 
-@dataclass
-class _Tally:
-    seen: int = 0
-    added: int = 0
-    changed: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    failed: int = 0
-    skipped: int = 0
-    failures: list[Failure] = field(default_factory=list)
-    warnings: list[Diagnostic] = field(default_factory=list)
-
-
 def make_root(path: Path, include: Iterable[str] = (), exclude: Iterable[str] = ()) -> SourceRoot:
     """A :class:`SourceRoot` for a folder, with its deterministic id."""
     real = path.expanduser().resolve()
@@ -72,18 +60,6 @@ def make_root(path: Path, include: Iterable[str] = (), exclude: Iterable[str] = 
 
 def _is_note(relpath: str) -> bool:
     return bool(formats.candidates(relpath))
-
-
-def _epoch(iso: str) -> float:
-    """POSIX seconds of a run's ISO 8601 UTC time (``0``: unreadable)."""
-    try:
-        return float(calendar.timegm(time.strptime(iso, "%Y-%m-%dT%H:%M:%SZ")))
-    except (TypeError, ValueError):
-        return 0.0
-
-
-def _now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 class Indexer:
@@ -100,6 +76,9 @@ class Indexer:
         limits: per-file limits and the deletion guard (``[index]``).
         redact: the redaction hook (:meth:`cairn.app.redact.RedactMixin.redactor`):
             every parsed document passes through it before it is stored.
+        scrub: what the text of every failure and warning passes through before it
+            is stored or returned (:meth:`cairn.app.redact.RedactMixin.message_scrubber`):
+            a parser's message may quote what it read, such as a conversation's title.
     """
 
     def __init__(
@@ -111,9 +90,11 @@ class Indexer:
         workers: int | None = None,
         limits: IndexLimits | None = None,
         redact: Callable[[Document], Document] | None = None,
+        scrub: Callable[[str], str] | None = None,
     ) -> None:
         self.store = store
         self.redact = redact or (lambda doc: doc)
+        self.scrub = scrub or (lambda text: text)
         self.config_hash = config_hash
         self.parse_options = parse_options or {}
         self.limits = limits or IndexLimits()
@@ -284,6 +265,11 @@ class Indexer:
                 )
             )
 
+    def _failure(self, f: Failure) -> Failure:
+        """``f`` with its reason scrubbed (see ``scrub``)."""
+        reason = self.scrub(f.reason)
+        return f if reason == f.reason else dataclasses.replace(f, reason=reason)
+
     def _begin(self, started: str) -> None:
         """Record the run as started (``finished`` empty): a run killed before its end
         stays visible as one that did not finish."""
@@ -394,8 +380,10 @@ class Indexer:
             unchanged=tally.unchanged,
             failed=tally.failed,
             skipped=tally.skipped,
-            failures=tuple(tally.failures),
-            warnings=tuple(tally.warnings),
+            failures=tuple(self._failure(f) for f in tally.failures),
+            warnings=tuple(
+                dataclasses.replace(w, message=self.scrub(w.message)) for w in tally.warnings
+            ),
             seconds=round(time.perf_counter() - t0, 4),
         )
         with self.store.transaction():
@@ -406,6 +394,11 @@ class Indexer:
         self, root: SourceRoot, item: Prepared, state: FileState | None, tally: _Tally
     ) -> None:
         """Store what :func:`cairn.ingest.prepare.prepare` found for one file."""
+        item = dataclasses.replace(
+            item,
+            failure=self._failure(item.failure) if item.failure is not None else None,
+            failures=tuple(self._failure(f) for f in item.failures),
+        )
         sf, digest = item.file, item.digest
         if item.outcome in ("vanished", "read-failed"):
             assert item.failure is not None
@@ -463,7 +456,9 @@ class Indexer:
         except StoreUnwritable:
             raise  # a full disk or a read-only index: the run stops at its last commit
         except Exception as exc:  # a store-level fault for this file only
-            failure = Failure(sf.relpath, f"could not store: {type(exc).__name__}: {exc}")
+            failure = self._failure(
+                Failure(sf.relpath, f"could not store: {type(exc).__name__}: {exc}")
+            )
             tally.failures.append(failure)
             tally.failed += 1
             with self.store.transaction():
@@ -516,7 +511,7 @@ class Indexer:
                 try:
                     for item in fmt.file_parser()(sf.path, sf.relpath):
                         if isinstance(item, Failure):
-                            failures.append(item)
+                            failures.append(self._failure(item))
                             continue
                         item = self.redact(item)
                         doc = ids.assign_doc_ids(
@@ -531,9 +526,9 @@ class Indexer:
                             rewritten += 1
                 except Exception as exc:  # a parser bug: keep what was read
                     crashed = True
-                    failures.append(
+                    failures.append(self._failure(
                         Failure(sf.relpath, f"parser error: {type(exc).__name__}: {exc}")
-                    )
+                    ))
                 if not stored and failures:
                     raise _NothingStored
                 if not crashed:
@@ -563,7 +558,9 @@ class Indexer:
         except StoreUnwritable:
             raise
         except Exception as exc:  # a store-level fault for this file only
-            failure = Failure(sf.relpath, f"could not store: {type(exc).__name__}: {exc}")
+            failure = self._failure(
+                Failure(sf.relpath, f"could not store: {type(exc).__name__}: {exc}")
+            )
             tally.failures.append(failure)
             tally.failed += 1
             self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, digest, failure)

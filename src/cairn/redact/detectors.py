@@ -11,8 +11,9 @@ Kinds (``Finding.kind``) and their class (``Finding.category``): secrets —
 ``openai-key``, ``anthropic-key``, ``aws-access-key``, ``aws-secret-key``,
 ``github-token``, ``gitlab-token``, ``slack-token``, ``stripe-key``, ``google-api-key``,
 ``discord-token``, ``npm-token``, ``jwt``, ``private-key``, ``bearer-token``,
-``password``; personal data (``pii``) — ``email``, ``phone``, ``card-number``, ``iban``,
-``us-ssn``, ``ipv4``, ``ipv6``.
+``password``, ``generic-secret`` (``secret: <32+ characters>``); personal data
+(``pii``) — ``email``, ``phone``, ``card-number``, ``iban``, ``us-ssn``, ``ipv4``,
+``ipv6``.
 """
 
 from __future__ import annotations
@@ -137,7 +138,8 @@ _SSN_EXAMPLES = {"078-05-1120", "123-45-6789", "219-09-9999"}
 
 
 def _ssn(value: str, text: str, start: int) -> bool:
-    return value not in _SSN_EXAMPLES
+    digits = re.sub(r"\D", "", value)
+    return value not in _SSN_EXAMPLES and not _counting(digits) and len(set(digits)) > 2
 
 
 _EXAMPLE_DOMAINS = re.compile(
@@ -159,12 +161,24 @@ def _email(value: str, text: str, start: int) -> bool:
     return not placeholder(local)
 
 
+def _counting(digits: str, value: str = "") -> bool:
+    """Whether a number reads as a placeholder: it starts counting up from 1 or down
+    from 9 (``123-456-7890``, ``+1 234 567 8901``), or holds the run 123456 written in
+    one piece or grouped as ``123 456`` (``+49123456789``, ``+91 (123) 456-7890``); a
+    real number written in pairs (``+33 1 23 45 67 89``) is not one."""
+    if digits.startswith(("123456", "987654")):
+        return True
+    return "123456" in digits and (
+        value.lstrip("+").isdigit() or re.search(r"(?<!\d)123\)?[ .\-]*456", value) is not None
+    )
+
+
 def _phone(value: str, text: str, start: int) -> bool:
     digits = re.sub(r"\D", "", value)
     if not 8 <= len(digits) <= 15 or len(set(digits)) < 3:
         return False
-    if "123456" in digits or "(555)" in value or re.search(r"\b555[ .\-]01\d\d\b", value):
-        return False  # placeholder sequences and the fictional 555 numbers
+    if _counting(digits, value) or "(555)" in value or re.search(r"\b555[ .\-]01\d\d\b", value):
+        return False  # a run such as 123-456-7890, and the fictional 555 numbers
     before = text[max(0, start - 1) : start]
     after = text[start + len(value) : start + len(value) + 1]
     return not (before.isalnum() or (before in "./-_" and before)) and not (
@@ -241,6 +255,16 @@ def _password(value: str, text: str, start: int) -> bool:
     ):
         return False
     return not placeholder(value) and not value.startswith(("$", "%", "{"))
+
+
+def _spoken_password(value: str, text: str, start: int) -> bool:
+    """``my password is X`` / ``password: X``: a word is not a password (``is
+    required``, ``is incorrect``); a value holding a digit or a symbol is."""
+    return _password(value, text, start) and bool(re.search(r"[\d!#$%&*+?@^~]", value))
+
+
+def _generic_secret(value: str, text: str, start: int) -> bool:
+    return _mixed(value) and any(c.isupper() for c in value) and any(c.islower() for c in value)
 
 
 def _aws_secret(value: str, text: str, start: int) -> bool:
@@ -390,6 +414,28 @@ DETECTORS: tuple[Detector, ...] = (
         hints=("pass", "pwd"),
     ),
     Detector(
+        "password",
+        "secret",
+        re.compile(
+            r"(?i:\b(?:password|passwd|passphrase|passcode)(?:\s+(?:is|was)\s*:?|\s*:))"
+            r"\s*[\"']?([^\s\"'<>`]{3,127}[^\s\"'<>`.,;:!?)\]])(?=[\s\"'<>`.,;:!?)\]]|$)"
+        ),
+        group=1,
+        valid=_spoken_password,
+        hints=("pass",),
+    ),
+    Detector(
+        "generic-secret",
+        "secret",
+        re.compile(
+            r"(?i:\b(?:client|api|app|shared|webhook|signing)?[_\-]?secret(?:[_\-]?key)?)"
+            r"\s*[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+_\-]{32,128})(?![A-Za-z0-9/+_\-])"
+        ),
+        group=1,
+        valid=_generic_secret,
+        hints=("secret",),
+    ),
+    Detector(
         "email",
         "pii",
         re.compile(
@@ -418,12 +464,24 @@ DETECTORS: tuple[Detector, ...] = (
         hints=("-",),
     ),
     Detector(
+        "us-ssn",
+        "pii",
+        re.compile(
+            r"(?i:\b(?:ssn|social\s+security(?:\s+(?:number|no\.?|#))?))(?:\s*(?:is|:|#))?\s*"
+            r"((?!000|666|9\d\d)\d{3}([ ]?)(?!00)\d{2}\2(?!0000)\d{4})(?![\d\-])"
+        ),
+        group=1,
+        valid=_ssn,
+        hints=("ssn", "social security"),
+    ),
+    Detector(
         "phone",
         "pii",
         re.compile(
             r"\+\d{1,3}(?:[ .\-]?\(?\d{1,4}\)?){1,2}(?:[ .\-]?\d{2,4}){1,4}(?!\d)"
             r"|(?<![\d\-])\(\d{3}\) ?\d{3}-\d{4}(?!\d)"
             r"|(?<![\d\-.])\d{3}[.\-]\d{3}[.\-]\d{4}(?![\d\-.])"
+            r"|(?<![\d\-.+/])0[1-9](?:[ .]\d\d){4}(?![\d\-.])"
         ),
         valid=_phone,
     ),
@@ -450,6 +508,9 @@ DETECTORS: tuple[Detector, ...] = (
 )
 """Every detector, most specific first (an earlier kind wins an overlap of equal start)."""
 
+_OWN = re.compile(r"\[(?:SECRET|PII):[a-z0-9\-]+#\d+\]")
+"""A placeholder :class:`cairn.redact.Masker` writes."""
+
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(d.kind for d in DETECTORS))
 """Every kind, in detector order."""
 
@@ -467,12 +528,16 @@ def find(text: str) -> list[Finding]:
         return []
     taken: list[Finding] = []
     low = text.lower()
+    # masking is idempotent: nothing inside one of its own placeholders is found again
+    own = [m.span() for m in _OWN.finditer(text)] if "[secret:" in low or "[pii:" in low else []
     for det in DETECTORS:
         if det.hints and not any(h in low for h in det.hints):
             continue
         for m in det.pattern.finditer(text):
             start, end = m.span(det.group)
             if start < 0 or any(f.start < end and start < f.end for f in taken):
+                continue
+            if own and any(a < end and start < b for a, b in own):
                 continue
             value = m.group(det.group)
             try:

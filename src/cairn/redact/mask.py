@@ -81,8 +81,24 @@ def _mask_link(m: Masker, link: Link) -> Link:
     )
 
 
+def _without_pieces(value: Any, secrets: list[str]) -> Any:
+    """``value`` without the list items that are a piece of a found value: words a
+    parser drew from the text before it was masked (a message's ``keywords``)."""
+    if isinstance(value, Mapping):
+        return {k: _without_pieces(v, secrets) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(
+            _without_pieces(v, secrets) for v in value
+            if not (isinstance(v, str) and v.strip() and any(v.lower() in s for s in secrets))
+        )
+    return value
+
+
 def mask_unit(m: Masker, u: Unit) -> Unit:
-    """The unit with every finding of its text fields masked."""
+    """The unit with every finding of its text fields masked, and the words drawn from
+    them (list items of ``extra`` that are pieces of a found value) left out."""
+    secrets = [f.value.lower() for t in (u.title, u.body) for f in find(t)]
+    extra = m.mask_value(dict(u.extra))
     return dataclasses.replace(
         u,
         title=m.mask(u.title),
@@ -91,7 +107,7 @@ def mask_unit(m: Masker, u: Unit) -> Unit:
         tags=tuple(m.mask(t) for t in u.tags),
         properties={k: m.mask(v) for k, v in u.properties.items()},
         links=tuple(_mask_link(m, link) for link in u.links),
-        extra=m.mask_value(dict(u.extra)),
+        extra=_without_pieces(extra, secrets) if secrets else extra,
     )
 
 

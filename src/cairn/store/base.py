@@ -406,3 +406,9 @@ class Store(Protocol):
     def integrity_check(self) -> list[str]:
         """Problems of the index, one sentence each (empty when healthy)."""
         ...
+
+    def repair(self) -> list[str]:
+        """Mend what :meth:`integrity_check` finds in the keyword index (rows without a
+        unit; the index rebuilt from the units when it still disagrees), in one
+        transaction; what was done, one sentence each (empty: nothing to mend)."""
+        ...

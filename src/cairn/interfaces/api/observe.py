@@ -2,7 +2,8 @@
 
 Each request is logged on the ``cairn.http`` logger as one JSON object (``ts``, ``id``,
 ``method``, ``route``, ``status``, ``ms``, ``pid``: the process that answered); server
-errors also log their traceback there, under the same ``id`` the client receives.
+errors also log their traceback there, under the same ``id`` the client receives; every
+line is masked by the redaction detectors first.
 Metrics live in a registry of their own per application (``/metrics``): request counts
 by route, method and status, latencies by route, and, read when scraped, the index
 size and the last run's time. The processes of ``cairn serve --workers N`` keep them in
@@ -23,6 +24,21 @@ from datetime import UTC, datetime
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 log = logging.getLogger("cairn.http")
+
+
+def _masked(record: logging.LogRecord) -> bool:
+    """Every line of the log with its secrets and personal data masked: a traceback
+    may quote what a note or a request held."""
+    from cairn.app.redact import mask_text
+
+    text = record.getMessage()
+    masked = mask_text(text)
+    if masked != text:
+        record.msg, record.args = masked, ()
+    return True
+
+
+log.addFilter(_masked)
 
 
 def setup_logging(level: int = logging.INFO) -> None:

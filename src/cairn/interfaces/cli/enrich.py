@@ -64,6 +64,9 @@ NoRelationsOpt = Annotated[
 RetryOpt = Annotated[
     bool, typer.Option("--retry-invalid", help="Ask again where a reply was invalid twice.")
 ]
+WaitOpt = Annotated[
+    bool, typer.Option("--wait", help="If another cairn process is writing the index, wait for it.")
+]
 
 
 @enrich_app.callback()
@@ -73,6 +76,7 @@ def enrich(
     limit: LimitOpt = None,
     no_relations: NoRelationsOpt = False,
     retry_invalid: RetryOpt = False,
+    wait: WaitOpt = False,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -81,7 +85,7 @@ def enrich(
     `cairn enrich` alone is `cairn enrich run`.
     """
     if ctx.invoked_subcommand is None:
-        _run(dry_run, limit, no_relations, retry_invalid, db, as_json)
+        _run(dry_run, limit, no_relations, retry_invalid, wait, db, as_json)
 
 
 @enrich_app.command("run")
@@ -90,6 +94,7 @@ def run(
     limit: LimitOpt = None,
     no_relations: NoRelationsOpt = False,
     retry_invalid: RetryOpt = False,
+    wait: WaitOpt = False,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -100,14 +105,15 @@ def run(
     Replies are cached by (model, prompt version, content hash): a second run asks
     nothing for unchanged conversations, and an interrupted one resumes. The estimate
     is printed before the first request. Without \\[enrich] it says so and changes
-    nothing (exit 0). Examples: `cairn enrich --dry-run`, `cairn enrich --limit 20`,
-    `cairn enrich show PATH-OR-ID`.
+    nothing (exit 0). One writer at a time: while another cairn process writes the
+    index, it exits with a clear message (or waits, with --wait). Examples:
+    `cairn enrich --dry-run`, `cairn enrich --limit 20`, `cairn enrich show PATH-OR-ID`.
     """
-    _run(dry_run, limit, no_relations, retry_invalid, db, as_json)
+    _run(dry_run, limit, no_relations, retry_invalid, wait, db, as_json)
 
 
 def _run(dry_run: bool, limit: int | None, no_relations: bool, retry_invalid: bool,
-         db: Any, as_json: bool) -> None:
+         wait: bool, db: Any, as_json: bool) -> None:
     def estimate(e: Estimate) -> None:
         if not as_json:
             err.print(_estimate_line("conversations", e))
@@ -118,6 +124,7 @@ def _run(dry_run: bool, limit: int | None, no_relations: bool, retry_invalid: bo
                 dry_run=dry_run, limit=limit, relations=not no_relations,
                 retry_invalid=retry_invalid, progress=_Progress(),
                 on_estimate=None if dry_run else estimate,
+                wait=None if wait else 0.0, on_wait=lambda m: err.print(escape(m)),
             )
     except CairnError as exc:
         raise fail(exc, as_json) from None
@@ -129,7 +136,7 @@ def _run(dry_run: bool, limit: int | None, no_relations: bool, retry_invalid: bo
 
 def _print(r: EnrichReport) -> None:
     if not r.configured:
-        out.print(escape(r.message))
+        out.print(escape(r.message), soft_wrap=True)  # a config to copy: no line breaks added
         return
     if r.dry_run:
         if r.estimate is not None:

@@ -125,19 +125,40 @@ def validate(
         raise typer.Exit(1)
 
 
-def check(db: DbOpt = None, as_json: JsonOpt = False) -> None:
+def check(
+    db: DbOpt = None,
+    as_json: JsonOpt = False,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Mend the keyword index first (rows without a unit; rebuilt if still "
+            "unsound); your files are not read or changed.",
+        ),
+    ] = False,
+) -> None:
     """Check the index's integrity.
 
-    SQLite's own check, the FTS5 keyword index, and cairn's own consistency.
+    SQLite's own check, the FTS5 keyword index, and cairn's own consistency. With
+    --repair, what can be mended from the index itself is mended first (under the
+    writer lock), then the index is checked.
     """
+    repaired: list[str] = []
     try:
         with common.open_cairn(db) as cairn:
+            if repair:
+                repaired = cairn.repair()
             problems = cairn.check()
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
-        emit_json({"ok": not problems, "problems": problems})
-    elif problems:
+        emit_json({"ok": not problems, "problems": problems, "repaired": repaired})
+        if problems:
+            raise typer.Exit(1)
+        return
+    for r in repaired:
+        out.print(f"[yellow]repaired[/yellow] {escape(r)}")
+    if problems:
         for p in problems:
             out.print(f"[red]problem[/red] {escape(p)}")
     else:

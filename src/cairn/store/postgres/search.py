@@ -363,11 +363,13 @@ class PostgresSearchMixin(SearchMixin):
             [tuple(r) for r in rows],
         )
 
-    def _delete_fts(self, document_id: str) -> None:
-        """Unindex a document's units."""
+    def _delete_fts(self, document_id: str, kinds: Sequence[str] = ()) -> None:
+        """Unindex a document's units, or only those of ``kinds``."""
+        only = f" AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
         self.db.execute(
-            "DELETE FROM units_fts WHERE rowid IN (SELECT rowid FROM units WHERE document_id=?)",
-            (document_id,),
+            "DELETE FROM units_fts WHERE rowid IN "
+            f"(SELECT rowid FROM units WHERE document_id=?{only})",
+            (document_id, *kinds),
         )
 
     def integrity_check(self) -> list[str]:
@@ -381,5 +383,15 @@ class PostgresSearchMixin(SearchMixin):
             "SELECT count(*) FROM units_fts WHERE rowid NOT IN (SELECT rowid FROM units)"
         ).fetchone()[0]
         if orphans:
-            problems.append(f"{orphans} FTS rows without a unit")
+            problems.append(f"{orphans} FTS rows without a unit (`cairn check --repair`)")
         return problems
+
+    def repair(self) -> list[str]:
+        """See :meth:`cairn.store.base.Store.repair`: keyword rows whose unit is gone are
+        deleted (a unit without its row is written again by re-indexing its file)."""
+        stray = "FROM units_fts WHERE rowid NOT IN (SELECT rowid FROM units)"
+        with self.transaction():  # counted apart: a pipelined statement has no rowcount
+            n = int(self.db.execute(f"SELECT count(*) {stray}").fetchone()[0])
+            if n:
+                self.db.execute(f"DELETE {stray}")
+        return [f"removed {n} FTS rows without a unit"] if n > 0 else []

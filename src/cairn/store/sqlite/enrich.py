@@ -178,8 +178,9 @@ class SQLiteEnrichments:
         return [str(r[0]) for r in rows]
 
     def _delete_units(self, document_id: str) -> None:
+        # the backend's own keyword-index rows (SQLite: the FTS5 rows and their text)
+        self._store._delete_fts(document_id, _me().ENRICHMENT_KINDS)
         sub = f"SELECT rowid FROM units WHERE document_id=? AND kind IN ({_KINDS})"
-        self.db.execute(f"DELETE FROM units_fts WHERE rowid IN ({sub})", (document_id,))
         self.db.execute(f"DELETE FROM unit_tags WHERE unit_rowid IN ({sub})", (document_id,))
         self.db.execute(
             f"DELETE FROM units WHERE document_id=? AND kind IN ({_KINDS})", (document_id,)

@@ -104,14 +104,15 @@ class SearchMixin(SQLiteBase):
             rows,
         )
 
-    def _delete_fts(self, document_id: str) -> None:
-        """Unindex a document's units (FTS5 first: it reads their text through the
-        view), then drop their text rows."""
+    def _delete_fts(self, document_id: str, kinds: Sequence[str] = ()) -> None:
+        """Unindex a document's units, or only those of ``kinds`` (FTS5 first: it reads
+        their text through the view), then drop their text rows."""
+        only = f" AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
         for table in ("units_fts", "units_fts_text"):
             self.db.execute(
                 f"DELETE FROM {table} WHERE rowid IN "
-                "(SELECT rowid FROM units WHERE document_id=?)",
-                (document_id,),
+                f"(SELECT rowid FROM units WHERE document_id=?{only})",
+                (document_id, *kinds),
             )
 
     # --- search -----------------------------------------------------------------------

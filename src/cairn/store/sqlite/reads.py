@@ -324,8 +324,31 @@ class ReadsMixin(SQLiteBase):
             "SELECT count(*) FROM units_fts_text WHERE rowid NOT IN (SELECT rowid FROM units)"
         ).fetchone()[0]
         if orphans:
-            problems.append(f"{orphans} FTS rows without a unit")
+            problems.append(f"{orphans} FTS rows without a unit (`cairn check --repair`)")
         return problems
+
+    def repair(self) -> list[str]:
+        """See :meth:`cairn.store.base.Store.repair`: text rows of the keyword index
+        whose unit is gone are deleted (their FTS5 rows went with the unit), then the
+        FTS5 index is rebuilt from ``units`` if its count or its own check still fails."""
+        done: list[str] = []
+        with self.transaction():
+            cur = self.db.execute(
+                "DELETE FROM units_fts_text WHERE rowid NOT IN (SELECT rowid FROM units)"
+            )
+            if cur.rowcount > 0:
+                done.append(f"removed {cur.rowcount} FTS rows without a unit")
+            n_units = self.db.execute("SELECT count(*) FROM units").fetchone()[0]
+            n_fts = self.db.execute("SELECT count(*) FROM units_fts").fetchone()[0]
+            try:
+                self.db.execute("INSERT INTO units_fts(units_fts) VALUES ('integrity-check')")
+                sound = n_units == n_fts
+            except sqlite3.DatabaseError:
+                sound = False
+            if not sound:
+                self.db.execute("INSERT INTO units_fts(units_fts) VALUES ('rebuild')")
+                done.append("rebuilt the keyword index from the units")
+        return done
 
 
 def _list(text: str | None) -> list[Any]:

@@ -512,8 +512,9 @@ class SQLiteBase:
         unit title and body as ``units`` holds them (``None``: read them)."""
         raise NotImplementedError
 
-    def _delete_fts(self, document_id: str) -> None:
-        """Delete the keyword-index rows of a document's units (before the units go)."""
+    def _delete_fts(self, document_id: str, kinds: Sequence[str] = ()) -> None:
+        """Delete the keyword-index rows of a document's units (before the units go);
+        ``kinds``: only of units of these kinds (none: of every unit)."""
         raise NotImplementedError
 
 

@@ -109,15 +109,65 @@ def test_truncated_json_keeps_conversations_before_the_break(tmp_path: Path) -> 
     assert text.index('{"id": "conv-3"') <= offset <= cut
 
 
-def test_deep_nesting_stops_cleanly(tmp_path: Path) -> None:
+def test_a_top_level_entry_nested_too_deep_is_skipped_and_its_siblings_read(
+    tmp_path: Path,
+) -> None:
     depth = 200_000
     path = tmp_path / "deep.json"
     path.write_bytes(
-        b"[" + json.dumps(conversation(1)).encode() + b"," + b"[" * depth + b"]" * depth + b"]"
+        b"["
+        + json.dumps(conversation(1)).encode()
+        + b","
+        + b"[" * depth
+        + b"]" * depth
+        + b","
+        + json.dumps(conversation(3)).encode()
+        + b"]"
     )
     docs, fails = _parse(path)
+    assert [d.key for d in docs] == ["conv-1", "conv-3"]
+    (fail,) = fails
+    assert fail.reason.startswith("conversation #2 (at character ")
+    assert "nested too deep to read; skipped" in fail.reason
+
+
+def _with_bad_value(tmp_path: Path, bad: str) -> Path:
+    convs = [json.dumps(conversation(i)) for i in range(4)]
+    # conversation 2: a message part or a create_time the decoder cannot build
+    convs[2] = convs[2].replace('"create_time": 1700000201.0', f'"create_time": {bad}', 1)
+    assert bad in convs[2]
+    path = tmp_path / "conversations.json"
+    path.write_text("[" + ",\n".join(convs) + "]", "utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        ("1" * 100_000, "a value cannot be read (Exceeds the limit (4300 digits)"),
+        ("[" * 100_000 + '"x"' + "]" * 100_000, "nested too deep to read"),
+        ('{"p": ' * 100_000 + '"a \\" ] } [ {"' + "}" * 100_000, "nested too deep to read"),
+    ],
+    ids=["100k-digit-create-time", "part-nested-100k-deep", "nested-with-brackets-in-strings"],
+)
+def test_one_unbuildable_conversation_fails_alone(
+    tmp_path: Path, bad: str, reason: str
+) -> None:
+    docs, fails = _parse(_with_bad_value(tmp_path, bad))
+    assert [d.key for d in docs] == ["conv-0", "conv-1", "conv-3"]
+    (fail,) = fails
+    assert fail.reason.startswith("conversation #3 (at character ")
+    assert reason in fail.reason
+    assert "skipped, the other conversations are read" in fail.reason
+
+
+def test_a_deep_value_cut_off_by_the_end_of_the_file_is_truncated_json(tmp_path: Path) -> None:
+    path = tmp_path / "cut.json"
+    path.write_bytes(b"[" + json.dumps(conversation(1)).encode() + b"," + b"[" * 100_000)
+    docs, fails = _parse(path)
     assert [d.key for d in docs] == ["conv-1"]
-    assert fails[0].reason.startswith("JSON nested too deep at character")
+    (fail,) = fails
+    assert fail.reason.startswith("truncated JSON at character ")
 
 
 def test_invalid_utf8_is_replaced_not_fatal(tmp_path: Path) -> None:

@@ -453,3 +453,21 @@ def test_any_cut_or_junk_never_raises(
         valid = False
     if len(docs) < 3 and not valid:  # what is missing is always explained
         assert any(isinstance(i, Failure) for i in items)
+
+
+@pytest.mark.parametrize("bad", [1e30, -5, "soon", None, float("nan")])
+def test_a_bad_time_never_makes_a_branch_the_latest(tmp_path: Path, bad: Any) -> None:
+    conv = conversation(1)
+    del conv["current_node"]
+    mapping = conv["mapping"]
+    # a second answer to the same question with a bad time, listed first
+    mapping["u"]["children"] = ["bad", "a"]
+    mapping["bad"] = _node("bad", "u", [], "assistant", "the bad-time answer", bad)
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps([conv]), "utf-8")  # NaN is written as NaN, read back
+    (doc,), fails = _parse(path)
+    assert fails == []
+    canonical = [u.body for u in doc.units if u.kind == "message" and not u.extra["alternate"]]
+    assert canonical == ["question 1 about otters", "answer 1 about rivers"]
+    bad_unit = next(u for u in doc.units if u.body == "the bad-time answer")
+    assert bad_unit.extra["alternate"] and bad_unit.extra.get("time_estimated")

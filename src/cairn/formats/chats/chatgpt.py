@@ -38,6 +38,7 @@ from cairn.formats.chats._common import (
     ConversationBuilder,
     ConversationError,
     Message,
+    epoch_seconds,
     iso_from_epoch,
     walk_up,
     with_files,
@@ -253,8 +254,8 @@ def read(obj: dict[str, Any]) -> Conversation:
         return p if isinstance(p, str) else None
 
     def ctime(nid: str) -> float:
-        t = as_dict(nodes[nid].get("message")).get("create_time")
-        return float(t) if isinstance(t, int | float) and not isinstance(t, bool) else float("-inf")
+        t = epoch_seconds(as_dict(nodes[nid].get("message")).get("create_time"))
+        return float("-inf") if t is None else t
 
     # the leaf of the canonical branch
     leaf = obj.get("current_node")

@@ -471,3 +471,38 @@ def test_a_bad_time_never_makes_a_branch_the_latest(tmp_path: Path, bad: Any) ->
     assert canonical == ["question 1 about otters", "answer 1 about rivers"]
     bad_unit = next(u for u in doc.units if u.body == "the bad-time answer")
     assert bad_unit.extra["alternate"] and bad_unit.extra.get("time_estimated")
+
+
+@pytest.mark.parametrize(
+    ("part", "shown"),
+    [
+        ({"content_type": "image_asset_pointer", "asset_pointer": "file-service://f1"}, "[image]"),
+        ({"content_type": "tether_note", "text": "a note kept in a part"}, "a note kept in a part"),
+        ({"content_type": "widget"}, "[widget]"),
+        ({"x": 1}, "[attachment]"),
+    ],
+)
+def test_an_object_part_of_a_text_message_is_kept_and_warned_by_id(
+    tmp_path: Path, part: dict[str, Any], shown: str
+) -> None:
+    secret_title = "sk-live-1234 my private title"
+    conv = conversation(7, title=secret_title)
+    content = {"content_type": "text", "parts": [part]}
+    conv["mapping"]["a"]["message"]["content"] = content
+    (doc,), fails = _parse(_write(tmp_path, [conv]))
+    assert fails == []
+    answer = [u for u in doc.units if u.kind == "message"][-1]
+    assert answer.body == shown
+    (warning,) = [w.message for w in doc.warnings]
+    assert warning.startswith("conversation conv-7: message 'a': 1 part(s) of a text")
+    assert "private title" not in warning
+
+
+def test_text_and_an_image_pointer_in_one_text_message_are_both_kept(tmp_path: Path) -> None:
+    conv = conversation(8)
+    parts = ["look at this", {"content_type": "image_asset_pointer", "asset_pointer": "p"}]
+    conv["mapping"]["u"]["message"]["content"] = {"content_type": "text", "parts": parts}
+    (doc,), _ = _parse(_write(tmp_path, [conv]))
+    question = next(u for u in doc.units if u.kind == "message")
+    assert question.body == "look at this\n\n[image]"
+    assert question.extra["images"] == ["p"]

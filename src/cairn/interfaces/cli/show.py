@@ -149,9 +149,11 @@ def show(
     try:
         with common.open_cairn(db) as cairn:
             view = cairn.show(ref)
-            if thread and isinstance(view, UnitView) and view.unit.kind in (MESSAGE, CODE):
-                mark = view.unit.id if view.unit.kind == MESSAGE else view.unit.parent_id
-                view = cairn.show(view.unit.document_id)
+            # a chat message, or a code block of one (its extra names the role)
+            if thread and isinstance(view, UnitView) and view.unit.extra.get("role"):
+                u = view.unit
+                mark = u.id if u.kind == MESSAGE else u.parent_id
+                view = cairn.show(u.document_id)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if isinstance(view, DocumentView) and mark is not None and not as_json:

@@ -475,13 +475,33 @@ def is_within(root: Path, path: Path) -> bool:
 def read_bytes(sf: SourceFile, *, max_bytes: int = 0) -> bytes | Failure:
     """Read a file's bytes, or a :class:`Failure` saying why it could not be read.
 
+    Args:
+        sf: the file (opened as :func:`open_source` does).
+        max_bytes: a larger file is refused without being read (``0``: no limit).
+    """
+    fd = open_source(sf, max_bytes=max_bytes)
+    if isinstance(fd, Failure):
+        return fd
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read(max_bytes + 1) if max_bytes else fh.read()
+        if max_bytes and len(data) > max_bytes:  # it grew while we read it
+            return Failure(sf.relpath, too_big(len(data), max_bytes))
+        return data
+    except OSError as exc:
+        return Failure(sf.relpath, f"cannot read: {exc.strerror}")
+    finally:
+        os.close(fd)
+
+
+def open_source(sf: SourceFile, *, max_bytes: int = 0) -> int | Failure:
+    """An open file descriptor of a regular file (the caller closes it), or a
+    :class:`Failure` saying why not.
+
     The file is opened without following a final symbolic link (``O_NOFOLLOW``) and
     without blocking (``O_NONBLOCK``: a FIFO put in a note's place between discovery and
-    reading is refused, not waited on).
-
-    Args:
-        sf: the file.
-        max_bytes: a larger file is refused without being read (``0``: no limit).
+    reading is refused, not waited on); one larger than ``max_bytes`` (``0``: no limit)
+    is refused.
     """
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
@@ -496,22 +516,19 @@ def read_bytes(sf: SourceFile, *, max_bytes: int = 0) -> bytes | Failure:
         return Failure(sf.relpath, f"cannot open: {exc.strerror}")
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return Failure(sf.relpath, "not a regular file")
-        if max_bytes and st.st_size > max_bytes:
-            return Failure(sf.relpath, _too_big(st.st_size, max_bytes))
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            data = fh.read(max_bytes + 1) if max_bytes else fh.read()
-        if max_bytes and len(data) > max_bytes:  # it grew while we read it
-            return Failure(sf.relpath, _too_big(len(data), max_bytes))
-        return data
+        why = "not a regular file" if not stat.S_ISREG(st.st_mode) else None
+        if why is None and max_bytes and st.st_size > max_bytes:
+            why = too_big(st.st_size, max_bytes)
     except OSError as exc:
-        return Failure(sf.relpath, f"cannot read: {exc.strerror}")
-    finally:
+        why = f"cannot read: {exc.strerror}"
+    if why is not None:
         os.close(fd)
+        return Failure(sf.relpath, why)
+    return fd
 
 
-def _too_big(size: int, limit: int) -> str:
+def too_big(size: int, limit: int) -> str:
+    """The reason given for a file larger than ``[index] max_file_mb``."""
     return (
         f"file is {size / 1048576:.1f} MiB, larger than the {limit / 1048576:g} MiB limit "
         "([index] max_file_mb); not read"

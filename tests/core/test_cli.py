@@ -196,7 +196,9 @@ def _claude_export(messages: list[tuple[str, str, str]]) -> str:
     }])
 
 
-def test_show_of_a_chat_gives_text_in_time_order(tmp_path: Path) -> None:
+def test_show_of_a_chat_gives_its_messages_in_the_exports_order(tmp_path: Path) -> None:
+    """An official Claude export has no message tree: its list order is the thread's
+    (the web page and the OKF export use it too); the times are not used to reorder."""
     (tmp_path / "chats").mkdir()
     (tmp_path / "chats" / "conversations.json").write_text(_claude_export([
         ("assistant", "2024-06-01T10:00:05Z", "Try a lentil soup with cumin."),
@@ -207,11 +209,11 @@ def test_show_of_a_chat_gives_text_in_time_order(tmp_path: Path) -> None:
     _plain("--db", str(db), "index", str(tmp_path / "chats"), "--no-embed")
     ref = str(tmp_path / "chats" / "conversations.json")
     text = _plain("--db", str(db), "show", ref).stdout
-    order = [text.index(s) for s in ("soup idea", "lentil soup", "bread to go")]
+    order = [text.index(s) for s in ("lentil soup", "soup idea", "bread to go")]
     assert order == sorted(order), text
     view = json.loads(_plain("--db", str(db), "show", ref, "--json").stdout)
     bodies = [u["body"] for u in view["units"] if u["kind"] == "message"]
-    assert bodies == ["Give me a soup idea.", "Try a lentil soup with cumin.",
+    assert bodies == ["Try a lentil soup with cumin.", "Give me a soup idea.",
                       "And a bread to go with it?"]
 
 

@@ -109,15 +109,65 @@ def test_truncated_json_keeps_conversations_before_the_break(tmp_path: Path) -> 
     assert text.index('{"id": "conv-3"') <= offset <= cut
 
 
-def test_deep_nesting_stops_cleanly(tmp_path: Path) -> None:
+def test_a_top_level_entry_nested_too_deep_is_skipped_and_its_siblings_read(
+    tmp_path: Path,
+) -> None:
     depth = 200_000
     path = tmp_path / "deep.json"
     path.write_bytes(
-        b"[" + json.dumps(conversation(1)).encode() + b"," + b"[" * depth + b"]" * depth + b"]"
+        b"["
+        + json.dumps(conversation(1)).encode()
+        + b","
+        + b"[" * depth
+        + b"]" * depth
+        + b","
+        + json.dumps(conversation(3)).encode()
+        + b"]"
     )
     docs, fails = _parse(path)
+    assert [d.key for d in docs] == ["conv-1", "conv-3"]
+    (fail,) = fails
+    assert fail.reason.startswith("conversation #2 (at character ")
+    assert "nested too deep to read; skipped" in fail.reason
+
+
+def _with_bad_value(tmp_path: Path, bad: str) -> Path:
+    convs = [json.dumps(conversation(i)) for i in range(4)]
+    # conversation 2: a message part or a create_time the decoder cannot build
+    convs[2] = convs[2].replace('"create_time": 1700000201.0', f'"create_time": {bad}', 1)
+    assert bad in convs[2]
+    path = tmp_path / "conversations.json"
+    path.write_text("[" + ",\n".join(convs) + "]", "utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        ("1" * 100_000, "a value cannot be read (Exceeds the limit (4300 digits)"),
+        ("[" * 100_000 + '"x"' + "]" * 100_000, "nested too deep to read"),
+        ('{"p": ' * 100_000 + '"a \\" ] } [ {"' + "}" * 100_000, "nested too deep to read"),
+    ],
+    ids=["100k-digit-create-time", "part-nested-100k-deep", "nested-with-brackets-in-strings"],
+)
+def test_one_unbuildable_conversation_fails_alone(
+    tmp_path: Path, bad: str, reason: str
+) -> None:
+    docs, fails = _parse(_with_bad_value(tmp_path, bad))
+    assert [d.key for d in docs] == ["conv-0", "conv-1", "conv-3"]
+    (fail,) = fails
+    assert fail.reason.startswith("conversation #3 (at character ")
+    assert reason in fail.reason
+    assert "skipped, the other conversations are read" in fail.reason
+
+
+def test_a_deep_value_cut_off_by_the_end_of_the_file_is_truncated_json(tmp_path: Path) -> None:
+    path = tmp_path / "cut.json"
+    path.write_bytes(b"[" + json.dumps(conversation(1)).encode() + b"," + b"[" * 100_000)
+    docs, fails = _parse(path)
     assert [d.key for d in docs] == ["conv-1"]
-    assert fails[0].reason.startswith("JSON nested too deep at character")
+    (fail,) = fails
+    assert fail.reason.startswith("truncated JSON at character ")
 
 
 def test_invalid_utf8_is_replaced_not_fatal(tmp_path: Path) -> None:
@@ -403,3 +453,56 @@ def test_any_cut_or_junk_never_raises(
         valid = False
     if len(docs) < 3 and not valid:  # what is missing is always explained
         assert any(isinstance(i, Failure) for i in items)
+
+
+@pytest.mark.parametrize("bad", [1e30, -5, "soon", None, float("nan")])
+def test_a_bad_time_never_makes_a_branch_the_latest(tmp_path: Path, bad: Any) -> None:
+    conv = conversation(1)
+    del conv["current_node"]
+    mapping = conv["mapping"]
+    # a second answer to the same question with a bad time, listed first
+    mapping["u"]["children"] = ["bad", "a"]
+    mapping["bad"] = _node("bad", "u", [], "assistant", "the bad-time answer", bad)
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps([conv]), "utf-8")  # NaN is written as NaN, read back
+    (doc,), fails = _parse(path)
+    assert fails == []
+    canonical = [u.body for u in doc.units if u.kind == "message" and not u.extra["alternate"]]
+    assert canonical == ["question 1 about otters", "answer 1 about rivers"]
+    bad_unit = next(u for u in doc.units if u.body == "the bad-time answer")
+    assert bad_unit.extra["alternate"] and bad_unit.extra.get("time_estimated")
+
+
+@pytest.mark.parametrize(
+    ("part", "shown"),
+    [
+        ({"content_type": "image_asset_pointer", "asset_pointer": "file-service://f1"}, "[image]"),
+        ({"content_type": "tether_note", "text": "a note kept in a part"}, "a note kept in a part"),
+        ({"content_type": "widget"}, "[widget]"),
+        ({"x": 1}, "[attachment]"),
+    ],
+)
+def test_an_object_part_of_a_text_message_is_kept_and_warned_by_id(
+    tmp_path: Path, part: dict[str, Any], shown: str
+) -> None:
+    secret_title = "sk-live-1234 my private title"
+    conv = conversation(7, title=secret_title)
+    content = {"content_type": "text", "parts": [part]}
+    conv["mapping"]["a"]["message"]["content"] = content
+    (doc,), fails = _parse(_write(tmp_path, [conv]))
+    assert fails == []
+    answer = [u for u in doc.units if u.kind == "message"][-1]
+    assert answer.body == shown
+    (warning,) = [w.message for w in doc.warnings]
+    assert warning.startswith("conversation conv-7: message 'a': 1 part(s) of a text")
+    assert "private title" not in warning
+
+
+def test_text_and_an_image_pointer_in_one_text_message_are_both_kept(tmp_path: Path) -> None:
+    conv = conversation(8)
+    parts = ["look at this", {"content_type": "image_asset_pointer", "asset_pointer": "p"}]
+    conv["mapping"]["u"]["message"]["content"] = {"content_type": "text", "parts": parts}
+    (doc,), _ = _parse(_write(tmp_path, [conv]))
+    question = next(u for u in doc.units if u.kind == "message")
+    assert question.body == "look at this\n\n[image]"
+    assert question.extra["images"] == ["p"]

@@ -124,3 +124,30 @@ def test_count_phrase() -> None:
 def test_a_term_without_a_word_is_refused(db: Path) -> None:
     with Cairn(load_config(db=db), create=False) as c, pytest.raises(QueryError):
         c.terms("?!")
+
+
+def test_titles_and_outlines_count_once_where_they_are_written(tmp_path: Path) -> None:
+    chats = tmp_path / "chats"
+    chats.mkdir()
+    conv = _claude("t", "2024-05-01T10:00:00Z", ["first", "second", "about kelp", "fourth"])
+    conv["name"] = "Kelp forests"
+    (chats / "conversations.json").write_text(json.dumps([conv]), encoding="utf-8")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "sea.md").write_text(
+        "# Kelp\n\nintro\n\n## Kelp tips\n\ngrow kelp\n\n## Other\n\nno mention\n\n"
+        "### Deeper\n\nnone\n",
+        encoding="utf-8",
+    )
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([chats, notes], embed=False)
+        r = c.terms("kelp")
+    by_title = {d.title: d for d in r.documents}
+    # the conversation: its title once (the preamble) and one message; not once per
+    # message through their outline paths
+    assert (by_title["Kelp forests"].count, by_title["Kelp forests"].units) == (2, 2)
+    # the note: the headings "Kelp" and "Kelp tips" and "grow kelp"; not "Other" or
+    # "Deeper", which sit under "Kelp" in the outline
+    note = next(d for d in r.documents if d.source == "note")
+    assert (note.count, note.units) == (3, 2)
+    assert r.total == 5

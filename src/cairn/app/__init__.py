@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from cairn.app.agenda import AgendaMixin
 from cairn.app.background import BackgroundIndexMixin
-from cairn.app.conversations import ConversationsMixin
+from cairn.app.conversations import ConversationsMixin, reading_order
 from cairn.app.doors import DoorsMixin
 from cairn.app.dream import DreamMixin
 from cairn.app.embedding import EmbeddingMixin
@@ -38,7 +38,6 @@ from cairn.app.fast_profile import FastProfileMixin, fast_embed
 from cairn.app.fields import FieldsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.live import LiveMixin
-from cairn.app.lookups import reading_order
 from cairn.app.memory import MemoryMixin
 from cairn.app.redact import RedactMixin
 from cairn.app.reliability import ReliabilityMixin, Wait

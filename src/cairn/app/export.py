@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cairn.app.conversations import reading_order
 from cairn.app.parts import Parts
 from cairn.errors import CairnError, NotFound
 from cairn.sources import is_within
@@ -103,7 +104,7 @@ class ExportMixin(Parts):
             raise CairnError(f"export kind {kind!r}: use one of {', '.join(KINDS)}")
         docs, abs_of = self._export_docs(roots, query)
         edges = self._edges() if docs else []
-        units = {d.id: self.store.units_of(d.id) for _, d in docs}
+        units = {d.id: reading_order(self.store.units_of(d.id)) for _, d in docs}
         if kind == "okf":
             raw: dict[str, bytes] = {}
             for _, d in docs:
@@ -166,7 +167,7 @@ class ExportMixin(Parts):
     def _units_links(
         cairn: Any, docs: Sequence[Document]
     ) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-        units = {d.id: cairn.store.units_of(d.id) for d in docs}
+        units = {d.id: reading_order(cairn.store.units_of(d.id)) for d in docs}
         links: dict[str, list[Any]] = {}
         for link in cairn.store.links_of([u.id for us in units.values() for u in us]):
             links.setdefault(link.unit_id, []).append(link)

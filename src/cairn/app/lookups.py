@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cairn import model
+from cairn.app.conversations import reading_order
 from cairn.app.parts import Parts
 from cairn.errors import NotFound
-from cairn.model import MESSAGE
 from cairn.sources import is_within
 
 if TYPE_CHECKING:
@@ -256,27 +256,6 @@ class LookupsMixin(Parts):
     def check(self) -> list[str]:
         """Integrity problems of the index (empty when healthy)."""
         return self.store.integrity_check()
-
-
-def reading_order(units: Sequence[StoredUnit]) -> list[StoredUnit]:
-    """Units in reading order: document order, except that the messages of a
-    conversation whose every message has a time are ordered by time (then ordinal),
-    each followed by its own units (code blocks), whatever the order of the export's
-    message array."""
-    messages = [u for u in units if u.kind == MESSAGE]
-    if not messages or not all(isinstance(u.extra.get("time"), str) for u in messages):
-        return list(units)
-    by_id = {u.id: u for u in units}
-
-    def key(u: StoredUnit) -> tuple[str, int, int]:
-        owner = u
-        while owner.kind != MESSAGE and owner.parent_id in by_id:
-            owner = by_id[owner.parent_id]
-        if owner.kind != MESSAGE:
-            return ("", -1, u.ordinal)
-        return (str(owner.extra["time"]), owner.ordinal, u.ordinal)
-
-    return sorted(units, key=key)
 
 
 def _spellings(rel: str) -> list[str]:

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from cairn.app.parts import Parts
 from cairn.app.redact import CHAT_FORMATS
 from cairn.errors import QueryError
-from cairn.model import MESSAGE, HitUnit, UnitFacts
+from cairn.model import HEADING, MESSAGE, HitUnit, UnitFacts
 from cairn.text import fts_tokens
 
 ALL_UNITS = 1_000_000
@@ -28,7 +28,10 @@ class TermDocument:
         document_id / title / path / format: the document (``path`` relative to its
             root).
         source: ``conversation`` or ``note``.
-        count: occurrences of the term in it (title, outline, tags and text of its units).
+        count: occurrences of the term in it: in its units' text and its headings' own
+            titles, each counted once where it is written (not again through the outline
+            paths of the units under it, nor a chat message's role-and-time title). A
+            conversation's title is its preamble's text, so it counts once.
         units: units holding it; ``first`` / ``last``: the months (``YYYY-MM``) of the
             first and last occurrence.
         months: ``YYYY-MM -> count``, oldest first.
@@ -126,8 +129,13 @@ class TermsMixin(Parts):
             u = units.get(uid)
             if u is None:
                 continue
-            text = " ".join((u.title, " ".join(u.outline_path), " ".join(u.tags), u.body))
-            n = max(count_phrase(words, text), 1)  # matched: at least once
+            # counted where the words are written, once: a unit's text, and a heading's
+            # own title; never the titles it inherits through its outline path (a
+            # conversation's title would count once per message) nor a chat
+            # message's made-up title (role and time)
+            n = count_phrase(words, f"{u.title}\n{u.body}" if u.kind == HEADING else u.body)
+            if n == 0:
+                continue  # the index matched it by title, outline or tags only
             per_doc.setdefault(u.document_id, []).append((u, n, _month(facts.get(uid))))
         docs: list[TermDocument] = []
         total: Counter[str] = Counter()

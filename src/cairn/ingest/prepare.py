@@ -26,7 +26,7 @@ from typing import Any, Literal
 from cairn import formats
 from cairn.errors import ParseError
 from cairn.model import Diagnostic, Document, Failure
-from cairn.sources import SourceFile, content_hash, decode, read_bytes
+from cairn.sources import SourceFile, content_hash, decode, open_source, too_big
 
 Outcome = Literal["unchanged", "read-failed", "vanished", "unknown", "export", "parsed"]
 
@@ -83,14 +83,13 @@ class Prepared:
 def prepare(job: Job) -> Prepared:
     """Read, hash, detect and parse one file. Never raises for the file's content."""
     sf = job.file
-    data = read_bytes(sf, max_bytes=job.max_bytes)
-    if isinstance(data, Failure):
-        vanished = data.reason.startswith("file vanished")
-        return Prepared(sf, "vanished" if vanished else "read-failed", failure=data)
-    digest = content_hash(data)
+    read = _read(job)
+    if isinstance(read, Failure):
+        vanished = read.reason.startswith("file vanished")
+        return Prepared(sf, "vanished" if vanished else "read-failed", failure=read)
+    data, digest, fmt = read
     if job.known_hash is not None and job.known_hash == digest:
         return Prepared(sf, "unchanged", digest)
-    fmt = formats.OKF if job.bundle is not None else formats.detect(sf.relpath, data[:8192])
     if fmt is None:
         return Prepared(sf, "unknown", digest)
     if fmt.kind == "file":
@@ -111,6 +110,46 @@ def prepare(job: Job) -> Prepared:
             Failure(sf.relpath, "parsing needed more memory than allowed ([index] file_memory_mb)")
         ]
     return Prepared(sf, "parsed", digest, fmt.name, tuple(docs), tuple(failures))
+
+
+HEAD_BYTES = 8192
+"""Bytes a format is detected from."""
+
+
+def _read(job: Job) -> tuple[bytes, str, formats.Format | None] | Failure:
+    """(bytes, content hash, format) of a job's file, or why it cannot be read.
+
+    The format is detected from the name and the first :data:`HEAD_BYTES`. An export read
+    by a streaming file parser (a chat export of hundreds of MB) is hashed chunk by chunk
+    and only its head is returned: its reader streams it again, so holding it whole here
+    would cost as much memory as the file.
+    """
+    sf, limit = job.file, job.max_bytes
+    fd = open_source(sf, max_bytes=limit)
+    if isinstance(fd, Failure):
+        return fd
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            head = fh.read(HEAD_BYTES)
+            fmt = formats.OKF if job.bundle is not None else formats.detect(sf.relpath, head)
+            if fmt is not None and fmt.kind == "file":
+                import hashlib
+
+                hasher, size = hashlib.blake2b(head, digest_size=16), len(head)
+                while chunk := fh.read(1 << 20):
+                    hasher.update(chunk)
+                    size += len(chunk)
+                data, digest = head, hasher.hexdigest()
+            else:
+                data = head + (fh.read(limit + 1 - len(head)) if limit else fh.read())
+                size, digest = len(data), content_hash(data)
+    except OSError as exc:
+        return Failure(sf.relpath, f"cannot read: {exc.strerror}")
+    finally:
+        os.close(fd)
+    if limit and size > limit:  # it grew while we read it
+        return Failure(sf.relpath, too_big(size, limit))
+    return data, digest, fmt
 
 
 def parse_text(

@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from cairn.model import Hit, HitUnit
+from cairn.model import Hit, HitUnit, StoredUnit
 from cairn.search.dense import DenseHit
 from cairn.search.fusion import Fused, FusionConfig
 from cairn.search.query import Query
@@ -38,11 +38,34 @@ def hit_context(store: Store, u: HitUnit,
             return tuple(siblings[u.unit_id])
         return tuple(store.siblings(u.document_id, u.parent_id, u.unit_id))
     if u.kind == "message":
+        unit = store.unit(u.unit_id)
+        if unit is not None and unit.extra.get("alternate"):
+            return tuple(
+                f"{n.extra.get('role') or 'message'}: {_short(n.body or n.title)}"
+                for n in _branch_neighbours(store, unit)
+            )
         return tuple(
             f"{n.role or 'message'}: {_short(n.body or n.title)}"
             for n in store.neighbours(u.document_id, u.ordinal, "message")
         )
     return ()
+
+
+def _branch_neighbours(store: Store, unit: StoredUnit) -> list[StoredUnit]:
+    """The messages before and after an alternate on its own branch: its parent
+    (``extra["parent_message_id"]``) and its first reply, not the canonical branch's
+    messages that happen to sit beside it in the document."""
+    messages = [m for m in store.units_of(unit.document_id) if m.kind == "message"]
+    mid, parent_id = unit.extra.get("message_id"), unit.extra.get("parent_message_id")
+    parent = next(
+        (m for m in messages if parent_id is not None and m.extra.get("message_id") == parent_id),
+        None,
+    )
+    reply = next(
+        (m for m in messages if mid is not None and m.extra.get("parent_message_id") == mid),
+        None,
+    )
+    return [m for m in (parent, reply) if m is not None]
 
 
 def filters_explained(query: Query) -> list[dict[str, Any]]:

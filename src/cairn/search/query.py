@@ -14,7 +14,9 @@ Syntax (any text is a valid query; nothing raises):
   (a format/provider or a root folder), ``format:``, ``prop:KEY=VALUE`` (or
   ``prop:KEY`` for presence), ``before:`` / ``after:`` (``YYYY[-MM[-DD]]``), ``role:``,
   ``kind:``, ``id:``, ``file:`` (file name), ``heading:`` (heading title), ``section:``
-  (outline path), ``level:`` (``2``, ``<=2``, ``1..3``), and the date filters of
+  (outline path), ``level:`` (``2``, ``<=2``, ``1..3``), ``lang:`` (a code unit in
+  that language, or a unit holding a fenced code block or an Org ``#+begin_src`` in
+  it), and the date filters of
   :mod:`cairn.search.dates`; ``-tag:x`` negates a filter; ``tag:a,b`` is an OR of
   values, repeated filters are AND-ed. An unknown ``key:value`` is searched as text.
 
@@ -67,6 +69,7 @@ FILTER_FIELDS = frozenset(
         "heading",
         "section",
         "level",
+        "lang",
         *DATE_FIELDS,
     }
 )

@@ -65,7 +65,9 @@ are not stop words, ranked by count in the message, ties by first occurrence.
 **Problems**: a conversation that cannot be read (e.g. ChatGPT "Corrupted entry" with
 no mapping) → ``Failure(reason="conversation <id> ("<title>"): …")``; truncated or
 invalid JSON → the conversations before the break, then one Failure naming the byte
-position and the last conversation read; null content, unknown content types (text
+position and the last conversation read; an entry the JSON decoder cannot build (nested
+past the recursion limit, an integer of more than 4300 digits) → one Failure naming its
+index and position, the entries around it still imported; null content, unknown content types (text
 salvaged when any), cycles and dangling parents → ``Document.warnings``; zip: unsafe or
 unexpected members, encrypted members, zip bombs (size, ratio, over-long
 decompression) → one Failure each, never extracted.

@@ -83,23 +83,38 @@ def _fmt(dt: datetime) -> str:
     return f"{base}.{ms:03d}Z" if ms else f"{base}Z"
 
 
-def iso_from_epoch(value: Any) -> str | None:
-    """Epoch seconds (int, float or numeric string) → ISO 8601 UTC with ``Z``.
+_LAST_SECOND = 253402300799.0  # 9999-12-31T23:59:59Z, the last time datetime can hold
 
-    Milliseconds are kept when not zero (``2023-11-14T22:13:21.500Z``); values that are
-    not numbers or are out of range give ``None``. Values above 1e11 are taken as
-    milliseconds.
-    """
+
+def epoch_seconds(value: Any) -> float | None:
+    """Epoch seconds of an export's time (int, float or numeric string; values above
+    1e11 are taken as milliseconds), or ``None`` when it is no usable time: not a number,
+    NaN, infinite, zero or negative, or past the year 9999. Such a time is *unknown*: it
+    never decides the order of messages or which branch is the latest."""
     if isinstance(value, bool) or value is None:
         return None
+    if isinstance(value, str) and len(value) > 40:
+        return None  # a 100,000-digit string is no time (and int() of it would raise)
     try:
         seconds = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
-    if seconds != seconds:  # NaN
+    if seconds != seconds or seconds <= 0:  # NaN, zero, negative
         return None
-    if abs(seconds) > 1e11:
+    if seconds > 1e11:
         seconds /= 1000.0
+    return seconds if seconds <= _LAST_SECOND else None
+
+
+def iso_from_epoch(value: Any) -> str | None:
+    """Epoch seconds (see :func:`epoch_seconds`) → ISO 8601 UTC with ``Z``.
+
+    Milliseconds are kept when not zero (``2023-11-14T22:13:21.500Z``); a value that is
+    no usable time gives ``None``.
+    """
+    seconds = epoch_seconds(value)
+    if seconds is None:
+        return None
     try:
         return _fmt(datetime.fromtimestamp(seconds, tz=UTC))
     except (OverflowError, OSError, ValueError):

@@ -4,7 +4,9 @@ The top-level array (or the ``conversations`` array of a top-level object) is wa
 by hand, and each entry is decoded by the standard library's C decoder
 (``json.JSONDecoder.raw_decode``) from a sliding text buffer. Memory is bounded by the
 largest single entry (plus one read chunk), positions are exact character offsets, and
-pathological nesting stops with :class:`JsonTooDeep` instead of exhausting memory (an
+an entry the decoder cannot build (nested past the recursion limit, a 100,000-digit
+number) is skipped by counting brackets and reported as a :class:`BadEntry`, so its
+siblings are still read, instead of exhausting memory (an
 ``ijson`` event stream builds one prefix string per level, so its memory grows with the
 square of the depth: ~1 GB at depth 20,000).
 
@@ -18,12 +20,15 @@ import codecs
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import IO, Any
 
 CHUNK = 1 << 20
 """Bytes read at a time (an entry larger than the buffer doubles the next read)."""
 
 _WS = re.compile(r"[ \t\n\r]*")
+_SKIP_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]')
+_NUMBER = re.compile(r"-?[0-9][0-9.eE+-]*")
 _DECODER = json.JSONDecoder(strict=False)
 
 
@@ -45,6 +50,20 @@ class JsonInvalid(JsonStop):
 
 class JsonTooDeep(JsonStop):
     """An entry is nested deeper than the decoder's recursion limit."""
+
+
+class EntryUnreadable(JsonStop):
+    """One value is valid JSON the decoder cannot build (nested past the recursion
+    limit, an integer past Python's 4300-digit limit); the buffer has moved past it, so
+    the entries after it can still be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class BadEntry:
+    """An array item that was skipped: ``reason`` says why, ``offset`` where it began."""
+
+    reason: str
+    offset: int
 
 
 class SizeLimit(Exception):
@@ -135,20 +154,58 @@ class TextBuffer:
                     ) from None
                 raise JsonInvalid(exc.msg, where) from None
             except RecursionError:
-                raise JsonTooDeep("nesting too deep", self.offset) from None
+                self._skip("nested too deep to read")
+            except ValueError as exc:  # an integer past Python's digit limit
+                self._skip(f"a value cannot be read ({str(exc).split(':')[0]})")
             if end == len(self.buf) and not self.eof and self.fill():
                 continue  # a number may go on in the next chunk
             self.pos = end
             return obj
 
+    def _skip(self, reason: str) -> None:
+        """Move past the value at the read position without building it (brackets
+        counted, strings jumped over, no recursion) and raise :class:`EntryUnreadable`;
+        :class:`JsonTruncated` when the file ends inside it."""
+        start = self.offset
+        rel = 0  # scan position relative to self.pos (fill may move the buffer)
+        if self.buf[self.pos] not in "[{":
+            m = _NUMBER.match(self.buf, self.pos)
+            while m and m.end() == len(self.buf) and self.fill():
+                m = _NUMBER.match(self.buf, self.pos)
+            if not m:
+                raise JsonInvalid(reason, start)
+            self.pos = m.end()
+            raise EntryUnreadable(reason, start)
+        depth = 0
+        while True:
+            m = _SKIP_TOKEN.search(self.buf, self.pos + rel)
+            if m is None or m.group() == '"':  # the rest is in the next chunk
+                rel = (m.start() if m else len(self.buf)) - self.pos
+                if not self.fill():
+                    raise JsonTruncated(f"the file ends inside a value ({reason})", start)
+                continue
+            rel = m.end() - self.pos
+            token = m.group()
+            if token in "[{":
+                depth += 1
+            elif token in "]}":
+                depth -= 1
+                if depth == 0:
+                    self.pos += rel
+                    raise EntryUnreadable(reason, start)
+
     def array_items(self) -> Iterator[Any]:
-        """Decode the items of the array whose ``[`` is next, one at a time."""
+        """Decode the items of the array whose ``[`` is next, one at a time; an item
+        that cannot be built (:class:`EntryUnreadable`) comes as a :class:`BadEntry`."""
         self.take("[")
         if self.peek() == "]":
             self.pos += 1
             return
         while True:
-            yield self.value()
+            try:
+                yield self.value()
+            except EntryUnreadable as exc:
+                yield BadEntry(str(exc), exc.offset)
             sep = self.peek()
             if sep == ",":
                 self.pos += 1

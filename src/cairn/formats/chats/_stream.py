@@ -19,6 +19,8 @@ from typing import IO, Any
 from cairn.formats.chats import chatgpt, claude, gemini, generic
 from cairn.formats.chats._common import Conversation, ConversationError, build_document
 from cairn.formats.chats._json import (
+    BadEntry,
+    EntryUnreadable,
     JsonInvalid,
     JsonStop,
     JsonTooDeep,
@@ -134,6 +136,12 @@ class _Dispatcher:
         self.entries += 1
         index = self.entries
         fallback = self.fallback_id if whole_file else f"{self.fallback_id}#{index}"
+        if isinstance(obj, BadEntry):
+            yield self.fail(
+                f"conversation #{index} (at character {obj.offset}): {obj.reason}; skipped, "
+                "the other conversations are read"
+            )
+            return
         found = detect(obj, fallback)
         if found is None:
             if self.recognised == 0:
@@ -246,9 +254,11 @@ def stream_json(
         yield Failure(relpath, f"possible zip bomb: {exc}; reading stopped")
         return
     except JsonStop as exc:
-        kind = {JsonTruncated: "truncated JSON", JsonTooDeep: "JSON nested too deep"}.get(
-            type(exc), "invalid JSON"
-        )
+        kind = {
+            JsonTruncated: "truncated JSON",
+            JsonTooDeep: "JSON nested too deep",
+            EntryUnreadable: "unreadable JSON",
+        }.get(type(exc), "invalid JSON")
         after = (
             f"after conversation {disp.last_label} ({disp.documents} imported)"
             if disp.last_label

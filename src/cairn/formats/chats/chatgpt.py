@@ -18,8 +18,10 @@ Follows CHAT-FORMATS.md "ChatGPT" (after the unofficial convoviz spec):
   not ``thoughts``, ``reasoning_recap``, ``tether_browsing_display`` or
   ``user_editable_context``, is not a reasoning-model preamble (``channel:
   commentary`` with ``is_thinking_preamble_message``), and has some text.
-* Content types: ``text`` (non-empty parts), ``multimodal_text`` (strings; images as
-  ``[image]`` with the pointer kept in ``extra["images"]``; audio transcriptions),
+* Content types: ``text`` (non-empty parts; an object part, which a text message
+  should not hold, is kept as its text or a placeholder such as ``[image]``, with a
+  warning naming the message), ``multimodal_text`` (strings; images as ``[image]``
+  with the pointer kept in ``extra["images"]``; audio transcriptions),
   ``code`` (the code, ``language`` set, kind ``code``), ``execution_output``,
   ``tether_quote`` / ``sonic_webpage`` (title, URL, quoted text). Unknown types keep any
   string ``parts``/``text``/``result`` and add a warning; a null content is a warning.
@@ -38,6 +40,7 @@ from cairn.formats.chats._common import (
     ConversationBuilder,
     ConversationError,
     Message,
+    epoch_seconds,
     iso_from_epoch,
     walk_up,
     with_files,
@@ -122,8 +125,46 @@ def _links(meta: dict[str, Any]) -> list[Link]:
     return links
 
 
-def _salvage(content: dict[str, Any]) -> str:
-    parts = [p for p in as_list(content.get("parts")) if isinstance(p, str) and p.strip()]
+def _part_text(part: dict[str, Any], images: list[str]) -> str:
+    """The text of one object part: an image or audio placeholder, a transcription,
+    its ``text``, else ``[<content type>]`` (``[attachment]`` without one)."""
+    ptype = as_str(part.get("content_type"))
+    if ptype == "image_asset_pointer":
+        images.append(as_str(part.get("asset_pointer")) or "")
+        prompt = as_str(as_dict(as_dict(part.get("metadata")).get("dalle")).get("prompt"))
+        return f"[image: {prompt}]" if prompt else "[image]"
+    if ptype == "audio_asset_pointer":
+        return "[audio]"
+    text = as_str(part.get("text"))
+    if text and text.strip():
+        return text
+    if ptype == "audio_transcription":
+        return ""  # an empty transcription: nothing was said
+    return f"[{ptype}]" if ptype else "[attachment]"
+
+
+def _parts(content: dict[str, Any], extra: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """(texts, object part types) of ``content.parts``: strings as they are, object parts
+    (image pointers, transcriptions, anything else) as :func:`_part_text` reads them."""
+    out: list[str] = []
+    images: list[str] = []
+    kinds: list[str] = []
+    for part in as_list(content.get("parts")):
+        if isinstance(part, str):
+            if part.strip():
+                out.append(part)
+        elif isinstance(part, dict):
+            kinds.append(as_str(part.get("content_type")) or "object")
+            text = _part_text(part, images)
+            if text:
+                out.append(text)
+    if images:
+        extra["images"] = images
+    return out, kinds
+
+
+def _salvage(content: dict[str, Any], extra: dict[str, Any]) -> str:
+    parts, _ = _parts(content, extra)
     for key in ("text", "result"):
         value = content.get(key)
         if isinstance(value, str) and value.strip():
@@ -136,36 +177,17 @@ def _content_text(
 ) -> tuple[str, str | None, str | None, str | None]:
     """(text, language, kind_hint, warning) of a message content."""
     ctype = content.get("content_type")
-    if ctype == "text":
-        parts = [p for p in as_list(content.get("parts")) if isinstance(p, str) and p.strip()]
-        return "\n\n".join(parts), None, None, None
-    if ctype == "multimodal_text":
-        out: list[str] = []
-        images: list[str] = []
-        for part in as_list(content.get("parts")):
-            if isinstance(part, str):
-                if part.strip():
-                    out.append(part)
-                continue
-            p = as_dict(part)
-            ptype = p.get("content_type")
-            if ptype == "image_asset_pointer":
-                pointer = as_str(p.get("asset_pointer")) or ""
-                images.append(pointer)
-                prompt = as_str(as_dict(as_dict(p.get("metadata")).get("dalle")).get("prompt"))
-                out.append(f"[image: {prompt}]" if prompt else "[image]")
-            elif ptype == "audio_transcription":
-                if as_str(p.get("text")):
-                    out.append(str(p["text"]))
-            elif ptype == "audio_asset_pointer":
-                out.append("[audio]")
-            elif as_str(p.get("text")):
-                out.append(str(p["text"]))
-            elif ptype:
-                out.append(f"[{ptype}]")
-        if images:
-            extra["images"] = images
-        return "\n\n".join(out), None, None, None
+    if ctype in ("text", "multimodal_text"):
+        parts, kinds = _parts(content, extra)
+        warning = None
+        if ctype == "text" and kinds:
+            # a text message's parts are strings; an object part (an image pointer, a
+            # tool's payload) is kept as text or a placeholder, and said
+            warning = (
+                f"{len(kinds)} part(s) of a text message are objects "
+                f"({', '.join(sorted(set(kinds)))}); kept as text or placeholders"
+            )
+        return "\n\n".join(parts), None, None, warning
     if ctype == "code":
         lang = as_str(content.get("language"))
         if lang == "unknown":
@@ -182,7 +204,7 @@ def _content_text(
         return "\n".join(pieces), None, "reference", None
     if ctype == "system_error":
         return str(content.get("text") or ""), None, "reference", None
-    text = _salvage(content)
+    text = _salvage(content, extra)
     warning = f"unknown content type {ctype!r}" + ("; text salvaged" if text else "; no text")
     return text, None, None, warning
 
@@ -253,8 +275,8 @@ def read(obj: dict[str, Any]) -> Conversation:
         return p if isinstance(p, str) else None
 
     def ctime(nid: str) -> float:
-        t = as_dict(nodes[nid].get("message")).get("create_time")
-        return float(t) if isinstance(t, int | float) and not isinstance(t, bool) else float("-inf")
+        t = epoch_seconds(as_dict(nodes[nid].get("message")).get("create_time"))
+        return float("-inf") if t is None else t
 
     # the leaf of the canonical branch
     leaf = obj.get("current_node")

@@ -12,8 +12,10 @@ A message's body:
   (``new_str`` for an update); ``tool_result`` gives its text items and ``title — url``
   of knowledge items; unknown block types keep their ``text`` and add a warning;
 * otherwise ``text``, with ``<antArtifact … title="T">`` tags shown as ``[artifact: T]``;
-* web-API captures with ``current_leaf_message_uuid`` and ``parent_message_uuid`` form
-  a tree: messages off the branch ending at the leaf are alternates (after the others);
+* messages with ``parent_message_uuid`` (web-API captures, 2026 exports) form a tree
+  and are read in tree order, whatever the order of the list; with
+  ``current_leaf_message_uuid`` messages off the branch ending at the leaf are
+  alternates (after the others, ``extra["parent_message_id"]`` naming their parent);
 * then each attachment as ``[attachment: <file_name>]`` followed by its
   ``extracted_content``, and each file as ``[file: <file_name>]`` (case 032: a message
   whose only content is an attachment or a file is kept, kind ``reference``).
@@ -134,24 +136,65 @@ def _blocks(
     return "\n\n".join(out), thinking
 
 
-def _branch(obj: dict[str, Any], raw: list[Any], warnings: list[str]) -> set[str] | None:
-    """Message uuids on the branch ending at ``current_leaf_message_uuid`` (web-API
-    captures carry a tree through ``parent_message_uuid``), or ``None`` for the official
-    export's linear list."""
+def _order(
+    obj: dict[str, Any], raw: list[Any], warnings: list[str]
+) -> tuple[list[int], set[str] | None]:
+    """(indices of ``raw`` in the order the user saw them, uuids of the canonical
+    branch or ``None`` when every message is on it).
+
+    Web-API captures and 2026 exports link messages through ``parent_message_uuid``: a
+    message follows its parent (depth first from the roots, siblings in file order), so
+    a list stored out of order still reads as the thread did; with
+    ``current_leaf_message_uuid`` the branch ending at it comes first and the messages
+    off it (alternates) after, in tree order. Without parents: file order.
+    """
+    parents: dict[str, str | None] = {}
+    index: dict[str, int] = {}
+    for i, m in enumerate(raw):
+        uuid = as_str(m.get("uuid")) if isinstance(m, dict) else None
+        if uuid is not None and uuid not in index:
+            index[uuid] = i
+            parents[uuid] = as_str(m.get("parent_message_uuid"))
+    if not any(p in parents for p in parents.values()):
+        return list(range(len(raw))), None
+    children: dict[str | None, list[str]] = {}
+    for uuid, parent in parents.items():
+        children.setdefault(parent if parent in parents else None, []).append(uuid)
+    tree: list[int] = []
+    seen: set[str] = set()
+    stack = list(reversed(children.get(None, [])))
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        tree.append(index[node])
+        stack.extend(reversed(children.get(node, [])))
+    # a cycle leaves its messages unreached: they follow in file order
+    placed = set(tree)
+    tree.extend(i for i in range(len(raw)) if i not in placed)
     leaf = as_str(obj.get("current_leaf_message_uuid"))
-    parents = {
-        str(m["uuid"]): as_str(m.get("parent_message_uuid"))
-        for m in raw
-        if isinstance(m, dict) and as_str(m.get("uuid"))
-    }
     if leaf is None or leaf not in parents:
-        return None
+        return tree, None
+
     def parent_of(node: str) -> str | None:
         parent = parents[node]
         return parent if parent in parents else None
 
     cycle = "cycle in parent_message_uuid at {!r}; walk stopped"
-    return set(walk_up(leaf, parent_of, warnings, cycle))
+    path = walk_up(leaf, parent_of, warnings, cycle)[::-1]
+    on_path = set(path)
+    off = [i for i in tree if not (isinstance(raw[i], dict) and raw[i].get("uuid") in on_path)]
+    return [index[u] for u in path] + off, on_path
+
+
+def _depth(parents: dict[str, Any], uuid: str) -> int:
+    """How many messages lead to ``uuid`` in ``parents`` (uuid → its
+    ``parent_message_uuid``): an alternate's position in its own branch."""
+    count, node = 0, parents.get(uuid)
+    while node in parents and count < len(parents):
+        count, node = count + 1, parents[node]
+    return count
 
 
 def read(obj: dict[str, Any]) -> Conversation:
@@ -169,8 +212,14 @@ def read(obj: dict[str, Any]) -> Conversation:
     conv = ConversationBuilder("claude", "claude", cid)
     warnings = conv.warnings
     created = iso_from_text(obj.get("created_at"))
-    branch = _branch(obj, raw_messages, warnings)
-    for i, raw in enumerate(raw_messages):
+    order, branch = _order(obj, raw_messages, warnings)
+    parents = {
+        m["uuid"]: m.get("parent_message_uuid")
+        for m in raw_messages
+        if isinstance(m, dict) and isinstance(m.get("uuid"), str)
+    }
+    for i in order:
+        raw = raw_messages[i]
         if not isinstance(raw, dict):
             warnings.append(f"message #{i + 1} is not an object; skipped")
             continue
@@ -217,6 +266,9 @@ def read(obj: dict[str, Any]) -> Conversation:
             extra["attachments"] = attachments
         if files:
             extra["files"] = files
+        parent = as_str(raw.get("parent_message_uuid"))
+        if parent is not None:
+            extra["parent_message_id"] = parent
         conv.add(
             Message(
                 role=role,
@@ -224,7 +276,7 @@ def read(obj: dict[str, Any]) -> Conversation:
                 time=iso_from_text(raw.get("created_at")),
                 message_id=mid,
                 alternate=alternate,
-                position=conv.position,
+                position=_depth(parents, mid) if alternate else conv.position,
                 kind_hint=None if own.strip() else "reference",
                 own_text=own,
                 links=links,

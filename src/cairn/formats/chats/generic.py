@@ -27,6 +27,7 @@ from cairn.formats.chats._common import (
     ConversationBuilder,
     ConversationError,
     Message,
+    epoch_seconds,
     iso_from_epoch,
     iso_from_text,
     walk_up,
@@ -209,8 +210,8 @@ def read_openwebui(obj: dict[str, Any]) -> Conversation:
         leaves = [n for n in nodes if n not in has_child] or list(nodes)
 
         def ts(n: str) -> float:
-            t = nodes[n].get("timestamp")
-            return float(t) if isinstance(t, int | float) else float("-inf")
+            t = epoch_seconds(nodes[n].get("timestamp"))
+            return float("-inf") if t is None else t
 
         leaf = max(reversed(leaves), key=ts) if leaves else None
     start = leaf if isinstance(leaf, str) else None

@@ -22,7 +22,9 @@ indented code never yield links, tags or comments:
   URLs or headings); a tag must follow whitespace or a line start and contain a
   non-digit (``#123`` is not a tag);
 * block ids `` ^id`` at the end of a line are recorded in ``extra["block_ids"]`` and
-  removed from the body.
+  removed from the body;
+* the languages of a section's fenced code blocks (the info string's first word,
+  lower-cased) are recorded in ``extra["code_languages"]`` (the ``lang:`` filter).
 
 ``Link.target`` is the note reference as written, without ``#anchor``; ``.md`` is only
 present when the source wrote it. ``Link.anchor`` is ``Heading``, ``H1#H2`` or

@@ -35,6 +35,7 @@ class Section:
     blocks: list[dict[str, Any]] = field(default_factory=list)  # {"id", "line_start", …}
     callouts: list[dict[str, Any]] = field(default_factory=list)
     footnotes: list[str] = field(default_factory=list)
+    code_languages: list[str] = field(default_factory=list)  # of its fenced blocks
 
 
 @dataclass(slots=True)
@@ -98,6 +99,8 @@ def build_units(
             extra["callouts"] = sec.callouts
         if sec.footnotes:
             extra["footnotes"] = list(dict.fromkeys(sec.footnotes))
+        if sec.code_languages:
+            extra["code_languages"] = list(dict.fromkeys(sec.code_languages))
         body = "\n".join(sec.body).strip()
         if ordinal == 0:
             if first_extra:

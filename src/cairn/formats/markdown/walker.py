@@ -145,6 +145,10 @@ class _Walker:
                 row = None
             elif ttype in ("fence", "code_block"):
                 sec.body.append(tok.content.rstrip("\n"))
+                # the info string's first word (```python, ```{python}, ```.python)
+                lang = tok.info.split(maxsplit=1)[0].strip("{}.").casefold() if tok.info else ""
+                if lang:
+                    sec.code_languages.append(lang)
             elif ttype in ("math_block", "math_block_label", "math_block_eqno"):
                 sec.body.append(tok.content.strip())
             elif ttype == "html_block":

@@ -63,8 +63,8 @@ def _done(data: Any, as_json: bool, line: str) -> None:
 
 
 def _change_line(data: dict[str, Any]) -> str:
-    if data.get("dry_run"):
-        return "".join(data.get("diffs") or []) or "nothing to change"
+    if data.get("dry_run"):  # diffs are file content, never Rich markup
+        return escape("".join(data.get("diffs") or [])) or "nothing to change"
     touched = data.get("touched") or []
     return f"{data['action']}: {escape(str(data['path']))} ({len(touched)} files written)"
 
@@ -169,7 +169,8 @@ def consolidate(
         emit_json({**to_data(res), "dry_run": dry_run, "diffs": list(change.diffs)})
         return
     if dry_run:
-        out.print("".join(change.diffs) or "nothing to consolidate")
+        # diffs are file content: printed verbatim, never read as Rich markup
+        out.print("".join(change.diffs) or "nothing to consolidate", markup=False)
         return
     out.print(
         f"{len(res.created)} concepts created, {len(res.merged)} merged into, "
@@ -211,7 +212,7 @@ def maintain(
     for u in rep.unsourced:
         out.print(f"[yellow]symmetry[/yellow] {escape(u)} is the source of no active concept")
     if dry_run:
-        out.print("".join(rep.diffs))
+        out.print("".join(rep.diffs), markup=False)
     out.print(
         f"{rep.checked} seals checked ({len(rep.integrity)} bad), {len(rep.recalled)} "
         f"recalled, {len(rep.decayed)} decayed, {len(rep.archived)} archived, "

@@ -85,7 +85,33 @@ def _print_unit(view: UnitView) -> None:
     out.print(escape(u.body))
 
 
+def _print_thread(view: DocumentView, mark: str | None = None) -> None:
+    """A conversation as its user read it: every message in :func:`reading_order`
+    (the order ``DocumentView.units`` holds), a header line with role, time and
+    ``alternate`` for a message off the canonical branch, then its whole text; ``mark``
+    (a unit id) flags one message."""
+    _print_document_head(view.document)
+    for u in view.units:
+        if u.kind != MESSAGE:
+            continue
+        role = str(u.extra.get("role") or "message")
+        time = str(u.extra.get("time") or "")
+        head = f"[bold]{escape(role)}[/bold]"
+        if time:
+            head += f"  [dim]{escape(time[:16].replace('T', ' '))}[/dim]"
+        if u.extra.get("alternate"):
+            head += "  [yellow](alternate)[/yellow] off the canonical branch"
+        if u.id == mark:
+            head += "  [green]◀ this message[/green]"
+        out.print()
+        out.print(head)
+        out.print(escape(u.body))
+
+
 def _print_document(view: DocumentView) -> None:
+    if any(u.kind == MESSAGE for u in view.units):
+        _print_thread(view)
+        return
     _print_document_head(view.document)
     table = Table("line", "outline", "todo", "tags", box=None)
     for u in view.units:
@@ -109,13 +135,30 @@ def show(
     ],
     db: DbOpt = None,
     as_json: JsonOpt = False,
+    thread: Annotated[
+        bool,
+        typer.Option(
+            "--thread",
+            help="For a chat message: print its whole conversation, this message marked.",
+        ),
+    ] = False,
 ) -> None:
-    """Show a document (metadata, outline, links, backlinks) or one unit."""
+    """Show a document (metadata, outline, links, backlinks; a conversation as its
+    thread) or one unit."""
+    mark = None
     try:
         with common.open_cairn(db) as cairn:
             view = cairn.show(ref)
+            # a chat message, or a code block of one (its extra names the role)
+            if thread and isinstance(view, UnitView) and view.unit.extra.get("role"):
+                u = view.unit
+                mark = u.id if u.kind == MESSAGE else u.parent_id
+                view = cairn.show(u.document_id)
     except CairnError as exc:
         raise fail(exc, as_json) from None
+    if isinstance(view, DocumentView) and mark is not None and not as_json:
+        _print_thread(view, mark)
+        return
     if as_json:
         emit_json(view)
     elif isinstance(view, UnitView):

@@ -1,6 +1,6 @@
 """SQL of the filters added to the query language after the first ones (those are in
-:mod:`cairn.store.sqlite.fts`): dates, ``file:``, ``heading:``, ``section:`` and
-``level:``. Each gives a condition over ``u`` (units) and ``d`` (documents)."""
+:mod:`cairn.store.sqlite.fts`): dates, ``file:``, ``heading:``, ``section:``,
+``level:`` and ``lang:``. Each gives a condition over ``u`` (units) and ``d`` (documents)."""
 
 from __future__ import annotations
 
@@ -58,6 +58,8 @@ def extra_filter(f: Filter) -> tuple[str, list[Any]] | None:
         return ("(u.kind = 'heading' AND u.title LIKE ? ESCAPE '\\')", [_like(v)])
     if f.field == "section":
         return ("u.outline_path LIKE ? ESCAPE '\\'", [_like(v)])
+    if f.field == "lang":
+        return _lang(v)
     if f.field == "level":
         lo, _, hi = v.partition("..")
         return (
@@ -65,3 +67,24 @@ def extra_filter(f: Filter) -> tuple[str, list[Any]] | None:
             [int(lo or 0), int(hi or 99)],
         )
     return None
+
+
+def _lang(value: str) -> tuple[str, list[Any]]:
+    """``lang:python``: a code unit in that language (an Org source block, a chat's code
+    block or code message), a Markdown section whose fenced blocks include it
+    (``extra["code_languages"]``; the body keeps only the code), or a unit whose text
+    still opens a fenced block (```` ```python````, ``~~~python``: a chat message) or an
+    Org ``#+begin_src python`` in it; case-insensitive, and the language must end at the
+    end of the line or a space (``python`` is not ``pythonic``)."""
+    lang = value.casefold().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    opens = [f"{fence}{lang}" for fence in ("```", "~~~", "#+begin_src ")]
+    patterns = [f"%{o}{end}%" for o in opens for end in ("\n", " ", "\r")]
+    patterns += [f"%{o}" for o in opens]  # at the very end of the text
+    likes = " OR ".join(["lower(u.body) LIKE ? ESCAPE '\\'"] * len(patterns))
+    fenced = (
+        "EXISTS (SELECT 1 FROM json_each(u.extra, '$.code_languages') c WHERE c.value = ?)"
+    )
+    return (
+        f"(lower(u.language) = ? OR {fenced} OR {likes})",
+        [value.casefold(), value.casefold(), *patterns],
+    )

@@ -127,6 +127,33 @@ def test_unresolved_reasons() -> None:
     assert resolve_link(CAT, wl("doc.pdf", "page=3", EMBED), "n.md").path == "doc.pdf"
 
 
+def test_a_dotted_name_is_a_note_unless_its_extension_is_an_attachments() -> None:
+    cat = Catalog([NoteEntry("n.md")], files=["data/report.final", "scan.pdf"])
+    for name in ("E. M. Forster", "v1.2", "St. Petersburg"):
+        missing = resolve_link(cat, wl(name), "n.md")
+        assert (missing.reason, missing.attachment) == (REASON_MISSING_NOTE, False), name
+    assert resolve_link(cat, wl("gone.jpg"), "n.md").reason == REASON_MISSING_ATTACHMENT
+    real = resolve_link(cat, wl("report.final"), "n.md")  # a real file of that name
+    assert (real.path, real.attachment) == ("data/report.final", True)
+    with_note = Catalog([NoteEntry("n.md"), NoteEntry("people/E. M. Forster.md")])
+    assert resolve_link(with_note, wl("E. M. Forster"), "n.md").path == (
+        "people/E. M. Forster.md"
+    )
+
+
+@pytest.mark.corpus
+def test_kepanos_author_link_is_a_missing_note_not_a_missing_attachment() -> None:
+    root = SHARED / "corpus" / "markdown" / "kepano-obsidian"
+    docs, files = load_vault(root)
+    cat = Catalog.from_documents(docs, files)
+    doc = next(d for d in docs if d.path == "References/The Machine Stops.md")
+    links = [ln for u in doc.units for ln in u.links if ln.target == "E. M. Forster"]
+    assert links
+    for link in links:
+        got = resolve_link(cat, link, doc.path)
+        assert (got.reason, got.attachment) == (REASON_MISSING_NOTE, False)
+
+
 def test_anchors() -> None:
     assert resolve_link(CAT, wl("Setup", "install"), "n.md").unit == 1
     assert resolve_link(CAT, wl("Setup", "Linux Debian"), "n.md").unit == 2  # ':' dropped

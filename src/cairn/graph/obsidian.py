@@ -30,8 +30,10 @@ as observed in the shipped application and its documentation ("Internal links",
    GitHub-style slug such as ``#part-two`` in a Markdown link matches too). When the
    file is found but the anchor is not, the target keeps the file with ``unit=None``
    and a ``reason`` (Obsidian opens the file at the top).
-9. A target with an extension other than ``.md`` is an attachment: it resolves to a
-   file the catalog lists, else it is unresolved with reason ``missing attachment``.
+9. A target whose extension is a known attachment's (:data:`ATTACHMENT_EXTENSIONS`:
+   ``.png``, ``.pdf`` …) is an attachment: it resolves to a file the catalog lists, else
+   it is unresolved with reason ``missing attachment``. Any other dotted name
+   (``[[E. M. Forster]]``) is a note name unless a file of exactly that name exists.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ __all__ = [
     "NoteEntry",
     "Target",
     "heading_key",
+    "is_attachment_target",
     "resolve_anchor",
     "resolve_link",
     "resolve_linkpath",
@@ -172,9 +175,21 @@ def _order(path: str) -> tuple[int, str]:
     return (len(path), path)
 
 
-def _is_attachment(target: str) -> bool:
+_OBSIDIAN_FORMATS = ("avif bmp gif jpeg jpg png svg webp flac m4a mp3 ogg wav webm 3gp mkv mov "
+                     "mp4 ogv pdf canvas base")  # its help page "Accepted file formats"
+_COMMON_FILES = ("txt csv tsv json xml yaml yml html htm zip gz tgz 7z rar doc docx xls xlsx "
+                 "ppt pptx odt ods odp rtf epub tif tiff heic ico psd excalidraw drawio")
+ATTACHMENT_EXTENSIONS = frozenset(f"{_OBSIDIAN_FORMATS} {_COMMON_FILES}".split())
+"""Extensions (lower case, no dot) that make a link target an attachment by themselves."""
+
+
+def is_attachment_target(target: str) -> bool:
+    """Whether a link target names an attachment by its extension alone: one of
+    :data:`ATTACHMENT_EXTENSIONS`. A dot elsewhere (``[[E. M. Forster]]``, ``[[v1.2]]``)
+    leaves it a note name; a real file of that exact name is found by
+    :func:`resolve_linkpath` all the same."""
     ext = posixpath.splitext(posixpath.basename(target))[1].lower()
-    return bool(ext) and ext != ".md"
+    return ext[1:] in ATTACHMENT_EXTENSIONS
 
 
 def resolve_linkpath(catalog: Catalog, linkpath: str, source_path: str) -> tuple[list[str], str]:
@@ -305,7 +320,7 @@ def resolve_link(catalog: Catalog, link: Link, source_path: str) -> Target:
             return Target(source_path, reason="linking note is not in the catalog", method="self")
         unit, why = resolve_anchor(note, anchor)
         return Target(source_path, unit, why, METHOD_SELF, 1)
-    attachment = _is_attachment(target)
+    attachment = is_attachment_target(target)
     paths, method = resolve_linkpath(catalog, target, source_path)
     if not paths and not attachment:
         aliases = catalog.by_alias.get(target.lower())

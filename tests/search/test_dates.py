@@ -151,6 +151,47 @@ def test_due_soon_honours_warning_delays_and_repeaters(cairn: Cairn) -> None:
     assert titles(cairn, "scheduled:soon") == ["File taxes"]
 
 
+DONE_STATES = {
+    "plain.org": """* TODO Open deadline
+DEADLINE: <2024-03-08 Fri>
+* DONE Done deadline
+DEADLINE: <2024-03-07 Thu>
+* DONE Done overdue
+DEADLINE: <2024-02-01 Thu>
+* Heading with a deadline
+DEADLINE: <2024-03-07 Thu>
+* DONE Done scheduled
+SCHEDULED: <2024-03-01 Fri>
+""",
+    "declared.org": """#+TODO: TODO WAIT | FINISHED CANCELLED
+* WAIT Waiting overdue
+DEADLINE: <2024-02-02 Fri>
+* FINISHED Finished soon
+DEADLINE: <2024-03-09 Sat>
+* CANCELLED Cancelled overdue
+DEADLINE: <2024-02-03 Sat>
+""",
+}
+
+
+def test_soon_and_overdue_leave_out_tasks_in_a_done_state(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    for name, text in DONE_STATES.items():
+        (root / name).write_text(text, encoding="utf-8")
+    with Cairn(Config(db_path=tmp_path / "i.db")) as c:
+        c.index([root])
+        assert sorted(titles(c, "deadline:soon")) == [
+            "Heading with a deadline", "Open deadline", "Waiting overdue",
+        ]
+        assert sorted(titles(c, "deadline:overdue")) == ["Waiting overdue"]
+        assert titles(c, "scheduled:soon") == [] and titles(c, "scheduled:overdue") == []
+        # past is a plain range: done tasks stay
+        assert sorted(titles(c, "deadline:past")) == [
+            "Cancelled overdue", "Done overdue", "Waiting overdue",
+        ]
+
+
 def test_scheduled_closed_and_timestamps(cairn: Cairn) -> None:
     assert titles(cairn, "scheduled:tomorrow") == ["Call plumber"]
     assert titles(cairn, "scheduled:this-week") == ["File taxes", "Call plumber", "Water plants"]

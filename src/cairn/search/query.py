@@ -17,6 +17,8 @@ Syntax (any text is a valid query; nothing raises):
   (outline path), ``level:`` (``2``, ``<=2``, ``1..3``), and the date filters of
   :mod:`cairn.search.dates`; ``-tag:x`` negates a filter; ``tag:a,b`` is an OR of
   values, repeated filters are AND-ed. An unknown ``key:value`` is searched as text.
+  ``deadline:`` / ``scheduled:`` ``soon`` or ``overdue`` leave out tasks in a done
+  state (they mean "still to do"; ``past`` keeps them).
 
 Each word is split into the tokens the index makes of text (:mod:`cairn.text`), so
 ``C++``, ``state-of-the-art``, ``NEAR``, ``*`` and ``"unbalanced`` are plain words. A
@@ -337,8 +339,19 @@ def _one_word(st: _Parse, word: str) -> None:
             f = _filters(key_l, raw_value, negate, st.notes, st.now)
             if f:
                 st.filters.append(f)
+                if _open_only(key_l, raw_value, negate):
+                    st.filters.append(Filter("todo", "done", negate=True))
             return
     st.add(_term(body.replace('"', " "), negate))
+
+
+def _open_only(key: str, raw: str, negate: bool) -> bool:
+    """Whether ``deadline:`` / ``scheduled:`` asks for what is still to do: ``soon`` or
+    ``overdue`` (every alternative), so a task in a done state (``DONE``, or a keyword
+    after ``|`` in the file's ``#+TODO:``) is left out, as Org's agenda leaves it out."""
+    parts = _split(raw)
+    return (key in ("deadline", "scheduled") and not negate and bool(parts)
+            and all(p.strip().casefold() in ("soon", "overdue") for p in parts))
 
 
 def _valid_date(value: str) -> bool:

@@ -440,3 +440,22 @@ def test_dates_beyond_the_calendar_are_not_errors(cairn: Cairn) -> None:
     assert list(occurrences(dt.date(9999, 12, 1), "+1m", dt.date(9999, 12, 2), None)) == []
     assert add_step(dt.date(9999, 12, 31), 1, "d") == dt.date.max
     assert add_step(dt.date(1, 1, 1), -1, "y") == dt.date.min
+
+
+def test_fields_table_keeps_whole_paths_and_marks_a_cut(tmp_path: Path) -> None:
+    deep = tmp_path / "notes" / ("a-rather-long-folder-name-for-projects/" * 2) / "sub"
+    deep.mkdir(parents=True)
+    title = "A heading whose title runs on well past sixty characters of text"
+    (deep / "meeting-notes-from-the-quarterly-planning.org").write_text(
+        f"* TODO {title}\nquarterly\n", encoding="utf-8"
+    )
+    with Cairn(Config(db_path=tmp_path / "i.db")) as c:
+        c.index([tmp_path / "notes"])
+        table = _cli(c, "quarterly", "--fields", "path,abs_path,title", "--mode", "keyword")
+    head, row = table.splitlines()[:2]
+    assert head.split() == ["path", "abs_path", "title"]
+    path, abs_path, shown = row.split("  ", 2)
+    path, abs_path, shown = path.strip(), abs_path.strip(), shown.strip()
+    assert len(path) > 60 and (tmp_path / "notes" / path).is_file()
+    assert Path(abs_path).is_file()
+    assert shown == title[:59] + "…"

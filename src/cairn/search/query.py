@@ -395,11 +395,25 @@ def _filters(key: str, raw: str, negate: bool, notes: list[str], now: _dt.date) 
         prefix = k.replace('"', "") + "="
         raw = v
     parts = _split(raw) or [""]
+    if key == "type":  # a type is written as a name or as a link to its note: find both
+        names = dict.fromkeys(n for p in parts for n in _type_name(p))
+        parts = [f for n in names for f in (n, f"[[{n}]]")] or parts
     made = [_filter(key, prefix + p, negate, notes, now) for p in parts]
     kept = [f for f in made if f is not None]
     if not kept:
         return None
     return replace(kept[0], any_of=tuple(f.value for f in kept[1:]))
+
+
+_LINKED = re.compile(r"^!?\[\[([^\]|#]*)(?:[#|][^\]]*)?\]\]$")
+
+
+def _type_name(value: str) -> list[str]:
+    """A ``type:`` value as the type's name: ``[[Authors]]`` (or ``[[Types/Authors|a]]``)
+    is ``Authors``, as the Markdown parser reads a ``type`` front matter value."""
+    m = _LINKED.match(value.strip())
+    name = m.group(1).strip().rsplit("/", 1)[-1].removesuffix(".md") if m else value.strip()
+    return [name] if name else []
 
 
 def _filter(key: str, value: str, negate: bool, notes: list[str], now: _dt.date) -> Filter | None:

@@ -104,6 +104,31 @@ def _scalar_text(value: Any) -> str | None:
     return text or None
 
 
+_LINKED = re.compile(r"^\s*!?\[\[([^\]|#]*)(?:[#|][^\]]*)?\]\]\s*$")
+
+
+def type_names(value: Any) -> tuple[str, ...]:
+    """The note type names a front matter ``type`` value holds: a name (``Authors``), a
+    wikilink to the type's note (``"[[Authors]]"``, ``"[[Types/Authors|a]]"`` →
+    ``Authors``) or a list of either (kepano's vault writes ``type: ["[[Authors]]"]``;
+    an unquoted ``[[Authors]]`` is a list in a list); empty items dropped, order kept,
+    no repeats."""
+    items = value if isinstance(value, list) else [value]
+    # an unquoted [[Authors]] is YAML for a list in a list
+    items = [x for i in items for x in (i if isinstance(i, list) else [i])]
+    out: list[str] = []
+    for item in items:
+        text = _scalar_text(item)
+        if text is None:
+            continue
+        m = _LINKED.match(text)
+        if m:
+            text = PurePosixPath(m.group(1).strip()).name.removesuffix(".md").strip()
+        if text and text not in out:
+            out.append(text)
+    return tuple(out)
+
+
 def property_text(value: Any) -> str:
     """A front matter value as the string stored in ``Unit.properties``."""
     if value is None:

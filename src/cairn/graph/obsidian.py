@@ -18,9 +18,11 @@ as observed in the shipped application and its documentation ("Internal links",
    vault root resolves to it; a path starting with ``/`` goes no further.
 6. Otherwise every candidate whose path ends with the written path (``folder/note`` →
    ``…/folder/note.md``) matches — the "shortest unique path" links Obsidian writes.
-   Candidates under the linking note's folder come first, then the others; within each
-   group the shortest path wins (then alphabetical order). ``Target.candidates`` tells
-   how many matched, so callers can report ambiguity.
+   The candidate nearest the linking note wins: one in its own folder, else the one
+   sharing the deepest common ancestor folder with it (a note under ``en/`` links to
+   ``en/Plugins/Canvas.md`` rather than ``ja/プラグイン/Canvas.md``), then the shortest
+   path, then alphabetical order. ``Target.candidates`` tells how many matched, so
+   callers can report ambiguity.
 7. Not found as a file: a note whose ``aliases`` contain the target (case-insensitive)
    — this is what Obsidian Publish does; the desktop app only offers aliases while
    typing. ``Target.method == "alias"`` marks these.
@@ -236,16 +238,25 @@ def resolve_linkpath(catalog: Catalog, linkpath: str, source_path: str) -> tuple
             return [path], METHOD_PATH
     if linkpath.startswith("/"):
         return [], ""
-    near: list[str] = []
-    far: list[str] = []
-    for path in cands:
-        p = path.lower()
-        if p.endswith(n):
-            (near if p.startswith(folder) else far).append(path)
-    near.sort(key=_order)
-    far.sort(key=_order)
-    found = near + far
+    found = [path for path in cands if path.lower().endswith(n)]
+    found.sort(key=lambda path: _nearness(path, folder))
     return found, (METHOD_SUFFIX if found else "")
+
+
+def _nearness(path: str, folder: str) -> tuple[int, int, int, str]:
+    """Sort key of a candidate for a link written in ``folder`` (lower case): the same
+    folder first, then the deepest common ancestor (``en/a/x.md`` links to ``en/b/Y``
+    before ``ja/Y``), then the shortest path, then alphabetical order."""
+    cand = posixpath.dirname(path.lower())
+    if cand == folder:
+        return (0, 0, len(path), path)
+    mine, theirs = folder.split("/") if folder else [], cand.split("/") if cand else []
+    common = 0
+    for a, b in zip(mine, theirs, strict=False):
+        if a != b:
+            break
+        common += 1
+    return (1, -common, len(path), path)
 
 
 _HEADING_PUNCT = re.compile(r"[#|^:%\[\]\\*\"<>?/`]+")

@@ -80,6 +80,8 @@ def test_a_folder_or_file_inside_a_root_is_validated(tmp_path: Path) -> None:
             c.validate([tmp_path / "elsewhere"])
         with pytest.raises(NotFound):
             c.validate([tmp_path / "vault-2"])  # a sibling sharing the root's prefix
+        with pytest.raises(NotFound, match="peeple: no such file or folder"):
+            c.validate([vault / "peeple"])  # a typo inside the root checked nothing
 
 
 @pytest.mark.corpus

@@ -111,6 +111,21 @@ KEYS: Mapping[str, frozenset[str]] = {
 }
 """Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
 
+_INTS = {"search.limit", "embed.batch_size", "embed.dim", "embed.threads", "fusion.depth",
+         "rerank.top_k", "rerank.max_tokens", "rerank.threads", "graph.hops", "graph.seeds",
+         "index.file_memory_mb", "watch.debounce_ms", "watch.poll_ms", "dream.old_days",
+         "dream.heavily_linked", "dream.thin_chars", "dream.duplicate_min_chars",
+         "dream.entity_min", "dream.keep_reports", "enrich.max_tokens", "enrich.max_chars",
+         "enrich.max_pairs", "enrich.retries", "enrich.max_tags"}
+_NUMBERS = {*(f"fusion.{k}" for k in ("rrf_k", "alpha", "beta", "gamma", "delta", "epsilon",
+                                      "lambda", "decay_lambda", "min_similarity")),
+            "rerank.timeout", "graph.alpha", "graph.reverse", "index.file_seconds",
+            "index.max_file_mb", "index.mass_delete_share", "index.wait",
+            "watch.recheck_seconds", "dream.duplicate_similarity", "dream.schedule_minutes",
+            *(f"enrich.{k}" for k in ("timeout", "similarity", "min_confidence",
+                                      "retry_after_max", "price_input", "price_output"))}
+"""Keys whose value is a number (``_INTS``: a whole one), checked as the file is read."""
+
 
 def _frozen(value: Any) -> Any:
     """A read-only copy: tables become ``MappingProxyType``, arrays tuples."""
@@ -122,7 +137,7 @@ def _frozen(value: Any) -> Any:
 
 
 def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
-    """Refuse an unknown section or key, naming the nearest known spelling."""
+    """Refuse an unknown section or key (naming the nearest spelling) or a non-number."""
 
     def hint(word: str, known: Any) -> str:
         import difflib
@@ -144,6 +159,14 @@ def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
                     f"{path}: [{name}] has an unknown key {key!r}{hint(key, KEYS[name])}; "
                     f"known keys: {', '.join(sorted(KEYS[name]))}"
                 )
+            v, dotted = value[key], f"{name}.{key}"
+            whole = dotted in _INTS
+            if (whole or dotted in _NUMBERS) and (
+                isinstance(v, bool) or not isinstance(v, int | float)
+                or (whole and not float(v).is_integer())
+            ):
+                raise ConfigError(f"{path}: [{name}] {key} must be "
+                                  f"{'a whole number' if whole else 'a number'}, not {v!r}")
 
 
 def _env_embed(env: Mapping[str, str], table: Mapping[str, Any] | None = None) -> Any:
@@ -389,17 +412,17 @@ def load_config(
 
     s = section("search")
     search = SearchConfig()
-    try:
-        if "limit" in s:
-            search = SearchConfig(limit=int(s["limit"]), weights=search.weights)
-            if search.limit < 1:
-                raise ConfigError(f"{path}: [search] limit must be 1 or more, not {search.limit}")
-        if "weights" in s:
-            merged = dict(search.weights)
-            merged.update({str(k): float(v) for k, v in dict(s["weights"]).items()})
-            search = SearchConfig(limit=search.limit, weights=merged)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"{path}: [search] has a value of the wrong type: {exc}") from exc
+    if "limit" in s:  # a whole number: _check_keys
+        search = SearchConfig(limit=int(s["limit"]), weights=search.weights)
+        if search.limit < 1:
+            raise ConfigError(f"{path}: [search] limit must be 1 or more, not {search.limit}")
+    if "weights" in s:
+        merged = dict(search.weights)
+        for k, v in dict(s["weights"]).items():
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise ConfigError(f"{path}: [search] weights.{k} must be a number, not {v!r}")
+            merged[str(k)] = float(v)
+        search = SearchConfig(limit=search.limit, weights=merged)
 
     o = section("org")
     org = OrgConfig(
@@ -410,10 +433,11 @@ def load_config(
     try:
         if "expand" in graph and not isinstance(graph["expand"], bool):
             raise TypeError("expand must be true or false")
-        if "hops" in graph and int(graph["hops"]) not in (1, 2):
+        if graph.get("hops", 1) not in (1, 2):
             raise ValueError("hops must be 1 or 2")
-        for v in dict(graph.get("weights", {})).values():
-            float(v)
+        for k, v in dict(graph.get("weights", {})).items():
+            if isinstance(v, bool) or not isinstance(v, int | float):
+                raise TypeError(f"weights.{k} must be a number, not {v!r}")
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{path}: [graph] {exc}") from exc
     serve, mcp = _doors(path, section("serve"), section("mcp"))

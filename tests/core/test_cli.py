@@ -96,6 +96,14 @@ def test_show_by_path_line_and_id(db: Path) -> None:
     assert "journal/2026-03-14.org" in journal
 
 
+def test_show_file_line_prints_the_siblings_the_json_holds(db: Path) -> None:
+    siblings = _json("show", "projects/garden.org:15", db=db)["siblings"]
+    assert siblings == ["Build a trellis for the beans", "Test the soil pH"]
+    text = _cairn("show", "projects/garden.org:15", db=db).stdout
+    line = next(x for x in text.splitlines() if x.startswith("siblings:"))
+    assert line == "siblings: Build a trellis for the beans · Test the soil pH"
+
+
 def test_stats_and_roots(db: Path) -> None:
     stats = _json("stats", db=db)
     assert stats["documents"] == 12

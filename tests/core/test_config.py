@@ -45,6 +45,29 @@ def test_a_store_path_that_is_not_a_name_and_a_folder_as_config_are_refused(
     assert str(tmp_path) in str(exc.value) and "a folder, not a config file" in str(exc.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ('[search]\nlimit = "abc"\n', "[search] limit must be a whole number, not 'abc'"),
+        ('[graph]\nhops = "abc"\n', "[graph] hops must be a whole number, not 'abc'"),
+        ('[embed]\nbatch_size = "64"\n', "[embed] batch_size must be a whole number, not '64'"),
+        ("[dream]\nold_days = 1.5\n", "[dream] old_days must be a whole number, not 1.5"),
+        ('[fusion]\nrrf_k = "abc"\n', "[fusion] rrf_k must be a number, not 'abc'"),
+        ("[watch]\nrecheck_seconds = true\n", "[watch] recheck_seconds must be a number, not True"),
+        ('[search]\nweights = { title = "x" }\n', "[search] weights.title must be a number"),
+        ('[graph]\nweights = { related = "x" }\n', "[graph] weights.related must be a number"),
+    ],
+)
+def test_a_value_of_the_wrong_type_names_file_key_type_and_value(
+    tmp_path: Path, text: str, says: str
+) -> None:
+    p = _toml(tmp_path, text)
+    with pytest.raises(ConfigError) as exc:
+        load_config(config_file=p, env={})
+    assert str(exc.value).startswith(f"{p}: ") and says in str(exc.value)
+    assert "invalid literal" not in str(exc.value)
+
+
 def test_every_known_key_is_accepted(tmp_path: Path) -> None:
     values = {
         "path": '"x.db"', "limit": "5", "weights": "{}", "provider": '"none"',

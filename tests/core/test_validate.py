@@ -80,6 +80,8 @@ def test_a_folder_or_file_inside_a_root_is_validated(tmp_path: Path) -> None:
             c.validate([tmp_path / "elsewhere"])
         with pytest.raises(NotFound):
             c.validate([tmp_path / "vault-2"])  # a sibling sharing the root's prefix
+        with pytest.raises(NotFound, match="peeple: no such file or folder"):
+            c.validate([vault / "peeple"])  # a typo inside the root checked nothing
 
 
 @pytest.mark.corpus
@@ -122,3 +124,54 @@ def test_a_fifo_or_a_link_out_of_a_bundle_neither_hangs_nor_is_read(tmp_path: Pa
     assert res.returncode in (0, 1), res.stderr  # was: never returned
     paths = {d["path"] for d in json.loads(res.stdout)["diagnostics"]}
     assert "vault/link.md" not in paths and "vault/pipe.md" not in paths
+
+
+KEPANO = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "markdown" / "kepano-obsidian"
+
+
+def test_a_type_written_as_a_link_or_a_list_is_checked_like_a_name(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "types.yaml").write_text("types:\n  Authors:\n    required: [twitter]\n")
+    forms = {
+        "name.md": "type: Authors",
+        "list.md": "type: [Authors]",
+        "link.md": 'type: "[[Authors]]"',
+        "linklist.md": 'type:\n  - "[[Authors]]"',
+        "nested.md": "type: [[Authors]]",  # unquoted: YAML reads a list in a list
+        "two.md": 'type: ["[[Books]]", "[[Authors]]"]',
+    }
+    for name, line in forms.items():
+        (vault / name).write_text(f"---\n{line}\n---\n# {name}\n", encoding="utf-8")
+    (vault / "ok.md").write_text('---\ntype: ["[[Authors]]"]\ntwitter: x\n---\n# ok\n')
+    (vault / "other.md").write_text('---\ntype: ["[[Books]]"]\n---\n# other\n')
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        c.index([vault])
+        found = {d["path"]: d["message"] for d in c.validate()}
+        assert set(found) == {f"vault/{n}" for n in forms} | {"vault/other.md"}
+        missing = "type 'Authors' requires field 'twitter', which is missing"
+        for name in forms:
+            assert found[f"vault/{name}"] == missing
+        assert found["vault/other.md"] == "unknown note type 'Books' (declared: Authors)"
+        by_name = {h.path for h in c.search("type:Authors", mode="keyword", limit=50).hits}
+        by_link = {h.path for h in c.search("type:[[Authors]]", mode="keyword", limit=50).hits}
+    assert by_name == by_link == {*(n for n in forms if n != "two.md"), "ok.md"}
+
+
+@pytest.mark.corpus
+def test_kepanos_list_of_links_types_are_validated_and_filtered(tmp_path: Path) -> None:
+    vault = tmp_path / "kepano-obsidian"
+    shutil.copytree(KEPANO, vault)
+    (vault / "types.yaml").write_text("types:\n  Authors:\n    required: [twitter]\n")
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        c.index([vault])
+        found = c.validate([vault / "References"])  # a folder inside the root
+        by_name = {h.path for h in c.search("type:Authors", mode="keyword", limit=50).hits}
+        by_link = {h.path for h in c.search("type:[[Authors]]", mode="keyword", limit=50).hits}
+    authors = [d for d in found if "'Authors'" in d["message"]]
+    # Steph Ango has a twitter key; Kevin Kelly does not; the template is outside References
+    assert [d["path"] for d in authors] == ["kepano-obsidian/References/Kevin Kelly.md"]
+    assert all(d["path"].startswith("kepano-obsidian/References/") for d in found)
+    assert by_name == by_link == {
+        "References/Kevin Kelly.md", "References/Steph Ango.md", "Templates/Author Template.md",
+    }

@@ -109,8 +109,8 @@ def test_front_matter_wikilinks_are_links() -> None:
     )
     links = [(x.kind, x.target, x.alias, x.anchor, x.line) for x in doc.units[0].links]
     assert links == [
-        ("wikilink", "Meetings", None, None, 3),
-        ("wikilink", "Steph Ango", "Steph", None, 5),
+        ("wikilink", "Meetings", None, None, 4),  # the list item's own line
+        ("wikilink", "Steph Ango", "Steph", None, 6),
         ("wikilink", "Parent", None, "Part", 7),
     ]
     assert "[[not a link]]" in doc.units[0].body

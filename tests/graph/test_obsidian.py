@@ -8,7 +8,9 @@ How the expected targets for the obsidian-help vault were established:
    (case-insensitive); a folder prefix narrows it (``Folder/Note``); a full path from the
    vault root names exactly that file; when several files match, the one in the linking
    note's own folder wins, else the shortest path; with no file, a note whose
-   ``aliases`` hold the target (Obsidian Publish's rule, which the brief asks for). It is
+   ``aliases`` hold the target (Obsidian Publish's rule, which the brief asks for); among
+   several files of one name not in the note's folder, the one sharing the most leading
+   folders with the note wins, then the shortest path. It is
    written below (:func:`simple_expected`) with different code from the module under
    test (whole path-segment suffixes, same-folder equality instead of prefixes).
 2. Hand-checked samples (``HAND_CHECKED``): each was looked up in the vault by hand
@@ -125,6 +127,33 @@ def test_unresolved_reasons() -> None:
     )
     assert resolve_link(CAT, wl("https://x.org", kind=URL), "n.md").reason == REASON_EXTERNAL
     assert resolve_link(CAT, wl("doc.pdf", "page=3", EMBED), "n.md").path == "doc.pdf"
+
+
+def test_a_dotted_name_is_a_note_unless_its_extension_is_an_attachments() -> None:
+    cat = Catalog([NoteEntry("n.md")], files=["data/report.final", "scan.pdf"])
+    for name in ("E. M. Forster", "v1.2", "St. Petersburg"):
+        missing = resolve_link(cat, wl(name), "n.md")
+        assert (missing.reason, missing.attachment) == (REASON_MISSING_NOTE, False), name
+    assert resolve_link(cat, wl("gone.jpg"), "n.md").reason == REASON_MISSING_ATTACHMENT
+    real = resolve_link(cat, wl("report.final"), "n.md")  # a real file of that name
+    assert (real.path, real.attachment) == ("data/report.final", True)
+    with_note = Catalog([NoteEntry("n.md"), NoteEntry("people/E. M. Forster.md")])
+    assert resolve_link(with_note, wl("E. M. Forster"), "n.md").path == (
+        "people/E. M. Forster.md"
+    )
+
+
+@pytest.mark.corpus
+def test_kepanos_author_link_is_a_missing_note_not_a_missing_attachment() -> None:
+    root = SHARED / "corpus" / "markdown" / "kepano-obsidian"
+    docs, files = load_vault(root)
+    cat = Catalog.from_documents(docs, files)
+    doc = next(d for d in docs if d.path == "References/The Machine Stops.md")
+    links = [ln for u in doc.units for ln in u.links if ln.target == "E. M. Forster"]
+    assert links
+    for link in links:
+        got = resolve_link(cat, link, doc.path)
+        assert (got.reason, got.attachment) == (REASON_MISSING_NOTE, False)
 
 
 def test_anchors() -> None:
@@ -251,8 +280,14 @@ def simple_expected(
         return min(owners, key=lambda p: (len(p), p)) if owners else None
     folder = posixpath.dirname(source)
     same = [p for p in matches if posixpath.dirname(p) == folder]
-    pool = same or matches
-    return min(pool, key=lambda p: (len(p), p))
+    if same:
+        return min(same, key=lambda p: (len(p), p))
+
+    def shared(p: str) -> int:  # how many leading folders p shares with the source
+        return len(posixpath.commonpath([folder, posixpath.dirname(p)]).split("/")) if (
+            folder and posixpath.commonpath([folder, posixpath.dirname(p)])) else 0
+
+    return min(matches, key=lambda p: (-shared(p), len(p), p))
 
 
 HAND_CHECKED = [
@@ -302,6 +337,42 @@ def load_vault(root: Path) -> tuple[list[Document], list[str]]:
         else:
             files.append(rel)
     return docs, files
+
+
+def test_the_nearest_of_several_same_name_notes_wins() -> None:
+    cat = Catalog([NoteEntry(p) for p in (
+        "ja/P/Canvas.md", "en/Plugins/Canvas.md", "en/Plugins/sub/Canvas.md", "en/Edit/Canvas.md",
+    )])
+    assert resolve_link(cat, wl("Canvas"), "en/Edit/n.md").path == "en/Edit/Canvas.md"
+    assert resolve_link(cat, wl("Canvas"), "en/Other/n.md").path == "en/Edit/Canvas.md"
+    assert resolve_link(cat, wl("Canvas"), "en/Plugins/sub/x/n.md").path == (
+        "en/Plugins/sub/Canvas.md"
+    )
+    assert resolve_link(cat, wl("Canvas"), "ja/Q/n.md").path == "ja/P/Canvas.md"
+    assert resolve_link(cat, wl("Canvas"), "n.md").path == "ja/P/Canvas.md"  # shortest
+
+
+@pytest.mark.corpus
+def test_english_help_links_stay_in_english_when_both_copies_are_one_vault() -> None:
+    docs, files = load_vault(HELP)  # en/, ja/ and Release notes/ as one vault
+    cat = Catalog.from_documents(docs, files)
+    names: dict[str, set[str]] = {}
+    for d in docs:
+        names.setdefault(posixpath.basename(d.path).lower(), set()).add(d.path.split("/")[0])
+    crossed, checked = [], 0
+    for doc in docs:
+        lang = doc.path.split("/")[0]
+        for link in (ln for u in doc.units for ln in u.links):
+            if link.kind not in (WIKILINK, EMBED):
+                continue
+            got = resolve_link(cat, link, doc.path)
+            if got.path is None or got.path.split("/")[0] == lang:
+                continue
+            checked += 1
+            if lang in names.get(posixpath.basename(got.path).lower(), set()):
+                crossed.append((doc.path, link.raw, got.path))
+    assert crossed == []
+    assert checked > 0  # Release notes link into en/, which has no copy of its own
 
 
 @pytest.mark.corpus

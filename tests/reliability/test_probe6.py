@@ -136,7 +136,7 @@ def test_an_index_on_read_only_media_answers_reads(tmp_path: Path) -> None:
     ("toml", "says"),
     [
         ('[fusion]\nmethod = "bogus"\n', "[fusion] method"),
-        ('[index]\nmax_file_mb = "x"\n', "[index] has a value of the wrong type"),
+        ('[index]\nmax_file_mb = "x"\n', "[index] max_file_mb must be a number, not 'x'"),
         ('[chunking]\ndefault_profile = "nope"\n', "[chunking] default_profile 'nope'"),
         ("[serve]\nport = 99999\n", "[serve] port must be a TCP port"),
         ("[mcp]\nport = 70000\n", "[mcp] port must be a TCP port"),

@@ -124,3 +124,61 @@ def test_the_cli_prints_text_and_json(setup: tuple[Cairn, Path]) -> None:
         [*cmd, "--from", "soon", "--json"], capture_output=True, text=True, env=env
     )
     assert res.returncode == 2 and "YYYY-MM-DD" in json.loads(res.stdout)["error"]
+
+
+WORK = """#+FILETAGS: :work:
+* TODO Ship release
+DEADLINE: <2024-03-07 Thu>
+* TODO Home chore :home:
+SCHEDULED: <2024-03-07 Thu>
+"""
+HOME = """* TODO Fix fence :home:
+DEADLINE: <2024-03-07 Thu>
+* TODO Untagged errand
+SCHEDULED: <2024-03-07 Thu>
+"""
+
+
+def test_tag_and_file_filters_narrow_the_agenda(tmp_path: Path) -> None:
+    root = tmp_path / "org"
+    (root / "work").mkdir(parents=True)
+    (root / "work" / "projects.org").write_text(WORK, encoding="utf-8")
+    (root / "home.org").write_text(HOME, encoding="utf-8")
+    db = tmp_path / "i.db"
+    with Cairn(Config(db_path=db)) as c:
+        c.index([root])
+
+        def titles(**kw: object) -> list[str]:
+            a = c.agenda(today="2024-03-06", start="2024-03-07", days=1, **kw)  # type: ignore[arg-type]
+            return sorted(i.title for d in a.agenda for i in d.items)
+
+        everything = ["Fix fence", "Home chore", "Ship release", "Untagged errand"]
+        assert titles() == everything
+        assert titles(tags=["work"]) == ["Home chore", "Ship release"]  # FILETAGS inherited
+        assert titles(tags=["home"]) == ["Fix fence", "Home chore"]
+        assert titles(tags=["work", "home"]) == ["Fix fence", "Home chore", "Ship release"]
+        assert titles(files=[str(root / "home.org")]) == ["Fix fence", "Untagged errand"]
+        assert titles(files=[str(root / "work")]) == ["Home chore", "Ship release"]
+        assert titles(files=["work/*.org"]) == ["Home chore", "Ship release"]
+        assert titles(files=["home.org"]) == ["Fix fence", "Untagged errand"]
+        assert titles(files=["home", "projects"]) == everything
+        assert titles(files=["home.org"], tags=["home"]) == ["Fix fence"]
+        assert titles(files=["nowhere.org"]) == []
+    env = {**os.environ, "CAIRN_TODAY": "2024-03-06", "COLUMNS": "200"}
+    cmd = [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(db), "agenda",
+           "--from", "2024-03-07", "--days", "1"]
+    res = subprocess.run([*cmd, "--tag", "home", "--file", str(root / "work" / "projects.org")],
+                         capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    assert "Home chore" in res.stdout
+    assert not any(t in res.stdout for t in ("Ship release", "Fix fence", "Untagged errand"))
+
+
+def test_agenda_help_names_every_field_and_teaches_the_filters() -> None:
+    env = {**os.environ, "COLUMNS": "200"}
+    res = subprocess.run([sys.executable, "-m", "cairn.interfaces.cli", "agenda", "--help"],
+                         capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    assert "TODO keyword, [#priority], title" in res.stdout and ", ," not in res.stdout
+    assert "--tag" in res.stdout and "--file" in res.stdout
+    assert "cairn agenda --days 1 --tag work" in res.stdout

@@ -151,6 +151,47 @@ def test_due_soon_honours_warning_delays_and_repeaters(cairn: Cairn) -> None:
     assert titles(cairn, "scheduled:soon") == ["File taxes"]
 
 
+DONE_STATES = {
+    "plain.org": """* TODO Open deadline
+DEADLINE: <2024-03-08 Fri>
+* DONE Done deadline
+DEADLINE: <2024-03-07 Thu>
+* DONE Done overdue
+DEADLINE: <2024-02-01 Thu>
+* Heading with a deadline
+DEADLINE: <2024-03-07 Thu>
+* DONE Done scheduled
+SCHEDULED: <2024-03-01 Fri>
+""",
+    "declared.org": """#+TODO: TODO WAIT | FINISHED CANCELLED
+* WAIT Waiting overdue
+DEADLINE: <2024-02-02 Fri>
+* FINISHED Finished soon
+DEADLINE: <2024-03-09 Sat>
+* CANCELLED Cancelled overdue
+DEADLINE: <2024-02-03 Sat>
+""",
+}
+
+
+def test_soon_and_overdue_leave_out_tasks_in_a_done_state(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    root.mkdir()
+    for name, text in DONE_STATES.items():
+        (root / name).write_text(text, encoding="utf-8")
+    with Cairn(Config(db_path=tmp_path / "i.db")) as c:
+        c.index([root])
+        assert sorted(titles(c, "deadline:soon")) == [
+            "Heading with a deadline", "Open deadline", "Waiting overdue",
+        ]
+        assert sorted(titles(c, "deadline:overdue")) == ["Waiting overdue"]
+        assert titles(c, "scheduled:soon") == [] and titles(c, "scheduled:overdue") == []
+        # past is a plain range: done tasks stay
+        assert sorted(titles(c, "deadline:past")) == [
+            "Cancelled overdue", "Done overdue", "Waiting overdue",
+        ]
+
+
 def test_scheduled_closed_and_timestamps(cairn: Cairn) -> None:
     assert titles(cairn, "scheduled:tomorrow") == ["Call plumber"]
     assert titles(cairn, "scheduled:this-week") == ["File taxes", "Call plumber", "Water plants"]
@@ -399,3 +440,22 @@ def test_dates_beyond_the_calendar_are_not_errors(cairn: Cairn) -> None:
     assert list(occurrences(dt.date(9999, 12, 1), "+1m", dt.date(9999, 12, 2), None)) == []
     assert add_step(dt.date(9999, 12, 31), 1, "d") == dt.date.max
     assert add_step(dt.date(1, 1, 1), -1, "y") == dt.date.min
+
+
+def test_fields_table_keeps_whole_paths_and_marks_a_cut(tmp_path: Path) -> None:
+    deep = tmp_path / "notes" / ("a-rather-long-folder-name-for-projects/" * 2) / "sub"
+    deep.mkdir(parents=True)
+    title = "A heading whose title runs on well past sixty characters of text"
+    (deep / "meeting-notes-from-the-quarterly-planning.org").write_text(
+        f"* TODO {title}\nquarterly\n", encoding="utf-8"
+    )
+    with Cairn(Config(db_path=tmp_path / "i.db")) as c:
+        c.index([tmp_path / "notes"])
+        table = _cli(c, "quarterly", "--fields", "path,abs_path,title", "--mode", "keyword")
+    head, row = table.splitlines()[:2]
+    assert head.split() == ["path", "abs_path", "title"]
+    path, abs_path, shown = row.split("  ", 2)
+    path, abs_path, shown = path.strip(), abs_path.strip(), shown.strip()
+    assert len(path) > 60 and (tmp_path / "notes" / path).is_file()
+    assert Path(abs_path).is_file()
+    assert shown == title[:59] + "…"

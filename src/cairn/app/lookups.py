@@ -225,7 +225,8 @@ class LookupsMixin(Parts):
             read), ``warning`` or ``info``.
 
         Raises:
-            NotFound: a path is neither a registered root nor inside one.
+            NotFound: a path is neither a registered root nor inside one, or does not
+                exist.
         """
         from cairn.maintain.validate import validate_roots
 
@@ -239,6 +240,8 @@ class LookupsMixin(Parts):
                 holders = [r for r in roots if want.is_relative_to(r.path)]
                 if not holders:
                     raise NotFound(f"{want.as_posix()}: not inside a registered source root")
+                if not want.exists():  # a typo inside a root would check nothing, silently
+                    raise NotFound(f"{want.as_posix()}: no such file or folder")
                 root = max(holders, key=lambda r: len(r.path))
                 rel = want.relative_to(root.path).as_posix()
                 within.setdefault(root.id, []).append("" if rel == "." else rel)

@@ -257,18 +257,35 @@ def validate_note(doc: Document, types: TypeRegistry) -> list[Diagnostic]:
 
     Returns warnings (never raises): the note's type is unknown; a required field is
     missing or empty; a field's value does not fit its declared kind. A note without a
-    ``type`` is not checked.
+    ``type`` is not checked. A ``type`` that is a wikilink or a list
+    (``type: ["[[Authors]]"]``) names its types as :func:`type_names` reads them; the
+    note is checked against each declared one, and is unknown when none is declared.
     """
-    if not doc.type:
+    from cairn.formats.markdown.fields import type_names
+
+    key = next((k for k in doc.metadata if k.lower() == "type"), None)
+    names = type_names(doc.metadata[key]) if key is not None else ()
+    names = names or ((doc.type,) if doc.type else ())
+    if not names:
         return []
-    note_type = types.get(doc.type)
-    if note_type is None:
+    declared = [t for t in (types.get(n) for n in names) if t is not None]
+    if not declared:
         if types.warn_unknown and types.types:
             known = ", ".join(sorted(types.types)) or "none"
-            return [
-                Diagnostic(doc.path, f"unknown note type {doc.type!r} (declared: {known})", None)
-            ]
+            shown = ", ".join(repr(n) for n in names)
+            return [Diagnostic(doc.path, f"unknown note type {shown} (declared: {known})", None)]
         return []
+    out: list[Diagnostic] = []
+    seen: set[str] = set()
+    for note_type in declared:
+        if note_type.name not in seen:  # [Authors, authors]: one type, checked once
+            seen.add(note_type.name)
+            out.extend(_check_fields(doc, note_type))
+    return out
+
+
+def _check_fields(doc: Document, note_type: NoteType) -> list[Diagnostic]:
+    """The required-field and value-kind warnings of ``doc`` as a ``note_type``."""
     meta = doc.metadata
     lower = {k.lower(): k for k in meta}
     out: list[Diagnostic] = []

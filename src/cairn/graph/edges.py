@@ -54,6 +54,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
+from cairn.graph.obsidian import is_attachment_target
 from cairn.model import (
     MARKDOWN_LINK,
     ORG_FILE,
@@ -325,7 +326,7 @@ def stub_for(
                                  else posixpath.join(folder, path))
         skind = "attachment" if is_attachment_name(rel) else "file"
         return Stub(stub_id(skind, rel.casefold()), cast(StubKind, skind), rel, rel, reason)
-    if is_attachment_name(t):
+    if is_attachment_target(t):  # a wikilink: only a known extension makes an attachment
         base = posixpath.basename(t).casefold()
         return Stub(stub_id("attachment", base), "attachment", t, base, reason)
     name = t[:-3] if t.lower().endswith(".md") else t

@@ -18,9 +18,11 @@ as observed in the shipped application and its documentation ("Internal links",
    vault root resolves to it; a path starting with ``/`` goes no further.
 6. Otherwise every candidate whose path ends with the written path (``folder/note`` →
    ``…/folder/note.md``) matches — the "shortest unique path" links Obsidian writes.
-   Candidates under the linking note's folder come first, then the others; within each
-   group the shortest path wins (then alphabetical order). ``Target.candidates`` tells
-   how many matched, so callers can report ambiguity.
+   The candidate nearest the linking note wins: one in its own folder, else the one
+   sharing the deepest common ancestor folder with it (a note under ``en/`` links to
+   ``en/Plugins/Canvas.md`` rather than ``ja/プラグイン/Canvas.md``), then the shortest
+   path, then alphabetical order. ``Target.candidates`` tells how many matched, so
+   callers can report ambiguity.
 7. Not found as a file: a note whose ``aliases`` contain the target (case-insensitive)
    — this is what Obsidian Publish does; the desktop app only offers aliases while
    typing. ``Target.method == "alias"`` marks these.
@@ -30,8 +32,10 @@ as observed in the shipped application and its documentation ("Internal links",
    GitHub-style slug such as ``#part-two`` in a Markdown link matches too). When the
    file is found but the anchor is not, the target keeps the file with ``unit=None``
    and a ``reason`` (Obsidian opens the file at the top).
-9. A target with an extension other than ``.md`` is an attachment: it resolves to a
-   file the catalog lists, else it is unresolved with reason ``missing attachment``.
+9. A target whose extension is a known attachment's (:data:`ATTACHMENT_EXTENSIONS`:
+   ``.png``, ``.pdf`` …) is an attachment: it resolves to a file the catalog lists, else
+   it is unresolved with reason ``missing attachment``. Any other dotted name
+   (``[[E. M. Forster]]``) is a note name unless a file of exactly that name exists.
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ __all__ = [
     "NoteEntry",
     "Target",
     "heading_key",
+    "is_attachment_target",
     "resolve_anchor",
     "resolve_link",
     "resolve_linkpath",
@@ -172,9 +177,21 @@ def _order(path: str) -> tuple[int, str]:
     return (len(path), path)
 
 
-def _is_attachment(target: str) -> bool:
+_OBSIDIAN_FORMATS = ("avif bmp gif jpeg jpg png svg webp flac m4a mp3 ogg wav webm 3gp mkv mov "
+                     "mp4 ogv pdf canvas base")  # its help page "Accepted file formats"
+_COMMON_FILES = ("txt csv tsv json xml yaml yml html htm zip gz tgz 7z rar doc docx xls xlsx "
+                 "ppt pptx odt ods odp rtf epub tif tiff heic ico psd excalidraw drawio")
+ATTACHMENT_EXTENSIONS = frozenset(f"{_OBSIDIAN_FORMATS} {_COMMON_FILES}".split())
+"""Extensions (lower case, no dot) that make a link target an attachment by themselves."""
+
+
+def is_attachment_target(target: str) -> bool:
+    """Whether a link target names an attachment by its extension alone: one of
+    :data:`ATTACHMENT_EXTENSIONS`. A dot elsewhere (``[[E. M. Forster]]``, ``[[v1.2]]``)
+    leaves it a note name; a real file of that exact name is found by
+    :func:`resolve_linkpath` all the same."""
     ext = posixpath.splitext(posixpath.basename(target))[1].lower()
-    return bool(ext) and ext != ".md"
+    return ext[1:] in ATTACHMENT_EXTENSIONS
 
 
 def resolve_linkpath(catalog: Catalog, linkpath: str, source_path: str) -> tuple[list[str], str]:
@@ -221,16 +238,25 @@ def resolve_linkpath(catalog: Catalog, linkpath: str, source_path: str) -> tuple
             return [path], METHOD_PATH
     if linkpath.startswith("/"):
         return [], ""
-    near: list[str] = []
-    far: list[str] = []
-    for path in cands:
-        p = path.lower()
-        if p.endswith(n):
-            (near if p.startswith(folder) else far).append(path)
-    near.sort(key=_order)
-    far.sort(key=_order)
-    found = near + far
+    found = [path for path in cands if path.lower().endswith(n)]
+    found.sort(key=lambda path: _nearness(path, folder))
     return found, (METHOD_SUFFIX if found else "")
+
+
+def _nearness(path: str, folder: str) -> tuple[int, int, int, str]:
+    """Sort key of a candidate for a link written in ``folder`` (lower case): the same
+    folder first, then the deepest common ancestor (``en/a/x.md`` links to ``en/b/Y``
+    before ``ja/Y``), then the shortest path, then alphabetical order."""
+    cand = posixpath.dirname(path.lower())
+    if cand == folder:
+        return (0, 0, len(path), path)
+    mine, theirs = folder.split("/") if folder else [], cand.split("/") if cand else []
+    common = 0
+    for a, b in zip(mine, theirs, strict=False):
+        if a != b:
+            break
+        common += 1
+    return (1, -common, len(path), path)
 
 
 _HEADING_PUNCT = re.compile(r"[#|^:%\[\]\\*\"<>?/`]+")
@@ -305,7 +331,7 @@ def resolve_link(catalog: Catalog, link: Link, source_path: str) -> Target:
             return Target(source_path, reason="linking note is not in the catalog", method="self")
         unit, why = resolve_anchor(note, anchor)
         return Target(source_path, unit, why, METHOD_SELF, 1)
-    attachment = _is_attachment(target)
+    attachment = is_attachment_target(target)
     paths, method = resolve_linkpath(catalog, target, source_path)
     if not paths and not attachment:
         aliases = catalog.by_alias.get(target.lower())

@@ -20,6 +20,7 @@ Only Org files are read (``format:org``).
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from cairn.errors import QueryError
@@ -38,8 +39,19 @@ def _time(start: str) -> str | None:
     return start[11:16] if len(start) >= 16 and start[10] == "T" else None
 
 
-def build_agenda(store: Store, *, days: int, start: _dt.date, today: _dt.date) -> Agenda:
+def build_agenda(
+    store: Store,
+    *,
+    days: int,
+    start: _dt.date,
+    today: _dt.date,
+    filters: Sequence[Filter] = (),
+    keep: Callable[[str, str], bool] | None = None,
+) -> Agenda:
     """The agenda of ``days`` days from ``start`` (see the module).
+
+    ``filters`` narrow the headings as in a search (``tag:`` …); ``keep(path,
+    abs_path)``, when given, keeps only the files it accepts.
 
     Raises:
         QueryError: ``days`` is below 1 or above :data:`MAX_DAYS`.
@@ -48,7 +60,9 @@ def build_agenda(store: Store, *, days: int, start: _dt.date, today: _dt.date) -
         raise QueryError(f"days must be 1 to {MAX_DAYS}, not {days}")
     end = start + _dt.timedelta(days=days)
     rng = f"..{end.isoformat()}"
-    query = TextQuery((), (Filter("format", "org"), Filter("ts", rng, key=today.isoformat())))
+    query = TextQuery(
+        (), (Filter("format", "org"), Filter("ts", rng, key=today.isoformat()), *filters)
+    )
     ids = [u for u, _ in store.search_text(query, limit=MAX_UNITS, weights={})]
     facts = store.hit_units(ids)
     show_today = start <= today < end
@@ -57,8 +71,10 @@ def build_agenda(store: Store, *, days: int, start: _dt.date, today: _dt.date) -
         unit, hu = store.unit(uid), facts.get(uid)
         if unit is None or hu is None:
             continue
-        is_open = unit.todo_state != "done"
         abs_path = (Path(hu.root_path) / hu.path).as_posix()
+        if keep is not None and not keep(hu.path, abs_path):
+            continue
+        is_open = unit.todo_state != "done"
 
         def add(
             day: _dt.date,

@@ -12,7 +12,8 @@ may be empty:
 * a relative form: ``today``, ``tomorrow``, ``yesterday``; ``+7d`` (today through 7
   days ahead), ``-2w`` (2 weeks ago through today; units ``d w m y``);
   ``this-week`` / ``next-week`` / ``last-week`` (Monday to Sunday), the same for
-  ``month`` and ``year``; ``overdue`` / ``past`` (before today), ``future`` (after
+  ``month`` and ``year``; ``overdue`` / ``past`` (before today; ``overdue`` leaves out
+  done tasks, :mod:`cairn.search.query`), ``future`` (after
   today);
 * ``soon`` (``deadline:`` and ``scheduled:``): due within its warning delay — a
   ``-3d`` cookie, else :data:`cairn.model.dates.DEFAULT_WARNING_DAYS` — or overdue.

@@ -19,6 +19,8 @@ Syntax (any text is a valid query; nothing raises):
   it), and the date filters of
   :mod:`cairn.search.dates`; ``-tag:x`` negates a filter; ``tag:a,b`` is an OR of
   values, repeated filters are AND-ed. An unknown ``key:value`` is searched as text.
+  ``deadline:`` / ``scheduled:`` ``soon`` or ``overdue`` leave out tasks in a done
+  state (they mean "still to do"; ``past`` keeps them).
 
 Each word is split into the tokens the index makes of text (:mod:`cairn.text`), so
 ``C++``, ``state-of-the-art``, ``NEAR``, ``*`` and ``"unbalanced`` are plain words. A
@@ -344,8 +346,19 @@ def _one_word(st: _Parse, word: str) -> None:
             f = _filters(key_l, raw_value, negate, st.notes, st.now)
             if f:
                 st.filters.append(f)
+                if _open_only(key_l, raw_value, negate):
+                    st.filters.append(Filter("todo", "done", negate=True))
             return
     st.add(_term(body.replace('"', " "), negate))
+
+
+def _open_only(key: str, raw: str, negate: bool) -> bool:
+    """Whether ``deadline:`` / ``scheduled:`` asks for what is still to do: ``soon`` or
+    ``overdue`` (every alternative), so a task in a done state (``DONE``, or a keyword
+    after ``|`` in the file's ``#+TODO:``) is left out, as Org's agenda leaves it out."""
+    parts = _split(raw)
+    return (key in ("deadline", "scheduled") and not negate and bool(parts)
+            and all(p.strip().casefold() in ("soon", "overdue") for p in parts))
 
 
 def _valid_date(value: str) -> bool:
@@ -389,11 +402,25 @@ def _filters(key: str, raw: str, negate: bool, notes: list[str], now: _dt.date) 
         prefix = k.replace('"', "") + "="
         raw = v
     parts = _split(raw) or [""]
+    if key == "type":  # a type is written as a name or as a link to its note: find both
+        names = dict.fromkeys(n for p in parts for n in _type_name(p))
+        parts = [f for n in names for f in (n, f"[[{n}]]")] or parts
     made = [_filter(key, prefix + p, negate, notes, now) for p in parts]
     kept = [f for f in made if f is not None]
     if not kept:
         return None
     return replace(kept[0], any_of=tuple(f.value for f in kept[1:]))
+
+
+_LINKED = re.compile(r"^!?\[\[([^\]|#]*)(?:[#|][^\]]*)?\]\]$")
+
+
+def _type_name(value: str) -> list[str]:
+    """A ``type:`` value as the type's name: ``[[Authors]]`` (or ``[[Types/Authors|a]]``)
+    is ``Authors``, as the Markdown parser reads a ``type`` front matter value."""
+    m = _LINKED.match(value.strip())
+    name = m.group(1).strip().rsplit("/", 1)[-1].removesuffix(".md") if m else value.strip()
+    return [name] if name else []
 
 
 def _filter(key: str, value: str, negate: bool, notes: list[str], now: _dt.date) -> Filter | None:

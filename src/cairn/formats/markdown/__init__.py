@@ -70,6 +70,7 @@ from cairn.formats.markdown.fields import (
     property_text,
     split_wikilink,
     stem,
+    type_names,
 )
 from cairn.formats.markdown.sections import Analysis, Section, _normalise_text, build_units
 from cairn.formats.markdown.syntax import _markdown_it
@@ -187,7 +188,7 @@ def parse(text: str, relpath: str) -> Document:
         created=created,
         modified=modified,
         visibility=_scalar_text(_lookup(meta, "visibility")),
-        type=_scalar_text(_lookup(meta, "type")),
+        type=next(iter(type_names(_lookup(meta, "type"))), None),
         declared_id=_scalar_text(_lookup(meta, "id")),
         warnings=tuple(warnings),
     )

@@ -104,6 +104,31 @@ def _scalar_text(value: Any) -> str | None:
     return text or None
 
 
+_LINKED = re.compile(r"^\s*!?\[\[([^\]|#]*)(?:[#|][^\]]*)?\]\]\s*$")
+
+
+def type_names(value: Any) -> tuple[str, ...]:
+    """The note type names a front matter ``type`` value holds: a name (``Authors``), a
+    wikilink to the type's note (``"[[Authors]]"``, ``"[[Types/Authors|a]]"`` →
+    ``Authors``) or a list of either (kepano's vault writes ``type: ["[[Authors]]"]``;
+    an unquoted ``[[Authors]]`` is a list in a list); empty items dropped, order kept,
+    no repeats."""
+    items = value if isinstance(value, list) else [value]
+    # an unquoted [[Authors]] is YAML for a list in a list
+    items = [x for i in items for x in (i if isinstance(i, list) else [i])]
+    out: list[str] = []
+    for item in items:
+        text = _scalar_text(item)
+        if text is None:
+            continue
+        m = _LINKED.match(text)
+        if m:
+            text = PurePosixPath(m.group(1).strip()).name.removesuffix(".md").strip()
+        if text and text not in out:
+            out.append(text)
+    return tuple(out)
+
+
 def property_text(value: Any) -> str:
     """A front matter value as the string stored in ``Unit.properties``."""
     if value is None:
@@ -144,9 +169,27 @@ def frontmatter_links(front: fm_mod.FrontMatter) -> list[Link]:
     """Wikilinks written in front matter string values (``up: "[[Parent]]"``).
 
     Obsidian counts these as links of the note (its "frontmatter links"). Each is a
-    :data:`cairn.model.WIKILINK` on the line of its top-level key.
+    :data:`cairn.model.WIKILINK` on the line it is written on: a list item's own line
+    (``related:`` then ``  - "[[X]]"``), found in the key's lines of the block; the
+    line of its top-level key when the text is not found there as written (an escaped
+    or folded string).
     """
     links: list[Link] = []
+    rows = front.raw.split("\n")
+    first = (front.start_line or 0) + 1  # the file line of rows[0]
+    starts = sorted(front.key_lines.values())
+    used: dict[tuple[int, str], int] = {}
+
+    def where(raw: str, line: int | None) -> int | None:
+        if line is None or not front.start_line:
+            return line
+        stop = next((n for n in starts if n > line), first + len(rows))
+        for n in range(line, stop):
+            i = n - first
+            if 0 <= i < len(rows) and rows[i].count(raw) > used.get((n, raw), 0):
+                used[(n, raw)] = used.get((n, raw), 0) + 1
+                return n
+        return line
 
     def visit(value: Any, line: int | None) -> None:
         if isinstance(value, str):
@@ -159,7 +202,7 @@ def frontmatter_links(front: fm_mod.FrontMatter) -> list[Link]:
                             target=target,
                             alias=alias or None,
                             anchor=anchor,
-                            line=line,
+                            line=where(m.group(0), line),
                             raw=m.group(0),
                         )
                     )

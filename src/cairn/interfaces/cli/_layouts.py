@@ -81,13 +81,27 @@ def print_table(rows: Sequence[dict[str, str | None]], names: Sequence[str], fmt
             w.writerow([r.get(n) or "" for n in names])
         out.line(buf.getvalue().rstrip("\n"))
         return
-    cells = [[_flat(r.get(n) or "") for n in names] for r in rows]
+    whole = [n.casefold() in _WHOLE for n in names]
+    cells = [
+        [(quote_path(v) if keep else _cut(_flat(v))) for v, keep in
+         zip((r.get(n) or "" for n in names), whole, strict=True)]
+        for r in rows
+    ]
     widths = [max([len(n), *(len(c[i]) for c in cells)]) for i, n in enumerate(names)]
-    widths = [min(w, 60) for w in widths]
     out.line(
         out.paint(
             "  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True)).rstrip(), "bold"
         )
     )
     for c in cells:
-        out.line("  ".join(x[:w].ljust(w) for x, w in zip(c, widths, strict=True)).rstrip())
+        out.line("  ".join(x.ljust(w) for x, w in zip(c, widths, strict=True)).rstrip())
+
+
+_WHOLE = frozenset({"path", "abs_path"})
+"""Columns never cut: a shortened path names a file that does not exist."""
+CELL_WIDTH = 60
+"""The widest other cell of a text table; a longer value ends in ``…``."""
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= CELL_WIDTH else text[: CELL_WIDTH - 1] + "…"

@@ -34,21 +34,53 @@ def agenda(
             show_default=False,
         ),
     ] = None,
+    tags: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--tag",
+            metavar="TAG",
+            help="Only headings with this tag, own or inherited (as tag: in a search); "
+            "repeat for any of several: --tag work --tag home.",
+            show_default=False,
+        ),
+    ] = None,
+    files: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--file",
+            metavar="PATH",
+            help="Only headings of this file: a file or folder on disk (~/org/work.org, "
+            "~/org/projects), a glob on the path from its root or the file name "
+            "('*.org', 'work/*'), or a part of that path (as path:). Repeat for any of "
+            "several.",
+            show_default=False,
+        ),
+    ] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Show the Org agenda of every indexed Org file.
+    r"""Show the Org agenda of every indexed Org file.
 
     Deadlines, scheduled items and active timestamps on their days (repeaters
-    expanded), and on today what is overdue, due soon (within its -Nd warning, else 14
-    days) or scheduled earlier and still open.
+    expanded); on today also what is overdue, due soon (within its -Nd warning,
+    else 14 days) or scheduled earlier and still open. Done tasks show only on
+    their own days.
 
-    Each line: time, kind, TODO keyword, [#priority], title, :tags:, file:line.
-    Examples: cairn agenda; cairn agenda --days 1; cairn agenda --from 2024-03-01 --days 31.
+    Each line: time, kind, TODO keyword, \[#priority], title, :tags:, file:line.
+
+    Examples:
+
+      cairn agenda                                # this week, every Org file
+
+      cairn agenda --days 1 --tag work            # today, headings tagged work
+
+      cairn agenda --file ~/org/work.org --file ~/org/home.org
+
+      cairn agenda --from 2024-03-01 --days 31 --json
     """
     try:
         with common.open_cairn(db) as cairn:
-            result = cairn.agenda(days=days, start=start)
+            result = cairn.agenda(days=days, start=start, tags=tags or (), files=files or ())
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

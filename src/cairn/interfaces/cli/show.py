@@ -55,6 +55,10 @@ def _print_unit(view: UnitView) -> None:
     out.print(f"[dim]{escape(' › '.join(u.outline_path))}[/dim]")
     if d:
         out.print(f"[blue]{escape(quote_path(d.abs_path))}:{u.line_start}-{u.line_end}[/blue]")
+    if view.siblings:  # the headings beside it (a chat message: the messages around it)
+        label = "around" if u.kind == MESSAGE else "siblings"
+        shown = [_short(t, 60) for t in view.siblings]
+        out.print(f"[dim]{label}:[/dim] {escape(' · '.join(shown))}")
     if view.block is not None:
         b = view.block
         lines = f"lines {b.line_start}-{b.line_end}"

@@ -94,8 +94,8 @@ class MemoryMixin(Parts):
         registered = self._memory_registered(first.folder)
         if not dry_run:
             first.ensure()
-        elif not first.folder.is_dir():
-            raise MemoryError_(f"{first.folder}: no such bundle folder")
+        else:  # a dry run may plan into a folder that does not exist yet
+            first.check_folder()
         last: WriteConflict | None = None
         for _ in range(RETRIES):
             bundle = self._memory_bundle(folder, dry_run)

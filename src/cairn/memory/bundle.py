@@ -209,6 +209,27 @@ class MemoryBundle:
                 bundle nor empty (:func:`foreign_entries`: a notes folder never becomes
                 a bundle by mistake).
         """
+        self.check_folder()
+        made: list[str] = []
+        for d in (*MEMORY_DIRS, *CONCEPT_DIRS):
+            if not (self.folder / d).is_dir():
+                (self.folder / d).mkdir(parents=True, exist_ok=True)
+        for name, text in (("index.md", INDEX_TEXT), ("log.md", LOG_TITLE)):
+            if (self.folder / name).exists():  # the common case: no temp file, no fsync
+                continue
+            with contextlib.suppress(WriteConflict):
+                create_file(self.folder / name, text.encode())
+                made.append(name)
+        return made
+
+    def check_folder(self) -> None:
+        """Refuse a folder that cannot be (or become) a bundle; a missing one is fine.
+
+        Raises:
+            MemoryError_: the folder exists and is not a directory, or it is neither a
+                bundle nor empty (:func:`foreign_entries`: a notes folder never becomes
+                a bundle by mistake).
+        """
         if self.folder.exists() and not self.folder.is_dir():
             raise MemoryError_(f"{self.folder}: not a folder")
         if self.folder.is_dir() and not is_memory_bundle(self.folder):
@@ -221,17 +242,6 @@ class MemoryBundle:
                     "in a new or empty folder, so notes are never mixed into one: name "
                     "a new folder for it (such as ~/memory)"
                 )
-        made: list[str] = []
-        for d in (*MEMORY_DIRS, *CONCEPT_DIRS):
-            if not (self.folder / d).is_dir():
-                (self.folder / d).mkdir(parents=True, exist_ok=True)
-        for name, text in (("index.md", INDEX_TEXT), ("log.md", LOG_TITLE)):
-            if (self.folder / name).exists():  # the common case: no temp file, no fsync
-                continue
-            with contextlib.suppress(WriteConflict):
-                create_file(self.folder / name, text.encode())
-                made.append(name)
-        return made
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:

@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cairn.formats.okf.concepts import MEMORY_STATUSES
 from cairn.memory.files import (  # the bundle's file format, re-exported
     MemoryError_ as MemoryError_,
 )
@@ -53,7 +54,7 @@ NODE_TYPES = ("Fact", "Insight", "Decision", "Constraint", "OpenQuestion")
 """The ``node_type`` values of a layer-2 concept."""
 RELATION_TYPES = ("refines", "depends_on", "supports", "contradicts", "related")
 """The relation types between concepts."""
-STATUSES = ("active", "superseded", "archived")
+STATUSES = MEMORY_STATUSES
 """The ``status`` values of a concept."""
 MEMORY_TYPE = "L1 Memory"
 CONCEPT_TYPE = "L2 Concept"

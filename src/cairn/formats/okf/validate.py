@@ -13,6 +13,8 @@ from cairn.formats.okf.concepts import (
     _LOG_DATE,
     _URLISH,
     KNOWN_VERSIONS,
+    MEMORY_CONCEPT_TYPE,
+    MEMORY_STATUSES,
     STATUSES,
     _offset_datetime,
     parse,
@@ -180,12 +182,14 @@ def _check_concept(root: Path, rel: str, text: str) -> list[Diagnostic]:
             else:
                 out += _check_offset(rel, "verified.at", item.get("at"), line_of("verified"))
     status = meta.get("status")
-    if status is not None and status not in STATUSES:
+    allowed = MEMORY_STATUSES if type_value == MEMORY_CONCEPT_TYPE else STATUSES
+    if status is not None and status not in allowed:
         out.append(
             _diag(
                 rel,
                 "W-status",
-                f"status {status!r} is not one of draft, stable, deprecated (§5.4)",
+                f"status {status!r} is not one of {', '.join(allowed)}"
+                + (" (OKF-MEMORY)" if allowed is MEMORY_STATUSES else " (§5.4)"),
                 line_of("status"),
                 "warning",
             )

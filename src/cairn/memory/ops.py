@@ -205,6 +205,14 @@ def similarity(
     return 0.5 * jaccard(ta, tb) + 0.5 * text
 
 
+def content_similarity(
+    a_sh: frozenset[str], b_sh: frozenset[str], cos: float | None = None
+) -> float:
+    """How similar two texts are, tags aside, in [0, 1]: the Jaccard of their
+    :func:`shingles`, or with embeddings the larger of it and the rescaled cosine."""
+    return text_similarity(jaccard(a_sh, b_sh), cos)
+
+
 @dataclass
 class Cluster:
     """Memories that become (or join) one concept; ``concept`` is the existing concept
@@ -242,9 +250,12 @@ def cluster(
     vectors: Mapping[str, list[float]] | None = None,
 ) -> list[Cluster]:
     """Group memories deterministically (oldest first): each joins the most similar
-    existing concept or new cluster when :func:`similarity` ≥ ``threshold``, else
-    starts a cluster of its own. Ties go to the earlier candidate. ``vectors``: rel →
-    embedding (a concept compares by its own, a new cluster by its members' mean)."""
+    existing concept or new cluster when :func:`similarity` ≥ ``threshold`` and the
+    texts alone are similar too (:func:`content_similarity` ≥ ``threshold`` / 2:
+    shared tags are never enough, four unrelated memories tagged ``team`` stay four),
+    else starts a cluster of its own. Ties go to the earlier candidate. ``vectors``:
+    rel → embedding (a concept compares by its own, a new cluster by its members'
+    mean)."""
     vec = vector_lookup(vectors)
     groups: list[Cluster] = []
     for c in concepts:
@@ -257,6 +268,8 @@ def cluster(
         best, best_sim = None, threshold
         for g in groups:
             cos = cosine(mv, centroid(g.vectors)) if mv is not None and g.vectors else None
+            if content_similarity(feats, g.features, cos) < threshold / 2:
+                continue
             s = similarity(m.tags, feats, g.tags, g.features, cos)
             if s >= best_sim and (best is None or s > best_sim):
                 best, best_sim = g, s

@@ -44,3 +44,33 @@ def test_the_statuses_cairn_writes_validate(tmp_path: Path) -> None:
         c.index([notes])
         warned = {Path(str(d["path"])).name for d in _codes(c.validate([b, notes]), "W-status")}
         assert warned == {f"{concepts[2]}.md", "a.md"}
+
+
+def test_relations_follow_an_archived_concept_and_dangling_ones_are_always_reported(
+    tmp_path: Path,
+) -> None:
+    b = tmp_path / "mem"
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.memory_remember(b, "Alice leads the payments team", tags=["team"])
+        c.memory_remember(b, "The build needs Python 3.12 on the runner", tags=["build"])
+        res, _ = c.memory_consolidate(b, embed=False)
+        keep, fade = sorted(res.created)
+        c.memory_pin(b, keep)
+        c.memory_relate(b, keep, "related", fade)
+        faded = b / fade
+        faded.write_text(faded.read_text().replace("confidence: 1.0", "confidence: 0.3"))
+        rep = c.memory_maintain(b)
+        moved = "concepts/archive/" + fade.rsplit("/", 1)[1]
+        assert rep.archived == [moved] and rep.dangling == []
+        assert f"target: /{moved}" in (b / keep).read_text()
+        assert _codes(c.validate([b]), "W-relation") == []
+        # a relation that leads nowhere is reported by every cycle and by validate
+        kept = b / keep
+        kept.write_text(kept.read_text().replace(f"target: /{moved}",
+                                                 "target: /concepts/active/gone.md"))
+        for _ in range(2):
+            assert c.memory_maintain(b).dangling == [
+                {"from": keep, "to": "concepts/active/gone.md"}]
+        c.index([b])
+        warned = _codes(c.validate([b]), "W-relation")
+        assert [Path(str(d["path"])).name for d in warned] == [Path(keep).name]

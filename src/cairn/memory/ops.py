@@ -18,7 +18,6 @@ from typing import Any
 from cairn.memory.bundle import (
     CONCEPT_DIRS,
     CONCEPT_TYPE,
-    MEMORY_DIRS,
     MEMORY_TYPE,
     MEMORY_TYPES,
     NODE_TYPES,
@@ -534,54 +533,3 @@ def supersede(bundle: MemoryBundle, name: str) -> str:
         bundle.note(f"**Deprecation**: superseded [{_md(c.title)}](/{c.rel})")
         bundle.flush_log()
     return c.rel
-
-
-@dataclass(frozen=True)
-class SealProblem:
-    """A memory whose seal does not match: ``path``, the ``expected`` seal (its
-    ``hash`` field, ``None`` when missing), the ``actual`` one recomputed, or a
-    ``reason`` when the file cannot be read at all."""
-
-    path: str
-    expected: str | None
-    actual: str | None
-    reason: str
-
-
-def verify(bundle: MemoryBundle) -> tuple[int, list[SealProblem]]:
-    """Recompute the seal of every layer-1 memory (never fixes anything).
-
-    Returns:
-        ``(memories checked, problems)``.
-    """
-    checked, out, _ = verify_entries(bundle)
-    return checked, out
-
-
-def verify_entries(
-    bundle: MemoryBundle,
-) -> tuple[int, list[SealProblem], dict[str, list[Entry]]]:
-    """:func:`verify`, also giving the memories read (layout folder → its readable
-    entries), so a maintenance cycle reads each file once."""
-    checked = 0
-    out: list[SealProblem] = []
-    read: dict[str, list[Entry]] = {}
-    for folder in MEMORY_DIRS:
-        kept = read.setdefault(folder, [])
-        for rel in bundle.listing(folder):
-            checked += 1
-            try:
-                e = bundle.read(rel)
-            except MemoryError_ as exc:
-                out.append(SealProblem(rel, None, None, str(exc).split(": ", 1)[-1]))
-                continue
-            kept.append(e)
-            expected = e.meta.get("hash")
-            actual = seal(e.meta, e.body)
-            if not isinstance(expected, str) or not expected:
-                out.append(SealProblem(rel, None, actual, "no seal (hash field)"))
-            elif expected != actual:
-                out.append(
-                    SealProblem(rel, expected, actual, "changed outside cairn: seal mismatch")
-                )
-    return checked, out, read

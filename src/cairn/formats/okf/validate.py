@@ -104,6 +104,29 @@ def _check_offset(rel: str, what: str, value: Any, line: int | None) -> list[Dia
     return []
 
 
+def _check_relations(root: Path, rel: str, relations: Any, line: int | None) -> list[Diagnostic]:
+    """``W-relation``: a relation of a memory concept whose target (a path relative to
+    its memory bundle: the nearest folder above it with an ``index.md`` and a
+    ``concepts/`` folder) is no file."""
+    if not isinstance(relations, list):
+        return []
+    bundle = (root / rel).parent
+    while bundle != root and not (
+        (bundle / "index.md").is_file() and (bundle / "concepts").is_dir()
+    ):
+        bundle = bundle.parent
+    out: list[Diagnostic] = []
+    for r in relations:
+        target = r.get("target") if isinstance(r, dict) else None
+        if not isinstance(target, str) or not target.strip():
+            continue
+        t = target.strip().lstrip("/")
+        if ".." in Path(t).parts or not (bundle / t).is_file():
+            out.append(_diag(rel, "W-relation", f"relation to {target!r} leads to no file "
+                             "in the memory bundle", line, "warning"))
+    return out
+
+
 def _check_concept(root: Path, rel: str, text: str) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     front = fm_mod.split(text, rel, allow_toml=False)
@@ -194,6 +217,8 @@ def _check_concept(root: Path, rel: str, text: str) -> list[Diagnostic]:
                 "warning",
             )
         )
+    if type_value == MEMORY_CONCEPT_TYPE:
+        out += _check_relations(root, rel, meta.get("relations"), line_of("relations"))
     if "stale_after" in meta:
         out += _check_offset(rel, "stale_after", meta.get("stale_after"), line_of("stale_after"))
     sources = meta.get("sources")

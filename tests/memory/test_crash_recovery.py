@@ -115,3 +115,22 @@ def test_a_memory_left_in_two_folders_is_reported_and_repaired(tmp_path: Path) -
         c.memory_consolidate(bundle, embed=False, llm=False)  # no "already exists"
         assert c.memory_verify(bundle).ok
     assert len(_memories(bundle)) == len(TEXTS)
+
+
+def test_a_journal_never_writes_outside_the_bundle(tmp_path: Path) -> None:
+    import base64
+    import json
+
+    bundle = tmp_path / "mem"
+    _bundle(bundle)
+    steps = [{"rel": "../outside.md", "before": None, "after": base64.b64encode(b"x").decode()},
+             {"rel": "concepts/active/../../../escape.md", "before": None,
+              "after": base64.b64encode(b"x").decode()}]
+    (bundle / JOURNAL).write_text(json.dumps({"operation": "consolidate", "steps": steps}))
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.memory_remember(bundle, "The oncall rotation changes on Mondays")
+        assert c.memory_verify(bundle).ok
+    assert not (tmp_path / "outside.md").exists() and not (tmp_path.parent / "escape.md").exists()
+    assert not (bundle / JOURNAL).exists()
+    log = (bundle / "log.md").read_text()
+    assert "not replayed: ../outside.md: outside the bundle" in log

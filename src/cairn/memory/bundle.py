@@ -401,8 +401,9 @@ class MemoryBundle:
         if rec.operation is None:
             return
         self.changes.changed.extend(rec.done)
-        skipped = f"; {len(rec.skipped)} files changed meanwhile, left as they were" if (
-            rec.skipped) else ""
+        more = ", …" if len(rec.skipped) > 3 else ""
+        shown = "; ".join(_md_text(x) for x in rec.skipped[:3])
+        skipped = f"; not replayed: {shown}{more}" if rec.skipped else ""
         self.note(
             f"**Recovery**: finished an interrupted {_md_text(rec.operation)} "
             f"({len(rec.done)} files){skipped}"

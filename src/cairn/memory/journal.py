@@ -192,9 +192,9 @@ def recover(folder: Path, backups: Backups) -> Recovery:
             steps = [
                 Step(
                     str(s["rel"]),
-                    s.get("before"),
+                    None if s.get("before") is None else str(s["before"]),
                     None if s.get("after") is None else base64.b64decode(s["after"]),
-                    s.get("reason"),
+                    None if s.get("reason") is None else str(s["reason"]),
                 )
                 for s in doc["steps"]
             ]

@@ -72,3 +72,39 @@ def test_a_proposal_is_checked_by_the_same_rules(tmp_path: Path) -> None:
     # the ghost is dropped; the backup memory, left out, is clustered deterministically
     assert sorted(len(g["memories"]) for g in res.clusters) == [1, 2]
     assert len(res.subsumed) == 3 and rep.unsourced == [] and rep.pending == 0
+
+
+UNRELATED = (
+    "Alice leads the payments team",
+    "The build pipeline needs Python 3.12 on the runner",
+    "Deploys to production happen on Tuesdays",
+    "The nightly backup copies the database offsite",
+)
+
+
+def test_a_shared_tag_alone_never_merges(tmp_path: Path) -> None:
+    bundle = tmp_path / "mem"
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        for text in UNRELATED:
+            c.memory_remember(bundle, text, tags=["team"])
+        res, _ = c.memory_consolidate(bundle, embed=False, llm=False)
+    assert len(res.created) == 4 and sorted(len(g["memories"]) for g in res.clusters) == [1] * 4
+    titles = sorted(
+        line.removeprefix("title: ")
+        for p in res.created
+        for line in (bundle / p).read_text().splitlines()
+        if line.startswith("title: ")
+    )
+    assert titles == sorted(UNRELATED)
+
+
+def test_a_true_duplicate_pair_with_a_shared_tag_merges(tmp_path: Path) -> None:
+    bundle = tmp_path / "mem"
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.memory_remember(bundle, UNRELATED[0], tags=["team"])
+        c.memory_remember(bundle, UNRELATED[1], tags=["team"])
+        c.memory_remember(bundle, "Alice leads the payments team since May", tags=["team"])
+        res, _ = c.memory_consolidate(bundle, embed=False, llm=False)
+    assert sorted(len(g["memories"]) for g in res.clusters) == [1, 2]
+    pair = next(g for g in res.clusters if len(g["memories"]) == 2)
+    assert "since May" in (bundle / pair["concept"]).read_text()

@@ -69,3 +69,52 @@ def test_import_generated_graph(tmp_path: Path, suffix: str) -> None:
         assert not [d for d in diags if d["severity"] == "error"]
         again = cairn.memory_import_graph(bundle, src)  # never overwrites
         assert again.concepts == 0 and len(again.unmapped) >= 301
+
+
+def test_import_keeps_pinned_and_reports_a_non_boolean(tmp_path: Path) -> None:
+    src = tmp_path / "g.json"
+    src.write_text(json.dumps({"nodes": [
+        {"id": "keep", "label": "Never decays", "pinned": True},
+        {"id": "plain", "label": "May decay"},
+        {"id": "odd", "label": "Pinned by a number", "pinned": 1},
+    ], "links": []}))
+    bundle = tmp_path / "mem"
+    with Cairn(load_config(db=tmp_path / "i.db")) as cairn:
+        rep = cairn.memory_import_graph(bundle, src)
+        b = MemoryBundle(bundle, Backups(tmp_path / "b"))
+        assert b.read(concept_path("keep")).meta["pinned"] is True
+        assert b.read(concept_path("plain")).meta["pinned"] is False
+        assert b.read(concept_path("odd")).meta["pinned"] is False
+        assert ("odd", "pinned 1 imported as false") in {
+            (u["id"], u["reason"]) for u in rep.unmapped
+        }
+        assert "pinned" not in b.read(concept_path("keep")).meta.get("attributes", {})
+        # a pinned concept never decays
+        for _ in range(9):
+            cairn.memory_maintain(bundle)
+        assert (bundle / concept_path("keep")).is_file()
+        assert not (bundle / concept_path("plain")).exists()
+
+
+def test_dry_run_import_plans_into_a_new_folder_and_writes_nothing(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from cairn.interfaces.cli import app
+
+    src = tmp_path / "g.json"
+    src.write_text(json.dumps(_graph(5)))
+    bundle = tmp_path / "new" / "mem"
+    res = CliRunner().invoke(app, ["--db", str(tmp_path / "i.db"), "memory", "import",
+                                   str(src), "-b", str(bundle), "--dry-run", "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.output)
+    assert data["dry_run"] is True and data["concepts"] == 5
+    assert not (tmp_path / "new").exists()
+    # a folder that is not a bundle is still refused on a dry run
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "journal.md").write_text("# Journal\n")
+    res = CliRunner().invoke(app, ["--db", str(tmp_path / "i.db"), "memory", "import",
+                                   str(src), "-b", str(notes), "--dry-run", "--json"])
+    assert res.exit_code != 0 and "journal.md" in res.output
+    assert sorted(p.name for p in notes.iterdir()) == ["journal.md"]

@@ -154,7 +154,9 @@ def test_memory_scenario(tmp_path: Path) -> None:
             archived = rep.archived
             break
     assert archived == [by_tag["tea"].replace("concepts/active", "concepts/archive")]
-    assert {"from": by_tag["oncall"], "to": by_tag["tea"]} in rep.dangling
+    # the relation to it follows it to the archive: nothing dangles
+    assert rep.dangling == []
+    assert f"target: /{archived[0]}" in (bundle / by_tag["oncall"]).read_text()
     assert "confidence: 1.0" in (bundle / by_tag["oncall"]).read_text()
     assert "status: archived" in (bundle / archived[0]).read_text()
     _validate(db)

@@ -24,9 +24,10 @@ if TYPE_CHECKING:
     from cairn.memory.bundle import MemoryBundle
     from cairn.memory.maintain import MaintainReport
     from cairn.memory.migrate import ImportReport
-    from cairn.memory.ops import Consolidated, Remembered, SealProblem
+    from cairn.memory.ops import Consolidated, Remembered
     from cairn.memory.recall import RecallResult
     from cairn.memory.similarity import Proposer
+    from cairn.memory.verify import SealProblem
     from cairn.model import Run
 
 T = TypeVar("T")
@@ -52,7 +53,8 @@ class MemoryChange:
 
 @dataclass(frozen=True)
 class VerifyReport:
-    """``verify``: memories ``checked``, seal ``problems`` (empty: all intact)."""
+    """``verify``: memories ``checked``, ``problems`` (seals, duplicates, missing
+    memories, a write left half done; empty: all intact)."""
 
     bundle: str
     checked: int
@@ -60,7 +62,7 @@ class VerifyReport:
 
     @property
     def ok(self) -> bool:
-        """No seal mismatches."""
+        """No problems."""
         return not self.problems
 
 
@@ -84,9 +86,11 @@ class MemoryMixin(Parts):
         op: Callable[[MemoryBundle], T],
         *,
         dry_run: bool = False,
+        label: str = "memory write",
     ) -> tuple[T, MemoryBundle]:
-        """Run ``op`` on the bundle under its lock, retried on a write conflict, then
-        index the files it touched."""
+        """Run ``op`` on the bundle under its lock as one transaction (its writes all
+        or nothing across a crash, named ``label`` in the journal), retried on a write
+        conflict, then index the files it touched."""
         from cairn.memory.bundle import MemoryError_
         from cairn.writeback import WriteConflict
 
@@ -94,13 +98,13 @@ class MemoryMixin(Parts):
         registered = self._memory_registered(first.folder)
         if not dry_run:
             first.ensure()
-        elif not first.folder.is_dir():
-            raise MemoryError_(f"{first.folder}: no such bundle folder")
+        else:  # a dry run may plan into a folder that does not exist yet
+            first.check_folder()
         last: WriteConflict | None = None
         for _ in range(RETRIES):
             bundle = self._memory_bundle(folder, dry_run)
             try:
-                with bundle.locked():
+                with bundle.locked(), bundle.transaction(label):
                     result = op(bundle)
             except WriteConflict as exc:
                 last = exc
@@ -239,6 +243,7 @@ class MemoryMixin(Parts):
             bundle,
             lambda b: consolidate(b, threshold=threshold, embed=fn, proposer=proposer),
             dry_run=dry_run,
+            label="consolidate",
         )
         return res, self._change("consolidate", "", b)
 
@@ -282,7 +287,7 @@ class MemoryMixin(Parts):
             state["upto"] = upto
             return maintain(b, recalls, decay=decay)
 
-        rep, b = self._memory_op(bundle, run, dry_run=dry_run)
+        rep, b = self._memory_op(bundle, run, dry_run=dry_run, label="maintain")
         if not dry_run and decay and state.get("upto"):
             self.store.access_log.consume(str(b.folder), state["upto"])
         if not dry_run and rep.changed:  # decay backs up every concept it rewrites
@@ -330,20 +335,43 @@ class MemoryMixin(Parts):
         return self._change("supersede", path, b)
 
     def memory_verify(self, bundle: str | os.PathLike[str]) -> VerifyReport:
-        """Recompute every memory's seal; report mismatches (never fixes, writes
-        nothing).
+        """Recompute every memory's seal and check the bundle
+        (:func:`cairn.memory.verify.verify`: a memory in two folders, a source memory
+        or an indexed memory deleted, a write left half done); report, never fix,
+        write nothing.
 
         Raises:
             cairn.memory.bundle.MemoryError_: the bundle folder does not exist.
         """
         from cairn.memory.bundle import MemoryError_
-        from cairn.memory.ops import verify
+        from cairn.memory.verify import verify
 
         b = self._memory_bundle(bundle)
         if not b.folder.is_dir():
             raise MemoryError_(f"{b.folder}: no such bundle folder")
         checked, problems = verify(b)
-        return VerifyReport(str(b.folder), checked, tuple(problems))
+        return VerifyReport(str(b.folder), checked, (*problems, *self._memory_unindexed(b)))
+
+    def _memory_unindexed(self, b: MemoryBundle) -> list[SealProblem]:
+        """The memory files the index holds that are no longer in the bundle (deleted
+        outside cairn): the index, and a search, would still return them."""
+        from cairn.memory.bundle import MEMORY_DIRS
+        from cairn.memory.verify import SealProblem
+
+        out: list[SealProblem] = []
+        for r in self.store.roots():
+            root = Path(r.path)
+            if not is_within(root, b.folder):
+                continue
+            prefix = "" if root == b.folder else b.folder.relative_to(root).as_posix() + "/"
+            for rel in self.store.file_paths(r.id):
+                inner = rel[len(prefix):] if rel.startswith(prefix) else None
+                if inner is None or not inner.startswith(tuple(d + "/" for d in MEMORY_DIRS)):
+                    continue
+                if not (b.folder / inner).exists():
+                    out.append(SealProblem(inner, None, None,
+                                           "missing: deleted, yet the index still holds it"))
+        return sorted(out, key=lambda p: p.path)
 
     def memory_import_graph(
         self,

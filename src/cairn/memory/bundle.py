@@ -28,7 +28,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from cairn.formats.okf.concepts import MEMORY_STATUSES
+from cairn.memory import journal
 from cairn.memory.files import (  # the bundle's file format, re-exported
+    LOG_TITLE as LOG_TITLE,
+)
+from cairn.memory.files import (
     MemoryError_ as MemoryError_,
 )
 from cairn.memory.files import (
@@ -43,7 +48,12 @@ from cairn.memory.files import (
 from cairn.memory.files import (
     seal as seal,
 )
-from cairn.writeback import Backups, WriteConflict, create_file, sha256_bytes, write_file
+from cairn.memory.files import (
+    split_log as split_log,
+)
+from cairn.memory.files import with_log_lines
+from cairn.memory.journal import Step
+from cairn.writeback import Backups, WriteConflict, create_file, sha256_bytes
 
 MEMORY_TYPES = ("FACT", "INSIGHT", "AXIOM", "CONJECTURE")
 """The ``memory_type`` values of a layer-1 memory."""
@@ -53,7 +63,7 @@ NODE_TYPES = ("Fact", "Insight", "Decision", "Constraint", "OpenQuestion")
 """The ``node_type`` values of a layer-2 concept."""
 RELATION_TYPES = ("refines", "depends_on", "supports", "contradicts", "related")
 """The relation types between concepts."""
-STATUSES = ("active", "superseded", "archived")
+STATUSES = MEMORY_STATUSES
 """The ``status`` values of a concept."""
 MEMORY_TYPE = "L1 Memory"
 CONCEPT_TYPE = "L2 Concept"
@@ -79,7 +89,6 @@ okf_version: "0.2"
 
 * [Log](log.md) - maintenance actions, newest first
 """
-LOG_TITLE = "# Memory log\n"
 LOG_MAX_BYTES = 32_768
 """``log.md`` is kept below this size, so indexing it with every operation stays cheap
 (parsing costs time linear in its size): the oldest entries beyond it move to a new
@@ -198,11 +207,36 @@ class MemoryBundle:
         self.backups = backups
         self.dry_run = dry_run
         self.changes = Changes()
+        self.recovery: journal.Recovery | None = None
+        """What :meth:`locked` found and finished of a killed writer's work."""
+        self._steps: list[Step] | None = None
+        self._log_written = 0
 
     # --- layout, lock -----------------------------------------------------------------
     def ensure(self) -> list[str]:
         """Create the folders, ``index.md`` and ``log.md`` when missing; returns the
         bundle-relative files created. Existing files are never touched.
+
+        Raises:
+            MemoryError_: the folder exists and is not a directory, or it is neither a
+                bundle nor empty (:func:`foreign_entries`: a notes folder never becomes
+                a bundle by mistake).
+        """
+        self.check_folder()
+        made: list[str] = []
+        for d in (*MEMORY_DIRS, *CONCEPT_DIRS):
+            if not (self.folder / d).is_dir():
+                (self.folder / d).mkdir(parents=True, exist_ok=True)
+        for name, text in (("index.md", INDEX_TEXT), ("log.md", LOG_TITLE)):
+            if (self.folder / name).exists():  # the common case: no temp file, no fsync
+                continue
+            with contextlib.suppress(WriteConflict):
+                create_file(self.folder / name, text.encode())
+                made.append(name)
+        return made
+
+    def check_folder(self) -> None:
+        """Refuse a folder that cannot be (or become) a bundle; a missing one is fine.
 
         Raises:
             MemoryError_: the folder exists and is not a directory, or it is neither a
@@ -221,28 +255,19 @@ class MemoryBundle:
                     "in a new or empty folder, so notes are never mixed into one: name "
                     "a new folder for it (such as ~/memory)"
                 )
-        made: list[str] = []
-        for d in (*MEMORY_DIRS, *CONCEPT_DIRS):
-            if not (self.folder / d).is_dir():
-                (self.folder / d).mkdir(parents=True, exist_ok=True)
-        for name, text in (("index.md", INDEX_TEXT), ("log.md", LOG_TITLE)):
-            if (self.folder / name).exists():  # the common case: no temp file, no fsync
-                continue
-            with contextlib.suppress(WriteConflict):
-                create_file(self.folder / name, text.encode())
-                made.append(name)
-        return made
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Hold the bundle's writer lock (an OS lock in the backup folder, released by
-        the OS if the process dies) for the block."""
+        the OS if the process dies) for the block, first finishing what a killed writer
+        left (:mod:`cairn.memory.journal`; not on a dry run)."""
         key = hashlib.sha1(str(self.folder).encode("utf-8", "surrogateescape")).hexdigest()
         lock = self.backups.folder / "locks" / f"memory-{key}.lock"
         lock.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
+            self._recover()
             yield
         finally:
             os.close(fd)
@@ -338,6 +363,52 @@ class MemoryBundle:
         return hits[0]
 
     # --- writing ----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self, label: str) -> Iterator[None]:
+        """Plan the block's writes (and its log lines), then make them all or nothing
+        across a crash (:mod:`cairn.memory.journal`). An exception in the block writes
+        nothing; a dry run only plans.
+
+        Raises:
+            WriteConflict: a file changed since it was read.
+        """
+        if self.dry_run or self._steps is not None:
+            yield
+            return
+        self._steps = []
+        try:
+            yield
+            steps = [*self._steps, *self._log_steps()]
+        finally:
+            self._steps = None
+        journal.run(self.folder, steps, self.backups, label)
+        self._log_written = len(self.changes.log)
+
+    def _write(self, steps: list[Step]) -> None:
+        """Plan ``steps`` in the open transaction, or apply them now as one."""
+        if self._steps is not None:
+            self._steps.extend(steps)
+        else:
+            journal.run(self.folder, steps, self.backups, "memory write")
+
+    def _recover(self) -> None:
+        """Finish what a killed writer left (see :func:`cairn.memory.journal.recover`)
+        and log it; the files it wrote are indexed with this operation's."""
+        if self.dry_run or not self.folder.is_dir():
+            return
+        rec = journal.recover(self.folder, self.backups)
+        self.recovery = rec
+        if rec.operation is None:
+            return
+        self.changes.changed.extend(rec.done)
+        more = ", …" if len(rec.skipped) > 3 else ""
+        shown = "; ".join(_md_text(x) for x in rec.skipped[:3])
+        skipped = f"; not replayed: {shown}{more}" if rec.skipped else ""
+        self.note(
+            f"**Recovery**: finished an interrupted {_md_text(rec.operation)} "
+            f"({len(rec.done)} files){skipped}"
+        )
+
     def create(self, rel: str, data: bytes) -> None:
         """Create a new file (never overwrites).
 
@@ -347,7 +418,8 @@ class MemoryBundle:
         if self.dry_run:
             self.changes.diffs.append(_diff(rel, b"", data))
         else:
-            create_file(self.abs(rel), data)
+            self.abs(rel)
+            self._write([Step(rel, None, data)])
         self.changes.created.append(rel)
 
     def update(self, entry: Entry, meta: Mapping[str, Any], body: str, reason: str) -> bool:
@@ -359,27 +431,30 @@ class MemoryBundle:
         """
         path = self.abs(entry.rel)
         new = render_file(meta, body)
-        old = path.read_bytes() if self.dry_run else None
         if self.dry_run:
-            if old is not None and old != new:
+            old = path.read_bytes()
+            if old != new:
                 self.changes.diffs.append(_diff(entry.rel, old, new))
                 self.changes.changed.append(entry.rel)
                 return True
             return False
-        res = write_file(
-            path, new, expected_sha256=entry.sha256, backups=self.backups, reason=reason
-        )
-        if res.previous_sha256 != res.sha256:
-            self.changes.changed.append(entry.rel)
-            entry.sha256 = res.sha256
-            return True
-        return False
+        if sha256_bytes(new) == entry.sha256:
+            return False
+        self._write([Step(entry.rel, entry.sha256, new, reason)])
+        self.changes.changed.append(entry.rel)
+        entry.sha256 = sha256_bytes(new)
+        return True
 
     def move(self, entry: Entry, folder: str, data: bytes | None = None) -> str:
         """Move ``entry`` into another layout folder (same name), optionally with new
-        bytes; returns the new bundle-relative path. The old file is removed only when
-        its bytes are still those read (else the copy is removed again and
-        :class:`WriteConflict` raised); the old bytes are kept as a backup.
+        bytes; returns the new bundle-relative path. The copy is made first, and the
+        old file (its bytes kept as a backup) removed only when its bytes are still
+        those read; a copy already in place with the same bytes (a move a crash
+        interrupted) is kept.
+
+        Raises:
+            WriteConflict: the file changed since it was read, or another file holds
+                the new name.
         """
         name = Path(entry.rel).name
         new_rel = f"{folder}/{name}"
@@ -392,13 +467,11 @@ class MemoryBundle:
         else:
             if sha256_bytes(old) != entry.sha256:
                 raise WriteConflict(old_path, entry.sha256, sha256_bytes(old))
-            create_file(self.abs(new_rel), payload)
-            self.backups.save(old_path, old, reason=f"memory: moved to {new_rel}")
-            again = old_path.read_bytes()
-            if sha256_bytes(again) != entry.sha256:
-                self.abs(new_rel).unlink()
-                raise WriteConflict(old_path, entry.sha256, sha256_bytes(again))
-            old_path.unlink()
+            self.abs(new_rel)
+            self._write([
+                Step(new_rel, None, payload),
+                Step(entry.rel, entry.sha256, None, f"memory: moved to {new_rel}"),
+            ])
         self.changes.created.append(new_rel)
         self.changes.removed.append(entry.rel)
         return new_rel
@@ -409,107 +482,79 @@ class MemoryBundle:
 
     def flush_log(self) -> None:
         """Prepend the queued lines under today's ``## YYYY-MM-DD`` heading of
-        ``log.md`` (newest first, OKF §9). Appended to an append-only log, so no backup
-        copy is kept (the previous bytes are the new ones minus these lines); the write
-        is atomic and compare-and-swapped under the bundle lock."""
-        if not self.changes.log:
+        ``log.md`` (newest first, OKF §9); in a :meth:`transaction`, with its other
+        writes when it ends. Appended to an append-only log, so no backup copy is kept
+        (the previous bytes are the new ones minus these lines); the write is atomic and
+        compare-and-swapped under the bundle lock.
+
+        Raises:
+            MemoryError_: the log kept changing under twenty attempts.
+        """
+        if self._steps is not None:  # written when the transaction ends
+            if self.changes.log[self._log_written:] and "log.md" not in self.changes.changed:
+                self.changes.changed.append("log.md")
             return
-        path = self.folder / "log.md"
+        if self.dry_run:
+            self._log_steps()
+            return
         for _ in range(20):
             try:
-                old = path.read_bytes()
-            except FileNotFoundError:
-                old = LOG_TITLE.encode()
-            text = _with_log_lines(old.decode("utf-8", "replace"), self.changes.log)
-            text, older = split_log(text, LOG_MAX_BYTES)
-            new = text.encode()
-            if self.dry_run:
-                self.changes.diffs.append(_diff("log.md", old, new))
-                break
-            rotated = self._rotated_log(older) if older else None
-            expected = sha256_bytes(old) if path.exists() else None
-            try:
-                write_file(path, new, expected_sha256=expected, backups=None)
+                journal.run(self.folder, self._log_steps(), self.backups, "log")
             except WriteConflict:
-                if rotated is not None:
-                    self.abs(rotated).unlink(missing_ok=True)
                 continue
-            if rotated is not None:
-                self.changes.created.append(rotated)
-            break
-        else:
-            raise MemoryError_(f"{path}: could not append to the log (it keeps changing)")
+            self._log_written = len(self.changes.log)
+            return
+        raise MemoryError_(f"{self.folder / 'log.md'}: could not append to the log (it keeps "
+                           "changing)")
+
+    def _log_steps(self) -> list[Step]:
+        """The steps that add the lines not yet written to ``log.md`` (older entries
+        moved to a new ``log/<date>[-n]/log.md`` when it grows too big); on a dry run,
+        their diffs."""
+        lines = self.changes.log[self._log_written:]
+        if not lines:
+            return []
+        path = self.folder / "log.md"
+        try:
+            old: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            old = None
+        base = old if old is not None else LOG_TITLE.encode()
+        text, older = split_log(with_log_lines(base.decode("utf-8", "replace"), lines),
+                                LOG_MAX_BYTES)
+        if self.dry_run:
+            self.changes.diffs.append(_diff("log.md", base, text.encode()))
+            self._log_written = len(self.changes.log)
+            return []
+        steps: list[Step] = []
+        if older:
+            rel = self._rotated_name(older)
+            steps.append(Step(rel, None, (LOG_TITLE + "\n" + older).encode()))
+            self.changes.created.append(rel)
+        steps.append(Step("log.md", None if old is None else sha256_bytes(old), text.encode()))
         if "log.md" not in self.changes.changed:
             self.changes.changed.append("log.md")
+        return steps
 
-
-    def _rotated_log(self, older: str) -> str:
-        """Write ``older`` (dated log sections) to a new ``log/<date>[-n]/log.md``;
-        its bundle-relative path."""
+    def _rotated_name(self, older: str) -> str:
+        """A free ``log/<date>[-n]/log.md`` for ``older`` (dated log sections)."""
         m = re.search(r"^## (\d{4}-\d{2}-\d{2})", older, re.M)
         day = m.group(1) if m else datetime.now(UTC).strftime("%Y-%m-%d")
         for n in range(1, 10_000):
             rel = f"{LOG_ARCHIVE}/{day}{'' if n == 1 else f'-{n}'}/log.md"
-            try:
-                create_file(self.abs(rel), (LOG_TITLE + "\n" + older).encode())
-            except WriteConflict:  # the name is taken
-                continue
-            return rel
+            if not self.abs(rel).exists():
+                return rel
         raise MemoryError_(f"{self.folder}: no free name for an older log of {day}")
 
 
-def split_log(text: str, limit: int) -> tuple[str, str]:
-    """A log's text cut below ``limit`` bytes: ``(kept, older)`` where ``kept`` is
-    the title and the newest entries (at least the first one) and ``older`` the rest,
-    as dated sections (a section cut in two repeats its date heading); ``older`` is
-    ``""`` when the text fits. Lines are never split."""
-    if len(text.encode()) <= limit:
-        return text, ""
-    lines = text.splitlines(keepends=True)
-    size = 0
-    heading: str | None = None
-    entries = 0
-    cut = len(lines)
-    for i, line in enumerate(lines):
-        size += len(line.encode())
-        if line.startswith("## "):
-            heading = line
-        elif line.strip() and heading is not None:
-            entries += 1
-        if size > limit // 2 and entries > 0 and not line.startswith("## "):
-            cut = i + 1
-            break
-    kept, rest = "".join(lines[:cut]), lines[cut:]
-    while rest and not rest[0].strip():
-        rest.pop(0)
-    if not rest:
-        return text, ""
-    if not rest[0].startswith("## ") and heading is not None:
-        rest.insert(0, heading)
-    return kept.rstrip("\n") + "\n", "".join(rest)
+def _md_text(text: str) -> str:
+    return re.sub(r"[\[\]\n]", " ", text).strip() or "write"
 
 
 def _diff(rel: str, old: bytes, new: bytes) -> str:
     from cairn.writeback import unified_diff
 
     return unified_diff(rel, old, new)
-
-
-def _with_log_lines(text: str, lines: list[str]) -> str:
-    """``text`` (a log.md) with ``lines`` at the top of today's date section."""
-    today = datetime.now(UTC).strftime("%Y-%m-%d")
-    bullets = "".join(f"* {line}\n" for line in lines)
-    heading = f"## {today}\n"
-    if not text.strip():
-        text = LOG_TITLE
-    if heading in text:
-        i = text.index(heading) + len(heading)
-        return text[:i] + bullets + text[i:]
-    m = re.search(r"^## ", text, re.M)
-    block = f"{heading}{bullets}\n"
-    if m is None:
-        return text.rstrip("\n") + "\n\n" + block
-    return text[: m.start()] + block + text[m.start() :]
 
 
 def one_line(text: str, limit: int) -> str:

@@ -18,6 +18,9 @@ from ruamel.yaml import YAML
 from cairn.errors import CairnError
 from cairn.formats import frontmatter
 
+LOG_TITLE = "# Memory log\n"
+"""The first line of a bundle's ``log.md``."""
+
 
 class MemoryError_(CairnError):
     """A memory operation refused: the message names the file and the reason."""
@@ -146,3 +149,51 @@ def seal(meta: Mapping[str, Any], body: str) -> str:
 def now_iso() -> str:
     """The current time, ISO 8601 UTC with a ``Z`` offset, to the second."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def split_log(text: str, limit: int) -> tuple[str, str]:
+    """A log's text cut below ``limit`` bytes: ``(kept, older)`` where ``kept`` is
+    the title and the newest entries (at least the first one) and ``older`` the rest,
+    as dated sections (a section cut in two repeats its date heading); ``older`` is
+    ``""`` when the text fits. Lines are never split."""
+    if len(text.encode()) <= limit:
+        return text, ""
+    lines = text.splitlines(keepends=True)
+    size = 0
+    heading: str | None = None
+    entries = 0
+    cut = len(lines)
+    for i, line in enumerate(lines):
+        size += len(line.encode())
+        if line.startswith("## "):
+            heading = line
+        elif line.strip() and heading is not None:
+            entries += 1
+        if size > limit // 2 and entries > 0 and not line.startswith("## "):
+            cut = i + 1
+            break
+    kept, rest = "".join(lines[:cut]), lines[cut:]
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    if not rest:
+        return text, ""
+    if not rest[0].startswith("## ") and heading is not None:
+        rest.insert(0, heading)
+    return kept.rstrip("\n") + "\n", "".join(rest)
+
+
+def with_log_lines(text: str, lines: list[str]) -> str:
+    """``text`` (a log.md) with ``lines`` at the top of today's date section."""
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    bullets = "".join(f"* {line}\n" for line in lines)
+    heading = f"## {today}\n"
+    if not text.strip():
+        text = LOG_TITLE
+    if heading in text:
+        i = text.index(heading) + len(heading)
+        return text[:i] + bullets + text[i:]
+    m = re.search(r"^## ", text, re.M)
+    block = f"{heading}{bullets}\n"
+    if m is None:
+        return text.rstrip("\n") + "\n\n" + block
+    return text[: m.start()] + block + text[m.start() :]

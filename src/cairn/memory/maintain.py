@@ -12,18 +12,21 @@
 - **Hebbian decay** — each recall recorded in the access log since the last cycle adds
   one to the concept's ``retrieval_count``; active, unpinned concepts not recalled lose
   0.1 confidence; at or below 0.2 they move to ``concepts/archive/`` (``status:
-  archived``) and every relation or link to them from another concept is reported as
-  dangling.
+  archived``), and the relations to them of the concepts left follow them there;
+- **dangling** — every relation or body link of an active concept that leads to no
+  concept file is reported, in every cycle while it exists.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from cairn.memory.bundle import Entry, MemoryBundle, render_file
-from cairn.memory.ops import SealProblem, _md, verify_entries
+from cairn.memory.ops import _md
+from cairn.memory.verify import SealProblem, verify_entries
 
 DECAY_STEP = 0.1
 """Confidence lost per cycle by a concept that was not recalled."""
@@ -45,7 +48,8 @@ class MaintainReport:
         recalled: concept path → recalls counted in this cycle.
         decayed: ``{"concept", "confidence"}`` after this cycle's decay.
         archived: concepts moved to ``concepts/archive/`` (their new paths).
-        dangling: ``{"from", "to"}`` relations or links to an archived concept.
+        dangling: ``{"from", "to"}`` relations or links of active concepts that lead
+            to no concept file.
         problems: files that could not be read.
         changed: every bundle file written or moved.
         dry_run: nothing was written (``diffs`` holds what would have been).
@@ -70,6 +74,27 @@ class MaintainReport:
 
 def _target(rel: Mapping[str, Any]) -> str:
     return str(rel.get("target", "")).strip().lstrip("/")
+
+
+def dangling(
+    metas: Mapping[str, Mapping[str, Any]], bodies: Mapping[str, str], present: set[str]
+) -> list[dict[str, str]]:
+    """Every relation (``relations[].target``) or body link (``/concepts/…`` or
+    ``(concepts/…)``) of the concepts in ``metas`` that leads to no concept in
+    ``present`` (bundle-relative paths), as ``{"from", "to"}``, sorted."""
+    out: set[tuple[str, str]] = set()
+    for p, meta in metas.items():
+        rels = meta.get("relations")
+        for r in rels if isinstance(rels, list) else []:
+            if isinstance(r, dict) and (t := _target(r)) and t not in present:
+                out.add((p, t))
+        for m in _CONCEPT_LINK.finditer(bodies.get(p, "")):
+            if m.group(1) not in present:
+                out.add((p, m.group(1)))
+    return [{"from": a, "to": b} for a, b in sorted(out)]
+
+
+_CONCEPT_LINK = re.compile(r"[(/](concepts/(?:active|archive)/[^)\s#]+\.md)")
 
 
 def depends_cycles(concepts: Mapping[str, Entry]) -> list[list[str]]:
@@ -214,7 +239,20 @@ def maintain(
             if new <= ARCHIVE_AT + 1e-9:
                 to_archive.append(p)
 
-    # write
+    # write: relations to a concept archived now follow it to concepts/archive/
+    moving = {p: f"concepts/archive/{p.rsplit('/', 1)[1]}" for p in to_archive}
+    for p in sorted(concepts):
+        if p in moving:
+            continue
+        rels = metas[p].get("relations")
+        if isinstance(rels, list) and any(
+            isinstance(r, dict) and _target(r) in moving for r in rels
+        ):
+            metas[p]["relations"] = [
+                {**r, "target": "/" + moving[_target(r)]}
+                if isinstance(r, dict) and _target(r) in moving else r
+                for r in rels
+            ]
     for p in sorted(concepts):
         e = concepts[p]
         if p in to_archive:
@@ -232,15 +270,11 @@ def maintain(
             f"**Deprecation**: [{_md(e.title)}](/{moved}) archived (decayed to "
             f"{metas[p]['confidence']})"
         )
-    gone = {f"concepts/active/{a.rsplit('/', 1)[1]}" for a in rep.archived}
-    if gone:
-        for p, e in sorted(concepts.items()):
-            if p in gone:
-                continue
-            targets = {_target(r) for r in e.relations}
-            for g in sorted(gone):
-                if g in targets or f"/{g}" in e.body or f"({g})" in e.body:
-                    rep.dangling.append({"from": p, "to": g})
+    rep.dangling = dangling(
+        {p: metas[p] for p in concepts if p not in moving},
+        {p: concepts[p].body for p in concepts},
+        (set(concepts) - set(moving)) | set(moving.values()) | set(archived),
+    )
     if rep.superseded or rep.archived or rep.decayed or rep.recalled:
         bundle.note(
             f"**Maintenance**: {len(rep.recalled)} recalled, {len(rep.decayed)} decayed, "

@@ -6,7 +6,8 @@ concept files with typed relations, and report what could not be mapped.
 Mapping: one concept per node (``concepts/active/concept-<sha of id>.md``): ``title``
 from ``title``/``label``/``name`` else the id, ``description``, ``tags``,
 ``node_type`` (one of the OKF-MEMORY node types, else ``Fact`` and reported),
-``confidence`` (0–1, else 1.0); every other attribute is kept under ``attributes``.
+``confidence`` (0–1, else 1.0), ``pinned`` (``true`` only; any other value is
+reported and imported as ``false``); every other attribute is kept under ``attributes``.
 Links become ``relations`` of their source node; a link type outside the five relation
 types becomes ``related`` and is reported; links to unknown nodes are reported and
 skipped. Existing concept files are never overwritten (reported as skipped).
@@ -47,6 +48,7 @@ _KNOWN = {
     "confidence",
     "body",
     "text",
+    "pinned",
 }
 
 
@@ -140,6 +142,10 @@ def import_node_link(bundle: MemoryBundle, data: Mapping[str, Any], source: str)
         conf = n.get("confidence", 1.0)
         if not isinstance(conf, int | float) or isinstance(conf, bool) or not 0 <= conf <= 1:
             conf = 1.0
+        if n.get("pinned") is not None and not isinstance(n.get("pinned"), bool):
+            rep.unmapped.append(
+                {"what": "node", "id": nid, "reason": f"pinned {n['pinned']!r} imported as false"}
+            )
         tags = n.get("tags")
         title = str(n.get("title") or n.get("label") or n.get("name") or nid)
         meta: dict[str, Any] = {
@@ -153,7 +159,7 @@ def import_node_link(bundle: MemoryBundle, data: Mapping[str, Any], source: str)
             "sources": [{"id": f"networkx:{nid}", "resource": source}],
             "confidence": float(conf),
             "retrieval_count": 0,
-            "pinned": False,
+            "pinned": n.get("pinned") is True,
             "status": "active",
             "relations": rels[nid],
         }

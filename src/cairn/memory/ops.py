@@ -18,7 +18,6 @@ from typing import Any
 from cairn.memory.bundle import (
     CONCEPT_DIRS,
     CONCEPT_TYPE,
-    MEMORY_DIRS,
     MEMORY_TYPE,
     MEMORY_TYPES,
     NODE_TYPES,
@@ -205,6 +204,14 @@ def similarity(
     return 0.5 * jaccard(ta, tb) + 0.5 * text
 
 
+def content_similarity(
+    a_sh: frozenset[str], b_sh: frozenset[str], cos: float | None = None
+) -> float:
+    """How similar two texts are, tags aside, in [0, 1]: the Jaccard of their
+    :func:`shingles`, or with embeddings the larger of it and the rescaled cosine."""
+    return text_similarity(jaccard(a_sh, b_sh), cos)
+
+
 @dataclass
 class Cluster:
     """Memories that become (or join) one concept; ``concept`` is the existing concept
@@ -242,9 +249,12 @@ def cluster(
     vectors: Mapping[str, list[float]] | None = None,
 ) -> list[Cluster]:
     """Group memories deterministically (oldest first): each joins the most similar
-    existing concept or new cluster when :func:`similarity` ≥ ``threshold``, else
-    starts a cluster of its own. Ties go to the earlier candidate. ``vectors``: rel →
-    embedding (a concept compares by its own, a new cluster by its members' mean)."""
+    existing concept or new cluster when :func:`similarity` ≥ ``threshold`` and the
+    texts alone are similar too (:func:`content_similarity` ≥ ``threshold`` / 2:
+    shared tags are never enough, four unrelated memories tagged ``team`` stay four),
+    else starts a cluster of its own. Ties go to the earlier candidate. ``vectors``:
+    rel → embedding (a concept compares by its own, a new cluster by its members'
+    mean)."""
     vec = vector_lookup(vectors)
     groups: list[Cluster] = []
     for c in concepts:
@@ -257,6 +267,8 @@ def cluster(
         best, best_sim = None, threshold
         for g in groups:
             cos = cosine(mv, centroid(g.vectors)) if mv is not None and g.vectors else None
+            if content_similarity(feats, g.features, cos) < threshold / 2:
+                continue
             s = similarity(m.tags, feats, g.tags, g.features, cos)
             if s >= best_sim and (best is None or s > best_sim):
                 best, best_sim = g, s
@@ -521,54 +533,3 @@ def supersede(bundle: MemoryBundle, name: str) -> str:
         bundle.note(f"**Deprecation**: superseded [{_md(c.title)}](/{c.rel})")
         bundle.flush_log()
     return c.rel
-
-
-@dataclass(frozen=True)
-class SealProblem:
-    """A memory whose seal does not match: ``path``, the ``expected`` seal (its
-    ``hash`` field, ``None`` when missing), the ``actual`` one recomputed, or a
-    ``reason`` when the file cannot be read at all."""
-
-    path: str
-    expected: str | None
-    actual: str | None
-    reason: str
-
-
-def verify(bundle: MemoryBundle) -> tuple[int, list[SealProblem]]:
-    """Recompute the seal of every layer-1 memory (never fixes anything).
-
-    Returns:
-        ``(memories checked, problems)``.
-    """
-    checked, out, _ = verify_entries(bundle)
-    return checked, out
-
-
-def verify_entries(
-    bundle: MemoryBundle,
-) -> tuple[int, list[SealProblem], dict[str, list[Entry]]]:
-    """:func:`verify`, also giving the memories read (layout folder → its readable
-    entries), so a maintenance cycle reads each file once."""
-    checked = 0
-    out: list[SealProblem] = []
-    read: dict[str, list[Entry]] = {}
-    for folder in MEMORY_DIRS:
-        kept = read.setdefault(folder, [])
-        for rel in bundle.listing(folder):
-            checked += 1
-            try:
-                e = bundle.read(rel)
-            except MemoryError_ as exc:
-                out.append(SealProblem(rel, None, None, str(exc).split(": ", 1)[-1]))
-                continue
-            kept.append(e)
-            expected = e.meta.get("hash")
-            actual = seal(e.meta, e.body)
-            if not isinstance(expected, str) or not expected:
-                out.append(SealProblem(rel, None, actual, "no seal (hash field)"))
-            elif expected != actual:
-                out.append(
-                    SealProblem(rel, expected, actual, "changed outside cairn: seal mismatch")
-                )
-    return checked, out, read

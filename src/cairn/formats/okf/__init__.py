@@ -52,8 +52,9 @@ never make a bundle non-conformant (§11: missing optional fields, unknown types
 keys, broken links, missing ``index.md`` are never errors): ``W-link`` broken link,
 ``W-title``/``W-description`` missing, ``W-root-index-keys`` root index front matter
 keys other than ``okf_version``, ``W-index-entry``, ``W-generated``, ``W-verified``,
-``W-status``, ``W-offset`` timestamp without offset, ``W-source``, ``W-footnote``,
-``W-runtime``, ``W-log-order``, ``W-log-summary``, ``W-ext``; info ``I-no-index``,
+``W-status``, ``W-relation`` (a memory concept's relation to no file), ``W-offset``
+timestamp without offset, ``W-source``, ``W-footnote``, ``W-runtime``, ``W-log-order``,
+``W-log-summary``, ``W-ext``; info ``I-no-index``,
 ``I-timestamp`` (v0.1 ``timestamp``), ``I-citations`` (v0.1 ``# Citations``),
 ``I-version``, ``I-log-frontmatter``.
 """

@@ -19,6 +19,10 @@ TRUST_UNVERIFIED = "unverified"
 TRUST_MACHINE = "machine-confirmed"
 TRUST_HUMAN = "human-reviewed"
 STATUSES = ("draft", "stable", "deprecated")
+MEMORY_CONCEPT_TYPE = "L2 Concept"
+"""The ``type`` of a concept of an agent-memory bundle (``OKF-MEMORY.md``)."""
+MEMORY_STATUSES = ("active", "superseded", "archived")
+"""The ``status`` values of such a concept: its own life cycle, not OKF's §5.4."""
 KNOWN_VERSIONS = ("0.1", "0.2")
 
 _OFFSET_DT = re.compile(

@@ -13,6 +13,8 @@ from cairn.formats.okf.concepts import (
     _LOG_DATE,
     _URLISH,
     KNOWN_VERSIONS,
+    MEMORY_CONCEPT_TYPE,
+    MEMORY_STATUSES,
     STATUSES,
     _offset_datetime,
     parse,
@@ -102,6 +104,29 @@ def _check_offset(rel: str, what: str, value: Any, line: int | None) -> list[Dia
     return []
 
 
+def _check_relations(root: Path, rel: str, relations: Any, line: int | None) -> list[Diagnostic]:
+    """``W-relation``: a relation of a memory concept whose target (a path relative to
+    its memory bundle: the nearest folder above it with an ``index.md`` and a
+    ``concepts/`` folder) is no file."""
+    if not isinstance(relations, list):
+        return []
+    bundle = (root / rel).parent
+    while bundle != root and not (
+        (bundle / "index.md").is_file() and (bundle / "concepts").is_dir()
+    ):
+        bundle = bundle.parent
+    out: list[Diagnostic] = []
+    for r in relations:
+        target = r.get("target") if isinstance(r, dict) else None
+        if not isinstance(target, str) or not target.strip():
+            continue
+        t = target.strip().lstrip("/")
+        if ".." in Path(t).parts or not (bundle / t).is_file():
+            out.append(_diag(rel, "W-relation", f"relation to {target!r} leads to no file "
+                             "in the memory bundle", line, "warning"))
+    return out
+
+
 def _check_concept(root: Path, rel: str, text: str) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     front = fm_mod.split(text, rel, allow_toml=False)
@@ -180,16 +205,20 @@ def _check_concept(root: Path, rel: str, text: str) -> list[Diagnostic]:
             else:
                 out += _check_offset(rel, "verified.at", item.get("at"), line_of("verified"))
     status = meta.get("status")
-    if status is not None and status not in STATUSES:
+    allowed = MEMORY_STATUSES if type_value == MEMORY_CONCEPT_TYPE else STATUSES
+    if status is not None and status not in allowed:
         out.append(
             _diag(
                 rel,
                 "W-status",
-                f"status {status!r} is not one of draft, stable, deprecated (§5.4)",
+                f"status {status!r} is not one of {', '.join(allowed)}"
+                + (" (OKF-MEMORY)" if allowed is MEMORY_STATUSES else " (§5.4)"),
                 line_of("status"),
                 "warning",
             )
         )
+    if type_value == MEMORY_CONCEPT_TYPE:
+        out += _check_relations(root, rel, meta.get("relations"), line_of("relations"))
     if "stale_after" in meta:
         out += _check_offset(rel, "stale_after", meta.get("stale_after"), line_of("stale_after"))
     sources = meta.get("sources")

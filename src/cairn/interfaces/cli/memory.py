@@ -204,7 +204,7 @@ def maintain(
         emit_json(to_data(rep))
         return
     for p in rep.integrity:
-        out.print(f"[red]seal[/red] {escape(p.path)}: {escape(p.reason)}")
+        out.print(f"[red]problem[/red] {escape(p.path)}: {escape(p.reason)}")
     for c in rep.cycles:
         out.print(f"[yellow]cycle[/yellow] depends_on: {escape(' -> '.join(c))}")
     for d in rep.dangling:
@@ -286,9 +286,10 @@ def supersede(
 
 @memory_app.command()
 def verify(bundle: BundleOpt, db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Recompute every seal; name files changed outside cairn.
+    """Recompute every seal and check the bundle; name what is wrong.
 
-    Exits 1 when a seal does not match.
+    Exits 1 when a seal does not match, a memory is in two folders, a memory a concept
+    or the index names is gone, or a write was left half done.
     """
     try:
         with common.open_cairn(db, create=True) as cairn:
@@ -299,8 +300,8 @@ def verify(bundle: BundleOpt, db: DbOpt = None, as_json: JsonOpt = False) -> Non
         emit_json({**to_data(rep), "ok": rep.ok})
     else:
         for p in rep.problems:
-            out.print(f"[red]seal[/red] {escape(p.path)}: {escape(p.reason)}")
-        out.print(f"{rep.checked} memories checked, {len(rep.problems)} seal problems")
+            out.print(f"[red]problem[/red] {escape(p.path)}: {escape(p.reason)}")
+        out.print(f"{rep.checked} memories checked, {len(rep.problems)} problems")
     if not rep.ok:
         raise typer.Exit(1)
 

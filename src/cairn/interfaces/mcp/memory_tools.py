@@ -112,7 +112,8 @@ def memory_tools(cairn: Cairn, lock: threading.Lock) -> list[Callable[..., dict[
             return dict(to_data(cairn.memory_supersede(where(bundle), concept)))
 
     def memory_verify(bundle: Bundle) -> dict[str, Any]:
-        """Recompute every memory's seal and name the files changed outside cairn."""
+        """Recompute every memory's seal and check the bundle: name files changed
+        outside cairn, memories in two folders or gone, a write left half done."""
         with _tool_errors():
             rep = cairn.memory_verify(where(bundle))
             return {**to_data(rep), "ok": rep.ok}

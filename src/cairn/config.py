@@ -329,10 +329,10 @@ class Config:
         """A short hash of the settings that change what indexing produces."""
         import hashlib
 
-        settings: dict[str, Any] = {"org": asdict(self.org)}
-        # what is masked on ingest changes what is stored (``1``: the default modes,
-        # version 1 of the detectors)
-        settings["redact"] = [1, dict(self.redact)]
+        # the parsers' output (raised when a rule changes: titles, tags, chat order)
+        # and what is masked on ingest (the detectors' version) change what is stored
+        settings: dict[str, Any] = {"org": asdict(self.org), "parse": 2}
+        settings["redact"] = [2, dict(self.redact)]
         data = json.dumps(settings, sort_keys=True, default=list)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 

@@ -42,12 +42,16 @@ class Fix:
             ``normalise_tag`` ``{"lines": [int], "old", "new"}``; ``memory_maintain``
             ``{"bundle"}`` (``path`` is the bundle folder; not a text edit: the app runs
             one memory maintenance cycle).
+        auto: ``True`` when the evidence is clear enough for ``--apply`` to make it;
+            ``False`` for a proposal (weaker evidence: a person decides, ``--apply``
+            makes it only with ``--proposed``).
     """
 
     kind: str
     path: str
     description: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    auto: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from cairn.maintain.dream.base import DreamContext, Finding, Fix, finding_key, register_check
+from cairn.maintain.dream.broken import rank_candidates
 from cairn.model import Document
 
 SKIP_KEYS = frozenset(
@@ -136,11 +137,17 @@ class EntitiesCheck:
         ext = ".org" if fmt == "org" else ".md"
         folder = ctx.settings.entity_folder.strip("/") or "."
         out: list[Finding] = []
+        names: dict[str, list[tuple[str, str]]] = {}
         for k, places in sorted(uses.items()):
             units = {(p["document_id"], p["line"], p["field"]) for p in places}
             if len(units) < ctx.settings.entity_min:
                 continue
             value = spelling[k].most_common(1)[0][0]
+            if rank_candidates(value, docs, limit=1, names=names):
+                # a near miss of an existing note (``Compost Guid`` beside ``Compost
+                # Guide``): ``broken`` proposes the link fix; a note named after the
+                # typo would only add to the mess
+                continue
             rel_new = posixpath.normpath(posixpath.join(folder, safe_name(value) + ext))
             path = f"{root.path.rstrip('/')}/{rel_new}"
             root_name = root.path.rstrip("/").rsplit("/", 1)[-1]

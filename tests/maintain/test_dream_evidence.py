@@ -151,3 +151,32 @@ def test_org_tags_keep_their_case(fresh: Fresh) -> None:
     assert tag_fixes and all(isinstance(x, dict) and x["auto"] is False for x in tag_fixes)
     c.dream(apply=True, only=["tags"])
     assert simple.read_bytes() == before and b":TAG1:" in before
+
+
+def test_a_markdown_link_is_retargeted_in_its_target_not_its_text(tmp_path: Path) -> None:
+    root = _vault(tmp_path / "vault", {
+        "garden/compost-guide.md": "# Compost guide\n\nGreens and browns.\n",
+        "bundles/x/index.md": "# X\n",
+        "main.md": "See [garden/compost-guid.md](garden/compost-guid.md) and "
+                   "[bundles/x/](bundles/x/).\n",
+    })
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        c.index([root])
+        fixes = [f["fix"] for f in _findings(c, relpath="vault/main.md") if f["fix"]]
+        assert [x["params"]["new"] for x in fixes] == [  # type: ignore[index]
+            "[garden/compost-guid.md](garden/compost-guide.md)"]  # a folder link: no fix
+        c.dream(apply=True)
+    assert (root / "main.md").read_text(encoding="utf-8") == (
+        "See [garden/compost-guid.md](garden/compost-guide.md) and [bundles/x/](bundles/x/).\n")
+
+
+def test_missing_attachments_and_option_strings_are_no_entities(tmp_path: Path) -> None:
+    files = {
+        f"n{i}.org": f"* Slide {i}\n:PROPERTIES:\n:BEAMER_OPT: allowframebreaks,label=\n:END:\n"
+                     f"[[file:img/tutorial-1.png]]\n"
+        for i in range(4)
+    }
+    root = _vault(tmp_path / "org", files)
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        c.index([root])
+        assert _findings(c, check="entities") == []

@@ -113,7 +113,7 @@ def _replacement(link: LinkOccurrence, source: Document, target: Document) -> st
     """The link's text as written with its target replaced by ``target``'s name (the
     form the link's kind uses), or ``None`` when the target is not found verbatim."""
     raw = link.raw
-    if not raw or link.target not in raw:
+    if not raw or link.target not in raw or link.target.endswith("/"):
         return None
     if link.kind in ("wikilink", "embed") and raw.lstrip("!").startswith("[["):
         stem = posixpath.splitext(posixpath.basename(target.path))[0]
@@ -123,6 +123,9 @@ def _replacement(link: LinkOccurrence, source: Document, target: Document) -> st
         new = posixpath.relpath(target.path, here or ".")
         if link.kind == "org-file" and not new.startswith((".", "/")):
             new = "./" + new if link.target.startswith("./") else new
+    if link.kind == "markdown":  # ``[text](target)``: the target comes last
+        head, _, tail = raw.rpartition(link.target)
+        return head + new + tail
     return raw.replace(link.target, new, 1)
 
 

@@ -1,7 +1,9 @@
 """``entities``: values that recur — in Org properties, in front-matter fields, as
 link targets no note answers to — but have no note of their own (the Org seed's entity
 discovery: a ``:CLIENT:`` value used under twelve headings). Each is proposed as a new
-note in ``[dream] entity_folder`` of its root, Org or Markdown by the root's format."""
+note in ``[dream] entity_folder`` of its root, Org or Markdown by the root's format —
+unless an existing note's name is a near miss of it (:func:`.broken.plausible`: the link
+is what is wrong), or it is a missing attachment's or a folder's name."""
 
 from __future__ import annotations
 
@@ -28,7 +30,10 @@ SKIP_KEYS = frozenset(
         "description_short", "lang", "language", "layout", "order", "weight", "draft",
     )
 )
-_NOT_NAME = re.compile(r"^[\d\s.,:/+\-%]*$|^[a-z]+://|[<>{}]|^\W|^\s*$")
+_NOT_NAME = re.compile(r"^[\d\s.,:/+\-%]*$|^[a-z]+://|[<>{}=]|^\W|^\s*$")
+_NOT_A_NOTE = re.compile(r"\.(?!(?:md|org|markdown|txt)$)[A-Za-z0-9]{1,5}$")
+"""A link target with another file's extension (``tutorial-1.png``): a missing
+attachment, not a name."""
 _WIKI = re.compile(r"^\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]$")
 
 
@@ -118,6 +123,8 @@ class EntitiesCheck:
                             if key.lower() not in SKIP_KEYS:
                                 use(val, doc, f":{key}:", unit.line_start)
                 for target, field, line in unresolved.get(doc.id, []):
+                    if target.endswith("/") or _NOT_A_NOTE.search(target):
+                        continue
                     base = posixpath.splitext(posixpath.basename(target))[0]
                     use(base, doc, field, line)
             out += self._findings(ctx, root_id, docs, uses, spelling)

@@ -180,3 +180,23 @@ def test_missing_attachments_and_option_strings_are_no_entities(tmp_path: Path) 
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([root])
         assert _findings(c, check="entities") == []
+
+
+def test_ids_go_to_every_linked_heading_of_a_file(tmp_path: Path) -> None:
+    heads = "".join(f"* Part {i}\nText {i}.\n" for i in range(1, 5))
+    root = _vault(tmp_path / "org", {
+        "book.org": "#+title: Book\n\n" + heads,
+        **{f"ref{i}.org": f"See [[file:book.org::*Part {i}]] and [[file:book.org]].\n"
+           for i in range(1, 5)},
+    })
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        c.index([root])
+        run = c.dream(apply=True, only=["broken"], fix_kinds=["add_org_id"])
+        (book,) = [ch for ch in run.changes if ch.path.endswith("book.org")]
+        assert book.action == "changed" and book.reason == "" and len(book.fixes) == 5
+    text = (root / "book.org").read_text(encoding="utf-8").split("\n")
+    for i in range(1, 5):  # each heading, directly followed by its own drawer
+        at = text.index(f"* Part {i}")
+        assert text[at + 1] == ":PROPERTIES:" and text[at + 2].startswith(":ID: ")
+        assert text[at + 4] == f"Text {i}."
+    assert text[0] == ":PROPERTIES:" and text[3] == "#+title: Book"  # the file's, first

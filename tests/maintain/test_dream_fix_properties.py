@@ -139,6 +139,7 @@ def test_every_fix_changes_only_what_it_says(corpus: Corpus, kind: str) -> None:
             old_bytes[Path(ch.path)] = c.backups.read(c.backups.get(ch.backup))
     try:
         assert written, [ch.reason for ch in changes][:5]
+        assert not [ch.reason for ch in changes if ch.reason]  # no fix skipped or refused
         logs = {p for p in written if p not in by_path}
         assert all(p.name == "log.md" for p in logs), logs  # an OKF bundle's change log
         run = c.index_paths(written, embed=False)

@@ -287,7 +287,8 @@ class BrokenCheck:
                         "those links break when it moves",
                         unit.title, {"linked_from": n},
                         Fix("add_org_id", ctx.abs_path(doc),
-                            f"add an :ID: property to the {what} in {rel}", {"line": line}),
+                            f"add an :ID: property to the {what} in {rel}",
+                            {"line": line, "title": unit.title if line else ""}),
                     )
                 )
         return out

@@ -116,6 +116,7 @@ def plan_fixes(
     fixes that are only proposed (``Fix.auto`` false) are left out unless ``proposed``."""
     roots = store.roots()
     plans: dict[str, _Plan] = {}
+    todo: dict[str, list[Fix]] = {}
     for f in findings:
         fix = f.fix
         if fix is None or (kinds and fix.kind not in kinds) or not (fix.auto or proposed):
@@ -123,11 +124,15 @@ def plan_fixes(
         if fix.kind == "memory_maintain":  # a maintenance cycle, run by the app
             continue
         path = Path(os.path.abspath(fix.path))
-        plan = plans.get(str(path))
-        if plan is None:
-            plan = plans[str(path)] = _load(store, roots, path, fix)
-        if not plan.refused:
-            _apply_fix(plan, fix)
+        if str(path) not in plans:
+            plans[str(path)] = _load(store, roots, path, fix)
+        todo.setdefault(str(path), []).append(fix)
+    for key, plan in plans.items():
+        # bottom up: a fix that inserts lines (a property drawer) must not move the
+        # lines the file's other fixes name; the file level (line 0) goes last
+        for fix in sorted(todo[key], key=lambda x: -int(x.params.get("line") or 0)):
+            if not plan.refused:
+                _apply_fix(plan, fix)
     return list(plans.values())
 
 

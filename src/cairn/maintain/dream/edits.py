@@ -46,7 +46,8 @@ def new_org_id(path: str, line: int, title: str) -> str:
 
 def add_org_id(text: str, params: Mapping[str, Any], *, path: str) -> str:
     """Add an ``:ID:`` property to the heading at ``line`` (``0``: the file level; with
-    ``title``, only when that heading still has it), creating the property drawer if needed (:func:`cairn.formats.org.tree.set_property`)."""
+    ``title``, only when that heading still has it), creating the property drawer if
+    needed (:func:`cairn.formats.org.tree.set_property`)."""
     tree = org_tree.parse_tree(text)
     line = int(params.get("line") or 0)
     index: int | None = None

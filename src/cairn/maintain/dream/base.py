@@ -40,8 +40,8 @@ class Fix:
             ``{"line", "title"}`` (the heading line, 0 for the file level, and its
             title); ``mark_status`` ``{"status"}``; ``create_note`` ``{"title",
             "format", "mentions"}``; ``normalise_tag`` ``{"old", "new", "format"}``;
-            ``memory_maintain`` ``{"bundle"}`` (``path`` is the bundle folder; not a text edit: the app runs
-            one memory maintenance cycle).
+            ``memory_maintain`` ``{"bundle"}`` (``path`` is the bundle folder; not a
+            text edit: the app runs one memory maintenance cycle).
         auto: ``True`` when the evidence is clear enough for ``--apply`` to make it;
             ``False`` for a proposal (weaker evidence: a person decides, ``--apply``
             makes it only with ``--proposed``).

@@ -172,7 +172,8 @@ def test_a_markdown_link_is_retargeted_in_its_target_not_its_text(tmp_path: Path
 
 def test_missing_attachments_and_option_strings_are_no_entities(tmp_path: Path) -> None:
     files = {
-        f"n{i}.org": f"* Slide {i}\n:PROPERTIES:\n:BEAMER_OPT: allowframebreaks,label=\n:END:\n"
+        f"n{i}.org": f"* Slide {i}\n:PROPERTIES:\n:BEAMER_OPT: allowframebreaks,label=\n"
+                     f":BEAMER_opt: allowframebreaks\n:ARCHIVE_CATEGORY: worg\n:END:\n"
                      f"[[file:img/tutorial-1.png]]\n"
         for i in range(4)
     }

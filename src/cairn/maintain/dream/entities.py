@@ -3,7 +3,8 @@ link targets no note answers to — but have no note of their own (the Org seed'
 discovery: a ``:CLIENT:`` value used under twelve headings). Each is proposed as a new
 note in ``[dream] entity_folder`` of its root, Org or Markdown by the root's format —
 unless an existing note's name is a near miss of it (:func:`.broken.plausible`: the link
-is what is wrong), or it is a missing attachment's or a folder's name."""
+is what is wrong), an exporter or archiving setting, or a missing attachment's or a
+folder's name."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ SKIP_KEYS = frozenset(
         "description_short", "lang", "language", "layout", "order", "weight", "draft",
     )
 )
+SETTING_PREFIXES = ("beamer_", "html_", "latex_", "export_", "archive_", "header-args")
+"""Org properties that are exporter or archiving settings (``:BEAMER_OPT:
+allowframebreaks``, ``:ARCHIVE_OLPATH:``), never names of things."""
 _NOT_NAME = re.compile(r"^[\d\s.,:/+\-%]*$|^[a-z]+://|[<>{}=]|^\W|^\s*$")
 _NOT_A_NOTE = re.compile(r"\.(?!(?:md|org|markdown|txt)$)[A-Za-z0-9]{1,5}$")
 """A link target with another file's extension (``tutorial-1.png``): a missing
@@ -120,7 +124,8 @@ class EntitiesCheck:
                 if doc.format == "org":
                     for unit in ctx.units(doc):
                         for key, val in unit.properties.items():
-                            if key.lower() not in SKIP_KEYS:
+                            if key.lower() not in SKIP_KEYS and \
+                                    not key.lower().startswith(SETTING_PREFIXES):
                                 use(val, doc, f":{key}:", unit.line_start)
                 for target, field, line in unresolved.get(doc.id, []):
                     if target.endswith("/") or _NOT_A_NOTE.search(target):

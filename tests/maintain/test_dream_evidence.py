@@ -201,3 +201,19 @@ def test_ids_go_to_every_linked_heading_of_a_file(tmp_path: Path) -> None:
         assert text[at + 1] == ":PROPERTIES:" and text[at + 2].startswith(":ID: ")
         assert text[at + 4] == f"Text {i}."
     assert text[0] == ":PROPERTIES:" and text[3] == "#+title: Book"  # the file's, first
+
+
+def test_a_markdown_tag_differing_only_in_case_is_only_proposed(tmp_path: Path) -> None:
+    prose = "Tags ignore case: #tag and #TAG are one tag.\n"
+    root = _vault(tmp_path / "vault", {
+        "a.md": "# A\n\n#tag #to-read\n", "b.md": "# B\n\n#tag #to-read\n",
+        "tags.md": "# Tags\n\n" + prose + "Also #to_read.\n",
+    })
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        c.index([root])
+        fixes = {f["value"]: f["fix"] for f in _findings(c, check="tags")}
+        assert fixes["TAG"]["auto"] is False  # type: ignore[index]
+        assert fixes["to_read"]["auto"] is True  # type: ignore[index]
+        c.dream(apply=True, only=["tags"])
+    assert (root / "tags.md").read_text(encoding="utf-8") == (
+        "# Tags\n\n" + prose + "Also #to-read.\n")

@@ -4,8 +4,9 @@ common one in every file that uses them.
 
 Org tags are case-sensitive (``:TAG1:`` and ``:tag1:`` are two tags to Org), so Org
 files are compared only with the Org files of their root and their renames are only
-proposed (``Fix.auto`` false); Obsidian's tags ignore case, so a Markdown rename is made
-by ``--apply``."""
+proposed (``Fix.auto`` false). Obsidian's tags ignore case, so a Markdown rename that
+changes only case gains nothing and is only proposed too; ``--apply`` makes a Markdown
+rename of separators (``to_read`` → ``to-read``)."""
 
 from __future__ import annotations
 
@@ -65,7 +66,11 @@ class TagsCheck:
                         doc = found
                         rel = ctx.display(doc)
                         first = min((ln for ln in lines if ln), default=None)
-                        verb = "proposed: rename" if is_org else "rename"
+                        # case only: Org tells the two apart (renaming changes meaning),
+                        # Obsidian does not (renaming gains nothing, and prose that
+                        # shows both spellings would lose its point) — a proposal
+                        auto = not is_org and old.lower() != best.lower()
+                        verb = "rename" if auto else "proposed: rename"
                         out.append(
                             Finding(
                                 "tags", "tag-spelling",
@@ -77,7 +82,7 @@ class TagsCheck:
                                 Fix("normalise_tag", ctx.abs_path(doc),
                                     f"{verb} tag {old} → {best} in {rel}",
                                     {"old": old, "new": best, "format": doc.format},
-                                    auto=not is_org),
+                                    auto=auto),
                             )
                         )
         return out

@@ -25,7 +25,7 @@ from cairn.maintain.dream.fixes import apply_fixes
 from cairn.model import Document
 from cairn.model.views import StoredUnit
 
-pytestmark = [pytest.mark.corpus, pytest.mark.slow]
+pytestmark = [pytest.mark.corpus, pytest.mark.slow, pytest.mark.timeout(900)]  # indexes all
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 TODAY = dt.date(2027, 6, 1)

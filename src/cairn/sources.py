@@ -5,8 +5,10 @@ without following symbolic links: a link that leads outside the root is reported
 warning and skipped (its target is never read); a link inside the root is skipped with
 an informational note because its target is indexed at its real path. Hidden files and
 folders, ``.git``, ``node_modules``, ``.obsidian``, ``.trash`` and editor temporary files
-are ignored by default. So are an Obsidian vault's template folders (:func:`template_folders`:
-the folder its core Templates plugin or the Templater plugin names), unless
+are ignored by default (and cairn's own write-back temporary files whose writer died are
+removed: :mod:`cairn.model.tempnames`). So are an Obsidian vault's template folders
+(:func:`template_folders`: the folder its core Templates plugin or the Templater plugin
+names), unless
 ``skip_templates=False``: a template is a note's skeleton, not a note.
 
 Reading is safe: invalid UTF-8 is replaced and reported, a BOM is removed, CRLF and CR
@@ -17,6 +19,7 @@ and a file holding NUL bytes without such a BOM is refused as binary.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import errno
 import json
 import os
@@ -29,6 +32,7 @@ from pathlib import Path
 
 from cairn.errors import ConfigError
 from cairn.model import Diagnostic, Failure
+from cairn.model.tempnames import is_stale_temp
 
 DEFAULT_IGNORED_DIRS = frozenset({".git", "node_modules", ".obsidian", ".trash", "__pycache__"})
 """Folder names never entered (hidden folders, starting with ``.``, are skipped too)."""
@@ -360,6 +364,10 @@ def discover(
                 if include and not any(glob_match(rel, p) for p in include):
                     continue
                 if is_ignored_name(entry.name, is_dir=False):
+                    if is_stale_temp(entry.name):  # a killed write-back's leftover
+                        with contextlib.suppress(OSError):
+                            os.unlink(entry.path)
+                        continue
                     if entry.name.startswith(".") and check(rel) \
                             and not unstorable_name(rel):
                         result.warnings.append(Diagnostic(rel, HIDDEN, severity="info"))

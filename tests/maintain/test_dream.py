@@ -154,9 +154,11 @@ def test_only_and_unknown_check(fresh: Fresh) -> None:
 # --- fixes ------------------------------------------------------------------------------
 
 
-def _apply(c: Cairn, kind: str, only: str) -> list[tuple[Path, bytes, bytes]]:
+def _apply(
+    c: Cairn, kind: str, only: str, *, proposed: bool = False
+) -> list[tuple[Path, bytes, bytes]]:
     """Apply one kind of fix; ``(path, old bytes from the backup, new bytes)``."""
-    run = c.dream(apply=True, fix_kinds=[kind], only=[only], today=TODAY)
+    run = c.dream(apply=True, fix_kinds=[kind], only=[only], today=TODAY, proposed=proposed)
     out = []
     for ch in run.changes:
         assert ch.action in ("changed", "created"), ch
@@ -168,7 +170,9 @@ def _apply(c: Cairn, kind: str, only: str) -> list[tuple[Path, bytes, bytes]]:
 
 def test_fix_retarget_link(fresh: Fresh) -> None:
     _, c = fresh({"markdown": ["kepano-obsidian"]})
-    changed = _apply(c, "retarget_link", "broken")
+    # a bare wikilink names a note anywhere: a similar name is a proposal, not applied
+    assert not [x for x in _apply(c, "retarget_link", "broken") if b"Kevin J" in x[2]]
+    changed = _apply(c, "retarget_link", "broken", proposed=True)
     kelly = [x for x in changed if b"Kevin J Kelly" in x[2]]
     assert len(kelly) == 3
     for _, old, new in kelly:
@@ -191,7 +195,11 @@ def test_fix_add_org_id(fresh: Fresh) -> None:
     gone, added = _changed_lines(old, new)
     assert gone == []
     assert added[0] == ":PROPERTIES:\n" and added[1].startswith(":ID: ") and added[2] == ":END:\n"
-    assert new.endswith(old)  # the drawer goes on top; every old byte follows unchanged
+    # the file-level drawer goes after the leading comment (org-syntax: zeroth section),
+    # so the ``# -*- … -*-`` line Emacs reads only on line 1 stays first
+    first = old.split(b"\n", 1)[0]
+    assert first.startswith(b"# -*- ") and new.startswith(first + b"\n:PROPERTIES:\n")
+    assert new.replace("".join(added).encode(), b"", 1) == old  # every old byte kept
     new_id = added[1].split()[1]
     doc = c.store.documents_at(c.roots()[0].id, "organice/README.org")[0]
     assert doc.declared_id == new_id  # re-indexed: the ID is found
@@ -228,7 +236,9 @@ def test_fix_create_entity_note(fresh: Fresh) -> None:
 
 def test_fix_normalise_tag(fresh: Fresh) -> None:
     _, c = fresh({"org": ["orgparse"]})
-    changed = _apply(c, "normalise_tag", "tags")
+    # Org tags are case-sensitive: a rename that only changes case is proposed, not made
+    assert _apply(c, "normalise_tag", "tags") == []
+    changed = _apply(c, "normalise_tag", "tags", proposed=True)
     assert len(changed) == 1
     _, old, new = changed[0]
     gone, added = _changed_lines(old, new)
@@ -243,7 +253,8 @@ def test_dry_run_writes_nothing_and_refuses_a_changed_file(fresh: Fresh) -> None
     base, c = fresh({"markdown": ["kepano-obsidian"]})
     kepano = base / "markdown" / "kepano-obsidian"
     before = {p: p.read_bytes() for p in kepano.rglob("*.md")}
-    run = c.dream(dry_run=True, fix_kinds=["retarget_link"], only=["broken"], today=TODAY)
+    run = c.dream(dry_run=True, fix_kinds=["retarget_link"], only=["broken"], today=TODAY,
+                  proposed=True)
     assert run.changes and all(ch.action == "planned" for ch in run.changes)
     assert any("+" in ch.diff and "[[Kevin J Kelly]]" in ch.diff for ch in run.changes)
     assert {p: p.read_bytes() for p in kepano.rglob("*.md")} == before
@@ -251,7 +262,8 @@ def test_dry_run_writes_nothing_and_refuses_a_changed_file(fresh: Fresh) -> None
     victim = kepano / "References" / "Out of Control.md"
     edited = victim.read_bytes() + b"\nedited by hand\n"
     victim.write_bytes(edited)
-    run = c.dream(apply=True, fix_kinds=["retarget_link"], only=["broken"], today=TODAY)
+    run = c.dream(apply=True, fix_kinds=["retarget_link"], only=["broken"], today=TODAY,
+                  proposed=True)
     mine = [ch for ch in run.changes if ch.path == str(victim)]
     assert mine and mine[0].action == "refused" and "changed since it was indexed" in mine[0].reason
     assert victim.read_bytes() == edited
@@ -269,11 +281,13 @@ def test_cli_dream_restore_and_unresolved(fresh: Fresh, tmp_path: Path) -> None:
     res = _cli("dream", "--only", "broken", "--today", "2027-06-01", db=db)
     assert res.returncode == 0, res.stderr
     assert "# cairn dream" in res.stdout and "Kevin J Kelly" in res.stdout
-    res = _cli("dream", "--dry-run", "--fix", "retarget_link", "--only", "broken", db=db)
+    res = _cli("dream", "--dry-run", "--proposed", "--fix", "retarget_link", "--only", "broken",
+               db=db)
     assert res.returncode == 0 and "+" in res.stdout and "[[Kevin J Kelly]]" in res.stdout
     target = base / "markdown" / "kepano-obsidian" / "References" / "Out of Control.md"
     original = target.read_bytes()
-    res = _cli("dream", "--apply", "--fix", "retarget_link", "--only", "broken", "--json", db=db)
+    res = _cli("dream", "--apply", "--proposed", "--fix", "retarget_link", "--only", "broken",
+               "--json", db=db)
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     assert data["applied"] and target.read_bytes() != original
@@ -293,7 +307,7 @@ def test_sigkill_during_apply_leaves_old_or_new_bytes(fresh: Fresh, tmp_path: Pa
     import time
 
     base, c = fresh({"markdown": ["kepano-obsidian"], "org": ["organice"]})
-    plan = c.dream(dry_run=True, only=["broken"], today=TODAY).changes
+    plan = c.dream(dry_run=True, only=["broken"], today=TODAY, proposed=True).changes
     c.close()
     originals = {Path(ch.path): Path(ch.path).read_bytes() for ch in plan if ch.action == "planned"}
     assert len(originals) >= 4
@@ -303,8 +317,8 @@ def test_sigkill_during_apply_leaves_old_or_new_bytes(fresh: Fresh, tmp_path: Pa
     finals: dict[Path, bytes] = {}
     for _ in range(6):
         proc = subprocess.Popen(
-            [sys.executable, "-m", "cairn.interfaces.cli", "dream", "--apply", "--only",
-             "broken", "--today", "2027-06-01", "--db", str(db)],
+            [sys.executable, "-m", "cairn.interfaces.cli", "dream", "--apply", "--proposed",
+             "--only", "broken", "--today", "2027-06-01", "--db", str(db)],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         time.sleep(rng.uniform(0.3, 2.5))

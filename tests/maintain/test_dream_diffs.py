@@ -28,7 +28,7 @@ def test_planned_diffs_are_root_relative_and_apply_with_git(fresh: Fresh) -> Non
     base, c = fresh({"markdown": ["kepano-obsidian"]})
     root = base / "markdown"
     run = c.dream(dry_run=True, fix_kinds=["retarget_link", "create_note"],
-                  only=["broken", "entities"], today=TODAY)
+                  only=["broken", "entities"], today=TODAY, proposed=True)
     planned = [ch for ch in run.changes if ch.action == "planned"]
     assert planned
     for ch in planned:

@@ -29,10 +29,15 @@ def test_dream_report_read_only_and_apply_only_with_writes(
             report = await client.call_tool("dream_report", {"only": ["broken"]})
             refused = await client.call_tool("dream_apply", {})
         async with Client(build_server(c, allow_write=True)) as client:
-            dry = await client.call_tool("dream_apply", {"fix": ["retarget_link"]})
+            sure = await client.call_tool("dream_apply", {"fix": ["retarget_link"]})
+            dry = await client.call_tool("dream_apply", {"fix": ["retarget_link"],
+                                                         "proposed": True})
             assert target.read_bytes() == original
             done = await client.call_tool(
-                "dream_apply", {"fix": ["retarget_link"], "only": ["broken"], "dry_run": False})
+                "dream_apply", {"fix": ["retarget_link"], "only": ["broken"], "dry_run": False,
+                                "proposed": True})
+        assert not any("[[Kevin J Kelly]]" in ch["diff"]  # a similar name: only proposed
+                       for ch in sure.structured_content["changes"])
         return report, refused, (dry, done), names
 
     report, refused, (dry, done), names = anyio.run(main)

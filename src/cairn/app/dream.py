@@ -86,6 +86,7 @@ class DreamMixin(GraphMixin):
         dry_run: bool = False,
         fix_kinds: Sequence[str] | None = None,
         today: _dt.date | None = None,
+        proposed: bool = False,
     ) -> DreamRun:
         """Run the dream checks over the index (see :mod:`cairn.maintain.dream`).
 
@@ -97,6 +98,8 @@ class DreamMixin(GraphMixin):
             fix_kinds: only fixes of these kinds (``retarget_link``, ``add_org_id``,
                 ``mark_status``, ``create_note``, ``normalise_tag``).
             today: the date taken as today (tests; default: today, UTC).
+            proposed: with ``apply``/``dry_run``, make the fixes that are only proposed
+                too (weaker evidence, ``Fix.auto`` false); otherwise only the sure ones.
 
         Returns:
             A :class:`DreamRun`.
@@ -119,7 +122,8 @@ class DreamMixin(GraphMixin):
         if not (apply or dry_run):
             return DreamRun(report)
         changes = apply_fixes(self.store, report.findings, backups=self.backups,
-                              dry_run=dry_run or not apply, kinds=fix_kinds, today=today)
+                              dry_run=dry_run or not apply, kinds=fix_kinds, today=today,
+                              proposed=proposed)
         changes += self._memory_fixes(report.findings, fix_kinds, dry_run or not apply)
         if dry_run or not apply:
             return DreamRun(report, tuple(changes))

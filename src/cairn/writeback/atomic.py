@@ -8,13 +8,13 @@ import errno
 import fcntl
 import hashlib
 import os
-import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cairn.errors import CairnError
+from cairn.model.tempnames import remove_stale_temps, temp_path
 
 if TYPE_CHECKING:
     from cairn.writeback.backups import Backup, Backups
@@ -103,7 +103,8 @@ def _fsync_dir(folder: Path) -> None:
 
 def _temp_beside(path: Path, data: bytes, mode: int | None) -> Path:
     """Write ``data`` to a new hidden temporary file beside ``path`` and fsync it."""
-    tmp = path.with_name(f".{path.name}.cairn-{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    remove_stale_temps(path.parent)  # leftovers of killed writers (dead PIDs only)
+    tmp = temp_path(path)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if mode is None else mode)
     try:
         with os.fdopen(fd, "wb") as out:

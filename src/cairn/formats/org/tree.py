@@ -363,6 +363,24 @@ _PLANNING_RE = re.compile(r"[ \t]*(?:SCHEDULED|DEADLINE|CLOSED):")
 _PROP_LINE_RE = re.compile(r"([ \t]*):(\S+):(?:([ \t]+)(.*))?$")
 
 
+def _leading_comments(lines: Sequence[str], *, blank_after: bool = True) -> int:
+    """How many of ``lines`` (contents) are leading blank lines and comments (with
+    ``blank_after`` false: blank lines, then only comments)."""
+    i = 0
+    comments = False
+    while i < len(lines):
+        s = lines[i].lstrip(" \t")
+        if not s and (blank_after or not comments):
+            i += 1
+            continue
+        if s == "#" or s.startswith(("# ", "#\t")):
+            comments = True
+            i += 1
+            continue
+        break
+    return i
+
+
 def property_drawer_span(lines: Sequence[str], zeroth: bool) -> tuple[int, int] | None:
     """Where the property drawer of a section is, as ``(begin, end)`` line indices.
 
@@ -376,12 +394,7 @@ def property_drawer_span(lines: Sequence[str], zeroth: bool) -> tuple[int, int] 
     i = 0
     n = len(lines)
     if zeroth:
-        while i < n:
-            s = lines[i].lstrip(" \t")
-            if not s or s == "#" or s.startswith(("# ", "#\t")):
-                i += 1
-                continue
-            break
+        i = _leading_comments(lines)
     elif n and _PLANNING_RE.match(lines[0]):
         i = 1
     if i >= n or lines[i].strip(" \t").upper() != ":PROPERTIES:":
@@ -403,8 +416,8 @@ def set_property(tree: OrgTree, index: int | None, key: str, value: str | None) 
     ``index=None`` edits the file-level property drawer. An existing ``:KEY:`` line
     (matched case-insensitively) keeps its indentation and spelling; a new key goes just
     before ``:END:``; a missing drawer is created right after the heading (and planning
-    line), or at the top of the file. Line ends follow the heading line's (CRLF stays
-    CRLF). Nothing else changes.
+    line), or for the file after its leading blank lines and comments. Line ends follow
+    the heading line's (CRLF stays CRLF). Nothing else changes.
     """
     sec = tree.zeroth if index is None else tree.headings[index].section
     eol = _tree_eol(tree)
@@ -417,6 +430,14 @@ def set_property(tree: OrgTree, index: int | None, key: str, value: str | None) 
         at = 0
         if index is not None and contents and _PLANNING_RE.match(contents[0]):
             at = 1
+        if index is None:
+            # a file-level drawer comes after the file's leading blank lines, then
+            # comments (org-syntax *Property Drawers*; Emacs allows no blank line
+            # between those comments and the drawer); a first-line ``# -*- … -*-``
+            # must stay first for Emacs to read it
+            at = _leading_comments(contents, blank_after=False)
+            if at and not lines[at - 1].endswith("\n"):
+                lines[at - 1] = lines[at - 1] + eol
         if index is not None and not tree.headings[index].line.endswith("\n"):
             # heading is the last line without newline: give it one first
             h = tree.headings[index]

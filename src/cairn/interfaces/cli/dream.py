@@ -38,6 +38,11 @@ def dream(
                      "(retarget_link, add_org_id, mark_status, create_note, normalise_tag; "
                      "repeatable)."),
     ] = None,
+    proposed: Annotated[
+        bool,
+        typer.Option("--proposed", help="With --apply/--dry-run: also make the fixes that "
+                     "are only proposed (weaker evidence; read them first)."),
+    ] = False,
     today: Annotated[
         str | None,
         typer.Option("--today", help="Take this date (YYYY-MM-DD) as today.", show_default=False),
@@ -52,7 +57,9 @@ def dream(
 
     The report lists each finding with its file and line and says what is new, what
     persists and what was fixed since the last report (the index keeps the last ones).
-    Nothing is written without --apply; --dry-run shows the diffs first.
+    Nothing is written without --apply; --dry-run shows the diffs first. A fix with
+    weaker evidence (a similar name, an Org tag's case) is only proposed: --proposed
+    makes it too. With --apply, the exit status is 1 when a file was refused.
 
       cairn dream                      # the report, as Markdown
 
@@ -70,11 +77,16 @@ def dream(
         with common.open_cairn(db) as cairn:
             err.print("[dim]dream: checking the index…[/dim]")
             run = cairn.dream(only=only or None, apply=apply, dry_run=dry_run,
-                              fix_kinds=fix or None, today=day)
+                              fix_kinds=fix or None, today=day, proposed=proposed)
     except CairnError as exc:
         raise fail(exc, as_json) from None
+    # with --apply a file left unwritten (a full or unwritable backup folder, a file
+    # changed since indexing) is a failure the exit status says (1), not a footnote
+    refused = [c for c in run.changes if c.action == "refused"] if run.applied else []
     if as_json:
         emit_json(run.as_data())
+        if refused:
+            raise typer.Exit(1)
         return
     for c in run.changes:
         if dry_run and c.diff:
@@ -90,6 +102,10 @@ def dream(
                   f"{len(run.changes)} files would change (nothing written)", markup=False)
     sys.stdout.write(run.markdown(limit=limit))
     sys.stdout.write("\n")
+    if refused:
+        err.print(f"error: {len(refused)} of {len(run.changes)} files were not changed "
+                  "(see `refused` above)", markup=False)
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

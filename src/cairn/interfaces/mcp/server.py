@@ -241,12 +241,16 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
             "create_note, normalise_tag (default: all).")] = None,
         dry_run: Annotated[bool, Field(
             description="Only return the unified diffs; write nothing.")] = True,
+        proposed: Annotated[bool, Field(
+            description="Also the fixes that are only proposed (weaker evidence: a "
+            "similar name, an Org tag's case); default: only the sure ones.")] = False,
     ) -> dict[str, Any]:
         """Make the dream report's proposed fixes in the user's note files (atomic,
         refused for a file changed since indexing, backed up: `cairn restore` undoes
         each). With dry_run (the default) only the diffs are returned."""
         with _tool_errors(), lock, cairn.indexing():
-            run = cairn.dream(only=only, fix_kinds=fix, apply=not dry_run, dry_run=dry_run)
+            run = cairn.dream(only=only, fix_kinds=fix, apply=not dry_run, dry_run=dry_run,
+                              proposed=proposed)
             return run.as_data()
     from cairn.interfaces.mcp.memory_tools import memory_tools
 

@@ -37,17 +37,21 @@ class Fix:
         description: one sentence a person reads (``"retarget [[Foo]] → [[Bar]]"``).
         params: what the fix needs, by kind: ``retarget_link`` ``{"line", "old",
             "new"}`` (the link text as written and its replacement); ``add_org_id``
-            ``{"line"}`` (the heading line; 0 for the file level); ``mark_status``
-            ``{"status"}``; ``create_note`` ``{"title", "format", "mentions"}``;
-            ``normalise_tag`` ``{"lines": [int], "old", "new"}``; ``memory_maintain``
-            ``{"bundle"}`` (``path`` is the bundle folder; not a text edit: the app runs
-            one memory maintenance cycle).
+            ``{"line", "title"}`` (the heading line, 0 for the file level, and its
+            title); ``mark_status`` ``{"status"}``; ``create_note`` ``{"title",
+            "format", "mentions"}``; ``normalise_tag`` ``{"old", "new", "format"}``;
+            ``memory_maintain`` ``{"bundle"}`` (``path`` is the bundle folder; not a
+            text edit: the app runs one memory maintenance cycle).
+        auto: ``True`` when the evidence is clear enough for ``--apply`` to make it;
+            ``False`` for a proposal (weaker evidence: a person decides, ``--apply``
+            makes it only with ``--proposed``).
     """
 
     kind: str
     path: str
     description: str
     params: Mapping[str, Any] = field(default_factory=dict)
+    auto: bool = True
 
 
 @dataclass(frozen=True, slots=True)

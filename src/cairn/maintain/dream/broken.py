@@ -14,8 +14,16 @@ from cairn.maintain.dream.base import DreamContext, Finding, Fix, finding_key, r
 from cairn.model import Document, LinkOccurrence
 
 AUTO_FIX_SIMILARITY = 0.85
-"""A retarget fix is proposed only for a candidate this similar (and clearly the best);
-weaker candidates are listed as evidence only."""
+"""A retarget is made by ``--apply`` only for a candidate this similar, clearly the best,
+and with evidence beyond its name: it sits in the very folder the broken path pointed to
+(renamed in place). Otherwise one clear candidate is only proposed (``Fix.auto`` false)."""
+TYPO_SIMILARITY = 0.85
+"""Two names that differ by more than a typo must share whole words to be candidates:
+``Japan``/``Catan`` (0.60) and ``Futurism``/``Futurama`` (0.75) are different words."""
+WORDS_SIMILARITY = 0.6
+"""A candidate whose name contains every word of the link (``Kevin Kelly`` →
+``Kevin Kelly (author)``) must still be at least this similar (``Japan`` is not
+``2023 Japan Trip``)."""
 _NOTE_LINKS = ("wikilink", "embed", "markdown", "org-file")
 _ATTACHMENT_EXT = re.compile(
     r"\.(png|jpe?g|gif|svg|webp|bmp|pdf|mp[34]|mov|webm|wav|ogg|zip|txt|csv|json|base|canvas)$",
@@ -37,6 +45,27 @@ def _names(doc: Document) -> list[tuple[str, str]]:
     return [(h, n) for h, n in out if n]
 
 
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text)
+
+
+def plausible(want: str, name: str, ratio: float) -> bool:
+    """Whether normalised name ``name`` may be what a link to ``want`` meant, given the
+    two names' string similarity ``ratio``: the same name; or every word of the shorter
+    one, of at least two words, in the longer (and ``ratio`` at least
+    :data:`WORDS_SIMILARITY`); or a typo
+    (``ratio`` at least :data:`TYPO_SIMILARITY`, both at least 5 characters, the same
+    numbers). String similarity of short different words is not evidence."""
+    if want == name:
+        return True
+    if _words(want) and _words(name) and re.findall(r"\d+", want) != re.findall(r"\d+", name):
+        return False
+    a, b = sorted((set(_words(want)), set(_words(name))), key=len)
+    if len(a) >= 2 and a <= b and ratio >= WORDS_SIMILARITY:
+        return True
+    return ratio >= TYPO_SIMILARITY and min(len(want), len(name)) >= 5
+
+
 def rank_candidates(
     target: str,
     docs: list[Document],
@@ -47,8 +76,9 @@ def rank_candidates(
 ) -> list[tuple[Document, float, str]]:
     """Notes a broken link may have meant, best first: ``(document, similarity 0–1,
     by which name: title, alias or path)``; the similarity is difflib's ratio of the
-    normalised names (case, separators and note extensions ignored). ``names`` caches
-    :func:`_names` by document id across calls."""
+    normalised names (case, separators and note extensions ignored), and only names
+    :func:`plausible` for the target count. ``names`` caches :func:`_names` by document
+    id across calls."""
     want = _norm(posixpath.basename(target.split("#")[0])) or _norm(target)
     if not want:
         return []
@@ -71,7 +101,7 @@ def rank_candidates(
             if sm.real_quick_ratio() < cutoff or sm.quick_ratio() < cutoff:
                 continue
             r = sm.ratio()
-            if r > best[0]:
+            if r > best[0] and plausible(want, name, r):
                 best = (r, how)
         if best[0] >= cutoff:
             scored.append((doc, round(best[0], 3), best[1]))
@@ -83,7 +113,7 @@ def _replacement(link: LinkOccurrence, source: Document, target: Document) -> st
     """The link's text as written with its target replaced by ``target``'s name (the
     form the link's kind uses), or ``None`` when the target is not found verbatim."""
     raw = link.raw
-    if not raw or link.target not in raw:
+    if not raw or link.target not in raw or link.target.endswith("/"):
         return None
     if link.kind in ("wikilink", "embed") and raw.lstrip("!").startswith("[["):
         stem = posixpath.splitext(posixpath.basename(target.path))[0]
@@ -93,7 +123,25 @@ def _replacement(link: LinkOccurrence, source: Document, target: Document) -> st
         new = posixpath.relpath(target.path, here or ".")
         if link.kind == "org-file" and not new.startswith((".", "/")):
             new = "./" + new if link.target.startswith("./") else new
+    if link.kind == "markdown":  # ``[text](target)``: the target comes last
+        head, _, tail = raw.rpartition(link.target)
+        return head + new + tail
     return raw.replace(link.target, new, 1)
+
+
+def _pointed_folder(link: LinkOccurrence, source: Document) -> str | None:
+    """The root-relative folder a path-like link pointed to (``None`` for a bare
+    wikilink, which names a note anywhere in the vault). Org and Markdown paths are
+    relative to the linking file; a wikilink with ``/`` to the vault."""
+    target = link.target.split("#")[0].removeprefix("file:")
+    if link.kind in ("wikilink", "embed"):
+        if "/" not in target:
+            return None
+        return posixpath.normpath(posixpath.dirname(target.lstrip("/"))) or "."
+    if link.kind not in ("org-file", "markdown") or target.startswith(("/", "~")):
+        return None
+    here = posixpath.dirname(source.path)
+    return posixpath.normpath(posixpath.join(here, posixpath.dirname(target)))
 
 
 class BrokenCheck:
@@ -151,17 +199,7 @@ class BrokenCheck:
                 {"path": ctx.display(c), "title": c.title, "similarity": s, "by": how}
                 for c, s, how in cands
             ]
-            sure = bool(cands) and cands[0][1] >= AUTO_FIX_SIMILARITY and (
-                len(cands) == 1 or cands[1][1] < cands[0][1] - 0.05
-            )
-            if sure:
-                new = _replacement(link, doc, cands[0][0])
-                if new is not None and new != link.raw:
-                    fix = Fix(
-                        "retarget_link", ctx.abs_path(doc),
-                        f"retarget {link.raw} → {new}",
-                        {"line": link.line, "old": link.raw, "new": new},
-                    )
+            fix = self._fix(ctx, link, doc, cands)
         what = "embed" if link.kind == "embed" else "link"
         return Finding(
             "broken", kind,
@@ -170,6 +208,45 @@ class BrokenCheck:
             f"{what} {link.raw or link.target + anchor} does not resolve: {reason}",
             link.target, evidence, fix,
         )
+
+    def _fix(
+        self,
+        ctx: DreamContext,
+        link: LinkOccurrence,
+        doc: Document,
+        cands: list[tuple[Document, float, str]],
+    ) -> Fix | None:
+        """The retarget of ``link`` to its one clear candidate: made by ``--apply`` when
+        the candidate sits in the folder the broken path pointed to (and is similar
+        enough), else only proposed; none when no candidate stands out, or when a path
+        link's candidate lies elsewhere than in the folder it pointed to (or below it),
+        that folder's parent, or the linking file's folder (a file of the same name in
+        another project is no evidence)."""
+        if not cands or (len(cands) > 1 and cands[1][1] >= cands[0][1] - 0.05):
+            return None
+        best, similarity, _how = cands[0]
+        auto = False
+        folder = _pointed_folder(link, doc)
+        bare = link.target.split("#")[0].removeprefix("file:")
+        if bare.startswith(("/", "~")):
+            # a path outside the root: only a file that ends the same way (its folder
+            # and name) is evidence (``~/src/worg/users/bzg.org`` → ``worg/users/bzg.org``)
+            tail = "/".join(bare.rstrip("/").split("/")[-2:])
+            if not ("/" + best.path).endswith("/" + tail):
+                return None
+        elif folder is not None:
+            here = posixpath.dirname(best.path) or "."
+            near = (folder, posixpath.dirname(folder) or ".",
+                    posixpath.dirname(doc.path) or ".")
+            if not (here in near or here.startswith(folder + "/") or folder == "."):
+                return None
+            auto = here == folder and similarity >= AUTO_FIX_SIMILARITY
+        new = _replacement(link, doc, best)
+        if new is None or new == link.raw:
+            return None
+        what = "retarget" if auto else "proposed: retarget"
+        return Fix("retarget_link", ctx.abs_path(doc), f"{what} {link.raw} → {new}",
+                   {"line": link.line, "old": link.raw, "new": new}, auto)
 
     def _fragile(self, ctx: DreamContext) -> list[Finding]:
         """Org headings and files that other files link to by path or heading title
@@ -210,7 +287,8 @@ class BrokenCheck:
                         "those links break when it moves",
                         unit.title, {"linked_from": n},
                         Fix("add_org_id", ctx.abs_path(doc),
-                            f"add an :ID: property to the {what} in {rel}", {"line": line}),
+                            f"add an :ID: property to the {what} in {rel}",
+                            {"line": line, "title": unit.title if line else ""}),
                     )
                 )
         return out

@@ -45,8 +45,9 @@ def new_org_id(path: str, line: int, title: str) -> str:
 
 
 def add_org_id(text: str, params: Mapping[str, Any], *, path: str) -> str:
-    """Add an ``:ID:`` property to the heading at ``line`` (``0``: the file level),
-    creating the property drawer if needed (:func:`cairn.formats.org.tree.set_property`)."""
+    """Add an ``:ID:`` property to the heading at ``line`` (``0``: the file level; with
+    ``title``, only when that heading still has it), creating the property drawer if
+    needed (:func:`cairn.formats.org.tree.set_property`)."""
     tree = org_tree.parse_tree(text)
     line = int(params.get("line") or 0)
     index: int | None = None
@@ -56,6 +57,9 @@ def add_org_id(text: str, params: Mapping[str, Any], *, path: str) -> str:
         if index is None:
             raise EditRefused(f"no heading at line {line} any more")
         title = org_tree.content(tree.headings[index].line)
+        want = str(params.get("title") or "")
+        if want and want not in title:
+            raise EditRefused(f"the heading at line {line} is no longer {want!r}")
         sec = tree.headings[index].section
         span = org_tree.property_drawer_span(sec.contents(), False)
     else:

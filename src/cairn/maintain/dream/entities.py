@@ -1,7 +1,10 @@
 """``entities``: values that recur — in Org properties, in front-matter fields, as
 link targets no note answers to — but have no note of their own (the Org seed's entity
 discovery: a ``:CLIENT:`` value used under twelve headings). Each is proposed as a new
-note in ``[dream] entity_folder`` of its root, Org or Markdown by the root's format."""
+note in ``[dream] entity_folder`` of its root, Org or Markdown by the root's format —
+unless an existing note's name is a near miss of it (:func:`.broken.plausible`: the link
+is what is wrong), an exporter or archiving setting, or a missing attachment's or a
+folder's name."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from cairn.maintain.dream.base import DreamContext, Finding, Fix, finding_key, register_check
+from cairn.maintain.dream.broken import rank_candidates
 from cairn.model import Document
 
 SKIP_KEYS = frozenset(
@@ -27,7 +31,13 @@ SKIP_KEYS = frozenset(
         "description_short", "lang", "language", "layout", "order", "weight", "draft",
     )
 )
-_NOT_NAME = re.compile(r"^[\d\s.,:/+\-%]*$|^[a-z]+://|[<>{}]|^\W|^\s*$")
+SETTING_PREFIXES = ("beamer_", "html_", "latex_", "export_", "archive_", "header-args")
+"""Org properties that are exporter or archiving settings (``:BEAMER_OPT:
+allowframebreaks``, ``:ARCHIVE_OLPATH:``), never names of things."""
+_NOT_NAME = re.compile(r"^[\d\s.,:/+\-%]*$|^[a-z]+://|[<>{}=]|^\W|^\s*$")
+_NOT_A_NOTE = re.compile(r"\.(?!(?:md|org|markdown|txt)$)[A-Za-z0-9]{1,5}$")
+"""A link target with another file's extension (``tutorial-1.png``): a missing
+attachment, not a name."""
 _WIKI = re.compile(r"^\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]$")
 
 
@@ -114,9 +124,12 @@ class EntitiesCheck:
                 if doc.format == "org":
                     for unit in ctx.units(doc):
                         for key, val in unit.properties.items():
-                            if key.lower() not in SKIP_KEYS:
+                            if key.lower() not in SKIP_KEYS and \
+                                    not key.lower().startswith(SETTING_PREFIXES):
                                 use(val, doc, f":{key}:", unit.line_start)
                 for target, field, line in unresolved.get(doc.id, []):
+                    if target.endswith("/") or _NOT_A_NOTE.search(target):
+                        continue
                     base = posixpath.splitext(posixpath.basename(target))[0]
                     use(base, doc, field, line)
             out += self._findings(ctx, root_id, docs, uses, spelling)
@@ -136,11 +149,17 @@ class EntitiesCheck:
         ext = ".org" if fmt == "org" else ".md"
         folder = ctx.settings.entity_folder.strip("/") or "."
         out: list[Finding] = []
+        names: dict[str, list[tuple[str, str]]] = {}
         for k, places in sorted(uses.items()):
             units = {(p["document_id"], p["line"], p["field"]) for p in places}
             if len(units) < ctx.settings.entity_min:
                 continue
             value = spelling[k].most_common(1)[0][0]
+            if rank_candidates(value, docs, limit=1, names=names):
+                # a near miss of an existing note (``Compost Guid`` beside ``Compost
+                # Guide``): ``broken`` proposes the link fix; a note named after the
+                # typo would only add to the mess
+                continue
             rel_new = posixpath.normpath(posixpath.join(folder, safe_name(value) + ext))
             path = f"{root.path.rstrip('/')}/{rel_new}"
             root_name = root.path.rstrip("/").rsplit("/", 1)[-1]

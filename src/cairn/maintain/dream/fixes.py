@@ -106,23 +106,33 @@ def _apply_fix(plan: _Plan, fix: Fix) -> None:
 
 
 def plan_fixes(
-    store: Store, findings: Iterable[Finding], *, kinds: Sequence[str] | None = None
+    store: Store,
+    findings: Iterable[Finding],
+    *,
+    kinds: Sequence[str] | None = None,
+    proposed: bool = False,
 ) -> list[_Plan]:
-    """The planned edit of every file some fix touches (in first-finding order)."""
+    """The planned edit of every file some fix touches (in first-finding order);
+    fixes that are only proposed (``Fix.auto`` false) are left out unless ``proposed``."""
     roots = store.roots()
     plans: dict[str, _Plan] = {}
+    todo: dict[str, list[Fix]] = {}
     for f in findings:
         fix = f.fix
-        if fix is None or (kinds and fix.kind not in kinds):
+        if fix is None or (kinds and fix.kind not in kinds) or not (fix.auto or proposed):
             continue
         if fix.kind == "memory_maintain":  # a maintenance cycle, run by the app
             continue
         path = Path(os.path.abspath(fix.path))
-        plan = plans.get(str(path))
-        if plan is None:
-            plan = plans[str(path)] = _load(store, roots, path, fix)
-        if not plan.refused:
-            _apply_fix(plan, fix)
+        if str(path) not in plans:
+            plans[str(path)] = _load(store, roots, path, fix)
+        todo.setdefault(str(path), []).append(fix)
+    for key, plan in plans.items():
+        # bottom up: a fix that inserts lines (a property drawer) must not move the
+        # lines the file's other fixes name; the file level (line 0) goes last
+        for fix in sorted(todo[key], key=lambda x: -int(x.params.get("line") or 0)):
+            if not plan.refused:
+                _apply_fix(plan, fix)
     return list(plans.values())
 
 
@@ -158,6 +168,7 @@ def apply_fixes(
     dry_run: bool = False,
     kinds: Sequence[str] | None = None,
     today: _dt.date | None = None,
+    proposed: bool = False,
 ) -> list[FileChange]:
     """Make (or with ``dry_run`` only show) every fix of ``findings``.
 
@@ -168,6 +179,7 @@ def apply_fixes(
         dry_run: plan and diff only; nothing is written.
         kinds: only fixes of these kinds (:data:`cairn.maintain.dream.base.FIX_KINDS`).
         today: the date of OKF ``log.md`` entries.
+        proposed: make the fixes that are only proposed too (``Fix.auto`` false).
 
     Returns:
         One :class:`FileChange` per file, ``log.md`` files included.
@@ -176,7 +188,7 @@ def apply_fixes(
     roots = store.roots()
     out: list[FileChange] = []
     logs: dict[Path, list[str]] = {}
-    for plan in plan_fixes(store, findings, kinds=kinds):
+    for plan in plan_fixes(store, findings, kinds=kinds, proposed=proposed):
         descs = tuple(f.description for f in plan.fixes)
         if plan.refused or not plan.fixes:
             out.append(FileChange(str(plan.path), "refused", descs, "",

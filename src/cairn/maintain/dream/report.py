@@ -79,7 +79,7 @@ def finding_data(f: Finding) -> dict[str, Any]:
     d["evidence"] = dict(f.evidence)
     d["fix"] = None if f.fix is None else {
         "kind": f.fix.kind, "path": f.fix.path, "description": f.fix.description,
-        "params": dict(f.fix.params),
+        "params": dict(f.fix.params), "auto": f.fix.auto,
     }
     return d
 
@@ -90,6 +90,7 @@ def finding_from_data(d: Mapping[str, Any]) -> Finding:
     fix = None if not isinstance(fx, Mapping) else Fix(
         str(fx["kind"]), str(fx["path"]), str(fx.get("description", "")),
         dict(fx.get("params") or {}),
+        bool(fx.get("auto", False)),  # a report stored without it: only proposed
     )
     return Finding(
         str(d["check"]), str(d["kind"]), str(d["key"]), str(d["path"]), str(d["relpath"]),
@@ -156,7 +157,8 @@ def render_markdown(report: DreamReport, *, limit: int = 50) -> str:
                 lines.append("  candidates: " + ", ".join(
                     f"`{c['path']}` ({c['similarity']:.2f} by {c['by']})" for c in cands))
             if f.fix is not None:
-                lines.append(f"  fix: {f.fix.description}")
+                what = "fix" if f.fix.auto else "proposed fix (`--apply --proposed`)"
+                lines.append(f"  {what}: {f.fix.description}")
         if len(items) > limit:
             lines.append(f"- … and {len(items) - limit} more (`cairn dream --json` lists all)")
         lines.append("")

@@ -1,6 +1,12 @@
 """``tags``: one tag written several ways across a root (``Emacs``/``emacs``,
 ``to-read``/``to_read``), with a fix that rewrites the rarer spellings to the most
-common one in every file that uses them."""
+common one in every file that uses them.
+
+Org tags are case-sensitive (``:TAG1:`` and ``:tag1:`` are two tags to Org), so Org
+files are compared only with the Org files of their root and their renames are only
+proposed (``Fix.auto`` false). Obsidian's tags ignore case, so a Markdown rename that
+changes only case gains nothing and is only proposed too; ``--apply`` makes a Markdown
+rename of separators (``to_read`` → ``to-read``)."""
 
 from __future__ import annotations
 
@@ -24,22 +30,28 @@ class TagsCheck:
     def run(self, ctx: DreamContext) -> list[Finding]:
         """One finding per (root, rarer spelling), with a fix per file using it."""
         out: list[Finding] = []
-        per_root: dict[str, dict[str, Counter[str]]] = defaultdict(lambda: defaultdict(Counter))
-        files: dict[tuple[str, str], dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+        # (root id, Org or not) -> tag key -> spelling -> uses
+        per_root: dict[tuple[str, bool], dict[str, Counter[str]]] = defaultdict(
+            lambda: defaultdict(Counter))
+        files: dict[tuple[tuple[str, bool], str], dict[str, set[int]]] = defaultdict(
+            lambda: defaultdict(set))
         for doc in ctx.notes:
             if doc.format not in ("org", "markdown", "okf"):
                 continue
+            # Org's spellings are counted apart: they are not Markdown's to follow
+            group = (doc.root_id, doc.format == "org")
             for unit in ctx.units(doc):
                 for t in unit.tags:
-                    per_root[doc.root_id][tag_key(t)][t] += 1
-                    files[(doc.root_id, t)][doc.id].add(unit.line_start)
+                    per_root[group][tag_key(t)][t] += 1
+                    files[(group, t)][doc.id].add(unit.line_start)
             own = {t for unit in ctx.units(doc) for t in unit.tags}
             for t in doc.tags:
                 if t in own:  # a document's tags repeat its headings' ones
                     continue
-                per_root[doc.root_id][tag_key(t)][t] += 1
-                files[(doc.root_id, t)][doc.id].add(0)
-        for root_id, keys in per_root.items():
+                per_root[group][tag_key(t)][t] += 1
+                files[(group, t)][doc.id].add(0)
+        for group, keys in per_root.items():
+            is_org = group[1]
             for _key, spellings in sorted(keys.items()):
                 if len(spellings) < 2:
                     continue
@@ -47,13 +59,18 @@ class TagsCheck:
                 for old, n in sorted(spellings.items()):
                     if old == best:
                         continue
-                    for doc_id, lines in sorted(files[(root_id, old)].items()):
+                    for doc_id, lines in sorted(files[(group, old)].items()):
                         found = ctx.document(doc_id)
                         if found is None:
                             continue
                         doc = found
                         rel = ctx.display(doc)
                         first = min((ln for ln in lines if ln), default=None)
+                        # case only: Org tells the two apart (renaming changes meaning),
+                        # Obsidian does not (renaming gains nothing, and prose that
+                        # shows both spellings would lose its point) — a proposal
+                        auto = not is_org and old.lower() != best.lower()
+                        verb = "rename" if auto else "proposed: rename"
                         out.append(
                             Finding(
                                 "tags", "tag-spelling",
@@ -63,8 +80,9 @@ class TagsCheck:
                                 f"this root ({n}× {old!r})",
                                 old, {"spellings": dict(spellings), "preferred": best},
                                 Fix("normalise_tag", ctx.abs_path(doc),
-                                    f"rename tag {old} → {best} in {rel}",
-                                    {"old": old, "new": best, "format": doc.format}),
+                                    f"{verb} tag {old} → {best} in {rel}",
+                                    {"old": old, "new": best, "format": doc.format},
+                                    auto=auto),
                             )
                         )
         return out

@@ -14,8 +14,10 @@ export never overwrites anything.
   Markdown links; plus a root ``index.md`` (``okf_version: "0.2"``, one section per
   type) and ``log.md``.
 * **Obsidian** — Org files become Markdown with their file and heading properties as
-  frontmatter (``id``, ``aliases``, ``tags`` kept), headings as ``#``, ``id:`` and
-  ``file:`` links as wikilinks; Markdown files are copied byte for byte.
+  frontmatter (``id``, ``aliases``, ``tags`` kept), a conversation as a note of its
+  live branch (:mod:`cairn.export.chats`), headings as ``#`` (task keyword
+  and priority kept, planning as inline fields: :mod:`cairn.export.tasks`), ``id:``
+  and ``file:`` links as wikilinks; Markdown files are copied byte for byte.
 """
 
 from __future__ import annotations
@@ -29,8 +31,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from cairn.errors import CairnError
+from cairn.export.chats import conversation_markdown, live_units, skipped_alternates
 from cairn.export.markdown import (
     Blocks,
     bundle_prefix,
@@ -38,6 +42,7 @@ from cairn.export.markdown import (
     rebase_links,
     rebase_meta,
 )
+from cairn.export.tasks import heading_text, plain_unit, planning_lines
 from cairn.model import Document, Edge, StoredLink, StoredUnit
 from cairn.writeback import create_file
 
@@ -88,6 +93,20 @@ def concept_rel(root_name: str, doc: Document) -> str:
     if parts[-1].lower() in ("index", "log"):
         parts[-1] += "-note"
     return "/".join(parts) + ".md"
+
+
+def attachment_rel(root_name: str, relpath: str) -> str:
+    """The dest-relative path an attachment (a non-note file) is copied to."""
+    parts = [*([_safe(root_name)] if root_name else []), *(_safe(p) for p in relpath.split("/"))]
+    return "/".join(parts)
+
+
+def attachment_of(reason: str | None) -> str | None:
+    """The root-relative path of the existing attachment a link resolved to (the
+    resolver records ``attachment: <path>`` as its reason), else ``None``."""
+    if reason and reason.startswith("attachment: "):
+        return reason[len("attachment: ") :]
+    return None
 
 
 def _org_links(text: str, target_of: Mapping[str, str], wiki: bool) -> tuple[str, int]:
@@ -229,7 +248,7 @@ def write_okf(
         if all((x["target"], x["type"]) != (entry["target"], entry["type"]) for x in lst):
             lst.append(entry)
     index: dict[str, list[tuple[str, str, str]]] = {}
-    for _root, doc in docs:
+    for root_name, doc in docs:
         rel = rel_of[doc.id]
         ctype = doc.type or TYPE_OF_FORMAT.get(
             doc.format, "Conversation" if doc.key else doc.format.title() + " Note"
@@ -272,6 +291,9 @@ def write_okf(
             for u in units.get(doc.id, ()):
                 for link in (links or {}).get(u.id, ()):
                     t = rel_of.get(link.resolved_document_id or "")
+                    found = attachment_of(link.unresolved_reason)
+                    if t is None and found is not None:  # ![[pic.png]] → Attachments/pic.png
+                        t = attachment_rel(root_name, found)
                     if t is not None:
                         resolved[link.target] = t
             if doc.format == "okf":  # OKF reads wikilinks as plain text: kept as written
@@ -282,12 +304,17 @@ def write_okf(
                 )
             rep.links += n
             parts.append(text_body)
-        for u in units.get(doc.id, ()) if body_raw is None else ():
+        own_units, dropped = live_units(units.get(doc.id, ()))
+        if dropped and body_raw is None:
+            rep.skipped.append(skipped_alternates(doc.path, doc.key, dropped))
+        for u in own_units if body_raw is None else ():
             body, _ = (
                 _org_links(u.body, target_of, wiki=False) if doc.format == "org" else (u.body, 0)
             )
             if u.level > 0 and u.title:
-                parts.append(_heading(u.level, u.title))
+                parts.append(_heading(u.level, heading_text(u.todo, u.priority, u.title)))
+                if planning_lines(u.timestamps):
+                    parts.append(planning_lines(u.timestamps) + "\n")
             if body.strip():
                 parts.append(body.strip("\n") + "\n\n")
         text = f"---\n{_yaml(meta)}---\n\n{''.join(parts).rstrip()}\n"
@@ -297,9 +324,7 @@ def write_okf(
         desc = str(meta.get("description") or _description(doc, units))
         index.setdefault(str(meta["type"]), []).append((doc.title, rel, desc))
     for root_name, relpath, source in attachments:
-        out = "/".join(
-            [*([_safe(root_name)] if root_name else []), *(_safe(p) for p in relpath.split("/"))]
-        )
+        out = attachment_rel(root_name, relpath)
         if out.lower() in used or out.lower() in ("index.md", "log.md"):
             continue
         try:
@@ -418,9 +443,18 @@ def write_obsidian(
     heading = {u.id: u.title for us in units.values() for u in us if u.level > 0 and u.title}
     for _, doc in docs:
         rel = rel_of[doc.id]
+        if doc.key:  # a conversation of a chat export: a note of its live branch
+            body_md, dropped = conversation_markdown(units.get(doc.id, ()))
+            if dropped:
+                rep.skipped.append(skipped_alternates(doc.path, doc.key, dropped))
+            text = f"---\n{_yaml(_props_meta(doc, units))}---\n\n{body_md}"
+            create_file(dest / rel, text.encode())
+            rep.files.append(rel)
+            rep.documents += 1
+            continue
         if doc.format != "org":
             data = read.get(doc.id)
-            if data is None or doc.key:
+            if data is None:
                 rep.skipped.append({"path": doc.path, "reason": f"{doc.format}: not exported"})
                 continue
             if not (dest / rel).exists():
@@ -447,11 +481,13 @@ def write_obsidian(
                     title, m = _org_links(u.title, fixed_map, wiki=True)
                 rep.links += m
                 tags = " ".join(f"#{t}" for t in u.tags)
+                title = heading_text(u.todo, u.priority, title)
                 parts.append(_heading(u.level, f"{title} {tags}".strip()))
-                if u.properties:
-                    parts.append(
-                        "".join(f"{k.lower()}:: {v}\n" for k, v in u.properties.items()) + "\n"
-                    )
+                fields = planning_lines(u.timestamps) + "".join(
+                    f"{k.lower()}:: {v}\n" for k, v in u.properties.items()
+                )
+                if fields:
+                    parts.append(fields + "\n")
             body = "\n".join(
                 ln
                 for ln in body.splitlines()
@@ -481,14 +517,26 @@ def signature(
     edges: Iterable[Edge],
     units: Units,
     links: Mapping[str, Sequence[StoredLink]],
+    *,
+    exact: bool = False,
+    keywords: Iterable[str] = (),
 ) -> dict[str, set[tuple[str, ...]]]:
     """What a round trip must keep, by document title (ids differ between two
     indexes): ``units`` (document, outline path, title, whitespace-normalised body; an
     first unit's body without the ``description`` it starts with; an empty preamble is
-    no unit), ``links`` (document, unit title, ``=<target title>`` or ``?`` when it does
-    not resolve, and how many such links the unit holds — every unit's, the empty
-    preamble's front matter links too) and declared ``edges`` (source title, relation,
-    target title) between these documents. ``links``: unit id → its stored links."""
+    no unit), ``links`` (document, unit title, ``=<target title>``, ``@<attachment path>``
+    for an existing non-note file, or ``?`` when it does not resolve, and how many such
+    links the unit holds — every unit's, the empty preamble's front matter links too)
+    and declared ``edges`` (source title, relation, target title) between these
+    documents. ``links``: unit id → its stored links.
+    ``exact``: an attachment counts only when the link's path names it (an OKF
+    export's ``/pic.png`` that cairn finds at ``Attachments/pic.png`` by its name is
+    broken for any other OKF reader: ``?``). Headings are compared without a task
+    keyword (of ``keywords``), priority or trailing ``#tags``, bodies without their
+    ``key:: value`` lines (an Org heading's planning and properties as an Obsidian
+    export writes them; the ``tasks`` aspect compares those):
+    :func:`cairn.export.tasks.plain_unit`."""
+    keys = frozenset(keywords)
     title_of: dict[str, str] = {}
     out_units: set[tuple[str, ...]] = set()
     counted: Counter[tuple[str, str, str]] = Counter()
@@ -498,15 +546,20 @@ def signature(
         title_of[d.id] = d.title
         desc = " ".join(_okf_description(d).split())
         for u in units.get(d.id, ()):
+            head, path, text = plain_unit(u, keys)
             for link in links.get(u.id, ()):
                 target = link.resolved_document_id
-                counted[(d.title, u.title if u.level else "", "=" + target if target else "?")] += 1
-            body = " ".join(u.body.split())
+                found = attachment_of(link.unresolved_reason)
+                if exact and found is not None and unquote(link.target).lstrip("/") != found:
+                    found = None
+                key = "=" + target if target else ("@" + found if found else "?")
+                counted[(d.title, head, key)] += 1
+            body = " ".join(text.split())
             if u.level == 0 and desc and body.startswith(desc):
                 body = body[len(desc) :].lstrip()
             if u.level == 0 and not body:
                 continue
-            out_units.add((d.title, " / ".join(u.outline_path), u.title if u.level else "", body))
+            out_units.add((d.title, path, head, body))
     out_edges: set[tuple[str, ...]] = set()
     for e in edges:
         s, t = title_of.get(e.source_document_id), title_of.get(e.target_document_id or "")

@@ -211,7 +211,11 @@ def test_okf_export_embeds_attachments_kept_in_folders(tmp_path: Path) -> None:
         c.index([root], embed=False)
         res = c.compare_export(root)
         c.export("okf", tmp_path / "out")
+        vault = c.compare_export(root, kind="obsidian")  # the vault copies them too
+        c.export("obsidian", tmp_path / "vault-out")
     assert res["same"], (res["missing"], res["extra"])
+    assert vault["same"], (vault["missing"], vault["extra"])
+    assert (tmp_path / "vault-out" / "Templates" / "Bases" / "Books.base").is_file()
     text = (tmp_path / "out" / "a.md").read_text()
     assert "![pic.png](/Attachments/pic.png)" in text
     assert "![Books.base > Author](/Templates/Bases/Books.base#author)" in text

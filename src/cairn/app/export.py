@@ -127,7 +127,8 @@ class ExportMixin(Parts):
                     except OSError:
                         continue
             _, links = self._units_links(self, [d for _, d in docs])
-            return write_obsidian(Path(dest), docs, data, units, links)
+            return write_obsidian(Path(dest), docs, data, units, links,
+                                  attachments=self._export_attachments(roots, len(docs)))
         from cairn.interfaces.serialize import to_json
         from cairn.writeback import create_file
 

@@ -109,6 +109,26 @@ def attachment_of(reason: str | None) -> str | None:
     return None
 
 
+def _copy_attachments(
+    dest: Path, attachments: Sequence[tuple[str, str, str]], used: set[str], rep: ExportReport
+) -> None:
+    """Copy ``(root name, relpath, absolute path)`` files byte for byte to the same
+    place under ``dest`` (a path in ``used``, lower-cased, is not overwritten), so
+    links and embeds to them keep resolving."""
+    for root_name, relpath, source in attachments:
+        out = attachment_rel(root_name, relpath)
+        if out.lower() in used:
+            continue
+        try:
+            data = Path(source).read_bytes()
+        except OSError as exc:
+            rep.skipped.append({"path": relpath, "reason": f"cannot read: {exc.strerror or exc}"})
+            continue
+        used.add(out.lower())
+        create_file(dest / out, data)
+        rep.files.append(out)
+
+
 def _org_links(text: str, target_of: Mapping[str, str], wiki: bool) -> tuple[str, int]:
     """Org ``[[target][desc]]`` links as Markdown (``wiki``: internal ones as
     wikilinks); returns the text and the number of internal links rewritten."""
@@ -323,18 +343,7 @@ def write_okf(
         rep.documents += 1
         desc = str(meta.get("description") or _description(doc, units))
         index.setdefault(str(meta["type"]), []).append((doc.title, rel, desc))
-    for root_name, relpath, source in attachments:
-        out = attachment_rel(root_name, relpath)
-        if out.lower() in used or out.lower() in ("index.md", "log.md"):
-            continue
-        try:
-            data = Path(source).read_bytes()
-        except OSError as exc:
-            rep.skipped.append({"path": relpath, "reason": f"cannot read: {exc.strerror or exc}"})
-            continue
-        used.add(out.lower())
-        create_file(dest / out, data)
-        rep.files.append(out)
+    _copy_attachments(dest, attachments, used | {"index.md", "log.md"}, rep)
     lines = ['---\nokf_version: "0.2"\n---\n']
     for ctype in sorted(index):
         lines.append(f"\n# {ctype}\n\n")
@@ -416,11 +425,14 @@ def write_obsidian(
     read: Mapping[str, bytes],
     units: Units,
     links: Mapping[str, Sequence[StoredLink]] | None = None,
+    attachments: Sequence[tuple[str, str, str]] = (),
 ) -> ExportReport:
     """Write an Obsidian vault of ``docs`` into ``dest`` (see the module docstring);
     ``read``: document id → the source file's bytes (for Markdown copies); ``links``:
     unit id → its stored links (with them, Org links that resolved to an exported
-    document become wikilinks to it, URLs Markdown links: :func:`_linked_body`).
+    document become wikilinks to it, URLs Markdown links: :func:`_linked_body`);
+    ``attachments``: ``(root name, relpath, absolute path)`` of the non-note files,
+    copied byte for byte to the same place (embeds of them keep resolving).
 
     Raises:
         CairnError: ``dest`` is not new or empty. OSError: it cannot be written.
@@ -499,6 +511,7 @@ def write_obsidian(
         create_file(dest / rel, text.encode())
         rep.files.append(rel)
         rep.documents += 1
+    _copy_attachments(dest, attachments, {f.lower() for f in rep.files}, rep)
     return rep
 
 

@@ -299,3 +299,18 @@ def test_obsidian_export_keeps_org_tasks_and_compare_counts_them(tmp_path: Path)
     assert res["missing"]["tasks"] == [
         ["Tasks", "This is done", "DONE", "A", "2024-03-01", "", "2024-03-02T10:00"]
     ]
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_obsidian_export_of_nested_okf_bundles_loses_no_link(tmp_path: Path) -> None:
+    """The bundles of knowledge-catalog sit in sub-folders: their bundle-absolute
+    ``/metrics/x.md`` links are rebased onto the bundle's folder in the vault, so every
+    link still reaches its note (the bundles' own index.md/log.md, which the OKF side
+    does not count, are the only additions)."""
+    root = CORPUS / "okf" / "knowledge-catalog"
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        res = c.compare_export(root, kind="obsidian")
+    assert res["links"][0] > 100
+    assert not any(res["missing"].values()), res["missing"]

@@ -469,6 +469,10 @@ def write_obsidian(
             if data is None:
                 rep.skipped.append({"path": doc.path, "reason": f"{doc.format}: not exported"})
                 continue
+            prefix = bundle_prefix(rel, doc.metadata.get("concept_id"))
+            if doc.format == "okf" and prefix:  # a nested bundle's "/x.md" → its folder
+                data = rebase_links(data.decode("utf-8", "surrogateescape"), prefix).encode(
+                    "utf-8", "surrogateescape")
             if not (dest / rel).exists():
                 create_file(dest / rel, data)
                 rep.files.append(rel)

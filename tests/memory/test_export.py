@@ -314,3 +314,27 @@ def test_obsidian_export_of_nested_okf_bundles_loses_no_link(tmp_path: Path) -> 
         res = c.compare_export(root, kind="obsidian")
     assert res["links"][0] > 100
     assert not any(res["missing"].values()), res["missing"]
+
+
+def test_okf_export_of_org_keeps_its_links(tmp_path: Path) -> None:
+    """``[[id:…][label]]`` and ``[[file:…][label]]`` links of an Org note become
+    Markdown links to the exported concept (and heading) in the OKF bundle: the round
+    trip keeps every link and edge."""
+    root = tmp_path / "org"
+    root.mkdir()
+    (root / "a.org").write_text(
+        "#+TITLE: Alpha\nSee [[id:b-1][the beta note]] and [[file:b.org][b file]].\n"
+        "* Part\nMore about [[id:b-2][beta's second part]].\n"
+    )
+    (root / "b.org").write_text(
+        ":PROPERTIES:\n:ID: b-1\n:END:\n#+TITLE: Beta\nText.\n"
+        "* Second\n:PROPERTIES:\n:ID: b-2\n:END:\nBody.\n"
+    )
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        res = c.compare_export(root)
+        c.export("okf", tmp_path / "out")
+    assert res["links"] == [2, 2] and res["same"], (res["missing"], res["extra"])
+    text = (tmp_path / "out" / "a.md").read_text()
+    assert "See [the beta note](/b.md) and [b file](/b.md)." in text
+    assert "More about [beta's second part](/b.md#second)." in text

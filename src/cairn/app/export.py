@@ -242,7 +242,8 @@ class ExportMixin(Parts):
                 if d.format == "org":
                     tasks |= org_tasks(d.title, mine_units.get(d.id, ()))
             keywords = {t[2] for t in tasks if t[2]}
-            a = signature(mine, self._edges(), mine_units, mine_links, keywords=keywords)
+            a = signature(mine, self._edges(), mine_units, mine_links, keywords=keywords,
+                          okf=kind == "okf")
             a["tasks"] = tasks
             for d in mine:  # a note's own "[#A] …" headings and "scheduled::" fields
                 if d.format != "org":

@@ -35,9 +35,12 @@ from urllib.parse import unquote
 
 from cairn.errors import CairnError
 from cairn.export.chats import conversation_markdown, live_units, skipped_alternates
+from cairn.export.files import attachment_of, attachment_rel, copy_attachments
+from cairn.export.files import safe_part as _safe
 from cairn.export.markdown import (
     Blocks,
     bundle_prefix,
+    md_link,
     obsidian_to_okf,
     rebase_links,
     rebase_meta,
@@ -79,11 +82,6 @@ def prepare_dest(dest: Path) -> Path:
     return dest
 
 
-def _safe(part: str) -> str:
-    part = re.sub(r"[\x00-\x1f/\\:*?\"<>|]", "_", part).strip(" .")
-    return part[:120] or "_"
-
-
 def concept_rel(root_name: str, doc: Document) -> str:
     """The dest-relative ``.md`` file of a document (never ``index.md``/``log.md``)."""
     base, _ = posixpath.splitext(doc.path)
@@ -93,40 +91,6 @@ def concept_rel(root_name: str, doc: Document) -> str:
     if parts[-1].lower() in ("index", "log"):
         parts[-1] += "-note"
     return "/".join(parts) + ".md"
-
-
-def attachment_rel(root_name: str, relpath: str) -> str:
-    """The dest-relative path an attachment (a non-note file) is copied to."""
-    parts = [*([_safe(root_name)] if root_name else []), *(_safe(p) for p in relpath.split("/"))]
-    return "/".join(parts)
-
-
-def attachment_of(reason: str | None) -> str | None:
-    """The root-relative path of the existing attachment a link resolved to (the
-    resolver records ``attachment: <path>`` as its reason), else ``None``."""
-    if reason and reason.startswith("attachment: "):
-        return reason[len("attachment: ") :]
-    return None
-
-
-def _copy_attachments(
-    dest: Path, attachments: Sequence[tuple[str, str, str]], used: set[str], rep: ExportReport
-) -> None:
-    """Copy ``(root name, relpath, absolute path)`` files byte for byte to the same
-    place under ``dest`` (a path in ``used``, lower-cased, is not overwritten), so
-    links and embeds to them keep resolving."""
-    for root_name, relpath, source in attachments:
-        out = attachment_rel(root_name, relpath)
-        if out.lower() in used:
-            continue
-        try:
-            data = Path(source).read_bytes()
-        except OSError as exc:
-            rep.skipped.append({"path": relpath, "reason": f"cannot read: {exc.strerror or exc}"})
-            continue
-        used.add(out.lower())
-        create_file(dest / out, data)
-        rep.files.append(out)
 
 
 def _org_links(text: str, target_of: Mapping[str, str], wiki: bool) -> tuple[str, int]:
@@ -268,6 +232,7 @@ def write_okf(
         if all((x["target"], x["type"]) != (entry["target"], entry["type"]) for x in lst):
             lst.append(entry)
     index: dict[str, list[tuple[str, str, str]]] = {}
+    heading_of = {u.id: u.title for us in units.values() for u in us if u.level > 0 and u.title}
     for root_name, doc in docs:
         rel = rel_of[doc.id]
         ctype = doc.type or TYPE_OF_FORMAT.get(
@@ -328,9 +293,14 @@ def write_okf(
         if dropped and body_raw is None:
             rep.skipped.append(skipped_alternates(doc.path, doc.key, dropped))
         for u in own_units if body_raw is None else ():
-            body, _ = (
-                _org_links(u.body, target_of, wiki=False) if doc.format == "org" else (u.body, 0)
-            )
+            body, n = u.body, 0
+            if doc.format == "org" and links is not None:  # the stored links, in place
+                body, n = _linked_body(body, [x for x in links.get(u.id, ())
+                                              if u.level == 0 or x.line != u.line_start],
+                                       rel_of, heading_of, okf=True)
+            elif doc.format == "org":
+                body, n = _org_links(u.body, target_of, wiki=False)
+            rep.links += n
             if u.level > 0 and u.title:
                 parts.append(_heading(u.level, heading_text(u.todo, u.priority, u.title)))
                 if planning_lines(u.timestamps):
@@ -343,7 +313,7 @@ def write_okf(
         rep.documents += 1
         desc = str(meta.get("description") or _description(doc, units))
         index.setdefault(str(meta["type"]), []).append((doc.title, rel, desc))
-    _copy_attachments(dest, attachments, used | {"index.md", "log.md"}, rep)
+    copy_attachments(dest, attachments, used | {"index.md", "log.md"}, rep)
     lines = ['---\nokf_version: "0.2"\n---\n']
     for ctype in sorted(index):
         lines.append(f"\n# {ctype}\n\n")
@@ -386,13 +356,16 @@ def _linked_body(
     unit_links: Sequence[StoredLink],
     wikilink: Mapping[str, str],
     heading: Mapping[str, str],
+    *,
+    okf: bool = False,
 ) -> tuple[str, int]:
     """An Org unit's rendered body (links shown as their description, else their
     target) with its stored links written back in place, in order: ``id:``/``file:``
     links that resolved to an exported document as wikilinks (``wikilink``: document
     id → vault path without ``.md``; ``heading``: unit id → its heading title, the
-    anchor), URLs as Markdown links; the rest stays text. Returns the body and the
-    number of wikilinks."""
+    anchor) — with ``okf``, as Markdown links ``[label](/path.md#heading-slug)``
+    (``wikilink`` then maps to the exported path with ``.md``) — URLs as Markdown
+    links; the rest stays text. Returns the body and the number of internal links."""
     out: list[str] = []
     pos = count = 0
     for link in sorted(unit_links, key=lambda x: x.line or 0):
@@ -405,6 +378,8 @@ def _linked_body(
                 target += "#" + re.sub(r"[\[\]|#^]", " ", anchor).strip()
             shown = " ".join(label.replace("]", " ").split())  # one line, no bracket
             new = f"[[{target}|{shown}]]" if link.alias else f"[[{target}]]"
+            if okf:
+                new = md_link(label, wikilink[str(link.resolved_document_id)], anchor)
         elif link.kind == "url":
             new = f"[{label}]({link.target})" if link.alias else f"<{link.target}>"
         else:
@@ -414,7 +389,7 @@ def _linked_body(
             continue
         out.append(body[pos:at] + new)
         pos = at + len(label)
-        count += new.startswith("[[")
+        count += link.kind != "url"
     out.append(body[pos:])
     return "".join(out), count
 
@@ -515,7 +490,7 @@ def write_obsidian(
         create_file(dest / rel, text.encode())
         rep.files.append(rel)
         rep.documents += 1
-    _copy_attachments(dest, attachments, {f.lower() for f in rep.files}, rep)
+    copy_attachments(dest, attachments, {f.lower() for f in rep.files}, rep)
     return rep
 
 
@@ -537,6 +512,7 @@ def signature(
     *,
     exact: bool = False,
     keywords: Iterable[str] = (),
+    okf: bool = False,
 ) -> dict[str, set[tuple[str, ...]]]:
     """What a round trip must keep, by document title (ids differ between two
     indexes): ``units`` (document, outline path, title, whitespace-normalised body; an
@@ -552,7 +528,9 @@ def signature(
     keyword (of ``keywords``), priority or trailing ``#tags``, bodies without their
     ``key:: value`` lines (an Org heading's planning and properties as an Obsidian
     export writes them; the ``tasks`` aspect compares those):
-    :func:`cairn.export.tasks.plain_unit`."""
+    :func:`cairn.export.tasks.plain_unit`. ``okf``: these are the documents an OKF
+    export is made of (an Org note's first unit loses the ``description`` the export
+    writes for it, as its concept does)."""
     keys = frozenset(keywords)
     title_of: dict[str, str] = {}
     out_units: set[tuple[str, ...]] = set()
@@ -561,7 +539,9 @@ def signature(
         if d.type in RESERVED_TYPES:
             continue
         title_of[d.id] = d.title
-        desc = " ".join(_okf_description(d).split())
+        # an Org note's OKF concept gets the description the export makes of its text
+        desc = " ".join((_okf_description(d) or (
+            _description(d, units) if d.format == "org" and okf else "")).split())
         for u in units.get(d.id, ()):
             head, path, text = plain_unit(u, keys)
             for link in links.get(u.id, ()):

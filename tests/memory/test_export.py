@@ -272,7 +272,9 @@ ORG_TASKS = (
     ":PROPERTIES:\n:ID: abc\n:END:\nBody text.\n"
     "* TODO Repeat\nDEADLINE: <2024-03-05 Tue +1w -2d>\n"
     "* Plain heading\n"
+    "* DONE Support #+HTML\n"
 )
+ORG_OWN_KEYWORDS = "#+TODO: NEXT | FINISHED\n* NEXT [#B] Call\n* TODO is only a word here\n"
 
 
 def test_obsidian_export_keeps_org_tasks_and_compare_counts_them(tmp_path: Path) -> None:
@@ -282,11 +284,12 @@ def test_obsidian_export_keeps_org_tasks_and_compare_counts_them(tmp_path: Path)
     root = tmp_path / "org"
     root.mkdir()
     (root / "t.org").write_text(ORG_TASKS)
+    (root / "u.org").write_text(ORG_OWN_KEYWORDS)  # keywords are per file
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
         for kind in ("obsidian", "okf"):
             res = c.compare_export(root, kind=kind)
-            assert res["same"] and res["tasks"] == [2, 2], (kind, res["missing"], res["extra"])
+            assert res["same"] and res["tasks"] == [4, 4], (kind, res["missing"], res["extra"])
         out = tmp_path / "vault"
         c.export("obsidian", out)
         text = (out / "t.md").read_text()

@@ -242,12 +242,16 @@ class ExportMixin(Parts):
                 if d.format == "org":
                     tasks |= org_tasks(d.title, mine_units.get(d.id, ()))
             keywords = {t[2] for t in tasks if t[2]}
+            keywords_of: dict[str, set[str]] = {}
+            for t in tasks:
+                keywords_of.setdefault(t[0], set()).add(t[2])
             a = signature(mine, self._edges(), mine_units, mine_links, keywords=keywords,
                           okf=kind == "okf")
             a["tasks"] = tasks
             for d in mine:  # a note's own "[#A] …" headings and "scheduled::" fields
                 if d.format != "org":
-                    a["tasks"] |= markdown_tasks(d.title, mine_units.get(d.id, ()), keywords)
+                    a["tasks"] |= markdown_tasks(d.title, mine_units.get(d.id, ()),
+                                                 keywords_of.get(d.title, ()))
             cfg = load_config(db=Path(tmp) / "roundtrip.db")
             with Cairn(cfg) as other:
                 other.index([out], embed=False)
@@ -259,8 +263,9 @@ class ExportMixin(Parts):
                     exact=kind == "okf", keywords=keywords,
                 )
                 b["tasks"] = set()
-                for d in theirs:
-                    b["tasks"] |= markdown_tasks(d.title, their_units.get(d.id, ()), keywords)
+                for d in theirs:  # Org keywords are per file (#+TODO): a note's own
+                    b["tasks"] |= markdown_tasks(d.title, their_units.get(d.id, ()),
+                                                 keywords_of.get(d.title, ()))
         missing = {k: sorted(a[k] - b[k])[:20] for k in a}
         extra = {k: sorted(b[k] - a[k])[:20] for k in a}
         return {

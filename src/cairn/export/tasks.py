@@ -28,7 +28,9 @@ from cairn.model import StoredUnit, Timestamp
 PLANNING = ("scheduled", "deadline", "closed")
 _FIELD = re.compile(r"^(scheduled|deadline|closed)::[ \t]*(.+?)[ \t]*$", re.M)
 _PRIORITY = re.compile(r"^\[#([A-Za-z0-9])\][ \t]+")
-_TAGS = re.compile(r"(?:[ \t]+#[^\s#]+)+[ \t]*$")
+_TAGS = re.compile(r"(?:[ \t]+#[\w@%:/-]+)+[ \t]*$")
+"""The ``#tag`` words the export appends to a heading (Org tag characters; a title's
+own ``#+HTML`` is not one)."""
 
 
 def heading_text(todo: str | None, priority: str | None, title: str) -> str:

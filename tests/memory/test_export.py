@@ -327,7 +327,7 @@ def test_okf_export_of_org_keeps_its_links(tmp_path: Path) -> None:
     root.mkdir()
     (root / "a.org").write_text(
         "#+TITLE: Alpha\nSee [[id:b-1][the beta note]] and [[file:b.org][b file]].\n"
-        "* Part\nMore about [[id:b-2][beta's second part]].\n"
+        "* Part\nMore about [[id:b-2][beta's second part]].\n* Also [[id:b-1][in a heading]]\n"
     )
     (root / "b.org").write_text(
         ":PROPERTIES:\n:ID: b-1\n:END:\n#+TITLE: Beta\nText.\n"
@@ -337,7 +337,8 @@ def test_okf_export_of_org_keeps_its_links(tmp_path: Path) -> None:
         c.index([root], embed=False)
         res = c.compare_export(root)
         c.export("okf", tmp_path / "out")
-    assert res["links"] == [2, 2] and res["same"], (res["missing"], res["extra"])
+    assert res["links"] == [3, 3] and res["same"], (res["missing"], res["extra"])
     text = (tmp_path / "out" / "a.md").read_text()
     assert "See [the beta note](/b.md) and [b file](/b.md)." in text
     assert "More about [beta's second part](/b.md#second)." in text
+    assert "# Also [in a heading](/b.md)\n" in text

@@ -293,16 +293,18 @@ def write_okf(
         if dropped and body_raw is None:
             rep.skipped.append(skipped_alternates(doc.path, doc.key, dropped))
         for u in own_units if body_raw is None else ():
-            body, n = u.body, 0
+            body, title, n, m = u.body, u.title, 0, 0
             if doc.format == "org" and links is not None:  # the stored links, in place
-                body, n = _linked_body(body, [x for x in links.get(u.id, ())
-                                              if u.level == 0 or x.line != u.line_start],
-                                       rel_of, heading_of, okf=True)
+                own = links.get(u.id, ())
+                heads = [x for x in own if u.level > 0 and x.line == u.line_start]
+                body, n = _linked_body(body, [x for x in own if x not in heads], rel_of,
+                                       heading_of, okf=True)
+                title, m = _linked_body(title, heads, rel_of, heading_of, okf=True)
             elif doc.format == "org":
                 body, n = _org_links(u.body, target_of, wiki=False)
-            rep.links += n
+            rep.links += n + m
             if u.level > 0 and u.title:
-                parts.append(_heading(u.level, heading_text(u.todo, u.priority, u.title)))
+                parts.append(_heading(u.level, heading_text(u.todo, u.priority, title)))
                 if planning_lines(u.timestamps):
                     parts.append(planning_lines(u.timestamps) + "\n")
             if body.strip():

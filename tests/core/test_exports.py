@@ -134,3 +134,50 @@ def test_a_truncated_export_keeps_what_it_could_read(tmp_path: Path) -> None:
         for w in again.warnings
     )
     c.close()
+
+
+def _with_regeneration(conv: dict[str, Any], text: str) -> dict[str, Any]:
+    """``conv`` with a discarded regeneration of its first answer: a sibling of the
+    live answer, off the branch that ``current_node`` ends."""
+    cid = conv["id"]
+    first_user = conv["mapping"]["root"]["children"][0]
+    live = conv["mapping"][first_user]["children"][0]
+    alt = {**conv["mapping"][live], "id": f"{cid}-alt", "parent": first_user, "children": []}
+    alt["message"] = {**alt["message"], "id": f"{cid}-alt",
+                      "content": {"content_type": "text", "parts": [text]}}
+    conv["mapping"][f"{cid}-alt"] = alt
+    conv["mapping"][first_user]["children"].insert(0, f"{cid}-alt")
+    return conv
+
+
+def test_exports_write_the_live_branch_of_conversations(tmp_path: Path) -> None:
+    """A regeneration the user discarded is not written as a message of the
+    conversation (OKF, Obsidian), and the report says what was left out; the Obsidian
+    vault holds every conversation as a note."""
+    folder = tmp_path / "export"
+    folder.mkdir()
+    convs = [
+        _with_regeneration(
+            _conversation("c1", "Soup", [("user", "lentil soup?"), ("assistant", "add cumin")]),
+            "DISCARDED add chalk",
+        ),
+        _conversation("c2", "Bikes", [("user", "squeaky chain"), ("assistant", "oil it")]),
+    ]
+    _write(folder / "conversations.json", convs)
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        c.index([folder])
+        units = [u for d in c.store.documents_of_root(c.store.roots()[0].id)
+                 for u in c.store.units_of(d.id)]
+        assert any("DISCARDED" in u.body for u in units)  # kept in the index, marked
+        okf = c.export("okf", tmp_path / "okf")
+        vault = c.export("obsidian", tmp_path / "vault")
+    for rep, out in ((okf, tmp_path / "okf"), (vault, tmp_path / "vault")):
+        notes = [p for p in out.rglob("*.md") if p.name not in ("index.md", "log.md")]
+        assert len(notes) == 2, (out, notes)
+        text = "\n".join(p.read_text() for p in notes)
+        assert "add cumin" in text and "oil it" in text and "squeaky chain" in text
+        assert "DISCARDED" not in text
+        assert [s["reason"] for s in rep.skipped] == [
+            "1 alternate messages (regenerations, edits) off the live branch: not exported"
+        ]
+    assert vault.documents == 2

@@ -57,9 +57,24 @@ def test_units_preamble_and_sections() -> None:
 
 
 def test_title_rules() -> None:
-    assert markdown.parse("## Two\n# One\n", "s.md").title == "One"
+    # Obsidian names a note by its file; only an H1 that opens the body is its title.
+    assert markdown.parse("## Two\n# One\n", "s.md").title == "s"
+    assert markdown.parse("Intro.\n\n# One\n", "dir/s.md").title == "s"
+    assert markdown.parse("---\na: 1\n---\n\n# Lead\n## Two\n", "s.md").title == "Lead"
+    assert markdown.parse("%% note %%\n<!-- c -->\n# Lead\n", "s.md").title == "Lead"
     assert markdown.parse("## Only two\n", "folder/the stem.md").title == "the stem"
     assert markdown.parse("---\ntitle: FM\n---\n# H1\n", "x.md").title == "FM"
+
+
+@pytest.mark.corpus
+def test_corpus_note_with_a_later_h1_is_named_by_its_file() -> None:
+    """``Kevin Kelly.md`` opens with ``## Books`` and has ``# Clippings`` further down:
+    it is "Kevin Kelly" (found by that name), not "Clippings"."""
+    path = CORPUS / "markdown" / "kepano-obsidian" / "References" / "Kevin Kelly.md"
+    doc = markdown.parse(path.read_text(encoding="utf-8"), "References/Kevin Kelly.md")
+    assert doc.title == "Kevin Kelly"
+    assert doc.units[0].title == "Kevin Kelly"
+    assert "Clippings" in [u.title for u in doc.units[1:]]
 
 
 def test_fields_from_front_matter() -> None:

@@ -82,3 +82,25 @@ def test_graph_commands_go_through_cairn(small: Any, monkeypatch: pytest.MonkeyP
         c.neighbors("beta.md", direction="sideways")
     with pytest.raises(QueryError):
         c.export_graph("dot")
+
+
+def test_existing_attachments_are_files_not_missing(make_vault: Any, monkeypatch: Any) -> None:
+    """An embedded ``.base`` or image that exists is shown as a file by ``neighbors``
+    and makes its note linked (not an orphan); a missing one stays "missing"."""
+    v = make_vault({
+        "a.md": "# A\n\n![[Books.base#Author]]\n\n![[pic.png]]\n\n![[Gone.base]]\n",
+        "Bases/Books.base": "views: []\n",
+        "Attachments/pic.png": "png",
+        "lonely.md": "# Lonely\n\nno links\n",
+    })
+    app = typer.Typer()
+    app.add_typer(graph_app, name="graph")
+    monkeypatch.chdir(v.root)
+    db = str(v.cairn.config.db_path)
+    res = CliRunner().invoke(app, ["graph", "neighbors", "a.md", "--db", db])
+    assert res.exit_code == 0, res.output
+    assert "missing Gone.base" in res.output
+    assert "missing Books.base" not in res.output and "file Books.base" in res.output
+    assert "missing pic.png" not in res.output and "file pic.png" in res.output
+    res = CliRunner().invoke(app, ["graph", "orphans", "--json", "--db", db])
+    assert [o["path"] for o in json.loads(res.stdout)] == ["lonely.md"]

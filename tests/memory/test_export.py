@@ -182,8 +182,8 @@ def test_round_trip_of_the_obsidian_help_classes(tmp_path: Path) -> None:
         sig = signature(docs, c.store.edges.all_edges(), *c._units_links(c, docs))
         # links are counted per unit and target: the preamble's 6 links to b (the front
         # matter's among them; not the code's, nor the comment's) and its 3 embeds of
-        # the attachment (not a document)
-        assert sig["links"] == {("a", "", "=Beta", "6"), ("a", "", "?", "3")}
+        # the attachment (an existing file, not a document)
+        assert sig["links"] == {("a", "", "=Beta", "6"), ("a", "", "@pic.png", "3")}
         c.export("okf", tmp_path / "out")
     text = (tmp_path / "out" / "a.md").read_text()
     assert '<a id="^intro-id"></a>' in text and '<a id="^after-embed"></a>' in text
@@ -191,3 +191,154 @@ def test_round_trip_of_the_obsidian_help_classes(tmp_path: Path) -> None:
     assert "> > [!tip]\n> > [[not a link]]" in text  # code inside the callout: as written
     assert "[\\`hasTag\\`](/sub/b.md#%60code%60)" in text and "[b > blk](/sub/b.md#^blk)" in text
     assert "<!--\na hidden [[b]] block\n&gt; with a quote\n-->" in text
+
+
+def _vault_with_attachment_folder(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    (root / "Attachments").mkdir(parents=True)
+    (root / "Templates" / "Bases").mkdir(parents=True)
+    (root / "Attachments" / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (root / "Templates" / "Bases" / "Books.base").write_text("views: []\n")
+    (root / "a.md").write_text("## Books\n\n![[Books.base#Author]]\n\n![[pic.png|200]]\n")
+    return root
+
+
+def test_okf_export_embeds_attachments_kept_in_folders(tmp_path: Path) -> None:
+    """``![[pic.png]]`` with the file at ``Attachments/pic.png`` points, in the OKF
+    export, where the file is copied; the round trip sees both embeds resolve."""
+    root = _vault_with_attachment_folder(tmp_path)
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        res = c.compare_export(root)
+        c.export("okf", tmp_path / "out")
+        vault = c.compare_export(root, kind="obsidian")  # the vault copies them too
+        c.export("obsidian", tmp_path / "vault-out")
+    assert res["same"], (res["missing"], res["extra"])
+    assert vault["same"], (vault["missing"], vault["extra"])
+    assert (tmp_path / "vault-out" / "Templates" / "Bases" / "Books.base").is_file()
+    text = (tmp_path / "out" / "a.md").read_text()
+    assert "![pic.png](/Attachments/pic.png)" in text
+    assert "![Books.base > Author](/Templates/Bases/Books.base#author)" in text
+    assert (tmp_path / "out" / "Attachments" / "pic.png").is_file()
+    assert (tmp_path / "out" / "Templates" / "Bases" / "Books.base").is_file()
+
+
+def test_compare_fails_on_a_broken_embed_in_the_export(tmp_path: Path) -> None:
+    """An export whose embed no longer reaches its attachment is not "same": the
+    comparison counts what every link and embed resolves to."""
+    root = _vault_with_attachment_folder(tmp_path)
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        out = tmp_path / "out"
+        c.export("okf", out)
+        assert c.compare_export(root, exported=out)["same"]
+        page = out / "a.md"
+        page.write_text(page.read_text().replace("(/Attachments/pic.png)", "(/pic.png)"))
+        res = c.compare_export(root, exported=out)
+    assert not res["same"]
+    assert ["a", "Books", "@Attachments/pic.png", "1"] in res["missing"]["links"]
+
+
+def test_exports_carry_the_masked_text(tmp_path: Path) -> None:
+    """With ``[redact] on_ingest = "mask"`` the OKF and Obsidian exports hold what the
+    index holds: the placeholders, never a planted secret (the file keeps it)."""
+    key = "AKIAZ3K7PQRS2TUVWXY4"
+    url = "postgres://app:Zq8!xR2vT5@db.prod.internal:5432/main"
+    root = tmp_path / "vault"
+    root.mkdir()
+    note = root / "deploy.md"
+    note.write_text(f"# Deploy\n\naws_access_key_id = {key}\n\nDB: {url}\n")
+    (root / "tasks.org").write_text(f"* TODO rotate\naws_access_key_id = {key}\n")
+    cfg = tmp_path / "cairn.toml"
+    cfg.write_text('[redact]\non_ingest = "mask"\n[embed]\nprovider = "none"\n')
+    with Cairn(load_config(db=tmp_path / "i.db", config_file=cfg, env={})) as c:
+        c.index([root], embed=False)
+        c.export("okf", tmp_path / "okf")
+        c.export("obsidian", tmp_path / "vault-out")
+    written = [p for d in ("okf", "vault-out") for p in (tmp_path / d).rglob("*") if p.is_file()]
+    assert len(written) >= 4
+    for p in written:
+        text = p.read_text()
+        assert key not in text and "Zq8!xR2vT5" not in text, p
+    assert "[SECRET:" in (tmp_path / "okf" / "deploy.md").read_text()
+    assert "[SECRET:" in (tmp_path / "vault-out" / "deploy.md").read_text()
+    assert key in note.read_text()  # the user's file is untouched
+
+
+ORG_TASKS = (
+    "#+TITLE: Tasks\n"
+    "* DONE [#A] This is done :work:\n"
+    "CLOSED: [2024-03-02 Sat 10:00] SCHEDULED: <2024-03-01 Fri>\n"
+    ":PROPERTIES:\n:ID: abc\n:END:\nBody text.\n"
+    "* TODO Repeat\nDEADLINE: <2024-03-05 Tue +1w -2d>\n"
+    "* Plain heading\n"
+    "* DONE Support #+HTML\n"
+)
+ORG_OWN_KEYWORDS = "#+TODO: NEXT | FINISHED\n* NEXT [#B] Call\n* TODO is only a word here\n"
+
+
+def test_obsidian_export_keeps_org_tasks_and_compare_counts_them(tmp_path: Path) -> None:
+    """``* DONE [#A] …`` keeps its keyword and priority in the heading and its planning
+    as inline fields; both exports round-trip with every task, and an export that
+    lost a date is a difference."""
+    root = tmp_path / "org"
+    root.mkdir()
+    (root / "t.org").write_text(ORG_TASKS)
+    (root / "u.org").write_text(ORG_OWN_KEYWORDS)  # keywords are per file
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        for kind in ("obsidian", "okf"):
+            res = c.compare_export(root, kind=kind)
+            assert res["same"] and res["tasks"] == [4, 4], (kind, res["missing"], res["extra"])
+        out = tmp_path / "vault"
+        c.export("obsidian", out)
+        text = (out / "t.md").read_text()
+        assert "# DONE [#A] This is done #work\n\nclosed:: 2024-03-02T10:00\n" in text
+        assert "scheduled:: 2024-03-01\nid:: abc\n\nBody text." in text
+        assert "# TODO Repeat\n\ndeadline:: <2024-03-05 Tue +1w -2d>\n" in text
+        (out / "t.md").write_text(text.replace("scheduled:: 2024-03-01\n", ""))
+        res = c.compare_export(root, kind="obsidian", exported=out)
+    assert not res["same"]
+    assert res["missing"]["tasks"] == [
+        ["Tasks", "This is done", "DONE", "A", "2024-03-01", "", "2024-03-02T10:00"]
+    ]
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_obsidian_export_of_nested_okf_bundles_loses_no_link(tmp_path: Path) -> None:
+    """The bundles of knowledge-catalog sit in sub-folders: their bundle-absolute
+    ``/metrics/x.md`` links are rebased onto the bundle's folder in the vault, so every
+    link still reaches its note (the bundles' own index.md/log.md, which the OKF side
+    does not count, are the only additions)."""
+    root = CORPUS / "okf" / "knowledge-catalog"
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        res = c.compare_export(root, kind="obsidian")
+    assert res["links"][0] > 100
+    assert not any(res["missing"].values()), res["missing"]
+
+
+def test_okf_export_of_org_keeps_its_links(tmp_path: Path) -> None:
+    """``[[id:…][label]]`` and ``[[file:…][label]]`` links of an Org note become
+    Markdown links to the exported concept (and heading) in the OKF bundle: the round
+    trip keeps every link and edge."""
+    root = tmp_path / "org"
+    root.mkdir()
+    (root / "a.org").write_text(
+        "#+TITLE: Alpha\nSee [[id:b-1][the beta note]] and [[file:b.org][b file]].\n"
+        "* Part\nMore about [[id:b-2][beta's second part]].\n* Also [[id:b-1][in a heading]]\n"
+    )
+    (root / "b.org").write_text(
+        ":PROPERTIES:\n:ID: b-1\n:END:\n#+TITLE: Beta\nText.\n"
+        "* Second\n:PROPERTIES:\n:ID: b-2\n:END:\nBody.\n"
+    )
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        res = c.compare_export(root)
+        c.export("okf", tmp_path / "out")
+    assert res["links"] == [3, 3] and res["same"], (res["missing"], res["extra"])
+    text = (tmp_path / "out" / "a.md").read_text()
+    assert "See [the beta note](/b.md) and [b file](/b.md)." in text
+    assert "More about [beta's second part](/b.md#second)." in text
+    assert "# Also [in a heading](/b.md)\n" in text

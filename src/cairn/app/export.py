@@ -110,7 +110,7 @@ class ExportMixin(Parts):
             for _, d in docs:
                 if d.format in ("markdown", "okf"):
                     try:
-                        raw[d.id] = Path(abs_of[d.id]).read_bytes()
+                        raw[d.id] = self._export_bytes(d, Path(abs_of[d.id]).read_bytes())
                     except OSError:
                         continue
             _, links = self._units_links(self, [d for _, d in docs])
@@ -124,11 +124,12 @@ class ExportMixin(Parts):
             for _, d in docs:
                 if d.format != "org":
                     try:
-                        data[d.id] = Path(abs_of[d.id]).read_bytes()
+                        data[d.id] = self._export_bytes(d, Path(abs_of[d.id]).read_bytes())
                     except OSError:
                         continue
             _, links = self._units_links(self, [d for _, d in docs])
-            return write_obsidian(Path(dest), docs, data, units, links)
+            return write_obsidian(Path(dest), docs, data, units, links,
+                                  attachments=self._export_attachments(roots, len(docs)))
         from cairn.interfaces.serialize import to_json
         from cairn.writeback import create_file
 
@@ -146,6 +147,26 @@ class ExportMixin(Parts):
         rep.relations = len(payload["edges"])
         rep.links = len(payload["links"])
         return rep
+
+    def _export_bytes(self, doc: Document, data: bytes) -> bytes:
+        """A source file's bytes as an export may write them: as read when its
+        documents are indexed as written (``on_ingest = "off"``), else with every
+        finding masked as the index holds it (text that is not UTF-8 cannot be
+        masked: ``OSError``, and the document is exported from its masked units or
+        skipped)."""
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is None:
+            table = dict(self.config.redact.get("on_ingest", {}))
+            from cairn.app.redact import format_mode
+
+            if format_mode(doc.format, False, table) == "off":
+                return data
+            raise OSError(f"{doc.path}: not UTF-8, cannot be masked")
+        shown: str = self._shown_text(doc.root_id, doc.path, text)
+        return data if shown == text else shown.encode("utf-8")
 
     def _export_attachments(
         self, roots: Sequence[str | os.PathLike[str]] | None, n_docs: int
@@ -178,13 +199,23 @@ class ExportMixin(Parts):
         self._fresh_graph()  # type: ignore[attr-defined]
         return self.store.edges.all_edges()
 
-    def compare_export(self, root: str | os.PathLike[str], *, kind: str = "okf") -> dict[str, Any]:
+    def compare_export(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        kind: str = "okf",
+        exported: str | os.PathLike[str] | None = None,
+    ) -> dict[str, Any]:
         """The round trip: export ``root`` (a registered Markdown or OKF folder), index
         the export into a throwaway index, and compare units, links and edges (see
-        :func:`cairn.export.notes.signature`).
+        :func:`cairn.export.notes.signature`; ``tasks``: each heading's task keyword,
+        priority and planning dates, :mod:`cairn.export.tasks`): a link or embed that
+        resolved in the root (to a note, or to an existing attachment) and does not in
+        the export is a difference. ``exported``: compare with this export folder, already written,
+        instead of writing one.
 
         Returns:
-            ``{"root", "kind", "same", "documents", "units", "links", "edges",
+            ``{"root", "kind", "same", "documents", "units", "links", "edges", "tasks",
             "missing", "extra"}``: counts on each side, and per aspect what the export
             lost (``missing``) or added (``extra``), at most 20 each.
 
@@ -196,21 +227,46 @@ class ExportMixin(Parts):
         from cairn.app import Cairn
         from cairn.config import load_config
         from cairn.export.notes import signature
+        from cairn.export.tasks import markdown_tasks, org_tasks
 
         (r,) = self._export_roots([root])[:1]
         with tempfile.TemporaryDirectory(prefix="cairn-roundtrip-") as tmp:
             out = Path(tmp) / Path(r.path).name
-            self.export(kind, out, roots=[r.path])
+            if exported is None:
+                self.export(kind, out, roots=[r.path])
+            else:
+                out = Path(exported).expanduser().resolve()
             mine = self.store.documents_of_root(r.id)
-            a = signature(mine, self._edges(), *self._units_links(self, mine))
+            mine_units, mine_links = self._units_links(self, mine)
+            tasks: set[tuple[str, ...]] = set()
+            for d in mine:
+                if d.format == "org":
+                    tasks |= org_tasks(d.title, mine_units.get(d.id, ()))
+            keywords = {t[2] for t in tasks if t[2]}
+            keywords_of: dict[str, set[str]] = {}
+            for t in tasks:
+                keywords_of.setdefault(t[0], set()).add(t[2])
+            a = signature(mine, self._edges(), mine_units, mine_links, keywords=keywords,
+                          okf=kind == "okf")
+            a["tasks"] = tasks
+            for d in mine:  # a note's own "[#A] …" headings and "scheduled::" fields
+                if d.format != "org":
+                    a["tasks"] |= markdown_tasks(d.title, mine_units.get(d.id, ()),
+                                                 keywords_of.get(d.title, ()))
             cfg = load_config(db=Path(tmp) / "roundtrip.db")
             with Cairn(cfg) as other:
                 other.index([out], embed=False)
                 (o,) = other.store.roots()
                 theirs = other.store.documents_of_root(o.id)
+                their_units, their_links = self._units_links(other, theirs)
                 b = signature(
-                    theirs, other.store.edges.all_edges(), *self._units_links(other, theirs)
+                    theirs, other.store.edges.all_edges(), their_units, their_links,
+                    exact=kind == "okf", keywords=keywords,
                 )
+                b["tasks"] = set()
+                for d in theirs:  # Org keywords are per file (#+TODO): a note's own
+                    b["tasks"] |= markdown_tasks(d.title, their_units.get(d.id, ()),
+                                                 keywords_of.get(d.title, ()))
         missing = {k: sorted(a[k] - b[k])[:20] for k in a}
         extra = {k: sorted(b[k] - a[k])[:20] for k in a}
         return {

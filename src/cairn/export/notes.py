@@ -14,8 +14,10 @@ export never overwrites anything.
   Markdown links; plus a root ``index.md`` (``okf_version: "0.2"``, one section per
   type) and ``log.md``.
 * **Obsidian** — Org files become Markdown with their file and heading properties as
-  frontmatter (``id``, ``aliases``, ``tags`` kept), headings as ``#``, ``id:`` and
-  ``file:`` links as wikilinks; Markdown files are copied byte for byte.
+  frontmatter (``id``, ``aliases``, ``tags`` kept), a conversation as a note of its
+  live branch (:mod:`cairn.export.chats`), headings as ``#`` (task keyword
+  and priority kept, planning as inline fields: :mod:`cairn.export.tasks`), ``id:``
+  and ``file:`` links as wikilinks; Markdown files are copied byte for byte.
 """
 
 from __future__ import annotations
@@ -29,15 +31,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from cairn.errors import CairnError
+from cairn.export.chats import conversation_markdown, live_units, skipped_alternates
+from cairn.export.files import attachment_of, attachment_rel, copy_attachments
+from cairn.export.files import safe_part as _safe
 from cairn.export.markdown import (
     Blocks,
     bundle_prefix,
+    md_link,
     obsidian_to_okf,
     rebase_links,
     rebase_meta,
 )
+from cairn.export.tasks import heading_text, plain_unit, planning_lines
 from cairn.model import Document, Edge, StoredLink, StoredUnit
 from cairn.writeback import create_file
 
@@ -72,11 +80,6 @@ def prepare_dest(dest: Path) -> Path:
         raise CairnError(f"{dest}: the export destination must be a new or empty folder")
     dest.mkdir(parents=True, exist_ok=True)
     return dest
-
-
-def _safe(part: str) -> str:
-    part = re.sub(r"[\x00-\x1f/\\:*?\"<>|]", "_", part).strip(" .")
-    return part[:120] or "_"
 
 
 def concept_rel(root_name: str, doc: Document) -> str:
@@ -229,7 +232,8 @@ def write_okf(
         if all((x["target"], x["type"]) != (entry["target"], entry["type"]) for x in lst):
             lst.append(entry)
     index: dict[str, list[tuple[str, str, str]]] = {}
-    for _root, doc in docs:
+    heading_of = {u.id: u.title for us in units.values() for u in us if u.level > 0 and u.title}
+    for root_name, doc in docs:
         rel = rel_of[doc.id]
         ctype = doc.type or TYPE_OF_FORMAT.get(
             doc.format, "Conversation" if doc.key else doc.format.title() + " Note"
@@ -272,6 +276,9 @@ def write_okf(
             for u in units.get(doc.id, ()):
                 for link in (links or {}).get(u.id, ()):
                     t = rel_of.get(link.resolved_document_id or "")
+                    found = attachment_of(link.unresolved_reason)
+                    if t is None and found is not None:  # ![[pic.png]] → Attachments/pic.png
+                        t = attachment_rel(root_name, found)
                     if t is not None:
                         resolved[link.target] = t
             if doc.format == "okf":  # OKF reads wikilinks as plain text: kept as written
@@ -282,12 +289,24 @@ def write_okf(
                 )
             rep.links += n
             parts.append(text_body)
-        for u in units.get(doc.id, ()) if body_raw is None else ():
-            body, _ = (
-                _org_links(u.body, target_of, wiki=False) if doc.format == "org" else (u.body, 0)
-            )
+        own_units, dropped = live_units(units.get(doc.id, ()))
+        if dropped and body_raw is None:
+            rep.skipped.append(skipped_alternates(doc.path, doc.key, dropped))
+        for u in own_units if body_raw is None else ():
+            body, title, n, m = u.body, u.title, 0, 0
+            if doc.format == "org" and links is not None:  # the stored links, in place
+                own = links.get(u.id, ())
+                heads = [x for x in own if u.level > 0 and x.line == u.line_start]
+                body, n = _linked_body(body, [x for x in own if x not in heads], rel_of,
+                                       heading_of, okf=True)
+                title, m = _linked_body(title, heads, rel_of, heading_of, okf=True)
+            elif doc.format == "org":
+                body, n = _org_links(u.body, target_of, wiki=False)
+            rep.links += n + m
             if u.level > 0 and u.title:
-                parts.append(_heading(u.level, u.title))
+                parts.append(_heading(u.level, heading_text(u.todo, u.priority, title)))
+                if planning_lines(u.timestamps):
+                    parts.append(planning_lines(u.timestamps) + "\n")
             if body.strip():
                 parts.append(body.strip("\n") + "\n\n")
         text = f"---\n{_yaml(meta)}---\n\n{''.join(parts).rstrip()}\n"
@@ -296,20 +315,7 @@ def write_okf(
         rep.documents += 1
         desc = str(meta.get("description") or _description(doc, units))
         index.setdefault(str(meta["type"]), []).append((doc.title, rel, desc))
-    for root_name, relpath, source in attachments:
-        out = "/".join(
-            [*([_safe(root_name)] if root_name else []), *(_safe(p) for p in relpath.split("/"))]
-        )
-        if out.lower() in used or out.lower() in ("index.md", "log.md"):
-            continue
-        try:
-            data = Path(source).read_bytes()
-        except OSError as exc:
-            rep.skipped.append({"path": relpath, "reason": f"cannot read: {exc.strerror or exc}"})
-            continue
-        used.add(out.lower())
-        create_file(dest / out, data)
-        rep.files.append(out)
+    copy_attachments(dest, attachments, used | {"index.md", "log.md"}, rep)
     lines = ['---\nokf_version: "0.2"\n---\n']
     for ctype in sorted(index):
         lines.append(f"\n# {ctype}\n\n")
@@ -352,13 +358,16 @@ def _linked_body(
     unit_links: Sequence[StoredLink],
     wikilink: Mapping[str, str],
     heading: Mapping[str, str],
+    *,
+    okf: bool = False,
 ) -> tuple[str, int]:
     """An Org unit's rendered body (links shown as their description, else their
     target) with its stored links written back in place, in order: ``id:``/``file:``
     links that resolved to an exported document as wikilinks (``wikilink``: document
     id → vault path without ``.md``; ``heading``: unit id → its heading title, the
-    anchor), URLs as Markdown links; the rest stays text. Returns the body and the
-    number of wikilinks."""
+    anchor) — with ``okf``, as Markdown links ``[label](/path.md#heading-slug)``
+    (``wikilink`` then maps to the exported path with ``.md``) — URLs as Markdown
+    links; the rest stays text. Returns the body and the number of internal links."""
     out: list[str] = []
     pos = count = 0
     for link in sorted(unit_links, key=lambda x: x.line or 0):
@@ -371,6 +380,8 @@ def _linked_body(
                 target += "#" + re.sub(r"[\[\]|#^]", " ", anchor).strip()
             shown = " ".join(label.replace("]", " ").split())  # one line, no bracket
             new = f"[[{target}|{shown}]]" if link.alias else f"[[{target}]]"
+            if okf:
+                new = md_link(label, wikilink[str(link.resolved_document_id)], anchor)
         elif link.kind == "url":
             new = f"[{label}]({link.target})" if link.alias else f"<{link.target}>"
         else:
@@ -380,7 +391,7 @@ def _linked_body(
             continue
         out.append(body[pos:at] + new)
         pos = at + len(label)
-        count += new.startswith("[[")
+        count += link.kind != "url"
     out.append(body[pos:])
     return "".join(out), count
 
@@ -391,11 +402,14 @@ def write_obsidian(
     read: Mapping[str, bytes],
     units: Units,
     links: Mapping[str, Sequence[StoredLink]] | None = None,
+    attachments: Sequence[tuple[str, str, str]] = (),
 ) -> ExportReport:
     """Write an Obsidian vault of ``docs`` into ``dest`` (see the module docstring);
     ``read``: document id → the source file's bytes (for Markdown copies); ``links``:
     unit id → its stored links (with them, Org links that resolved to an exported
-    document become wikilinks to it, URLs Markdown links: :func:`_linked_body`).
+    document become wikilinks to it, URLs Markdown links: :func:`_linked_body`);
+    ``attachments``: ``(root name, relpath, absolute path)`` of the non-note files,
+    copied byte for byte to the same place (embeds of them keep resolving).
 
     Raises:
         CairnError: ``dest`` is not new or empty. OSError: it cannot be written.
@@ -418,11 +432,24 @@ def write_obsidian(
     heading = {u.id: u.title for us in units.values() for u in us if u.level > 0 and u.title}
     for _, doc in docs:
         rel = rel_of[doc.id]
+        if doc.key:  # a conversation of a chat export: a note of its live branch
+            body_md, dropped = conversation_markdown(units.get(doc.id, ()))
+            if dropped:
+                rep.skipped.append(skipped_alternates(doc.path, doc.key, dropped))
+            text = f"---\n{_yaml(_props_meta(doc, units))}---\n\n{body_md}"
+            create_file(dest / rel, text.encode())
+            rep.files.append(rel)
+            rep.documents += 1
+            continue
         if doc.format != "org":
             data = read.get(doc.id)
-            if data is None or doc.key:
+            if data is None:
                 rep.skipped.append({"path": doc.path, "reason": f"{doc.format}: not exported"})
                 continue
+            prefix = bundle_prefix(rel, doc.metadata.get("concept_id"))
+            if doc.format == "okf" and prefix:  # a nested bundle's "/x.md" → its folder
+                data = rebase_links(data.decode("utf-8", "surrogateescape"), prefix).encode(
+                    "utf-8", "surrogateescape")
             if not (dest / rel).exists():
                 create_file(dest / rel, data)
                 rep.files.append(rel)
@@ -447,11 +474,13 @@ def write_obsidian(
                     title, m = _org_links(u.title, fixed_map, wiki=True)
                 rep.links += m
                 tags = " ".join(f"#{t}" for t in u.tags)
+                title = heading_text(u.todo, u.priority, title)
                 parts.append(_heading(u.level, f"{title} {tags}".strip()))
-                if u.properties:
-                    parts.append(
-                        "".join(f"{k.lower()}:: {v}\n" for k, v in u.properties.items()) + "\n"
-                    )
+                fields = planning_lines(u.timestamps) + "".join(
+                    f"{k.lower()}:: {v}\n" for k, v in u.properties.items()
+                )
+                if fields:
+                    parts.append(fields + "\n")
             body = "\n".join(
                 ln
                 for ln in body.splitlines()
@@ -463,6 +492,7 @@ def write_obsidian(
         create_file(dest / rel, text.encode())
         rep.files.append(rel)
         rep.documents += 1
+    copy_attachments(dest, attachments, {f.lower() for f in rep.files}, rep)
     return rep
 
 
@@ -481,14 +511,29 @@ def signature(
     edges: Iterable[Edge],
     units: Units,
     links: Mapping[str, Sequence[StoredLink]],
+    *,
+    exact: bool = False,
+    keywords: Iterable[str] = (),
+    okf: bool = False,
 ) -> dict[str, set[tuple[str, ...]]]:
     """What a round trip must keep, by document title (ids differ between two
     indexes): ``units`` (document, outline path, title, whitespace-normalised body; an
     first unit's body without the ``description`` it starts with; an empty preamble is
-    no unit), ``links`` (document, unit title, ``=<target title>`` or ``?`` when it does
-    not resolve, and how many such links the unit holds — every unit's, the empty
-    preamble's front matter links too) and declared ``edges`` (source title, relation,
-    target title) between these documents. ``links``: unit id → its stored links."""
+    no unit), ``links`` (document, unit title, ``=<target title>``, ``@<attachment path>``
+    for an existing non-note file, or ``?`` when it does not resolve, and how many such
+    links the unit holds — every unit's, the empty preamble's front matter links too)
+    and declared ``edges`` (source title, relation, target title) between these
+    documents. ``links``: unit id → its stored links.
+    ``exact``: an attachment counts only when the link's path names it (an OKF
+    export's ``/pic.png`` that cairn finds at ``Attachments/pic.png`` by its name is
+    broken for any other OKF reader: ``?``). Headings are compared without a task
+    keyword (of ``keywords``), priority or trailing ``#tags``, bodies without their
+    ``key:: value`` lines (an Org heading's planning and properties as an Obsidian
+    export writes them; the ``tasks`` aspect compares those):
+    :func:`cairn.export.tasks.plain_unit`. ``okf``: these are the documents an OKF
+    export is made of (an Org note's first unit loses the ``description`` the export
+    writes for it, as its concept does)."""
+    keys = frozenset(keywords)
     title_of: dict[str, str] = {}
     out_units: set[tuple[str, ...]] = set()
     counted: Counter[tuple[str, str, str]] = Counter()
@@ -496,17 +541,24 @@ def signature(
         if d.type in RESERVED_TYPES:
             continue
         title_of[d.id] = d.title
-        desc = " ".join(_okf_description(d).split())
+        # an Org note's OKF concept gets the description the export makes of its text
+        desc = " ".join((_okf_description(d) or (
+            _description(d, units) if d.format == "org" and okf else "")).split())
         for u in units.get(d.id, ()):
+            head, path, text = plain_unit(u, keys)
             for link in links.get(u.id, ()):
                 target = link.resolved_document_id
-                counted[(d.title, u.title if u.level else "", "=" + target if target else "?")] += 1
-            body = " ".join(u.body.split())
+                found = attachment_of(link.unresolved_reason)
+                if exact and found is not None and unquote(link.target).lstrip("/") != found:
+                    found = None
+                key = "=" + target if target else ("@" + found if found else "?")
+                counted[(d.title, head, key)] += 1
+            body = " ".join(text.split())
             if u.level == 0 and desc and body.startswith(desc):
                 body = body[len(desc) :].lstrip()
             if u.level == 0 and not body:
                 continue
-            out_units.add((d.title, " / ".join(u.outline_path), u.title if u.level else "", body))
+            out_units.add((d.title, path, head, body))
     out_edges: set[tuple[str, ...]] = set()
     for e in edges:
         s, t = title_of.get(e.source_document_id), title_of.get(e.target_document_id or "")

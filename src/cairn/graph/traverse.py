@@ -299,7 +299,8 @@ def subgraph(
 
 def orphans(es: EdgeIndex) -> list[OrphanDocument]:
     """Documents with no resolved declared edge in or out (links within the document
-    itself and links to missing notes do not count), one per document (each
+    itself and links to missing notes do not count; a link to an existing attachment
+    does), one per document (each
     conversation of a chat export is one), by root, path and id."""
     return es.orphans()
 

@@ -49,10 +49,12 @@ bulk and a paragraph looks only at the lines that may end it
 start (:mod:`~cairn.formats.markdown.dispatch`) — all giving stock markdown-it's tokens;
 text that is not text is refused (:mod:`cairn.formats.guard`).
 
-Fields: ``title`` (front matter ``title``, else the first level-1 heading, else the file
-stem), ``tags``/``tag`` (list or string; a string is split on commas and whitespace as
-Obsidian does; leading ``#`` stripped), ``aliases``/``alias`` (list, or a string split
-on commas), ``id`` → ``declared_id``, ``type``, ``created`` (or ``date``),
+Fields: ``title`` (front matter ``title``, else a level-1 heading that is the first
+content of the body, else the file stem — as Obsidian, which names a note by its file:
+a ``# Part 2`` after other content is a section, not the title), ``tags``/``tag``
+(list or string; a string is split on commas and whitespace as Obsidian does; leading
+``#`` stripped), ``aliases``/``alias`` (list, or a string split on commas), ``id`` →
+``declared_id``, ``type``, ``created`` (or ``date``),
 ``modified``/``updated``, ``visibility``; keys are matched case-insensitively.
 """
 
@@ -113,7 +115,7 @@ def analyse(text: str, relpath: str, *, obsidian: bool = True, allow_toml: bool 
     md = _markdown_it(obsidian)
     tokens = md.parse(front.body)
     walker = _Walker(obsidian, offset, relpath)
-    sections, first_h1 = walker.build_sections(tokens, total_lines, front.body_line)
+    sections, leading_h1 = walker.build_sections(tokens, total_lines, front.body_line)
     if front.failed and front.raw.strip():
         # The block was not front matter we can read: keep its text searchable at the
         # top of the preamble (no structure, links or tags taken from it).
@@ -125,7 +127,7 @@ def analyse(text: str, relpath: str, *, obsidian: bool = True, allow_toml: bool 
             sections[0].body.insert(0, plain.plain_text(raw_tokens))
         sections[0].line_start = 1
     walker.walk(tokens, sections)
-    return Analysis(front, sections, first_h1, list(walker.all_tags), warnings, total_lines)
+    return Analysis(front, sections, leading_h1, list(walker.all_tags), warnings, total_lines)
 
 
 def parse(text: str, relpath: str) -> Document:
@@ -155,7 +157,7 @@ def parse(text: str, relpath: str) -> Document:
     front = analysis.front
     meta = front.data
     warnings = list(analysis.warnings)
-    title = _scalar_text(_lookup(meta, "title")) or analysis.first_h1 or stem(relpath)
+    title = _scalar_text(_lookup(meta, "title")) or analysis.leading_h1 or stem(relpath)
     fm_tags = normalise_tags(_lookup(meta, "tags", "tag"))
     tags = list(dict.fromkeys([*fm_tags, *analysis.inline_tags]))
     aliases = normalise_aliases(_lookup(meta, "aliases", "alias"))

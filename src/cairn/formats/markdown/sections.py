@@ -45,7 +45,8 @@ class Analysis:
     Attributes:
         front: the front matter result.
         sections: ``sections[0]`` is the preamble, then one per top-level heading.
-        first_h1: the title of the first level-1 heading, if any.
+        leading_h1: the text of a level-1 heading that opens the body (nothing but
+            comments before it), if any.
         inline_tags: every inline tag of the note in order, without duplicates.
         warnings: diagnostics (front matter problems first).
         total_lines: number of lines of the file.
@@ -53,7 +54,7 @@ class Analysis:
 
     front: fm_mod.FrontMatter
     sections: list[Section]
-    first_h1: str | None
+    leading_h1: str | None
     inline_tags: list[str]
     warnings: list[Diagnostic]
     total_lines: int

@@ -36,6 +36,9 @@ BLOCK_TEXT_CHARS = 300
 """Characters of a block's text kept with its anchor (``extra["blocks"]``)."""
 
 
+_INVISIBLE_BLOCKS = frozenset({"obsidian_comment_block", "front_matter"})
+
+
 class _Walker:
     """Walks markdown-it tokens and fills sections."""
 
@@ -81,8 +84,22 @@ class _Walker:
             )
             stack.append(len(sections) - 1)
         self.starts = [s.line_start for s in sections[1:]]
-        first_h1 = next((t for _, lvl, t in heads if lvl == 1), None)
-        return sections, first_h1
+        return sections, self._leading_h1(tokens, heads)
+
+    @staticmethod
+    def _leading_h1(tokens: Sequence[Token], heads: list[tuple[int, int, str]]) -> str | None:
+        """The text of a level-1 heading that is the note's first content (comments
+        aside), else ``None``: Obsidian names a note by its file, and only an H1 that
+        opens the note reads as its title; a later ``# Part 2`` is a section."""
+        for tok in tokens:
+            if tok.level != 0 or tok.type in _INVISIBLE_BLOCKS:
+                continue
+            if tok.type == "html_block" and tok.content.lstrip().startswith("<!--"):
+                continue
+            if tok.type == "heading_open" and tok.tag == "h1" and heads:
+                return heads[0][2] or None
+            return None
+        return None
 
     def unit_for(self, file_line: int) -> int:
         return bisect.bisect_right(self.starts, file_line)

@@ -203,7 +203,7 @@ def parse(text: str, relpath: str) -> Document:
     title_text = str(title_value).strip() if isinstance(title_value, str | int | float) else ""
     if reserved:
         reserved_type = "okf-index" if name == "index.md" else "okf-log"
-        title = title_text or analysis.first_h1 or md_mod.stem(relpath)
+        title = title_text or analysis.leading_h1 or md_mod.stem(relpath)
         units = md_mod.build_units(analysis, title, PREAMBLE, tags, props)
         return _document(relpath, title, units, meta, tags, modified, reserved_type, warnings)
     cid = concept_id(relpath)

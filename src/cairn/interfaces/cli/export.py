@@ -63,6 +63,12 @@ def _run(
         f"exported {rep.documents} documents to {escape(rep.dest)} ({len(rep.files)} files, "
         f"{rep.relations} relations, {rep.links} links rewritten)"
     )
+    if rep.skipped:  # said plainly: what the export does not hold
+        out.print(f"[yellow]{len(rep.skipped)} left out:[/yellow]")
+        for item in rep.skipped[:10]:
+            out.print(f"  {escape(item['path'])}: {escape(item['reason'])}")
+        if len(rep.skipped) > 10:
+            out.print(f"  … and {len(rep.skipped) - 10} more (--json lists them all)")
 
 
 @export_app.command()
@@ -113,23 +119,29 @@ def json_(
 
 @export_app.command()
 def compare(
-    root: Annotated[Path, typer.Argument(help="A registered Markdown or OKF folder.")],
+    root: Annotated[Path, typer.Argument(help="A registered folder.")],
+    kind: Annotated[
+        str, typer.Option("--kind", help="Export as okf or obsidian (default okf).")
+    ] = "okf",
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Export ROOT as OKF, index it apart and compare the two.
+    """Export ROOT (as OKF or an Obsidian vault), index it apart and compare the two.
 
-    Compares units, links and edges; exits 1 on a difference.
+    Compares units, links and embeds (each must reach what it reached), edges and
+    tasks (keywords, priorities, planning dates); exits 1 on a difference.
     """
     try:
+        if kind not in ("okf", "obsidian"):
+            raise CairnError(f"--kind {kind!r}: use okf or obsidian")
         with common.open_cairn(db) as cairn:
-            res = cairn.compare_export(root)
+            res = cairn.compare_export(root, kind=kind)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
         emit_json(res)
     else:
-        for aspect in ("units", "links", "edges"):
+        for aspect in ("units", "links", "edges", "tasks"):
             a, b = res[aspect]
             out.print(f"{aspect}: {a} in the root, {b} in the export")
             for item in res["missing"][aspect][:5]:

@@ -52,6 +52,9 @@ OriginOpt = Annotated[
 
 def _where(node: dict[str, Any]) -> str:
     if node.get("type") == "stub":
+        if node.get("kind") == "attachment" and not node.get("reason"):
+            # an existing non-note file (an image, a ``.base``): linked, not missing
+            return f"[cyan]file[/cyan] {escape(str(node.get('title')))}"
         return f"[yellow]missing[/yellow] {escape(str(node.get('title')))}"
     title = escape(str(node.get("title") or ""))
     return f"{title}  [blue]{escape(str(node.get('path')))}:{node.get('line')}[/blue]"

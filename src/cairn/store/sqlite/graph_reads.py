@@ -359,13 +359,18 @@ class GraphReadsMixin:
         ]
 
     def orphans(self) -> list[OrphanDocument]:
-        """Documents with no resolved declared edge to or from another document, by root,
-        path and id."""
+        """Documents with no resolved declared edge to or from another document or an
+        existing attachment (a note that embeds a ``.base`` or an image is linked), by
+        root, path and id."""
         rows = self.db.execute(
             "SELECT d.id, d.path, d.title, d.format, r.path AS root_path FROM documents d "
             "JOIN roots r ON r.id = d.root_id WHERE NOT EXISTS ("
             "  SELECT 1 FROM edges e WHERE e.origin = 'declared' AND e.source_document_id = d.id"
             "  AND e.target_document_id IS NOT NULL AND e.target_document_id != d.id"
+            ") AND NOT EXISTS ("
+            "  SELECT 1 FROM edges e JOIN graph_stubs s ON s.id = e.target"
+            "  WHERE e.origin = 'declared' AND e.source_document_id = d.id"
+            "  AND e.relation != 'unresolved' AND s.kind = 'attachment'"
             ") AND NOT EXISTS ("
             "  SELECT 1 FROM edges e WHERE e.origin = 'declared' AND e.target_document_id = d.id"
             "  AND e.source_document_id != d.id"

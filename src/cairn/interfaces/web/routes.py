@@ -229,7 +229,8 @@ _ORG_DRAWER = re.compile(r"^\s*:([\w-]+):\s*$")
 def own_text(text: str, units: tuple[StoredUnit, ...]) -> dict[str, str]:
     """Each unit's own source lines: from its first line up to the next unit's first
     line (a parent's span stops at its first child; a code unit carves its block out
-    of its heading). Markdown frontmatter at the top of the file is left out.
+    of its heading). Markdown frontmatter at the top of the file is left out, and a
+    preamble that starts on a heading's line owns none.
 
     Returns:
         unit id → its lines joined by newlines.
@@ -243,8 +244,14 @@ def own_text(text: str, units: tuple[StoredUnit, ...]) -> dict[str, str]:
             if lines[i].strip() == closer or (closer == "---" and lines[i].strip() == "..."):
                 skip = i + 1
                 break
+    # a Markdown title-only preamble shares its line with the H1 that follows: the
+    # heading shows that line, the preamble has no lines of its own
+    headed = {u.line_start for u in units if u.kind != "preamble"}
     out: dict[str, str] = {}
     for u in units:
+        if u.kind == "preamble" and u.line_start in headed:
+            out[u.id] = ""
+            continue
         later = [s for s in starts if s > u.line_start]
         stop = (later[0] - 1) if later else len(lines)
         first = max(u.line_start, skip + 1)

@@ -86,6 +86,7 @@ class DreamMixin(GraphMixin):
         dry_run: bool = False,
         fix_kinds: Sequence[str] | None = None,
         today: _dt.date | None = None,
+        save: bool = True,
     ) -> DreamRun:
         """Run the dream checks over the index (see :mod:`cairn.maintain.dream`).
 
@@ -97,6 +98,8 @@ class DreamMixin(GraphMixin):
             fix_kinds: only fixes of these kinds (``retarget_link``, ``add_org_id``,
                 ``mark_status``, ``create_note``, ``normalise_tag``).
             today: the date taken as today (tests; default: today, UTC).
+            save: keep the report in the index (the next one's new / persists / fixed
+                compare with it); ``False`` for a read-only look.
 
         Returns:
             A :class:`DreamRun`.
@@ -115,7 +118,7 @@ class DreamMixin(GraphMixin):
         settings = self.dream_settings
         self._fresh_graph()
         report = run_dream(self.store, today=today, settings=settings, only=only,
-                           types=self.types, save=not dry_run)
+                           types=self.types, save=save and not dry_run)
         if not (apply or dry_run):
             return DreamRun(report)
         changes = apply_fixes(self.store, report.findings, backups=self.backups,

@@ -5,7 +5,9 @@ Each route calls one ``Cairn`` method and returns its result through
 ``cairn search --json`` prints. Every request first passes :class:`Guard` (Host and
 Origin allowlist, bearer token, body and query size limits) and is logged and counted
 (:mod:`.observe`); an unexpected error answers ``{"error": "internal server error",
-"type": "ServerError", "id"}`` and logs the details under that id.
+"type": "ServerError", "id"}`` and logs the details under that id. ``HEAD`` is answered
+wherever ``GET`` is. The configured CORS origins (``--cors-origin``) are served by
+Starlette's ``CORSMiddleware`` in front of the guard: their preflights need no token.
 """
 
 from __future__ import annotations

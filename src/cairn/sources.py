@@ -449,21 +449,24 @@ def source_file(
 
 
 def _note_symlink(root: Path, entry: os.DirEntry[str], rel: str, result: Discovery) -> None:
-    """Record why a symbolic link is skipped (outside the root, or a duplicate path)."""
+    """Record why a symbolic link is skipped (outside the root, or a duplicate path); the
+    message names ``root``, since ``rel`` alone is ambiguous when several are indexed."""
     try:
         target = Path(entry.path).resolve(strict=True)
     except (OSError, RuntimeError):
-        result.warnings.append(Diagnostic(rel, "broken or looping symbolic link; skipped"))
+        result.warnings.append(Diagnostic(rel, f"broken or looping symbolic link in {root}; "
+                                          "skipped"))
         return
     if target != root and root not in target.parents:
         result.warnings.append(
-            Diagnostic(rel, "symbolic link leads outside the source root; skipped")
+            Diagnostic(rel, f"symbolic link leads outside the source root {root}; skipped")
         )
         return
     result.warnings.append(
         Diagnostic(
             rel,
-            f"symbolic link to {target.relative_to(root).as_posix() or '.'} inside the root; "
+            f"symbolic link to {target.relative_to(root).as_posix() or '.'} inside the root "
+            f"{root}; "
             "indexed at its real path",
             severity="info",
         )

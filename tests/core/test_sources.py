@@ -112,3 +112,23 @@ def test_read_bytes_of_vanished_and_unreadable_files(tmp_path: Path) -> None:
     folder.mkdir()
     res = read_bytes(SourceFile(folder, "dir.md", 0, 0.0))
     assert isinstance(res, Failure)
+
+
+def test_a_refused_symlink_names_the_root_that_holds_it(tmp_path: Path) -> None:
+    from cairn.app import Cairn
+    from cairn.config import load_config
+
+    a, b, out = tmp_path / "A", tmp_path / "B", tmp_path / "out"
+    for d in (a, b, out):
+        d.mkdir()
+    (a / "a.md").write_text("# a\n", encoding="utf-8")
+    (b / "b.md").write_text("# b\n", encoding="utf-8")
+    (out / "secret.md").write_text("# s\n", encoding="utf-8")
+    (b / "esc").symlink_to(out, target_is_directory=True)
+    (a / "dead").symlink_to(tmp_path / "missing")
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        run = c.index([a, b])
+    messages = {w.path: w.message for w in run.warnings}
+    assert "outside the source root" in messages["esc"]
+    assert messages["esc"].endswith(f"root {b.resolve()}; skipped")
+    assert f"in {a.resolve()};" in messages["dead"]

@@ -107,6 +107,40 @@ def test_a_configured_cors_origin_is_let_through(cairn: Cairn, port: int,
                           headers={"Origin": "http://localhost:5174"}).status_code == 403
 
 
+@pytest.mark.parametrize("token", [None, "cors-test-token"])
+def test_an_allowed_origin_gets_cors_headers_and_its_preflight_needs_no_token(
+        cairn: Cairn, port: int, uvicorn_server: Any, token: str | None) -> None:
+    origin, other = "http://localhost:5173", "http://evil.example"
+    auth = {"Authorization": f"Bearer {token}"} if token else {}
+    with serve(cairn, port, uvicorn_server, token=token, cors_origins=(origin,)) as srv:
+        for path, method in (("/healthz", "GET"), ("/v1/search", "POST")):
+            r = httpx2.options(f"{srv.url}{path}", headers={
+                "Origin": origin, "Access-Control-Request-Method": method,
+                "Access-Control-Request-Headers": "authorization, content-type"})
+            assert r.status_code == 200, (path, r.status_code, r.text)
+            assert r.headers["access-control-allow-origin"] == origin
+            assert method in r.headers["access-control-allow-methods"]
+            assert "authorization" in r.headers["access-control-allow-headers"].lower()
+        r = httpx2.get(f"{srv.url}/healthz", headers={"Origin": origin})
+        assert r.status_code == 200 and r.headers["access-control-allow-origin"] == origin
+        r = httpx2.post(f"{srv.url}/v1/search", json={"query": "compost"},
+                        headers={"Origin": origin, **auth})
+        assert r.status_code == 200 and r.headers["access-control-allow-origin"] == origin
+        r = httpx2.options(f"{srv.url}/healthz", headers={
+            "Origin": other, "Access-Control-Request-Method": "GET"})
+        assert r.status_code >= 400 and "access-control-allow-origin" not in r.headers
+        r = httpx2.get(f"{srv.url}/healthz", headers={"Origin": other})
+        assert r.status_code == 403 and "access-control-allow-origin" not in r.headers
+        if token:
+            r = httpx2.get(f"{srv.url}/v1/stats", headers={"Origin": origin})
+            assert r.status_code == 401  # the preflight is open, the request is not
+
+
+def test_no_cors_headers_without_a_configured_origin(api: httpx2.Client) -> None:
+    r = api.get("/healthz", headers={"Origin": api.base_url.__str__().rstrip("/")})
+    assert r.status_code == 200 and "access-control-allow-origin" not in r.headers
+
+
 def test_a_non_loopback_bind_needs_a_token(vault: Any) -> None:
     with pytest.raises(QueryError, match="loopback"):
         Policy.for_bind("0.0.0.0", 8765, token=None)
@@ -158,7 +192,11 @@ def test_body_and_query_sizes_are_limited(api: httpx2.Client) -> None:
     r = api.post("/v1/search", content=chunks(), headers={"content-type": "application/json"})
     assert r.status_code == 413
     r = api.get("/v1/graph/neighbors", params={"node": "n" * 5000})
-    assert r.status_code == 414
+    assert r.status_code == 414 and "query string over 4096" in r.json()["error"]
+    r = api.get("/v1/documents/" + "p" * 9000)
+    assert r.status_code == 414 and r.json()["error"] == "path over 8192 characters"
+    r = api.head("/healthz")
+    assert r.status_code == 200 and r.content == b""
     r = api.post("/v1/search", json={"query": "q" * 5000})
     assert r.status_code == 422
     r = api.post("/v1/search", json={"query": "x", "limit": 0})

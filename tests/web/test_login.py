@@ -100,6 +100,28 @@ def test_forged_login_forms_and_open_redirects_are_refused(guarded: Serve) -> No
         f"{COOKIE}=;")
 
 
+def test_a_next_with_control_characters_goes_home(guarded: Serve) -> None:
+    own = {"Origin": guarded.url}
+    for bad in ("/\t/evil.example", "/\r\nSet-Cookie: x=1", "/\n/evil.example",
+                "/ok\x7f", "/a\\b", "/\x85x"):
+        status, headers, _ = post(guarded, "/login", {"token": TOKEN, "next": bad}, own)
+        assert (status, headers["location"]) == (303, "/"), repr(bad)
+        status, _, html = get(guarded, "/login?next=" + urllib.parse.quote(bad, safe=""))
+        assert status == 200 and 'name="next" value="/"' in html, repr(bad)
+    status, headers, _ = post(guarded, "/login", {"token": TOKEN, "next": "/note/é?q=a b"},
+                              own)
+    assert (status, headers["location"]) == (303, "/note/%C3%A9?q=a%20b")
+
+
+def test_head_answers_wherever_get_does(guarded: Serve) -> None:
+    jar = {"Cookie": f"{COOKIE}={session_value(TOKEN)}"}
+    for path in ("/status", "/", "/v1/stats", "/healthz"):
+        req = urllib.request.Request(guarded.url + path, method="HEAD", headers=jar)
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert r.status == 200 and r.read() == b"", path
+    assert get(guarded, "/status", jar)[0] == 200
+
+
 @pytest.mark.browser
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium")
 def test_log_in_with_the_browser(watched: Watched, guarded: Serve) -> None:  # noqa: F811

@@ -87,6 +87,7 @@ class DreamMixin(GraphMixin):
         fix_kinds: Sequence[str] | None = None,
         today: _dt.date | None = None,
         proposed: bool = False,
+        save: bool = True,
     ) -> DreamRun:
         """Run the dream checks over the index (see :mod:`cairn.maintain.dream`).
 
@@ -100,6 +101,8 @@ class DreamMixin(GraphMixin):
             today: the date taken as today (tests; default: today, UTC).
             proposed: with ``apply``/``dry_run``, make the fixes that are only proposed
                 too (weaker evidence, ``Fix.auto`` false); otherwise only the sure ones.
+            save: keep the report in the index (the next one's new / persists / fixed
+                compare with it); ``False`` for a read-only look.
 
         Returns:
             A :class:`DreamRun`.
@@ -118,7 +121,7 @@ class DreamMixin(GraphMixin):
         settings = self.dream_settings
         self._fresh_graph()
         report = run_dream(self.store, today=today, settings=settings, only=only,
-                           types=self.types, save=not dry_run)
+                           types=self.types, save=save and not dry_run)
         if not (apply or dry_run):
             return DreamRun(report)
         changes = apply_fixes(self.store, report.findings, backups=self.backups,

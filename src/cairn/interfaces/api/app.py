@@ -5,7 +5,9 @@ Each route calls one ``Cairn`` method and returns its result through
 ``cairn search --json`` prints. Every request first passes :class:`Guard` (Host and
 Origin allowlist, bearer token, body and query size limits) and is logged and counted
 (:mod:`.observe`); an unexpected error answers ``{"error": "internal server error",
-"type": "ServerError", "id"}`` and logs the details under that id.
+"type": "ServerError", "id"}`` and logs the details under that id. ``HEAD`` is answered
+wherever ``GET`` is. The configured CORS origins (``--cors-origin``) are served by
+Starlette's ``CORSMiddleware`` in front of the guard: their preflights need no token.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Annotated, Any, Literal
 from fastapi import Body, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cairn.app import Cairn
@@ -40,6 +43,8 @@ ADMIN_PREFIXES = ("/v1/index",)
 """Routes that change the index: they always need the token."""
 OPEN_PATHS = ("/healthz", "/openapi.json")
 """Routes that never need the token (a health probe, the API description)."""
+MAX_PATH_CHARS = 8192
+"""The longest request path answered (a longer one gets 414)."""
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorOut, "description": "A bad argument or a refused path"},
@@ -73,6 +78,9 @@ class Guard:
             return
         request_id = uuid.uuid4().hex[:16]
         scope.setdefault("state", {})["request_id"] = request_id
+        method: str = scope["method"]
+        if method == "HEAD":  # HEAD answers wherever GET does: the GET, without its body
+            scope = {**scope, "method": "GET"}  # a copy: the server's own stays HEAD
         t0 = now()
         state = {"status": 500, "started": False, "done": False}
 
@@ -85,15 +93,18 @@ class Guard:
             name = self._route_name(scope)
             seconds = now() - t0
             status = int(state["status"])
-            self.metrics.observe(name, scope["method"], status, seconds)
-            log_request(request_id, scope["method"], name, status, seconds * 1000)
+            self.metrics.observe(name, method, status, seconds)
+            log_request(request_id, method, name, status, seconds * 1000)
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 state["status"] = int(message["status"])
                 state["started"] = True
-            elif message["type"] == "http.response.body" and not message.get("more_body"):
-                finish()
+            elif message["type"] == "http.response.body":
+                if method == "HEAD":
+                    message = {**message, "body": b""}
+                if not message.get("more_body"):
+                    finish()
             await send(message)
 
         refusal = self._refuse(scope)
@@ -134,7 +145,9 @@ class Guard:
             return _error(403, "cross-origin requests from that Origin are refused",
                           "Forbidden")
         path: str = scope.get("path", "")
-        if len(scope.get("query_string", b"")) > p.max_query_chars or len(path) > 8192:
+        if len(path) > MAX_PATH_CHARS:
+            return _error(414, f"path over {MAX_PATH_CHARS} characters", "TooLarge")
+        if len(scope.get("query_string", b"")) > p.max_query_chars:
             return _error(414, f"query string over {p.max_query_chars} characters",
                           "TooLarge")
         length = headers.get("content-length", "")
@@ -335,4 +348,12 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     metrics_ = Metrics(facts)
     from cairn.interfaces.web.login import CookieLogin
 
-    return CookieLogin(Guard(api, policy, metrics_), policy)  # the web UI's login
+    guarded: ASGIApp = Guard(api, policy, metrics_)
+    if policy.cors:
+        # outside the guard: a browser's preflight carries no token, and a refusal the
+        # guard answers to an allowed origin must still be readable by its page
+        guarded = CORSMiddleware(guarded, allow_origins=sorted(policy.cors),
+                                 allow_methods=["GET", "HEAD", "POST"],
+                                 allow_headers=["authorization", "content-type"],
+                                 max_age=600)
+    return CookieLogin(guarded, policy)  # the web UI's login

@@ -50,6 +50,8 @@ class Policy:
         origins: accepted ``Origin`` values (CORS origins configured, plus the
             server's own origins).
         max_body_bytes / max_query_chars: size limits.
+        cors: the configured CORS origins alone (they get ``Access-Control-*``
+            headers and their preflights are answered without the token).
     """
 
     token: str | None
@@ -57,6 +59,7 @@ class Policy:
     origins: frozenset[str]
     max_body_bytes: int = 65536
     max_query_chars: int = 4096
+    cors: frozenset[str] = frozenset()
 
     @classmethod
     def for_bind(
@@ -86,7 +89,7 @@ class Policy:
         with_ports = {f"{n}:{port}" for n in hosts}
         own = {f"http://{n}:{port}" for n in hosts}
         return cls(token, frozenset(hosts | with_ports), frozenset(own | set(cors_origins)),
-                   max_body_bytes, max_query_chars)
+                   max_body_bytes, max_query_chars, frozenset(cors_origins))
 
     def host_ok(self, host: str | None) -> bool:
         """Whether a request's ``Host`` header names this server."""

@@ -89,7 +89,8 @@ def run_search(
                 rerank=rerank,
             )
             empty = not res.hits and cairn.is_empty()
-            where = str(cairn.config.db_path)
+            # a PostgreSQL index is named by its URL without the password
+            where = cairn.store.path if cairn.config.db_url else str(cairn.config.db_path)
             if fields:
                 rows = cairn.hit_fields(res.hits, fields)
             positions = cairn.hit_positions(res.hits, text) if fmt == "vimgrep" else []

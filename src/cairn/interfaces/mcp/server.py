@@ -229,9 +229,10 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         OKF concepts, broken links with candidates, orphans, thin sections, duplicates,
         missing entity notes, contradictions, integrity problems, tag spellings — each
         with file, line, evidence and a proposed fix; new / persists / fixed since the
-        last report."""
+        last stored report (this look is not stored: it changes nothing)."""
         with _tool_errors():
-            return {**cairn.dream(only=only).as_data()["report"], "notice": UNTRUSTED_NOTICE}
+            report = cairn.dream(only=only, save=False).as_data()["report"]
+            return {**report, "notice": UNTRUSTED_NOTICE}
 
     def dream_apply(
         only: Annotated[list[str] | None, Field(

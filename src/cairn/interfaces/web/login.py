@@ -51,10 +51,18 @@ def _cookie(headers: dict[str, str]) -> str | None:
 
 
 def _local(next_path: str) -> str:
-    """``next_path`` when it is a path on this server, else ``/`` (no open redirect)."""
-    if not next_path.startswith("/") or next_path.startswith("//") or "\\" in next_path:
+    """``next_path`` when it is a path on this server, else ``/`` (no open redirect).
+
+    Refused: anything not starting with one ``/`` (``//host`` and ``/\\host`` name
+    another server), a backslash anywhere, and any control character (a browser drops
+    tabs and newlines from a URL, so ``/\\t/evil.example`` becomes ``//evil.example``;
+    CR and LF would also split the ``Location`` header). Non-ASCII is percent-encoded.
+    """
+    if (not next_path.startswith("/") or next_path[1:2] in ("/", "\\")
+            or "\\" in next_path
+            or any(ord(ch) < 0x20 or 0x7F <= ord(ch) <= 0x9F for ch in next_path)):
         return "/"
-    return next_path
+    return quote(next_path, safe="/?&=%#:@!$'()*+,;~-._")
 
 
 def _form(next_path: str, message: str = "") -> str:

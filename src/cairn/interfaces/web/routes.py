@@ -12,6 +12,7 @@ allowlist, token).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from html import escape
@@ -27,6 +28,7 @@ from cairn.app import Cairn
 from cairn.errors import CairnError, NotFound
 from cairn.interfaces.web.conversations import mount_conversations
 from cairn.interfaces.web.explain import explain_rows, facet_links
+from cairn.interfaces.web.graph_cap import cap_graph
 from cairn.interfaces.web.live import mount_live
 from cairn.interfaces.web.render import (
     editor_link,
@@ -98,7 +100,8 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
 
     def hits_context(q: str, mode: str, expand: bool = False) -> dict[str, Any]:
         base: dict[str, Any] = {"q": q, "mode": mode, "expand": expand, "hits": [],
-                                "notes": [], "error": None, "took_ms": None, "facets": []}
+                                "notes": [], "error": None, "took_ms": None, "facets": [],
+                                "facet_basis": ""}
         if not q.strip():
             return base
         try:
@@ -112,7 +115,11 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
                  "explain": explain_rows(h.explain),
                  "href": note_href(h.document_id, h.unit_id)} for h in res.hits]
         return {**base, "hits": hits, "notes": list(res.notes), "took_ms": res.took_ms,
-                "facets": facet_links(q, facets)}
+                "facets": facet_links(q, facets), "facet_basis": (
+                    f"counts over the top {facets.depth} candidates"
+                    if facets.candidates >= facets.depth
+                    else f"counts over all {facets.candidates} candidate"
+                    + ("s" * (facets.candidates != 1)))}
 
     @api.get("/", include_in_schema=False)
     def search_page(q: Q = "", mode: Mode = "", expand: Expand = False) -> HTMLResponse:
@@ -156,7 +163,8 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
     def graph_json(node: Annotated[str, Query(min_length=1, max_length=4096)],
                    hops: Annotated[int, Query(ge=1, le=3)] = 1) -> Response:
         text = cairn.export_graph("cytoscape", around=cairn.confine(node), hops=hops)
-        return Response(text, media_type="application/json", headers=HEADERS)
+        capped = cap_graph(json.loads(text), node)
+        return Response(json.dumps(capped), media_type="application/json", headers=HEADERS)
 
     mount_conversations(api, cairn, lambda name, status=200, **ctx: _page(
         env, name, status, **ctx))
@@ -229,7 +237,8 @@ _ORG_DRAWER = re.compile(r"^\s*:([\w-]+):\s*$")
 def own_text(text: str, units: tuple[StoredUnit, ...]) -> dict[str, str]:
     """Each unit's own source lines: from its first line up to the next unit's first
     line (a parent's span stops at its first child; a code unit carves its block out
-    of its heading). Markdown frontmatter at the top of the file is left out.
+    of its heading). Markdown frontmatter at the top of the file is left out, and a
+    preamble that starts on a heading's line owns none.
 
     Returns:
         unit id → its lines joined by newlines.
@@ -243,8 +252,14 @@ def own_text(text: str, units: tuple[StoredUnit, ...]) -> dict[str, str]:
             if lines[i].strip() == closer or (closer == "---" and lines[i].strip() == "..."):
                 skip = i + 1
                 break
+    # a Markdown title-only preamble shares its line with the H1 that follows: the
+    # heading shows that line, the preamble has no lines of its own
+    headed = {u.line_start for u in units if u.kind != "preamble"}
     out: dict[str, str] = {}
     for u in units:
+        if u.kind == "preamble" and u.line_start in headed:
+            out[u.id] = ""
+            continue
         later = [s for s in starts if s > u.line_start]
         stop = (later[0] - 1) if later else len(lines)
         first = max(u.line_start, skip + 1)

@@ -26,62 +26,11 @@ from typing import Any
 from cairn.errors import StoreError, StoreUnwritable
 from cairn.store.lock import WriterLock
 from cairn.store.postgres.dialect import COMPAT_FUNCTIONS, translate, translate_trigger
-from cairn.store.postgres.steps import PG_COMPONENT, PG_STEPS, PG_TABLES
+from cairn.store.postgres.steps import PG_COMPONENT, PG_REPLACES, PG_SCHEMA, PG_STEPS, PG_TABLES
 from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, SQLiteBase, TableCopyMixin
 
 WRITE_LOCK_KEY = 0x6361_6972_6E00  # "cairn\0": the advisory lock of index writers
 
-PG_SCHEMA: tuple[str, ...] = (
-    # units_fts (virtual in SQLite): a plain table, a generated tsvector, a GIN index
-    """
-    CREATE TABLE units_fts (
-        rowid BIGINT PRIMARY KEY,
-        title TEXT NOT NULL DEFAULT '',
-        outline_path TEXT NOT NULL DEFAULT '',
-        tags TEXT NOT NULL DEFAULT '',
-        body TEXT NOT NULL DEFAULT '',
-        cjk TEXT NOT NULL DEFAULT '',
-        doc tsvector GENERATED ALWAYS AS (
-            setweight(to_tsvector('english', title), 'A') ||
-            setweight(to_tsvector('english', outline_path), 'B') ||
-            setweight(to_tsvector('english', tags), 'C') ||
-            setweight(to_tsvector('english', body), 'D') ||
-            setweight(to_tsvector('simple', cjk), 'D')) STORED
-    );
-    CREATE INDEX units_fts_doc ON units_fts USING gin(doc)
-    """,
-)
-"""PostgreSQL's own statements, run after the shared migration that they belong to."""
-
-PG_REPLACES: dict[int, str] = {
-    # 2 -> 3: the ``meta`` column (SQLite rebuilds its FTS5 table; here a column is
-    # added and the weighted vector recomputed with meta in weight class C, beside tags)
-    2: """
-    ALTER TABLE units_fts ADD COLUMN meta TEXT COLLATE "C" NOT NULL DEFAULT '';
-    DROP INDEX units_fts_doc;
-    ALTER TABLE units_fts DROP COLUMN doc;
-    ALTER TABLE units_fts ADD COLUMN doc tsvector GENERATED ALWAYS AS (
-        setweight(to_tsvector('english', title), 'A') ||
-        setweight(to_tsvector('english', outline_path), 'B') ||
-        setweight(to_tsvector('english', tags), 'C') ||
-        setweight(to_tsvector('english', meta), 'C') ||
-        setweight(to_tsvector('english', body), 'D') ||
-        setweight(to_tsvector('simple', cjk), 'D')) STORED;
-    CREATE INDEX units_fts_doc ON units_fts USING gin(doc);
-    UPDATE runs SET config_hash = '';
-    UPDATE documents SET content_hash = ''
-    """,
-    # 4 -> 5: SQLite's FTS5 table stops duplicating the units' text (PostgreSQL's
-    # keeps it: its vector is computed from it); unused indexes are dropped
-    4: """
-    DROP INDEX IF EXISTS units_parent;
-    DROP INDEX IF EXISTS units_org_id;
-    DROP INDEX IF EXISTS unit_tags_tag;
-    DROP INDEX IF EXISTS links_resolved_unit;
-    DROP INDEX IF EXISTS documents_declared
-    """,
-}
-"""Migrations whose shared (SQLite) statements PostgreSQL replaces with its own."""
 
 
 def redact_url(url: str) -> str:
@@ -338,7 +287,13 @@ class PostgresBase(SQLiteBase):
     # --- migrations -------------------------------------------------------------------
     def _migrate(self) -> None:
         """Bring the schema to :data:`SCHEMA_VERSION` (the same steps as SQLite's,
-        rendered for PostgreSQL), under the writers' lock."""
+        rendered for PostgreSQL), under the writers' lock, which is taken only when the
+        versions read without it are behind (readers never wait for a writer): they are
+        read again under it."""
+        if (self._read_version("cairn_schema") == SCHEMA_VERSION
+                and self._read_version("components", PG_COMPONENT) == len(PG_STEPS)):
+            self._load_primary_keys()
+            return
         with self.transaction():
             db = self.db
             db.execute("CREATE TABLE IF NOT EXISTS cairn_schema (version BIGINT NOT NULL)")
@@ -395,6 +350,15 @@ class PostgresBase(SQLiteBase):
             db.execute("INSERT INTO components(name, version) VALUES (?, ?) ON CONFLICT(name) "
                        "DO UPDATE SET version=excluded.version", (PG_COMPONENT, i + 1))
 
+    def _read_version(self, table: str, name: str | None = None) -> int:
+        """The version in ``cairn_schema``, or of component ``name`` in ``components``,
+        read without the writers' lock; 0 when the table or the row is missing."""
+        if self.db.execute("SELECT to_regclass(?)", (table,)).fetchone()[0] is None:
+            return 0
+        row = (self.db.execute("SELECT version FROM components WHERE name=?", (name,))
+               if name else self.db.execute("SELECT max(version) FROM cairn_schema")).fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
     def _user_version(self) -> int:
         row = self.db.execute("SELECT version FROM cairn_schema").fetchone()
         return int(row[0]) if row else 0
@@ -418,6 +382,8 @@ class PostgresBase(SQLiteBase):
         Raises:
             StoreError: the database holds a newer version of the component.
         """
+        if self._read_version("components", name) == len(migrations):
+            return  # current: no writer's lock for a reader
         with self.transaction():
             self.db.execute(
                 "CREATE TABLE IF NOT EXISTS components (name TEXT PRIMARY KEY, version BIGINT)"

@@ -4,10 +4,64 @@ The shared migrations (:data:`cairn.store.sqlite.schema.MIGRATIONS`, rendered by
 :mod:`cairn.store.postgres.dialect`) give both backends the same tables; what only
 PostgreSQL has — BM25's inverted index and statistics, kept by triggers — is versioned
 separately in ``components`` under :data:`PG_COMPONENT`, one step of :data:`PG_STEPS`
-at a time, so it never moves the shared schema version.
+at a time, so it never moves the shared schema version. :data:`PG_SCHEMA` and
+:data:`PG_REPLACES` are the statements PostgreSQL runs beside, or instead of, a shared
+migration.
 """
 
 from __future__ import annotations
+
+PG_SCHEMA: tuple[str, ...] = (
+    # units_fts (virtual in SQLite): a plain table, a generated tsvector, a GIN index
+    """
+    CREATE TABLE units_fts (
+        rowid BIGINT PRIMARY KEY,
+        title TEXT NOT NULL DEFAULT '',
+        outline_path TEXT NOT NULL DEFAULT '',
+        tags TEXT NOT NULL DEFAULT '',
+        body TEXT NOT NULL DEFAULT '',
+        cjk TEXT NOT NULL DEFAULT '',
+        doc tsvector GENERATED ALWAYS AS (
+            setweight(to_tsvector('english', title), 'A') ||
+            setweight(to_tsvector('english', outline_path), 'B') ||
+            setweight(to_tsvector('english', tags), 'C') ||
+            setweight(to_tsvector('english', body), 'D') ||
+            setweight(to_tsvector('simple', cjk), 'D')) STORED
+    );
+    CREATE INDEX units_fts_doc ON units_fts USING gin(doc)
+    """,
+)
+"""PostgreSQL's own statements, run after the shared migration that they belong to."""
+
+PG_REPLACES: dict[int, str] = {
+    # 2 -> 3: the ``meta`` column (SQLite rebuilds its FTS5 table; here a column is
+    # added and the weighted vector recomputed with meta in weight class C, beside tags)
+    2: """
+    ALTER TABLE units_fts ADD COLUMN meta TEXT COLLATE "C" NOT NULL DEFAULT '';
+    DROP INDEX units_fts_doc;
+    ALTER TABLE units_fts DROP COLUMN doc;
+    ALTER TABLE units_fts ADD COLUMN doc tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('english', title), 'A') ||
+        setweight(to_tsvector('english', outline_path), 'B') ||
+        setweight(to_tsvector('english', tags), 'C') ||
+        setweight(to_tsvector('english', meta), 'C') ||
+        setweight(to_tsvector('english', body), 'D') ||
+        setweight(to_tsvector('simple', cjk), 'D')) STORED;
+    CREATE INDEX units_fts_doc ON units_fts USING gin(doc);
+    UPDATE runs SET config_hash = '';
+    UPDATE documents SET content_hash = ''
+    """,
+    # 4 -> 5: SQLite's FTS5 table stops duplicating the units' text (PostgreSQL's
+    # keeps it: its vector is computed from it); unused indexes are dropped
+    4: """
+    DROP INDEX IF EXISTS units_parent;
+    DROP INDEX IF EXISTS units_org_id;
+    DROP INDEX IF EXISTS unit_tags_tag;
+    DROP INDEX IF EXISTS links_resolved_unit;
+    DROP INDEX IF EXISTS documents_declared
+    """,
+}
+"""Migrations whose shared (SQLite) statements PostgreSQL replaces with its own."""
 
 PG_COMPONENT = "postgres"
 """The name, in ``components``, of PostgreSQL's own tables (:data:`PG_STEPS`)."""

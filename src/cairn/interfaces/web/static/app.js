@@ -59,8 +59,14 @@
       });
   }
 
+  // The box is focused on load (no autofocus attribute: "/" would then type a slash);
+  // until the user types, "/" is still the focus shortcut, not a character.
+  var fresh = false;
+  if (input && box && !input.value) { input.focus(); fresh = true; }
+
   if (input && box) {
     input.addEventListener("input", function () {
+      fresh = false;
       clearTimeout(timer);
       timer = setTimeout(refresh, 120);
     });
@@ -80,10 +86,11 @@
 
   document.addEventListener("keydown", function (e) {
     var typing = e.target && (e.target.tagName === "INPUT" || e.target.tagName === "TEXTAREA");
-    if (e.key === "/" && !typing && input) {
+    if (e.key === "/" && input && (!typing || (e.target === input && fresh))) {
       e.preventDefault();
       input.focus();
       input.select();
+      fresh = true;
       return;
     }
     if (!box) return;

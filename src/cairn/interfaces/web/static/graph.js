@@ -35,6 +35,8 @@
           { selector: "node", style: { "label": "data(label)", "font-size": 10,
             "background-color": "#9fb3c1", "width": 14, "height": 14,
             "text-valign": "bottom", "text-margin-y": 3, "color": "#1d232a" } },
+          // sparsely linked nodes: fainter, smaller labels, so the hubs read first
+          { selector: "node[degree < 2]", style: { "text-opacity": 0.45, "font-size": 8 } },
           { selector: "node.document", style: { "background-color": "#2f6f8f",
             "width": 20, "height": 20, "shape": "round-rectangle" } },
           { selector: "node[document_id = '" + center.replace(/'/g, "") + "']",
@@ -79,7 +81,8 @@
         window.location.href = href;
       });
       var ms = Math.round(performance.now() - t0);
-      info.textContent = cy.nodes().length + " nodes, " + cy.edges().length + " edges in " + ms + " ms";
+      info.textContent = cy.nodes().length + " nodes, " + cy.edges().length + " edges in " +
+        ms + " ms" + (data.hidden ? "; " + data.hidden + " more not shown" : "");
       box.dataset.ms = String(ms);
       box.dataset.ready = String(cy.nodes().length);
       window.__cy = cy;

@@ -250,7 +250,6 @@ def test_no_planted_value_leaks_through_any_door(seen: dict[str, str]) -> None:
     assert not leaks, "\n".join(leaks)
 
 
-@pytest.mark.xfail(strict=True, reason="export masking lands separately")
 def test_no_planted_value_leaks_into_okf_or_obsidian_exports(seen: dict[str, str]) -> None:
     names = [n for n in seen if n.startswith(EXPORTED_NOTES)]
     assert len(names) > 20

@@ -49,3 +49,33 @@ def test_serve_watch_indexes_a_batch_big_enough_for_the_parse_pool(tmp_path: Pat
     done = subprocess.run([*CLI, "index"], env=cli_env(db), capture_output=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr  # the writer lock was let go
+
+
+def _few_files() -> None:
+    """In the server process before it starts: at most 128 open files."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+
+
+def test_slow_sockets_past_the_file_limit_do_not_keep_new_clients_out(
+        tmp_path: Path) -> None:
+    """150 connections that never finish their headers, at a limit of 128 open files:
+    they are dropped and a new client is answered."""
+    import socket
+
+    _notes, db = _indexed(tmp_path)
+    served = Served(db, "serve", preexec=_few_files)
+    slow: list[socket.socket] = []
+    try:
+        served.wait_up()
+        for _ in range(150):
+            s = socket.create_connection(("127.0.0.1", served.port), timeout=5)
+            s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # never ends
+            slow.append(s)
+        wait_for("a new client to be answered", served.up, timeout=60)
+        assert served.search("first") == ["a.md"]
+    finally:
+        for s in slow:
+            s.close()
+        served.kill_all()

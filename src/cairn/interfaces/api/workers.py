@@ -75,11 +75,11 @@ def serve(cairn: Cairn, policy: Policy, *, host: str, port: int, workers: int = 
     import uvicorn
 
     from cairn.interfaces.api.app import create_app
+    from cairn.interfaces.api.limits import server_options
     from cairn.interfaces.api.observe import setup_logging
 
     setup_logging()
-    options: dict[str, Any] = {"log_level": "warning", "access_log": False,
-                               "server_header": False, "date_header": False}
+    options: dict[str, Any] = server_options()
     if workers <= 1:
         uvicorn.run(create_app(cairn, policy), host=host, port=port, **options)
         return
@@ -225,6 +225,7 @@ def main() -> int:
 
     from cairn.app import Cairn
     from cairn.interfaces.api.app import create_app
+    from cairn.interfaces.api.limits import server_options
     from cairn.interfaces.api.observe import setup_logging
 
     setup_logging()
@@ -233,9 +234,7 @@ def main() -> int:
         cairn.hand_index_to(FirstProcess(inp, out, stop))
         with suppress(CairnError):  # warm: the model and the matrix, before any request
             cairn.search("warm up", mode="hybrid", limit=1)
-        server = uvicorn.Server(uvicorn.Config(
-            create_app(cairn, policy), log_level="warning", access_log=False,
-            server_header=False, date_header=False))
+        server = uvicorn.Server(uvicorn.Config(create_app(cairn, policy), **server_options()))
 
         def watch_parent() -> None:  # the pipe closes: the first process stops us
             with suppress(OSError, ValueError):

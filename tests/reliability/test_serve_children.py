@@ -4,8 +4,11 @@ processes on a loopback port; every wait is bounded (a hang fails the test)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -79,3 +82,98 @@ def test_slow_sockets_past_the_file_limit_do_not_keep_new_clients_out(
         for s in slow:
             s.close()
         served.kill_all()
+
+
+WATCHER = "-m cairn.interfaces.watch_child"
+INDEXER = "-m cairn.app.index_worker"
+
+
+def test_a_killed_watcher_is_reported_restarted_and_follows_again(tmp_path: Path) -> None:
+    notes, db = _indexed(tmp_path)
+    served = Served(db, "serve", "--watch")
+    try:
+        served.wait_line(READY)
+        served.wait_up()
+        (old,) = served.children(WATCHER)
+        os.kill(old, signal.SIGKILL)
+        served.wait_line("watching process exited unexpectedly (exit status -9)", 30)
+        status, body = served.request("GET", "/healthz")
+        assert status == 503 and body["status"] == "degraded", body
+        assert "exit status -9" in body["children"]["watcher"]
+        wait_for("a new watcher", lambda: bool(served.children(WATCHER))
+                 and served.children(WATCHER) != [old], 30)
+        wait_for("its catch-up", lambda: served.log.count(READY) >= 2, 90)
+        (notes / "b.md").write_text("# Beta\n\nzanzibar arrives after the restart\n")
+        wait_for("the new note", lambda: served.search("zanzibar") == ["b.md"], 60)
+        wait_for("healthz ok", lambda: served.request("GET", "/healthz")[0] == 200, 30)
+        status, body = served.request("POST", "/v1/index", timeout=120)
+        assert status == 200, body
+    finally:
+        served.kill_all()
+
+
+def _busy_vault(tmp_path: Path, files: int = 3000) -> tuple[Path, Path]:
+    """An index of one note, then ``files`` more notes beside it: the next run is long."""
+    notes, db = _indexed(tmp_path)
+    for i in range(files):
+        (notes / f"m{i:05}.md").write_text(f"# M {i}\n\nbody {i} [[m{(i + 1) % files:05}]]\n")
+    return notes, db
+
+
+def _post_index(served: Served) -> tuple[list[tuple[int, object]], threading.Thread]:
+    out: list[tuple[int, object]] = []
+
+    def run() -> None:
+        try:
+            out.append(served.request("POST", "/v1/index", timeout=120))
+        except OSError as exc:
+            out.append((0, str(exc)))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return out, t
+
+
+def test_a_killed_index_child_answers_503_naming_the_cause(tmp_path: Path) -> None:
+    _notes, db = _busy_vault(tmp_path)
+    served = Served(db, "serve")
+    try:
+        served.wait_up()
+        out, t = _post_index(served)
+        wait_for("the index child", lambda: bool(served.children(INDEXER)), 30)
+        (child,) = served.children(INDEXER)
+        time.sleep(0.5)  # it is reading its configuration and starting the run
+        os.kill(child, signal.SIGKILL)
+        t.join(timeout=60)
+        assert out, "no answer to POST /v1/index"
+        status, body = out[0]
+        assert status == 503, out
+        assert isinstance(body, dict) and "exit status -9" in body["error"], body
+        assert body["type"] == "ChildUnavailable"
+        assert served.up()
+    finally:
+        served.kill_all()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_an_index_run_stops_the_server_within_seconds(
+        tmp_path: Path, sig: int) -> None:
+    _notes, db = _busy_vault(tmp_path)
+    served = Served(db, "serve")
+    try:
+        served.wait_up()
+        out, t = _post_index(served)
+        wait_for("the index child", lambda: bool(served.children(INDEXER)), 30)
+        kids = list(descendants(served.proc.pid))
+        time.sleep(0.5)
+        served.stop(sig, timeout=30)  # fails the test if it takes longer
+        t.join(timeout=30)
+        assert out and out[0][0] == 503, out
+        body = out[0][1]
+        assert isinstance(body, dict) and body["error"] == "server shutting down", body
+        wait_for("the children to exit", lambda: not any(alive(k) for k in kids), 15)
+    finally:
+        served.kill_all()
+    done = subprocess.run([*CLI, "index"], env=cli_env(db), capture_output=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr

@@ -20,6 +20,8 @@ HEADER_SECONDS = 10.0
 closed."""
 KEEP_ALIVE_SECONDS = 5
 """An idle keep-alive connection is closed after this many seconds."""
+SHUTDOWN_SECONDS = 10
+"""On SIGTERM or Ctrl-C, requests still running this long are cancelled."""
 
 
 def concurrency_limit() -> int:
@@ -74,4 +76,5 @@ def server_options() -> dict[str, Any]:
     return {"log_level": "warning", "access_log": False, "server_header": False,
             "date_header": False, "http": _protocol(),
             "timeout_keep_alive": KEEP_ALIVE_SECONDS,
-            "limit_concurrency": concurrency_limit()}
+            "limit_concurrency": concurrency_limit(),
+            "timeout_graceful_shutdown": SHUTDOWN_SECONDS}

@@ -177,3 +177,31 @@ def test_a_signal_during_an_index_run_stops_the_server_within_seconds(
     done = subprocess.run([*CLI, "index"], env=cli_env(db), capture_output=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
+
+
+def test_serve_reopens_an_index_file_replaced_under_it(tmp_path: Path) -> None:
+    """A restore puts another index file at the server's path (a rename, as sync tools
+    and ``mv`` do) and it is written: the server reads the new file."""
+    _notes, db = _indexed(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "z.md").write_text("# Zed\n\nzanzibar restored\n")
+    backup = tmp_path / "backup.db"
+    subprocess.run([*CLI, "index", str(other)], env=cli_env(backup), check=True,
+                   capture_output=True, timeout=120)
+    served = Served(db, "serve")
+    try:
+        served.wait_up()
+        assert served.search("first") == ["a.md"]
+        os.replace(backup, db)
+        (other / "y.md").write_text("# Why\n\nzanzibar written later\n")
+        subprocess.run([*CLI, "index", str(other)], env=cli_env(db), check=True,
+                       capture_output=True, timeout=120)
+        wait_for("the server to read the new file",
+                 lambda: served.search("zanzibar") == ["y.md", "z.md"], 30)
+        status, body = served.request("POST", "/v1/search",
+                                      {"query": "zanzibar", "mode": "hybrid"})
+        assert status == 200, body
+        assert served.search("first") == []
+    finally:
+        served.kill_all()

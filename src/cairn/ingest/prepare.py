@@ -34,6 +34,10 @@ _NATIVE_THREADS = ("onnxruntime", "torch", "sentence_transformers")
 """Libraries that run thread pools of their own once loaded: a process holding one is
 not forked (a worker could inherit a lock one of those threads held)."""
 
+PARENT = "CAIRN_POOL_PARENT"
+"""The environment variable telling the parse pool's ``forkserver`` which process
+started it (see :mod:`cairn.ingest.forkserver_guard`)."""
+
 PARALLEL_MIN_FILES = 64
 """Fewer files to parse than this are parsed in the main process (a pool costs more)."""
 
@@ -328,7 +332,9 @@ class Preparer:
             try:
                 ctx = multiprocessing.get_context(method)
                 if method == "forkserver":
-                    ctx.set_forkserver_preload(["__main__", __name__])
+                    ctx.set_forkserver_preload(
+                        ["cairn.ingest.forkserver_guard", "__main__", __name__])
+                    os.environ[PARENT] = str(os.getpid())  # the forkserver inherits it
                 self._pool = ProcessPoolExecutor(
                     self.workers,
                     mp_context=ctx,

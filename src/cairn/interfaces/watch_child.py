@@ -7,7 +7,9 @@ The child opens its own :class:`cairn.app.Cairn` from the server's configuration
 same index, the same settings), lowers its CPU priority (``os.nice``), and runs
 :func:`cairn.interfaces.watch.watch` until its standard input ends: the server closes
 it to stop the child (after the batch in progress), and a server that dies closes it
-too. The configuration travels as one framed pickle on that private pipe
+too (a child whose batch does not end within :data:`ORPHAN_GRACE` seconds then exits
+anyway). A child that exits unasked is restarted by :class:`WatchChild`'s supervisor.
+The configuration travels as one framed pickle on that private pipe
 (:func:`cairn.app.index_worker.start_child`); nothing a client sends is ever unpickled.
 Readers in the server see each batch's commit through SQLite (WAL) and the store's
 change token. The child reports on standard error, which it shares with the server:

@@ -34,6 +34,11 @@ _NATIVE_THREADS = ("onnxruntime", "torch", "sentence_transformers")
 """Libraries that run thread pools of their own once loaded: a process holding one is
 not forked (a worker could inherit a lock one of those threads held)."""
 
+_LOADED_IN = os.getpid()
+"""The process that imported this module: in a worker started by the ``forkserver``
+(which preloads it), the forkserver, so a worker whose forkserver died before the
+worker started exits at once."""
+
 PARENT = "CAIRN_POOL_PARENT"
 """The environment variable telling the parse pool's ``forkserver`` which process
 started it (see :mod:`cairn.ingest.forkserver_guard`)."""
@@ -192,7 +197,7 @@ def _worker_init(mb: int, parent: int | None) -> None:
     process group, and a worker that took it would print a ``KeyboardInterrupt``
     traceback of its own; the parent stops the pool."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    die_with_parent(os.getppid() if parent is None else parent)
+    die_with_parent(_LOADED_IN if parent is None else parent)
     _limit_memory(mb)
 
 

@@ -52,3 +52,12 @@ class NotFound(QueryError):
 
 class ProviderUnavailable(CairnError):
     """An optional provider (embedding model, LLM, extra) is not installed or not reachable."""
+
+
+class ChildUnavailable(StoreError):
+    """A server's child process (the one running its index runs, its watcher) died, is
+    being restarted or was stopped; the message says which and why."""
+
+
+class ServerStopping(ChildUnavailable):
+    """The server is shutting down: the index run asked for was stopped or not started."""

@@ -70,6 +70,7 @@ class BackgroundIndexMixin(Parts):
     _index_worker: IndexWorker | None = None
     _index_runner: IndexRunner | None = None
     _worker_lock = threading.Lock()
+    _stopping = False
     own_parts = False
     """Whether this ``Cairn`` opened its store and embedder from its configuration
     (then a child process can open the same ones: :meth:`index_in_background`)."""
@@ -102,11 +103,20 @@ class BackgroundIndexMixin(Parts):
             ``StoreError`` …), re-raised in the caller's thread; ``StoreError`` when
             the index process died.
         """
+        from cairn.errors import ServerStopping, StoreError
+
+        if self._stopping:
+            raise ServerStopping("server shutting down")
         runner = self._index_runner
         if runner is not None or self.own_parts:
             worker = runner if runner is not None else self._worker(nice)
-            with self.indexing():
-                run = worker.index()
+            try:
+                with self.indexing():
+                    run = worker.index()
+            except StoreError as exc:
+                if self._stopping:  # the child was stopped with the server
+                    raise ServerStopping("server shutting down") from exc
+                raise
             self._reload_types()  # a types.yaml may have changed: the child read it
             self.last_embed = run.embedding
             return run
@@ -126,6 +136,26 @@ class BackgroundIndexMixin(Parts):
 
                 self._index_worker = IndexWorker(self.config, nice=nice)
             return self._index_worker
+
+    def child_problems(self) -> dict[str, str]:
+        """What is wrong with the server's child processes right now, by name
+        (``{"watcher": "… exited unexpectedly (exit status -9); restarting …"}``);
+        empty when they are fine."""
+        problem = getattr(self._index_runner, "problem", "")
+        return {"watcher": problem} if problem else {}
+
+    def stop_index_runs(self) -> None:
+        """The server is stopping: no index run starts from now on, and the one in
+        progress is stopped (its child process is killed: the run's transaction rolls
+        back); its caller gets :class:`cairn.errors.ServerStopping`."""
+        self._stopping = True
+        kill = getattr(self._index_runner, "kill", None)
+        if kill is not None:
+            kill()
+        with self._worker_lock:
+            worker = self._index_worker
+        if worker is not None:
+            worker.kill()
 
     def close_index_worker(self) -> None:
         """Stop the index process, if one was started (idempotent)."""

@@ -32,7 +32,7 @@ from contextlib import suppress
 from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any
 
-from cairn.errors import CairnError, StoreError
+from cairn.errors import CairnError, ChildUnavailable, StoreError
 
 if TYPE_CHECKING:
     from cairn.config import Config
@@ -128,7 +128,8 @@ class IndexWorker:
         Raises:
             Whatever the run raised in the child (``IndexBusy``, ``MassDelete``,
             ``StoreError`` …; as a :class:`CairnError` with its message when the
-            exception cannot travel), or :class:`StoreError` when the child died.
+            exception cannot travel), or :class:`ChildUnavailable` when the child
+            died.
         """
         with self._lock:
             proc: subprocess.Popen[bytes] | None = None
@@ -141,13 +142,23 @@ class IndexWorker:
                 code = None if proc is None else _reap(proc)
                 if self._proc is proc:
                     self._proc = None
-                raise StoreError(
+                raise ChildUnavailable(
                     f"the index process ended unexpectedly (exit status {code}): {exc}"
                 ) from None
         if kind == "error":
             raise value
         run: Run = value
         return run
+
+    def kill(self) -> None:
+        """Stop the child now (the server is stopping): a run in progress rolls back
+        and its caller gets :class:`StoreError`; no child is started again."""
+        with self._state:
+            self._closed = True
+            proc = self._proc
+        if proc is not None:
+            with suppress(OSError):
+                proc.kill()
 
     def close(self) -> None:
         """Stop the child (idempotent): its input closes and it exits (after the run

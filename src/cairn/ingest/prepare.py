@@ -34,6 +34,15 @@ _NATIVE_THREADS = ("onnxruntime", "torch", "sentence_transformers")
 """Libraries that run thread pools of their own once loaded: a process holding one is
 not forked (a worker could inherit a lock one of those threads held)."""
 
+_LOADED_IN = os.getpid()
+"""The process that imported this module: in a worker started by the ``forkserver``
+(which preloads it), the forkserver, so a worker whose forkserver died before the
+worker started exits at once."""
+
+PARENT = "CAIRN_POOL_PARENT"
+"""The environment variable telling the parse pool's ``forkserver`` which process
+started it (see :mod:`cairn.ingest.forkserver_guard`)."""
+
 PARALLEL_MIN_FILES = 64
 """Fewer files to parse than this are parsed in the main process (a pool costs more)."""
 
@@ -218,20 +227,27 @@ def _time_limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
-def _worker_init(mb: int, parent: int) -> None:
-    """Pool initializer: die with the indexing process (a forked worker shares its open
-    files, the writer lock's among them: an orphan would keep the index locked after the
-    parent was killed), and cap this worker's memory. Ctrl-C is the parent's to handle:
-    a terminal sends SIGINT to the whole process group, and a worker that took it would
-    print a ``KeyboardInterrupt`` traceback of its own; the parent stops the pool."""
+def _worker_init(mb: int, parent: int | None) -> None:
+    """Pool initializer: die with the process that started the pool (``parent``: a
+    forked worker shares its open files, the writer lock's among them, and an orphan
+    would keep the index locked after the parent was killed; ``None``: the worker's
+    parent is the ``forkserver``, which exits with that process), and cap this worker's
+    memory. Ctrl-C is the parent's to handle: a terminal sends SIGINT to the whole
+    process group, and a worker that took it would print a ``KeyboardInterrupt``
+    traceback of its own; the parent stops the pool."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _die_with_parent(parent)
+    die_with_parent(_LOADED_IN if parent is None else parent)
     _limit_memory(mb)
 
 
-def _die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int) -> None:
     """Ask Linux to SIGKILL this process when its parent dies (``PR_SET_PDEATHSIG``);
-    exit at once if the parent is already gone."""
+    exit at once if the parent (``parent``, a process id) is already gone. Nothing
+    elsewhere.
+
+    The signal comes when the *thread* that started this process ends: call it only in
+    a process started from a thread that lives as long as its process (a main thread,
+    the ``forkserver``)."""
     try:
         import ctypes
 
@@ -295,7 +311,8 @@ class Preparer:
 
         ``None`` is yielded before an outcome that is not ready yet (a parse about to
         start in this process, or a worker still busy): the caller may commit what it
-        has stored so far, so one slow file does not hold good notes back.
+        has stored so far, so one slow file does not hold good notes back. A worker
+        that dies ends the pool (the rest is parsed here).
         """
         if self.workers < 2 or total < PARALLEL_MIN_FILES or len(jobs) < 2 or self._broken:
             yield from _inline(jobs)
@@ -329,37 +346,44 @@ class Preparer:
             raise
 
     def _start(self) -> Executor | None:
-        """A pool of forked workers, or ``None`` to parse in this process.
+        """A pool of worker processes, or ``None`` to parse in this process.
 
         Workers are forked (they inherit the loaded parsers and run only
-        :func:`prepare`), and only from the main thread while every other thread is a
-        daemon (a progress bar's refresh, not a server's request workers): forking a
-        threaded process can copy a lock another thread holds. ``spawn`` and
-        ``forkserver`` are not used: they import the caller's main script again in
-        every worker, which a library must not do to a script without a ``__main__``
-        guard.
+        :func:`prepare`) from a process that runs no other thread. Forking a threaded
+        process copies the locks its other threads hold, and a worker then waits for
+        one for good: the watching child of ``serve --watch`` reads its requests on a
+        thread, and every worker forked from it blocked on the standard input's lock
+        in its first step. So a process with other threads (or with a native library's
+        thread pool, invisible to ``threading``) starts its workers from the
+        ``forkserver``: a fresh process with one thread, which exits with this one.
+        ``forkserver`` (like ``spawn``) imports the main module once more, as
+        ``__mp_main__``: a threaded process whose main script does not test
+        ``__name__ == "__main__"`` (a library user's script) parses here instead.
         """
         if self._pool is None:
-            if "fork" not in multiprocessing.get_all_start_methods():
-                return None
+            methods = multiprocessing.get_all_start_methods()
             here = threading.current_thread()
-            others = [t for t in threading.enumerate() if t is not here]
-            if here is not threading.main_thread() or not all(t.daemon for t in others):
+            alone = here is threading.main_thread() and threading.active_count() == 1
+            native = any(name in sys.modules for name in _NATIVE_THREADS)
+            method = "fork" if alone and not native else "forkserver"
+            if method not in methods or (method == "forkserver" and not _main_is_guarded()):
                 return None
-            if any(name in sys.modules for name in _NATIVE_THREADS):
-                return None  # their own thread pools are invisible to ``threading``
             for fmt in formats.FORMATS:  # load the parsers once, before forking
                 with contextlib.suppress(ImportError):
                     fmt.text_parser() if fmt.kind == "text" else fmt.file_parser()
             with contextlib.suppress(ImportError):
                 formats.OKF.text_parser()
             try:
-                ctx = multiprocessing.get_context("fork")
+                ctx = multiprocessing.get_context(method)
+                if method == "forkserver":
+                    ctx.set_forkserver_preload(
+                        ["cairn.ingest.forkserver_guard", "__main__", __name__])
+                    os.environ[PARENT] = str(os.getpid())  # the forkserver inherits it
                 self._pool = ProcessPoolExecutor(
                     self.workers,
                     mp_context=ctx,
                     initializer=_worker_init,
-                    initargs=(self.memory_mb, os.getpid()),
+                    initargs=(self.memory_mb, os.getpid() if method == "fork" else None),
                 )
             except (OSError, ValueError):
                 self._broken = True
@@ -383,6 +407,22 @@ class Preparer:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+
+
+def _main_is_guarded() -> bool:
+    """Whether importing the main module again runs no work: it was run with ``-m``
+    (cairn's child processes), is interactive, or its source tests ``__main__``."""
+    main = sys.modules.get("__main__")
+    if main is None or getattr(main, "__spec__", None) is not None:
+        return True
+    path = getattr(main, "__file__", None)
+    if not path:
+        return True
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return "__main__" in fh.read(1 << 20)
+    except OSError:
+        return False
 
 
 def _inline(jobs: Sequence[Job]) -> Iterator[Prepared | None]:

@@ -7,7 +7,9 @@ The child opens its own :class:`cairn.app.Cairn` from the server's configuration
 same index, the same settings), lowers its CPU priority (``os.nice``), and runs
 :func:`cairn.interfaces.watch.watch` until its standard input ends: the server closes
 it to stop the child (after the batch in progress), and a server that dies closes it
-too. The configuration travels as one framed pickle on that private pipe
+too (a child whose batch does not end within :data:`ORPHAN_GRACE` seconds then exits
+anyway). A child that exits unasked is restarted by :class:`WatchChild`'s supervisor.
+The configuration travels as one framed pickle on that private pipe
 (:func:`cairn.app.index_worker.start_child`); nothing a client sends is ever unpickled.
 Readers in the server see each batch's commit through SQLite (WAL) and the store's
 change token. The child reports on standard error, which it shares with the server:
@@ -24,10 +26,12 @@ watcher's first catch-up run waits for it to end.
 
 from __future__ import annotations
 
+import os
 import queue
 import subprocess
 import sys
 import threading
+import time
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +43,7 @@ from cairn.app.index_worker import (
     send,
     start_child,
 )
-from cairn.errors import CairnError, StoreError
+from cairn.errors import CairnError, ChildUnavailable
 
 if TYPE_CHECKING:
     from cairn.config import Config
@@ -49,8 +53,27 @@ READY = "cairn: watching the registered folders for changes"
 """The line the child prints on standard error once the index is current."""
 
 
+RESTART_SECONDS = (1.0, 2.0, 5.0, 10.0, 30.0)
+"""How long the server waits before starting a watcher that died again (the n-th
+restart in a row waits the n-th figure, the last one after that)."""
+HEALTHY_SECONDS = 5.0
+"""A restarted watcher counts as running again once it has lived this long."""
+STEADY_SECONDS = 60.0
+"""A watcher that ran this long before it died is restarted after the first delay."""
+ORPHAN_GRACE = 20.0
+"""Seconds a child whose server is gone has to finish its batch before it exits."""
+
+
+def _say(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
 class WatchChild:
-    """The child process that follows a server's folders (see the module doc).
+    """The child process that follows a server's folders (see the module doc), and
+    the thread that supervises it: a child that exits unless :meth:`close` stopped it
+    is reported on standard error and started again (after :data:`RESTART_SECONDS`);
+    :attr:`problem` says so meanwhile.
 
     Args:
         config: the server's configuration.
@@ -58,13 +81,60 @@ class WatchChild:
     """
 
     def __init__(self, config: Config, *, nice: int) -> None:
-        self._proc = start_child("cairn.interfaces.watch_child", (config, nice))
+        self._first = (config, nice)
         self._lock = threading.Lock()  # one index request at a time
+        self._state = threading.Lock()  # a restart against close()
+        self._closing = threading.Event()
+        self._proc = start_child("cairn.interfaces.watch_child", self._first)
+        self.problem = ""
+        """Why the watcher is not running right now (``""``: it is)."""
+        self.restarts = 0
+        """How many times the child was started again after it died."""
+        self._supervisor = threading.Thread(target=self._supervise, daemon=True,
+                                            name="cairn-watch-supervisor")
+        self._supervisor.start()
 
     @property
     def pid(self) -> int:
-        """The child's process id."""
+        """The current child's process id."""
         return self._proc.pid
+
+    def _supervise(self) -> None:
+        """Wait for the child; start it again when it exits unasked (with backoff).
+        :attr:`problem` stays set until a restarted child has lived
+        :data:`HEALTHY_SECONDS`."""
+        in_a_row = 0
+        while True:
+            proc = self._proc
+            started = time.monotonic()
+            try:
+                code = proc.wait(timeout=HEALTHY_SECONDS if self.problem else None)
+            except subprocess.TimeoutExpired:
+                self.problem = ""
+                code = proc.wait()
+            if self._closing.is_set():
+                return
+            in_a_row = 0 if time.monotonic() - started > STEADY_SECONDS else in_a_row
+            delay = RESTART_SECONDS[min(in_a_row, len(RESTART_SECONDS) - 1)]
+            in_a_row += 1
+            self.problem = (f"the watching process exited unexpectedly (exit status "
+                            f"{code}); restarting it in {delay:g} s")
+            _say(f"cairn: {self.problem}")
+            if self._closing.wait(delay):
+                return
+            with self._state:
+                if self._closing.is_set():
+                    return
+                try:
+                    self._proc = start_child("cairn.interfaces.watch_child", self._first)
+                except OSError as exc:
+                    self.problem = f"the watching process cannot be started: {exc}"
+                    _say(f"cairn: {self.problem}")
+                    continue
+            _close_pipes(proc)
+            self.restarts += 1
+            self.problem = (f"the watching process was restarted after it exited "
+                            f"(exit status {code}); catching up")
 
     def index(self) -> Run:
         """A full index run of every registered root, in the watching child, between
@@ -75,30 +145,53 @@ class WatchChild:
 
         Raises:
             Whatever the run raised (``MassDelete``, ``StoreError`` …), or
-            :class:`StoreError` when the watcher has stopped (its error was reported
-            on standard error).
+            :class:`ChildUnavailable` when the watcher is not running (restarting,
+            stopped) or died during the run, naming why.
         """
-        proc = self._proc
         with self._lock:
+            proc = self._proc
+            code = proc.poll()
+            if code is not None or self._closing.is_set():
+                raise ChildUnavailable(
+                    "the watching process is stopping: no index run" if self._closing.is_set()
+                    else f"the watching process exited (exit status {code}); it is "
+                    "restarted: try again shortly")
             try:
                 assert proc.stdin is not None and proc.stdout is not None
                 send(proc.stdin, "index")
                 kind, value = receive(proc.stdout)
             except (OSError, EOFError, ValueError) as exc:
-                raise StoreError(
-                    f"the watching process has stopped (exit status {proc.poll()}): no "
-                    f"index run ({exc})"
-                ) from None
+                try:
+                    code = proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    code = None
+                raise ChildUnavailable(
+                    f"the watching process ended during the index run (exit status "
+                    f"{code}): {exc}; it is restarted") from None
         if kind == "error":
             raise value
         run: Run = value
         return run
 
+    def kill(self) -> None:
+        """The server is stopping: a child running an index request is killed (the
+        run rolls back, the request is answered at once); otherwise its input closes
+        and it stops after its batch. The supervisor does not start it again."""
+        self._closing.set()
+        with self._state, suppress(OSError):
+            proc = self._proc
+            if self._lock.locked():
+                proc.kill()
+            elif proc.stdin is not None:
+                proc.stdin.close()
+
     def close(self, timeout: float = 30.0) -> None:
         """Stop the child (idempotent): its input closes and it exits after the batch
         it may be in; killed after ``timeout`` seconds (the batch's open transaction
         rolls back)."""
-        proc = self._proc
+        self._closing.set()
+        with self._state:
+            proc = self._proc
         if proc.stdin is not None:
             with suppress(OSError):
                 proc.stdin.close()
@@ -107,9 +200,15 @@ class WatchChild:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
-        if proc.stdout is not None:
+        _close_pipes(proc)
+        self._supervisor.join(timeout=10)
+
+
+def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
+    for pipe in (proc.stdin, proc.stdout):
+        if pipe is not None:
             with suppress(OSError):
-                proc.stdout.close()
+                pipe.close()
 
 
 def main() -> int:
@@ -135,7 +234,10 @@ def main() -> int:
         with suppress(OSError, ValueError, EOFError):
             while True:
                 requests.put(receive(inp))
-        stop.set()
+        stop.set()  # the server closed the pipe, or died: stop after this batch
+        time.sleep(ORPHAN_GRACE)
+        _say("cairn: watching stopped: the server is gone and the batch did not end")
+        os._exit(3)  # the open transaction rolls back; the writer lock goes with us
 
     threading.Thread(target=read_requests, name="cairn-watch-requests", daemon=True).start()
     from cairn.app import Cairn

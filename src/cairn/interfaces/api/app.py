@@ -26,7 +26,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cairn.app import Cairn
-from cairn.errors import CairnError, NotFound, QueryError, StoreError
+from cairn.errors import CairnError, ChildUnavailable, NotFound, QueryError, StoreError
 from cairn.interfaces.api.models import (
     Data,
     ErrorOut,
@@ -197,6 +197,10 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     def _bad(request: Request, exc: QueryError) -> JSONResponse:
         return _error(400, str(exc), type(exc).__name__)
 
+    @api.exception_handler(ChildUnavailable)
+    def _child(request: Request, exc: ChildUnavailable) -> JSONResponse:
+        return _error(503, str(exc), type(exc).__name__)
+
     @api.exception_handler(StoreError)
     def _store(request: Request, exc: StoreError) -> JSONResponse:
         rid = request.scope.get("state", {}).get("request_id")
@@ -220,10 +224,18 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         return JSONResponse({"error": "invalid request", "type": "ValidationError",
                              "detail": detail}, status_code=422)
 
-    @api.get("/healthz", response_model=HealthOut, tags=["meta"])
-    def healthz() -> dict[str, str]:
-        """Liveness: ``{"status": "ok"}`` while the server answers."""
-        return {"status": "ok"}
+    @api.get("/healthz", response_model=HealthOut, tags=["meta"],
+             responses={503: {"model": HealthOut, "description": "A child process "
+                              "(the watcher) is dead or restarting"}})
+    def healthz() -> JSONResponse:
+        """``{"status": "ok"}`` while the server answers and its child processes run;
+        ``{"status": "degraded", "children": {name: why}}`` (503) while one is dead or
+        being restarted (results may be stale)."""
+        problems = cairn.child_problems()
+        if problems:
+            return JSONResponse({"status": "degraded", "children": problems},
+                                status_code=503)
+        return JSONResponse({"status": "ok"})
 
     @api.get("/metrics", tags=["meta"], response_class=Response,
              responses={200: {"content": {"text/plain": {}},

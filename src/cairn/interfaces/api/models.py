@@ -113,7 +113,11 @@ class ErrorOut(BaseModel):
 class HealthOut(BaseModel):
     """``GET /healthz``."""
 
-    status: Literal["ok"] = Field(description="Always ok when the server answers")
+    status: Literal["ok", "degraded"] = Field(
+        description="ok; degraded while a child process (the watcher) is dead or "
+        "restarting")
+    children: dict[str, str] | None = Field(
+        default=None, description="What is wrong with which child process (degraded)")
 
 
 Data = dict[str, Any]

@@ -75,13 +75,14 @@ def serve(cairn: Cairn, policy: Policy, *, host: str, port: int, workers: int = 
     import uvicorn
 
     from cairn.interfaces.api.app import create_app
+    from cairn.interfaces.api.limits import server_options
     from cairn.interfaces.api.observe import setup_logging
 
     setup_logging()
-    options: dict[str, Any] = {"log_level": "warning", "access_log": False,
-                               "server_header": False, "date_header": False}
+    options: dict[str, Any] = server_options()
     if workers <= 1:
-        uvicorn.run(create_app(cairn, policy), host=host, port=port, **options)
+        stopping(uvicorn.Config(create_app(cairn, policy), host=host, port=port, **options),
+                 cairn).run()
         return
     import shutil
     import tempfile
@@ -93,13 +94,31 @@ def serve(cairn: Cairn, policy: Policy, *, host: str, port: int, workers: int = 
     try:
         app = create_app(cairn, policy)
         others = Workers(cairn, policy, sock, workers - 1, shared)
-        uvicorn.Server(uvicorn.Config(app, **options)).run(sockets=[sock])
+        stopping(uvicorn.Config(app, **options), cairn).run(sockets=[sock])
     finally:
         if others is not None:
             others.close()
         sock.close()
         os.environ.pop(METRICS_DIR, None)
         shutil.rmtree(shared, ignore_errors=True)
+
+
+def stopping(config: Any, cairn: Cairn) -> Any:
+    """A ``uvicorn.Server`` for ``config`` that, on SIGTERM or the first Ctrl-C, also
+    stops ``cairn``'s index runs (:meth:`cairn.app.Cairn.stop_index_runs`: the child
+    running one is killed and its request answered 503 "server shutting down"), so
+    that the server stops within seconds instead of waiting for the run."""
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            first = not self.should_exit
+            super().handle_exit(sig, frame)
+            if first:  # a signal handler must not wait: the children stop on a thread
+                threading.Thread(target=cairn.stop_index_runs, daemon=True,
+                                 name="cairn-stop-index").start()
+
+    return Server(config)
 
 
 class Workers:
@@ -225,6 +244,7 @@ def main() -> int:
 
     from cairn.app import Cairn
     from cairn.interfaces.api.app import create_app
+    from cairn.interfaces.api.limits import server_options
     from cairn.interfaces.api.observe import setup_logging
 
     setup_logging()
@@ -233,9 +253,7 @@ def main() -> int:
         cairn.hand_index_to(FirstProcess(inp, out, stop))
         with suppress(CairnError):  # warm: the model and the matrix, before any request
             cairn.search("warm up", mode="hybrid", limit=1)
-        server = uvicorn.Server(uvicorn.Config(
-            create_app(cairn, policy), log_level="warning", access_log=False,
-            server_header=False, date_header=False))
+        server = uvicorn.Server(uvicorn.Config(create_app(cairn, policy), **server_options()))
 
         def watch_parent() -> None:  # the pipe closes: the first process stops us
             with suppress(OSError, ValueError):

@@ -7,6 +7,7 @@ import os
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 
 def _read_only_media(path: str) -> bool:
@@ -57,3 +58,36 @@ def _set_wal(conn: sqlite3.Connection, seconds: float = 10.0) -> None:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+FILE_CHECK_SECONDS = 1.0
+"""How often (at most, per thread) a connection checks that its index file is still
+the one at its path."""
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def remember_file(path: str, local: Any) -> None:
+    """Before a thread connects: note which file ``path`` is now (device and inode)."""
+    local.file_id = None if path == ":memory:" else _file_id(path)
+    local.checked = time.monotonic()
+
+
+def replaced(path: str, local: Any, conn: sqlite3.Connection) -> bool:
+    """Whether the thread's connection should be made again because another file was
+    put at ``path`` (a restore, a sync tool's rename) since it connected: its reads
+    would see the old file, and its writes corrupt the new one beside the old WAL.
+    Checked at most every :data:`FILE_CHECK_SECONDS`, never inside a transaction."""
+    known = getattr(local, "file_id", None)
+    now = time.monotonic()
+    if known is None or now - local.checked < FILE_CHECK_SECONDS or conn.in_transaction:
+        return False
+    local.checked = now
+    current = _file_id(path)
+    return current is not None and current != known

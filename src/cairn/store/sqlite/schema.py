@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from cairn.errors import StoreError, StoreUnwritable
 from cairn.store.lock import WriterLock
+from cairn.store.sqlite import connect as _files
 from cairn.store.sqlite.connect import _connect_read_only, _read_only_media, _set_wal
 
 MIGRATIONS: tuple[str, ...] = (
@@ -325,7 +326,13 @@ class SQLiteBase:
         """
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None:
-            return conn
+            if not _files.replaced(self.path, self._local, conn):
+                return conn
+            with self._lock:  # a restore or a sync tool put another file in its place
+                if conn in self._connections:
+                    self._connections.remove(conn)
+            with suppress(sqlite3.Error):
+                conn.close()
         with self._lock:
             if self._closed:
                 raise StoreError(f"{self.path}: the index is closed")
@@ -341,6 +348,7 @@ class SQLiteBase:
         return conn
 
     def _connect(self) -> sqlite3.Connection:
+        _files.remember_file(self.path, self._local)
         conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         try:
             conn.row_factory = sqlite3.Row

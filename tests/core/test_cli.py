@@ -111,7 +111,7 @@ def test_stats_and_roots(db: Path) -> None:
     assert stats["last_run"]["added"] == 12
     roots = _json("roots", db=db)
     assert len(roots) == 1 and roots[0]["path"].endswith("/sample")
-    assert _json("check", db=db) == {"ok": True, "problems": []}
+    assert _json("check", db=db) == {"ok": True, "problems": [], "repaired": []}
 
 
 def test_errors_are_clear_and_exit_nonzero(db: Path, tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 from pathlib import Path
 
 TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.cairn-(?P<pid>[1-9]\d{0,9})-[0-9a-f]{8}\.tmp$")
@@ -20,6 +19,8 @@ TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.cairn-(?P<pid>[1-9]\d{0,9})-[0-9a-f]{8
 
 def temp_path(path: Path) -> Path:
     """A fresh temporary name beside ``path`` for this process (see :data:`TEMP_NAME`)."""
+    import secrets  # hashlib and hmac: not for every process that imports sources
+
     return path.with_name(f".{path.name}.cairn-{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 

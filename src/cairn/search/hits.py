@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cairn.model import Hit, HitUnit, StoredUnit
+from cairn.model import Hit, HitUnit
 from cairn.search.dense import DenseHit
 from cairn.search.fusion import Fused, FusionConfig
 from cairn.search.query import Query
 from cairn.search.rerank import explain_rerank
 from cairn.search.snippet import first_match, make_snippet, term_patterns
 from cairn.store import Store
+
+if TYPE_CHECKING:
+    from cairn.model import StoredUnit  # a keyword search never loads the views
 
 
 def _short(text: str, width: int = 100) -> str:

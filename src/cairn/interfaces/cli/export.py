@@ -126,7 +126,7 @@ def compare(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Export ROOT (as OKF or an Obsidian vault), index it apart and compare the two.
+    """Export ROOT as OKF or a vault, index it apart and compare the two.
 
     Compares units, links and embeds (each must reach what it reached), edges and
     tasks (keywords, priorities, planning dates); exits 1 on a difference.

@@ -147,8 +147,11 @@ def show(
         ),
     ] = False,
 ) -> None:
-    """Show a document (metadata, outline, links, backlinks; a conversation as its
-    thread) or one unit."""
+    """Show a document, a conversation's thread or one unit.
+
+    A document: its metadata, outline, links and backlinks; a conversation: every
+    message in the order its user read it.
+    """
     mark = None
     try:
         with common.open_cairn(db) as cairn:

@@ -4,7 +4,15 @@ discovery: a ``:CLIENT:`` value used under twelve headings). Each is proposed as
 note in ``[dream] entity_folder`` of its root, Org or Markdown by the root's format —
 unless an existing note's name is a near miss of it (:func:`.broken.plausible`: the link
 is what is wrong), an exporter or archiving setting, or a missing attachment's or a
-folder's name."""
+folder's name.
+
+Creating the note is made by ``--apply`` (``Fix.auto``) only on certain evidence: a bare
+note name (a wikilink ``[[Name]]``: no ``file:`` or Markdown path, no folder, no file
+extension, no anchor) that at least :data:`AUTO_CREATE_NOTES` distinct notes link to,
+every such link being one the new note would resolve by the format's own rules. Anything
+else is a proposal; a name known only from links the new note would not resolve (Org
+``[[file:modules.org]]`` is relative to the linking file, so one ``entities/`` note
+cannot answer links from several folders) gets no fix at all."""
 
 from __future__ import annotations
 
@@ -13,9 +21,10 @@ import re
 from collections import Counter, defaultdict
 from typing import Any
 
+from cairn.graph.resolve import Catalog, resolve_link
 from cairn.maintain.dream.base import DreamContext, Finding, Fix, finding_key, register_check
 from cairn.maintain.dream.broken import rank_candidates
-from cairn.model import Document
+from cairn.model import CatalogDocument, Document, LinkOccurrence
 
 SKIP_KEYS = frozenset(
     k.lower()
@@ -39,6 +48,10 @@ _NOT_A_NOTE = re.compile(r"\.(?!(?:md|org|markdown|txt)$)[A-Za-z0-9]{1,5}$")
 """A link target with another file's extension (``tutorial-1.png``): a missing
 attachment, not a name."""
 _WIKI = re.compile(r"^\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]$")
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,5}$")
+AUTO_CREATE_NOTES = 3
+"""How many distinct notes must link to a bare name before ``--apply`` creates its note."""
+_NEW_ID = "dream:new-entity-note"
 
 
 def norm(text: str) -> str:
@@ -79,11 +92,11 @@ class EntitiesCheck:
         by_root: dict[str, list[Document]] = defaultdict(list)
         for d in ctx.notes:
             by_root[d.root_id].append(d)
-        unresolved: dict[str, list[tuple[str, str, int | None]]] = defaultdict(list)
+        unresolved: dict[str, list[LinkOccurrence]] = defaultdict(list)
         for x in ctx.links:
             if x.kind in ("wikilink", "org-file", "markdown") and x.unresolved_reason and \
                     not x.resolved_document_id and not x.unresolved_reason.startswith("attach"):
-                unresolved[x.document_id].append((x.target, "link", x.line))
+                unresolved[x.document_id].append(x)
         for root_id, docs in by_root.items():
             names: set[str] = set()
             for d in docs:
@@ -98,6 +111,7 @@ class EntitiesCheck:
                 doc: Document,
                 field: str,
                 line: int | None,
+                link: LinkOccurrence | None = None,
                 names: set[str] = names,
                 uses: dict[str, list[dict[str, Any]]] = uses,
                 spelling: dict[str, Counter[str]] = spelling,
@@ -110,7 +124,7 @@ class EntitiesCheck:
                     return
                 spelling[k][v] += 1
                 uses[k].append({"path": ctx.display(doc), "field": field, "line": line,
-                                "document_id": doc.id})
+                                "document_id": doc.id, "link": link})
 
             for doc in docs:
                 # front matter of Markdown/OKF notes (an Org file's keywords are settings)
@@ -127,11 +141,12 @@ class EntitiesCheck:
                             if key.lower() not in SKIP_KEYS and \
                                     not key.lower().startswith(SETTING_PREFIXES):
                                 use(val, doc, f":{key}:", unit.line_start)
-                for target, field, line in unresolved.get(doc.id, []):
+                for x in unresolved.get(doc.id, []):
+                    target = x.target
                     if target.endswith("/") or _NOT_A_NOTE.search(target):
                         continue
                     base = posixpath.splitext(posixpath.basename(target))[0]
-                    use(base, doc, field, line)
+                    use(base, doc, "link", x.line, x)
             out += self._findings(ctx, root_id, docs, uses, spelling)
         return out
 
@@ -164,6 +179,7 @@ class EntitiesCheck:
             path = f"{root.path.rstrip('/')}/{rel_new}"
             root_name = root.path.rstrip("/").rsplit("/", 1)[-1]
             fields = sorted({p["field"] for p in places})
+            auto, fix_it = _evidence(root_id, rel_new, value, fmt, places)
             first = places[0]
             mentions = sorted({p["path"].split("/", 1)[1] for p in places})[:50]
             out.append(
@@ -173,18 +189,47 @@ class EntitiesCheck:
                     str(root.path).rstrip("/") + "/" + first["path"].split("/", 1)[1],
                     first["path"], first["line"],
                     f"{value!r} recurs {len(units)} times ({', '.join(fields)}) and has no "
-                    f"note; proposed: {root_name}/{rel_new}",
+                    f"note; proposed: {root_name}/{rel_new}" + (
+                        "" if fix_it else " (it would not resolve these links, so no "
+                        "fix is offered)"),
                     value,
                     {"count": len(units), "fields": fields,
                      "places": [{k2: p[k2] for k2 in ("path", "field", "line")}
                                 for p in places[:20]],
                      "proposed": f"{root_name}/{rel_new}"},
-                    Fix("create_note", path, f"create {root_name}/{rel_new}",
+                    Fix("create_note", path,
+                        f"{'' if auto else 'proposed: '}create {root_name}/{rel_new}",
                         {"title": value, "format": fmt, "mentions": mentions,
-                         "relpath": rel_new}),
+                         "relpath": rel_new}, auto) if fix_it else None,
                 )
             )
         return out
+
+
+def _bare(link: LinkOccurrence) -> bool:
+    """``[[Name]]``: a wikilink to a note name, not a path, a file or a heading."""
+    target = link.target.strip()
+    return (link.kind == "wikilink" and not link.anchor and "/" not in target
+            and "\\" not in target and not _EXTENSION.search(target))
+
+
+def _evidence(
+    root_id: str, rel_new: str, title: str, fmt: str, places: list[dict[str, Any]]
+) -> tuple[bool, bool]:
+    """``(auto, offered)`` for creating ``rel_new`` (root-relative) for ``places``: made
+    by ``--apply`` only for bare names linked from :data:`AUTO_CREATE_NOTES` notes that
+    the new note resolves (every such link); not offered at all when the only evidence
+    is links it would leave unresolved."""
+    links: list[LinkOccurrence] = [p["link"] for p in places if p.get("link") is not None]
+    if not links:
+        return False, True  # recurring property / front-matter values: a person decides
+    cat = Catalog.build([CatalogDocument(_NEW_ID, root_id, rel_new, title, fmt)], [], [])
+    resolved = [x for x in links if resolve_link(x, cat)[0] == _NEW_ID]
+    if not resolved and len(links) == len(places):
+        return False, False
+    sure = len(resolved) == len(links) and all(_bare(x) for x in links) and \
+        len({x.document_id for x in links}) >= AUTO_CREATE_NOTES
+    return sure, True
 
 
 CHECK = register_check(EntitiesCheck())

@@ -83,3 +83,35 @@ def test_a_text_note_is_still_read_whole_and_limited(tmp_path: Path) -> None:
     refused = prepare(Job(sf, None, None, {}, max_bytes=1000))
     assert refused.outcome == "read-failed"
     assert refused.failure is not None and "larger than" in refused.failure.reason
+
+
+def test_the_graph_step_holds_a_chat_message_without_its_per_message_fields(
+    tmp_path: Path,
+) -> None:
+    """The graph step may hold every unit of the index at once (a first build): a chat
+    message's role, time and keywords are not what the edge builders read, so they are
+    not loaded, and a unit costs a few hundred bytes, not kilobytes."""
+    import tracemalloc
+
+    from cairn.app import Cairn
+    from cairn.config import Config
+
+    folder = tmp_path / "export"
+    folder.mkdir()
+    _gen().write_export(folder / "conversations.json", 200, seed=3)
+    with Cairn(Config(db_path=tmp_path / "i.db")) as c:
+        c.index([folder], embed=False)
+        stored = c.store.db.execute(
+            "SELECT count(*) FROM units WHERE extra LIKE '%\"keywords\"%'"
+        ).fetchone()[0]
+        tracemalloc.start()
+        try:
+            docs, units = c.store.edges.graph_sources(None)
+            held, _peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert len(docs) == 200 and len(units) > 2000
+    assert stored > 2000  # the index itself keeps every field
+    assert all(u.extra == {} for u in units)
+    # with each message's fields parsed this was about 1.9 KB a unit
+    assert held / len(units) < 600, (held, len(units))

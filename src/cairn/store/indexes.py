@@ -383,7 +383,7 @@ class EdgeIndex(Protocol):
         self, document_ids: Sequence[str] | None = None
     ) -> tuple[list[GraphDocument], list[GraphUnit]]:
         """What the edge builders read of documents (``None``: all) and their units (by
-        document and ordinal)."""
+        document and ordinal); a unit's ``extra`` holds only its ``relations``."""
         ...
 
     def first_units(self, document_ids: Sequence[str] | None = None) -> dict[str, str]:

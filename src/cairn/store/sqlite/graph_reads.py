@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
 from cairn import model
@@ -48,6 +49,25 @@ def _loads(text: str | None, default: Any) -> Any:
         return json.loads(text) if text else default
     except ValueError:
         return default
+
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+
+GRAPH_EXTRA = ("relations",)
+"""The keys of a unit's ``extra`` the edge builders read (an OKF concept's parsed
+relations); the rest (a chat message's role, time, keywords...) is not loaded."""
+
+
+def _graph_extra(text: str | None) -> Mapping[str, Any]:
+    """The :data:`GRAPH_EXTRA` part of a unit's ``extra`` JSON (parsed only if it may
+    hold one of those keys)."""
+    if not text or not any(f'"{k}"' in text for k in GRAPH_EXTRA):
+        return _EMPTY
+    extra = _loads(text, {})
+    if not isinstance(extra, dict):
+        return _EMPTY
+    kept = {k: extra[k] for k in GRAPH_EXTRA if k in extra}
+    return kept or _EMPTY
 
 
 def _edge(r: sqlite3.Row) -> Edge:
@@ -399,6 +419,9 @@ class GraphReadsMixin:
             [None] if document_ids is None else list(chunks(list(document_ids))))
         docs: list[GraphDocument] = []
         units: list[GraphUnit] = []
+        # every unit of the index may be held at once (a first build, a big chat
+        # export): equal strings are shared and empty mappings are one object
+        shared: dict[str, str] = {}
         for part in parts:
             where, args = "", []
             if part is not None:
@@ -418,12 +441,12 @@ class GraphReadsMixin:
                     args)
             ):
                 props = _loads(properties, {})
-                extra = _loads(extra_json, {})
                 units.append(model.GraphUnit(
-                    uid, doc_id, int(ordinal), parent_id, kind,
+                    uid, shared.setdefault(doc_id, doc_id), int(ordinal), parent_id,
+                    shared.setdefault(kind, kind),
                     tuple(str(t) for t in _loads(tags, [])),
-                    props if isinstance(props, dict) else {},
-                    extra if isinstance(extra, dict) else {}))
+                    props if isinstance(props, dict) and props else _EMPTY,
+                    _graph_extra(extra_json)))
         return docs, units
 
     def first_units(self, document_ids: Sequence[str] | None = None) -> dict[str, str]:

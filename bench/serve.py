@@ -8,6 +8,7 @@ Usage::
     python bench/serve.py --db /tmp/corpus.db --compare main   # this tree and REV, in turn
     python bench/serve.py --db /tmp/corpus.db --rate 10        # paced: <= 10 req/s per client
     python bench/serve.py --db /tmp/corpus.db --workers 2      # cairn serve --workers 2
+    python bench/serve.py --db /tmp/corpus.db --watch --burst 500  # serve --watch, 500 new files
 
 The index is copied to a temporary folder (yours is never written), a folder of 40
 generated notes is registered beside the corpus, and ``cairn serve`` is started on a
@@ -17,7 +18,11 @@ client: cheap, so the generator takes little of the cores it shares with the ser
 send requests for ``--seconds`` seconds (at most ``--max-requests`` in all) — keyword
 search, hybrid search, ``GET /v1/units/{id}`` and ``GET /v1/graph/backlinks`` in turn —
 while one more thread rewrites the generated notes and calls ``POST /v1/index`` again
-and again (``--no-index``: never).
+and again (``--no-index``: never). With ``--watch`` the server runs ``cairn serve
+--watch`` (those index runs then go to its watching process), and ``--burst N`` writes N
+new notes into the registered folder halfway through the load; the report says how
+long after the last one was written all of them were searchable (``burst_indexed_s``,
+``None``: not within the load and 30 s after it).
 
 Two loads: the closed loop (default) sends each client's next request as soon as its
 answer is in, so latency is set by throughput (16 clients / requests per second, on
@@ -113,6 +118,10 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=0,
                     help="pass --workers N to this checkout's cairn serve (not to REV's "
                     "with --compare; default: its own default)")
+    ap.add_argument("--watch", action="store_true",
+                    help="run cairn serve --watch (both checkouts with --compare)")
+    ap.add_argument("--burst", type=int, default=0,
+                    help="write this many new notes halfway through the load")
     ap.add_argument("--compare", metavar="REV", default=None,
                     help="also run the same load against git revision REV's src")
     args = ap.parse_args()
@@ -142,10 +151,10 @@ def main() -> int:
         b = new.get("server_ms", {}).get(route, {})
         print(f"{'server ' + route.removeprefix('/v1'):<12}{a.get('p50', '-')!s:>14}"
               f"{a.get('p95', '-')!s:>14}{b.get('p50', '-')!s:>10}{b.get('p95', '-')!s:>10}")
-    for key in ("requests_per_s", "errors", "index_runs", "index_run_s_p50",
+    for key in ("requests_per_s", "errors", "index_runs", "index_run_s_p50", "burst_indexed_s",
                 "server_cpu_ms_per_request", "index_process_cpu_s",
                 "generator_cpu_ms_per_request", "load_average_1m"):
-        print(f"{key:<30}{before[key]!s:>14}{new[key]!s:>20}")
+        print(f"{key:<30}{before.get(key)!s:>14}{new.get(key)!s:>20}")
     return code_new or code_old
 
 
@@ -166,7 +175,8 @@ def bench(args: Any, src: str) -> tuple[int, dict[str, Any]]:
     server = subprocess.Popen(
         [sys.executable, "-m", "cairn.interfaces.cli", "serve", "--db", str(db),
          "--port", str(port), *(["--workers", str(args.workers)]
-                                if args.workers and src == str(HERE.parent / "src") else [])],
+                                if args.workers and src == str(HERE.parent / "src") else []),
+         *(["--watch"] if args.watch else [])],
         env=env, stderr=log)
     base = f"http://127.0.0.1:{port}"
     auth = {"Authorization": f"Bearer {env['CAIRN_TOKEN']}"}
@@ -192,6 +202,8 @@ def bench(args: Any, src: str) -> tuple[int, dict[str, Any]]:
         load = (f"Poisson arrivals, mean {args.rate:g} req/s each" if args.rate > 0
                 else "closed loop, no think time")
         writes = "no re-index runs" if args.no_index else "re-index runs of 40 notes meanwhile"
+        writes += (", serve --watch" if args.watch else "") + (
+            f", {args.burst} new notes halfway" if args.burst else "")
         print(f"measures: latency and throughput of keyword and hybrid search, GET unit and"
               f" backlinks over HTTP; {args.clients} clients ({load}) for"
               f" {args.seconds:.0f} s, {writes}; a copy of {args.db.name} holding"
@@ -404,6 +416,10 @@ def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
         workers.append((w, parent))
     index_thread = threading.Thread(target=indexer)
     index_thread.start()
+    burst: dict[str, Any] = {}
+    burst_thread = threading.Thread(target=_burst, args=(base, auth, notes, args, stop_at, burst))
+    if args.burst:
+        burst_thread.start()
     lat: dict[str, list[float]] = {kind: [] for kind in KINDS}
     errors: list[str] = []
     client_cpu = 0.0
@@ -417,6 +433,8 @@ def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
             errors.extend(res["errors"])
     index_thread.join()
     wall = time.perf_counter() - t0
+    if args.burst:
+        burst_thread.join()
     server_cpu = cpu_seconds(server_pid) - server_cpu0
     workers_cpu, child_cpu = split_cpu(child_cpu0, descendants_cpu(server_pid))
     server_cpu += workers_cpu  # processes the server starts that do not index
@@ -430,6 +448,8 @@ def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
         "requests_per_s": round(total / wall, 1), "errors": len(errors),
         "index_runs": len(runs),
         "index_run_s_p50": round(statistics.median(runs), 2) if runs else None,
+        **({"burst_files": args.burst, "burst_indexed_s": burst.get("seconds")}
+           if args.burst else {}),
         "server_cpu_s": round(server_cpu, 1),
         "server_cpu_ms_per_request": round(server_cpu * 1000 / max(1, total), 2),
         "index_process_cpu_s": round(child_cpu, 1),
@@ -444,6 +464,27 @@ def run_load(base: str, auth: dict[str, str], notes: Path, units: list[str],
     for e in errors[:10]:
         print("error:", e)
     return (1 if errors else 0), report
+
+
+def _burst(base: str, auth: dict[str, str], notes: Path, args: Any, stop_at: float,
+           out: dict[str, Any]) -> None:
+    """Halfway through the load, write ``args.burst`` new notes; ``out["seconds"]``:
+    from the last write until ``/v1/stats`` counts them all."""
+    time.sleep(max(0.0, (stop_at - time.time()) / 2))
+    with httpx2.Client(base_url=base, headers=auth, timeout=60) as c:
+        before = c.get("/v1/stats").json()["documents"]
+        folder = notes / "burst"
+        folder.mkdir()
+        for i in range(args.burst):
+            (folder / f"burst-{i:04d}.md").write_text(f"# Burst {i}\n\nburst note {i}\n",
+                                                     encoding="utf-8")
+        written = time.perf_counter()
+        while time.time() < stop_at + 30:
+            r = c.get("/v1/stats")
+            if r.status_code == 200 and r.json()["documents"] >= before + args.burst:
+                out["seconds"] = round(time.perf_counter() - written, 1)
+                return
+            time.sleep(0.5)
 
 
 if __name__ == "__main__":

@@ -253,3 +253,12 @@ def _added(first: Run, then: Run) -> Run:
         warnings=first.warnings + then.warnings,
         seconds=round(first.seconds + then.seconds, 4),
     )
+
+
+def refused_mass_delete(exc: BaseException) -> bool:
+    """Whether ``exc`` is the deletion guard's refusal
+    (:class:`cairn.ingest.limits.MassDelete`): a decision, not a transient error, for
+    callers outside the ingest layer."""
+    from cairn.ingest.limits import MassDelete
+
+    return isinstance(exc, MassDelete)

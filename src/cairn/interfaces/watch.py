@@ -11,8 +11,15 @@ A change to an attachment (an image, a PDF: link targets) or a ``types.yaml`` ru
 full index of its root instead.
 
 The watcher holds the index's writer lock for as long as it runs; readers are never
-blocked. ``watchfiles`` (an optional dependency: ``pip install cairn[watch]``) is
-imported only here; ``poll = true`` polls the roots instead of using OS events (network
+blocked. An error after the first run (SQLite busy beyond its wait because another
+program holds the database, a file vanishing mid-run, a full disk) does not end it:
+it is reported as a :class:`WatchBatch` with ``error`` and the batch (or the catch-up
+run) is tried again after :data:`RETRY_SECONDS`, its paths kept. Only a fatal
+condition ends the watch (:func:`_fatal`: the index file deleted, an invalid
+configuration, an index that cannot be written).
+
+``watchfiles`` (an optional dependency: ``pip install cairn[watch]``) is imported only
+here; ``poll = true`` polls the roots instead of using OS events (network
 and FUSE file systems whose events are unreliable).
 """
 
@@ -27,8 +34,19 @@ from pathlib import Path
 from typing import Any
 
 from cairn.app import Cairn
-from cairn.errors import CairnError, ConfigError, ProviderUnavailable
+from cairn.app.reliability import refused_mass_delete
+from cairn.errors import (
+    CairnError,
+    ConfigError,
+    ProviderUnavailable,
+    StoreError,
+    StoreUnwritable,
+)
 from cairn.model import Run, SourceRoot
+
+RETRY_SECONDS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0)
+"""Waits before a failed batch or catch-up run is tried again: the n-th failure in a
+row waits the n-th figure, the last one after that."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +103,8 @@ class WatchBatch:
         seconds: wall time of the batch; ``first_event``: ``time.time()`` of its
             earliest event (latency = indexed time − first_event).
         indexed_at: ``time.time()`` when the batch was committed.
+        retry_in: seconds until the failed batch is tried again (its paths are
+            kept); ``0.0``: not retried (done, or refused by the deletion guard).
     """
 
     run: Run | None
@@ -94,12 +114,34 @@ class WatchBatch:
     seconds: float = 0.0
     first_event: float = 0.0
     indexed_at: float = 0.0
+    retry_in: float = 0.0
 
 
 @dataclass
 class _Pending:
     paths: set[str] = field(default_factory=set)
     since: float = 0.0
+
+
+@dataclass
+class _Backoff:
+    """When a failed step may run again (:data:`RETRY_SECONDS`)."""
+
+    failures: int = 0
+    at: float = 0.0
+
+    def due(self) -> bool:
+        return time.monotonic() >= self.at
+
+    def failed(self) -> float:
+        """Count a failure; the seconds until the next try."""
+        delay = RETRY_SECONDS[min(self.failures, len(RETRY_SECONDS) - 1)]
+        self.failures += 1
+        self.at = time.monotonic() + delay
+        return delay
+
+    def reset(self) -> None:
+        self.failures, self.at = 0, 0.0
 
 
 def watch(
@@ -132,12 +174,14 @@ def watch(
         allow_mass_delete: let a batch remove more than ``[index] mass_delete_share``.
         between: called between batches (at least every 200 ms once the index is
             current), with the writer lock held: other work on the index the watcher
-            runs for someone else (``serve --watch`` runs ``POST /v1/index`` there).
+            runs for someone else (``serve --watch`` runs ``POST /v1/index`` there);
+            an error it raises is reported through ``on_batch`` and not retried.
 
     Raises:
         ProviderUnavailable: ``watchfiles`` is not installed.
         cairn.store.lock.IndexBusy: another process is writing the index.
-        CairnError: a path does not exist; the first run failed.
+        CairnError: a path does not exist; the first run failed; later, a fatal
+            error (:func:`_fatal`) — any other error is reported and tried again.
         KeyboardInterrupt: Ctrl-C (after the current batch was committed or undone).
     """
     try:
@@ -176,17 +220,45 @@ def watch(
             ignore_permission_denied=True,
         )
         caught_up = False
+        backoff = _Backoff()
+
+        def failed(what: str, exc: Exception, full: bool = False, since: float = 0.0) -> None:
+            """Report ``exc`` (or raise it when fatal); the next try waits."""
+            fatal = _fatal(cairn, exc)
+            if fatal is not None:
+                raise fatal from exc
+            delay = backoff.failed()
+            if on_batch is not None:
+                on_batch(WatchBatch(None, (), full, f"{what} failed ({_cause(exc)}); "
+                                    f"trying again in {delay:g} s", 0.0, since,
+                                    time.time(), delay))
+
         for changes in events:
             if not caught_up:  # the OS watch is set up now: catch what changed meanwhile
+                if not backoff.due():  # the run that succeeds re-reads these changes
+                    continue
+                try:
+                    again = cairn.index(
+                        list(paths or []), embed=embed, allow_mass_delete=allow_mass_delete
+                    )
+                except Exception as exc:
+                    failed("the catch-up index run", exc, full=True)
+                    continue
                 caught_up = True
-                again = cairn.index(
-                    list(paths or []), embed=embed, allow_mass_delete=allow_mass_delete
-                )
+                backoff.reset()
                 if on_ready is not None:
                     on_ready(again if again.added or again.changed or again.removed else ready)
                 continue
             if between is not None:
-                between()
+                try:
+                    between()
+                except Exception as exc:  # the work is someone else's: report, go on
+                    fatal = _fatal(cairn, exc)
+                    if fatal is not None:
+                        raise fatal from exc
+                    if on_batch is not None:
+                        on_batch(WatchBatch(None, (), False,
+                                            f"work between batches failed ({_cause(exc)})"))
             now = time.time()
             if changes and not pending.paths:
                 pending.since = now
@@ -197,11 +269,21 @@ def watch(
             if due and not pending.paths:
                 pending.since = now
             pending.paths.update(due)
-            if not pending.paths:
+            if not pending.paths or not backoff.due():
                 continue
-            batch = _index_batch(
-                cairn, roots, sorted(pending.paths), pending.since, embed, allow_mass_delete
-            )
+            gone = _fatal(cairn, None)
+            if gone is not None:
+                raise gone
+            try:
+                batch = _index_batch(
+                    cairn, roots, sorted(pending.paths), pending.since, embed,
+                    allow_mass_delete,
+                )
+            except Exception as exc:  # pending is kept: the same paths, and more, later
+                failed(f"indexing {len(pending.paths)} changed paths", exc,
+                       since=pending.since)
+                continue
+            backoff.reset()
             pending = _Pending()
             if batch is None:
                 continue
@@ -215,6 +297,29 @@ def watch(
                 on_batch(batch)
             if stop.is_set():
                 break
+
+
+def _cause(exc: BaseException) -> str:
+    """``exc`` for a log line: its message, and its type when that is not cairn's."""
+    text = str(exc) or type(exc).__name__
+    return text if isinstance(exc, CairnError) else f"{type(exc).__name__}: {text}"
+
+
+def _fatal(cairn: Cairn, exc: Exception | None) -> CairnError | None:
+    """The error that ends the watch, or ``None`` when ``exc`` may pass (a busy or
+    locked database, a file that vanished, a full disk: tried again later).
+
+    Fatal: an invalid configuration, a missing provider, an index that cannot be
+    written, and an SQLite index file that is gone (deleted or moved away: the
+    watcher's connection would go on writing a file no one can open again) — checked
+    before each batch too (``exc`` ``None``)."""
+    if isinstance(exc, ConfigError | ProviderUnavailable | StoreUnwritable):
+        return exc
+    db = cairn.config.db_path
+    if cairn.config.db_url is None and str(db) != ":memory:" and not db.exists():
+        why = f" ({_cause(exc)})" if exc is not None else ""
+        return StoreError(f"{db}: the index file is gone; watching stopped{why}")
+    return None
 
 
 def _watched_roots(
@@ -239,13 +344,21 @@ def _index_batch(
     embed: bool,
     allow_mass_delete: bool,
 ) -> WatchBatch | None:
-    """Index one batch of changed paths (``None``: nothing in it concerns the index)."""
+    """Index one batch of changed paths (``None``: nothing in it concerns the index).
+
+    Raises:
+        Exception: whatever the run raised, except the deletion guard (reported in
+            the batch's ``error``; the paths are not tried again).
+    """
     t0 = time.perf_counter()
     try:
         done = cairn.apply_changes(
             changed, roots=roots, embed=embed, allow_mass_delete=allow_mass_delete
         )
-    except CairnError as exc:  # the deletion guard, a full disk: say so, keep watching
+    except CairnError as exc:
+        if not refused_mass_delete(exc):
+            raise
+        # the deletion guard decided, no accident: say so, keep watching, do not retry
         return WatchBatch(None, (), False, str(exc), time.perf_counter() - t0, since, time.time())
     if done is None:
         return None

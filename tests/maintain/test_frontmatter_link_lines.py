@@ -35,7 +35,7 @@ def test_dream_and_backlinks_name_the_item_line_on_kepanos_vault(tmp_path: Path)
         }
         back = c.backlinks_of("Categories/Books.md")
     # author:\n  - "[[E. M. Forster]]" (line 5); topics:\n  - "[[Humanism]]" (line 12)
-    note = (KEPANO / "References" / "The Machine Stops.md").as_posix()
+    note = (KEPANO / "References" / "The Machine Stops.md").resolve().as_posix()
     assert broken == {(note, 5), (note, 12)}
     # categories:\n  - "[[Books]]" is line 3 of the note
     lines = {b["source"]["path"]: b["lines"] for b in back["backlinks"]}

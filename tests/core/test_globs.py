@@ -15,9 +15,9 @@ import pytest
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.errors import ConfigError
+from cairn.globs import glob_match, glob_problem
 from cairn.ingest.limits import MassDelete
 from cairn.model import SourceRoot
-from cairn.sources import glob_match, glob_problem
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from cairn.globs import glob_match
 from cairn.model import Failure
-from cairn.sources import SourceFile, decode, discover, glob_match, is_within, read_bytes
+from cairn.sources import SourceFile, decode, discover, is_within, read_bytes
 
 
 def _tree(root: Path, files: dict[str, str]) -> None:

@@ -48,13 +48,14 @@ from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig
 from cairn.errors import CairnError, ConfigError, NotFound, QueryError
 from cairn.formats.types import RootTypes, load_root_types
+from cairn.globs import check_globs
 from cairn.model import (
     EmbedStep,
     Run,
     SourceRoot,
 )
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
-from cairn.sources import check_globs, is_within
+from cairn.sources import is_within
 from cairn.store import Store, open_store, open_url
 from cairn.store.lock import WriterLock
 
@@ -241,7 +242,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
 
         Raises:
             CairnError: a path does not exist.
-            ConfigError: a glob is unusable (:func:`cairn.sources.glob_problem`);
+            ConfigError: a glob is unusable (:func:`cairn.globs.glob_problem`);
                 nothing is registered.
         """
         from cairn.ingest.pipeline import make_root

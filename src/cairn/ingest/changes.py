@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cairn import formats
+from cairn.globs import glob_match
 from cairn.model import SourceRoot
-from cairn.sources import glob_match, is_ignored_name, source_file
+from cairn.sources import is_ignored_name, source_file
 from cairn.store import Store
 
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from cairn.errors import CairnError, ConfigError
+from cairn.globs import glob_problem
 from cairn.model import Failure, SourceRoot
-from cairn.sources import glob_problem
 
 MASS_DELETE_MIN_FILES = 10
 """Roots with fewer indexed files than this are never guarded (emptying a tiny folder

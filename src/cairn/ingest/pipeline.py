@@ -28,14 +28,7 @@ from cairn.ingest.prepare import Job, Prepared, Preparer
 from cairn.ingest.tally import Tally as _Tally
 from cairn.ingest.tally import epoch as _epoch
 from cairn.ingest.tally import now_iso as _now_iso
-from cairn.model import (
-    Diagnostic,
-    Document,
-    Failure,
-    FileState,
-    Run,
-    SourceRoot,
-)
+from cairn.model import Diagnostic, Document, Failure, FileState, Run, SourceRoot
 from cairn.sources import SourceFile, content_hash, discover, source_file
 from cairn.store import Store
 
@@ -127,7 +120,6 @@ class Indexer:
         """
         started, t0, tally = _now_iso(), time.perf_counter(), _Tally()
         plans: list[tuple[SourceRoot, list[SourceFile], set[str]]] = []
-        blind: dict[str, tuple[str, ...]] = {}
         for root in roots:
             folder = Path(root.path)
             if not folder.is_dir():
@@ -150,14 +142,14 @@ class Indexer:
                 self.relinked = True
                 with self.store.transaction():
                     self.store.set_attachments(root.id, found.attachments)
-            plans.append((root, found.files, {f.relpath for f in found.files}))
-            blind[root.id] = tuple(found.unreadable)
+            seen = {f.relpath for f in found.files}
+            if found.unreadable:  # a folder that could not be listed hides files, not gone
+                hidden = tuple(found.unreadable)
+                seen.update(p for p in self.store.file_states(root.id) if p.startswith(hidden))
+            plans.append((root, found.files, seen))
         states = {root.id: self.store.file_states(root.id) for root, _f, _s in plans}
         for root, _files, seen in plans:
             known_files = states[root.id]
-            # a folder that could not be listed hides its files; they are not gone
-            if blind[root.id]:
-                seen.update(p for p in known_files if p.startswith(blind[root.id]))
             check_mass_delete(
                 root.path,
                 len(known_files),

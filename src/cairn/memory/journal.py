@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cairn.model.tempnames import pid_alive
 from cairn.writeback import Backups, WriteConflict, create_file, sha256_bytes, write_file
 
 JOURNAL = ".cairn-journal.json"
@@ -230,25 +231,13 @@ def remove_stale_temps(folder: Path, *, deep: bool = True) -> list[str]:
             dirs.clear()
         for n in names:
             m = _TEMP.match(n)
-            if m is None or _alive(int(m.group(1))):
+            if m is None or pid_alive(int(m.group(1))):
                 continue
             p = Path(d) / n
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()
                 out.append(p.relative_to(folder).as_posix())
     return sorted(out)
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's live process
-        return True
-    return True
 
 
 def _crash_point() -> int | None:

@@ -24,7 +24,9 @@ def temp_path(path: Path) -> Path:
     return path.with_name(f".{path.name}.cairn-{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` may still be running on this machine (``True`` when it
+    cannot be told: another user's process keeps its files)."""
     if pid == os.getpid():
         return True
     try:
@@ -39,7 +41,7 @@ def _alive(pid: int) -> bool:
 def is_stale_temp(name: str) -> bool:
     """Whether a file name is a cairn temporary file whose writer process is gone."""
     m = TEMP_NAME.match(name)
-    return m is not None and not _alive(int(m.group("pid")))
+    return m is not None and not pid_alive(int(m.group("pid")))
 
 
 def remove_stale_temps(folder: Path) -> list[Path]:

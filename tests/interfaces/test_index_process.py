@@ -78,6 +78,9 @@ def test_errors_travel_and_a_dead_child_is_replaced(tmp_path: Path) -> None:
         os.kill(first, signal.SIGKILL)  # between runs: replaced at the next one
         worker._proc.wait(30)
         assert cairn.index_in_background().unchanged == 1 and worker._proc.pid != first
+        second = worker._proc.pid
+        os.kill(second, signal.SIGKILL)  # not reaped yet: the run goes to a new child
+        assert cairn.index_in_background().unchanged == 1 and worker._proc.pid != second
         with Cairn(load_config(db=db), create=False) as other, other.writing():
             quick = dataclasses.replace(config, index={})
             with Cairn(quick, create=False) as impatient, pytest.raises(IndexBusy):

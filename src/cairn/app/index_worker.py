@@ -132,23 +132,33 @@ class IndexWorker:
             died.
         """
         with self._lock:
-            proc: subprocess.Popen[bytes] | None = None
-            try:
-                proc = self._start()
-                assert proc.stdin is not None and proc.stdout is not None
-                send(proc.stdin, "index")
-                kind, value = receive(proc.stdout)
-            except (OSError, EOFError, ValueError) as exc:  # ValueError: close() closed a pipe
-                code = None if proc is None else _reap(proc)
-                if self._proc is proc:
-                    self._proc = None
-                raise ChildUnavailable(
-                    f"the index process ended unexpectedly (exit status {code}): {exc}"
-                ) from None
+            kind, value = self._run_once(retry=True)
         if kind == "error":
             raise value
         run: Run = value
         return run
+
+    def _run_once(self, *, retry: bool) -> tuple[str, Any]:
+        # A child kept from an earlier run may have died since (killed, out of
+        # memory) without the death being visible yet: its run is tried once more
+        # in a new child. A child started for this run that dies is reported.
+        reused = self._proc is not None and self._proc.poll() is None
+        proc: subprocess.Popen[bytes] | None = None
+        try:
+            proc = self._start()
+            assert proc.stdin is not None and proc.stdout is not None
+            send(proc.stdin, "index")
+            kind, value = receive(proc.stdout)
+        except (OSError, EOFError, ValueError) as exc:  # ValueError: close() closed a pipe
+            code = None if proc is None else _reap(proc)
+            if self._proc is proc:
+                self._proc = None
+            if retry and reused and not self._closed:
+                return self._run_once(retry=False)
+            raise ChildUnavailable(
+                f"the index process ended unexpectedly (exit status {code}): {exc}"
+            ) from None
+        return kind, value
 
     def kill(self) -> None:
         """Stop the child now (the server is stopping): a run in progress rolls back

@@ -50,11 +50,12 @@ KINDS = ("keyword", "paraphrase", "heading", "structured", "okf", "chat")
 _FIELD = re.compile(r"^-?[a-z]+:(?:[a-z_]+=)?")
 
 
-def load_set(split: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, int]]]:
+def load_set(split: str, folder: Path = SET
+             ) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, int]]]:
     """``(queries {id: {"text", "kind", "split"}}, qrels {id: {doc id: grade}})`` of a
-    split (``dev``, ``test`` or ``all``)."""
+    split (``dev``, ``test`` or ``all``) of the judged set in ``folder``."""
     queries: dict[str, dict[str, str]] = {}
-    for line in (SET / "queries.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines():
         if line.strip():
             q = json.loads(line)
             if split in ("all", q["split"]):
@@ -63,7 +64,7 @@ def load_set(split: str) -> tuple[dict[str, dict[str, str]], dict[str, dict[str,
     for name in ("dev", "test"):
         if split not in ("all", name):
             continue
-        with (SET / "qrels" / f"{name}.tsv").open(encoding="utf-8") as fh:
+        with (folder / "qrels" / f"{name}.tsv").open(encoding="utf-8") as fh:
             rows = list(csv.reader(fh, delimiter="\t"))[1:]
         for qid, doc, grade in rows:
             qrels[qid][doc] = int(grade)
@@ -185,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpus", type=Path, default=CORPUS)
     ap.add_argument("--db", type=Path, default=None, help="index to reuse or build")
     ap.add_argument("--config", type=Path, default=None, help="a cairn.toml to search with")
+    ap.add_argument("--set", type=Path, default=SET, dest="judged",
+                    help="the judged set's folder (queries.jsonl, qrels/)")
     ap.add_argument("--split", default="all", choices=("dev", "test", "all"))
     ap.add_argument("--modes", default="keyword,semantic,hybrid")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -194,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     drop = tuple(args.drop)
     corpus = args.corpus.resolve()
-    queries, qrels = load_set(args.split)
+    queries, qrels = load_set(args.split, args.judged)
     cairn, index_s = open_index(args.db, corpus, args.config)
     base = FileBaseline(corpus)
     modes = [m for m in args.modes.split(",") if m]

@@ -21,4 +21,5 @@ if [ "${CI:-}${CAIRN_BUILD_LLAMA:-}" != "" ] && ! .venv/bin/python -c "import ll
 fi
 .venv/bin/ruff check src tests bench
 .venv/bin/mypy
-.venv/bin/python -m pytest "$@"
+# every tier: a bare pytest runs only the fast one (tests/conftest.py)
+.venv/bin/python -m pytest --tier all "$@"

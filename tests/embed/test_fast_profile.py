@@ -54,6 +54,7 @@ def setup(tmp_path: Path, provider: str) -> tuple[Path, Path]:
     return db, conf
 
 
+@pytest.mark.slow
 @pytest.mark.embed
 def test_train_static_makes_the_index_use_its_own_model(tmp_path: Path) -> None:
     db, conf = setup(tmp_path, "fast")
@@ -95,6 +96,7 @@ def test_train_static_makes_the_index_use_its_own_model(tmp_path: Path) -> None:
     assert not [p for p in folder.parent.iterdir() if p.name.startswith(".")]
 
 
+@pytest.mark.slow
 @pytest.mark.embed
 def test_train_static_with_another_provider_only_writes_the_model(tmp_path: Path) -> None:
     db, conf = setup(tmp_path, "static")

@@ -73,6 +73,7 @@ def test_static_model_from_package_data(static: Embedder) -> None:
     assert static.fingerprint.startswith("static-")
 
 
+@pytest.mark.slow
 def test_minilm_sentence_transformers(minilm: Embedder, static: Embedder) -> None:
     assert minilm.dim == 384
     assert getattr(minilm, "origin", None) == "installed"

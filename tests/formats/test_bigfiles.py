@@ -98,6 +98,7 @@ def _paragraph(n: int) -> str:
     )
 
 
+@pytest.mark.slow
 def test_markdown_long_paragraph_is_linear() -> None:
     """Regression: a 6 MB paragraph took 200 s (the GFM autolink rules copied the rest of
     the paragraph at every ':', 'w' and '@'; each new tag was looked up in a list)."""
@@ -111,6 +112,7 @@ def test_markdown_long_paragraph_is_linear() -> None:
     assert sum(1 for link in unit.links if link.kind == "wikilink") == 12_000
 
 
+@pytest.mark.slow
 def test_markdown_one_long_line_is_linear() -> None:
     piece = "word [[x]] #tag http: a@b www. ==y [[z "
     small = _timed(markdown.parse, piece * 8_000, "l.md")[1]

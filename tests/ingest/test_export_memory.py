@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from cairn.ingest.prepare import Job, prepare
 from cairn.sources import SourceFile, content_hash
 
@@ -42,6 +44,7 @@ def _gen() -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 def test_a_60_mb_export_is_prepared_and_read_without_holding_the_file(tmp_path: Path) -> None:
     path = _gen().write_export(tmp_path / "conversations.json", 4000, seed=5)
     size = path.stat().st_size

@@ -204,6 +204,7 @@ def test_killed_embed_pass_resumes_without_re_embedding(
         assert {content_hash(t) for t in counting.texts} == missing
 
 
+@pytest.mark.slow
 def test_cli_embed_json_and_interrupt_status(tmp_path: Path, static: Embedder) -> None:
     root = _vault(tmp_path / "vault", n=6)
     db = tmp_path / "i.db"

@@ -67,6 +67,7 @@ def test_a_run_happens_in_a_child_and_readers_see_it(tmp_path: Path) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_errors_travel_and_a_dead_child_is_replaced(tmp_path: Path) -> None:
     folder, db = _vault(tmp_path)
     config = dataclasses.replace(load_config(db=db), index={"wait": 120})

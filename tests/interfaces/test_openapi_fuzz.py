@@ -76,6 +76,7 @@ def _fuzz(api_url: str, examples: int) -> int:
     return count
 
 
+@pytest.mark.slow
 def test_generated_requests(api_url: str) -> None:
     CASES["n"] += _fuzz(api_url, 30)
 

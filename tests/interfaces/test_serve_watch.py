@@ -21,6 +21,8 @@ from cairn.interfaces.watch_child import READY
 pytest.importorskip("watchfiles")
 pytest.importorskip("uvicorn")
 
+pytestmark = pytest.mark.slow
+
 
 def _search(port: int, query: str) -> list[str]:
     req = urllib.request.Request(

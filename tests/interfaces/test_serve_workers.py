@@ -17,6 +17,8 @@ import pytest
 
 pytest.importorskip("uvicorn")
 
+pytestmark = pytest.mark.slow
+
 TOKEN = "workers-test-token"
 
 

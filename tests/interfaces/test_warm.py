@@ -82,6 +82,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+@pytest.mark.slow
 def test_cli_hybrid_search_through_a_warm_server_is_identical(embedded: Path) -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "cairn.interfaces.cli", "serve", "--db", str(embedded),

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.memory.bundle import INDEX_TEXT, LOG_TITLE
@@ -61,6 +63,7 @@ def _kill_at(k: int, bundle: Path, db: Path) -> tuple[int, str, int]:
     return proc.returncode, err, proc.pid
 
 
+@pytest.mark.slow
 def test_a_write_killed_at_every_step_is_finished_by_the_next(tmp_path: Path) -> None:
     template = tmp_path / "template"
     _bundle(template)

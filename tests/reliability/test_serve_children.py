@@ -19,6 +19,8 @@ from cairn.interfaces.watch_child import READY
 pytest.importorskip("watchfiles")
 pytest.importorskip("uvicorn")
 
+pytestmark = pytest.mark.faults
+
 
 def _indexed(tmp_path: Path) -> tuple[Path, Path]:
     notes = tmp_path / "notes"

@@ -68,6 +68,7 @@ def _hits(db: Path, word: str) -> list[str]:
         return [h.path for h in c.search(word, mode="keyword").hits]
 
 
+@pytest.mark.slow
 def test_watch_retries_a_batch_while_another_writer_holds_the_index(tmp_path: Path) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()

@@ -336,3 +336,54 @@ def test_the_readme_test_command_is_what_ci_runs() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "bash scripts/test.sh" in ci
     assert "bash scripts/test.sh" in README and "bash scripts/demo.sh" in README
+
+
+def _command_lines(text: str) -> Iterator[str]:
+    """Every ``cairn …`` command in the shell blocks (```sh, ```console, plain ```) of
+    ``text``, one per command (``a && b`` gives two), a ``$ `` prompt dropped."""
+    for block in re.findall(r"^```(?:sh|console|)\n(.*?)^```", text, re.M | re.S):
+        for line in block.splitlines():
+            for part in re.split(r"&&|\|", line.removeprefix("$ ")):
+                if part.strip().startswith("cairn "):
+                    yield part.strip()
+
+
+def _check_command_line(line: str, commands: dict[str, Any]) -> str | None:
+    """Why ``line`` is not a command line the CLI accepts (``commands``: every path,
+    groups included), or None when it is."""
+    import shlex
+
+    words = shlex.split(line, comments=True)
+    path, rest = "cairn", words[1:]
+    while rest[:1] in (["--db"], ["--config"]):  # the root's options before the command
+        rest = rest[2:]
+    while rest and f"{path} {rest[0]}" in commands:
+        path, rest = f"{path} {rest[0]}", rest[1:]
+    have = _option_names(commands[path]) | {"--help"}
+    for w in rest:
+        if w.startswith(">"):
+            break
+        name = w.split("=", 1)[0]
+        if re.fullmatch(r"--?[A-Za-z][\w-]*", name) and name not in have:
+            return f"{line!r}: {path} has no option {name}"
+    return None
+
+
+def test_every_command_the_readme_and_the_site_show_exists() -> None:
+    """Each ``cairn …`` line in a shell block of the README or a docs page (the generated
+    CLI reference aside) names a real command and only options it has."""
+    from cairn.interfaces.cli.reference import commands as all_commands
+
+    commands = dict(all_commands(typer.main.get_command(app)))
+    pages = {"README.md": README} | {
+        str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+        for p in DOCS.rglob("*.md")
+        if p.name != "cli.md"
+    }
+    bad = [
+        f"{name}: {why}"
+        for name, text in pages.items()
+        for line in _command_lines(text)
+        if (why := _check_command_line(line, commands))
+    ]
+    assert bad == []

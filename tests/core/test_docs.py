@@ -303,6 +303,20 @@ def test_the_cli_reference_is_what_the_cli_prints() -> None:
     )
 
 
+@pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the serve extra is not "
+                    "installed (pip install -e '.[serve]')")
+def test_the_mcp_reference_is_what_the_server_lists() -> None:
+    """``docs/reference/mcp.md`` is generated from the tools a client is offered: a tool
+    or parameter added, removed or re-described without writing the page again fails."""
+    from cairn.interfaces.mcp.reference import render as render_mcp
+
+    page = (DOCS / "reference" / "mcp.md").read_text(encoding="utf-8")
+    assert page == render_mcp(), (
+        "docs/reference/mcp.md is stale: python -m cairn.interfaces.mcp.reference "
+        "> docs/reference/mcp.md"
+    )
+
+
 def test_the_generated_reference_names_every_command_and_option() -> None:
     from cairn.interfaces.cli.reference import render
 

@@ -317,6 +317,21 @@ def test_the_mcp_reference_is_what_the_server_lists() -> None:
     )
 
 
+@pytest.mark.skipif(importlib.util.find_spec("fastapi") is None, reason="the serve extra is "
+                    "not installed (pip install -e '.[serve]')")
+def test_the_http_reference_is_what_the_server_documents() -> None:
+    """``docs/reference/http.md`` is generated from the server's ``/openapi.json``: a
+    route or parameter added, removed or re-described without writing the page again
+    fails."""
+    from cairn.interfaces.api.reference import render as render_http
+
+    page = (DOCS / "reference" / "http.md").read_text(encoding="utf-8")
+    assert page == render_http(), (
+        "docs/reference/http.md is stale: python -m cairn.interfaces.api.reference "
+        "> docs/reference/http.md"
+    )
+
+
 def test_the_generated_reference_names_every_command_and_option() -> None:
     from cairn.interfaces.cli.reference import render
 

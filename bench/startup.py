@@ -27,7 +27,7 @@ query (search and printing the hits), and exit.
 The indexes are built once if missing (``cairn index ../shared/corpus/org
 ../shared/corpus/markdown``: ``--no-embed`` for ``--db``; with ``CAIRN_EMBED=static``
 for ``--hybrid-db``). Not part of the test suite. The machine's load counts: run it on a
-quiet machine for the figures of the README.
+quiet machine for the figures of docs/benchmarks.md.
 """
 
 from __future__ import annotations

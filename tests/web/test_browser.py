@@ -24,7 +24,7 @@ from conftest import Serve, Vault
 CHROMIUM = Path("/usr/bin/chromium")
 DOCS = Path(os.environ.get("CAIRN_SCREENSHOTS") or
             Path(__import__("tempfile").gettempdir()) / "cairn-web-screenshots")
-"""Where the screenshots go: ``$CAIRN_SCREENSHOTS`` (``docs/`` to refresh the README's),
+"""Where the screenshots go: ``$CAIRN_SCREENSHOTS`` (``docs/`` to refresh the web UI guide's),
 else a temporary folder, so a test run leaves the committed images alone."""
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync"]
@@ -241,7 +241,7 @@ def test_a_graph_of_500_nodes_draws_quickly(watched: Watched, tmp_path: Path) ->
         print(f"graph page: {nodes} nodes drawn in {ms} ms (fetch, layout and render)")
         assert nodes == 60  # the page draws the 60 nearest, best-connected nodes
         assert "more not shown" in page.inner_text("#graph-info")
-        assert ms < 5000  # a loaded 2-core CI machine; the README gives the measured figure
+        assert ms < 5000  # a loaded 2-core CI machine; `-k 500 -s` prints the time
     finally:
         srv.stop()
     assert watched.fired() == []

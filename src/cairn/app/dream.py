@@ -44,7 +44,7 @@ class DreamRun:
 
     def as_data(self) -> dict[str, Any]:
         """The ``cairn dream --json`` document: ``{"report", "changes", "applied",
-        "before"}`` (see the README for the shapes)."""
+        "before"}`` (docs/guides/dream.md gives the shapes)."""
         return {
             "report": self.report.as_data(),
             "changes": [

@@ -52,7 +52,7 @@ NOT_CONFIGURED = (
     'url = "http://127.0.0.1:8080/v1"   # llama-server; Ollama: http://127.0.0.1:11434/v1\n'
     'model = "NAME"                     # the model the server serves\n'
     'A hosted API also needs api_key_env = "VARIABLE_HOLDING_THE_KEY"; Anthropic: '
-    'provider = "anthropic". See the README, "Enrichment with a language model".'
+    'provider = "anthropic". See docs/guides/enrich.md.'
 )
 CONVERSATION = "conversation"
 RELATION = "relation"

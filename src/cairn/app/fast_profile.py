@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 FAST = "fast"
 """The ``[embed] provider`` of the fast profile."""
 DEFAULT_SAMPLE = 3000
-"""Chunks the teacher embeds for training by default (see the README's figures)."""
+"""Chunks the teacher embeds for training by default (``bench/fast_profile.py`` measures
+other sizes)."""
 MIN_SAMPLE = 20
 TEACHER_BATCH = 256
 """Teacher vectors committed together (Ctrl-C keeps the finished ones)."""

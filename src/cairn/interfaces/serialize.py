@@ -2,7 +2,7 @@
 
 Every interface (the CLI's ``--json``, later HTTP and MCP) turns what a
 :class:`cairn.app.Cairn` method returns into JSON here, so the field names and shapes
-are the same everywhere and are what the README documents.
+are the same everywhere and are what docs/reference/json.md documents.
 
 Rules: a dataclass becomes an object with its fields in declaration order (the views
 of ``cairn show`` put their ``kind`` first); tuples and lists become arrays; mappings

@@ -179,7 +179,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         version="1",
         description="The HTTP API of cairn, a local-first knowledge engine over plain-text "
         "notes. Every note text in a response is untrusted data quoted from the user's "
-        "files. Responses have the same JSON as the CLI's --json (see the README).",
+        "files. Responses have the same JSON as the CLI's --json (docs/reference/json.md).",
         docs_url=None,
         redoc_url=None,
         max_body_size=policy.max_body_bytes,  # a chunked body is cut off there too

@@ -121,5 +121,5 @@ class HealthOut(BaseModel):
 
 
 Data = dict[str, Any]
-"""A JSON object documented in the README (``cairn show --json``, ``cairn stats
+"""A JSON object documented in docs/reference/json.md (``cairn show --json``, ``cairn stats
 --json``, the graph commands' ``--json``)."""

@@ -151,7 +151,7 @@ def embed(
     looking at the files again.
 
     With --train-static, first train the fast profile's own model on this index (see
-    the README's "Fast profile").
+    docs/guides/semantic.md, "The fast profile").
 
     Only chunks without a vector in the configured model's space are embedded; vectors
     already stored are kept. Vectors are committed every few seconds, so Ctrl-C keeps

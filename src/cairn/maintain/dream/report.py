@@ -51,7 +51,7 @@ class DreamReport:
         return {name: c.get(name, 0) for name in self.checks}
 
     def as_data(self) -> dict[str, Any]:
-        """The ``cairn dream --json`` document (see the README's JSON shape)."""
+        """The ``cairn dream --json`` document (docs/guides/dream.md gives its shape)."""
         new = sum(1 for v in self.status.values() if v == "new")
         return {
             "id": self.id,

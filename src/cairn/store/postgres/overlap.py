@@ -26,7 +26,7 @@ same units with the same scores; it needs the live column weights to be the froz
 Measured on a 1,399,410-unit index (``bench/scale.py --chunks 1000000``), the query
 ``trial gene turtur`` (84k, 84k and 30k postings, 12k units in the overlap): 64–83 ms
 against 940–1,030 ms for the whole-list read (the figures of the whole benchmark are in
-the README's scale section).
+docs/benchmarks-earlier.md).
 """
 
 from __future__ import annotations

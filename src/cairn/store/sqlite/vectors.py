@@ -72,8 +72,8 @@ MIGRATIONS: tuple[str, ...] = (
     INSERT INTO vector_meta(key, value) VALUES ('generation', '0');
     INSERT INTO vector_meta(key, value) VALUES ('chunker', '')
     """,
-    # 2: vectors of new spaces are float16 (half the bytes; cosine ranking unchanged,
-    # see the README's index-size table); a space made before keeps float32 (``dtype``).
+    # 2: vectors of new spaces are float16 (half the bytes; cosine ranking unchanged);
+    # a space made before keeps float32 (``dtype``).
     # The table gets rowids: a WITHOUT ROWID row longer than about 1 KB (a float32
     # vector of 256 or more values) spills into an overflow page of its own, 4 KB per
     # vector; a rowid table keeps such rows in its pages. Existing rows are copied over.

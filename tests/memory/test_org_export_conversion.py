@@ -7,11 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.export.org_inline import inline
 from cairn.export.org_markdown import DRAWER_LINK
+from cairn.interfaces.cli._app import app
 from cairn.model import Link
 
 NOTES = {
@@ -132,3 +134,15 @@ def test_verbatim_dollars_open_no_math_and_markup_closes_before_a_footnote() -> 
                 _label, notes)
     assert md == "`org-x`[^k]."
     assert notes == ["[^k]: By default, `org-x` [here](https://x.org)."]
+
+
+def test_export_compare_names_the_drawer_link_exception(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    db = tmp_path / "i.db"
+    with Cairn(load_config(db=db)) as c:
+        c.index([root], embed=False)
+    res = CliRunner().invoke(app, ["export", "compare", str(root), "--kind", "obsidian",
+                                   "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    assert f"exception: 1 {DRAWER_LINK}" in " ".join(res.output.split())
+    assert res.output.rstrip().endswith("same")

@@ -41,7 +41,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "memory": BASE | {"memory", "writeback", "store", "search", "formats", "ingest", "config"},
     "enrich": BASE | {"enrich", "config"},
-    "export": BASE | {"export", "writeback", "store", "graph", "config"},
+    "export": BASE | {"export", "writeback", "store", "graph", "config", "formats"},
     "evaluation": BASE | {"store", "ingest", "search", "embed", "config"},
     "interfaces": BASE | {"interfaces", "app", "config"},
     "app": None,  # type: ignore[dict-item]  # the composition root

@@ -217,3 +217,19 @@ def test_a_markdown_tag_differing_only_in_case_is_only_proposed(tmp_path: Path) 
         c.dream(apply=True, only=["tags"])
     assert (root / "tags.md").read_text(encoding="utf-8") == (
         "# Tags\n\n" + prose + "Also #to-read.\n")
+
+
+def test_a_link_to_an_outside_document_is_a_missing_attachment_not_a_note_to_retarget(
+    tmp_path: Path,
+) -> None:
+    # Org's "file outside the source root" reason does not say "attachment": the
+    # extension decides, by the one list the graph uses (``.docx`` is in it), so the
+    # note that merely shares the name is never offered as the link's new target
+    root = _vault(tmp_path / "notes", {
+        "report.org": "#+TITLE: Report\n\nThe note about the report.\n",
+        "index.org": "See [[file:~/Documents/report.docx][the report]].\n",
+    })
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        c.index([root])
+        (f,) = _findings(c, check="broken", value="~/Documents/report.docx")
+        assert f["kind"] == "missing-attachment" and f["fix"] is None

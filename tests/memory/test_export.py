@@ -14,7 +14,8 @@ import pytest
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.errors import CairnError
-from cairn.export.notes import concept_rel, signature
+from cairn.export.notes import concept_rel
+from cairn.export.signature import signature
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,7 +108,7 @@ class ExportMixin(Parts):
         if kind == "okf":
             raw: dict[str, bytes] = {}
             for _, d in docs:
-                if d.format in ("markdown", "okf"):
+                if d.format in ("markdown", "okf", "org") and not d.key:
                     try:
                         raw[d.id] = self._export_bytes(d, Path(abs_of[d.id]).read_bytes())
                     except OSError:
@@ -122,7 +122,7 @@ class ExportMixin(Parts):
         if kind == "obsidian":
             data: dict[str, bytes] = {}
             for _, d in docs:
-                if d.format != "org":
+                if not d.key:
                     try:
                         data[d.id] = self._export_bytes(d, Path(abs_of[d.id]).read_bytes())
                     except OSError:
@@ -194,6 +194,35 @@ class ExportMixin(Parts):
             links.setdefault(link.unit_id, []).append(link)
         return units, links
 
+    @staticmethod
+    def _org_drawer_links(
+        root: str, docs: Sequence[Document], units: Mapping[str, Any],
+        links: Mapping[str, list[Any]],
+    ) -> tuple[dict[str, list[Any]], dict[str, int]]:
+        """``links`` without those of the Org documents' drawers, which an export keeps
+        in an HTML comment (:data:`cairn.export.org_markdown.DRAWER_LINK`), and how many
+        were left out: ``{reason: count}`` (empty when none)."""
+        from cairn.export.org_markdown import DRAWER_LINK, drawer_lines
+
+        kept = dict(links)
+        left = 0
+        for d in docs:
+            if d.format != "org" or d.key:
+                continue
+            try:
+                text = (Path(root) / d.path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            inside = drawer_lines(text)
+            if not inside:
+                continue
+            for u in units.get(d.id, ()):
+                own = kept.get(u.id, [])
+                rest = [x for x in own if x.line not in inside]
+                left += len(own) - len(rest)
+                kept[u.id] = rest
+        return kept, ({DRAWER_LINK: left} if left else {})
+
     def _edges(self) -> list[Edge]:
         """Every graph edge, the graph brought up to date first."""
         self._fresh_graph()  # type: ignore[attr-defined]
@@ -208,7 +237,7 @@ class ExportMixin(Parts):
     ) -> dict[str, Any]:
         """The round trip: export ``root`` (a registered Markdown or OKF folder), index
         the export into a throwaway index, and compare units, links and edges (see
-        :func:`cairn.export.notes.signature`; ``tasks``: each heading's task keyword,
+        :func:`cairn.export.signature.signature`; ``tasks``: each heading's task keyword,
         priority and planning dates, :mod:`cairn.export.tasks`): a link or embed that
         resolved in the root (to a note, or to an existing attachment) and does not in
         the export is a difference. ``exported``: compare with this export folder, already written,
@@ -216,8 +245,9 @@ class ExportMixin(Parts):
 
         Returns:
             ``{"root", "kind", "same", "documents", "units", "links", "edges", "tasks",
-            "missing", "extra"}``: counts on each side, and per aspect what the export
-            lost (``missing``) or added (``extra``), at most 20 each.
+            "differences", "missing", "extra"}``: counts on each side, per aspect how
+            many items the export lost and added (``differences``: ``[lost, added]``)
+            and what they are (``missing``, ``extra``: at most 20 each).
 
         Raises:
             NotFound: ``root`` is not registered.
@@ -226,7 +256,7 @@ class ExportMixin(Parts):
 
         from cairn.app import Cairn
         from cairn.config import load_config
-        from cairn.export.notes import signature
+        from cairn.export.signature import org_words, signature
         from cairn.export.tasks import markdown_tasks, org_tasks
 
         (r,) = self._export_roots([root])[:1]
@@ -246,8 +276,11 @@ class ExportMixin(Parts):
             keywords_of: dict[str, set[str]] = {}
             for t in tasks:
                 keywords_of.setdefault(t[0], set()).add(t[2])
+            org = {d.title for d in mine if d.format == "org"}
+            mine_links, exceptions = self._org_drawer_links(r.path, mine, mine_units,
+                                                             mine_links)
             a = signature(mine, self._edges(), mine_units, mine_links, keywords=keywords,
-                          okf=kind == "okf")
+                          okf=kind == "okf", org=org)
             a["tasks"] = tasks
             for d in mine:  # a note's own "[#A] …" headings and "scheduled::" fields
                 if d.format != "org":
@@ -261,20 +294,27 @@ class ExportMixin(Parts):
                 their_units, their_links = self._units_links(other, theirs)
                 b = signature(
                     theirs, other.store.edges.all_edges(), their_units, their_links,
-                    exact=kind == "okf", keywords=keywords,
+                    exact=kind == "okf", keywords=keywords, org=org,
                 )
                 b["tasks"] = set()
                 for d in theirs:  # Org keywords are per file (#+TODO): a note's own
                     b["tasks"] |= markdown_tasks(d.title, their_units.get(d.id, ()),
                                                  keywords_of.get(d.title, ()))
-        missing = {k: sorted(a[k] - b[k])[:20] for k in a}
-        extra = {k: sorted(b[k] - a[k])[:20] for k in a}
+        for side in (a, b):  # an Org heading's title as its words (see signature)
+            side["tasks"] = {(t[0], " ".join(org_words(t[1])), *t[2:]) if t[0] in org else t
+                             for t in side["tasks"]}
+        lost = {k: sorted(a[k] - b[k]) for k in a}
+        added = {k: sorted(b[k] - a[k]) for k in a}
+        missing = {k: v[:20] for k, v in lost.items()}
+        extra = {k: v[:20] for k, v in added.items()}
         return {
             "root": r.path,
             "kind": kind,
             "same": not any(missing.values()) and not any(extra.values()),
             "documents": [len(mine), len(theirs)],
             **{k: [len(a[k]), len(b[k])] for k in a},
+            "differences": {k: [len(lost[k]), len(added[k])] for k in a},
+            "exceptions": exceptions,
             "missing": json.loads(json.dumps(missing)),
             "extra": json.loads(json.dumps(extra)),
         }

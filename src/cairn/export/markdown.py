@@ -261,8 +261,14 @@ def bundle_prefix(exported: str, concept_id: Any) -> str:
     return "/".join(parts[:-k]) if len(parts) > k else ""
 
 
+def md_href(path: str, anchor: str | None = None) -> str:
+    """The destination of a Markdown link to an exported file: ``/path`` (encoded),
+    ``#heading-slug``."""
+    return f"{_href(path)}{'#' + _slug(anchor) if anchor else ''}"
+
+
 def md_link(label: str, path: str, anchor: str | None = None) -> str:
     """A Markdown link to an exported file (``/path``, ``#heading-slug``) whose label
     CommonMark shows as ``label`` (one line, special characters escaped)."""
     shown = _LABEL_SPECIAL.sub(r"\\\1", " ".join(label.split()))
-    return f"[{shown}]({_href(path)}{'#' + _slug(anchor) if anchor else ''})"
+    return f"[{shown}]({md_href(path, anchor)})"

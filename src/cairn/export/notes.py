@@ -25,13 +25,11 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from cairn.errors import CairnError
 from cairn.export.chats import conversation_markdown, live_units, skipped_alternates
@@ -40,18 +38,18 @@ from cairn.export.files import safe_part as _safe
 from cairn.export.markdown import (
     Blocks,
     bundle_prefix,
-    md_link,
     obsidian_to_okf,
     rebase_links,
     rebase_meta,
 )
-from cairn.export.tasks import heading_text, plain_unit, planning_lines
+from cairn.export.org_links import link_renderer
+from cairn.export.org_markdown import org_to_markdown
+from cairn.export.tasks import heading_text, planning_lines
 from cairn.model import Document, Edge, StoredLink, StoredUnit
 from cairn.writeback import create_file
 
 PRODUCER = "cairn/export"
 TYPE_OF_FORMAT = {"org": "Org Note", "markdown": "Note", "text": "Text Note"}
-_ORG_LINK = re.compile(r"\[\[([^\]\n]+)\](?:\[([^\]\n]*)\])?\]")
 
 
 @dataclass
@@ -91,36 +89,6 @@ def concept_rel(root_name: str, doc: Document) -> str:
     if parts[-1].lower() in ("index", "log"):
         parts[-1] += "-note"
     return "/".join(parts) + ".md"
-
-
-def _org_links(text: str, target_of: Mapping[str, str], wiki: bool) -> tuple[str, int]:
-    """Org ``[[target][desc]]`` links as Markdown (``wiki``: internal ones as
-    wikilinks); returns the text and the number of internal links rewritten."""
-    count = 0
-
-    def sub(m: re.Match[str]) -> str:
-        nonlocal count
-        target, desc = m.group(1), m.group(2)
-        low = target.lower()
-        label = desc or target
-        if low.startswith(("http://", "https://", "mailto:")):
-            return f"[{label}]({target})"
-        key = None
-        if low.startswith("id:"):
-            key = "id:" + target[3:].strip()
-        elif low.startswith("file:"):
-            key = "file:" + target[5:].split("::", 1)[0].strip()
-        if key is not None and key in target_of:
-            count += 1
-            dest = target_of[key]
-            path, _, anchor = dest.partition("#")
-            if wiki:
-                stem = path.removesuffix(".md") + (f"#{anchor}" if anchor else "")
-                return f"[[{stem}|{desc}]]" if desc else f"[[{stem}]]"
-            return f"[{label}](/{path})"
-        return f"[{label}]({target})" if not wiki else m.group(0)
-
-    return _ORG_LINK.sub(sub, text), count
 
 
 def _heading(level: int, title: str) -> str:
@@ -201,7 +169,6 @@ def write_okf(
     rep = ExportReport("okf", str(dest))
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     rel_of: dict[str, str] = {}
-    target_of: dict[str, str] = {}
     used: set[str] = set()
     docs = [(r, d) for r, d in docs if d.type not in RESERVED_TYPES]
     for root_name, doc in docs:
@@ -212,10 +179,6 @@ def write_okf(
             n += 1
         used.add(rel.lower())
         rel_of[doc.id] = rel
-        target_of[f"file:{posixpath.basename(doc.path)}"] = rel
-        for u in units.get(doc.id, ()):
-            if u.org_id:
-                target_of[f"id:{u.org_id}"] = rel
     relations: dict[str, list[dict[str, Any]]] = {}
     for e in edges:
         s, t = rel_of.get(e.source_document_id), rel_of.get(e.target_document_id or "")
@@ -269,7 +232,8 @@ def write_okf(
         if relations.get(rel) and "relations" not in meta:
             meta["relations"] = relations[rel]
             rep.relations += len(relations[rel])
-        body_raw = raw_body(raw[doc.id]) if raw and doc.id in raw and not doc.key else None
+        body_raw = raw_body(raw[doc.id]) if raw and doc.id in raw and not doc.key \
+            and doc.format != "org" else None
         parts: list[str] = []
         if body_raw is not None:
             resolved: dict[str, str] = {}
@@ -292,23 +256,19 @@ def write_okf(
         own_units, dropped = live_units(units.get(doc.id, ()))
         if dropped and body_raw is None:
             rep.skipped.append(skipped_alternates(doc.path, doc.key, dropped))
+        if doc.format == "org" and not doc.key:
+            text = org_text(raw, doc.id)
+            if text is None:
+                rep.skipped.append({"path": doc.path, "reason": "org: source not readable"})
+                continue
+            parts.append(_org_body(text, doc, root_name, units, links, rel_of, heading_of,
+                                   okf=True, rep=rep))
+            own_units = []
         for u in own_units if body_raw is None else ():
-            body, title, n, m = u.body, u.title, 0, 0
-            if doc.format == "org" and links is not None:  # the stored links, in place
-                own = links.get(u.id, ())
-                heads = [x for x in own if u.level > 0 and x.line == u.line_start]
-                body, n = _linked_body(body, [x for x in own if x not in heads], rel_of,
-                                       heading_of, okf=True)
-                title, m = _linked_body(title, heads, rel_of, heading_of, okf=True)
-            elif doc.format == "org":
-                body, n = _org_links(u.body, target_of, wiki=False)
-            rep.links += n + m
             if u.level > 0 and u.title:
-                parts.append(_heading(u.level, heading_text(u.todo, u.priority, title)))
-                if planning_lines(u.timestamps):
-                    parts.append(planning_lines(u.timestamps) + "\n")
-            if body.strip():
-                parts.append(body.strip("\n") + "\n\n")
+                parts.append(_heading(u.level, heading_text(u.todo, u.priority, u.title)))
+            if u.body.strip():
+                parts.append(u.body.strip("\n") + "\n\n")
         text = f"---\n{_yaml(meta)}---\n\n{''.join(parts).rstrip()}\n"
         create_file(dest / rel, text.encode())
         rep.files.append(rel)
@@ -353,47 +313,50 @@ def _props_meta(doc: Document, units: Units) -> dict[str, Any]:
     return meta
 
 
-def _linked_body(
-    body: str,
-    unit_links: Sequence[StoredLink],
-    wikilink: Mapping[str, str],
-    heading: Mapping[str, str],
+def obsidian_note(doc: Document, units: Units, body: str) -> str:
+    """An exported note's text: front matter (the file's own properties, ``id``,
+    ``aliases``, ``tags``, ``title``) then the Markdown ``body``."""
+    return f"---\n{_yaml(_props_meta(doc, units))}---\n\n{body.rstrip()}\n"
+
+
+def org_text(data: Mapping[str, bytes] | None, doc_id: str) -> str | None:
+    """The text of an Org source among the bytes read for the export (``None``: not
+    read, or not UTF-8)."""
+    raw = (data or {}).get(doc_id)
+    if raw is None:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _fields(u: StoredUnit) -> str:
+    return planning_lines(u.timestamps)
+
+
+def _org_body(
+    text: str,
+    doc: Document,
+    root_name: str,
+    units: Units,
+    links: Mapping[str, Sequence[StoredLink]] | None,
+    rel_of: Mapping[str, str],
+    heading_of: Mapping[str, str],
     *,
-    okf: bool = False,
-) -> tuple[str, int]:
-    """An Org unit's rendered body (links shown as their description, else their
-    target) with its stored links written back in place, in order: ``id:``/``file:``
-    links that resolved to an exported document as wikilinks (``wikilink``: document
-    id → vault path without ``.md``; ``heading``: unit id → its heading title, the
-    anchor) — with ``okf``, as Markdown links ``[label](/path.md#heading-slug)``
-    (``wikilink`` then maps to the exported path with ``.md``) — URLs as Markdown
-    links; the rest stays text. Returns the body and the number of internal links."""
-    out: list[str] = []
-    pos = count = 0
-    for link in sorted(unit_links, key=lambda x: x.line or 0):
-        label = link.alias or link.target
-        if link.kind in ("org-id", "org-file", "org-heading") \
-                and link.resolved_document_id in wikilink:
-            target = wikilink[str(link.resolved_document_id)]
-            anchor = heading.get(link.resolved_unit_id or "")
-            if anchor:
-                target += "#" + re.sub(r"[\[\]|#^]", " ", anchor).strip()
-            shown = " ".join(label.replace("]", " ").split())  # one line, no bracket
-            new = f"[[{target}|{shown}]]" if link.alias else f"[[{target}]]"
-            if okf:
-                new = md_link(label, wikilink[str(link.resolved_document_id)], anchor)
-        elif link.kind == "url":
-            new = f"[{label}]({link.target})" if link.alias else f"<{link.target}>"
-        else:
-            continue
-        at = body.find(label, pos)
-        if at < 0 or not label:
-            continue
-        out.append(body[pos:at] + new)
-        pos = at + len(label)
-        count += link.kind != "url"
-    out.append(body[pos:])
-    return "".join(out), count
+    okf: bool,
+    rep: ExportReport,
+) -> str:
+    """An Org note's body as Markdown (:mod:`cairn.export.org_markdown`), its links
+    written where the index resolved them (:mod:`cairn.export.org_links`)."""
+    own = units.get(doc.id, ())
+    stored = [x for u in own for x in (links or {}).get(u.id, ())]
+    counter = [0]
+    render = link_renderer(stored, rel_of, heading_of, root_name=root_name, okf=okf,
+                           counter=counter)
+    body = org_to_markdown(text, own, render, _fields)
+    rep.links += counter[0]
+    return body
 
 
 def write_obsidian(
@@ -405,9 +368,9 @@ def write_obsidian(
     attachments: Sequence[tuple[str, str, str]] = (),
 ) -> ExportReport:
     """Write an Obsidian vault of ``docs`` into ``dest`` (see the module docstring);
-    ``read``: document id → the source file's bytes (for Markdown copies); ``links``:
-    unit id → its stored links (with them, Org links that resolved to an exported
-    document become wikilinks to it, URLs Markdown links: :func:`_linked_body`);
+    ``read``: document id → the source file's bytes (Markdown copies, Org files
+    converted: :func:`_org_body`); ``links``: unit id → its stored links (Org links that
+    resolved to an exported document become wikilinks to it);
     ``attachments``: ``(root name, relpath, absolute path)`` of the non-note files,
     copied byte for byte to the same place (embeds of them keep resolving).
 
@@ -416,21 +379,9 @@ def write_obsidian(
     """
     dest = prepare_dest(dest)
     rep = ExportReport("obsidian", str(dest))
-    rel_of: dict[str, str] = {}
-    target_of: dict[str, str] = {}
-    for root_name, doc in docs:
-        rel = concept_rel(root_name, doc)
-        rel_of[doc.id] = rel
-        target_of[f"file:{posixpath.basename(doc.path)}"] = rel
-        if doc.declared_id:
-            target_of[f"id:{doc.declared_id}"] = rel
-        for u in units.get(doc.id, ()):
-            if u.org_id:
-                anchor = f"#{u.title}" if u.level > 0 else ""
-                target_of[f"id:{u.org_id}"] = rel + anchor
-    wikilink = {i: r.removesuffix(".md") for i, r in rel_of.items()}
+    rel_of = {doc.id: concept_rel(root_name, doc) for root_name, doc in docs}
     heading = {u.id: u.title for us in units.values() for u in us if u.level > 0 and u.title}
-    for _, doc in docs:
+    for root_name, doc in docs:
         rel = rel_of[doc.id]
         if doc.key:  # a conversation of a chat export: a note of its live branch
             body_md, dropped = conversation_markdown(units.get(doc.id, ()))
@@ -455,117 +406,15 @@ def write_obsidian(
                 rep.files.append(rel)
                 rep.documents += 1
             continue
-        parts: list[str] = []
-        fixed_map = target_of
-        for u in units.get(doc.id, ()):
-            own = links.get(u.id, ()) if links is not None else ()
-            in_title = [x for x in own if u.level > 0 and x.line == u.line_start]
-            if links is not None:
-                body, n = _linked_body(
-                    u.body, [x for x in own if x not in in_title], wikilink, heading
-                )
-            else:
-                body, n = _org_links(u.body, fixed_map, wiki=True)
-            rep.links += n
-            if u.level > 0 and u.title:
-                if links is not None:
-                    title, m = _linked_body(u.title, in_title, wikilink, heading)
-                else:
-                    title, m = _org_links(u.title, fixed_map, wiki=True)
-                rep.links += m
-                tags = " ".join(f"#{t}" for t in u.tags)
-                title = heading_text(u.todo, u.priority, title)
-                parts.append(_heading(u.level, f"{title} {tags}".strip()))
-                fields = planning_lines(u.timestamps) + "".join(
-                    f"{k.lower()}:: {v}\n" for k, v in u.properties.items()
-                )
-                if fields:
-                    parts.append(fields + "\n")
-            body = "\n".join(
-                ln
-                for ln in body.splitlines()
-                if not ln.strip().upper().startswith(("#+TITLE", "#+FILETAGS"))
-            )
-            if body.strip():
-                parts.append(body.strip("\n") + "\n\n")
-        text = f"---\n{_yaml(_props_meta(doc, units))}---\n\n{''.join(parts).rstrip()}\n"
+        source = org_text(read, doc.id)
+        if source is None:
+            rep.skipped.append({"path": doc.path, "reason": "org: source not readable"})
+            continue
+        body = _org_body(source, doc, root_name, units, links, rel_of, heading, okf=False,
+                         rep=rep)
+        text = obsidian_note(doc, units, body)
         create_file(dest / rel, text.encode())
         rep.files.append(rel)
         rep.documents += 1
     copy_attachments(dest, attachments, {f.lower() for f in rep.files}, rep)
     return rep
-
-
-def _okf_description(doc: Document) -> str:
-    """A document's ``description`` (front matter or OKF), which the comparison strips
-    from the start of its first unit's body on both sides of a round trip alike: the
-    OKF parser puts it before a concept's body unless the body already opens with it,
-    where a Markdown note keeps it as a property only, so after stripping, the two
-    readings of one note give the same text whichever way the parser decided."""
-    value = doc.metadata.get("description") if isinstance(doc.metadata, Mapping) else None
-    return value.strip() if isinstance(value, str) else ""
-
-
-def signature(
-    docs: Iterable[Document],
-    edges: Iterable[Edge],
-    units: Units,
-    links: Mapping[str, Sequence[StoredLink]],
-    *,
-    exact: bool = False,
-    keywords: Iterable[str] = (),
-    okf: bool = False,
-) -> dict[str, set[tuple[str, ...]]]:
-    """What a round trip must keep, by document title (ids differ between two
-    indexes): ``units`` (document, outline path, title, whitespace-normalised body; an
-    first unit's body without the ``description`` it starts with; an empty preamble is
-    no unit), ``links`` (document, unit title, ``=<target title>``, ``@<attachment path>``
-    for an existing non-note file, or ``?`` when it does not resolve, and how many such
-    links the unit holds — every unit's, the empty preamble's front matter links too)
-    and declared ``edges`` (source title, relation, target title) between these
-    documents. ``links``: unit id → its stored links.
-    ``exact``: an attachment counts only when the link's path names it (an OKF
-    export's ``/pic.png`` that cairn finds at ``Attachments/pic.png`` by its name is
-    broken for any other OKF reader: ``?``). Headings are compared without a task
-    keyword (of ``keywords``), priority or trailing ``#tags``, bodies without their
-    ``key:: value`` lines (an Org heading's planning and properties as an Obsidian
-    export writes them; the ``tasks`` aspect compares those):
-    :func:`cairn.export.tasks.plain_unit`. ``okf``: these are the documents an OKF
-    export is made of (an Org note's first unit loses the ``description`` the export
-    writes for it, as its concept does)."""
-    keys = frozenset(keywords)
-    title_of: dict[str, str] = {}
-    out_units: set[tuple[str, ...]] = set()
-    counted: Counter[tuple[str, str, str]] = Counter()
-    for d in docs:
-        if d.type in RESERVED_TYPES:
-            continue
-        title_of[d.id] = d.title
-        # an Org note's OKF concept gets the description the export makes of its text
-        desc = " ".join((_okf_description(d) or (
-            _description(d, units) if d.format == "org" and okf else "")).split())
-        for u in units.get(d.id, ()):
-            head, path, text = plain_unit(u, keys)
-            for link in links.get(u.id, ()):
-                target = link.resolved_document_id
-                found = attachment_of(link.unresolved_reason)
-                if exact and found is not None and unquote(link.target).lstrip("/") != found:
-                    found = None
-                key = "=" + target if target else ("@" + found if found else "?")
-                counted[(d.title, head, key)] += 1
-            body = " ".join(text.split())
-            if u.level == 0 and desc and body.startswith(desc):
-                body = body[len(desc) :].lstrip()
-            if u.level == 0 and not body:
-                continue
-            out_units.add((d.title, path, head, body))
-    out_edges: set[tuple[str, ...]] = set()
-    for e in edges:
-        s, t = title_of.get(e.source_document_id), title_of.get(e.target_document_id or "")
-        if s is not None and t is not None and s != t and e.origin == "declared":
-            out_edges.add((s, e.relation, t))
-    by_title: Counter[tuple[str, str, str]] = Counter()
-    for (a, b, c), n in counted.items():
-        by_title[(a, b, ("=" + title_of.get(c[1:], "?")) if c.startswith("=") else c)] += n
-    out_links: set[tuple[str, ...]] = {(a, b, c, str(n)) for (a, b, c), n in by_title.items()}
-    return {"units": out_units, "links": out_links, "edges": out_edges}

@@ -80,6 +80,8 @@ def split_heading(text: str, keywords: Iterable[str]) -> tuple[str, str, str]:
     m = _PRIORITY.match(text)
     if m:
         priority, text = m.group(1), text[m.end() :]
+    if text.startswith("COMMENT "):  # Org's commented heading, as the export writes it
+        text = text[len("COMMENT ") :]
     return todo, priority, _TAGS.sub("", text).strip()
 
 
@@ -101,7 +103,7 @@ def markdown_tasks(
     return out
 
 
-_INLINE_FIELD = re.compile(r"^[A-Za-z][\w-]*::[ \t].*$\n?", re.M)
+_INLINE_FIELD = re.compile(r"^[A-Za-z][\w-]*::(?:[ \t].*)?$\n?", re.M)
 
 
 def plain_unit(u: StoredUnit, keywords: frozenset[str]) -> tuple[str, str, str]:

@@ -15,7 +15,9 @@ custom id or Org ``ID``, to a unit), or given the reason it could not be:
   ``#Heading`` and ``#^block`` anchors name a unit of the target; other extensions are
   attachments. cairn extends Obsidian in one way: a bare name that names no Markdown
   note may name an Org or text note of the same root by its file stem
-  (``[[garden]]`` → ``garden.org``).
+  (``[[garden]]`` → ``garden.org``); when several share the stem, the one the link's
+  path names relative to the linking note, else the nearest (fewest folder steps),
+  and equally near ones leave the link unresolved, the reason naming them.
 
 Resolution is incremental (:func:`resolve_links`): after a run, only the links of the
 documents that changed, and of the documents whose links could resolve differently
@@ -215,15 +217,41 @@ class Catalog:
         return next((u.id for u in units if u.ordinal > 0 and _slug(u.title) == slug), None)
 
 
-def _pick(cands: list[str], cat: Catalog, root_id: str, folder: str) -> str:
-    """Among several documents with one name, prefer the same root, the same folder,
-    then the shortest path, then the alphabetically first."""
+def _distance(a: str, b: str) -> int:
+    """Folder steps from folder ``a`` to folder ``b`` (up to their common folder, then
+    down)."""
+    pa, pb = [x for x in a.split("/") if x], [x for x in b.split("/") if x]
+    common = 0
+    while common < min(len(pa), len(pb)) and pa[common] == pb[common]:
+        common += 1
+    return len(pa) + len(pb) - 2 * common
 
-    def key(doc_id: str) -> tuple[int, int, int, str]:
-        r, p = cat.path_of[doc_id]
-        return (r != root_id, posixpath.dirname(p) != folder, p.count("/"), p)
 
-    return min(cands, key=key)
+def _pick(cands: list[str], cat: Catalog, target: str, src_path: str) -> str | None:
+    """The one document of ``cands`` (same root, same name) a link ``target`` written
+    in ``src_path`` means, by evidence, not by name alone: the file its path names
+    relative to the linking note, else the nearest (fewest folder steps from the
+    linking note's folder); ``None`` when two or more are equally near (the caller
+    leaves the link unresolved and names them: :func:`ambiguous`)."""
+    if len(cands) == 1:
+        return cands[0]
+    folder = posixpath.dirname(src_path)
+    rel = _fold(posixpath.normpath(posixpath.join(folder, target.strip())))
+    exact = [d for d in cands if _fold(_strip_ext(cat.path_of[d][1])) == _fold(_strip_ext(rel))]
+    if len(exact) == 1:
+        return exact[0]
+    dist = {d: _distance(folder, posixpath.dirname(cat.path_of[d][1])) for d in cands}
+    best = min(dist.values())
+    near = [d for d in cands if dist[d] == best]
+    return near[0] if len(near) == 1 else None
+
+
+def ambiguous(cands: Sequence[str], cat: Catalog, target: str) -> str:
+    """The unresolved reason of a name several notes answer to equally: the candidates'
+    paths, so ``cairn check`` and the graph show them."""
+    paths = sorted(cat.path_of[d][1] for d in cands)
+    shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+    return f"ambiguous: {len(paths)} notes named {target.strip()!r} are equally near: {shown}"
 
 
 def resolve_link(row: LinkOccurrence, cat: Catalog) -> Resolution:
@@ -310,7 +338,9 @@ def _resolve_obsidian(row: LinkOccurrence, cat: Catalog) -> Resolution:
     ]
     if not cands:
         return None, None, hit.reason
-    doc = _pick(cands, cat, root_id, posixpath.dirname(src_path))
+    doc = _pick(cands, cat, stem, src_path)
+    if doc is None:
+        return None, None, ambiguous(cands, cat, stem)
     unit = cat.anchor_unit(doc, row.anchor) if row.anchor else None
     return doc, unit or cat.preamble(doc), None
 
@@ -319,7 +349,8 @@ def _with_anchor(
     cat: Catalog, root_id: str, target: str, anchor: str, chosen: str, src_path: str
 ) -> Resolution | None:
     """Another note of ``target``'s name in the root that has the anchored unit (the
-    nearest by :func:`_pick`), as a resolution; ``None`` when none has it."""
+    one :func:`_pick` finds by evidence), as a resolution; ``None`` when none has it or
+    several are equally near."""
     stem = posixpath.splitext(target.strip())[0]
     if not stem:
         return None
@@ -333,8 +364,8 @@ def _with_anchor(
     with_unit = {d: u for d in cands if (u := cat.anchor_unit(d, anchor)) is not None}
     if not with_unit:
         return None
-    doc = _pick(list(with_unit), cat, root_id, posixpath.dirname(src_path))
-    return doc, with_unit[doc], None
+    doc = _pick(list(with_unit), cat, stem, src_path)
+    return (doc, with_unit[doc], None) if doc is not None else None
 
 
 # --- name keys ----------------------------------------------------------------------

@@ -162,6 +162,59 @@ def _link_type_ok(scheme: str, path: str) -> bool:
     return scheme.lower() in KNOWN_LINK_TYPES or path.startswith("//")
 
 
+LinkSpan = tuple[int, int, str | None, Link | None]
+"""``(start, end, shown, link)`` of one link in a text: ``shown`` is what Org displays
+for a bracket or angle link (``None`` for a plain link, shown as written), ``link`` its
+:class:`cairn.model.Link` with ``line`` 0 (``None`` for a coderef)."""
+
+
+def link_spans(text: str) -> list[LinkSpan]:
+    """Every regular, angle and plain link of ``text`` in text order (org-syntax
+    *Links*), as :data:`LinkSpan` values; linear in the text."""
+    if not ("[[" in text or (":" in text and _LINK_HINT_RE.search(text))):
+        return []
+    items: list[LinkSpan] = []
+    if "[[" in text:
+        for m in _BRACKET_RE.finditer(text):
+            desc = m.group(2)
+            lk = classify_link(m.group(1), desc, m.group(0), 0)
+            items.append((m.start(), m.end(), desc or _display(m.group(1)), lk))
+    gaps: list[tuple[int, int]] = []
+    prev = 0
+    for s, e, _, _ in items:
+        gaps.append((prev, s))
+        prev = e
+    gaps.append((prev, len(text)))
+    for gs, ge in gaps:
+        if ge - gs < 4 or _LINK_HINT_RE.search(text, gs, ge) is None:
+            continue
+        angle_spans: list[tuple[int, int]] = []
+        if text.find("<", gs, ge) >= 0:
+            for m in _ANGLE_RE.finditer(text, gs, ge):
+                if not _link_type_ok(m.group(1), m.group(2)):
+                    continue
+                inner = m.group(1) + ":" + m.group(2)
+                lk = classify_link(inner, None, m.group(0), 0)
+                items.append((m.start(), m.end(), inner, lk))
+                angle_spans.append((m.start(), m.end()))
+        ai = 0
+        for m in _PLAIN_RE.finditer(text, gs, ge):
+            if not _link_type_ok(m.group(1), m.group(2)):
+                continue
+            while ai < len(angle_spans) and angle_spans[ai][1] <= m.start():
+                ai += 1
+            if ai < len(angle_spans) and angle_spans[ai][0] <= m.start():
+                continue
+            path = _trim_plain(m.group(2))
+            if not path:
+                continue
+            inner = m.group(1) + ":" + path
+            lk = classify_link(inner, None, inner, 0)
+            items.append((m.start(), m.start() + len(inner), None, lk))
+    items.sort(key=lambda t: t[0])
+    return items
+
+
 def scan_text(text: str, first_line: int, *, links: bool = True, reduce: bool = True) -> TextScan:
     """Find links and timestamps in a run of Org text and reduce link markup.
 
@@ -178,66 +231,24 @@ def scan_text(text: str, first_line: int, *, links: bool = True, reduce: bool = 
     """
     found: list[Link] = []
     reduced = text
-    if links and ("[[" in text or (":" in text and _LINK_HINT_RE.search(text))):
-        # items: (start, end, shown text or None to keep as is, link or None)
-        items: list[tuple[int, int, str | None, Link | None]] = []
-        if "[[" in text:
-            for m in _BRACKET_RE.finditer(text):
-                desc = m.group(2)
-                lk = classify_link(m.group(1), desc, m.group(0), 0)
-                items.append((m.start(), m.end(), desc or _display(m.group(1)), lk))
-        gaps: list[tuple[int, int]] = []
-        prev = 0
-        for s, e, _, _ in items:
-            gaps.append((prev, s))
-            prev = e
-        gaps.append((prev, len(text)))
-        for gs, ge in gaps:
-            if ge - gs < 4 or _LINK_HINT_RE.search(text, gs, ge) is None:
-                continue
-            angle_spans: list[tuple[int, int]] = []
-            if text.find("<", gs, ge) >= 0:
-                for m in _ANGLE_RE.finditer(text, gs, ge):
-                    if not _link_type_ok(m.group(1), m.group(2)):
-                        continue
-                    inner = m.group(1) + ":" + m.group(2)
-                    lk = classify_link(inner, None, m.group(0), 0)
-                    items.append((m.start(), m.end(), inner, lk))
-                    angle_spans.append((m.start(), m.end()))
-            ai = 0
-            for m in _PLAIN_RE.finditer(text, gs, ge):
-                if not _link_type_ok(m.group(1), m.group(2)):
-                    continue
-                while ai < len(angle_spans) and angle_spans[ai][1] <= m.start():
-                    ai += 1
-                if ai < len(angle_spans) and angle_spans[ai][0] <= m.start():
-                    continue
-                path = _trim_plain(m.group(2))
-                if not path:
-                    continue
-                inner = m.group(1) + ":" + path
-                lk = classify_link(inner, None, inner, 0)
-                items.append((m.start(), m.start() + len(inner), None, lk))
-        if items:
-            items.sort(key=lambda t: t[0])
-            line = first_line
-            counted = 0
-            out: list[str] = []
-            pos = 0
-            for s, e, shown, lk in items:
-                if lk is not None:
-                    line += text.count("\n", counted, s)
-                    counted = s
-                    found.append(
-                        Link(lk.kind, lk.target, lk.alias, lk.anchor, line, lk.raw)
-                    )
-                if reduce and shown is not None:
-                    out.append(text[pos:s])
-                    out.append(shown)
-                    pos = e
-            if reduce and pos:
-                out.append(text[pos:])
-                reduced = "".join(out)
+    items = link_spans(text) if links else []
+    if items:
+        line = first_line
+        counted = 0
+        out: list[str] = []
+        pos = 0
+        for s, e, shown, lk in items:
+            if lk is not None:
+                line += text.count("\n", counted, s)
+                counted = s
+                found.append(Link(lk.kind, lk.target, lk.alias, lk.anchor, line, lk.raw))
+            if reduce and shown is not None:
+                out.append(text[pos:s])
+                out.append(shown)
+                pos = e
+        if reduce and pos:
+            out.append(text[pos:])
+            reduced = "".join(out)
     stamps = find_timestamps(text, "body") if ("<" in text or "[" in text) else []
     return TextScan(reduced, found, stamps)
 

@@ -129,7 +129,8 @@ def compare(
     """Export ROOT as OKF or a vault, index it apart and compare the two.
 
     Compares units, links and embeds (each must reach what it reached), edges and
-    tasks (keywords, priorities, planning dates); exits 1 on a difference.
+    tasks (keywords, priorities, planning dates); exits 1 on a difference. Named
+    exceptions (a link inside an Org drawer) are listed, not counted as differences.
     """
     try:
         if kind not in ("okf", "obsidian"):
@@ -148,6 +149,8 @@ def compare(
                 out.print(f"  [red]-[/red] {escape(' | '.join(item)[:160])}")
             for item in res["extra"][aspect][:5]:
                 out.print(f"  [green]+[/green] {escape(' | '.join(item)[:160])}")
+        for reason, n in res.get("exceptions", {}).items():  # by design, not a loss
+            out.print(f"exception: {n} {escape(reason)}")
         out.print("same" if res["same"] else "[yellow]differences found[/yellow]")
     if not res["same"]:
         raise typer.Exit(1)

@@ -10,6 +10,7 @@ import posixpath
 import re
 from typing import Any
 
+from cairn.graph.obsidian import is_attachment_target
 from cairn.maintain.dream.base import DreamContext, Finding, Fix, finding_key, register_check
 from cairn.model import Document, LinkOccurrence
 
@@ -25,10 +26,6 @@ WORDS_SIMILARITY = 0.6
 ``Kevin Kelly (author)``) must still be at least this similar (``Japan`` is not
 ``2023 Japan Trip``)."""
 _NOTE_LINKS = ("wikilink", "embed", "markdown", "org-file")
-_ATTACHMENT_EXT = re.compile(
-    r"\.(png|jpe?g|gif|svg|webp|bmp|pdf|mp[34]|mov|webm|wav|ogg|zip|txt|csv|json|base|canvas)$",
-    re.IGNORECASE,
-)
 
 
 def _norm(text: str) -> str:
@@ -187,7 +184,7 @@ class BrokenCheck:
         fix = None
         if link.kind == "org-id":
             kind = "missing-id"
-        elif "attachment" in reason or _ATTACHMENT_EXT.search(link.target):
+        elif "attachment" in reason or is_attachment_target(link.target):
             kind = "missing-attachment"
         elif link.kind == "org-heading" or reason.startswith("no heading"):
             kind = "unresolved-anchor"

@@ -1,0 +1,281 @@
+"""An Org file written as Markdown, element by element (org-syntax *Elements*), so that
+the Markdown parser reads back the units, links and tasks the Org parser read.
+
+The file is read with the Org parser's own tree and element scanner
+(:func:`cairn.formats.org.parse_tree`, :func:`cairn.formats.org.elements.scan_section`),
+so both agree on what is a heading, a block or a drawer:
+
+* headings → ``#`` headings (at most six levels: a deeper Org heading is written at level
+  six), with the task keyword, priority and ``#tags`` in the text and the planning and
+  properties as inline fields (:mod:`cairn.export.tasks`); the file's property drawer and
+  keywords such as ``#+TITLE`` go to front matter (the caller's);
+* paragraphs, plain and checkbox lists, description lists and footnote definitions →
+  the same lines with their objects converted (:mod:`cairn.export.org_inline`), list
+  indentation kept relative to the element, paragraph indentation dropped (Org ignores
+  it, Markdown would read four spaces as code); an ordered item that opens a list after
+  a paragraph line gets a blank line before it (CommonMark lets only ``1.`` interrupt);
+* ``src`` blocks → fenced code with the language and header arguments as the info
+  string and the code as the Org parser reads it (comma quoting removed, bytes kept);
+  ``example``/``export`` blocks and fixed-width lines → fenced code; ``quote`` → a block
+  quote; ``verse`` → lines with hard breaks; ``center``, special and dynamic blocks →
+  their contents, the block lines kept as HTML comments;
+* tables → GFM tables (the first row is the header; rule rows dropped), ``table.el``
+  tables → fenced code;
+* keywords, comments, comment blocks, drawers, clocks and diary sexps → HTML comments
+  (kept in the file, no text of the note, as in Org); horizontal rules → ``---``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+
+from cairn.export.org_inline import Render, escape, footnote_labels, inline
+from cairn.export.tasks import heading_text, planning_lines
+from cairn.formats.org import elements as E
+from cairn.formats.org import parse_headline, parse_tree
+from cairn.formats.org.objects import link_spans
+from cairn.model import StoredUnit
+
+_ITEM = re.compile(r"^([ \t]*)([-+*]|(\d+)[.)])([ \t]+|$)(\[[ Xx-]\](?=[ \t]|$))?")
+_FOOTDEF = re.compile(r"^\[fn:([\w-]+)\][ \t]*")
+_COMMA = re.compile(r"^([ \t]*),(\*|#\+)", re.M)
+_FRONT_KEYWORDS = frozenset({"title", "filetags"})
+_PROPERTY = re.compile(r"^[ \t]*:([^:\s]+):(?:[ \t]+(.*))?$")
+_FIELD_KEY = re.compile(r"[A-Za-z][\w-]*")
+_FIELD_LINE = re.compile(r"[a-z][\w-]*:: ")
+
+Fields = Callable[[StoredUnit], str]
+"""A heading's unit → its inline-field lines (planning, properties)."""
+
+
+def _comment(text: str) -> str:
+    return "<!-- " + text.replace("--", "- -").replace(">", "&gt;") + " -->"
+
+
+def _fence(code: str, info: str = "") -> str:
+    ticks = max((len(t) for t in re.findall(r"^[ \t]*(`{3,}|~{3,})", code, re.M)), default=2)
+    fence = "`" * max(3, ticks + 1)
+    body = code if code.endswith("\n") or not code else code + "\n"
+    return f"{fence}{info}\n{body}{fence}"
+
+
+class _Section:
+    """One section's elements as Markdown blocks."""
+
+    def __init__(
+        self, lines: list[str], first_line: int, render: Render, labels: frozenset[str]
+    ) -> None:
+        self.lines = lines
+        self.first = first_line
+        self.render = render
+        self.labels = labels
+
+    def text(self, start: int, end: int) -> str:
+        """A paragraph/list element: lines dedented as one, objects converted."""
+        rows = self.lines[start:end]
+        indent = min((len(r) - len(r.lstrip(" \t")) for r in rows if r.strip()), default=0)
+        out: list[str] = []
+        in_list = False
+        for row in rows:
+            row = row[indent:]
+            m = _ITEM.match(row)
+            fn = _FOOTDEF.match(row) if not row[:1].isspace() else None
+            if fn is not None and fn.group(1) not in self.labels:
+                fn = None  # a definition Markdown would drop: its text, as written
+                row = "\\" + row
+                in_list = False
+            if fn is not None:
+                row = f"\ue007{fn.group(1)}\ue008" + row[fn.end() :]
+                in_list = False
+            elif m is not None:
+                if m.group(3) and m.group(3) != "1" and not in_list and out and out[-1]:
+                    out.append("")
+                in_list = True
+                if m.group(5):  # a checkbox: Markdown's task syntax, not escaped text
+                    row = row[: m.start(5)] + f"\ue009{m.group(5)[1]}\ue00a" + row[m.end(5) :]
+            elif not in_list:
+                row = row.lstrip(" \t")
+            out.append(row)
+        notes: list[str] = []
+        md = inline("\n".join(out), self.first + start, self.render, notes, self.labels)
+        if notes:  # inline footnotes: defined right here, so they stay in the section
+            md += "\n\n" + "\n".join(notes)
+        md = re.sub("\ue009(.)\ue00a", r"[\1]", md)
+        return re.sub("\ue007([\\w-]+)\ue008", r"[^\1]: ", md)
+
+    def table(self, el: E.Element) -> str:
+        rows = [r.strip(" \t") for r in self.lines[el.start : el.end]]
+        if el.name == "table.el":
+            return _fence("\n".join(rows))
+        cells: list[list[str]] = []
+        for k, r in enumerate(rows):
+            if r.startswith("|-"):
+                continue
+            raw = r.strip("|").split("|") if r.endswith("|") else r[1:].split("|")
+            line = self.first + el.start + k
+            cells.append([inline(c.strip(), line, self.render, labels=self.labels)
+                          .replace("|", "\\|")
+                          for c in raw])
+        if not cells:
+            return ""
+        width = max(len(c) for c in cells)
+        fill = [c + [""] * (width - len(c)) for c in cells]
+        head = "| " + " | ".join(fill[0]) + " |"
+        rule = "|" + "|".join(" --- " for _ in range(width)) + "|"
+        return "\n".join([head, rule, *("| " + " | ".join(c) + " |" for c in fill[1:])])
+
+    def block(self, el: E.Element) -> str:
+        name = el.name
+        inner = self.lines[el.start + 1 : el.end - 1]
+        text = "\n".join(inner)
+        begin, end = self.lines[el.start].strip(), self.lines[el.end - 1].strip()
+        if name == "comment":
+            return _comment("\n".join(self.lines[el.start : el.end]))
+        if name in ("src", "example", "export"):
+            code = _COMMA.sub(r"\1\2", text) if "," in text else text
+            info = el.value.split(None, 1)[0] if name == "src" and el.value else ""
+            rest = el.value[len(info):].strip() if name == "src" else el.value
+            return _fence(code, f"{info} {rest}".rstrip() if info else "")
+        body = self.sub(el.start + 1, el.end - 1)
+        if name == "quote":
+            return "\n".join(("> " + x) if x else ">" for x in body.split("\n"))
+        if name == "verse":
+            rows = [inline(x.strip(), self.first + el.start + 1 + k, self.render,
+                           labels=self.labels)
+                    for k, x in enumerate(inner)]
+            return "\\\n".join(r for r in rows if r)
+        return f"{_comment(begin)}\n\n{body}\n\n{_comment(end)}"
+
+    def properties(self, el: E.Element, *, linked_only: bool) -> str:
+        """A property drawer as ``key:: value`` lines (Dataview's inline fields, which
+        the round trip leaves out of a unit's text), each value's objects converted so
+        its links stay links; a key no inline field can hold stays an HTML comment.
+        ``linked_only``: only the properties whose value holds a link (the file's
+        drawer, whose properties are the front matter already)."""
+        out: list[str] = []
+        for k in range(el.start + 1, el.end - 1):
+            m = _PROPERTY.match(self.lines[k])
+            if m is None:
+                continue
+            key, value = m.group(1), (m.group(2) or "").strip()
+            linked = bool(link_spans(value))
+            if linked_only and not linked:
+                continue
+            if not _FIELD_KEY.fullmatch(key):
+                out.append(_comment(self.lines[k].strip()))
+                continue
+            shown = inline(value, self.first + k, self.render) if linked else escape(value)
+            out.append(f"{key.lower()}:: {shown}".rstrip())
+        return "\n".join(out)
+
+    def sub(self, start: int, end: int) -> str:
+        """The elements of lines ``[start, end)`` (a greater block's contents)."""
+        part = _Section(self.lines[start:end], self.first + start, self.render, self.labels)
+        return part.convert(E.scan_section(part.lines, False).elements, planning=False)
+
+    def convert(
+        self, elements: Sequence[E.Element], *, planning: bool = True, zeroth: bool = False
+    ) -> str:
+        blocks: list[str] = []
+        for el in elements:
+            kind = el.kind
+            raw = "\n".join(self.lines[el.start : el.end])
+            if kind == E.PROPERTY_DRAWER and planning:
+                blocks.append(self.properties(el, linked_only=zeroth))
+            elif kind == E.TEXT:
+                blocks.append(self.text(el.start, el.end))
+            elif kind == E.TABLE:
+                blocks.append(self.table(el))
+            elif kind == E.BLOCK:
+                blocks.append(self.block(el))
+            elif kind == E.FIXED:
+                rows = [r.lstrip(" \t")[2:] for r in self.lines[el.start : el.end]]
+                blocks.append(_fence("\n".join(rows)))
+            elif kind == E.RULE:
+                blocks.append("---")
+            elif kind == E.KEYWORD:
+                if el.name.lower() not in _FRONT_KEYWORDS:
+                    blocks.append(_comment(raw.strip()))
+            elif kind == E.DIARY:
+                blocks.append(_comment(raw.strip()))
+            elif kind in (E.COMMENT, E.DRAWER, E.CLOCK) or (
+                kind in (E.PLANNING, E.PROPERTY_DRAWER) and not planning
+            ):
+                blocks.append(_comment(raw))
+        return "\n\n".join(b for b in blocks if b)
+
+
+def org_to_markdown(
+    text: str,
+    units: Sequence[StoredUnit],
+    render: Render,
+    fields: Fields,
+) -> str:
+    """The Markdown body (no front matter) of an Org file's ``text`` (module docstring).
+
+    Args:
+        units: the file's indexed units (a heading's keyword, priority, tags and title
+            are taken from the unit at its line; a heading the index does not hold is
+            read from its line).
+        render: writes one link (:data:`cairn.export.org_inline.Render`).
+        fields: a heading's unit → its inline-field lines.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    tree = parse_tree(text)
+    at: Mapping[int, StoredUnit] = {u.line_start: u for u in units if u.level > 0
+                                    and u.kind == "heading"}
+    keywords = {u.todo for u in units if u.todo}
+    zlen = len(tree.zeroth.lines)
+    labels = footnote_labels(text)
+    zero = _Section(lines[:zlen], 1, render, labels)
+    parts = [zero.convert(E.scan_section(zero.lines, True).elements, zeroth=True)]
+    for h in tree.headings:
+        sec = lines[h.line_no : h.line_no + len(h.section.lines)]
+        u = at.get(h.line_no)
+        hl = parse_headline(lines[h.line_no - 1], keywords)
+        title_raw = str(u.extra.get("title_raw", u.title)) if u is not None else hl.title
+        todo, prio = (u.todo, u.priority) if u is not None else (hl.todo, hl.priority)
+        tags = u.tags if u is not None else hl.tags
+        title = inline(title_raw, h.line_no, render, labels=labels) if title_raw else ""
+        if hl.commented:
+            title = f"COMMENT {title}".strip()
+        head = heading_text(todo, prio, title) + "".join(f" #{t}" for t in tags)
+        parts.append(("#" * max(1, min(h.level, 6)) + " " + head.strip()).rstrip())
+        extra = fields(u) if u is not None else planning_lines(())
+        body = _Section(sec, h.line_no + 1, render, labels).convert(
+            E.scan_section(sec, False).elements)
+        if extra and _FIELD_LINE.match(body):  # planning and properties: one block
+            body = extra + body
+        elif extra:
+            parts.append(extra.rstrip("\n"))
+        parts.append(body)
+    return "\n\n".join(p for p in parts if p).rstrip() + "\n"
+
+
+DRAWER_LINK = "link in an Org drawer (exported in the drawer's HTML comment)"
+"""The one difference a round trip of Org may show by design: Org reads the links of a
+drawer (``:LOGBOOK:``, ``:REFERENCES:``, a misplaced ``:PROPERTIES:``) as links, the
+export keeps the drawer, as Org shows it folded, as an HTML comment, where Markdown reads
+no link; the link's text is kept, byte for byte, in the comment."""
+
+
+def drawer_lines(text: str) -> frozenset[int]:
+    """The 1-based lines of an Org ``text`` inside its drawers (not property drawers),
+    which the export writes as HTML comments (:data:`DRAWER_LINK`)."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    lines = text.split("\n")
+    tree = parse_tree(text)
+    spans = [(1, lines[: len(tree.zeroth.lines)], True)]
+    spans += [(h.line_no + 1, lines[h.line_no : h.line_no + len(h.section.lines)], False)
+              for h in tree.headings]
+    out: set[int] = set()
+    for first, sec, zeroth in spans:
+        for el in E.scan_section(sec, zeroth).elements:
+            if el.kind == E.DRAWER:
+                out.update(range(first + el.start, first + el.end))
+    return frozenset(out)
+

@@ -7,9 +7,11 @@ A format never touches the store. Two shapes of parser exist:
   by :func:`cairn.sources.decode` (no BOM, ``\\n`` line ends, so line numbers are the
   file's). It may raise :class:`cairn.errors.ParseError`; non-fatal problems go in
   ``Document.warnings``.
-* a *file* parser, ``parse_file(path, relpath) -> Iterator[Document | Failure]``, for
-  exports holding many documents (chat exports). It reads the file itself (streaming)
-  and yields a :class:`cairn.model.Failure` for each part it cannot read.
+* a *file* parser, ``parse_file(path, relpath, max_entry=0) -> Iterator[Document |
+  Failure]``, for exports holding many documents (chat exports). It reads the file
+  itself (streaming, so the file's size is not limited) and yields a
+  :class:`cairn.model.Failure` for each part it cannot read, and for each part larger
+  than ``max_entry`` bytes (``0``: no limit), which it skips without holding it.
 
 :func:`detect` picks the format of a file from its extension and, for ambiguous
 extensions (``.json``, ``.zip``), from its first bytes.
@@ -21,6 +23,7 @@ import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from cairn.model import Document, Failure
 
@@ -31,7 +34,14 @@ the pipeline then skips the file (an informational note) instead of failing it."
 
 TextParser = Callable[..., Document]
 """``parse(text, relpath, **options) -> Document``."""
-FileParser = Callable[[Path, str], Iterator[Document | Failure]]
+
+
+class FileParser(Protocol):
+    """``parse_file(path, relpath, max_entry=0) -> Iterator[Document | Failure]``."""
+
+    def __call__(
+        self, path: Path, relpath: str, max_entry: int = 0
+    ) -> Iterator[Document | Failure]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -256,11 +256,15 @@ class EdgeSet:
 
     def add_stub(self, stub: Stub) -> None:
         """Keep ``stub``; of two spellings of one stub (``[[Foo]]``, ``[[foo]]``) the
-        label is the smaller, so it does not depend on which link was read last (a
-        watched index would otherwise differ from a fresh build)."""
+        label is the smaller, and of two reasons the first by :func:`reason_order`, so
+        neither depends on which link was read last (a watched index, or a graph built
+        a chunk of documents at a time, would otherwise differ from a fresh build)."""
         got = self.stubs.get(stub.id)
-        if got is not None and got.label <= stub.label:
-            stub = replace(stub, label=got.label)
+        if got is not None:
+            if got.label <= stub.label:
+                stub = replace(stub, label=got.label)
+            if reason_order(got.reason) <= reason_order(stub.reason):
+                stub = replace(stub, reason=got.reason)
         self.stubs[stub.id] = stub
 
     def __contains__(self, eid: object) -> bool:
@@ -273,6 +277,12 @@ class EdgeSet:
 
     def __len__(self) -> int:
         return len(self._acc)
+
+
+def reason_order(reason: str | None) -> tuple[bool, str]:
+    """The order in which a stub's reasons are kept: a reason before none, then the
+    smaller."""
+    return (reason is None, reason or "")
 
 
 def same_edge(a: Edge, b: Edge) -> bool:

@@ -35,13 +35,21 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from cairn.graph import obsidian
+from cairn.graph.names import (
+    NOTE_EXTENSIONS,
+    attachment_node,
+    document_names,
+    link_keys,
+    name_key,
+)
+from cairn.graph.names import nfc as _nfc
+from cairn.graph.names import split_attachment as _split_attachment
 from cairn.model import (
     EMBED,
     MARKDOWN_LINK,
@@ -61,13 +69,10 @@ from cairn.store import Store
 Resolution = tuple[str | None, str | None, str | None]
 """``(document id, unit id, unresolved reason)``."""
 
-NOTE_EXTENSIONS = (".md", ".markdown", ".org", ".txt")
-
-
-def _nfc(s: str) -> str:
-    """``s`` in Unicode NFC: a name written in NFD (as macOS writes file names) and the
-    same name in NFC (as links are usually typed) resolve alike."""
-    return s if s.isascii() else unicodedata.normalize("NFC", s)
+DOCUMENT_CHUNK = 1000
+"""Documents whose links are resolved (and whose edges are built) together: a step
+holds one chunk's documents, units and links at a time, not the whole index's, so the
+memory of a first build of a big chat export does not grow with its conversations."""
 
 
 def _fold(s: str) -> str:
@@ -368,77 +373,6 @@ def _with_anchor(
     return (doc, with_unit[doc], None) if doc is not None else None
 
 
-# --- name keys ----------------------------------------------------------------------
-def _strip_ext(name: str) -> str:
-    for ext in NOTE_EXTENSIONS:
-        if name.endswith(ext) and len(name) > len(ext):
-            return name[: -len(ext)]
-    return name
-
-
-def _base(text: str) -> str:
-    return _nfc(text).strip().casefold().rstrip("/").rsplit("/", 1)[-1].strip()
-
-
-def name_key(text: str) -> str:
-    """The name key of a path, note name or alias: its last path segment, case-folded,
-    without a note extension (``Notes/Project Plan.md`` → ``project plan``)."""
-    return _strip_ext(_base(text))
-
-
-def link_keys(link: LinkOccurrence) -> set[str]:
-    """The name keys of the documents ``link`` could resolve to (empty: only its own
-    document, or nothing): the last path segment with and without a note extension, or
-    ``id:X`` for an Org ``id:`` link."""
-    kind, target = link.kind, (link.target or "").strip()
-    if kind == ORG_ID:
-        return {"id:" + target} if target else set()
-    if kind in (URL, ORG_HEADING):
-        return set()
-    if kind == ORG_FILE:
-        target = (target[5:] if target.startswith("file:") else target).strip()
-        if not target:
-            return set()
-        rel = posixpath.normpath(posixpath.join(posixpath.dirname(link.path), target))
-        texts = [target, rel]
-    elif kind in (WIKILINK, EMBED, MARKDOWN_LINK):
-        if not target:
-            return set()
-        texts = [target, unquote(target)]
-    else:
-        return set()
-    out: set[str] = set()
-    for t in texts:
-        b = _base(t)
-        if b:
-            out.update((b, _strip_ext(b)))
-    return out
-
-
-def document_names(doc: CatalogDocument, units: Iterable[CatalogUnit] = ()) -> set[str]:
-    """The name keys a document answers to: its file name, its aliases, its declared
-    ``ID`` and its units' Org ``ID`` s (``id:X``)."""
-    out = {name_key(doc.path)}
-    out.update(name_key(a) for a in doc.aliases if str(a).strip())
-    if doc.declared_id and doc.declared_id.strip():
-        out.add("id:" + doc.declared_id.strip())
-    out.update("id:" + u.org_id.strip() for u in units if u.org_id and u.org_id.strip())
-    out.discard("")
-    return out
-
-
-def attachment_node(root_id: str, path: str) -> str:
-    """The pseudo document id under which an attachment's name is recorded."""
-    return f"attachment:{root_id}:{path}"
-
-
-def _split_attachment(node: str) -> tuple[str, str] | None:
-    if not node.startswith("attachment:"):
-        return None
-    root_id, _, path = node[len("attachment:"):].partition(":")
-    return root_id, path
-
-
 # --- resolving the index ----------------------------------------------------------------
 def _apply(store: Store, links: Sequence[LinkOccurrence], cat: Catalog) -> int:
     updates = []
@@ -456,17 +390,10 @@ def _names(docs: Sequence[CatalogDocument], units: Sequence[CatalogUnit]) -> dic
     return {d.id: document_names(d, by_doc.get(d.id, ())) for d in docs}
 
 
-def catalog_for(
-    store: Store,
-    keys: Iterable[str],
-    document_ids: Iterable[str],
-    have: tuple[list[CatalogDocument], list[CatalogUnit]] | None = None,
-) -> Catalog:
+def catalog_for(store: Store, keys: Iterable[str], document_ids: Iterable[str]) -> Catalog:
     """A catalog of ``document_ids`` and of every document and attachment answering to
     one of ``keys``: enough to resolve links and values of those documents whose keys
-    are ``keys`` exactly as the whole index would. ``have``: catalog entries already
-    read (:meth:`~cairn.store.base.Store.catalog_entries` of some documents, unchanged
-    since); only the other documents are read."""
+    are ``keys`` exactly as the whole index would."""
     named = store.edges.documents_named(keys)
     wanted = set(document_ids)
     att: list[tuple[str, str]] = []
@@ -476,16 +403,7 @@ def catalog_for(
             wanted.add(n)
         else:
             att.append(split)
-    if have is None:
-        docs, units = store.catalog_entries(sorted(wanted))
-        return Catalog.build(docs, units, att)
-    known = {d.id for d in have[0]}
-    docs, units = store.catalog_entries(sorted(wanted - known))
-    docs += [d for d in have[0] if d.id in wanted]
-    units += [u for u in have[1] if u.document_id in wanted]
-    # the order catalog_entries gives (Catalog.build keeps the first of equal names)
-    docs.sort(key=lambda d: (d.root_id, d.path, d.key or "", d.id))
-    units.sort(key=lambda u: (u.document_id, u.ordinal))
+    docs, units = store.catalog_entries(sorted(wanted))
     return Catalog.build(docs, units, att)
 
 
@@ -493,6 +411,8 @@ def resolve_links(
     store: Store,
     changed_document_ids: Iterable[str] | None,
     removed_document_ids: Iterable[str] | None,
+    *,
+    chunk: int = DOCUMENT_CHUNK,
 ) -> int:
     """Resolve the links that may resolve differently after documents changed.
 
@@ -501,6 +421,7 @@ def resolve_links(
         changed_document_ids: documents added or re-written since the last resolution;
             ``None`` resolves every link of the index.
         removed_document_ids: documents deleted since then (``None``: every link).
+        chunk: documents read at a time (see :data:`DOCUMENT_CHUNK`).
 
     Resolved again are the links of the changed documents, of the documents whose links
     or relation values name a key a changed, removed or added document (or attachment)
@@ -509,7 +430,9 @@ def resolve_links(
     that are gone as removed. Every document whose links were resolved again is marked
     for its declared and rule edges to be rebuilt by the next
     :meth:`cairn.graph.service.GraphService.update`. The result equals a full
-    resolution. Runs in one transaction (nested in the caller's, if any).
+    resolution, whatever ``chunk``: names are recorded for every document first, then
+    each chunk's links are resolved against a catalog of that chunk and of the
+    documents its links name. Runs in one transaction (nested in the caller's, if any).
 
     Returns:
         How many link resolutions changed.
@@ -520,7 +443,7 @@ def resolve_links(
     es = store.edges
     with store.transaction():
         if changed_document_ids is None or removed_document_ids is None:
-            return _resolve_everything(store)
+            return _resolve_everything(store, chunk)
         unnamed, gone = es.name_drift()
         changed = set(changed_document_ids) | set(unnamed)
         removed = (set(removed_document_ids) | set(gone)) - changed
@@ -528,44 +451,67 @@ def resolve_links(
         att_old = es.named_documents("attachment:")
         att_added = set(att_now) - att_old
         att_removed = att_old - set(att_now)
-        old = es.names_of(sorted(changed | removed | att_removed))
-        docs, units = store.catalog_entries(sorted(changed))
-        new = _names(docs, units)
-        removed |= changed - set(new)  # said to have changed, but not in the index
-        changed &= set(new)
-        new.update({a: {name_key(att_now[a][1])} for a in att_added})
-        keys = set().union(*old.values(), *new.values())
-        es.set_names({**{d: () for d in removed | att_removed}, **new})
+        keys: set[str] = set().union(*es.names_of(sorted(removed | att_removed)).values())
+        live = _record_names(store, sorted(changed), keys, chunk)
+        removed |= changed - live  # said to have changed, but not in the index
+        changed &= live
+        added = {a: {name_key(att_now[a][1])} for a in att_added}
+        keys.update(*added.values())
+        es.set_names({**{d: () for d in removed | att_removed}, **added})
         es.forget_wants(sorted(removed))
         affected = (changed | es.documents_wanting(keys)
                     | store.documents_linking_to(sorted(changed | removed))) - removed
-        links = store.links_from(sorted(affected))
-        wants: dict[str, set[str]] = {d: set() for d in affected}
+        return _relink(store, sorted(affected), chunk, mark=True)
+
+
+def in_chunks(ids: Sequence[str], size: int) -> Iterable[list[str]]:
+    """``ids`` in lists of at most ``size`` (at least one)."""
+    for i in range(0, len(ids), max(1, size)):
+        yield list(ids[i : i + max(1, size)])
+
+
+def _record_names(store: Store, ids: Sequence[str], keys: set[str], chunk: int) -> set[str]:
+    """Record the name keys of the documents ``ids``, ``chunk`` at a time; their old and
+    new keys are added to ``keys``. Returns the ids of those still in the index."""
+    es = store.edges
+    live: set[str] = set()
+    for part in in_chunks(ids, chunk):
+        keys.update(*es.names_of(part).values())
+        new = _names(*store.catalog_entries(part))
+        keys.update(*new.values())
+        es.set_names(new)
+        live.update(new)
+    return live
+
+
+def _relink(store: Store, ids: Sequence[str], chunk: int, *, mark: bool) -> int:
+    """Resolve the links of the documents ``ids`` (names recorded), ``chunk`` at a time,
+    each against a catalog of its documents and of those their links name; record what
+    each document's links look for and, with ``mark``, mark the documents dirty."""
+    es = store.edges
+    n = 0
+    for part in in_chunks(ids, chunk):
+        links = store.links_from(part)
+        wants: dict[str, set[str]] = {d: set() for d in part}
         for lk in links:
             wants.setdefault(lk.document_id, set()).update(link_keys(lk))
-        cat = catalog_for(store, set().union(*wants.values()), affected, (docs, units))
-        n = _apply(store, links, cat)
+        n += _apply(store, links, catalog_for(store, set().union(*wants.values()), part))
         es.set_wants("link", wants)
-        es.mark_dirty(sorted(affected))
-        return n
+        if mark:
+            es.mark_dirty(part)
+    return n
 
 
-def _resolve_everything(store: Store) -> int:
+def _resolve_everything(store: Store, chunk: int) -> int:
     es = store.edges
-    docs, units = store.catalog_entries(None)
-    atts = store.attachments()
-    cat = Catalog.build(docs, units, atts)
-    links = store.links_from(None)
-    n = _apply(store, links, cat)
-    names: dict[str, set[str]] = _names(docs, units)
-    names.update({attachment_node(r, p): {name_key(p)} for r, p in atts})
-    stale = es.named_documents() - set(names)
+    ids = es.document_ids()
+    live = _record_names(store, ids, set(), chunk)
+    names: dict[str, set[str]] = {
+        attachment_node(r, p): {name_key(p)} for r, p in store.attachments()}
+    stale = es.named_documents() - live - set(names)
     es.set_names({**{s: () for s in stale}, **names})
     es.forget_wants(sorted(stale))
-    wants: dict[str, set[str]] = {d.id: set() for d in docs}
-    for lk in links:
-        wants.setdefault(lk.document_id, set()).update(link_keys(lk))
-    es.set_wants("link", wants)
+    n = _relink(store, ids, chunk, mark=False)
     es.mark_dirty(["*"])
     return n
 

@@ -39,7 +39,7 @@ from cairn.graph.expand import (
     explain,
     proximity,
 )
-from cairn.graph.resolve import Catalog, catalog_for
+from cairn.graph.resolve import DOCUMENT_CHUNK, Catalog, catalog_for, in_chunks
 from cairn.graph.structural import build_rules, implicit_edges, structural_count, unit_features
 from cairn.model import Edge, GraphDocument, GraphNode, GraphUnit
 from cairn.store import Store
@@ -105,6 +105,8 @@ class GraphService:
         expand_config: defaults for :meth:`expand`.
         renderer: ``render(graph_data, fmt) -> str`` for :meth:`export`; pass
             :func:`cairn.export.graph.render` (the graph layer may not import export).
+        chunk: documents built at a time (see :data:`cairn.graph.resolve.DOCUMENT_CHUNK`);
+            the graph is the same whatever it is.
 
     When these settings differ from those the graph was built with, the next
     :meth:`update` rebuilds it.
@@ -120,6 +122,7 @@ class GraphService:
         max_feature_units: int = 100,
         expand_config: ExpandConfig | None = None,
         renderer: Callable[[dict[str, Any], str], str] | None = None,
+        chunk: int = DOCUMENT_CHUNK,
     ) -> None:
         self.renderer = renderer
         self.store = store
@@ -132,6 +135,7 @@ class GraphService:
         )
         self.expand_config = expand_config or ExpandConfig()
         self._types_given = types is not None
+        self.chunk = chunk
 
     def set_types(self, types: Any) -> None:
         """Use these note types (a ``TypeRegistry`` or mapping) for rule edges and type
@@ -189,25 +193,31 @@ class GraphService:
             ch = set(found_changed) | set(changed or ())
             rm = (set(found_removed) | set(removed or ())) - ch
             dirty = es.take_dirty()
-            everything = full or "*" in dirty
-            decl: set[str] | None = None if everything else (ch | dirty) - rm
-            load = None if everything else sorted(ch | (decl or set()))
-            docs, units = es.graph_sources(load)
-            live = {d.id for d in docs}
-            rm |= ch - live  # said to have changed, but gone from the index
-            ch &= live
-            self._declared_and_rules(docs, units, decl, written, deleted, run_id)
-            if ch or rm:
-                ch_sorted = sorted(ch)
-                ch_units = [u for u in units if u.document_id in ch]
-                # the edge index derives structural edges from the units: counted only
-                written[eb.STRUCTURAL] = structural_count(ch_units)
+            decl: set[str] | None = None if full or "*" in dirty else (ch | dirty) - rm
+            load = sorted(set(es.document_ids()) | ch) if decl is None else sorted(ch | decl)
+            feats: set[str] = set()  # the tags and values changed documents had or have
+            live: set[str] = set()
+            # a chunk of documents at a time: memory holds one chunk, not the index
+            for part in in_chunks(load, self.chunk):
+                docs, units = es.graph_sources(part)
+                ours = part if decl is None else [d for d in part if d in decl]
+                self._declared_and_rules(docs, units, ours, written, deleted, run_id)
                 ch_docs = [d for d in docs if d.id in ch]
-                written[eb.IMPLICIT] = self._update_implicit(ch_docs, ch_units, sorted(rm),
-                                                             run_id, cold=cold)
+                if ch_docs:
+                    ch_units = [u for u in units if u.document_id in ch]
+                    written[eb.STRUCTURAL] = (written.get(eb.STRUCTURAL, 0)
+                                              + structural_count(ch_units))
+                    self._forget_features(ch_docs, ch_units, feats, cold=cold)
+                    live.update(d.id for d in ch_docs)
+            rm |= ch - live  # said to have changed, but gone from the index
+            ch = live
+            if ch or rm:
+                written.setdefault(eb.STRUCTURAL, 0)
+                feats |= es.features_of(sorted(rm))
                 es.forget_docs(sorted(rm))
+                written[eb.IMPLICIT] = self._update_implicit(feats, run_id, cold=cold)
                 es.forget_wants(sorted(rm))
-                es.mark_built(ch_sorted)
+                es.mark_built(sorted(ch))
             es.prune_stubs()
             es.set_meta("config", fingerprint)
             n_edges, n_stubs = es.size()
@@ -224,32 +234,25 @@ class GraphService:
         self,
         docs: Sequence[GraphDocument],
         units: Sequence[GraphUnit],
-        decl: set[str] | None,
+        ids: Sequence[str],
         written: dict[str, int],
         deleted: dict[str, int],
         run_id: str | None,
     ) -> None:
-        """Rebuild the declared and rule edges leaving ``decl`` (``None``: every document)."""
+        """Rebuild the declared and rule edges leaving the documents ``ids`` (those of
+        ``docs`` and ``units`` that are not among them are left alone)."""
+        if not ids:
+            return
         es, store = self.es, self.store
-        if decl is not None:
-            docs = [d for d in docs if d.id in decl]
-            units = [u for u in units if u.document_id in decl]
-        ids = None if decl is None else sorted(decl)
+        decl = set(ids)
+        docs = [d for d in docs if d.id in decl]
+        units = [u for u in units if u.document_id in decl]
         links = store.links_from(ids)
-        if decl is None:
-            firsts = es.first_units(None)
-        else:
-            targets = {lk.resolved_document_id for lk in links if lk.resolved_document_id}
-            firsts = es.first_units(sorted(decl | targets))
-        cache: dict[str, Catalog] = {}
+        targets = {lk.resolved_document_id for lk in links if lk.resolved_document_id}
+        firsts = es.first_units(sorted(decl | targets))
 
         def catalog(keys: set[str]) -> Catalog:
-            if decl is not None:
-                return catalog_for(store, keys, decl)
-            if "all" not in cache:
-                entries = store.catalog_entries(None)
-                cache["all"] = Catalog.build(*entries, store.attachments())
-            return cache["all"]
+            return catalog_for(store, keys, decl)
 
         declared, vwants = build_declared(docs, units, links, self.config, catalog, firsts)
         rules, rwants = build_rules(docs, self.config, catalog, firsts)
@@ -263,13 +266,13 @@ class GraphService:
         self,
         origin: str,
         built: eb.EdgeSet,
-        document_ids: Sequence[str] | None,
+        document_ids: Sequence[str],
         written: dict[str, int],
         deleted: dict[str, int],
         run_id: str | None,
     ) -> None:
         """Write the difference between ``built`` and the stored edges of ``origin``
-        leaving ``document_ids`` (``None``: all)."""
+        leaving ``document_ids``; adds to the counts in ``written`` and ``deleted``."""
         self.es.upsert_stubs(built.stubs.values())
         old = self.es.edges_of_origin(origin, document_ids)
         gone = [eid for eid in old if eid not in built]
@@ -279,48 +282,59 @@ class GraphService:
             if o is None or not eb.same_edge(o, e):
                 fresh.append(e)
         self.es.delete_ids(gone)
-        written[origin] = self.es.insert(fresh, run_id)
-        deleted[origin] = len(gone)
+        written[origin] = written.get(origin, 0) + self.es.insert(fresh, run_id)
+        deleted[origin] = deleted.get(origin, 0) + len(gone)
 
-    def _update_implicit(
+    def _forget_features(
         self,
         docs: Sequence[GraphDocument],
         units: Sequence[GraphUnit],
-        removed: Sequence[str],
-        run_id: str | None,
+        feats: set[str],
         *,
-        cold: bool = False,
-    ) -> int:
-        """Implicit edges of the changed documents' units and of the units sharing a
-        feature with them; ``cold``: the edge table was empty, nothing to delete."""
+        cold: bool,
+    ) -> None:
+        """Replace the recorded features of changed documents' units; the old and new
+        ones are added to ``feats``. Unless ``cold`` (an empty edge table), the units'
+        implicit edges go: those still sharing a feature are rebuilt from ``feats``."""
         es = self.es
-        changed = [d.id for d in docs]
-        old_feats = es.features_of([*changed, *removed])
-        es.forget_docs([*changed, *removed])
+        ids = [d.id for d in docs]
+        feats |= es.features_of(ids)
+        es.forget_docs(ids)
         rows = unit_features(docs, units, self.config.implicit_keys)
         es.set_features(rows)
-        affected_feats = old_feats | {f for _d, _u, f in rows}
-        # units of changed documents lose their old implicit edges too
-        changed_units = {u.id for u in units}
-        holders = es.holders(sorted(affected_feats))
-        affected = set(changed_units)
-        for hs in holders.values():
-            affected.update(u for u, _d in hs)
-        if not affected:
-            return 0
-        for rel in () if cold else (eb.SHARES_TAG, eb.SHARES_PROPERTY):
-            es.delete_implicit_touching(sorted(affected), rel)
-        feats = es.unit_features(sorted(affected))
-        all_feats = sorted({f for fs in feats.values() for f in fs})
-        counts = es.feature_counts(all_feats)
-        small = [f for f in all_feats if counts.get(f, 0) <= self.config.max_feature_units]
-        holders = es.holders(small)
-        partners = {u for hs in holders.values() for u, _d in hs}
-        feats.update(es.unit_features(sorted(partners - set(feats))))
-        unit_doc = {u: d for hs in holders.values() for u, d in hs}
-        built = implicit_edges(sorted(affected), feats, holders, counts, unit_doc,
-                               self.config.max_feature_units)
-        return es.insert(built, run_id)
+        feats.update(f for _d, _u, f in rows)
+        if not cold:
+            unit_ids = sorted(u.id for u in units)
+            for rel in (eb.SHARES_TAG, eb.SHARES_PROPERTY):
+                es.delete_implicit_touching(unit_ids, rel)
+
+    def _update_implicit(self, feats: set[str], run_id: str | None, *, cold: bool) -> int:
+        """Rebuild the implicit edges of the units holding one of ``feats`` (the
+        features changed documents had or have), a chunk of units at a time; ``cold``:
+        the edge table was empty, nothing to delete. Returns the edges written."""
+        es = self.es
+        holders = es.holders(sorted(feats))
+        affected = sorted({u for hs in holders.values() for u, _d in hs})
+        del holders
+        if not cold:
+            for part in in_chunks(affected, self.chunk):
+                for rel in (eb.SHARES_TAG, eb.SHARES_PROPERTY):
+                    es.delete_implicit_touching(part, rel)
+        n = 0
+        for part in in_chunks(affected, self.chunk):
+            have = es.unit_features(part)
+            all_feats = sorted({f for fs in have.values() for f in fs})
+            counts = es.feature_counts(all_feats)
+            small = [f for f in all_feats if counts.get(f, 0) <= self.config.max_feature_units]
+            owners = es.holders(small)
+            partners = {u for hs in owners.values() for u, _d in hs}
+            have.update(es.unit_features(sorted(partners - set(have))))
+            unit_doc = {u: d for hs in owners.values() for u, d in hs}
+            # a pair whose other end is an affected unit of an earlier chunk was built there
+            done = {b for b in partners if b < part[0] and have.get(b, set()) & feats}
+            n += es.insert(implicit_edges(part, have, owners, counts, unit_doc,
+                                          self.config.max_feature_units, skip=done), run_id)
+        return n
 
     # --- references -------------------------------------------------------------------
     def resolve(self, ref: str) -> NodeRef:

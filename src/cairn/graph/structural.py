@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from cairn.graph.edges import (
@@ -183,8 +183,11 @@ def implicit_edges(
     counts: Mapping[str, int],
     unit_doc: Mapping[str, str],
     max_feature_units: int,
+    *,
+    skip: Collection[str] = (),
 ) -> EdgeSet:
-    """Implicit edges for every pair with at least one end in ``affected``.
+    """Implicit edges for every pair with at least one end in ``affected`` and the
+    other not in ``skip``.
 
     Args:
         affected: unit ids whose implicit edges are (re)computed.
@@ -193,6 +196,7 @@ def implicit_edges(
         counts: feature → number of units carrying it.
         unit_doc: unit id → document id (for affected units).
         max_feature_units: features with more holders make no edges.
+        skip: partners whose pairs were built already (by an earlier chunk).
     """
     es = EdgeSet()
     done: set[tuple[str, str, str]] = set()
@@ -204,7 +208,7 @@ def implicit_edges(
             if counts.get(f, 0) > max_feature_units:
                 continue
             for b, doc_b in holders.get(f, ()):
-                if b != a and doc_b != doc_a:
+                if b != a and doc_b != doc_a and b not in skip:
                     partners[b] = doc_b
         for b, doc_b in partners.items():
             shared = fa & features.get(b, set())

@@ -11,7 +11,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from cairn.graph.edges import LINK_IN_TEXT
-from cairn.graph.resolve import Catalog, Resolution, link_keys, resolve_link
+from cairn.graph.names import link_keys
+from cairn.graph.resolve import Catalog, Resolution, resolve_link
 from cairn.model import MARKDOWN_LINK, ORG_FILE, ORG_ID, WIKILINK, LinkKind, LinkOccurrence
 
 

@@ -501,7 +501,9 @@ class Indexer:
                     format_=fmt.name,
                 )
                 try:
-                    for item in fmt.file_parser()(sf.path, sf.relpath):
+                    # a streamed export may be of any size; one conversation may not
+                    parse = fmt.file_parser()
+                    for item in parse(sf.path, sf.relpath, max_entry=self.limits.max_bytes):
                         if isinstance(item, Failure):
                             failures.append(self._failure(item))
                             continue

@@ -57,7 +57,8 @@ class Job:
             without failure (``None``: parse whatever the hash).
         bundle: the OKF bundle folder holding it, or ``None``.
         options: per-format keyword options of text parsers.
-        max_bytes: a larger file is reported without being read (``0``: no limit).
+        max_bytes: a larger file is reported without being read (``0``: no limit); a
+            streamed export is not limited, but each of its conversations is.
         seconds: wall-clock seconds its parse may take (``0``: no limit; enforced with
             ``SIGALRM`` where the parse runs on a process's main thread).
     """
@@ -131,10 +132,11 @@ def _read(job: Job) -> tuple[bytes, str, formats.Format | None] | Failure:
     The format is detected from the name and the first :data:`HEAD_BYTES`. An export read
     by a streaming file parser (a chat export of hundreds of MB) is hashed chunk by chunk
     and only its head is returned: its reader streams it again, so holding it whole here
-    would cost as much memory as the file.
+    would cost as much memory as the file. For the same reason ``job.max_bytes`` limits
+    the size of every other file, not an export's (its parser limits each conversation).
     """
     sf, limit = job.file, job.max_bytes
-    fd = open_source(sf, max_bytes=limit)
+    fd = open_source(sf)
     if isinstance(fd, Failure):
         return fd
     try:
@@ -149,6 +151,9 @@ def _read(job: Job) -> tuple[bytes, str, formats.Format | None] | Failure:
                     hasher.update(chunk)
                     size += len(chunk)
                 data, digest = head, hasher.hexdigest()
+                limit = 0
+            elif limit and (on_disk := os.fstat(fd).st_size) > limit:
+                return Failure(sf.relpath, too_big(on_disk, limit))
             else:
                 data = head + (fh.read(limit + 1 - len(head)) if limit else fh.read())
                 size, digest = len(data), content_hash(data)

@@ -261,6 +261,10 @@ class EdgeIndex(Protocol):
         """``(changed or new document ids, removed document ids)`` since the last build."""
         ...
 
+    def document_ids(self) -> list[str]:
+        """Every document id of the index, sorted."""
+        ...
+
     def mark_built(self, document_ids: Sequence[str]) -> None:
         """Record the documents' current content hashes as built."""
         ...

@@ -97,7 +97,7 @@ def sniff(head: bytes) -> bool:
     return head.lstrip()[:1] in (b"[", b"{")
 
 
-def parse_file(path: Path, relpath: str) -> Iterator[Document | Failure]:
+def parse_file(path: Path, relpath: str, max_entry: int = 0) -> Iterator[Document | Failure]:
     """Read one export file and yield a Document per conversation, a Failure per
     conversation (or zip member) that cannot be read.
 
@@ -105,6 +105,9 @@ def parse_file(path: Path, relpath: str) -> Iterator[Document | Failure]:
         path: the file on disk (``.zip`` or ``.json``).
         relpath: its path relative to the source root; used as ``Document.path`` and
             ``Failure.path``.
+        max_entry: a conversation (an entry of the top-level array) of more characters
+            is skipped without being held, and reported (``0``: no limit). The file
+            itself may be of any size: it is read a conversation at a time.
 
     Never raises on bad input: an unreadable file gives one Failure.
     """
@@ -115,7 +118,7 @@ def parse_file(path: Path, relpath: str) -> Iterator[Document | Failure]:
         yield Failure(relpath, f"cannot read file: {exc}")
         return
     if head.startswith(_ZIP_MAGIC):
-        yield from stream_zip(path, relpath)
+        yield from stream_zip(path, relpath, max_entry)
         return
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below, the generator owns it
@@ -123,4 +126,4 @@ def parse_file(path: Path, relpath: str) -> Iterator[Document | Failure]:
         yield Failure(relpath, f"cannot read file: {exc}")
         return
     with fh:
-        yield from stream_json(fh, relpath, relpath)
+        yield from stream_json(fh, relpath, relpath, max_entry=max_entry)

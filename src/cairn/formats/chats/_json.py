@@ -27,7 +27,9 @@ CHUNK = 1 << 20
 """Bytes read at a time (an entry larger than the buffer doubles the next read)."""
 
 _WS = re.compile(r"[ \t\n\r]*")
-_SKIP_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}"]')
+# possessive: the regex engine keeps no backtracking state per escape of a long string
+_SKIP_TOKEN = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"|[\[\]{}"]')
+_STRING_REST = re.compile(r'[^"\\]*+(?:\\.[^"\\]*+)*+')
 _NUMBER = re.compile(r"-?[0-9][0-9.eE+-]*")
 _DECODER = json.JSONDecoder(strict=False)
 
@@ -74,12 +76,15 @@ class TextBuffer:
     """A sliding window of decoded text over a binary stream.
 
     ``limit`` caps the bytes read (:class:`SizeLimit` beyond it); ``bytes_read`` counts
-    them. A UTF-8 BOM at the start is dropped.
+    them. ``max_value`` (``0``: none) caps the characters of one value: a longer one is
+    skipped without being held (:class:`EntryUnreadable`), so one huge entry cannot cost
+    memory in proportion to the file. A UTF-8 BOM at the start is dropped.
     """
 
-    def __init__(self, raw: IO[bytes], limit: int | None = None) -> None:
+    def __init__(self, raw: IO[bytes], limit: int | None = None, max_value: int = 0) -> None:
         self.raw = raw
         self.limit = limit
+        self.max_value = max_value
         self.bytes_read = 0
         self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self.buf = ""
@@ -145,6 +150,9 @@ class TextBuffer:
                 incomplete = (
                     exc.msg.startswith("Unterminated string") or exc.pos >= len(self.buf) - 32
                 )
+                if incomplete and self.max_value and len(self.buf) - self.pos > self.max_value:
+                    self._skip(f"larger than {self.max_value / 1048576:g} MiB "
+                               "([index] max_file_mb)")
                 if incomplete and self.fill(len(self.buf) - self.pos):
                     continue
                 where = self.base + exc.pos
@@ -164,11 +172,10 @@ class TextBuffer:
 
     def _skip(self, reason: str) -> None:
         """Move past the value at the read position without building it (brackets
-        counted, strings jumped over, no recursion) and raise :class:`EntryUnreadable`;
-        :class:`JsonTruncated` when the file ends inside it."""
+        counted, strings jumped over, no recursion, scanned text let go) and raise
+        :class:`EntryUnreadable`; :class:`JsonTruncated` when the file ends inside it."""
         start = self.offset
-        rel = 0  # scan position relative to self.pos (fill may move the buffer)
-        if self.buf[self.pos] not in "[{":
+        if self.buf[self.pos] not in '[{"':
             m = _NUMBER.match(self.buf, self.pos)
             while m and m.end() == len(self.buf) and self.fill():
                 m = _NUMBER.match(self.buf, self.pos)
@@ -177,22 +184,36 @@ class TextBuffer:
             self.pos = m.end()
             raise EntryUnreadable(reason, start)
         depth = 0
+        in_string = False
         while True:
-            m = _SKIP_TOKEN.search(self.buf, self.pos + rel)
-            if m is None or m.group() == '"':  # the rest is in the next chunk
-                rel = (m.start() if m else len(self.buf)) - self.pos
-                if not self.fill():
-                    raise JsonTruncated(f"the file ends inside a value ({reason})", start)
-                continue
-            rel = m.end() - self.pos
-            token = m.group()
-            if token in "[{":
-                depth += 1
-            elif token in "]}":
-                depth -= 1
-                if depth == 0:
-                    self.pos += rel
-                    raise EntryUnreadable(reason, start)
+            if in_string:  # up to the closing quote, or a chunk's end (or lone backslash)
+                self.pos = _STRING_REST.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+                if self.pos < len(self.buf) and self.buf[self.pos] == '"':
+                    self.pos += 1
+                    in_string = False
+                    if depth == 0:
+                        raise EntryUnreadable(reason, start)
+                    continue
+            else:
+                m = _SKIP_TOKEN.search(self.buf, self.pos)
+                if m is not None:
+                    self.pos = m.end()
+                    token = m.group()
+                    if token == '"':
+                        in_string = True
+                    elif token[0] == '"':  # a whole string
+                        if depth == 0:
+                            raise EntryUnreadable(reason, start)
+                    elif token in "[{":
+                        depth += 1
+                    elif token in "]}":
+                        depth -= 1
+                        if depth == 0:
+                            raise EntryUnreadable(reason, start)
+                    continue
+                self.pos = len(self.buf)
+            if not self.fill():  # the scanned text is dropped as the buffer slides
+                raise JsonTruncated(f"the file ends inside a value ({reason})", start)
 
     def array_items(self) -> Iterator[Any]:
         """Decode the items of the array whose ``[`` is next, one at a time; an item

@@ -228,14 +228,19 @@ def _object_entries(buf: TextBuffer, disp: _Dispatcher) -> Iterator[Document | F
 
 
 def stream_json(
-    raw: IO[bytes], relpath: str, fallback_id: str, limit: int | None = None
+    raw: IO[bytes],
+    relpath: str,
+    fallback_id: str,
+    limit: int | None = None,
+    max_entry: int = 0,
 ) -> Iterator[Document | Failure]:
     """Documents and Failures of one JSON export read from ``raw``.
 
     ``fallback_id`` names conversations that carry no id (AI Studio, LibreChat);
-    ``limit`` caps the bytes read (zip members).
+    ``limit`` caps the bytes read (zip members); ``max_entry`` (``0``: none) the
+    characters of one conversation: a larger one is skipped, not held, and reported.
     """
-    buf = TextBuffer(raw, limit)
+    buf = TextBuffer(raw, limit, max_entry)
     disp = _Dispatcher(relpath, fallback_id)
     try:
         first = buf.peek()
@@ -285,7 +290,7 @@ def _unsafe(name: str) -> str | None:
     return None
 
 
-def stream_zip(path: Path, relpath: str) -> Iterator[Document | Failure]:
+def stream_zip(path: Path, relpath: str, max_entry: int = 0) -> Iterator[Document | Failure]:
     """Documents and Failures of a zipped export (ChatGPT, Claude, Google Takeout).
 
     Only ``conversations.json`` (at the root or in one folder) and ``…/Gemini
@@ -338,11 +343,11 @@ def stream_zip(path: Path, relpath: str) -> Iterator[Document | Failure]:
         yield from odd
         exports.sort(key=lambda i: (i.filename.count("/"), i.filename))
         for info in exports:
-            yield from _read_member(zf, info, relpath)
+            yield from _read_member(zf, info, relpath, max_entry)
 
 
 def _read_member(
-    zf: zipfile.ZipFile, info: zipfile.ZipInfo, relpath: str
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, relpath: str, max_entry: int
 ) -> Iterator[Document | Failure]:
     name = info.filename
     size, packed = info.file_size, info.compress_size
@@ -370,7 +375,7 @@ def _read_member(
         yield Failure(relpath, f"zip member {name!r}: cannot be opened: {exc}")
         return
     with member:
-        for item in stream_json(member, relpath, f"{relpath}!{name}", limit=size):
+        for item in stream_json(member, relpath, f"{relpath}!{name}", size, max_entry):
             if isinstance(item, Failure) and not item.reason.startswith(
                 ("zip member", "conversation")
             ):

@@ -251,22 +251,29 @@ class SQLiteEdgeIndex(GraphReadsMixin):
 
     def upsert_stubs(self, stubs: Iterable[Stub]) -> None:
         """Insert or refresh stub nodes. Of two spellings of one stub's label the
-        smaller (by code point) is kept, whichever was written first, so an index
-        updated file by file labels its stubs as a fresh build does."""
+        smaller (by code point) is kept, whichever was written first, and of two
+        reasons the first by :func:`cairn.graph.edges.reason_order` (a reason, then
+        the smaller), so an index updated file by file, or built a chunk of documents
+        at a time, has the stubs of a fresh build."""
         todo = list(stubs)
         ids = [s.id for s in todo]
-        have: dict[str, str] = {}
+        have: dict[str, tuple[str, str | None]] = {}
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             q = ",".join("?" * len(part))
-            have.update((str(r[0]), str(r[1])) for r in self.db.execute(
-                f"SELECT id, label FROM graph_stubs WHERE id IN ({q})", part))
+            have.update((str(r[0]), (str(r[1]), r[2])) for r in self.db.execute(
+                f"SELECT id, label, reason FROM graph_stubs WHERE id IN ({q})", part))
+        rows = []
+        for s in todo:
+            label, reason = have.get(s.id, (s.label, s.reason))
+            if (s.reason is None, s.reason or "") < (reason is None, reason or ""):
+                reason = s.reason
+            rows.append((s.id, s.kind, min(s.label, label), s.target, reason))
         self.db.executemany(
             "INSERT INTO graph_stubs(id, kind, label, target, reason) VALUES (?,?,?,?,?) "
             "ON CONFLICT(id) DO UPDATE SET kind=excluded.kind, label=excluded.label, "
             "reason=excluded.reason",
-            [(s.id, s.kind, min(s.label, have.get(s.id, s.label)), s.target, s.reason)
-             for s in todo],
+            rows,
         )
 
     def prune_stubs(self) -> int:
@@ -338,6 +345,10 @@ class SQLiteEdgeIndex(GraphReadsMixin):
             )
         ]
         return changed, removed
+
+    def document_ids(self) -> list[str]:
+        """Every document id of the index, sorted."""
+        return [r[0] for r in self.db.execute("SELECT id FROM documents ORDER BY id")]
 
     def mark_built(self, document_ids: Sequence[str]) -> None:
         """Record the given documents' current content hashes as built."""

@@ -37,7 +37,9 @@ def nfc(s: str) -> str:
     return s if s.isascii() else unicodedata.normalize("NFC", s)
 
 
-def _strip_ext(name: str) -> str:
+def strip_note_extension(name: str) -> str:
+    """``name`` without a note file extension (``.md``, ``.org``, …), if it has one and
+    is more than that extension."""
     for ext in NOTE_EXTENSIONS:
         if name.endswith(ext) and len(name) > len(ext):
             return name[: -len(ext)]
@@ -51,7 +53,7 @@ def _base(text: str) -> str:
 def name_key(text: str) -> str:
     """The name key of a path, note name or alias: its last path segment, case-folded,
     without a note extension (``Notes/Project Plan.md`` → ``project plan``)."""
-    return _strip_ext(_base(text))
+    return strip_note_extension(_base(text))
 
 
 def link_keys(link: LinkOccurrence) -> set[str]:
@@ -79,7 +81,7 @@ def link_keys(link: LinkOccurrence) -> set[str]:
     for t in texts:
         b = _base(t)
         if b:
-            out.update((b, _strip_ext(b)))
+            out.update((b, strip_note_extension(b)))
     return out
 
 

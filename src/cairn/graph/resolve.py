@@ -47,6 +47,7 @@ from cairn.graph.names import (
     document_names,
     link_keys,
     name_key,
+    strip_note_extension,
 )
 from cairn.graph.names import nfc as _nfc
 from cairn.graph.names import split_attachment as _split_attachment
@@ -242,7 +243,8 @@ def _pick(cands: list[str], cat: Catalog, target: str, src_path: str) -> str | N
         return cands[0]
     folder = posixpath.dirname(src_path)
     rel = _fold(posixpath.normpath(posixpath.join(folder, target.strip())))
-    exact = [d for d in cands if _fold(_strip_ext(cat.path_of[d][1])) == _fold(_strip_ext(rel))]
+    wanted = _fold(strip_note_extension(rel))
+    exact = [d for d in cands if _fold(strip_note_extension(cat.path_of[d][1])) == wanted]
     if len(exact) == 1:
         return exact[0]
     dist = {d: _distance(folder, posixpath.dirname(cat.path_of[d][1])) for d in cands}

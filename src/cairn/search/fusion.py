@@ -183,7 +183,7 @@ def _positions(
 def make_distinct(items: list[Fused], *, key_order: bool = True) -> list[Fused]:
     """Sort by (score desc, key asc) and make every score lower than the one before.
     With ``key_order`` false, equal scores keep the order they came in (a single list's
-    own order: a filter-only query lists by path and outline position).
+    own order: a filter-only query lists its units in rounds over documents).
 
     An item whose score is not below its predecessor's (an exact tie) gets an ``order``
     summand of ``−j·1e-12`` with the smallest ``j`` that puts it below, so the order is

@@ -7,7 +7,7 @@ What it measures (one table each, and ``DIR/results.json``):
 
 1. Quality: ``cairn eval`` on ``../shared/bench/beir/scifact`` (5,183 abstracts, 300
    test queries) — nDCG@10, Recall@100, MRR@10 for keyword, and for semantic and hybrid
-   (RRF k=60, keyword 0.6 / semantic 0.4) with each provider. The run files of every
+   (RRF k=10, keyword 0.5 / semantic 0.5) with each provider. The run files of every
    mode are written to ``DIR/runs/`` so ``../shared/bench/eval_beir.py`` can check them.
    With ``--rerank`` (a cross-encoder folder for ``[rerank] provider = "onnx"``, e.g.
    one made by ``bench/rerank_model.py``, or a TEI / Cohere-style ``/rerank`` URL), each

@@ -316,7 +316,7 @@ def evaluate(
         modes: modes to measure.
         split: the qrels split.
         search_config: BM25 column weights (default: cairn's).
-        fusion: fusion settings (default: RRF k=60, keyword 0.6 / semantic 0.4).
+        fusion: fusion settings (default: RRF k=10, keyword 0.5 / semantic 0.5).
         chunk_config: chunking settings.
         db_path: where to build the store (default: a temporary folder, removed), or
             the URL of an empty PostgreSQL database.

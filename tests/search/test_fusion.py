@@ -52,15 +52,15 @@ def test_rrf_hand_computed() -> None:
 
 def test_rrf_default_weights_are_used_and_summands_add_up() -> None:
     cfg = FusionConfig()
-    assert cfg.rrf_k == 60 and dict(cfg.weights) == {"keyword": 0.6, "semantic": 0.4}
+    assert cfg.rrf_k == 10 and dict(cfg.weights) == {"keyword": 0.5, "semantic": 0.5}
     fused = rrf({"keyword": KW, "semantic": SEM}, k=cfg.rrf_k, weights=cfg.weights)
     for f in fused:
         assert math.fsum(f.summands.values()) == f.score
         assert 0 <= f.summands["tiebreak"] <= TIEBREAK_SCALE
-    # tiebreak for A: (0.6 * norm_kw(10) + 0.4 * norm_sem(0.8)) / 1.0
+    # tiebreak for A: (0.5 * norm_kw(10) + 0.5 * norm_sem(0.8)) / 1.0
     #   norm_kw(10) = 1, norm_sem(0.8) = (0.8-0.5)/(0.9-0.5) = 0.75
     a = _by_key(fused)["A"]
-    assert a.summands["tiebreak"] == pytest.approx(1e-6 * (0.6 * 1 + 0.4 * 0.75))
+    assert a.summands["tiebreak"] == pytest.approx(1e-6 * (0.5 * 1 + 0.5 * 0.75))
     scores = [f.score for f in fused]
     assert scores == sorted(scores, reverse=True) and len(set(scores)) == len(scores)
 
@@ -123,8 +123,34 @@ def test_fusion_config_from_mapping() -> None:
         {"method": "linear", "weights": {"keyword": 0.7}, "lambda": 0.01, "alpha": 0.5}
     )
     assert cfg.method == "linear" and cfg.decay_lambda == 0.01 and cfg.alpha == 0.5
-    assert dict(cfg.weights) == {"keyword": 0.7, "semantic": 0.4}
+    assert dict(cfg.weights) == {"keyword": 0.7, "semantic": 0.5}
     with pytest.raises(ConfigError):
         FusionConfig.from_mapping({"method": "magic"})
     with pytest.raises(ConfigError):
         FusionConfig.from_mapping({"rrf_k": "sixty"})
+
+
+def _list(name: str, n: int, top: float = 0.9) -> list[tuple[str, float]]:
+    return [(f"{name}{i}", top - i / 1000) for i in range(n)]
+
+
+@pytest.mark.parametrize("only", ["keyword", "semantic"])
+def test_default_fusion_puts_either_lists_first_unit_on_the_first_page(only: str) -> None:
+    """A unit only one list holds, at its first place, is on top although the other list
+    is 100 long (with k = 60 and 0.6/0.4 a semantic-only first place came 32nd)."""
+    other = "semantic" if only == "keyword" else "keyword"
+    cfg = FusionConfig()
+    lists = {only: [("solo", 0.95), *_list(only, 99)], other: _list(other, 100)}
+    fused = rrf(lists, k=cfg.rrf_k, weights=cfg.weights)
+    assert "solo" in [f.key for f in fused[:2]]
+
+
+def test_default_fusion_keeps_a_keyword_hit_above_units_both_lists_hold_far_down() -> None:
+    """A keyword-only unit at #5 stays on the first page when 20 units both lists hold
+    sit at ranks 30-49 of each (with k = 60 and 0.6/0.4 it came 25th)."""
+    cfg = FusionConfig()
+    shared = _list("shared", 20, 0.5)
+    kw = [*_list("kw", 4), ("target", 0.85), *_list("kwlow", 25, 0.7), *shared]
+    sem = [*_list("sem", 29), *shared]
+    fused = rrf({"keyword": kw, "semantic": sem}, k=cfg.rrf_k, weights=cfg.weights)
+    assert "target" in [f.key for f in fused[:10]]

@@ -114,7 +114,8 @@ def test_explain_summands_add_up_rrf_and_linear(
                 for name, lst in (("keyword", "rrf_keyword"), ("semantic", "rrf_semantic")):
                     if name in e:
                         w = fusion.weights[name]
-                        assert e["summands"][lst] == pytest.approx(w / (60 + e[name]["rank"]))
+                        k = fusion.rrf_k
+                        assert e["summands"][lst] == pytest.approx(w / (k + e[name]["rank"]))
             else:
                 assert set(e["summands"]) >= {"sim", "kw", "graph", "time_decay", "type_weight"}
         top = res.hits[0].explain

@@ -27,7 +27,7 @@ REC = {"weights": {"semantic": 0.25}, "rrf_k": 20, "note": "tuned on bench/notes
 def test_recommendation_fills_only_what_the_configuration_left_unset() -> None:
     unset = FusionConfig.from_mapping({})
     got = unset.with_model(REC)
-    assert got.weights == {"keyword": 0.6, "semantic": 0.25} and got.rrf_k == 20.0
+    assert got.weights == {"keyword": 0.5, "semantic": 0.25} and got.rrf_k == 20.0
     assert got.min_similarity == unset.min_similarity
     # the user's own values win, key by key
     mine = FusionConfig.from_mapping({"rrf_k": 60, "weights": {"semantic": 0.4}})
@@ -66,7 +66,7 @@ def test_a_static_model_folder_states_its_fusion(folder: Path, tmp_path: Path) -
     try:
         fusion = Ranker(store, SearchConfig(), emb).fusion
         assert fusion.rrf_k == 20.0 and fusion.weights["semantic"] == 0.25
-        assert Ranker(store, SearchConfig(), plain).fusion.rrf_k == 60.0
+        assert Ranker(store, SearchConfig(), plain).fusion.rrf_k == 10.0
     finally:
         store.close()
     (folder / "fusion.json").write_text("[1, 2", encoding="utf-8")
@@ -99,7 +99,7 @@ def test_hybrid_search_uses_the_models_fusion(folder: Path, tmp_path: Path, toml
     top = res.hits[0].explain
     assert res.hits and top["mode"] == "hybrid", (res.notes, top)
     w, k = (0.4, 60) if toml else (0.25, 20)
-    assert top["rrf_k"] == k and top["list_weights"] == {"keyword": 0.6, "semantic": w}
+    assert top["rrf_k"] == k and top["list_weights"] == {"keyword": 0.5, "semantic": w}
     rank = top["semantic"]["rank"]
     assert top["summands"]["rrf_semantic"] == pytest.approx(w / (k + rank))
-    assert top["summands"]["rrf_keyword"] == pytest.approx(0.6 / (k + top["keyword"]["rank"]))
+    assert top["summands"]["rrf_keyword"] == pytest.approx(0.5 / (k + top["keyword"]["rank"]))

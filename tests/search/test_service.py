@@ -54,8 +54,11 @@ def test_limit_counts_hits_after_shadowed_preambles_are_dropped(
         res = cairn.search("format:org", limit=limit)
         assert len(res.hits) == limit
         assert [h.unit_id for h in res.hits] == [h.unit_id for h in every[:limit]]
-    # filter-only queries list in path and outline order, as the store gives them
-    assert [h.path for h in every] == sorted(h.path for h in every)
+    # filter-only queries list in rounds: each file's first heading in path order, then
+    # each file's second
+    paths = [h.path for h in every]
+    assert paths[:N_FILES] == sorted(set(paths)) == paths[N_FILES:]
+    assert [h.title.startswith("Heading") for h in every] == [True] * N_FILES + [False] * N_FILES
 
 
 def _ids(res: Any) -> list[str]:

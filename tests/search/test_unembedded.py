@@ -22,10 +22,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 def test_rrf_fills_the_share_of_a_list_a_key_cannot_be_in() -> None:
     kw = [("a", 9.0), ("b", 8.0), ("c", 7.0)]
     sem = [("b", 0.9), ("c", 0.8)]
-    plain = rrf({"keyword": kw, "semantic": sem}, weights={"keyword": 0.6, "semantic": 0.4})
+    plain = rrf({"keyword": kw, "semantic": sem}, k=60, weights={"keyword": 0.6, "semantic": 0.4})
     assert [f.key for f in plain] == ["b", "c", "a"]  # a is in one list only
     fair = rrf(
         {"keyword": kw, "semantic": sem},
+        k=60,
         weights={"keyword": 0.6, "semantic": 0.4},
         unlistable={"semantic": {"a", "zz"}},
     )

@@ -60,7 +60,8 @@ class TextQuery:
 
     Positive terms are OR-ed and ranked (BM25 or the backend's equivalent); negative
     terms exclude the units containing them; filters restrict units and documents.
-    No positive term: a filter-only query (every score 0, in path and outline order).
+    No positive term: a filter-only query (every score 0, listed in rounds: each
+    document's first match in path order, then each one's second, and so on).
     """
 
     terms: tuple[Term, ...] = ()

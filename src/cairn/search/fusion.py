@@ -2,7 +2,12 @@
 Retrieval §3).
 
 RRF (the default): ``S(d) = Σ_l w_l / (k + rank_l(d))`` over the lists ``l`` that hold
-``d``, ranks 1-based, ``k = 60``, weights keyword 0.6 / semantic 0.4 by default.
+``d``, ranks 1-based, ``k = 10``, weights keyword 0.5 / semantic 0.5 by default. A small
+``k`` keeps the head of each list on top: with ``k = 60`` and 0.6/0.4 a unit only the
+semantic list finds scores at most 0.4/61, below a keyword-only unit at rank 31, so it
+never reached the first page when the keyword list was long (it nearly always is); with
+``k = 10`` and equal weights the semantic list's first unit ties the keyword list's first.
+Chosen on the dev splits of the judged notes and of SciFact (``docs/benchmarks.md``).
 
 Linear blend: ``S = α·sim + β·kw + γ·graph + δ·time_decay + ε·type_weight`` with
 ``sim`` the cosine similarity of the unit's best chunk (clipped to [0, 1]), ``kw`` the
@@ -55,8 +60,8 @@ class FusionConfig:
     """
 
     method: str = "rrf"
-    rrf_k: float = 60.0
-    weights: Mapping[str, float] = field(default_factory=lambda: {"keyword": 0.6, "semantic": 0.4})
+    rrf_k: float = 10.0
+    weights: Mapping[str, float] = field(default_factory=lambda: {"keyword": 0.5, "semantic": 0.5})
     alpha: float = 0.45
     beta: float = 0.25
     gamma: float = 0.20
@@ -183,7 +188,7 @@ def _positions(
 def make_distinct(items: list[Fused], *, key_order: bool = True) -> list[Fused]:
     """Sort by (score desc, key asc) and make every score lower than the one before.
     With ``key_order`` false, equal scores keep the order they came in (a single list's
-    own order: a filter-only query lists by path and outline position).
+    own order: a filter-only query lists its units in rounds over documents).
 
     An item whose score is not below its predecessor's (an exact tie) gets an ``order``
     summand of ``−j·1e-12`` with the smallest ``j`` that puts it below, so the order is
@@ -214,7 +219,7 @@ def make_distinct(items: list[Fused], *, key_order: bool = True) -> list[Fused]:
 def rrf(
     lists: Mapping[str, Ranked],
     *,
-    k: float = 60.0,
+    k: float = 10.0,
     weights: Mapping[str, float] | None = None,
     tiebreak: bool = True,
     unlistable: Mapping[str, Collection[Any]] | None = None,

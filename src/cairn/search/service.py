@@ -16,8 +16,8 @@ Configuration (``cairn.toml``; chunking is the indexer's)::
     provider = "none"        # none | onnx | http (see cairn.embed.rerank)
     [fusion]
     method = "rrf"           # rrf | linear
-    rrf_k = 60
-    weights = { keyword = 0.6, semantic = 0.4 }
+    rrf_k = 10
+    weights = { keyword = 0.5, semantic = 0.5 }
     alpha = 0.45; beta = 0.25; gamma = 0.20; delta = 0.07; epsilon = 0.03; lambda = 0.0025
 Per-type ``chunk_profile`` and ``retriever_weight`` come from ``types.yaml``.
 """

@@ -275,7 +275,8 @@ class Store(Protocol):
     ) -> list[tuple[str, float]]:
         """``(unit id, score)`` best first for a parsed query: any positive term
         matches (BM25-like score, higher is better), negative terms exclude, filters
-        restrict; no positive term: filter-only (score 0, path then outline order).
+        restrict; no positive term: filter-only (score 0, in rounds: each document's
+        first matching unit in path order, then each one's second, and so on).
         ``weights``: per-field weights ``title``, ``outline_path``, ``tags``, ``body``
         (and ``meta``: frontmatter, properties, TODO keywords). ``whole_documents``:
         in a filter-only query, a match by a document's own metadata is one hit (the

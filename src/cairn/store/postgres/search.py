@@ -46,7 +46,7 @@ from typing import Any
 from cairn.errors import QueryError
 from cairn.model import Filter, Term, TextQuery
 from cairn.store.postgres.words import FTS_CONFIG
-from cairn.store.sqlite.fts import SearchMixin
+from cairn.store.sqlite.fts import ROUNDS_ORDER, SearchMixin
 
 
 def _group_sql(t: Term) -> tuple[str, list[str]]:
@@ -183,7 +183,7 @@ class PostgresSearchMixin(SearchMixin):
         if pos is None:
             sql = (f"SELECT u.id, 0.0 {joins}"
                    + (" WHERE " + " AND ".join(where) if where else "")
-                   + " ORDER BY d.path, u.ordinal LIMIT ?")
+                   + f" ORDER BY {ROUNDS_ORDER} LIMIT ?")
             params: list[Any] = [*args, limit]
         else:
             return self._bm25(query, pos, pos_args, where, args, limit, weights)

@@ -37,6 +37,16 @@ _WS = "char(32, 9, 10, 13)"
 META_WEIGHT = 2.0
 """The BM25 weight of the ``meta`` column when ``[search] weights`` does not set
 ``meta``."""
+ROUNDS_ORDER = (
+    "row_number() OVER (PARTITION BY u.document_id ORDER BY u.kind = 'preamble', u.ordinal), "
+    "d.path, u.document_id, u.ordinal"
+)
+"""The order of a filter-only query: in rounds, each document's first matching unit (in
+path order), then each one's second, and so on, so a filter that matches many units of
+one file still lists the other files on its first page. A document's preamble comes
+after its other matching units: one holding only the title is not listed when another
+unit of its document is (``cairn.search.rank.drop_shadowed``), and this keeps the first
+``k`` results a prefix of the first ``k + n``."""
 
 
 _BATCH = 500
@@ -248,8 +258,8 @@ class SearchMixin(SQLiteBase):
 
         Args:
             query: terms (any positive one must match, negative ones exclude) and
-                filters; no positive term makes a filter-only query (score 0, in path
-                and outline order).
+                filters; no positive term makes a filter-only query (score 0, listed
+                in rounds: see :data:`ROUNDS_ORDER`).
             limit: maximum results (live units only; filters applied before it).
             weights: BM25 column weights ``title``, ``outline_path``, ``tags``, ``body``
                 and ``meta`` (default :data:`META_WEIGHT`).
@@ -286,7 +296,7 @@ class SearchMixin(SQLiteBase):
             sql = (
                 "SELECT u.id, 0.0 FROM units u JOIN documents d ON d.id = u.document_id"
                 + (" WHERE " + " AND ".join(where) if where else "")
-                + " ORDER BY d.path, u.ordinal LIMIT ?"
+                + f" ORDER BY {ROUNDS_ORDER} LIMIT ?"
             )
             params: list[Any] = [*args, limit]
         elif not query.filters:

@@ -20,6 +20,7 @@ import shutil
 import signal
 import sqlite3
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -140,3 +141,49 @@ def test_serve_on_a_read_only_folder_searches_and_refuses_to_index(tmp_path: Pat
     _intact(db)
     _converges(folder, db, tmp_path)
 
+
+
+def test_watch_on_a_full_disk_stops_naming_the_file(tmp_path: Path) -> None:
+    folder, db = _vault(tmp_path)
+    watch = Served(db, "watch", str(folder), preexec=_file_limit(db))
+    try:
+        watch.wait_line("watching")
+        _write_batch(folder, "full", 500)
+        kids: dict[int, str] = {}
+        deadline = time.monotonic() + 180
+        while watch.proc.poll() is None:  # it stops by itself; its children are noted
+            assert time.monotonic() < deadline, watch.log[-2000:]
+            kids.update(descendants(watch.proc.pid))
+            time.sleep(0.1)
+        code = watch.proc.returncode
+    finally:
+        watch.kill_all()
+    assert code != 0 and str(db) in watch.log and "disk" in watch.log, watch.log[-2000:]
+    _assert_clean(db, kids)
+    _intact(db)
+    _converges(folder, db, tmp_path)
+
+
+def test_serve_watch_on_a_full_disk_reports_its_watcher_without_an_abort(
+        tmp_path: Path) -> None:
+    """The watcher stops on the full disk naming the file; it must end as a process
+    does (exit 2), not abort at interpreter exit with its request reader still blocked
+    on standard input ("could not acquire lock for <stdin> at interpreter shutdown")."""
+    folder, db = _vault(tmp_path)
+    served = Served(db, "serve", "--watch", preexec=_file_limit(db))
+    try:
+        served.wait_line("watching")
+        served.wait_up()
+        _write_batch(folder, "full", 500)
+        served.wait_line("exited unexpectedly", timeout=180)
+        assert served.search("base") != []  # the server answers on
+        kids = dict(descendants(served.proc.pid))
+        assert served.stop(signal.SIGTERM, timeout=30) in STOPPED
+    finally:
+        served.kill_all()
+    assert str(db) in served.log and "disk" in served.log, served.log[-3000:]
+    assert "Fatal Python error" not in served.log, served.log[-3000:]
+    assert "exit status -6" not in served.log, served.log[-3000:]
+    _assert_clean(db, kids)
+    _intact(db)
+    _converges(folder, db, tmp_path)

@@ -9,6 +9,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -179,3 +180,24 @@ def test_stale_adverts_are_ignored_and_removed(embedded: Path, tmp_path: Path) -
                           "--mode", "hybrid", "--json", "--db", str(embedded)], env=_env(),
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and json.loads(res.stdout)["hits"]
+
+
+def test_leaving_advertise_at_once_waits_for_the_model_warm_up(tmp_path: Path) -> None:
+    """A server whose client leaves during start-up (``cairn mcp`` with its input closed
+    at once) must not exit with the warm-up thread still inside onnxruntime: the
+    finalising interpreter ends that thread there and the process aborts (exit -6)."""
+    pytest.importorskip("onnxruntime")
+    env = {"CAIRN_EMBED": "minilm-onnx"}
+    root = tmp_path / "notes"
+    root.mkdir()
+    for rel, text in NOTES.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    db = tmp_path / "i.db"
+    with Cairn(load_config(db=db, env=env)) as c:
+        c.index([root])
+    with Cairn(load_config(db=db, env=env)) as c:
+        with warm.advertise(c, "mcp") as server:
+            assert server is not None
+            assert any(t.name == "cairn-warm-up" for t in threading.enumerate())
+        left = [t.name for t in threading.enumerate() if t.name.startswith("cairn-warm")]
+        assert left == []

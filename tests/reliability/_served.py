@@ -94,9 +94,10 @@ class Served:
 
     def __init__(self, db: Path, *args: str, port: int | None = None,
                  env: dict[str, str] | None = None,
-                 preexec: Callable[[], None] | None = None) -> None:
+                 preexec: Callable[[], None] | None = None,
+                 wrapper: tuple[str, ...] = ()) -> None:
         self.port = port or free_port()
-        argv = [*CLI, *args]
+        argv = [*wrapper, *CLI, *args]  # ``wrapper``: e.g. an ``unshare`` that execs it
         if args and args[0] == "serve":
             argv += ["--port", str(self.port)]
         self.proc = subprocess.Popen(argv, env=env or cli_env(db), stdin=subprocess.DEVNULL,

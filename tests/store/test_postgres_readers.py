@@ -16,6 +16,7 @@ from cairn.config import Config
 from cairn.interfaces.cli import app as cli
 from cairn.store import open_url
 from cairn.store.postgres.base import WRITE_LOCK_KEY
+from cairn.store.sqlite.schema import SCHEMA_VERSION
 
 pytestmark = pytest.mark.postgres
 
@@ -60,3 +61,57 @@ def test_an_empty_postgres_index_is_named_by_its_url(pg_url: str) -> None:
     shown = pg_url.split("?")[0].rsplit("/", 1)[-1]  # the database's name
     assert f"/{shown}" in res.stderr and "is empty" in res.stderr
     assert "cairn.db" not in res.stderr
+
+
+def test_a_search_during_a_migration_waits_for_it(tmp_path: Path, pg_url: str) -> None:
+    """A real migration (the schema one version behind, brought up to date by a store
+    opened on another thread) is held for longer than a writer's wait (the test keeps a
+    lock on ``cairn_schema`` that its last statement needs); a search that opens the
+    index meanwhile waits for the migration and then answers, instead of failing with
+    "another cairn process is writing this index"."""
+    import threading
+    import time
+
+    import psycopg
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "garden.md").write_text("# Garden\n\nThe tomatoes need compost.\n",
+                                     encoding="utf-8")
+    cfg = Config(db_path=tmp_path / "index.db", embed={"provider": "none"})
+    with Cairn(cfg, store=open_url(pg_url)) as c:
+        c.index([str(notes)])
+    with psycopg.connect(pg_url, autocommit=True) as hold:
+        hold.execute("UPDATE cairn_schema SET version = version - 1")  # behind
+        hold.execute("BEGIN")
+        hold.execute("LOCK TABLE cairn_schema IN SHARE MODE")  # the migration waits here
+        failures: list[BaseException] = []
+
+        def migrate() -> None:
+            try:
+                open_url(pg_url).close()
+            except BaseException as exc:
+                failures.append(exc)
+
+        migrator = threading.Thread(target=migrate)
+        migrator.start()
+        with psycopg.connect(pg_url, autocommit=True) as look:
+            deadline = time.monotonic() + 60
+            while not look.execute("SELECT count(*) FROM pg_locks WHERE locktype = "
+                                   "'relation' AND NOT granted").fetchone()[0]:
+                assert time.monotonic() < deadline, "the migration never started"
+                time.sleep(0.05)  # it holds the writers' lock, waiting for ours
+        release = threading.Timer(8.0, lambda: hold.execute("COMMIT"))  # > the 5 s wait
+        release.start()
+        try:
+            res = CliRunner().invoke(cli, ["search", "compost", "--json"],
+                                     env={"CAIRN_EMBED": "none", "CAIRN_DB_URL": pg_url})
+        finally:
+            release.join()
+            migrator.join(timeout=60)
+    assert failures == []
+    assert res.exit_code == 0, res.output
+    assert "Garden" in res.output
+    with psycopg.connect(pg_url) as conn:  # the migration was completed
+        assert conn.execute("SELECT version FROM cairn_schema").fetchone() == (
+            SCHEMA_VERSION,)

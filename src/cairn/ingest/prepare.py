@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from cairn import formats
 from cairn.errors import ParseError
+from cairn.ingest.stuck import STUCK_GRACE, AnswerClock, deadline, processes, wait_exits
 from cairn.model import Diagnostic, Document, Failure
 from cairn.sources import SourceFile, content_hash, decode, open_source, too_big
 
@@ -317,7 +318,10 @@ class Preparer:
         ``None`` is yielded before an outcome that is not ready yet (a parse about to
         start in this process, or a worker still busy): the caller may commit what it
         has stored so far, so one slow file does not hold good notes back. A worker
-        that dies ends the pool (the rest is parsed here).
+        that dies ends the pool (the rest is parsed here). A worker that gives no answer
+        for :func:`cairn.ingest.stuck.deadline` seconds (hung in native code, or
+        stopped) is killed with its pool, the pool replaced, and its file's outcome is
+        ``read-failed`` with a reason that says so; the other jobs go on.
         """
         if self.workers < 2 or total < PARALLEL_MIN_FILES or len(jobs) < 2 or self._broken:
             yield from _inline(jobs)
@@ -327,21 +331,36 @@ class Preparer:
             yield from _inline(jobs)
             return
         window = self.workers * 8
-        pending: deque[Future[Prepared]] = deque()
+        pending: deque[tuple[int, Future[Prepared]]] = deque()
         submitted = done = 0
+        clock = AnswerClock()
         try:
             while done < len(jobs):
                 while submitted < len(jobs) and len(pending) < window:
-                    pending.append(pool.submit(prepare, jobs[submitted]))
+                    fut = pool.submit(prepare, jobs[submitted])
+                    fut.add_done_callback(clock.answered)
+                    pending.append((submitted, fut))
                     submitted += 1
-                fut = pending.popleft()
+                index, fut = pending[0]
                 if not fut.done():
                     yield None
+                    if not clock.wait(fut, deadline(jobs[index].seconds)):
+                        pending.popleft()
+                        done += 1
+                        replaced = self._replace_stuck(pending, jobs, clock)
+                        yield _stuck(jobs[index])
+                        if replaced is None:
+                            self._broken = True
+                            yield from _inline(jobs[done:])
+                            return
+                        pool = replaced
+                        continue
+                pending.popleft()
                 item = fut.result()
                 done += 1
                 yield item
         except Exception:  # a worker died (memory, a signal): finish here, no pool again
-            for f in pending:
+            for _, f in pending:
                 f.cancel()
             self._broken = True
             self.close()
@@ -349,6 +368,25 @@ class Preparer:
         except BaseException:  # Ctrl-C (or the run stopped): no waiting for parses
             self._stop_now()
             raise
+
+    def _replace_stuck(self, pending: deque[tuple[int, Future[Prepared]]],
+                       jobs: Sequence[Job], clock: AnswerClock) -> Executor | None:
+        """Kill the pool one of whose workers gave no answer in time (which worker holds
+        which job is not known: every worker is killed, a stopped one included), start
+        a new one, and submit again the jobs of ``pending`` that have no outcome yet
+        (outcomes already received are kept). ``None`` when no new pool starts."""
+        self._kill_pool()
+        pool = self._start()
+        if pool is None:
+            return None
+        clock.restart()
+        for i, (index, fut) in enumerate(pending):
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                continue
+            fresh = pool.submit(prepare, jobs[index])
+            fresh.add_done_callback(clock.answered)
+            pending[i] = (index, fresh)
+        return pool
 
     def _start(self) -> Executor | None:
         """A pool of worker processes, or ``None`` to parse in this process.
@@ -401,17 +439,45 @@ class Preparer:
         pool, self._pool = self._pool, None
         if pool is None:
             return
-        procs: dict[Any, Any] = getattr(pool, "_processes", None) or {}
-        for proc in list(procs.values()):
+        for proc in processes(pool):
             with contextlib.suppress(Exception):
                 proc.terminate()
         pool.shutdown(wait=False, cancel_futures=True)
 
+    def _kill_pool(self) -> None:
+        """SIGKILL every worker of the pool (a stopped one too) and drop the pool."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        procs = processes(pool)
+        for proc in procs:
+            with contextlib.suppress(Exception):
+                proc.kill()
+        wait_exits(procs, STUCK_GRACE)
+        pool.shutdown(wait=True, cancel_futures=True)
+
     def close(self) -> None:
-        """Stop the pool, if one was started (idempotent)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
+        """Stop the pool, if one was started (idempotent). Idle workers exit at once;
+        one that has not exited :data:`STUCK_GRACE` seconds later (stopped, or hung in
+        native code) is killed, so closing never waits for good."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        procs = processes(pool)
+        pool.shutdown(wait=False, cancel_futures=True)
+        for proc in wait_exits(procs, STUCK_GRACE):
+            with contextlib.suppress(Exception):
+                proc.kill()
+        pool.shutdown(wait=True)
+
+
+def _stuck(job: Job) -> Prepared:
+    """The outcome of a file whose worker gave no answer in time."""
+    return Prepared(job.file, "read-failed", failure=Failure(
+        job.file.relpath,
+        f"its parsing worker gave no answer within {deadline(job.seconds):g} s ([index] "
+        "file_seconds plus a grace; hung in native code or stopped); the worker was "
+        "killed and replaced; not indexed"))
 
 
 def _main_is_guarded() -> bool:

@@ -53,6 +53,12 @@ ANSWER_TIMEOUT = 60.0
 """Seconds a client waits for an answer (a busy server may be embedding)."""
 WORKERS = 2
 """Threads answering the socket (each keeps its SQLite connection)."""
+JOIN_SECONDS = 60.0
+"""Seconds an exiting server waits for its warm-up and answering threads. They are
+daemon threads, and one still inside onnxruntime when the interpreter finalises aborts
+the process (pybind11 takes the GIL back in a ``noexcept`` destructor; the finalising
+interpreter ends the thread there: "terminate called without an active exception",
+exit -6); a model load or a search ends well within this."""
 
 
 def has_sockets() -> bool:
@@ -180,7 +186,7 @@ class WarmServer:
         """Stop answering; remove the advert and the socket (idempotent)."""
         self._stop.set()
         for t in self._threads:
-            t.join(timeout=2)
+            t.join(timeout=JOIN_SECONDS)
         if self._sock is not None:
             self._sock.close()
         for p in (self.advert, self.socket_path):
@@ -291,13 +297,17 @@ def advertise(cairn: Cairn, kind: str, *, warm_up: bool = True) -> Iterator[Warm
             if server is not None:
                 server.stop()
             server = None
+    warming: threading.Thread | None = None
     if server is not None and warm_up:
-        threading.Thread(target=_warm_up, args=(cairn,), name="cairn-warm-up",
-                         daemon=True).start()
+        warming = threading.Thread(target=_warm_up, args=(cairn,), name="cairn-warm-up",
+                                   daemon=True)
+        warming.start()
     restore = _exit_on_sigterm() if server is not None else None
     try:
         yield server
     finally:
+        if warming is not None:  # never left inside onnxruntime at exit (JOIN_SECONDS)
+            warming.join(timeout=JOIN_SECONDS)
         if server is not None:
             server.stop()
         if restore is not None:

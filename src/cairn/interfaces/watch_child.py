@@ -280,4 +280,9 @@ def main() -> int:
 if __name__ == "__main__":  # the module's own names, not __main__'s, go into pickles
     from cairn.interfaces.watch_child import main as _main
 
-    sys.exit(_main())
+    code = _main()
+    # the request reader may still be blocked reading standard input (the watch ended on
+    # an error): an interpreter shutdown would abort on that stream's lock (exit -6)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cairn.errors import StoreError
+from cairn.errors import StoreError, StoreUnwritable
 
 try:
     import fcntl
@@ -68,7 +68,8 @@ class WriterLock:
 
         Raises:
             IndexBusy: another process still holds it after ``wait`` seconds.
-            StoreError: the lock cannot be made or taken (e.g. a read-only folder).
+            StoreError: the lock cannot be made or taken (:class:`StoreUnwritable` for a
+                read-only folder).
         """
         if self._depth:
             self._depth += 1
@@ -127,7 +128,7 @@ class WriterLock:
             return os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         except OSError as exc:
             if exc.errno in (13, 30):  # EACCES, EROFS: nobody can write this index
-                raise StoreError(
+                raise StoreUnwritable(
                     f"{self.db_path}: cannot write the index: {exc.strerror} "
                     "(the index file or its folder is read-only)"
                 ) from exc

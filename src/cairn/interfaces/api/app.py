@@ -26,7 +26,14 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cairn.app import Cairn
-from cairn.errors import CairnError, ChildUnavailable, NotFound, QueryError, StoreError
+from cairn.errors import (
+    CairnError,
+    ChildUnavailable,
+    NotFound,
+    QueryError,
+    StoreError,
+    StoreUnwritable,
+)
 from cairn.interfaces.api.models import (
     Data,
     ErrorOut,
@@ -200,6 +207,11 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     @api.exception_handler(ChildUnavailable)
     def _child(request: Request, exc: ChildUnavailable) -> JSONResponse:
         return _error(503, str(exc), type(exc).__name__)
+
+    @api.exception_handler(StoreUnwritable)
+    def _unwritable(request: Request, exc: StoreUnwritable) -> JSONResponse:
+        # a full disk or a read-only index: the client is told which file and why
+        return _error(503, str(exc), "StoreUnwritable")
 
     @api.exception_handler(StoreError)
     def _store(request: Request, exc: StoreError) -> JSONResponse:

@@ -51,13 +51,16 @@ def mcp(
                 return
             import uvicorn
 
+            from cairn.interfaces.api.limits import server_options
+
             conf = cairn.config.mcp
             host_, port_ = host or conf.host, port or conf.port
             app = http_app(server, host=host_, port=port_)
             err.print(f"cairn: MCP over streamable HTTP at http://{escape(host_)}:{port_}/mcp")
             with advertise(cairn, "mcp"):
-                uvicorn.run(app, host=host_, port=port_, log_level="warning",
-                            access_log=False, server_header=False)
+                # the header deadline and connection limit of `cairn serve`: slow
+                # sockets must not keep other clients out
+                uvicorn.run(app, host=host_, port=port_, **server_options())
     except CairnError as exc:
         raise fail(exc, False) from None
 

@@ -30,6 +30,10 @@ from cairn.store.postgres.steps import PG_COMPONENT, PG_REPLACES, PG_SCHEMA, PG_
 from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, SQLiteBase, TableCopyMixin
 
 WRITE_LOCK_KEY = 0x6361_6972_6E00  # "cairn\0": the advisory lock of index writers
+MIGRATION_WAIT = 120.0
+"""Seconds a process that finds the schema behind waits for the writers' lock: another
+process may be migrating it, and a search then waits for that migration (a migration
+of a large index takes a while) instead of failing after the writers' ``wait``."""
 
 
 
@@ -289,12 +293,17 @@ class PostgresBase(SQLiteBase):
         """Bring the schema to :data:`SCHEMA_VERSION` (the same steps as SQLite's,
         rendered for PostgreSQL), under the writers' lock, which is taken only when the
         versions read without it are behind (readers never wait for a writer): they are
-        read again under it."""
+        read again under it. Behind, the lock is waited for up to :data:`MIGRATION_WAIT`
+        seconds, for another process's migration to end.
+
+        Raises:
+            StoreError: the schema is newer than this cairn, or the lock stayed taken.
+        """
         if (self._read_version("cairn_schema") == SCHEMA_VERSION
                 and self._read_version("components", PG_COMPONENT) == len(PG_STEPS)):
             self._load_primary_keys()
             return
-        with self.transaction():
+        with self._migrating():
             db = self.db
             db.execute("CREATE TABLE IF NOT EXISTS cairn_schema (version BIGINT NOT NULL)")
             row = db.execute("SELECT version FROM cairn_schema").fetchone()
@@ -384,7 +393,7 @@ class PostgresBase(SQLiteBase):
         """
         if self._read_version("components", name) == len(migrations):
             return  # current: no writer's lock for a reader
-        with self.transaction():
+        with self._migrating():
             self.db.execute(
                 "CREATE TABLE IF NOT EXISTS components (name TEXT PRIMARY KEY, version BIGINT)"
             )
@@ -433,13 +442,33 @@ class PostgresBase(SQLiteBase):
         return borrowed + idle
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def _migrating(self) -> Iterator[None]:
+        """A write transaction for a migration: waits up to :data:`MIGRATION_WAIT`
+        seconds (or the store's ``wait``, when longer) for the writers' lock.
+
+        Raises:
+            StoreError: the lock stayed taken (another process migrates or writes)."""
+        wait = self.wait if self.wait < 0 else max(self.wait, MIGRATION_WAIT)
+        with self.transaction(wait=wait, busy=(
+                f"{self.path}: this index's schema must be brought up to date, and another "
+                f"cairn process is upgrading or writing it (waited {wait:g} s); try again "
+                "when it has finished")):
+            yield
+
+    @contextmanager
+    def transaction(self, *, wait: float | None = None,
+                    busy: str | None = None) -> Iterator[None]:
         """A write transaction holding the writers' advisory lock; rolled back if the
         block raises. Inside an open transaction it nests as a savepoint.
+
+        Args:
+            wait: seconds to wait for the lock (default: the store's ``wait``).
+            busy: the message when it stays taken (default: another process writes).
 
         Raises:
             StoreError: another writer held the lock for longer than ``wait`` seconds.
         """
+        wait = self.wait if wait is None else wait
         db = self.db
         if db.in_transaction:
             with self.savepoint():
@@ -448,15 +477,14 @@ class PostgresBase(SQLiteBase):
         db.raw.execute("BEGIN")
         self._local.next_rowid = None  # see PostgresWritesMixin._first_rowid
         try:
-            wait_ms = 0 if self.wait < 0 else max(1, int(self.wait * 1000))
+            wait_ms = 0 if wait < 0 else max(1, int(wait * 1000))
             db.raw.execute(f"SET LOCAL lock_timeout = '{wait_ms}ms'")
             try:
                 db.raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK_KEY,))
             except Exception as exc:
-                raise StoreError(
+                raise StoreError(busy or (
                     f"{self.path}: another cairn process is writing this index "
-                    f"(waited {self.wait:g} s); try again when it has finished"
-                ) from exc
+                    f"(waited {wait:g} s); try again when it has finished")) from exc
             db.raw.execute("SET LOCAL lock_timeout = 0")
             # pipeline mode: statements whose results nobody reads are queued, not
             # waited for one by one; every savepoint (a file) ends with a sync, so an

@@ -273,9 +273,16 @@ def _error(exc: sqlite3.Error) -> type[StoreError]:
     """:class:`StoreUnwritable` for a full disk or a read-only index, else
     :class:`StoreError`."""
     low = str(exc).lower()
-    if "full" in low or "readonly" in low or "read-only" in low:
+    if "full" in low or "readonly" in low or "read-only" in low or _write_failed(exc):
         return StoreUnwritable
     return StoreError
+
+
+def _write_failed(exc: sqlite3.Error) -> bool:
+    """Whether the operating system refused a write to the index or its log: SQLite
+    says "disk I/O error" for any errno but ENOSPC (a file-size limit's EFBIG, a quota,
+    a failing disk)."""
+    return getattr(exc, "sqlite_errorname", "") == "SQLITE_IOERR_WRITE"
 
 
 def _reason(exc: sqlite3.Error) -> str:
@@ -288,6 +295,9 @@ def _reason(exc: sqlite3.Error) -> str:
         return f"{msg} (free some disk space, then run the command again)"
     if "readonly" in low:
         return f"{msg} (the index file or its folder is read-only)"
+    if _write_failed(exc):
+        return (f"{msg}: a write to the index was refused (the disk is full, a file-size "
+                "limit or quota is reached, or the disk fails)")
     return msg
 
 

@@ -276,6 +276,18 @@ class Tally:
             self.ms.append(ms)
 
 
+def merge(tallies: Iterable[Tally | None]) -> Tally:
+    """The tallies of several conversations as one."""
+    out = Tally()
+    for t in tallies:
+        if t is None:
+            continue
+        for cat, rows in t.rows.items():
+            out.rows[cat].extend(rows)
+        out.ms.extend(t.ms)
+    return out
+
+
 def pct(values: Sequence[float], p: float) -> float:
     """Nearest-rank percentile (0 for none)."""
     s = sorted(values)
@@ -444,7 +456,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     variants = {v for v in args.variants.split(",") if v}
     work = args.work or Path(tempfile.mkdtemp(prefix="cairn-locomo-"))
     work.mkdir(parents=True, exist_ok=True)
-    tallies: dict[str, Tally] = defaultdict(Tally)
+    per_conv: dict[int, dict[str, Tally]] = {}
     info: dict[str, Any] = {}
     try:
         for n in numbers:
@@ -452,6 +464,7 @@ def main(argv: Iterable[str] | None = None) -> int:
             print(f"conversation {n}: {len(conv.sessions)} sessions, "
                   f"{sum(len(s.turns) for s in conv.sessions)} turns, "
                   f"{len(conv.questions)} questions", file=sys.stderr, flush=True)
+            tallies = per_conv[n] = defaultdict(Tally)
             run_baseline(conv, tallies)
             if "chat" in variants:
                 info[f"chat {n}"] = run_chat(conv, work, modes, tallies, args.mcp)
@@ -461,12 +474,20 @@ def main(argv: Iterable[str] | None = None) -> int:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
     order = ["bm25 turns"] + [f"{v} {m}" for v in ("chat", "memory") for m in modes]
-    table = {name: summarise(tallies[name]) for name in order if name in tallies}
+    groups = {"all": numbers}
+    for split in ("dev", "test"):
+        part = [n for n in numbers if n in SPLITS[split]]
+        if part and part != numbers:
+            groups[split] = part
+    tables = {g: {name: summarise(merge(per_conv[n].get(name) for n in part))
+                  for name in order if any(name in per_conv[n] for n in part)}
+              for g, part in groups.items()}
     if args.json:
-        print(json.dumps({"conversations": numbers, "table": table, "runs": info}, indent=1))
+        print(json.dumps({"conversations": numbers, "tables": tables, "runs": info}, indent=1))
         return 0
-    print(f"conversations {','.join(map(str, numbers))}")
-    print_table(table)
+    for g, part in groups.items():
+        print(f"\n== {g}: conversations {','.join(map(str, part))}")
+        print_table(tables[g])
     for k, v in info.items():
         print(f"{k}: " + ", ".join(f"{a} {b:.1f}" if isinstance(b, float) else f"{a} {b}"
                                    for a, b in v.items()))

@@ -44,6 +44,7 @@ from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
 from cairn.search.query import Query, parse_query
 from cairn.search.rerank import rerank_fused
+from cairn.search.turns import with_turn_context
 from cairn.store import Store
 
 MODES = ("keyword", "semantic", "hybrid")
@@ -254,9 +255,16 @@ class Ranker:
     def _keyword(self, tq: TextQuery, limit: int, alternates: bool) -> list[tuple[str, float]]:
         if not tq.positive and not tq.filters:
             return []
-        return self.store.search_text(
-            tq, limit=limit, weights=self.config.weights, include_alternates=alternates
-        )
+        def search(n: int) -> list[tuple[str, float]]:
+            return self.store.search_text(
+                tq, limit=n, weights=self.config.weights, include_alternates=alternates
+            )
+
+        if not tq.positive:  # filters only: path and outline order, nothing to weigh
+            return search(limit)
+        # chat turns: a neighbouring turn's match counts (cairn.search.turns)
+        words = {t.casefold() for term in tq.positive for t in term.tokens}
+        return with_turn_context(self.store, search(limit), limit, search, words)
 
     def _settle_preambles(
         self,

@@ -47,10 +47,10 @@ SESSIONS = [
 ]
 
 
-def _index(tmp_path: Path) -> Cairn:
+def _index(tmp_path: Path, more: tuple[dict[str, Any], ...] = ()) -> Cairn:
     folder = tmp_path / "chats"
     folder.mkdir()
-    for s in SESSIONS:
+    for s in (*SESSIONS, *more):
         (folder / f"{s['id']}.json").write_text(json.dumps(s), encoding="utf-8")
     (folder / "note.md").write_text("# Counseling\n\nNotes on counseling and painting.\n",
                                     encoding="utf-8")
@@ -91,3 +91,27 @@ def test_speaker_from_title() -> None:
     assert speaker("Caroline · 2023-05-08 13:56") == "Caroline"
     assert speaker("user · message 3") == ""
     assert speaker("Assistant · 2024-01-01 10:00") == ""
+
+
+def test_a_title_only_preamble_s_lookup_stays_shallow(tmp_path: Path) -> None:
+    """A conversation whose title matches (a title-only preamble) while its matching
+    turn ranks beyond the list: finding that turn reads two units, not the deep list
+    turns are weighed in (that made each such query read 100 units per session)."""
+    talk = _session("s3", "2023-08-01T10:00:00Z", [
+        ("Caroline", "We talked for hours about glazes, kilns, wheels, clay bodies and "
+                     "the pottery studio downtown that opened a new evening class."),
+    ])
+    talk["name"] = "Pottery"
+    other = _session("s4", "2023-08-02T10:00:00Z", [("Melanie", "Pottery!")] * 14)
+    with _index(tmp_path, (talk, other)) as c:
+        limits: list[tuple[int, bool]] = []
+        real = c.store.search_text
+
+        def recording(tq: Any, limit: int, **kw: Any) -> list[tuple[str, float]]:
+            limits.append((limit, any(f.field == "id" for f in tq.filters)))
+            return real(tq, limit=limit, **kw)
+
+        c.store.search_text = recording  # type: ignore[method-assign]
+        c.search("pottery", mode="keyword", limit=1)
+        lookups = [n for n, by_id in limits if by_id]
+        assert lookups and all(n == 2 for n in lookups), limits

@@ -3,15 +3,16 @@
 A turn of a long conversation is a very short unit, and what it is about is often said
 by the turn before or after it: "What kind of counseling do you want to pursue?" is
 answered by "I'm thinking of working with trans people …", which names neither word.
-So a chat message's keyword score is its own BM25 plus :data:`CONTEXT_WEIGHT` times the
+So a dated chat message's keyword score is its own BM25 plus :data:`CONTEXT_WEIGHT` times the
 best BM25 of the messages just before and after it in the same conversation — the
 neighbours act as a field of lower weight, never merged into the turn's own text (a
 turn that matches on its own still wins over one that only sits next to a match).
 
-Only units the keyword list holds are scored (no extra search): the list is read
+Only units the keyword list holds are scored (no other search): the list is read
 :data:`POOL` deep when it holds a chat message, so a neighbour below the cut still
-counts. Notes and other units keep their BM25; a list without a dated chat message
-(the unit's ``time`` fact, a light look-up) is returned as it came. This is the one
+counts. Notes, other units and messages without a time keep their BM25; a list without
+a dated chat message (the unit's ``time`` fact, a light look-up) is returned as it
+came, and only dated messages are looked up whole (their position and speaker). This is the one
 place ranking treats conversations apart.
 """
 
@@ -54,7 +55,9 @@ def with_turn_context(
     pool = list(ranked)
     if len(ranked) >= limit and limit < POOL:
         pool = list(deeper(POOL))
-    units = store.hit_units([u for u, _ in pool])
+        facts = store.unit_facts([u for u, _ in pool])
+    # only dated chat messages need their position (the heavier look-up)
+    units = store.hit_units([u for u, _ in pool if u in facts and facts[u].time is not None])
     score = dict(pool)
     at: dict[tuple[str, int], str] = {}
     for uid, unit in units.items():

@@ -145,9 +145,11 @@ class MemoryMixin(Parts):
         scope: str = "INCARNATION",
         tags: Sequence[str] = (),
         title: str | None = None,
+        timestamp: str | None = None,
     ) -> Remembered:
         """Write a layer-1 memory (with its seal) into ``memories/active/`` and index it
-        at once (:func:`cairn.memory.ops.remember`).
+        at once (:func:`cairn.memory.ops.remember`). ``timestamp``: when the remembered
+        event happened (ISO 8601; default now), e.g. the time of a past conversation.
 
         Raises:
             cairn.memory.bundle.MemoryError_: empty text, unknown type or scope.
@@ -158,7 +160,8 @@ class MemoryMixin(Parts):
         rec, _ = self._memory_op(
             bundle,
             lambda b: remember(
-                b, text, memory_type=memory_type, scope=scope, tags=tags, title=title
+                b, text, memory_type=memory_type, scope=scope, tags=tags, title=title,
+                timestamp=timestamp,
             ),
         )
         return rec

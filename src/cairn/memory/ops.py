@@ -12,6 +12,7 @@ import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from itertools import pairwise
 from typing import Any
 
@@ -76,7 +77,8 @@ def make_memory(
     """The file name, bytes and record of a new layer-1 memory (nothing written).
 
     Raises:
-        MemoryError_: empty text, unknown memory type or scope.
+        MemoryError_: empty text, unknown memory type or scope, a ``timestamp`` that is
+            not ISO 8601.
     """
     body = text.strip()
     if not body:
@@ -88,6 +90,10 @@ def make_memory(
     if sc not in SCOPES:
         raise MemoryError_(f"scope {scope!r}: use one of {', '.join(SCOPES)}")
     stamp = timestamp or now_iso()
+    try:
+        datetime.fromisoformat(stamp.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise MemoryError_(f"timestamp {stamp!r}: not an ISO 8601 date and time") from None
     clean_tags = list(dict.fromkeys(t.strip().lstrip("#") for t in tags if t.strip()))
     meta: dict[str, Any] = {
         "type": MEMORY_TYPE,

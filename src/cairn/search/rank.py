@@ -44,6 +44,7 @@ from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
 from cairn.search.query import Query, parse_query
 from cairn.search.rerank import rerank_fused
+from cairn.search.turns import with_turn_context
 from cairn.store import Store
 
 MODES = ("keyword", "semantic", "hybrid")
@@ -251,12 +252,23 @@ class Ranker:
         return want
 
     # --- lists ------------------------------------------------------------------------
-    def _keyword(self, tq: TextQuery, limit: int, alternates: bool) -> list[tuple[str, float]]:
+    def _keyword(
+        self, tq: TextQuery, limit: int, alternates: bool, turns: bool = True
+    ) -> list[tuple[str, float]]:
+        """The keyword list; ``turns``: chat turns weighed with their neighbours."""
         if not tq.positive and not tq.filters:
             return []
-        return self.store.search_text(
-            tq, limit=limit, weights=self.config.weights, include_alternates=alternates
-        )
+
+        def search(n: int) -> list[tuple[str, float]]:
+            return self.store.search_text(
+                tq, limit=n, weights=self.config.weights, include_alternates=alternates
+            )
+
+        if not tq.positive or not turns:  # filters only: path and outline order
+            return search(limit)
+        # chat turns: a neighbouring turn's match counts (cairn.search.turns)
+        words = {t.casefold() for term in tq.positive for t in term.tokens}
+        return with_turn_context(self.store, search(limit), limit, search, words)
 
     def _settle_preambles(
         self,
@@ -283,7 +295,7 @@ class Ranker:
                 if f is None or not f.title_only or f.document_id in best_other:
                     continue
                 inside = replace(tq, filters=(*tq.filters, Filter("id", f.document_id)))
-                found = self._keyword(inside, 2, alternates)
+                found = self._keyword(inside, 2, alternates, turns=False)
                 more = self.store.unit_facts([k for k, _ in found if k != u])
                 for k, _ in found:
                     if k in more and not more[k].title_only:

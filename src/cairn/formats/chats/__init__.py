@@ -32,10 +32,13 @@ alternates, plus provider fields (gizmo_id, is_archived, …).
 * ordinal 0: ``preamble`` (level 0), title = conversation title, body = the title (and
   Claude's ``summary`` when present);
 * each message of the canonical branch: kind ``message``, level 1, title
-  ``"<role> · YYYY-MM-DD HH:MM"`` (UTC; ``"<role> · message N"`` without a time),
+  ``"<role> · YYYY-MM-DD HH:MM"`` (UTC; ``"<role> · message N"`` without a time; the
+  speaker's name instead of the role where the export names one),
   ``outline_path`` = (conversation title, unit title), body = the message's text (text
   parts, code, informative tool results, ``[image]`` / ``[file: name]`` placeholders,
-  attachments' extracted content — never raw JSON), ``declared_id`` = the provider's
+  attachments' extracted content — never raw JSON), ``timestamps`` = the relative
+  dates in the text ("yesterday", "last Saturday") resolved against the message's time
+  (:mod:`._when`), ``declared_id`` = the provider's
   message id, ``language`` for a code message, ``links`` = cited URLs, ``extra``: role
   (user/assistant/system/tool), time, message_id, position (0-based in the branch),
   model, kind, keywords, alternate, and provider fields (name, status, images,

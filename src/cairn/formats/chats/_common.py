@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from cairn.formats.chats._when import relative_dates
 from cairn.model import CODE, MESSAGE, PREAMBLE, Diagnostic, Document, Link, Unit
 
 ROLES = ("user", "assistant", "system", "tool")
@@ -283,7 +284,8 @@ def message_kind(msg: Message, body: str) -> str:
 
 
 def message_title(role: str, time: str | None, position: int | None) -> str:
-    """``"user · 2024-06-01 10:00"``; without a time ``"user · message 3"`` (1-based)."""
+    """``"user · 2024-06-01 10:00"``; without a time ``"user · message 3"`` (1-based).
+    ``role`` is the speaker's name where the export names one (``"Caroline · …"``)."""
     if time:
         return f"{role} · {time[:10]} {time[11:16]}"
     if position is not None:
@@ -326,7 +328,9 @@ def build_document(conv: Conversation, relpath: str) -> Document:
         else:
             canonical += 1
         kind = message_kind(msg, text)
-        utitle = message_title(msg.role, msg.time, msg.position)
+        speaker = msg.extra.get("speaker")
+        who = speaker if isinstance(speaker, str) and speaker else msg.role
+        utitle = message_title(who, msg.time, msg.position)
         outline = (title, utitle)
         extra: dict[str, Any] = {
             "role": msg.role,
@@ -351,6 +355,7 @@ def build_document(conv: Conversation, relpath: str) -> Document:
                 declared_id=msg.message_id,
                 links=tuple(msg.links),
                 language=msg.language,
+                timestamps=relative_dates(text, msg.time),
                 extra=extra,
             )
         )

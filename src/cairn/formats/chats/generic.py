@@ -34,6 +34,8 @@ from cairn.formats.chats._common import (
 )
 from cairn.formats.chats._values import as_dict, as_list, as_str
 
+_CONV_TIMES = ("created_at", "create_time", "timestamp")
+_IMAGE_WORDS = ("alt", "alt_text", "caption", "description", "name")
 _ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 _DETAILS = re.compile(r"<details\b([^>]*)>(.*?)</details>", re.DOTALL | re.IGNORECASE)
 _SUMMARY = re.compile(r"<summary\b[^>]*>.*?</summary>", re.DOTALL | re.IGNORECASE)
@@ -266,29 +268,55 @@ def is_linear(obj: dict[str, Any]) -> bool:
     return first is None or ("role" in first and "content" in first)
 
 
+def _linear_content(content: Any) -> str:
+    """A linear chat message's text: a string, or a list of parts (text parts' text; an
+    image part as ``[image: <alt text or caption>]`` or ``[image]``)."""
+    if isinstance(content, str):
+        return content
+    pieces: list[str] = []
+    for raw in as_list(content):
+        p = as_dict(raw)
+        if as_str(p.get("text")):
+            pieces.append(str(p["text"]))
+        elif str(p.get("type") or "").startswith(("image", "input_image")):
+            words = next((as_str(p.get(k)) for k in _IMAGE_WORDS if as_str(p.get(k))), None)
+            pieces.append(f"[image: {words}]" if words else "[image]")
+    return "\n\n".join(pieces)
+
+
 def read_linear(obj: dict[str, Any], fallback_id: str) -> Conversation:
     """A Chatbot UI history entry (or any ``{messages[{role, content}]}`` chat) →
-    :class:`Conversation`."""
+    :class:`Conversation`. A message's ``name`` (the OpenAI message field naming a
+    participant) is its speaker; a message without a time of its own takes the
+    conversation's (``created_at``, ``create_time`` or ``timestamp``), as a session of a
+    long conversation is dated once."""
     cid = as_str(obj.get("id")) or fallback_id
     model_obj = obj.get("model")
     chatbotui = isinstance(model_obj, dict) and "prompt" in obj
     conv = ConversationBuilder("chat", "chatbotui" if chatbotui else "chat", cid)
+    created = next(
+        (t for t in (iso_from_text(obj.get(k)) for k in _CONV_TIMES) if t), None
+    )
     for raw in as_list(obj.get("messages")):
         m = as_dict(raw)
-        content = m.get("content")
-        if isinstance(content, list):
-            content = "\n\n".join(
-                str(as_dict(p).get("text")) for p in content if as_str(as_dict(p).get("text"))
-            )
-        if not isinstance(content, str) or not content.strip():
+        content = _linear_content(m.get("content"))
+        if not content.strip():
             continue
+        extra: dict[str, Any] = {}
+        speaker = as_str(m.get("name"))
+        if speaker and speaker.strip():
+            extra["speaker"] = " ".join(speaker.split())[:80]
+        time = iso_from_text(m.get("timestamp") or m.get("created_at"))
+        if time is None and created is not None:
+            time, extra["time_from"] = created, "conversation"
         conv.add(
             Message(
                 role=_role(m.get("role")),
                 text=content,
-                time=iso_from_text(m.get("timestamp") or m.get("created_at")),
+                time=time,
                 message_id=as_str(m.get("id")),
                 position=conv.position,
+                extra=extra,
             )
         )
     model = as_str(as_dict(model_obj).get("id")) or as_str(model_obj)
@@ -299,6 +327,7 @@ def read_linear(obj: dict[str, Any], fallback_id: str) -> Conversation:
         metadata["temperature"] = obj["temperature"]
     return conv.build(
         as_str(obj.get("name")) or as_str(obj.get("title")),
+        created=created,
         model=model,
         metadata=metadata,
         label="chat",

@@ -1,0 +1,128 @@
+"""What units carry besides their text — tags, TODO keywords, note types, properties,
+heading titles — as a vocabulary for query understanding
+(:mod:`cairn.search.understand`): every distinct value, read in a few statements
+(the caller keeps it until the index changes), and the headings a phrase titles
+(a look-up in the keyword index, never a scan)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from cairn.model import Term
+from cairn.store.sqlite.match import term_expr
+from cairn.store.sqlite.schema import SQLiteBase
+
+VALUE_MAX = 80
+"""Longer property values are prose, not a value a query names."""
+
+Carried = tuple[str, str, str]
+"""``(kind, key, value)``: ``("tag", "", "books")``, ``("todo", "", "WAITING")``,
+``("type", "", "Reference")``, ``("prop", "genre", "Sci-fi")`` (a property's value),
+``("prop", "isbn", "")`` (a property's name)."""
+
+_FIRST_UNIT = (
+    "(SELECT o.id FROM units o WHERE o.document_id = d.id AND o.alternate = 0"
+    " ORDER BY o.ordinal LIMIT 1)"
+)
+_VOCABULARY = (
+    ("tag", "SELECT t.tag, u.id FROM unit_tags t JOIN units u ON u.rowid = t.unit_rowid"
+            " WHERE u.alternate = 0"),
+    ("todo", "SELECT todo, id FROM units WHERE todo IS NOT NULL AND alternate = 0"),
+    ("type", f"SELECT d.type, {_FIRST_UNIT} FROM documents d WHERE d.type IS NOT NULL"),
+)  # fmt: skip
+_PROPERTIES = (
+    f"SELECT d.metadata, {_FIRST_UNIT} FROM documents d WHERE d.metadata != '{{}}'",
+    "SELECT properties, id FROM units WHERE properties != '{}' AND alternate = 0",
+)
+"""A document's metadata is carried by its first unit (as ``prop:`` lists it once)."""
+
+
+def _json(text: Any) -> Any:
+    try:
+        return json.loads(text) if isinstance(text, str) and text else None
+    except ValueError:
+        return None
+
+
+def _values(value: Any) -> list[str]:
+    """A property value as short texts: a list's elements one by one, a wikilink as its
+    target's name (``[[Books]]`` is ``Books``); prose and nested maps left out."""
+    items = value if isinstance(value, list) else [value]
+    out: list[str] = []
+    for v in items:
+        if isinstance(v, bool) or v is None or isinstance(v, dict | list):
+            continue
+        s = str(v).strip()
+        if s.startswith("[[") and s.endswith("]]"):
+            s = s[2:-2].split("|", 1)[0].split("#", 1)[0].rsplit("/", 1)[-1].strip()
+        if s and len(s) <= VALUE_MAX and "\n" not in s:
+            out.append(s)
+    return out
+
+
+def _props(props: Any, depth: int = 0) -> list[Carried]:
+    """A property map's names and values (an Org file's ``properties`` map, one level
+    down, as well)."""
+    out: list[Carried] = []
+    if not isinstance(props, Mapping):
+        return out
+    for key, value in props.items():
+        if not isinstance(key, str):
+            continue
+        if isinstance(value, Mapping) and depth == 0 and key == "properties":
+            out += _props(value, depth + 1)
+            continue
+        out.append(("prop", key, ""))
+        out += [("prop", key, v) for v in _values(value)]
+    return out
+
+
+class CarriedMixin(SQLiteBase):
+    """The values units carry, and headings by title."""
+
+    def carried_vocabulary(self, carriers: int) -> dict[Carried, list[str]]:
+        """Every distinct value a unit carries (see :data:`Carried`) with the ids of up
+        to ``carriers`` units on a canonical branch that carry it: tags, TODO
+        keywords, note types, and the names and values of units' properties and
+        documents' metadata (list values element by element, values over
+        :data:`VALUE_MAX` characters left out; a document's by its first unit). Costs
+        a pass over the units table: keep it until :meth:`change_token` moves.
+
+        Raises:
+            StoreError: the backend failed.
+        """
+        out: dict[Carried, list[str]] = {}
+
+        def add(item: Carried, uid: Any) -> None:
+            ids = out.setdefault(item, [])
+            if isinstance(uid, str) and len(ids) < carriers and uid not in ids:
+                ids.append(uid)
+
+        for kind, sql in _VOCABULARY:
+            for value, uid in self.db.execute(sql):
+                if isinstance(value, str) and value.strip():
+                    add((kind, "", value.strip()), uid)
+        for sql in _PROPERTIES:
+            for text, uid in self.db.execute(sql):
+                for item in _props(_json(text)):
+                    add(item, uid)
+        return out
+
+    def headings_titled(self, term: Term, limit: int) -> list[tuple[str, str]]:
+        """``(unit id, title)`` of up to ``limit`` headings whose title holds ``term``
+        (its words in order), in index order (unranked: ranking every match cost more
+        than the rest of query understanding).
+
+        Raises:
+            StoreError: the backend failed.
+        """
+        if not term.searchable or limit < 1:
+            return []
+        rows = self.db.execute(
+            "SELECT u.id, u.title FROM units u WHERE u.rowid IN (SELECT rowid FROM units_fts"
+            " WHERE units_fts MATCH ? LIMIT ?) AND u.kind = 'heading' AND u.alternate = 0",
+            ("{title} : " + term_expr(term), limit),
+        )
+        return [(str(r[0]), str(r[1])) for r in rows if r[1]]

@@ -205,6 +205,24 @@ def test_scheduled_closed_and_timestamps(cairn: Cairn) -> None:
     assert titles(cairn, "-ts:2024 path:tasks todo:open") == ["Far future"]
 
 
+def test_equals_asks_for_the_written_date_of_a_repeating_timestamp(cairn: Cairn) -> None:
+    # the meeting is written <2024-01-03 Wed ++1w>: it repeats into March, but was
+    # written in January; a deadline <2024-03-01 Fri +1m> repeats into April
+    assert "Team meeting" in titles(cairn, "ts:2024-03")
+    assert "Team meeting" not in titles(cairn, "ts:=2024-03")
+    assert "Team meeting" in titles(cairn, "ts:=2024-01")
+    assert "Team meeting" in titles(cairn, "ts:=2024-01-03")
+    assert "Pay rent" in titles(cairn, "deadline:2024-04")
+    assert titles(cairn, "deadline:=2024-04") == []
+    assert titles(cairn, "deadline:=2024-03-01") == ["Pay rent"]
+    # a timestamp without a repeater is found the same either way
+    assert titles(cairn, "scheduled:=2024-03-07") == titles(cairn, "scheduled:2024-03-07")
+    # only the repeating ones: written before March, repeating into it
+    assert sorted(titles(cairn, "-ts:=2024-03 ts:2024-03 path:tasks")) == [
+        "Team meeting", "Water plants"]
+    assert parse_query("deadline:=soon", today=TODAY).notes
+
+
 def test_created_and_modified_from_frontmatter(cairn: Cairn) -> None:
     hits = cairn.search("created:2023-11 Compost", mode="keyword", today=TODAY).hits
     assert [h.title for h in hits] == ["Beds"]

@@ -18,6 +18,11 @@ may be empty:
 * ``soon`` (``deadline:`` and ``scheduled:``): due within its warning delay — a
   ``-3d`` cookie, else :data:`cairn.model.dates.DEFAULT_WARNING_DAYS` — or overdue.
 
+A repeating timestamp (``<2024-01-05 Fri +1w>``) matches a range when any of its
+repeats falls in it. ``=`` before the value (``ts:=2024-03``, ``scheduled:=2024-01-05``)
+asks for the date as written only: the timestamp then matches by its own date, repeats
+not counted (the store's filter value starts with :data:`WRITTEN`).
+
 *Today* is the ``today`` argument of the search, else ``$CAIRN_TODAY``
 (``YYYY-MM-DD``), else the local date (:func:`today`).
 """
@@ -34,6 +39,10 @@ DATE_FIELDS = frozenset(
     {"scheduled", "deadline", "closed", "ts", "ts-inactive", "created", "modified"}
 )
 """Filter fields that take a date value (resolved by :func:`resolve`)."""
+WRITTEN_FIELDS = frozenset({"scheduled", "deadline", "closed", "ts", "ts-inactive"})
+"""The date fields over Org timestamps, which may repeat: ``=`` asks for the written date."""
+WRITTEN = "="
+"""Starts a timestamp filter's ``lo..hi`` when repeats do not count."""
 TODAY_ENV = "CAIRN_TODAY"
 
 _REL = re.compile(r"^([+-])(\d+)([dwmy])$")

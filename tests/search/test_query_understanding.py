@@ -54,7 +54,8 @@ def _vault(root: Path) -> Path:
     )
     (root / "journal.org").write_text(
         "* Meeting with the architect\n<2023-09-12 Tue>\nplans for the house\n"
-        "* Meeting with the builder\n<2023-11-02 Thu>\nplans for the house meeting meeting\n",
+        "* Meeting with the builder\n<2023-11-02 Thu>\nplans for the house meeting meeting\n"
+        "* Site visit\n[2023-09-20 Wed] meeting on site\n",
         encoding="utf-8",
     )
     return root
@@ -107,6 +108,9 @@ def test_a_month_written_in_words_raises_the_units_dated_in_it(cairn: Cairn) -> 
     assert _matched(dict(hits[0].explain)) == ["matched date 2023-09-01..2023-10-01"]
     # the other meeting says "meeting" more often, and is still found
     assert "Meeting with the builder" in [h.title for h in hits]
+    # an inactive timestamp ([…], a journal's date) is a date the unit carries too
+    visit = next(h for h in hits if h.title == "Site visit")
+    assert _matched(dict(visit.explain)) == ["matched date 2023-09-01..2023-10-01"]
 
 
 def test_a_phrase_that_is_a_whole_heading_is_recognised(cairn: Cairn) -> None:

@@ -120,8 +120,8 @@ class Recognised:
         return f"matched {self.kind} {self.value}"
 
     def filters(self, today: _dt.date) -> list[Filter]:
-        """Filters of which any selects the units that carry it (a date: a timestamp
-        or the document's ``created`` in its range)."""
+        """Filters of which any selects the units that carry it (a date: an active or
+        inactive timestamp, or the document's ``created``, in its range)."""
         if self.kind in ("tag", "todo", "type"):
             return [Filter(self.kind, self.value)]
         if self.kind == "property":
@@ -132,7 +132,7 @@ class Recognised:
             return [Filter("heading", self.value)]
         if self.kind == "date":
             day = today.isoformat()
-            return [Filter("ts", self.value, key=day), Filter("created", self.value, key=day)]
+            return [Filter(f, self.value, key=day) for f in ("ts", "ts-inactive", "created")]
         return []
 
 

@@ -173,3 +173,27 @@ def test_real_vault_notes_carrying_the_named_genre_come_first(tmp_path: Path,
         hits = c.search("movie directed by Ridley Scott", mode="keyword", explain=True).hits
         assert hits[0].path == "References/Blade Runner.md"
         assert "matched property director=Ridley Scott" in _matched(dict(hits[0].explain))
+
+
+def test_export_settings_and_common_property_names_are_not_recognised(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CAIRN_EMBED", "none")
+    root = tmp_path / "vault"
+    root.mkdir()
+    # an Org file's #+cindex: and a heading's BEAMER_env are export settings
+    (root / "manual.org").write_text(
+        "#+cindex: compost\n* Slides\n:PROPERTIES:\n:BEAMER_env: block\n:END:\nslides\n",
+        encoding="utf-8")
+    # "status" is a name most notes carry: it does not single any out
+    for i in range(12):
+        (root / f"n{i}.md").write_text(f"---\nstatus: open\n---\n# Note {i}\n\nstatus text\n",
+                                       encoding="utf-8")
+    (root / "rare.md").write_text("---\nseedbank: yes\n---\n# Seeds\n\nkept dry\n",
+                                  encoding="utf-8")
+    with Cairn(Config(db_path=tmp_path / "i.db")) as c:
+        c.index([root])
+        for q in ("compost block slides", "status"):
+            assert not any(_matched(dict(h.explain))
+                           for h in c.search(q, mode="keyword", explain=True).hits), q
+        hits = c.search("seedbank", mode="keyword", explain=True).hits
+        assert _matched(dict(hits[0].explain)) == ["matched property name seedbank"]

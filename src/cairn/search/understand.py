@@ -72,6 +72,11 @@ _SKIP_KEYS = frozenset({
     "header-args", "startup", "options", "created", "modified", "date", "updated",
 })  # fmt: skip
 """Property names that are ids, layout or dates: never what a query's word means."""
+_SKIP_PREFIXES = (
+    "beamer_", "html_", "latex_", "export_", "odt_", "texinfo_", "header-args", "visibility",
+    "column", "ordered", "nobl", "logging", "archive", "effort", "style", "clock",
+)  # fmt: skip
+"""Org property names that are export, Babel or agenda settings."""
 
 _MONTHS = {
     m: i + 1
@@ -300,8 +305,8 @@ class Vocabulary:
         """``carried`` (``store.carried_vocabulary``) by the keys phrases are compared
         with: a tag by itself and its last part (``media/books``: ``book`` too), a
         property by its value and by its name (kinds ``property`` and ``property
-        name``); names no one searches by, and short numbers (a rating's ``7``; an
-        ISBN or a year is kept), left out."""
+        name``; a name only when few units carry it); names no one searches by, and
+        short numbers (a rating's ``7``; an ISBN or a year is kept), left out."""
         out: dict[str, list[Entry]] = {}
 
         def add(k: str, kind: str, key: str, value: str, ids: Sequence[str]) -> None:
@@ -310,10 +315,11 @@ class Vocabulary:
 
         for (kind, key, value), ids in sorted(carried.items()):
             if kind == "prop":
-                if key.casefold() in _SKIP_KEYS:
+                if key.casefold() in _SKIP_KEYS or key.casefold().startswith(_SKIP_PREFIXES):
                     continue
                 if not value:
-                    add(_key(key), "property name", "", key, ids)
+                    if len(ids) <= INJECT:  # a name most notes carry says little
+                        add(_key(key), "property name", "", key, ids)
                 elif not value.isdigit() or len(value) >= 4:
                     add(_key(value), "property", key, value, ids)
             elif kind in ("tag", "todo", "type"):

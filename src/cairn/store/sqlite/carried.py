@@ -33,10 +33,16 @@ _VOCABULARY = (
     ("type", f"SELECT d.type, {_FIRST_UNIT} FROM documents d WHERE d.type IS NOT NULL"),
 )  # fmt: skip
 _PROPERTIES = (
-    f"SELECT d.metadata, {_FIRST_UNIT} FROM documents d WHERE d.metadata != '{{}}'",
-    "SELECT properties, id FROM units WHERE properties != '{}' AND alternate = 0",
+    f"SELECT d.metadata, {_FIRST_UNIT}, d.format FROM documents d WHERE d.metadata != '{{}}'",
+    "SELECT properties, id, '' FROM units WHERE properties != '{}' AND alternate = 0",
 )
 """A document's metadata is carried by its first unit (as ``prop:`` lists it once)."""
+ORG_KEYWORDS = frozenset({
+    "author", "category", "subtitle", "keywords", "filetags", "date", "created", "properties",
+})  # fmt: skip
+"""The Org file keywords that describe a note, as the keyword index's ``meta`` column
+takes them (:mod:`cairn.store.sqlite.meta`); the rest (``#+cindex:``, ``#+options:``,
+``#+html_head:`` …) are export settings, not what a note is about."""
 
 
 def _json(text: Any) -> Any:
@@ -87,7 +93,8 @@ class CarriedMixin(SQLiteBase):
         to ``carriers`` units on a canonical branch that carry it: tags, TODO
         keywords, note types, and the names and values of units' properties and
         documents' metadata (list values element by element, values over
-        :data:`VALUE_MAX` characters left out; a document's by its first unit). Costs
+        :data:`VALUE_MAX` characters left out; a document's by its first unit; of an
+        Org file's keywords only :data:`ORG_KEYWORDS`). Costs
         a pass over the units table: keep it until :meth:`change_token` moves.
 
         Raises:
@@ -105,8 +112,11 @@ class CarriedMixin(SQLiteBase):
                 if isinstance(value, str) and value.strip():
                     add((kind, "", value.strip()), uid)
         for sql in _PROPERTIES:
-            for text, uid in self.db.execute(sql):
-                for item in _props(_json(text)):
+            for text, uid, fmt in self.db.execute(sql):
+                meta = _json(text)
+                if fmt == "org" and isinstance(meta, Mapping):
+                    meta = {k: v for k, v in meta.items() if str(k).casefold() in ORG_KEYWORDS}
+                for item in _props(meta):
                     add(item, uid)
         return out
 

@@ -26,15 +26,17 @@ _FIRST_UNIT = (
     "(SELECT o.id FROM units o WHERE o.document_id = d.id AND o.alternate = 0"
     " ORDER BY o.ordinal LIMIT 1)"
 )
-_VOCABULARY = (
-    ("tag", "SELECT t.tag, u.id FROM unit_tags t JOIN units u ON u.rowid = t.unit_rowid"
-            " WHERE u.alternate = 0"),
-    ("todo", "SELECT todo, id FROM units WHERE todo IS NOT NULL AND alternate = 0"),
-    ("type", f"SELECT d.type, {_FIRST_UNIT} FROM documents d WHERE d.type IS NOT NULL"),
-)  # fmt: skip
-_PROPERTIES = (
-    f"SELECT d.metadata, {_FIRST_UNIT}, d.format FROM documents d WHERE d.metadata != '{{}}'",
-    "SELECT properties, id, '' FROM units WHERE properties != '{}' AND alternate = 0",
+_TAGS = (
+    "SELECT t.tag, u.id FROM unit_tags t JOIN units u ON u.rowid = t.unit_rowid"
+    " WHERE u.alternate = 0"
+)
+_UNITS = (
+    "SELECT id, todo, properties FROM units"
+    " WHERE alternate = 0 AND (todo IS NOT NULL OR properties != '{}')"
+)
+_DOCUMENTS = (
+    f"SELECT {_FIRST_UNIT}, d.type, d.metadata, d.format FROM documents d"
+    " WHERE d.type IS NOT NULL OR d.metadata != '{}'"
 )
 """A document's metadata is carried by its first unit (as ``prop:`` lists it once)."""
 ORG_KEYWORDS = frozenset({
@@ -107,17 +109,23 @@ class CarriedMixin(SQLiteBase):
             if isinstance(uid, str) and len(ids) < carriers and uid not in ids:
                 ids.append(uid)
 
-        for kind, sql in _VOCABULARY:
-            for value, uid in self.db.execute(sql):
-                if isinstance(value, str) and value.strip():
-                    add((kind, "", value.strip()), uid)
-        for sql in _PROPERTIES:
-            for text, uid, fmt in self.db.execute(sql):
-                meta = _json(text)
-                if fmt == "org" and isinstance(meta, Mapping):
-                    meta = {k: v for k, v in meta.items() if str(k).casefold() in ORG_KEYWORDS}
-                for item in _props(meta):
-                    add(item, uid)
+        # one pass over each table: the units table is the costly one (rows hold bodies)
+        for tag, uid in self.db.execute(_TAGS):
+            if isinstance(tag, str) and tag.strip():
+                add(("tag", "", tag.strip()), uid)
+        for uid, todo, props in self.db.execute(_UNITS):
+            if isinstance(todo, str) and todo.strip():
+                add(("todo", "", todo.strip()), uid)
+            for item in _props(_json(props)):
+                add(item, uid)
+        for uid, dtype, text, fmt in self.db.execute(_DOCUMENTS):
+            if isinstance(dtype, str) and dtype.strip():
+                add(("type", "", dtype.strip()), uid)
+            meta = _json(text)
+            if fmt == "org" and isinstance(meta, Mapping):
+                meta = {k: v for k, v in meta.items() if str(k).casefold() in ORG_KEYWORDS}
+            for item in _props(meta):
+                add(item, uid)
         return out
 
     def headings_titled(self, term: Term, limit: int) -> list[tuple[str, str]]:

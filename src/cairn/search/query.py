@@ -89,14 +89,12 @@ _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}(T[\d:]+Z?)?)?)?$")
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A parsed query: terms, filters, and the original text; ``today``: the day its
-    relative dates count from (``None``: the local date)."""
+    """A parsed query: terms, filters, and the original text."""
 
     text: str
     terms: tuple[Term, ...] = ()
     filters: tuple[Filter, ...] = ()
     notes: tuple[str, ...] = field(default=())
-    today: _dt.date | None = None
 
     @property
     def positive(self) -> tuple[Term, ...]:
@@ -293,7 +291,7 @@ def parse_query(text: str, *, today: _dt.date | None = None) -> Query:
     if len(filters) > MAX_FILTERS:
         st.notes.append(f"only the first {MAX_FILTERS} of {len(filters)} filters are used")
         filters = filters[:MAX_FILTERS]
-    return Query(text, tuple(st.terms), tuple(filters), tuple(st.notes), st.now)
+    return Query(text, tuple(st.terms), tuple(filters), tuple(st.notes))
 
 
 def _word(st: _Parse, word: str, start: int) -> None:

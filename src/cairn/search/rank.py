@@ -40,7 +40,7 @@ from cairn.embed.base import Embedder
 from cairn.embed.rerank import Reranker
 from cairn.errors import ProviderUnavailable
 from cairn.model import Filter, TextQuery, UnitFacts
-from cairn.search.dates import today
+from cairn.search.dates import DATE_FIELDS, today
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
 from cairn.search.query import Query, parse_query
@@ -443,7 +443,13 @@ class Ranker:
         return fused
 
     def _today(self, query: Query) -> date:
-        return query.today or (date.fromtimestamp(self.now) if self.now is not None else today())
+        """The day dates in a query's words count from: a date filter's day (the
+        search's ``today``), else the ranker's ``now``, else ``$CAIRN_TODAY`` or the
+        local date."""
+        for f in query.filters:
+            if f.field in DATE_FIELDS and f.key:
+                return date.fromisoformat(f.key)
+        return date.fromtimestamp(self.now) if self.now is not None else today()
 
     def rank(
         self,

@@ -160,28 +160,40 @@ def _key(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Words:
-    """The query's words in order (positive words and phrases; groups left out)."""
+    """The query's words in order (positive words and phrases; groups left out);
+    ``blocks``: the spans of a quoted phrase or a word of several tokens (``sci-fi``),
+    only ever named whole."""
 
     tokens: tuple[str, ...]
     content: frozenset[int]
+    blocks: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def of(cls, query: Query) -> _Words:
-        tokens = [tok for t in query.positive if not t.group and not t.cjk for tok in t.tokens]
+        tokens: list[str] = []
+        blocks: list[tuple[int, int]] = []
+        for t in query.positive:
+            if t.group or t.cjk:
+                continue
+            if len(t.tokens) > 1:
+                blocks.append((len(tokens), len(tokens) + len(t.tokens)))
+            tokens += t.tokens
         content = frozenset(i for i, w in enumerate(tokens) if w.casefold() not in STOPWORDS)
-        return cls(tuple(tokens), content)
+        return cls(tuple(tokens), content, tuple(blocks))
 
     def phrases(self) -> list[tuple[int, int]]:
         """``(start, end)`` of the phrases to look up: longest first, each with a
         content word, none starting or ending with a function word except a whole
-        phrase of two (``to read``)."""
+        phrase of two (``to read``), none cutting a block (``"beta text"`` is not
+        ``beta``)."""
         out: list[tuple[int, int]] = []
         n = len(self.tokens)
         for size in range(min(MAX_WORDS, n), 0, -1):
             for i in range(n - size + 1):
                 j = i + size
                 span = range(i, j)
-                if not any(k in self.content for k in span):
+                if not any(k in self.content for k in span) or any(
+                        a < j and i < b and not (i <= a and b <= j) for a, b in self.blocks):
                     continue
                 edges_ok = i in self.content and j - 1 in self.content
                 if not edges_ok and size != 2:

@@ -148,6 +148,34 @@ def load_beir(folder: str | Path, split: str = "test") -> BeirData:
     return BeirData(root.resolve().name, corpus, queries, qrels)
 
 
+def beir_root(root_path: str) -> SourceRoot:
+    """The source root a BEIR corpus is indexed under (its id names the path)."""
+    import hashlib
+
+    return SourceRoot(
+        id="beir-" + hashlib.sha256(root_path.encode()).hexdigest()[:16], path=root_path
+    )
+
+
+def _kept_index_ready(store: Store, root: SourceRoot, documents: int, name: str) -> bool:
+    """Whether ``store`` (an index the caller keeps) already holds this data set:
+    ``True`` when it does (nothing to index again), ``False`` when it is empty.
+
+    Raises:
+        CairnError: it holds anything else — a user's notes, another data set —
+            which an evaluation must never write over.
+    """
+    roots = store.roots()
+    other = [r for r in roots if r.id != root.id]
+    if other:
+        raise CairnError(
+            f"{name}: this index holds other files ({other[0].path}); cairn eval builds "
+            "its own index of the data set and keeps it in the --db file: name a new "
+            "file, or one an earlier cairn eval of this data set made"
+        )
+    return bool(roots) and store.counts()["documents"] == documents
+
+
 def index_corpus(
     store: Store, corpus: Mapping[str, tuple[str, str]], root_path: str, id_suffix: str = ""
 ) -> None:
@@ -157,11 +185,7 @@ def index_corpus(
     and the unit id; the title is the unit's heading (and outline path), the text its
     body.
     """
-    import hashlib
-
-    root = SourceRoot(
-        id="beir-" + hashlib.sha256(root_path.encode()).hexdigest()[:16], path=root_path
-    )
+    root = beir_root(root_path)
     store.upsert_root(root)
     with store.transaction():
         for i, (raw_id, (title, text)) in enumerate(corpus.items()):
@@ -306,8 +330,10 @@ def evaluate(
     data: BeirData | None = None,
     progress: Callable[[int, int, str], None] | None = None,
     keep_runs: bool = False,
+    store: Store | None = None,
+    store_name: str = "the index",
 ) -> EvalReport:
-    """Index a BEIR data set into a throwaway store and measure each mode.
+    """Index a BEIR data set into a throwaway store (or ``store``) and measure each mode.
 
     Args:
         folder: the BEIR folder.
@@ -323,22 +349,36 @@ def evaluate(
         data: an already loaded data set (skips reading ``folder``).
         progress: embedding progress callback.
         keep_runs: keep each mode's run in the report (for TREC run files).
+        store: an open index to build the evaluation in and keep (the caller closes
+            it): empty, or holding this data set from an earlier evaluation (then
+            only missing vectors are made); ``db_path`` is then ignored.
+        store_name: how errors name ``store`` (its file).
 
     Raises:
-        CairnError: the folder is not a BEIR data set.
+        CairnError: the folder is not a BEIR data set, or ``store`` holds other
+            files (a user's notes are never written over).
     """
     from cairn.ingest.embedding import embed_pass
 
     ds = data or load_beir(folder, split)
     notes: list[str] = []
+    kept = store is not None
     with tempfile.TemporaryDirectory(prefix="cairn-eval-") as tmp:
-        if isinstance(db_path, str) and db_path.startswith(("postgresql://", "postgres://")):
+        if store is not None:
+            pass
+        elif isinstance(db_path, str) and db_path.startswith(("postgresql://", "postgres://")):
             store = open_url(db_path)  # an empty PostgreSQL database
         else:
             store = open_store(Path(db_path) if db_path else Path(tmp) / "eval.db")
         try:
             t0 = time.perf_counter()
-            index_corpus(store, ds.corpus, tmp)
+            if not kept:
+                index_corpus(store, ds.corpus, tmp)
+            else:  # a kept index: under the data set's own folder, reused next time
+                where = str(Path(folder).resolve())
+                root = beir_root(where)
+                if not _kept_index_ready(store, root, len(ds.corpus), store_name):
+                    index_corpus(store, ds.corpus, where)
             rep = embed_pass(store, embedder, config=chunk_config, progress=progress)
             index_s = time.perf_counter() - t0
             if embedder is None:
@@ -359,7 +399,8 @@ def evaluate(
                     runs[mode] = run
             chunks = store.vectors.counts()["chunks"]
         finally:
-            store.close()
+            if not kept:
+                store.close()
     return EvalReport(
         dataset=ds.name,
         documents=len(ds.corpus),

@@ -81,3 +81,8 @@ def test_section_names_in_help_survive_the_markup(path: tuple[str, ...]) -> None
     for text in texts:
         for m in SECTION.finditer(text):
             assert f"[{m.group(1)}]" in shown, f"cairn {' '.join(path)}: {m.group(0)} is lost"
+
+
+def test_index_help_states_that_claude_thinking_blocks_are_left_out() -> None:
+    text = " ".join(_help(("index",), width=200).split())
+    assert "thinking blocks" in text and "left out" in text

@@ -205,6 +205,36 @@ def test_scheduled_closed_and_timestamps(cairn: Cairn) -> None:
     assert titles(cairn, "-ts:2024 path:tasks todo:open") == ["Far future"]
 
 
+def test_equals_asks_for_the_written_date_of_a_repeating_timestamp(cairn: Cairn) -> None:
+    # the meeting is written <2024-01-03 Wed ++1w>: it repeats into March, but was
+    # written in January; a deadline <2024-03-01 Fri +1m> repeats into April
+    assert "Team meeting" in titles(cairn, "ts:2024-03")
+    assert "Team meeting" not in titles(cairn, "ts:=2024-03")
+    assert "Team meeting" in titles(cairn, "ts:=2024-01")
+    assert "Team meeting" in titles(cairn, "ts:=2024-01-03")
+    assert "Pay rent" in titles(cairn, "deadline:2024-04")
+    assert titles(cairn, "deadline:=2024-04") == []
+    assert titles(cairn, "deadline:=2024-03-01") == ["Pay rent"]
+    # a timestamp without a repeater is found the same either way
+    assert titles(cairn, "scheduled:=2024-03-07") == titles(cairn, "scheduled:2024-03-07")
+    # only the repeating ones: written before March, repeating into it
+    assert sorted(titles(cairn, "-ts:=2024-03 ts:2024-03 path:tasks")) == [
+        "Team meeting", "Water plants"]
+    assert parse_query("deadline:=soon", today=TODAY).notes
+
+
+def test_usual_date_spellings_are_read_and_ambiguous_ones_are_not(cairn: Cairn) -> None:
+    assert resolve("2024/03/05", TODAY) == "2024-03-05..2024-03-06"
+    assert resolve("March 2024", TODAY) == "2024-03-01..2024-04-01"
+    assert resolve("12 Mar 2024", TODAY) == resolve("Mar 12, 2024", TODAY) == (
+        "2024-03-12..2024-03-13")
+    assert resolve("sept-2023", TODAY) == "2023-09-01..2023-10-01"
+    assert resolve("03/04/2024", TODAY) is None  # March or April: not guessed
+    assert titles(cairn, 'created:"November 2023" Compost') == ["Beds"]
+    assert titles(cairn, "closed:2024/02/20") == ["Renew passport"]
+    assert parse_query("created:03/04/2024", today=TODAY).notes
+
+
 def test_created_and_modified_from_frontmatter(cairn: Cairn) -> None:
     hits = cairn.search("created:2023-11 Compost", mode="keyword", today=TODAY).hits
     assert [h.title for h in hits] == ["Beds"]

@@ -10,7 +10,10 @@ OUT_DIR`` with that commit's ``src`` on ``PYTHONPATH``. The answers to four sear
 (``apollo``, ``beta text``, ``opening note``, ``東京``) were recorded again when a
 title-only preamble's place and score went to its document's best other unit (keyword
 ranking independent of ``limit``): the same hits, higher scores where a heading took
-its preamble's score — the same answers a fresh index of :data:`FILES` gives.
+its preamble's score — the same answers a fresh index of :data:`FILES` gives. Those to
+``apollo`` and ``beta text`` were recorded again when query understanding came
+(:mod:`cairn.search.understand`): the same hits in the same order, higher scores where a
+unit carries a property the query names (``project: Apollo``, ``depends_on: [[Beta]]``).
 """
 
 from __future__ import annotations

@@ -22,13 +22,21 @@ class EvaluateMixin(Parts):
         *,
         modes: Sequence[str] = ("keyword", "semantic", "hybrid"),
         split: str = "test",
+        keep: bool = False,
     ) -> EvalReport:
         """nDCG@10, Recall@100 and MRR@10 per mode on a BEIR-layout data set, indexed
         into a throwaway store (see :mod:`cairn.evaluation`), with this index's model
         and search, fusion and chunking settings.
 
+        Args:
+            keep: index the data set into this Cairn's own index instead and keep it
+                there (``cairn eval --db FILE``), so the next evaluation reuses its
+                documents and vectors. The index must be empty or hold this data set
+                from an earlier evaluation.
+
         Raises:
-            CairnError: the folder is not a BEIR data set.
+            CairnError: the folder is not a BEIR data set; with ``keep``, this index
+                holds other files (an index of notes is never written over).
         """
         from cairn.evaluation import evaluate
         from cairn.ingest.chunking import ChunkConfig
@@ -41,5 +49,7 @@ class EvaluateMixin(Parts):
             search_config=self.config.search,
             fusion=self.semantic.config.fusion,
             chunk_config=ChunkConfig.from_mapping(self.config.chunking),
+            store=self.store if keep else None,
+            store_name=str(self.config.db_path),
         )
 

@@ -5,7 +5,9 @@ A value is resolved against *today* into a half-open range of days ``[lo, hi)`` 
 written ``lo..hi`` in the :class:`cairn.model.Filter` handed to the store, either end
 may be empty:
 
-* a date ``2024``, ``2024-03``, ``2024-03-05`` — that year, month or day;
+* a date ``2024``, ``2024-03``, ``2024-03-05`` — that year, month or day; also spelled
+  ``2024/03/05`` or with the month's English name (``"March 2024"``, ``"12 Mar 2024"``,
+  ``mar-2024``); a day and month both in digits in another order is not read;
 * a range ``2024-03..2024-04`` (both ends inclusive, as written: March and April),
   open ends ``2024-03..`` / ``..2024-04``;
 * a comparison ``<2024-06-01``, ``<=2024-06``, ``>2024-06-01``, ``>=2024-06-01``;
@@ -17,6 +19,11 @@ may be empty:
   today);
 * ``soon`` (``deadline:`` and ``scheduled:``): due within its warning delay — a
   ``-3d`` cookie, else :data:`cairn.model.dates.DEFAULT_WARNING_DAYS` — or overdue.
+
+A repeating timestamp (``<2024-01-05 Fri +1w>``) matches a range when any of its
+repeats falls in it. ``=`` before the value (``ts:=2024-03``, ``scheduled:=2024-01-05``)
+asks for the date as written only: the timestamp then matches by its own date, repeats
+not counted (the store's filter value starts with :data:`WRITTEN`).
 
 *Today* is the ``today`` argument of the search, else ``$CAIRN_TODAY``
 (``YYYY-MM-DD``), else the local date (:func:`today`).
@@ -34,6 +41,10 @@ DATE_FIELDS = frozenset(
     {"scheduled", "deadline", "closed", "ts", "ts-inactive", "created", "modified"}
 )
 """Filter fields that take a date value (resolved by :func:`resolve`)."""
+WRITTEN_FIELDS = frozenset({"scheduled", "deadline", "closed", "ts", "ts-inactive"})
+"""The date fields over Org timestamps, which may repeat: ``=`` asks for the written date."""
+WRITTEN = "="
+"""Starts a timestamp filter's ``lo..hi`` when repeats do not count."""
 TODAY_ENV = "CAIRN_TODAY"
 
 _REL = re.compile(r"^([+-])(\d+)([dwmy])$")
@@ -59,9 +70,41 @@ def today(value: _dt.date | str | None = None) -> _dt.date:
     return _dt.date.today()
 
 
+_MONTH_NAMES = {
+    m: i + 1
+    for i, names in enumerate([
+        ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+        ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+        ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+        ("december", "dec"),
+    ])
+    for m in names
+}  # fmt: skip
+
+
+def _spelled(text: str) -> str:
+    """``YYYY/MM/DD``, ``YYYY.MM``, ``March 2024``, ``12 Mar 2024``, ``mar-2024`` as
+    ``YYYY-MM[-DD]``; other text as it is."""
+    parts = [p for p in re.split(r"[-/.,\s]+", text.strip().casefold()) if p]
+    if not parts or not any(p.isdigit() and len(p) == 4 for p in parts):
+        return text
+    if parts[0].isdigit() and len(parts[0]) == 4:  # year first: 2024/03/05, 2024 mar
+        parts = [parts[0], *(str(_MONTH_NAMES.get(p, p)) for p in parts[1:2]), *parts[2:]]
+        return "-".join(parts) if all(p.isdigit() for p in parts) else text
+    named = [p for p in parts if p in _MONTH_NAMES]
+    if len(named) != 1 or not parts[-1].isdigit() or len(parts[-1]) != 4:
+        return text  # a month must be named: 03/04/2024 is March or April
+    month = _MONTH_NAMES[named[0]]
+    days = [p for p in parts[:-1] if p not in _MONTH_NAMES]
+    if len(days) > 1 or (days and not days[0].isdigit()):
+        return text
+    return f"{parts[-1]}-{month:02d}" + (f"-{int(days[0]):02d}" if days else "")
+
+
 def _span(text: str) -> tuple[_dt.date, _dt.date] | None:
-    """``[first day, day after the last)`` of ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``."""
-    parts = text.split("-")
+    """``[first day, day after the last)`` of ``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``
+    (also spelled ``2024/03/05``, ``March 2024``, ``12 March 2024``)."""
+    parts = _spelled(text).split("-")
     try:
         if len(parts) == 1 and len(parts[0]) == 4:
             y = int(parts[0])

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from cairn.model import Filter, Term, TextQuery
-from cairn.search.dates import DATE_FIELDS, resolve
+from cairn.search.dates import DATE_FIELDS, WRITTEN, WRITTEN_FIELDS, resolve
 from cairn.search.dates import today as _today
 from cairn.text import cjk_run, fts_text, fts_tokens, has_cjk
 
@@ -425,6 +425,9 @@ def _type_name(value: str) -> list[str]:
 
 def _filter(key: str, value: str, negate: bool, notes: list[str], now: _dt.date) -> Filter | None:
     if key in DATE_FIELDS:
+        # "=" first: the date as written, a repeating timestamp not expanded
+        written = value.startswith("=") and key in WRITTEN_FIELDS
+        value = value[1:] if written else value
         rng = resolve(value, now)
         if rng is None:
             notes.append(
@@ -436,7 +439,10 @@ def _filter(key: str, value: str, negate: bool, notes: list[str], now: _dt.date)
             first, _, last = value.partition("..")
             rng = resolve(f"{last}..{first}", now) or rng
             notes.append(f"{key}:{value} runs backwards; read as {key}:{last}..{first}")
-        return Filter(key, rng, key=now.isoformat(), negate=negate)
+        if written and rng == "soon":
+            notes.append(f"{key}:=soon reads as {key}:soon (a due date is always expanded)")
+            written = False
+        return Filter(key, WRITTEN + rng if written else rng, key=now.isoformat(), negate=negate)
     if key == "level":
         m = _LEVEL.match(value)
         if not m:

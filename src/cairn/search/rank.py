@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from cairn.config import SearchConfig
@@ -40,11 +40,13 @@ from cairn.embed.base import Embedder
 from cairn.embed.rerank import Reranker
 from cairn.errors import ProviderUnavailable
 from cairn.model import Filter, TextQuery, UnitFacts
+from cairn.search.dates import DATE_FIELDS, today
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
 from cairn.search.query import Query, parse_query
 from cairn.search.rerank import rerank_fused
 from cairn.search.turns import with_turn_context
+from cairn.search.understand import DEPTH, Recognised, Vocabulary, boost, recognise
 from cairn.store import Store
 
 MODES = ("keyword", "semantic", "hybrid")
@@ -219,6 +221,7 @@ class Ranker:
         self.type_weights = {k.casefold(): float(v) for k, v in (type_weights or {}).items()}
         self.now = now
         self.graph_proximity = graph_proximity
+        self.vocabulary = Vocabulary()  # what query words may name, kept between queries
         self.dense = (
             DenseIndex(store.vectors, embedder.fingerprint) if embedder is not None else None
         )
@@ -439,6 +442,27 @@ class Ranker:
         more = len(kw) >= depth or len(dense) >= depth
         return fused, {h.unit_id: h for h in dense}, facts, more
 
+    def _understood(self, query: Query, found: list[Recognised], fused: list[Fused],
+                    facts: dict[str, UnitFacts], alternates: bool) -> list[Fused]:
+        """``fused`` with the units carrying what the query's words name (``found``)
+        raised (:func:`cairn.search.understand.boost`); units it brings in join
+        ``facts``."""
+        fused, added = boost(self.store, query, fused, found, today=self._today(query),
+                             alternates=alternates)
+        if added:
+            facts.update(self.store.unit_facts(added))
+            fused = [fused[i] for i in drop_shadowed(fused, facts)]
+        return fused
+
+    def _today(self, query: Query) -> date:
+        """The day dates in a query's words count from: a date filter's day (the
+        search's ``today``), else the ranker's ``now``, else ``$CAIRN_TODAY`` or the
+        local date."""
+        for f in query.filters:
+            if f.field in DATE_FIELDS and f.key:
+                return date.fromisoformat(f.key)
+        return date.fromtimestamp(self.now) if self.now is not None else today()
+
     def rank(
         self,
         text: str | Query,
@@ -477,6 +501,10 @@ class Ranker:
             return Ranking(query, want, [], notes=tuple(notes))
         tq = query.for_store()
         n, goal = k + SPARE, k
+        found = (recognise(self.store, query, self._today(query),
+                           self.vocabulary.current(self.store)) if query.positive else [])
+        if found:  # the results query understanding looks at, whatever k is
+            n = max(n, DEPTH)
         while True:
             fused, chunks, facts, more = self._fuse(want, query, tq, goal, n, include_alternates)
             fused = [fused[i] for i in drop_shadowed(fused, facts)]
@@ -484,6 +512,8 @@ class Ranker:
                 break
             n *= 4
             goal = n
+        if found:  # the one place query understanding applies
+            fused = self._understood(query, found, fused, facts, include_alternates)
         reranked_by, rerank_ms = None, 0.0
         if reranker is not None and query.positive and fused:
             t1 = time.perf_counter()

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         StoredDocument,
         StoredLink,
         StoredUnit,
+        Term,
         TextQuery,
         UnitFacts,
     )
@@ -303,6 +304,27 @@ class Store(Protocol):
 
         Raises:
             QueryError: another field.
+        """
+        ...
+
+    def carried_vocabulary(self, carriers: int) -> dict[tuple[str, str, str], list[str]]:
+        """Every distinct ``(kind, key, value)`` units carry — tags, TODO keywords, note
+        types, properties' names and values
+        (:data:`cairn.store.sqlite.carried.Carried`) — with the ids of up to
+        ``carriers`` units that carry it. A pass over the index: keep it until
+        :meth:`change_token` moves.
+
+        Raises:
+            StoreError: the backend failed.
+        """
+        ...
+
+    def headings_titled(self, term: Term, limit: int) -> list[tuple[str, str]]:
+        """``(unit id, title)`` of up to ``limit`` headings whose title holds ``term`` (a
+        keyword-index look-up; in no particular order).
+
+        Raises:
+            StoreError: the backend failed.
         """
         ...
 

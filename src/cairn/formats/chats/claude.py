@@ -6,11 +6,14 @@ Follows CHAT-FORMATS.md "Claude.ai": ``chat_messages`` is a linear list (no bran
 A message's body:
 
 * when ``content`` blocks are present they win over ``text``: ``text`` blocks give the
-  answer; ``thinking`` blocks are hidden (and ``text`` is then never used, since it
-  holds the reasoning glued to the answer); ``tool_use`` gives ``[tool <name>: <query or
-  url>]``, or for artifacts ``[artifact: <title>]`` and the artifact's content
-  (``new_str`` for an update); ``tool_result`` gives its text items and ``title — url``
-  of knowledge items; unknown block types keep their ``text`` and add a warning;
+  answer; ``thinking`` and ``redacted_thinking`` blocks are left out of the index
+  (the model's reasoning before it answers: drafts the answer often corrects, not
+  what was said — a choice stated in ``cairn index --help``), and ``text`` is then
+  never used, since it holds the reasoning glued to the answer; ``tool_use`` gives
+  ``[tool <name>: <query or url>]``, or for artifacts ``[artifact: <title>]`` and the
+  artifact's content (``new_str`` for an update); ``tool_result`` gives its text
+  items and ``title — url`` of knowledge items; unknown block types keep their
+  ``text`` and add a warning;
 * otherwise ``text``, with ``<antArtifact … title="T">`` tags shown as ``[artifact: T]``;
 * messages with ``parent_message_uuid`` (web-API captures, 2026 exports) form a tree
   and are read in tree order, whatever the order of the list; with

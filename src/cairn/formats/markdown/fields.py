@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from cairn.formats import frontmatter as fm_mod
+from cairn.formats.written_dates import declared_date
 from cairn.model import (
     EMBED,
     WIKILINK,
@@ -145,7 +146,9 @@ def property_text(value: Any) -> str:
 
 
 def date_field(front: fm_mod.FrontMatter, *names: str) -> str | None:
-    """The normalised ISO date of the first present key among ``names`` (case-insensitive)."""
+    """The normalised ISO date of the first present key among ``names``
+    (case-insensitive), read by :func:`cairn.formats.written_dates.declared_date` (epoch
+    milliseconds, ``12 March 2024`` … as well as ISO)."""
     lower = {k.lower(): k for k in front.data}
     for name in names:
         key = lower.get(name)
@@ -153,7 +156,8 @@ def date_field(front: fm_mod.FrontMatter, *names: str) -> str | None:
             continue
         if key in front.dates:
             return front.dates[key]
-        return fm_mod.normalise_date(_scalar_text(front.data[key]) or "")
+        raw = front.data[key]
+        return declared_date(raw if isinstance(raw, int | float) else _scalar_text(raw))
     return None
 
 

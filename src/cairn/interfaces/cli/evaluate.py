@@ -30,7 +30,11 @@ def eval_(
 ) -> None:
     """Measure retrieval quality on a BEIR data set.
 
-    Prints nDCG@10, Recall@100 and MRR@10 per search mode.
+    Prints nDCG@10, Recall@100 and MRR@10 per search mode. The data set is indexed
+    into a throwaway index; with --db FILE it is indexed into FILE and kept there, so
+    the next run reuses its documents and vectors. FILE must be new or made by an
+    earlier cairn eval of the same data set: an index of notes is refused, never
+    written over.
     """
     modes = mode or list(MODES)
     bad = [m for m in modes if m not in MODES]
@@ -38,7 +42,9 @@ def eval_(
         raise fail(CairnError(f"unknown mode(s): {', '.join(bad)}"), as_json)
     try:
         with common.open_cairn(db, create=True) as cairn:
-            data = cairn.evaluate(folder, modes=modes, split=split).as_dict()
+            data = cairn.evaluate(
+                folder, modes=modes, split=split, keep=(db or common.state.db_path) is not None
+            ).as_dict()
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

@@ -84,6 +84,12 @@ def index(
     Files that cannot be read or parsed are listed with the reason; everything else is
     indexed. --include/--exclude need the folders they apply to. One writer at a time:
     a second run exits with a clear message (or waits, with --wait).
+
+    Chat exports (ChatGPT, Claude, Gemini …; a .zip, its conversations.json, or a
+    folder of them) give one document per conversation and one unit per message. A
+    Claude message's thinking blocks (the model's reasoning before it answers) are
+    left out: they are drafts the answer often corrects, not what was said; the
+    answer's text, tool calls and attachments are indexed.
     """
     lock = {"wait": None if wait else 0.0, "allow_mass_delete": allow_mass_delete}
     try:

@@ -28,7 +28,9 @@ def search(
             "todo:, priority:, path:, format:, source:, type:, prop:KEY=VALUE, before:, "
             "after:, role:, kind:, file:, heading:, section:, level:; dates: scheduled:, "
             "deadline:, closed:, ts:, ts-inactive:, created:, modified: (2024-03, "
-            "2024-03..2024-04, <2024-06-01, today, +7d, this-week, soon). A comma list "
+            "2024-03..2024-04, <2024-06-01, today, +7d, this-week, soon; a repeating "
+            "timestamp counts on each repeat, ts:=2024-03 only on its written date). "
+            "A comma list "
             "is an OR (tag:work,home). Quote values with spaces: type:\"Big Table\". "
             "Relative dates count from $CAIRN_TODAY when set.",
         ),

@@ -31,6 +31,18 @@ import functools
 import re
 from collections.abc import Mapping
 
+STRFTIME_DAY = """
+    CREATE OR REPLACE FUNCTION strftime(fmt text, secs double precision, modifier text,
+                                        zone text)
+    RETURNS text LANGUAGE sql STABLE PARALLEL SAFE AS $$
+        SELECT to_char(to_timestamp(secs), 'YYYY-MM-DD')
+    $$
+"""
+"""``strftime('%Y-%m-%d', secs, 'unixepoch', 'localtime')``, the one four-argument form
+the shared SQL uses (a file's day, ``created:`` and ``modified:`` without a declared
+date): the day in the session's time zone. Created by a step of
+:data:`cairn.store.postgres.steps.PG_STEPS`, so indexes made before it get it too."""
+
 COMPAT_FUNCTIONS: tuple[str, ...] = (
     # json_extract(text, '$.a.b') → the value as text (NULL when missing); numbers and
     # booleans as their JSON text, objects/arrays as JSON, like SQLite

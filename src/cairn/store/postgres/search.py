@@ -123,6 +123,21 @@ units a ``-word`` excludes from semantic search) every matching unit is scored."
 class PostgresSearchMixin(SearchMixin):
     """``tsvector`` search with the shared filters."""
 
+    def headings_titled(self, term: Term, limit: int) -> list[tuple[str, str]]:
+        """``(unit id, title)`` of up to ``limit`` headings whose title holds ``term``:
+        the keyword search with only the title weighing."""
+        if not term.searchable or limit < 1:
+            return []
+        weights = {"title": 1.0, "outline_path": 0.0, "tags": 0.0, "body": 0.0, "meta": 0.0}
+        found = [u for u, s in self.search_text(TextQuery((term,)), limit=limit,
+                                                weights=weights) if s > 0]
+        if not found:
+            return []
+        q = ",".join("?" * len(found))
+        rows = dict(self.db.execute(
+            f"SELECT id, title FROM units WHERE kind = 'heading' AND id IN ({q})", found))
+        return [(u, str(rows[u])) for u in found if rows.get(u)]
+
     def _one_filter(self, f: Filter, *, first_unit: bool = False) -> tuple[str, list[Any]]:
         """The shared filters, with ``+word`` (a must-match term) as a ``tsquery``
         and the date filters as :meth:`_date_filter`."""

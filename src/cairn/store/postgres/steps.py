@@ -11,6 +11,8 @@ migration.
 
 from __future__ import annotations
 
+from cairn.store.postgres.dialect import STRFTIME_DAY
+
 PG_SCHEMA: tuple[str, ...] = (
     # units_fts (virtual in SQLite): a plain table, a generated tsvector, a GIN index
     """
@@ -400,4 +402,9 @@ PG_STEPS += (
     # 6: words split and folded as SQLite's unicode61 does, stop words kept
     # (cairn.store.postgres.words): hyphenated words, paths and "don't" match again
     step6(),
+)
+
+PG_STEPS += (
+    # 7: strftime with 'localtime' (created:/modified: fall back to the file's day)
+    (STRFTIME_DAY,),
 )

@@ -6,6 +6,7 @@ from cairn.store.postgres.base import PostgresTableCopy
 from cairn.store.postgres.search import PostgresSearchMixin
 from cairn.store.postgres.vectors import PostgresVectorsMixin
 from cairn.store.postgres.writes import PostgresWritesMixin
+from cairn.store.sqlite.carried import CarriedMixin
 from cairn.store.sqlite.edges import EdgesMixin
 from cairn.store.sqlite.enrich import EnrichMixin
 from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
@@ -16,7 +17,8 @@ from cairn.store.sqlite.reports import ReportsMixin
 
 class PostgresStore(
     PostgresSearchMixin, PostgresWritesMixin, ReadsMixin, PostgresVectorsMixin, EdgesMixin,
-    FacetsMixin, BrowseMixin, ReportsMixin, AccessLogMixin, EnrichMixin, PostgresTableCopy,
+    FacetsMixin, BrowseMixin, ReportsMixin, AccessLogMixin, EnrichMixin, CarriedMixin,
+    PostgresTableCopy,
 ):
     """A :class:`cairn.store.Store` in a PostgreSQL database: the same role modules as
     the SQLite store, their SQL rendered by :mod:`cairn.store.postgres.dialect`, with

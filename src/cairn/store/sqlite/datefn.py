@@ -38,14 +38,17 @@ def ts_match(timestamps: str | None, field: str, rng: str, today_iso: str | None
 
 def _ts_match(timestamps: str | None, field: str, rng: str, today_iso: str | None) -> int:
     """1 when one of the unit's timestamps of kind ``field`` occurs in ``rng``
-    (``lo..hi``: a repeat counts; a date range ``<a>--<b>`` counts when it overlaps),
-    or, for ``rng == "soon"``, is due within its warning delay (a deadline) or has come
-    (scheduled, after its ``-Nd`` delay) — overdue included; else 0."""
+    (``lo..hi``: a repeat counts, unless written ``=lo..hi``: the date as written only;
+    a date range ``<a>--<b>`` counts when it overlaps), or, for ``rng == "soon"``, is
+    due within its warning delay (a deadline) or has come (scheduled, after its ``-Nd``
+    delay) — overdue included; else 0."""
     try:
         stamps = json.loads(timestamps or "[]")
     except ValueError:
         return 0
     now = parse_date(today_iso) or _dt.date.today()
+    written = rng.startswith("=")
+    rng = rng.removeprefix("=")
     lo, hi = (None, None) if rng == "soon" else _bounds(rng)
     for t in stamps:
         if not isinstance(t, dict) or not _wants(field, t):
@@ -54,6 +57,8 @@ def _ts_match(timestamps: str | None, field: str, rng: str, today_iso: str | Non
         if start is None:
             continue
         rep = t.get("repeater") if isinstance(t.get("repeater"), str) else None
+        if written:
+            rep = None
         if rng == "soon":
             due = due_date(start, rep, now)
             warn = t.get("warning") if isinstance(t.get("warning"), str) else None

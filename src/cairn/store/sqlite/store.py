@@ -20,6 +20,7 @@ Schema changes are migrations: ``MIGRATIONS[i]`` brings a database from version 
 from __future__ import annotations
 
 from cairn.model import FileState
+from cairn.store.sqlite.carried import CarriedMixin
 from cairn.store.sqlite.edges import EdgesMixin
 from cairn.store.sqlite.enrich import EnrichMixin
 from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
@@ -37,7 +38,7 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 @guard_errors
 class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin,
                   FacetsMixin, BrowseMixin, ReportsMixin, AccessLogMixin, EnrichMixin,
-                  TableCopyMixin):
+                  CarriedMixin, TableCopyMixin):
     """The default :class:`cairn.store.Store`: one SQLite file.
 
     Args:

@@ -48,8 +48,10 @@ def test_an_id_filter_ranks_only_its_documents_units(
         assert len(ranked) == 2 and all("f.rowid IN (SELECT" in s for s in ranked)
         only = store.search_text(TextQuery((), (Filter("id", doc),)), limit=1000,
                                  weights=weights)
+        # filter-only: the document's units in order, its preamble last (ROUNDS_ORDER)
         assert [u for u, _ in only] == [r[0] for r in db.execute(
-            "SELECT id FROM units WHERE document_id = ? ORDER BY ordinal", (doc,))]
+            "SELECT id FROM units WHERE document_id = ? ORDER BY kind = 'preamble', ordinal",
+            (doc,))]
         unit = want[0][0]  # a unit's own id names that unit alone
         assert store.search_text(TextQuery((), (Filter("id", unit),)), limit=9,
                                  weights=weights) == [(unit, 0.0)]

@@ -500,15 +500,17 @@ class Ranker:
         if query.is_empty:
             return Ranking(query, want, [], notes=tuple(notes))
         tq = query.for_store()
-        n, goal = k + SPARE, k
         found = (recognise(self.store, query, self._today(query),
                            self.vocabulary.current(self.store)) if query.positive else [])
-        if found:  # the results query understanding looks at, whatever k is
-            n = max(n, DEPTH)
+        # query understanding looks at the first DEPTH results whatever k is: they must
+        # be there in full (after shadowed preambles are dropped), or a deeper read
+        # would boost a unit a shallower one left out
+        need = max(k, DEPTH) if found else k
+        n, goal = need + SPARE, need
         while True:
             fused, chunks, facts, more = self._fuse(want, query, tq, goal, n, include_alternates)
             fused = [fused[i] for i in drop_shadowed(fused, facts)]
-            if len(fused) >= k or not more:
+            if len(fused) >= need or not more:
                 break
             n *= 4
             goal = n

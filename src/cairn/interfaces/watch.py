@@ -307,10 +307,11 @@ def _cause(exc: BaseException) -> str:
 
 def _fatal(cairn: Cairn, exc: Exception | None) -> CairnError | None:
     """The error that ends the watch, or ``None`` when ``exc`` may pass (a busy or
-    locked database, a file that vanished, a full disk: tried again later).
+    locked database, a file that vanished: tried again later).
 
     Fatal: an invalid configuration, a missing provider, an index that cannot be
-    written, and an SQLite index file that is gone (deleted or moved away: the
+    written (a full disk, a refused write, a read-only file or folder:
+    :class:`StoreUnwritable`), and an SQLite index file that is gone (deleted or moved away: the
     watcher's connection would go on writing a file no one can open again) — checked
     before each batch too (``exc`` ``None``)."""
     if isinstance(exc, ConfigError | ProviderUnavailable | StoreUnwritable):

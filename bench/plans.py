@@ -21,21 +21,21 @@ from pathlib import Path
 
 from cairn.app import Cairn
 from cairn.config import Config
-from cairn.store.sqlite import schema
+from cairn.store.sqlite import base as sqlite_base
 
 HERE = Path(__file__).resolve().parent
 
 
 def main() -> None:
     seen: dict[str, None] = {}
-    connect = schema.SQLiteBase._connect
+    connect = sqlite_base.SQLiteBase._connect
 
-    def traced(self: schema.SQLiteBase) -> sqlite3.Connection:
+    def traced(self: sqlite_base.SQLiteBase) -> sqlite3.Connection:
         conn = connect(self)
         conn.set_trace_callback(lambda s: seen.setdefault(s.strip(), None))
         return conn
 
-    schema.SQLiteBase._connect = traced  # type: ignore[method-assign]
+    sqlite_base.SQLiteBase._connect = traced  # type: ignore[method-assign]
     sys.path.insert(0, str(HERE.parent / "tests" / "store"))
     import test_compact_index as fixture
 

@@ -63,6 +63,6 @@ def test_importing_the_package_builds_nothing() -> None:
 
 
 def test_the_store_counts_the_facet_fields_in_their_order() -> None:
-    from cairn.store.sqlite.facets import _FIELDS
+    from cairn.store.sql.facets import _FIELDS
 
     assert _FIELDS == FACET_FIELDS

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cairn.app import Cairn
 from cairn.config import Config
-from cairn.store.sqlite.outline import outline_counts
+from cairn.store.sql.outline import outline_counts
 
 
 def _note(i: int, headings: int) -> str:

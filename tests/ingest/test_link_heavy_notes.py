@@ -18,7 +18,7 @@ import pytest
 
 from cairn.app import Cairn
 from cairn.config import Config
-from cairn.store.sqlite import schema
+from cairn.store.sqlite import base as sqlite_base
 
 _STEP = 1000  # VM instructions between two progress-handler calls
 
@@ -28,9 +28,9 @@ def vm_steps(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """A one-item list holding the SQLite VM steps (in thousands) run so far by every
     connection the store opens."""
     count = [0]
-    connect = schema.SQLiteBase._connect
+    connect = sqlite_base.SQLiteBase._connect
 
-    def counting(self: schema.SQLiteBase) -> sqlite3.Connection:
+    def counting(self: sqlite_base.SQLiteBase) -> sqlite3.Connection:
         conn = connect(self)
 
         def tick() -> int:
@@ -40,7 +40,7 @@ def vm_steps(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         conn.set_progress_handler(tick, _STEP)
         return conn
 
-    monkeypatch.setattr(schema.SQLiteBase, "_connect", counting)
+    monkeypatch.setattr(sqlite_base.SQLiteBase, "_connect", counting)
     yield count
 
 

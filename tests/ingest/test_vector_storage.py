@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from cairn.store import open_store
-from cairn.store.sqlite.vectors import MIGRATIONS
+from cairn.store.sql.vectors import MIGRATIONS
 
 
 def _unit_vectors(n: int, dim: int, seed: int = 0) -> np.ndarray:

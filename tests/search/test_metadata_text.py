@@ -111,7 +111,7 @@ def test_prop_matches_a_wikilink_value_once_per_document(vault: tuple[Cairn, Pat
 def test_old_index_upgrades_and_fills_meta(tmp_path: Path) -> None:
     """An index made before the ``meta`` column (schema 1) opens, keeps searching, and
     the next index run fills ``meta``."""
-    from cairn.store.sqlite.schema import MIGRATIONS
+    from cairn.store.sql.migrations import MIGRATIONS
 
     if not KEPANO.is_dir():
         pytest.skip("the shared corpus is not here")

@@ -85,7 +85,7 @@ def live_same(a: VectorMatrix, b: VectorMatrix) -> None:
 def roomy(monkeypatch: pytest.MonkeyPatch) -> None:
     """Dead rows kept up to half the rows (the vault is small: a change kills a share
     of its 24 rows that a large index reaches only after many runs)."""
-    import cairn.store.sqlite.matrix as matrix_module
+    import cairn.store.sql.matrix as matrix_module
 
     monkeypatch.setattr(matrix_module, "DEAD_SHARE", 0.5)
 
@@ -101,7 +101,7 @@ def test_a_patch_of_a_patch_appends_without_copying(
 ) -> None:
     import numpy as np
 
-    from cairn.store.sqlite.nearest import best_similarity, exact_nearest
+    from cairn.store.sql.nearest import best_similarity, exact_nearest
 
     c, root = vault
     vec = c.store.vectors
@@ -156,7 +156,7 @@ def test_a_patch_of_an_older_matrix_never_writes_over_a_newer_one(
 def test_dead_rows_past_their_share_are_copied_away(
     vault: tuple[Cairn, Path], static: Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import cairn.store.sqlite.matrix as matrix_module
+    import cairn.store.sql.matrix as matrix_module
 
     c, root = vault
     vec = c.store.vectors
@@ -314,7 +314,7 @@ def test_kept_rows_equal_a_boolean_gather() -> None:
     (the gather itself)."""
     import numpy as np
 
-    from cairn.store.sqlite.matrix import _MAX_RUNS, _kept_rows
+    from cairn.store.sql.matrix import _MAX_RUNS, _kept_rows
 
     rng = np.random.default_rng(7)
     m = rng.random((5000, 8), dtype=np.float32)
@@ -341,7 +341,7 @@ def test_a_server_counts_waiting_units_in_the_background(
     once."""
     import time
 
-    from cairn.store.sqlite.waiting import count_in_background
+    from cairn.store.sql.waiting import count_in_background
 
     c, root = vault
     vs = c.store.vectors
@@ -371,7 +371,7 @@ def test_the_sqlite_waiting_count_equals_the_portable_one(
     """The SQLite-only count (narrow indexes first) counts what the portable one does:
     units without chunks and units with a chunk lacking a vector, each kind present."""
     from cairn.ingest.embedding import chunk_pending
-    from cairn.store.sqlite.waiting import _COUNT, _COUNT_SQLITE
+    from cairn.store.sql.waiting import _COUNT, _COUNT_SQLITE
 
     c, root = vault
     space = static.fingerprint
@@ -436,7 +436,7 @@ def test_a_server_takes_the_count_a_run_left_in_the_background(
     taken at once, and no background scan replaces it (a scan here answers 999)."""
     import time
 
-    import cairn.store.sqlite.waiting as waiting
+    import cairn.store.sql.waiting as waiting
     from cairn.store import open_store
 
     root = tmp_path / "v"
@@ -480,7 +480,7 @@ def test_the_background_counter_waits_for_the_runs_count_while_it_writes(
     import threading
     import time
 
-    import cairn.store.sqlite.waiting as waiting
+    import cairn.store.sql.waiting as waiting
     from cairn.store import open_store
 
     root = tmp_path / "v"

@@ -16,7 +16,7 @@ from cairn.config import Config
 from cairn.interfaces.cli import app as cli
 from cairn.store import open_url
 from cairn.store.postgres.base import WRITE_LOCK_KEY
-from cairn.store.sqlite.schema import SCHEMA_VERSION
+from cairn.store.sql.migrations import SCHEMA_VERSION
 
 pytestmark = pytest.mark.postgres
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from cairn.search.dense import serve_mode as _dense_serve_mode
-from cairn.store.sqlite.waiting import count_in_background
+from cairn.store.sql.waiting import count_in_background
 
 __all__ = ["serve_mode"]
 

@@ -67,7 +67,7 @@ def build_structural(units: Sequence[GraphUnit]) -> EdgeSet:
 def structural_count(units: Sequence[GraphUnit]) -> int:
     """How many edges :func:`build_structural` makes of ``units`` (without making them:
     the edge index derives structural edges from the units itself, see
-    :mod:`cairn.store.sqlite.outline`)."""
+    :mod:`cairn.store.sql.outline`)."""
     by_doc: dict[str, list[GraphUnit]] = defaultdict(list)
     for u in units:
         by_doc[u.document_id].append(u)

@@ -310,7 +310,7 @@ class Store(Protocol):
     def carried_vocabulary(self, carriers: int) -> dict[tuple[str, str, str], list[str]]:
         """Every distinct ``(kind, key, value)`` units carry — tags, TODO keywords, note
         types, properties' names and values
-        (:data:`cairn.store.sqlite.carried.Carried`) — with the ids of up to
+        (:data:`cairn.store.sql.carried.Carried`) — with the ids of up to
         ``carriers`` units that carry it. A pass over the index: keep it until
         :meth:`change_token` moves.
 

@@ -26,8 +26,10 @@ from typing import Any
 from cairn.errors import StoreError, StoreUnwritable
 from cairn.store.lock import WriterLock
 from cairn.store.postgres.dialect import COMPAT_FUNCTIONS, translate, translate_trigger
-from cairn.store.postgres.steps import PG_COMPONENT, PG_REPLACES, PG_SCHEMA, PG_STEPS, PG_TABLES
-from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, SQLiteBase, TableCopyMixin
+from cairn.store.postgres.migrate import schema_migration
+from cairn.store.postgres.steps import PG_COMPONENT, PG_STEPS, PG_TABLES
+from cairn.store.sql.base import SQLBase, TableCopyMixin
+from cairn.store.sql.migrations import SCHEMA_VERSION
 
 WRITE_LOCK_KEY = 0x6361_6972_6E00  # "cairn\0": the advisory lock of index writers
 MIGRATION_WAIT = 120.0
@@ -102,6 +104,21 @@ class Connection:
                     cur = self.raw.execute(stmt, ())
                 return cur
             return self.raw.execute(self._sql(sql), tuple(params or ()))
+        except psycopg.Error as exc:
+            raise _error(exc)(f"{self._store.path}: {exc}".strip()) from exc
+
+    def run(self, sql: str, *, rendered: bool) -> Any:
+        """Run one statement already in PostgreSQL's dialect; ``rendered``: it came
+        through :func:`cairn.store.postgres.dialect.translate` (its ``%`` escaped, so it
+        takes an empty parameter list).
+
+        Raises:
+            StoreError: the server refused it.
+        """
+        import psycopg
+
+        try:
+            return self.raw.execute(sql, () if rendered else None)
         except psycopg.Error as exc:
             raise _error(exc)(f"{self._store.path}: {exc}".strip()) from exc
 
@@ -181,7 +198,7 @@ def _give_back(store_ref: weakref.ref[PostgresBase], raw: Any) -> None:
             raw.close()
 
 
-class PostgresBase(SQLiteBase):
+class PostgresBase(SQLBase):
     """Connections, transactions and migrations on PostgreSQL.
 
     Args:
@@ -317,21 +334,8 @@ class PostgresBase(SQLiteBase):
                 for fn in COMPAT_FUNCTIONS:
                     db.raw.execute(fn)
             for i in range(version, SCHEMA_VERSION):
-                if i in PG_REPLACES:
-                    for stmt in PG_REPLACES[i].split(";"):
-                        if stmt.strip():
-                            db.raw.execute(stmt)
-                    continue
-                for stmt in MIGRATIONS[i].split(";"):
-                    if stmt.strip() and "VIRTUAL TABLE" not in stmt.upper():
-                        db.execute(stmt)
-                if i < len(PG_SCHEMA):
-                    for stmt in PG_SCHEMA[i].split(";"):
-                        if stmt.strip():
-                            db.raw.execute(stmt)
-                if i == 0:
-                    # SQLite's implicit rowid, which the shared SQL orders runs by
-                    db.raw.execute("ALTER TABLE runs ADD COLUMN rowid BIGSERIAL")
+                for stmt in schema_migration(i):
+                    db.run(stmt.sql, rendered=stmt.rendered)
             db.execute("DELETE FROM cairn_schema")
             db.execute("INSERT INTO cairn_schema(version) VALUES (?)", (SCHEMA_VERSION,))
             self._pg_steps()
@@ -560,7 +564,7 @@ class PostgresBase(SQLiteBase):
 
 
 class PostgresTableCopy(TableCopyMixin, PostgresBase):
-    """Whole-table reads and writes (see :class:`cairn.store.sqlite.schema.TableCopyMixin`)."""
+    """Whole-table reads and writes (see :class:`cairn.store.sql.base.TableCopyMixin`)."""
 
     def table_names(self) -> list[str]:
         """The index's own tables."""

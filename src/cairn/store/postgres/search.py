@@ -46,12 +46,12 @@ from typing import Any
 from cairn.errors import QueryError
 from cairn.model import Filter, Term, TextQuery
 from cairn.store.postgres.words import FTS_CONFIG
-from cairn.store.sqlite.fts import ROUNDS_ORDER, SearchMixin
+from cairn.store.sql.search import ROUNDS_ORDER, SearchBase
 
 
 def _group_sql(t: Term) -> tuple[str, list[str]]:
     """A group as a ``tsquery`` expression: alternatives ``||``, each its positive
-    terms ``&&`` and ``&& !!`` its negated ones (as :func:`cairn.store.sqlite.fts`)."""
+    terms ``&&`` and ``&& !!`` its negated ones (as :mod:`cairn.store.sqlite.match`)."""
     alts: list[str] = []
     args: list[str] = []
     for alt in t.group:
@@ -120,7 +120,7 @@ TOPK_LIMIT = 10_000
 units a ``-word`` excludes from semantic search) every matching unit is scored."""
 
 
-class PostgresSearchMixin(SearchMixin):
+class PostgresSearchMixin(SearchBase):
     """``tsvector`` search with the shared filters."""
 
     def headings_titled(self, term: Term, limit: int) -> list[tuple[str, str]]:
@@ -141,7 +141,7 @@ class PostgresSearchMixin(SearchMixin):
     def _one_filter(self, f: Filter, *, first_unit: bool = False) -> tuple[str, list[Any]]:
         """The shared filters, with ``+word`` (a must-match term) as a ``tsquery``
         and the date filters as :meth:`_date_filter`."""
-        from cairn.store.sqlite.datefn import TS_FIELDS
+        from cairn.store.sql.datefn import TS_FIELDS
 
         if f.field == "match":
             t = f.term or Term(tuple(f.value.split()), tuple((f.key or "").split()))
@@ -156,10 +156,10 @@ class PostgresSearchMixin(SearchMixin):
     def _date_filter(self, f: Filter) -> tuple[str, list[Any]]:
         """A date filter (``scheduled:``, ``deadline:``, ``closed:``, ``ts:``,
         ``ts-inactive:``) as the set of units it matches: SQLite's own matching function
-        (:func:`cairn.store.sqlite.datefn.ts_match`: repeaters, warning delays, ranges)
+        (:func:`cairn.store.sql.datefn.ts_match`: repeaters, warning delays, ranges)
         run over the units holding a timestamp of that kind, which the server picks
         out first (few units have timestamps), so both backends match the same."""
-        from cairn.store.sqlite.datefn import ts_match
+        from cairn.store.sql.datefn import ts_match
 
         role = f'"{f.field}"' if f.field in ("scheduled", "deadline", "closed") else "["
         rows = self.db.execute(

@@ -1,6 +1,6 @@
 """PostgreSQL's own tables beyond the shared schema: the ``postgres`` component.
 
-The shared migrations (:data:`cairn.store.sqlite.schema.MIGRATIONS`, rendered by
+The shared migrations (:data:`cairn.store.sql.migrations.MIGRATIONS`, rendered by
 :mod:`cairn.store.postgres.dialect`) give both backends the same tables; what only
 PostgreSQL has — BM25's inverted index and statistics, kept by triggers — is versioned
 separately in ``components`` under :data:`PG_COMPONENT`, one step of :data:`PG_STEPS`

@@ -6,13 +6,13 @@ from cairn.store.postgres.base import PostgresTableCopy
 from cairn.store.postgres.search import PostgresSearchMixin
 from cairn.store.postgres.vectors import PostgresVectorsMixin
 from cairn.store.postgres.writes import PostgresWritesMixin
-from cairn.store.sqlite.carried import CarriedMixin
-from cairn.store.sqlite.edges import EdgesMixin
-from cairn.store.sqlite.enrich import EnrichMixin
-from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
-from cairn.store.sqlite.memory import AccessLogMixin
-from cairn.store.sqlite.reads import ReadsMixin
-from cairn.store.sqlite.reports import ReportsMixin
+from cairn.store.sql.carried import CarriedMixin
+from cairn.store.sql.edges import EdgesMixin
+from cairn.store.sql.enrich import EnrichMixin
+from cairn.store.sql.facets import BrowseMixin, FacetsMixin
+from cairn.store.sql.memory import AccessLogMixin
+from cairn.store.sql.reads import ReadsMixin
+from cairn.store.sql.reports import ReportsMixin
 
 
 class PostgresStore(

@@ -26,8 +26,8 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
 from cairn.store.indexes import NearChunk
-from cairn.store.sqlite.schema import SQLiteBase
-from cairn.store.sqlite.vectors import SQLiteVectors, VectorsMixin
+from cairn.store.sql.base import SQLBase
+from cairn.store.sql.vectors import SQLiteVectors, VectorsMixin
 
 if TYPE_CHECKING:
     import numpy as np
@@ -134,10 +134,10 @@ def _quote(text: str) -> str:
 
 
 class PostgresVectors(SQLiteVectors):
-    """:class:`cairn.store.sqlite.vectors.SQLiteVectors` with pgvector search (see the
+    """:class:`cairn.store.sql.vectors.SQLiteVectors` with pgvector search (see the
     module doc); ``store.vectors`` of a :class:`cairn.store.postgres.PostgresStore`."""
 
-    def __init__(self, store: SQLiteBase) -> None:
+    def __init__(self, store: SQLBase) -> None:
         super().__init__(store)
         self.index_from = INDEX_FROM
         self.bulk_from = BULK_FROM

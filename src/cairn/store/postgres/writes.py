@@ -3,7 +3,7 @@
 Writes run in pipeline mode (:meth:`cairn.store.postgres.base.PostgresBase.transaction`):
 a statement whose result nobody reads is queued, but every read (``fetchone``) makes
 the client wait for the server to work through the whole queue first. The shared
-:class:`cairn.store.sqlite.writes.WritesMixin` reads twice per stored file — the ids of
+:class:`cairn.store.sql.writes.WritesMixin` reads twice per stored file — the ids of
 the file's old documents, and ``max(rowid)`` of the units for each document — which on
 SQLite costs nothing and on a server costs two waits per file (most of an index run's
 time on a loaded machine). Here a file's old documents are deleted by set-based
@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from cairn.model import Document, Failure
-from cairn.store.sqlite.writes import WritesMixin
+from cairn.store.sql.writes import WritesMixin
 
 _OF_FILE = "SELECT id FROM documents WHERE root_id=? AND path=?"
 _UNITS_OF_FILE = f"SELECT rowid FROM units WHERE document_id IN ({_OF_FILE})"
@@ -40,7 +40,7 @@ class PostgresWritesMixin(WritesMixin):
         failure: Failure | None = None,
     ) -> None:
         """Replace everything indexed from one file with ``documents`` (see
-        :meth:`cairn.store.sqlite.writes.WritesMixin.replace_file`); the old documents
+        :meth:`cairn.store.sql.writes.WritesMixin.replace_file`); the old documents
         go by set-based deletes, so nothing waits for the server. Call inside
         :meth:`transaction`."""
         key = (root_id, relpath)

@@ -91,3 +91,11 @@ def replaced(path: str, local: Any, conn: sqlite3.Connection) -> bool:
     local.checked = now
     current = _file_id(path)
     return current is not None and current != known
+
+
+def register_functions(conn: sqlite3.Connection) -> None:
+    """Make the shared SQL's own functions callable on ``conn``: ``cairn_ts_match``,
+    the date filters' matching (:func:`cairn.store.sql.datefn.ts_match`)."""
+    from cairn.store.sql.datefn import ts_match
+
+    conn.create_function("cairn_ts_match", 4, ts_match, deterministic=True)

@@ -13,24 +13,28 @@ tags, body, plus a ``cjk`` column of overlapping CJK character bigrams so that C
 and Japanese words (which have no spaces) are found. The store knows nothing of Org or
 Markdown: it stores model values and answers queries built by ``cairn.search``.
 
-Schema changes are migrations: ``MIGRATIONS[i]`` brings a database from version ``i`` to
-``i + 1``; ``PRAGMA user_version`` holds the version.
+The tables and their SQL are shared with the PostgreSQL store (:mod:`cairn.store.sql`);
+this package holds what is SQLite's: the connection (``base``, ``connect``) and FTS5
+(``fts``, ``match``). Schema changes are migrations
+(:data:`cairn.store.sql.migrations.MIGRATIONS`); ``PRAGMA user_version`` holds the
+version.
 """
 
 from __future__ import annotations
 
 from cairn.model import FileState
-from cairn.store.sqlite.carried import CarriedMixin
-from cairn.store.sqlite.edges import EdgesMixin
-from cairn.store.sqlite.enrich import EnrichMixin
-from cairn.store.sqlite.facets import BrowseMixin, FacetsMixin
+from cairn.store.sql.carried import CarriedMixin
+from cairn.store.sql.edges import EdgesMixin
+from cairn.store.sql.enrich import EnrichMixin
+from cairn.store.sql.facets import BrowseMixin, FacetsMixin
+from cairn.store.sql.memory import AccessLogMixin
+from cairn.store.sql.migrations import MIGRATIONS, SCHEMA_VERSION
+from cairn.store.sql.reads import ReadsMixin
+from cairn.store.sql.reports import ReportsMixin
+from cairn.store.sql.vectors import VectorsMixin
+from cairn.store.sql.writes import WritesMixin
+from cairn.store.sqlite.base import SQLiteTableCopy, guard_errors
 from cairn.store.sqlite.fts import SearchMixin
-from cairn.store.sqlite.memory import AccessLogMixin
-from cairn.store.sqlite.reads import ReadsMixin
-from cairn.store.sqlite.reports import ReportsMixin
-from cairn.store.sqlite.schema import MIGRATIONS, SCHEMA_VERSION, TableCopyMixin, guard_errors
-from cairn.store.sqlite.vectors import VectorsMixin
-from cairn.store.sqlite.writes import WritesMixin
 
 __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 
@@ -38,7 +42,7 @@ __all__ = ["MIGRATIONS", "SCHEMA_VERSION", "FileState", "SQLiteStore"]
 @guard_errors
 class SQLiteStore(WritesMixin, ReadsMixin, SearchMixin, VectorsMixin, EdgesMixin,
                   FacetsMixin, BrowseMixin, ReportsMixin, AccessLogMixin, EnrichMixin,
-                  CarriedMixin, TableCopyMixin):
+                  CarriedMixin, SQLiteTableCopy):
     """The default :class:`cairn.store.Store`: one SQLite file.
 
     Args:

@@ -64,7 +64,7 @@ def count_in_background(enabled: bool = True) -> None:
 
 
 class WaitingCounts:
-    """Mixin of :class:`cairn.store.sqlite.vectors.SQLiteVectors`: the waiting count.
+    """Mixin of :class:`cairn.store.sql.vectors.SQLiteVectors`: the waiting count.
 
     The host provides ``db`` (this thread's connection) and ``generation()``, and calls
     :meth:`_init_waiting` from its constructor.

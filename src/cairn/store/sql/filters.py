@@ -1,5 +1,5 @@
 """SQL of the filters added to the query language after the first ones (those are in
-:mod:`cairn.store.sqlite.fts`): dates, ``file:``, ``heading:``, ``section:``,
+:mod:`cairn.store.sql.search`): dates, ``file:``, ``heading:``, ``section:``,
 ``level:`` and ``lang:``. Each gives a condition over ``u`` (units) and ``d`` (documents)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from cairn.model import Filter
-from cairn.store.sqlite.datefn import TS_FIELDS
+from cairn.store.sql.datefn import TS_FIELDS
 
 _FILE_STAMP = "strftime('%Y-%m-%d', d.mtime, 'unixepoch', 'localtime')"
 _BASENAME = "replace(d.path, rtrim(d.path, replace(d.path, '/', '')), '')"

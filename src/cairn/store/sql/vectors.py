@@ -1,4 +1,4 @@
-"""Chunks and their vectors, in the same SQLite file as the units (DESIGN.md, Storage).
+"""Chunks and their vectors, in the same database as the units (DESIGN.md, Storage).
 
 Tables (the ``vectors`` component, created with ``store.ensure_component``):
 
@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING
 from cairn.errors import StoreError
 from cairn.model import Chunk, ChunkSource, VectorMatrix, VectorSpace
 from cairn.store.indexes import NearChunk
-from cairn.store.sqlite.schema import SQLiteBase
-from cairn.store.sqlite.waiting import CHUNKABLE, WaitingCounts
+from cairn.store.sql.base import SQLBase
+from cairn.store.sql.waiting import CHUNKABLE, WaitingCounts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -166,7 +166,7 @@ class SQLiteVectors(WaitingCounts):
         StoreError: the tables cannot be created (e.g. a newer component version).
     """
 
-    def __init__(self, store: SQLiteBase) -> None:
+    def __init__(self, store: SQLBase) -> None:
         self._store = store
         self._init_waiting()
         store.ensure_component("vectors", MIGRATIONS)
@@ -401,7 +401,7 @@ class SQLiteVectors(WaitingCounts):
 
     def drop_space(self, space: str) -> int:
         """Forget a space and its vectors; returns vectors removed. Call in a transaction."""
-        from cairn.store.sqlite.matrix import DROPPED_AT
+        from cairn.store.sql.matrix import DROPPED_AT
 
         cur = self.db.execute("DELETE FROM embeddings WHERE space=?", (space,))
         self.db.execute("DELETE FROM vector_spaces WHERE space=?", (space,))
@@ -411,7 +411,7 @@ class SQLiteVectors(WaitingCounts):
     def matrix(self, space: str) -> VectorMatrix:
         """Load every live chunk vector of ``space`` (see :class:`VectorMatrix`; with
         its ``chunk_ids``, so :meth:`matrix_since` can patch it later)."""
-        from cairn.store.sqlite.matrix import load_matrix
+        from cairn.store.sql.matrix import load_matrix
 
         dim, dtype = self._shape(space)
         return load_matrix(self.db, space, dim, dtype)
@@ -419,10 +419,10 @@ class SQLiteVectors(WaitingCounts):
     def matrix_since(self, space: str, old: VectorMatrix | None) -> VectorMatrix:
         """The current :meth:`matrix`, made from ``old`` (a matrix of ``space`` this
         index returned before) by dropping the rows of chunks gone and reading only the
-        chunks that got a vector since (:func:`cairn.store.sqlite.matrix.patch_matrix`);
+        chunks that got a vector since (:func:`cairn.store.sql.matrix.patch_matrix`);
         a full load when there is no ``old`` or a patch would read much of it anyway.
         ``old`` itself when the generation has not moved."""
-        from cairn.store.sqlite.matrix import load_matrix, patch_matrix
+        from cairn.store.sql.matrix import load_matrix, patch_matrix
 
         dim, dtype = self._shape(space)
         if old is not None:
@@ -455,7 +455,7 @@ class SQLiteVectors(WaitingCounts):
     ) -> list[NearChunk]:
         """Exact cosine top-``k`` units over :meth:`matrix` (see
         :meth:`cairn.store.indexes.VectorIndex.nearest`)."""
-        from cairn.store.sqlite.nearest import exact_nearest
+        from cairn.store.sql.nearest import exact_nearest
 
         return exact_nearest(self.matrix(space), vector, k, candidates, excluded=excluded,
                              include_alternates=include_alternates)
@@ -464,7 +464,7 @@ class SQLiteVectors(WaitingCounts):
         self, space: str, vector: npt.NDArray[np.float32], unit_ids: Sequence[str]
     ) -> dict[str, float]:
         """Best-chunk cosine per given unit, over :meth:`matrix`."""
-        from cairn.store.sqlite.nearest import best_similarity
+        from cairn.store.sql.nearest import best_similarity
 
         return best_similarity(self.matrix(space), vector, unit_ids)
 
@@ -515,8 +515,8 @@ class SQLiteVectors(WaitingCounts):
         return self.db.execute("SELECT 1 FROM embeddings LIMIT 1").fetchone() is not None
 
 
-class VectorsMixin(SQLiteBase):
-    """Gives the SQLite store its ``vectors`` (created on first use)."""
+class VectorsMixin(SQLBase):
+    """Gives a store its ``vectors`` (created on first use)."""
 
     @cached_property
     def vectors(self) -> SQLiteVectors:

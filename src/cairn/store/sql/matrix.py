@@ -1,5 +1,5 @@
 """The in-process vector matrix of one space, loaded whole or patched from an older one
-(:meth:`cairn.store.sqlite.vectors.SQLiteVectors.matrix` and ``matrix_since``).
+(:meth:`cairn.store.sql.vectors.SQLiteVectors.matrix` and ``matrix_since``).
 
 Chunks are immutable rows: a changed unit's chunks are deleted (with the unit) and new
 ones inserted under new ``AUTOINCREMENT`` ids, and a vector is keyed by the hash of the
@@ -66,7 +66,7 @@ _VECTOR_IDS_SQL = (
     "ON e.space = ? AND e.hash = c.hash ORDER BY c.id)"
 )
 DROPPED_AT = "dropped_at"
-"""The ``vector_meta`` key :meth:`~cairn.store.sqlite.vectors.SQLiteVectors.drop_space`
+"""The ``vector_meta`` key :meth:`~cairn.store.sql.vectors.SQLiteVectors.drop_space`
 sets to the vector generation after it: a matrix loaded at that generation or later
 holds no vector a drop removed since."""
 _BATCH = 500
@@ -111,7 +111,7 @@ def read_snapshot(db: Any) -> Iterator[None]:
 
 
 def generation(db: Any) -> int:
-    """The vector generation (see :mod:`cairn.store.sqlite.vectors`)."""
+    """The vector generation (see :mod:`cairn.store.sql.vectors`)."""
     row = db.execute("SELECT value FROM vector_meta WHERE key='generation'").fetchone()
     return int(row[0]) if row else 0
 

@@ -1,12 +1,13 @@
-"""The SQL function behind the date filters: ``cairn_ts_match(timestamps, field,
-range, today)`` over a unit's stored timestamps (JSON), with repeaters and warning
-delays (:mod:`cairn.model.dates`). Registered on every connection."""
+"""The matching behind the date filters: :func:`ts_match` over a unit's stored
+timestamps (JSON), with repeaters and warning delays (:mod:`cairn.model.dates`).
+SQLite calls it as the SQL function ``cairn_ts_match(timestamps, field, range, today)``
+(:func:`cairn.store.sqlite.connect.register_functions`); PostgreSQL runs it over the
+units its server picks out (:mod:`cairn.store.postgres.search`)."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import json
-import sqlite3
 
 from cairn.model.dates import due_date, occurrences, parse_date, parse_step, warning_days
 
@@ -77,7 +78,3 @@ def _ts_match(timestamps: str | None, field: str, rng: str, today_iso: str | Non
             return 1
     return 0
 
-
-def register(conn: sqlite3.Connection) -> None:
-    """Make ``cairn_ts_match`` callable on ``conn`` (deterministic)."""
-    conn.create_function("cairn_ts_match", 4, ts_match, deterministic=True)

@@ -1,13 +1,17 @@
-"""Schema, migrations and the connection of the SQLite store (see ``store.py``)."""
+"""The connection, transactions and migrations of the SQLite store.
+
+Every public method of :class:`cairn.store.sqlite.SQLiteStore` raises
+:class:`cairn.errors.StoreError` (not ``sqlite3.Error``) naming the index file, the
+operation and SQLite's reason (:func:`guard_errors`). ``PRAGMA user_version`` holds the
+schema version of :data:`cairn.store.sql.migrations.MIGRATIONS`.
+"""
 
 from __future__ import annotations
 
 import functools
 import inspect
-import json
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -16,230 +20,15 @@ from typing import Any, TypeVar
 
 from cairn.errors import StoreError, StoreUnwritable
 from cairn.store.lock import WriterLock
+from cairn.store.sql.base import FTS_COLUMNS, SQLBase, TableCopyMixin, ident
+from cairn.store.sql.migrations import MIGRATIONS, SCHEMA_VERSION
 from cairn.store.sqlite import connect as _files
-from cairn.store.sqlite.connect import _connect_read_only, _read_only_media, _set_wal
-
-MIGRATIONS: tuple[str, ...] = (
-    # 0 -> 1: the initial schema
-    """
-    CREATE TABLE roots (
-        id TEXT PRIMARY KEY,
-        path TEXT NOT NULL UNIQUE,
-        include TEXT NOT NULL DEFAULT '[]',
-        exclude TEXT NOT NULL DEFAULT '[]',
-        added TEXT NOT NULL
-    );
-    CREATE TABLE files (
-        root_id TEXT NOT NULL REFERENCES roots(id) ON DELETE CASCADE,
-        path TEXT NOT NULL,
-        size INTEGER NOT NULL,
-        mtime REAL NOT NULL,
-        hash TEXT NOT NULL,
-        format TEXT,
-        status TEXT NOT NULL,
-        reason TEXT,
-        line INTEGER,
-        PRIMARY KEY (root_id, path)
-    );
-    CREATE TABLE documents (
-        id TEXT PRIMARY KEY,
-        root_id TEXT NOT NULL,
-        path TEXT NOT NULL,
-        key TEXT,
-        format TEXT NOT NULL,
-        title TEXT NOT NULL,
-        metadata TEXT NOT NULL,
-        tags TEXT NOT NULL,
-        aliases TEXT NOT NULL,
-        created TEXT,
-        modified TEXT,
-        visibility TEXT,
-        type TEXT,
-        declared_id TEXT,
-        content_hash TEXT NOT NULL,
-        size INTEGER NOT NULL,
-        mtime REAL NOT NULL,
-        warnings TEXT NOT NULL,
-        FOREIGN KEY (root_id, path) REFERENCES files(root_id, path) ON DELETE CASCADE
-    );
-    CREATE INDEX documents_file ON documents(root_id, path);
-    CREATE INDEX documents_declared ON documents(declared_id);
-    CREATE TABLE units (
-        rowid INTEGER PRIMARY KEY,
-        id TEXT NOT NULL UNIQUE,
-        document_id TEXT NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-        parent_id TEXT,
-        ordinal INTEGER NOT NULL,
-        level INTEGER NOT NULL,
-        kind TEXT NOT NULL,
-        title TEXT NOT NULL,
-        outline_path TEXT NOT NULL,
-        body TEXT NOT NULL,
-        tags TEXT NOT NULL,
-        inherited_tags TEXT NOT NULL,
-        properties TEXT NOT NULL,
-        todo TEXT,
-        todo_state TEXT,
-        priority TEXT,
-        timestamps TEXT NOT NULL,
-        org_id TEXT,
-        custom_id TEXT,
-        declared_id TEXT,
-        line_start INTEGER NOT NULL,
-        line_end INTEGER NOT NULL,
-        language TEXT,
-        extra TEXT NOT NULL,
-        role TEXT,
-        time TEXT,
-        alternate INTEGER NOT NULL DEFAULT 0
-    );
-    CREATE INDEX units_document ON units(document_id, ordinal);
-    CREATE INDEX units_parent ON units(parent_id);
-    CREATE INDEX units_org_id ON units(org_id);
-    CREATE TABLE unit_tags (
-        unit_rowid INTEGER NOT NULL REFERENCES units(rowid) ON DELETE CASCADE,
-        tag TEXT NOT NULL,
-        inherited INTEGER NOT NULL
-    );
-    CREATE INDEX unit_tags_tag ON unit_tags(tag);
-    CREATE INDEX unit_tags_unit ON unit_tags(unit_rowid);
-    CREATE TABLE links (
-        id INTEGER PRIMARY KEY,
-        unit_id TEXT NOT NULL REFERENCES units(id) ON DELETE CASCADE,
-        document_id TEXT NOT NULL,
-        ordinal INTEGER NOT NULL,
-        kind TEXT NOT NULL,
-        target TEXT NOT NULL,
-        alias TEXT,
-        anchor TEXT,
-        line INTEGER,
-        raw TEXT NOT NULL,
-        resolved_document_id TEXT,
-        resolved_unit_id TEXT,
-        unresolved_reason TEXT
-    );
-    CREATE INDEX links_unit ON links(unit_id);
-    CREATE INDEX links_document ON links(document_id);
-    CREATE INDEX links_resolved_doc ON links(resolved_document_id);
-    CREATE INDEX links_resolved_unit ON links(resolved_unit_id);
-    CREATE TABLE attachments (
-        root_id TEXT NOT NULL REFERENCES roots(id) ON DELETE CASCADE,
-        path TEXT NOT NULL,
-        PRIMARY KEY (root_id, path)
-    );
-    CREATE TABLE runs (
-        id TEXT PRIMARY KEY,
-        started TEXT NOT NULL,
-        finished TEXT,
-        config_hash TEXT NOT NULL,
-        seen INTEGER NOT NULL DEFAULT 0,
-        added INTEGER NOT NULL DEFAULT 0,
-        changed INTEGER NOT NULL DEFAULT 0,
-        removed INTEGER NOT NULL DEFAULT 0,
-        unchanged INTEGER NOT NULL DEFAULT 0,
-        failed INTEGER NOT NULL DEFAULT 0,
-        skipped INTEGER NOT NULL DEFAULT 0,
-        failures TEXT NOT NULL DEFAULT '[]',
-        warnings TEXT NOT NULL DEFAULT '[]',
-        seconds REAL NOT NULL DEFAULT 0
-    );
-    CREATE VIRTUAL TABLE units_fts USING fts5(
-        title, outline_path, tags, body, cjk,
-        tokenize = 'porter unicode61 remove_diacritics 2'
-    );
-    """,
-    # 1 -> 2: dream reports (cairn.maintain.dream): the last reports, newest by id
-    """
-    CREATE TABLE dream_reports (
-        id TEXT PRIMARY KEY,
-        created TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,
-        checks TEXT NOT NULL,
-        data TEXT NOT NULL
-    );
-    """,
-    # 2 -> 3: a ``meta`` FTS column (frontmatter and property keys and values, TODO
-    # keywords, tags: metadata searchable by plain words); FTS5 cannot add a column, so
-    # the table is rebuilt with the old columns' text, and every document is marked to
-    # be parsed and stored again by the next run (which fills ``meta``)
-    """
-    CREATE VIRTUAL TABLE units_fts_v2 USING fts5(
-        title, outline_path, tags, body, cjk, meta,
-        tokenize = 'porter unicode61 remove_diacritics 2'
-    );
-    INSERT INTO units_fts_v2(rowid, title, outline_path, tags, body, cjk, meta)
-        SELECT rowid, title, outline_path, tags, body, cjk, '' FROM units_fts;
-    DROP TABLE units_fts;
-    ALTER TABLE units_fts_v2 RENAME TO units_fts;
-    UPDATE runs SET config_hash = '';
-    UPDATE documents SET content_hash = ''
-    """,
-    # 3 -> 4: a covering index of documents' content hashes, so finding what changed
-    # since the last graph update reads the index, not every document row (a small
-    # index run on a large root: cairn memory remember, cairn watch)
-    """
-    CREATE INDEX IF NOT EXISTS documents_hash ON documents(id, content_hash)
-    """,
-    # 4 -> 5: no duplicate text: ``units_fts`` becomes an external-content FTS5 table
-    # over the view ``units_fts_source``, which reads a unit's title and body from
-    # ``units`` and only what differs (normalised text, aliases, outline, tags, CJK
-    # bigrams, metadata words) from ``units_fts_text`` (NULL: as in ``units``); the
-    # index itself is rebuilt from the view (same tokens, same rowids); and the indexes
-    # no query searches by go (EXPLAIN QUERY PLAN of every statement a run, a search
-    # and the graph queries execute: bench/plans.py)
-    """
-    DROP INDEX IF EXISTS units_parent;
-    DROP INDEX IF EXISTS units_org_id;
-    DROP INDEX IF EXISTS unit_tags_tag;
-    DROP INDEX IF EXISTS links_resolved_unit;
-    DROP INDEX IF EXISTS documents_declared;
-    CREATE TABLE units_fts_text (
-        rowid INTEGER PRIMARY KEY,
-        title TEXT,
-        outline_path TEXT,
-        tags TEXT,
-        body TEXT,
-        cjk TEXT,
-        meta TEXT
-    );
-    INSERT INTO units_fts_text(rowid, title, outline_path, tags, body, cjk, meta)
-        SELECT f.rowid, CASE WHEN f.title = u.title THEN NULL ELSE f.title END,
-            nullif(f.outline_path, ''), nullif(f.tags, ''),
-            CASE WHEN f.body = u.body THEN NULL ELSE f.body END,
-            nullif(f.cjk, ''), nullif(f.meta, '')
-        FROM units_fts f JOIN units u ON u.rowid = f.rowid;
-    DROP TABLE units_fts;
-    CREATE VIEW units_fts_source AS
-        SELECT u.rowid AS rowid, coalesce(x.title, u.title) AS title,
-            coalesce(x.outline_path, '') AS outline_path, coalesce(x.tags, '') AS tags,
-            coalesce(x.body, u.body) AS body, coalesce(x.cjk, '') AS cjk,
-            coalesce(x.meta, '') AS meta
-        FROM units_fts_text x JOIN units u ON u.rowid = x.rowid;
-    CREATE VIRTUAL TABLE units_fts USING fts5(
-        title, outline_path, tags, body, cjk, meta,
-        content = 'units_fts_source', content_rowid = 'rowid',
-        tokenize = 'porter unicode61 remove_diacritics 2'
-    );
-    INSERT INTO units_fts(units_fts) VALUES ('rebuild')
-    """,
+from cairn.store.sqlite.connect import (
+    _connect_read_only,
+    _read_only_media,
+    _set_wal,
+    register_functions,
 )
-SCHEMA_VERSION = len(MIGRATIONS)
-
-FTS_COLUMNS = ("rowid", "title", "outline_path", "tags", "body", "cjk", "meta")
-"""The columns of a unit's keyword-index row (``units_fts``), in order."""
-
-
-def _j(value: Any) -> str:
-    """``value`` as stored JSON text (the empty list and mapping, most values, without
-    calling the encoder)."""
-    if not value and isinstance(value, list | dict):
-        return "[]" if isinstance(value, list) else "{}"
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
 
 _T = TypeVar("_T")
 
@@ -301,8 +90,8 @@ def _reason(exc: sqlite3.Error) -> str:
     return msg
 
 
-class SQLiteBase:
-    """The connection, transactions and migrations; the role mixins build on it."""
+class SQLiteBase(SQLBase):
+    """The connection, transactions and migrations of one SQLite file."""
 
     path: str
 
@@ -372,9 +161,7 @@ class SQLiteBase:
             if not _read_only_media(self.path):
                 raise
             conn = _connect_read_only(self.path)
-        from cairn.store.sqlite.datefn import register
-
-        register(conn)  # cairn_ts_match, the date filters' SQL function
+        register_functions(conn)  # cairn_ts_match, the date filters' SQL function
         return conn
 
     # --- lifecycle --------------------------------------------------------------------
@@ -522,23 +309,10 @@ class SQLiteBase:
         """The database's schema version (``PRAGMA user_version``)."""
         return int(self.db.execute("PRAGMA user_version").fetchone()[0])
 
-    # --- the keyword index's rows (written by the keyword-search mixin of a backend) ---
-    def _write_fts(
-        self, rows: Sequence[Sequence[Any]], units: Sequence[tuple[str, str]] | None = None
-    ) -> None:
-        """Add units' keyword-index rows (:data:`FTS_COLUMNS`); ``units``: each row's
-        unit title and body as ``units`` holds them (``None``: read them)."""
-        raise NotImplementedError
 
-    def _delete_fts(self, document_id: str, kinds: Sequence[str] = ()) -> None:
-        """Delete the keyword-index rows of a document's units (before the units go);
-        ``kinds``: only of units of these kinds (none: of every unit)."""
-        raise NotImplementedError
-
-
-class TableCopyMixin(SQLiteBase):
-    """Whole-table reads and writes for moving an index between backends
-    (``cairn store copy``); see :func:`cairn.store.copy.copy_store`."""
+class SQLiteTableCopy(TableCopyMixin, SQLiteBase):
+    """Whole-table reads and writes (see :class:`cairn.store.sql.base.TableCopyMixin`)
+    with SQLite's catalogue."""
 
     def table_names(self) -> list[str]:
         """The index's own tables (FTS shadow tables and bookkeeping excluded)."""
@@ -552,35 +326,4 @@ class TableCopyMixin(SQLiteBase):
         """The columns a copy reads and writes (``rowid`` first for ``units_fts``)."""
         if table == "units_fts":
             return list(FTS_COLUMNS)
-        return [str(r[1]) for r in self.db.execute(f"PRAGMA table_info({_ident(table)})")]
-
-    def read_table(self, table: str, columns: Sequence[str]) -> Iterator[tuple[Any, ...]]:
-        """Every row of ``table`` (those columns), in a stable order."""
-        cols = ", ".join(_ident(c) for c in columns)
-        for row in self.db.execute(f"SELECT {cols} FROM {_ident(table)}"):
-            yield tuple(row)
-
-    def write_rows(self, table: str, columns: Sequence[str],
-                   rows: Sequence[Sequence[Any]]) -> None:
-        """Insert rows into ``table`` (call inside :meth:`transaction`); rows of the
-        keyword index (``units_fts``) go through the backend's own writer."""
-        if table == "units_fts":
-            at = {c: i for i, c in enumerate(columns)}
-            self._write_fts([tuple(r[at[c]] if c in at else "" for c in FTS_COLUMNS)
-                             for r in rows])
-            return
-        cols = ", ".join(_ident(c) for c in columns)
-        marks = ", ".join("?" for _ in columns)
-        self.db.executemany(f"INSERT INTO {_ident(table)}({cols}) VALUES ({marks})", rows)
-
-    def clear_table(self, table: str) -> None:
-        """Delete every row of ``table`` (a copy's target bookkeeping)."""
-        self.db.execute(f"DELETE FROM {_ident(table)}")
-
-    def finish_copy(self) -> None:
-        """Bring counters up to date after a copy (nothing to do in SQLite)."""
-
-
-def _ident(name: str) -> str:
-    """``name`` as a quoted SQL identifier (table and column names from the catalogue)."""
-    return '"' + name.replace('"', '""') + '"'
+        return [str(r[1]) for r in self.db.execute(f"PRAGMA table_info({ident(table)})")]

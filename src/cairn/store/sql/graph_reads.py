@@ -27,7 +27,7 @@ if TYPE_CHECKING:
         UnitShape,
         UnitSpan,
     )
-from cairn.store.sqlite.outline import (
+from cairn.store.sql.outline import (
     STRUCTURAL,
     OutlineArc,
     outline_arcs,
@@ -155,7 +155,7 @@ class GraphReadsMixin:
         self, document_ids: Sequence[str] | None, relations: Iterable[str]
     ) -> Iterator[OutlineArc]:
         """The structural edges of documents (``None``: all), derived from the units
-        (see :mod:`cairn.store.sqlite.outline`); a document's are kept while the index
+        (see :mod:`cairn.store.sql.outline`); a document's are kept while the index
         is unchanged (:meth:`_outline_cache`)."""
         rels = set(relations)
         if not rels:
@@ -232,7 +232,6 @@ class GraphReadsMixin:
                 if eid in missing:
                     out[eid] = a.edge()
         return out
-
 
     def all_edges(
         self, *, relations: Sequence[str] | None = None, origins: Sequence[str] | None = None

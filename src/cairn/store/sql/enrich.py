@@ -1,4 +1,4 @@
-"""The enrichment tables in SQLite (``store.enrichments``, the
+"""The enrichment tables (``store.enrichments``, the
 :class:`cairn.store.enrichments.EnrichIndex` protocol), created on first use as the
 ``enrich`` component (``components`` keeps its version). Portable SQL: the PostgreSQL
 store composes this mixin too.
@@ -19,12 +19,12 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
 from cairn import model
-from cairn.store.sqlite.schema import SQLiteBase
+from cairn.store.sql.base import SQLBase
 
 if TYPE_CHECKING:
     from cairn.model import Edge, Unit
     from cairn.model.enrich import Enrichment, RelationLabel
-    from cairn.store.sqlite.writes import WritesMixin
+    from cairn.store.sql.writes import WritesMixin
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -81,7 +81,7 @@ def _me() -> Any:
 class SQLiteEnrichments:
     """:class:`cairn.store.enrichments.EnrichIndex` over the store's connection."""
 
-    def __init__(self, store: SQLiteBase) -> None:
+    def __init__(self, store: SQLBase) -> None:
         self._store = store
         store.ensure_component("enrich", MIGRATIONS)
 
@@ -292,7 +292,7 @@ def _enrichment(r: Any) -> Enrichment:
     return made
 
 
-class EnrichMixin(SQLiteBase):
+class EnrichMixin(SQLBase):
     """Gives the store its ``enrichments`` (created on first use)."""
 
     @cached_property

@@ -1,4 +1,4 @@
-"""Facet counts of the SQLite store: how many of a set of units have each format, tag,
+"""Facet counts of the shared tables: how many of a set of units have each format, tag,
 TODO keyword, note type and root (the search page's facets); documents listed by
 format (its conversations page)."""
 
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from cairn.errors import QueryError, StoreError
-from cairn.store.sqlite.reads import _DOC_SELECT, _document
-from cairn.store.sqlite.schema import SQLiteBase
+from cairn.store.sql.base import SQLBase
+from cairn.store.sql.reads import _DOC_SELECT, _document
 
 if TYPE_CHECKING:
     from cairn.model import StoredDocument
@@ -34,7 +34,7 @@ _FIELDS = tuple(_SQL)
 a keyword search loads no facet types)."""
 
 
-class FacetsMixin(SQLiteBase):
+class FacetsMixin(SQLBase):
     """Counts of facet values over given units."""
 
     def facet_counts(
@@ -72,7 +72,7 @@ class FacetsMixin(SQLiteBase):
         return {f: dict(c) for f, c in out.items()}
 
 
-class BrowseMixin(SQLiteBase):
+class BrowseMixin(SQLBase):
     """Documents listed by format (the web UI's conversations page)."""
 
     def documents_by_format(

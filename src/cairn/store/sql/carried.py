@@ -10,9 +10,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from cairn.model import Term
-from cairn.store.sqlite.match import term_expr
-from cairn.store.sqlite.schema import SQLiteBase
+from cairn.store.sql.base import SQLBase
 
 VALUE_MAX = 80
 """Longer property values are prose, not a value a query names."""
@@ -43,7 +41,7 @@ ORG_KEYWORDS = frozenset({
     "author", "category", "subtitle", "keywords", "filetags", "date", "created", "properties",
 })  # fmt: skip
 """The Org file keywords that describe a note, as the keyword index's ``meta`` column
-takes them (:mod:`cairn.store.sqlite.meta`); the rest (``#+cindex:``, ``#+options:``,
+takes them (:mod:`cairn.store.sql.meta`); the rest (``#+cindex:``, ``#+options:``,
 ``#+html_head:`` …) are export settings, not what a note is about."""
 
 
@@ -87,7 +85,7 @@ def _props(props: Any, depth: int = 0) -> list[Carried]:
     return out
 
 
-class CarriedMixin(SQLiteBase):
+class CarriedMixin(SQLBase):
     """The values units carry, and headings by title."""
 
     def carried_vocabulary(self, carriers: int) -> dict[Carried, list[str]]:
@@ -127,20 +125,3 @@ class CarriedMixin(SQLiteBase):
             for item in _props(meta):
                 add(item, uid)
         return out
-
-    def headings_titled(self, term: Term, limit: int) -> list[tuple[str, str]]:
-        """``(unit id, title)`` of up to ``limit`` headings whose title holds ``term``
-        (its words in order), in index order (unranked: ranking every match cost more
-        than the rest of query understanding).
-
-        Raises:
-            StoreError: the backend failed.
-        """
-        if not term.searchable or limit < 1:
-            return []
-        rows = self.db.execute(
-            "SELECT u.id, u.title FROM units u WHERE u.rowid IN (SELECT rowid FROM units_fts"
-            " WHERE units_fts MATCH ? LIMIT ?) AND u.kind = 'heading' AND u.alternate = 0",
-            ("{title} : " + term_expr(term), limit),
-        )
-        return [(str(r[0]), str(r[1])) for r in rows if r[1]]

@@ -11,7 +11,7 @@ from cairn import model
 
 if TYPE_CHECKING:
     from cairn.model import ReportRecord
-    from cairn.store.sqlite.schema import SQLiteBase
+    from cairn.store.sql.base import SQLBase
 
 
 def _record(r: sqlite3.Row) -> ReportRecord:
@@ -27,7 +27,7 @@ def _record(r: sqlite3.Row) -> ReportRecord:
 class SQLiteReports:
     """Dream reports in one SQLite table (created by the schema migrations)."""
 
-    def __init__(self, store: SQLiteBase) -> None:
+    def __init__(self, store: SQLBase) -> None:
         self.store = store
 
     def save(self, record: ReportRecord, *, keep: int) -> None:
@@ -67,7 +67,7 @@ class SQLiteReports:
 
 
 class ReportsMixin:
-    """Gives the SQLite store its ``reports``."""
+    """Gives a store its ``reports``."""
 
     @cached_property
     def reports(self) -> SQLiteReports:

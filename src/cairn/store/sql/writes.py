@@ -1,4 +1,4 @@
-"""Writes of the SQLite store: roots, files, documents, units, tags and links."""
+"""Writes of the shared tables: roots, files, documents, units, tags and links."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cairn.model import Diagnostic, Document, Failure, FileState, SourceRoot, Unit
-from cairn.store.sqlite.meta import document_meta, meta_text
-from cairn.store.sqlite.schema import SQLiteBase, _j, _now
+from cairn.store.sql.base import SQLBase, _j, _now
+from cairn.store.sql.meta import document_meta, meta_text
 from cairn.text import cjk_bigrams, fts_text
 
 
-class WritesMixin(SQLiteBase):
+class WritesMixin(SQLBase):
     """Roots, files and documents."""
 
     # --- roots ------------------------------------------------------------------------
@@ -401,7 +401,7 @@ class WritesMixin(SQLiteBase):
 
 def _fts_columns(doc: Document, u: Unit) -> tuple[str, str, str, str]:
     """What a unit contributes to the FTS columns title, outline path, tags and body
-    (``meta``: :func:`cairn.store.sqlite.meta.meta_text`).
+    (``meta``: :func:`cairn.store.sql.meta.meta_text`).
 
     A document's aliases and ``description`` are searchable through its first unit. A
     code unit's title is usually made up (``python code block``), so it is searched

@@ -1,4 +1,4 @@
-"""Edge and stub-node tables of the knowledge graph, in the index's SQLite file.
+"""Edge and stub-node tables of the knowledge graph, beside the units in the index.
 
 Created with ``store.ensure_component("graph", MIGRATIONS)`` when ``store.edges`` is
 first used. Tables:
@@ -6,7 +6,7 @@ first used. Tables:
 * ``edges`` — one typed, directed edge per (source, target, relation, origin); ``id`` is
   the deterministic UUIDv5 of those four (see :func:`cairn.graph.edges.edge_id`).
   Structural edges (``parent`` / ``next`` / ``previous``) are not stored: every read
-  derives them from the units (:mod:`cairn.store.sqlite.outline`).
+  derives them from the units (:mod:`cairn.store.sql.outline`).
   ``source`` is always a unit and references ``units(id) ON DELETE CASCADE``, so
   deleting a file's units deletes every edge leaving them. ``target`` is a unit id or a
   stub-node id (no foreign key: stubs are not units); the trigger
@@ -39,12 +39,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from cairn.store.sqlite.graph_reads import GraphReadsMixin, chunks
-from cairn.store.sqlite.outline import STRUCTURAL, outline_counts_by_document
+from cairn.store.sql.graph_reads import GraphReadsMixin, chunks
+from cairn.store.sql.outline import STRUCTURAL, outline_counts_by_document
 
 if TYPE_CHECKING:
     from cairn.model import Edge, Stub
-    from cairn.store.sqlite.schema import SQLiteBase
+    from cairn.store.sql.base import SQLBase
 
 _EDGE_INDEXES = (
     ("edges_out", "CREATE INDEX IF NOT EXISTS edges_out ON edges(source, relation)"),
@@ -117,7 +117,7 @@ MIGRATIONS: tuple[str, ...] = (
         value TEXT NOT NULL
     )
     """,
-    # structural edges are derived from the units on demand (store/sqlite/outline.py):
+    # structural edges are derived from the units on demand (store/sql/outline.py):
     # the stored ones go; the walking indexes keep only what the queries filter by (a
     # walk reads the edge's id from the table anyway, so covering columns bought
     # nothing but size)
@@ -167,7 +167,7 @@ class SQLiteEdgeIndex(GraphReadsMixin):
         cairn.errors.StoreError: the graph tables are newer than this cairn.
     """
 
-    def __init__(self, store: SQLiteBase) -> None:
+    def __init__(self, store: SQLBase) -> None:
         self.store = store
         self._outline_counted: dict[str, tuple[str, int, int]] = {}
         """document id -> (content hash, units, structural edges) last counted."""
@@ -186,7 +186,7 @@ class SQLiteEdgeIndex(GraphReadsMixin):
         """Insert or replace edges (same id → replaced); returns how many were given.
 
         Structural edges are not stored: the store derives them from the units
-        (:mod:`cairn.store.sqlite.outline`), so given ones are counted and dropped."""
+        (:mod:`cairn.store.sql.outline`), so given ones are counted and dropped."""
         given = list(edges)
         rows = [
             (e.id, e.source, e.target, e.relation, e.origin, e.weight, e.count, e.links,

@@ -1,4 +1,4 @@
-"""The access log of agent memory in SQLite (``store.access_log``, the
+"""The access log of agent memory (``store.access_log``, the
 :class:`cairn.store.access.AccessLog` protocol): one table of its own, created on first
 use as the ``memory`` component (``components`` keeps its version)."""
 
@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 from functools import cached_property
 
-from cairn.store.sqlite.schema import SQLiteBase
+from cairn.store.sql.base import SQLBase
 
 MIGRATIONS: tuple[str, ...] = (
     """
@@ -28,7 +28,7 @@ MIGRATIONS: tuple[str, ...] = (
 class SQLiteAccessLog:
     """:class:`cairn.store.access.AccessLog` over the store's connection."""
 
-    def __init__(self, store: SQLiteBase) -> None:
+    def __init__(self, store: SQLBase) -> None:
         self._store = store
         store.ensure_component("memory", MIGRATIONS)
 
@@ -74,8 +74,8 @@ class SQLiteAccessLog:
         return int(row[0])
 
 
-class AccessLogMixin(SQLiteBase):
-    """Gives the SQLite store its ``access_log`` (created on first use)."""
+class AccessLogMixin(SQLBase):
+    """Gives a store its ``access_log`` (created on first use)."""
 
     @cached_property
     def access_log(self) -> SQLiteAccessLog:

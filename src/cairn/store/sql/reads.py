@@ -1,4 +1,4 @@
-"""Reads of the SQLite store: lookups, links, runs, counts and integrity."""
+"""Reads of the shared tables: lookups, links, runs and counts."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 from cairn import model
 from cairn.model import Diagnostic, Failure, Link, Run, Timestamp
-from cairn.store.sqlite.fts import _like_escape
-from cairn.store.sqlite.schema import SQLiteBase, _j
-from cairn.store.sqlite.writes import _diag
+from cairn.store.sql.base import SQLBase, _j
+from cairn.store.sql.search import _like_escape
+from cairn.store.sql.writes import _diag
 
 if TYPE_CHECKING:
     from cairn.model import (
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     )
 
 
-class ReadsMixin(SQLiteBase):
+class ReadsMixin(SQLBase):
     """Lookups, links, runs and statistics."""
 
     # --- links and their resolution (graph owner) ----------------------------------
@@ -304,51 +304,6 @@ class ReadsMixin(SQLiteBase):
             "formats": per_format,
         }
 
-    def integrity_check(self) -> list[str]:
-        """Problems found by SQLite, FTS5 and cairn's own consistency checks ([] = fine),
-        one sentence each."""
-        problems: list[str] = []
-        for (msg,) in self.db.execute("PRAGMA integrity_check"):
-            if msg != "ok":
-                problems.append(f"sqlite: {msg}")
-        try:
-            self.db.execute("INSERT INTO units_fts(units_fts) VALUES ('integrity-check')")
-        except sqlite3.DatabaseError as exc:
-            if "readonly" not in str(exc):  # the check is a write: not on read-only media
-                problems.append(f"fts5: {exc}")
-        n_units = self.db.execute("SELECT count(*) FROM units").fetchone()[0]
-        n_fts = self.db.execute("SELECT count(*) FROM units_fts").fetchone()[0]
-        if n_units != n_fts:
-            problems.append(f"units ({n_units}) and FTS rows ({n_fts}) differ")
-        orphans = self.db.execute(
-            "SELECT count(*) FROM units_fts_text WHERE rowid NOT IN (SELECT rowid FROM units)"
-        ).fetchone()[0]
-        if orphans:
-            problems.append(f"{orphans} FTS rows without a unit (`cairn check --repair`)")
-        return problems
-
-    def repair(self) -> list[str]:
-        """See :meth:`cairn.store.base.Store.repair`: text rows of the keyword index
-        whose unit is gone are deleted (their FTS5 rows went with the unit), then the
-        FTS5 index is rebuilt from ``units`` if its count or its own check still fails."""
-        done: list[str] = []
-        with self.transaction():
-            cur = self.db.execute(
-                "DELETE FROM units_fts_text WHERE rowid NOT IN (SELECT rowid FROM units)"
-            )
-            if cur.rowcount > 0:
-                done.append(f"removed {cur.rowcount} FTS rows without a unit")
-            n_units = self.db.execute("SELECT count(*) FROM units").fetchone()[0]
-            n_fts = self.db.execute("SELECT count(*) FROM units_fts").fetchone()[0]
-            try:
-                self.db.execute("INSERT INTO units_fts(units_fts) VALUES ('integrity-check')")
-                sound = n_units == n_fts
-            except sqlite3.DatabaseError:
-                sound = False
-            if not sound:
-                self.db.execute("INSERT INTO units_fts(units_fts) VALUES ('rebuild')")
-                done.append("rebuilt the keyword index from the units")
-        return done
 
 
 def _list(text: str | None) -> list[Any]:

@@ -37,7 +37,7 @@ from cairn.ingest.chunking import ChunkConfig
 from cairn.model import HEADING, Document, SourceRoot, Unit
 from cairn.search.fusion import FusionConfig
 from cairn.search.rank import Ranker
-from cairn.store import Store, open_store, open_url
+from cairn.store import Store, open_location
 
 Run = dict[str, dict[str, float]]
 Qrels = dict[str, dict[str, int]]
@@ -364,12 +364,8 @@ def evaluate(
     notes: list[str] = []
     kept = store is not None
     with tempfile.TemporaryDirectory(prefix="cairn-eval-") as tmp:
-        if store is not None:
-            pass
-        elif isinstance(db_path, str) and db_path.startswith(("postgresql://", "postgres://")):
-            store = open_url(db_path)  # an empty PostgreSQL database
-        else:
-            store = open_store(Path(db_path) if db_path else Path(tmp) / "eval.db")
+        if store is None:  # a URL (an empty PostgreSQL database) or a file
+            store = open_location(db_path or Path(tmp) / "eval.db")
         try:
             t0 = time.perf_counter()
             if not kept:

@@ -5,9 +5,12 @@ may import the layers listed for it below (and always ``model``, ``errors``, ``t
 ``app`` is the composition root and may import anything; ``evaluation`` composes an
 index run and searches over a throwaway store; interfaces may import only ``app`` and
 the vocabulary, never a backend or a parser. Besides the layers: ``sqlite3`` and the
-``.db`` connection stay inside ``store/``; ``cairn.store.sqlite`` is imported only by
-``store/`` itself and the composition root; search never imports ingest, graph never
-imports formats; module-level imports form no cycle.
+``.db`` connection stay inside ``store/``; the storage packages (``store/sql``, the
+SQL both backends share; ``store/sqlite`` and ``store/postgres``, what is each
+backend's own) are imported only by ``store/`` itself and the composition root; inside
+``store/``, the shared SQL imports no backend, a backend not the other one, and only the
+registry opens a backend; search never imports ingest, graph never imports formats;
+module-level imports form no cycle.
 """
 
 from __future__ import annotations
@@ -135,11 +138,65 @@ def test_sqlite_and_the_connection_stay_in_the_store() -> None:
             elif (
                 isinstance(node, ast.ImportFrom)
                 and node.module
-                and node.module.startswith("cairn.store.sqlite")
+                and _storage_package(node.module) is not None
                 and _layer(path) != "app"
             ):
                 bad.append(f"{path.relative_to(SRC)}:{node.lineno} imports {node.module}")
     assert not bad, "storage outside the store:\n" + "\n".join(bad)
+
+
+STORAGE_PACKAGES = ("sql", "sqlite", "postgres")
+"""The packages under ``store/`` that hold SQL and connections."""
+STORAGE_MAY_IMPORT: dict[str | None, set[str]] = {
+    "sql": set(),  # the shared SQL: no backend
+    "sqlite": {"sql"},
+    "postgres": {"sql"},
+    None: set(),  # store/*.py: protocols and helpers, no SQL and no backend ...
+}
+OPENS_BACKENDS = {"cairn.store.registry"}
+"""... but for the registry, which opens them (lazily, by URL scheme)."""
+
+
+def _storage_package(module: str) -> str | None:
+    """``"sql"``, ``"sqlite"`` or ``"postgres"`` for a module of those packages."""
+    parts = module.split(".")
+    if parts[:2] == ["cairn", "store"] and len(parts) > 2 and parts[2] in STORAGE_PACKAGES:
+        return parts[2]
+    return None
+
+
+def _all_imports(path: Path) -> list[tuple[int, str]]:
+    """Every absolute ``cairn`` module ``path`` imports, anywhere in it (line, module)."""
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, a.name) for a in node.names if a.name.startswith("cairn."))
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.lineno, node.module))
+    return out
+
+
+def test_storage_packages_keep_to_their_own() -> None:
+    bad: list[str] = []
+    for path in (SRC / "store").rglob("*.py"):
+        name = _name(path)
+        here = _storage_package(name)
+        allowed = STORAGE_MAY_IMPORT[here] | ({"sqlite", "postgres"} if name in OPENS_BACKENDS
+                                              else set())
+        for line, module in _all_imports(path):
+            target = _storage_package(module)
+            if target is not None and target != here and target not in allowed:
+                bad.append(f"{path.relative_to(SRC)}:{line} imports {module}")
+    assert not bad, "storage packages crossing:\n" + "\n".join(bad)
+
+
+def test_the_storage_check_knows_the_packages() -> None:
+    assert _storage_package("cairn.store.sql.reads") == "sql"
+    assert _storage_package("cairn.store.postgres") == "postgres"
+    assert _storage_package("cairn.store.sqlalchemy") is None
+    assert _storage_package("cairn.store.registry") is None
+    assert "sqlite" not in STORAGE_MAY_IMPORT["postgres"]
+    assert {p.name for p in (SRC / "store").iterdir() if p.is_dir()} >= set(STORAGE_PACKAGES)
 
 
 def _top_level_imports(path: Path) -> set[str]:

@@ -1,8 +1,11 @@
 """Storage: the :class:`Store` protocol (:mod:`cairn.store.base`) and its backends.
 
-The embedded default is :class:`cairn.store.sqlite.SQLiteStore`. Only the composition
-root (:mod:`cairn.app`) opens a store; everything else receives one and is written
-against the protocol, so another backend can take its place.
+A backend is chosen by the scheme of the index's location (:mod:`cairn.store.registry`):
+a file path is the embedded default, :class:`cairn.store.sqlite.SQLiteStore`;
+``postgresql://`` is :class:`cairn.store.postgres.PostgresStore`. Both run the SQL of
+:mod:`cairn.store.sql`. Only the composition root (:mod:`cairn.app`) opens a store;
+everything else receives one and is written against the protocol, so another backend
+can take its place.
 """
 
 from __future__ import annotations
@@ -11,38 +14,30 @@ from pathlib import Path
 
 from cairn.store.base import Store
 from cairn.store.indexes import EdgeIndex, VectorIndex
+from cairn.store.registry import open_location
 
-__all__ = ["EdgeIndex", "Store", "VectorIndex", "open_store", "open_url"]
+__all__ = ["EdgeIndex", "Store", "VectorIndex", "open_location", "open_store", "open_url"]
 
 
 def open_store(path: str | Path) -> Store:
-    """Open (creating and migrating as needed) the SQLite index at ``path``.
+    """Open (creating and migrating as needed) the SQLite index file at ``path`` (a
+    path, never read as a URL: a file name may hold a ``:``).
 
     Raises:
         cairn.errors.StoreError: the file cannot be opened or is not a cairn index.
     """
-    from cairn.store.sqlite import SQLiteStore
-
-    return SQLiteStore(path)
+    return open_location(Path(path))
 
 
 def open_url(url: str) -> Store:
-    """Open (creating and migrating as needed) the PostgreSQL index at ``url``
-    (``postgresql://…``; needs ``pip install 'cairn[postgres]'``).
+    """Open (creating and migrating as needed) the index at ``url``, with the backend
+    its scheme names (:mod:`cairn.store.registry`): ``postgresql://…`` (needs ``pip
+    install 'cairn[postgres]'``), ``sqlite:///path``, or a plain file path.
 
     Raises:
-        cairn.errors.ProviderUnavailable: psycopg is not installed.
-        cairn.errors.StoreError: the server cannot be reached or the database is not a
-            cairn index.
+        cairn.errors.ProviderUnavailable: the backend's driver (psycopg) is not
+            installed.
+        cairn.errors.StoreError: no backend opens that scheme, the server cannot be
+            reached, or the database is not a cairn index.
     """
-    try:
-        import psycopg  # noqa: F401
-    except ImportError as exc:
-        from cairn.errors import ProviderUnavailable
-
-        raise ProviderUnavailable(
-            "the PostgreSQL backend needs psycopg: pip install 'cairn[postgres]'"
-        ) from exc
-    from cairn.store.postgres import PostgresStore
-
-    return PostgresStore(url)
+    return open_location(url)

@@ -65,7 +65,7 @@ from cairn.model import (
     LinkOccurrence,
     LinkResolution,
 )
-from cairn.store import Store
+from cairn.store import LinkIndex, Store
 
 Resolution = tuple[str | None, str | None, str | None]
 """``(document id, unit id, unresolved reason)``."""
@@ -376,7 +376,7 @@ def _with_anchor(
 
 
 # --- resolving the index ----------------------------------------------------------------
-def _apply(store: Store, links: Sequence[LinkOccurrence], cat: Catalog) -> int:
+def _apply(store: LinkIndex, links: Sequence[LinkOccurrence], cat: Catalog) -> int:
     updates = []
     for lk in links:
         res = resolve_link(lk, cat)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from cairn.formats import okf, types
 from cairn.model import Diagnostic, SourceRoot
-from cairn.store import Store
+from cairn.store import FileIndex
 
 
 def _under(rel: str, part: str) -> bool:
@@ -31,7 +31,7 @@ def _in_any(rel: str, parts: Sequence[str]) -> bool:
 
 
 def validate_roots(
-    store: Store,
+    store: FileIndex,
     roots: list[SourceRoot],
     registry: types.RootTypes,
     within: Mapping[str, Sequence[str]] | None = None,

@@ -12,11 +12,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cairn.store.base import Store
+from cairn.store.base import (
+    DocumentIndex,
+    FileIndex,
+    KeywordIndex,
+    LinkIndex,
+    RunLog,
+    Store,
+    TableAccess,
+)
 from cairn.store.indexes import EdgeIndex, VectorIndex
 from cairn.store.registry import open_location
 
-__all__ = ["EdgeIndex", "Store", "VectorIndex", "open_location", "open_store", "open_url"]
+__all__ = [
+    "DocumentIndex", "EdgeIndex", "FileIndex", "KeywordIndex", "LinkIndex", "RunLog", "Store",
+    "TableAccess", "VectorIndex", "open_location", "open_store", "open_url",
+]
 
 
 def open_store(path: str | Path) -> Store:

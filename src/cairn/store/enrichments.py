@@ -32,10 +32,6 @@ class EnrichIndex(Protocol):
         once, so an interrupted run resumes after the last stored reply."""
         ...
 
-    def cache_size(self) -> int:
-        """Replies in the cache."""
-        ...
-
     # --- conversations ----------------------------------------------------------------
     def save_enrichment(self, enrichment: Enrichment) -> None:
         """Store (replace) a conversation's enrichment."""

@@ -236,10 +236,6 @@ class EdgeIndex(Protocol):
         """Delete implicit edges of ``relation`` with either end among ``unit_ids``."""
         ...
 
-    def delete_origin_for_documents(self, origin: str, document_ids: Sequence[str]) -> None:
-        """Delete the edges of one origin leaving the given documents."""
-        ...
-
     def upsert_stubs(self, stubs: Iterable[Stub]) -> None:
         """Insert or refresh stub nodes."""
         ...
@@ -392,10 +388,6 @@ class EdgeIndex(Protocol):
 
     def first_units(self, document_ids: Sequence[str] | None = None) -> dict[str, str]:
         """``document id -> id of its first unit`` (``None``: every document)."""
-        ...
-
-    def unit_ids_of(self, document_ids: Sequence[str]) -> list[str]:
-        """The unit ids of the given documents."""
         ...
 
     def features_of(self, document_ids: Sequence[str]) -> set[str]:

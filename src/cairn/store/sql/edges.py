@@ -237,18 +237,6 @@ class SQLiteEdgeIndex(GraphReadsMixin):
                     [relation, *part],
                 )
 
-    def delete_origin_for_documents(self, origin: str, document_ids: Sequence[str]) -> None:
-        """Delete the edges of one origin leaving the given documents (structural edges
-        are derived, never stored: nothing to delete)."""
-        if origin == STRUCTURAL:
-            return
-        for part in chunks(list(document_ids)):
-            q = ",".join("?" * len(part))
-            self.db.execute(
-                f"DELETE FROM edges WHERE origin=? AND source_document_id IN ({q})",
-                [origin, *part],
-            )
-
     def upsert_stubs(self, stubs: Iterable[Stub]) -> None:
         """Insert or refresh stub nodes. Of two spellings of one stub's label the
         smaller (by code point) is kept, whichever was written first, and of two

@@ -109,10 +109,6 @@ class SQLiteEnrichments:
                 (key, kind, model, prompt_version, content_hash, status, reply, _now()),
             )
 
-    def cache_size(self) -> int:
-        """See :meth:`cairn.store.enrichments.EnrichIndex.cache_size`."""
-        return int(self.db.execute("SELECT COUNT(*) FROM enrich_cache").fetchone()[0])
-
     # --- conversations ----------------------------------------------------------------
     def save_enrichment(self, enrichment: Enrichment) -> None:
         """See :meth:`cairn.store.enrichments.EnrichIndex.save_enrichment`."""

@@ -461,15 +461,6 @@ class GraphReadsMixin:
                 sql + f" AND u.document_id IN ({q})", list(part)))
         return out
 
-    def unit_ids_of(self, document_ids: Sequence[str]) -> list[str]:
-        """The unit ids of the given documents."""
-        out: list[str] = []
-        for part in chunks(list(document_ids)):
-            q = ",".join("?" * len(part))
-            out += [r[0] for r in self.db.execute(
-                f"SELECT id FROM units WHERE document_id IN ({q})", list(part))]
-        return out
-
     # --- implicit-edge features --------------------------------------------------------
     def features_of(self, document_ids: Sequence[str]) -> set[str]:
         """Every feature recorded for the given documents."""

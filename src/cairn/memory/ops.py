@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import pairwise
 from typing import Any
@@ -34,6 +34,7 @@ from cairn.memory.bundle import (
     seal,
 )
 from cairn.memory.similarity import (
+    Cluster,
     EmbedFn,
     Proposer,
     centroid,
@@ -216,20 +217,6 @@ def content_similarity(
     """How similar two texts are, tags aside, in [0, 1]: the Jaccard of their
     :func:`shingles`, or with embeddings the larger of it and the rescaled cosine."""
     return text_similarity(jaccard(a_sh, b_sh), cos)
-
-
-@dataclass
-class Cluster:
-    """Memories that become (or join) one concept; ``concept`` is the existing concept
-    they merge into, ``None`` for a new one."""
-
-    members: list[Entry] = field(default_factory=list)
-    concept: Entry | None = None
-    tags: list[str] = field(default_factory=list)
-    features: frozenset[str] = frozenset()
-    vectors: list[Sequence[float]] = field(default_factory=list)
-    title: str | None = None
-    """A new concept's title as proposed (``None``: the most central memory's)."""
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cairn.errors import CairnError
+from cairn.memory.similarity import Cluster
 
 if TYPE_CHECKING:
     from cairn.memory.bundle import Entry
-    from cairn.memory.ops import Cluster
 
 BATCH = 20
 """New memories per request."""
@@ -220,8 +220,6 @@ class ModelProposer:
     def _clusters(
         self, proposed: list[dict[str, Any]], part: list[Entry], shown: list[Entry]
     ) -> list[Cluster]:
-        from cairn.memory.ops import Cluster
-
         by_id = {f"m{i}": m for i, m in enumerate(part, 1)}
         concept_of = {f"c{i}": c for i, c in enumerate(shown, 1)}
         used: set[str] = set()

@@ -263,13 +263,3 @@ class OnnxCrossEncoder:
                 z = np.exp(logits - logits.max(axis=1, keepdims=True))
                 out.extend(float(v) for v in (z[:, -1] / z.sum(axis=1)))
         return out
-
-
-def reranker_id(r: Reranker) -> str:
-    """A short stable identifier of a reranker (its fingerprint, or a hash of its name)."""
-    fp = getattr(r, "fingerprint", None)
-    if fp:
-        return str(fp)
-    import hashlib  # a keyword search hashes nothing
-
-    return "rr-" + hashlib.sha256(r.name.encode()).hexdigest()[:12]

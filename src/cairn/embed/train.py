@@ -249,25 +249,6 @@ def pca_reduce(vectors: Array, dims: int) -> Array:
     return out
 
 
-def zipf_weights(n_tokens: int) -> Array:
-    """model2vec's zipf weighting by vocabulary rank: ``1 / log(2 + rank)``
-    (``float32[n_tokens]``; WordPiece vocabularies are ordered roughly by frequency)."""
-    import numpy as np
-
-    out: Array = (1.0 / np.log(2.0 + np.arange(n_tokens))).astype(np.float32)
-    return out
-
-
-def sif_weights(counts: Array, coefficient: float = 1e-4) -> Array:
-    """SIF weights ``a / (a + p(token))`` from token counts over a corpus
-    (``float32[V]``; tokens never seen get weight 1)."""
-    import numpy as np
-
-    p = counts.astype(np.float64) / max(1.0, float(counts.sum()))
-    out: Array = (coefficient / (coefficient + p)).astype(np.float32)
-    return out
-
-
 @dataclass(frozen=True, slots=True)
 class FitReport:
     """What :func:`fit_static` did.

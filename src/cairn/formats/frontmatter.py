@@ -65,8 +65,9 @@ MAX_DEPTH = 64
 """Upper bound on nesting depth of one block."""
 
 MAX_CHARS = 1_000_000
-"""Upper bound on the characters of one block: a larger one is not loaded (YAML loads at
-about 0.5 MB/s here) but reported, and its text kept as body text."""
+"""Upper bound on the characters of one block: a larger one is not loaded (a YAML
+loader written in Python would hold the run up for seconds) but reported, and its text
+kept as body text."""
 
 _YAML_FENCE = re.compile(r"---[ \t]*")
 _TOML_FENCE = re.compile(r"\+\+\+[ \t]*")

@@ -309,8 +309,8 @@ def consolidate(
 
     Without a ``proposer``, the deterministic clustering (:func:`cluster`: tags, and
     shingle overlap or — with ``embed``, the configured embedder's ``embed`` — embedding
-    similarity; the title comes from the most central memory). With one (an LLM: the
-    hook of the enrichment issue), its proposal is checked by the same rules
+    similarity; the title comes from the most central memory). With one (an LLM:
+    :mod:`cairn.memory.propose`), its proposal is checked by the same rules
     (:func:`cairn.memory.similarity.checked_proposal`) and what it leaves out is
     clustered deterministically.
 

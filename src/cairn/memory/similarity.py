@@ -1,6 +1,6 @@
 """What consolidation compares memories with: embedding vectors (the configured
-embedder; none ⇒ word overlap only), and the hook where a proposer (an LLM, see the
-enrichment issue) would suggest the clusters that the same rules then check.
+embedder; none ⇒ word overlap only), and the hook where a proposer (an LLM,
+:mod:`cairn.memory.propose`) suggests the clusters that the same rules then check.
 
 - :func:`entry_vectors`: one unit-length vector per memory or concept (title and body),
   from any ``embed(texts) -> rows`` callable (an :class:`cairn.embed.Embedder`'s

@@ -1,4 +1,4 @@
-"""Curated detectors of secrets and personal data in text (issue 18).
+"""Curated detectors of secrets and personal data in text.
 
 Each :class:`Detector` is a regular expression for one kind plus a validator: a
 checksum where the kind has one (Luhn for card numbers, ISO 13616 mod-97 for IBANs)

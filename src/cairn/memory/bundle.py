@@ -36,6 +36,7 @@ from cairn.memory.files import (  # the bundle's file format, re-exported
 from cairn.memory.files import (
     MemoryError_ as MemoryError_,
 )
+from cairn.memory.files import link_label, with_log_lines
 from cairn.memory.files import (
     now_iso as now_iso,
 )
@@ -51,7 +52,6 @@ from cairn.memory.files import (
 from cairn.memory.files import (
     split_log as split_log,
 )
-from cairn.memory.files import with_log_lines
 from cairn.memory.journal import Step
 from cairn.writeback import Backups, WriteConflict, create_file, sha256_bytes
 
@@ -402,10 +402,10 @@ class MemoryBundle:
             return
         self.changes.changed.extend(rec.done)
         more = ", …" if len(rec.skipped) > 3 else ""
-        shown = "; ".join(_md_text(x) for x in rec.skipped[:3])
+        shown = "; ".join(link_label(x, "write") for x in rec.skipped[:3])
         skipped = f"; not replayed: {shown}{more}" if rec.skipped else ""
         self.note(
-            f"**Recovery**: finished an interrupted {_md_text(rec.operation)} "
+            f"**Recovery**: finished an interrupted {link_label(rec.operation, 'write')} "
             f"({len(rec.done)} files){skipped}"
         )
 
@@ -545,10 +545,6 @@ class MemoryBundle:
             if not self.abs(rel).exists():
                 return rel
         raise MemoryError_(f"{self.folder}: no free name for an older log of {day}")
-
-
-def _md_text(text: str) -> str:
-    return re.sub(r"[\[\]\n]", " ", text).strip() or "write"
 
 
 def _diff(rel: str, old: bytes, new: bytes) -> str:

@@ -5,13 +5,13 @@ embedder; none ⇒ word overlap only), and the hook where a proposer (an LLM,
 - :func:`entry_vectors`: one unit-length vector per memory or concept (title and body),
   from any ``embed(texts) -> rows`` callable (an :class:`cairn.embed.Embedder`'s
   ``embed``), batched;
-- :func:`text_similarity`: the text half of :func:`cairn.memory.ops.similarity`: the
+- :func:`text_similarity`: the text half of :func:`cairn.memory.consolidate.similarity`: the
   shingle Jaccard, or — with vectors — the larger of it and the cosine rescaled from
   ``[COSINE_FLOOR, 1]`` to ``[0, 1]`` (below the floor two texts are unrelated for the
   small models cairn ships: unrelated sentences reach cosines of about 0.5 with the
   static model, paraphrases 0.6–0.9);
 - :class:`Cluster`: memories that become (or join) one concept, what both the
-  deterministic clustering (:func:`cairn.memory.ops.cluster`) and a proposer return;
+  deterministic clustering (:func:`cairn.memory.consolidate.cluster`) and a proposer return;
 - :class:`Proposer`: ``propose(memories, concepts) -> clusters``; its answer is checked
   by :func:`checked_proposal` (every memory pending and used once, every concept
   active); what it leaves out or gets wrong goes through the deterministic clustering.

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cairn.graph import edges as eb
+from cairn.graph.catalog import Catalog
 from cairn.graph.declared import build_declared
-from cairn.graph.resolve import DOCUMENT_CHUNK, Catalog, catalog_for, in_chunks
+from cairn.graph.resolve import DOCUMENT_CHUNK, catalog_for, in_chunks
 from cairn.graph.structural import build_rules, implicit_edges, structural_count, unit_features
 from cairn.model import Edge, GraphDocument, GraphUnit
 from cairn.store import Store

@@ -12,7 +12,7 @@ import pytest
 
 from cairn.app import Cairn
 from cairn.config import load_config
-from cairn.memory.bundle import Entry
+from cairn.memory.layout import Entry
 from cairn.memory.similarity import Cluster
 
 CAT = ("The cat sleeps on the sofa all afternoon", "My kitten naps on the couch after lunch")

@@ -16,16 +16,9 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
-from cairn.memory.bundle import (
-    CONCEPT_TYPE,
-    NODE_TYPES,
-    PRODUCER,
-    Entry,
-    MemoryBundle,
-    now_iso,
-    render_file,
-)
+from cairn.memory.bundle import MemoryBundle, now_iso, render_file
 from cairn.memory.files import link_label
+from cairn.memory.layout import CONCEPT_TYPE, NODE_TYPES, PRODUCER, Entry
 from cairn.memory.similarity import (
     Cluster,
     EmbedFn,

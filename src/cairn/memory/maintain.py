@@ -24,8 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cairn.memory.bundle import Entry, MemoryBundle, render_file
+from cairn.memory.bundle import MemoryBundle, render_file
 from cairn.memory.files import link_label
+from cairn.memory.layout import Entry
 from cairn.memory.verify import SealProblem, verify_entries
 
 DECAY_STEP = 0.1

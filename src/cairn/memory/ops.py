@@ -16,22 +16,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from cairn.memory.bundle import (
+from cairn.memory.bundle import MemoryBundle, MemoryError_, now_iso, render_file, seal
+from cairn.memory.consolidate import Consolidated as Consolidated
+from cairn.memory.consolidate import consolidate as consolidate
+from cairn.memory.files import link_label
+from cairn.memory.layout import (
     CONCEPT_DIRS,
     MEMORY_TYPE,
     MEMORY_TYPES,
     RELATION_TYPES,
     SCOPES,
-    MemoryBundle,
-    MemoryError_,
-    now_iso,
     one_line,
-    render_file,
-    seal,
 )
-from cairn.memory.consolidate import Consolidated as Consolidated
-from cairn.memory.consolidate import consolidate as consolidate
-from cairn.memory.files import link_label
 
 
 @dataclass(frozen=True)

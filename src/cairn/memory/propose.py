@@ -34,7 +34,7 @@ from cairn.errors import CairnError
 from cairn.memory.similarity import Cluster
 
 if TYPE_CHECKING:
-    from cairn.memory.bundle import Entry
+    from cairn.memory.layout import Entry
 
 BATCH = 20
 """New memories per request."""

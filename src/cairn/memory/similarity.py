@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from cairn.memory.bundle import Entry
+    from cairn.memory.layout import Entry
 
 COSINE_FLOOR = 0.45
 """Cosines at or below this count as no similarity (see the module docstring)."""

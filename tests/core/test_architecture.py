@@ -10,7 +10,7 @@ SQL both backends share; ``store/sqlite`` and ``store/postgres``, what is each
 backend's own) are imported only by ``store/`` itself and the composition root; inside
 ``store/``, the shared SQL imports no backend, a backend not the other one, and only the
 registry opens a backend; search never imports ingest, graph never imports formats;
-module-level imports form no cycle.
+imports form no cycle between modules or packages.
 """
 
 from __future__ import annotations
@@ -114,8 +114,8 @@ def _modules() -> list[Path]:
     return [p for p in SRC.rglob("*.py") if p.name != "__init__.py" or p.parent != SRC]
 
 
-def _name(path: Path) -> str:
-    rel = path.relative_to(SRC.parent).with_suffix("")
+def _name(path: Path, root: Path = SRC) -> str:
+    rel = path.relative_to(root.parent).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "__init__":
         parts.pop()
@@ -199,67 +199,177 @@ def test_the_storage_check_knows_the_packages() -> None:
     assert {p.name for p in (SRC / "store").iterdir() if p.is_dir()} >= set(STORAGE_PACKAGES)
 
 
-def _top_level_imports(path: Path) -> set[str]:
-    """cairn modules imported at module level (not inside functions or TYPE_CHECKING)."""
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _imported_modules(
+    path: Path, known: set[str], root: Path = SRC, *, annotations: bool = False
+) -> set[str]:
+    """The cairn modules ``path`` imports, at module level or inside a function alike
+    (a lazy import is a dependency all the same), but not under ``if TYPE_CHECKING:``
+    (annotations only: nothing runs) unless ``annotations``. ``from cairn.x import y``
+    counts as ``cairn.x.y`` when that is a module, else as ``cairn.x``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    here = _name(path)
+    here = _name(path, root)
     out: set[str] = set()
 
-    def visit(stmts: list[ast.stmt]) -> None:
-        for node in stmts:
-            if isinstance(node, ast.If):
-                test = node.test
-                if isinstance(test, ast.Name) and test.id == "TYPE_CHECKING":
-                    continue
-                visit(node.body)
-                visit(node.orelse)
-            elif isinstance(node, ast.Try):
-                visit(node.body)
-            elif isinstance(node, ast.Import):
-                out.update(a.name for a in node.names if a.name.startswith("cairn."))
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                mod = node.module
-                if node.level:
-                    base = here.split(".")
-                    if path.name != "__init__.py":
-                        base = base[:-1]
-                    base = base[: len(base) - node.level + 1]
-                    mod = ".".join([*base, node.module])
-                if mod.startswith("cairn."):
-                    out.add(mod)
-                    out.update(f"{mod}.{a.name}" for a in node.names)
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if not annotations and isinstance(child, ast.If) and _is_type_checking(child.test):
+                for stmt in child.orelse:
+                    visit_one(stmt)
+                continue
+            visit_one(child)
 
-    visit(tree.body)
+    def visit_one(node: ast.AST) -> None:
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if node.level:
+                base = here.split(".")
+                if path.name != "__init__.py":
+                    base = base[:-1]
+                base = base[: len(base) - node.level + 1]
+                mod = ".".join([*base, mod]) if mod else ".".join(base)
+            for a in node.names:
+                out.add(f"{mod}.{a.name}" if f"{mod}.{a.name}" in known else mod)
+        visit(node)
+
+    visit(tree)
+    return {m for m in out if m in known and m != here}
+
+
+def _units(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph at every level at once: an import of ``a`` from ``b`` becomes an
+    edge between the two children of their deepest common package (``cairn.memory.ops``
+    → ``cairn.memory.similarity`` stays as it is; ``cairn.search.rank`` →
+    ``cairn.graph.traverse`` becomes ``cairn.search`` → ``cairn.graph``). An import
+    between a package and a module inside it is no edge: a package's ``__init__``
+    gathers its own modules."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for a, targets in graph.items():
+        for b in targets:
+            pa, pb = a.split("."), b.split(".")
+            k = 0
+            while k < min(len(pa), len(pb)) and pa[k] == pb[k]:
+                k += 1
+            if k < len(pa) and k < len(pb):
+                out[".".join(pa[: k + 1])].add(".".join(pb[: k + 1]))
     return out
 
 
-def test_no_import_cycles() -> None:
-    names = {_name(p): p for p in _modules()}
-    graph: dict[str, set[str]] = defaultdict(set)
-    for name, path in names.items():
-        graph[name] = {m for m in _top_level_imports(path) if m in names and m != name}
-    # a package's __init__ importing its own submodules is not a cycle
-    for name in list(graph):
-        graph[name] = {m for m in graph[name] if not m.startswith(name + ".")}
-    state: dict[str, int] = {}
+def _cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of more than one node (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
     stack: list[str] = []
-    cycles: list[list[str]] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    nodes = sorted({*graph, *(m for ms in graph.values() for m in ms)})
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp: set[str] = set()
+                while True:
+                    m = stack.pop()
+                    on_stack.discard(m)
+                    comp.add(m)
+                    if m == node:
+                        break
+                if len(comp) > 1:
+                    found.append(frozenset(comp))
+    return found
 
-    def dfs(n: str) -> None:
-        state[n] = 1
-        stack.append(n)
-        for m in sorted(graph[n]):
-            if state.get(m) == 1:
-                cycles.append([*stack[stack.index(m) :], m])
-            elif m not in state:
-                dfs(m)
-        stack.pop()
-        state[n] = 2
 
-    for n in sorted(graph):
-        if n not in state:
-            dfs(n)
-    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles[:10])
+KNOWN_CYCLES = {
+    # The composition root and the doors are being rebuilt (services instead of mixins,
+    # serving in one package); until then the doors reach into app's modules and
+    # app/export.py into interfaces.serialize, and the web login into the API's policy.
+    frozenset({"cairn.app", "cairn.interfaces"}),
+    frozenset({"cairn.interfaces.api", "cairn.interfaces.web"}),
+}
+
+
+def _import_graph(root: Path = SRC, *, annotations: bool = False) -> dict[str, set[str]]:
+    names = {_name(p, root): p for p in root.rglob("*.py") if p != root / "__init__.py"}
+    return {
+        name: _imported_modules(path, set(names), root, annotations=annotations)
+        for name, path in names.items()
+    }
+
+
+def test_no_import_cycles_between_modules_or_packages() -> None:
+    cycles = [c for c in _cycles(_units(_import_graph())) if c not in KNOWN_CYCLES]
+    assert not cycles, "import cycles (imports under TYPE_CHECKING excluded):\n" + "\n".join(
+        " <-> ".join(sorted(c)) for c in cycles
+    )
+
+
+KNOWN_ANNOTATION_CYCLES = {
+    # export's notes, files and org_links name each other's types in annotations only;
+    # export is being rebuilt with the composition root
+    frozenset({"cairn.export.files", "cairn.export.notes", "cairn.export.org_links"}),
+}
+
+
+def test_types_named_in_annotations_form_no_cycle_either() -> None:
+    """Even a ``TYPE_CHECKING`` import back is a circle a reader has to hold in mind: the
+    vocabulary (``model``) and the writer (``writeback``) have none."""
+    found = _cycles(_units(_import_graph(annotations=True)))
+    cycles = [c for c in found if c not in KNOWN_CYCLES | KNOWN_ANNOTATION_CYCLES]
+    assert not cycles, "import cycles through annotations:\n" + "\n".join(
+        " <-> ".join(sorted(c)) for c in cycles
+    )
+
+
+def test_the_cycle_check_sees_lazy_and_package_cycles(tmp_path: Path) -> None:
+    pkg = tmp_path / "cairn"
+    (pkg / "a").mkdir(parents=True)
+    (pkg / "b").mkdir()
+    (pkg / "a" / "__init__.py").write_text("")
+    (pkg / "b" / "__init__.py").write_text("")
+    (pkg / "a" / "x.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from cairn.b import y\n"
+        "def f():\n    from cairn.b.y import g\n"
+    )
+    (pkg / "b" / "y.py").write_text("from cairn.a import z\n")
+    (pkg / "a" / "z.py").write_text("from . import x\n")
+    known = {"cairn.a", "cairn.b", "cairn.a.x", "cairn.b.y", "cairn.a.z"}
+    graph = {
+        "cairn.a.x": {"cairn.b.y"},  # the lazy import counts, the TYPE_CHECKING one not
+        "cairn.b.y": {"cairn.a.z"},
+        "cairn.a.z": {"cairn.a.x"},
+    }
+    for name, target in graph.items():
+        path = pkg / Path(*name.split(".")[1:]).with_suffix(".py")
+        assert _imported_modules(path, known, pkg) == target
+    assert _cycles(_units(graph)) == [frozenset({"cairn.a", "cairn.b"})]
+    assert _cycles({"m.p": {"m.q"}, "m.q": {"m.p"}}) == [frozenset({"m.p", "m.q"})]
+    assert _cycles(_units({"cairn.a": {"cairn.a.x"}, "cairn.a.x": {"cairn.a"}})) == []
 
 
 def test_the_cycle_and_storage_checks_catch_offenders(tmp_path: Path) -> None:

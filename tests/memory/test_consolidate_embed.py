@@ -12,8 +12,8 @@ import pytest
 
 from cairn.app import Cairn
 from cairn.config import load_config
-from cairn.memory.bundle import Entry
-from cairn.memory.ops import Cluster
+from cairn.memory.layout import Entry
+from cairn.memory.similarity import Cluster
 
 CAT = ("The cat sleeps on the sofa all afternoon", "My kitten naps on the couch after lunch")
 BACKUP = "The nightly backup job copies the database to the offsite bucket"

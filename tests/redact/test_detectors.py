@@ -9,7 +9,7 @@ import pytest
 
 from cairn.model import Document, Unit
 from cairn.redact import KINDS, Masker, find, redact_document, scan_text
-from cairn.redact.detectors import iban_ok, luhn
+from cairn.redact.validators import iban_ok, luhn
 
 GH = "ghp_" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4zAb7c"
 POSITIVES = {

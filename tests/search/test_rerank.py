@@ -19,13 +19,8 @@ from typer.testing import CliRunner
 
 from cairn.app import Cairn
 from cairn.config import Config, load_config
-from cairn.embed.rerank import (
-    OnnxCrossEncoder,
-    RerankConfig,
-    make_reranker,
-    sigmoid,
-    squash,
-)
+from cairn.embed.base import sigmoid, squash
+from cairn.embed.rerank import OnnxCrossEncoder, RerankConfig, make_reranker
 from cairn.embed.rerank_http import HttpReranker, endpoint_of
 from cairn.errors import ConfigError, ProviderUnavailable
 from cairn.search.fusion import Fused

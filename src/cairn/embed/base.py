@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -125,3 +126,17 @@ def require(module: str, extra: str | None) -> None:
         raise ProviderUnavailable(
             f"the {module!r} package is not installed; install it with: {how}"
         )
+
+
+def sigmoid(x: float) -> float:
+    """The logistic function, a logit → (0, 1), without overflow."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
+
+
+def squash(x: float) -> float:
+    """An endpoint's score as a relevance: kept when already in [0, 1], else taken as
+    a logit (:func:`sigmoid`)."""
+    return x if 0.0 <= x <= 1.0 else sigmoid(x)

@@ -28,14 +28,13 @@ an endpoint's own score (a raw logit is squashed the same way).
 from __future__ import annotations
 
 import importlib
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from cairn.embed.base import file_fingerprint, require
+from cairn.embed.base import file_fingerprint, require, sigmoid
 from cairn.errors import ConfigError, ProviderUnavailable
 
 RERANK_PROVIDERS = ("none", "onnx", "http")
@@ -61,20 +60,6 @@ class Reranker(Protocol):
             ProviderUnavailable: the model failed or the endpoint cannot be used.
         """
         ...
-
-
-def sigmoid(x: float) -> float:
-    """The logistic function, a logit → (0, 1), without overflow."""
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1.0 + e)
-
-
-def squash(x: float) -> float:
-    """An endpoint's score as a relevance: kept when already in [0, 1], else taken as
-    a logit (:func:`sigmoid`)."""
-    return x if 0.0 <= x <= 1.0 else sigmoid(x)
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,13 +263,3 @@ class OnnxCrossEncoder:
                 z = np.exp(logits - logits.max(axis=1, keepdims=True))
                 out.extend(float(v) for v in (z[:, -1] / z.sum(axis=1)))
         return out
-
-
-def reranker_id(r: Reranker) -> str:
-    """A short stable identifier of a reranker (its fingerprint, or a hash of its name)."""
-    fp = getattr(r, "fingerprint", None)
-    if fp:
-        return str(fp)
-    import hashlib  # a keyword search hashes nothing
-
-    return "rr-" + hashlib.sha256(r.name.encode()).hexdigest()[:12]

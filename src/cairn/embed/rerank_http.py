@@ -12,7 +12,7 @@ by the URL:
   "relevance_score": s}, ...]}``.
 
 Either answer is accepted from either server; scores outside [0, 1] are taken as
-logits (:func:`cairn.embed.rerank.squash`). A passage the answer leaves out scores 0.
+logits (:func:`cairn.embed.base.squash`). A passage the answer leaves out scores 0.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
-from cairn.embed.rerank import squash
+from cairn.embed.base import squash
 from cairn.errors import ProviderUnavailable
 
 MAX_RESPONSE = 8 << 20

@@ -67,12 +67,6 @@ class SentenceTransformerEmbedder:
             folder / "model.safetensors", extra=MINILM_FINGERPRINT_EXTRA
         )
 
-    def set_threads(self, n: int) -> None:
-        """Set torch's intra-op thread count (1 for query-time encoding)."""
-        import torch
-
-        torch.set_num_threads(max(1, n))
-
     def embed_query(self, texts: Sequence[str]) -> Matrix:
         """Like :meth:`embed`, on one CPU thread (query-time encoding)."""
         import torch

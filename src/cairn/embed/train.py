@@ -236,7 +236,8 @@ def pca_reduce(vectors: Array, dims: int) -> Array:
 
     The axes are the top eigenvectors of the ``D × D`` covariance (``numpy.linalg.eigh``),
     the same subspace as an SVD of the rows up to each axis' sign, which no cosine
-    sees, and about a hundred times faster for a 30,000-token table (0.3 s, not 28 s).
+    sees; it decomposes a ``D × D`` matrix rather than the ``V × D`` table, which for a
+    vocabulary of tens of thousands of tokens is far cheaper.
     """
     import numpy as np
 
@@ -246,25 +247,6 @@ def pca_reduce(vectors: Array, dims: int) -> Array:
     x -= x.mean(axis=0)
     _, axes = np.linalg.eigh(x.T @ x)  # eigenvalues ascending
     out: Array = (x @ axes[:, ::-1][:, :dims]).astype(np.float32)
-    return out
-
-
-def zipf_weights(n_tokens: int) -> Array:
-    """model2vec's zipf weighting by vocabulary rank: ``1 / log(2 + rank)``
-    (``float32[n_tokens]``; WordPiece vocabularies are ordered roughly by frequency)."""
-    import numpy as np
-
-    out: Array = (1.0 / np.log(2.0 + np.arange(n_tokens))).astype(np.float32)
-    return out
-
-
-def sif_weights(counts: Array, coefficient: float = 1e-4) -> Array:
-    """SIF weights ``a / (a + p(token))`` from token counts over a corpus
-    (``float32[V]``; tokens never seen get weight 1)."""
-    import numpy as np
-
-    p = counts.astype(np.float64) / max(1.0, float(counts.sum()))
-    out: Array = (coefficient / (coefficient + p)).astype(np.float32)
     return out
 
 

@@ -1,4 +1,4 @@
-"""LLM enrichment of conversations (issue 18): per conversation a summary, 3–10
+"""LLM enrichment of conversations: per conversation a summary, 3–10
 atomic insights citing their messages and tags from the user's vocabulary; typed
 relations between similar conversations. Optional: with no ``[enrich]`` provider
 nothing happens.

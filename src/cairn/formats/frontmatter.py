@@ -3,13 +3,9 @@
 Two block kinds are recognised, only when the file's *first* line opens them (a BOM is
 ignored; fence lines may carry trailing spaces or tabs, as Jekyll and Hugo allow):
 
-* YAML between ``---`` lines, loaded with ruamel.yaml as YAML 1.2 (so ``NO``, ``on`` and
-  ``12:30`` stay strings, as in Obsidian). Loading is safe: the node graph is composed
-  and converted by this module, never constructed, so no tag can build Python objects
-  (unknown tags such as ``!!python/object`` are ignored with a warning and the value is
-  kept as plain data), and alias expansion is bounded (:data:`MAX_NODES` nodes in total,
-  :data:`MAX_DEPTH` levels), which rejects "billion laughs" documents and recursive
-  aliases.
+* YAML between ``---`` lines, loaded safely as YAML 1.2 by
+  :mod:`cairn.formats.yaml_safe` (no tag builds a Python object; alias expansion is
+  bounded by :data:`MAX_NODES` and :data:`MAX_DEPTH`).
 * TOML between ``+++`` lines, loaded with :mod:`tomllib`.
 
 Only the first block is front matter; a second ``---`` block further down is body text.
@@ -17,15 +13,16 @@ Only the first block is front matter; a second ``---`` block further down is bod
 The result (:class:`FrontMatter`) holds JSON-serialisable plain data: ``dict``/``list``/
 ``str``/``int``/``float``/``bool``/``None``. YAML timestamps are kept *as written* (the
 source text, e.g. ``2023-05-01 10:00``) and also parsed: :attr:`FrontMatter.dates`
-maps each top-level key holding a timestamp to its normalised ISO form. Non-finite floats
-(``.inf``, ``.nan``) are kept as written (strings) so the data stays valid JSON.
+maps each top-level key holding a timestamp to its normalised ISO form
+(:func:`cairn.formats.written_dates.normalise_date`). Non-finite floats (``.inf``,
+``.nan``) are kept as written (strings) so the data stays valid JSON.
 
-A block larger than :data:`MAX_CHARS` is not loaded (pure-Python YAML reads about 0.5
-MB/s): ``failed`` is set and a diagnostic says so. A block that is not closed, does not
-parse, or is not a mapping yields empty ``data``
-and a :class:`cairn.model.Diagnostic` naming the file and the 1-based line of the
-fault; :attr:`FrontMatter.failed` is then ``True`` and the caller decides what to do with
-the block's text (the Markdown parser keeps it as searchable body text).
+A block larger than :data:`MAX_CHARS` is not loaded (a YAML loader written in Python
+would hold the run up): ``failed`` is set and a diagnostic says so. A block that is not
+closed, does not parse, or is not a mapping yields empty ``data`` and a
+:class:`cairn.model.Diagnostic` naming the file and the 1-based line of the fault;
+:attr:`FrontMatter.failed` is then ``True`` and the caller decides what to do with the
+block's text (the Markdown parser keeps it as searchable body text).
 
 For later write-back, :func:`load_roundtrip` and :func:`dump_roundtrip` keep comments,
 quoting and key order: load → edit a key → dump changes only that key.
@@ -42,9 +39,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.error import YAMLError
 
+from cairn.formats.written_dates import normalise_date
+from cairn.formats.yaml_safe import MAX_DEPTH, MAX_NODES, load_yaml, load_yaml_mapping
 from cairn.model import Diagnostic
 
 __all__ = [
@@ -59,20 +57,15 @@ __all__ = [
     "split",
 ]
 
-MAX_NODES = 100_000
-"""Upper bound on nodes visited while converting one block (alias expansion included)."""
-MAX_DEPTH = 64
-"""Upper bound on nesting depth of one block."""
-
 MAX_CHARS = 1_000_000
-"""Upper bound on the characters of one block: a larger one is not loaded (YAML loads at
-about 0.5 MB/s here) but reported, and its text kept as body text."""
+"""Upper bound on the characters of one block: a larger one is not loaded (a YAML
+loader written in Python would hold the run up for seconds) but reported, and its text
+kept as body text."""
 
 _YAML_FENCE = re.compile(r"---[ \t]*")
 _TOML_FENCE = re.compile(r"\+\+\+[ \t]*")
 _YAML_CLOSE = re.compile(r"^---[ \t]*$", re.MULTILINE)
 _TOML_CLOSE = re.compile(r"^\+\+\+[ \t]*$", re.MULTILINE)
-_TAG_PREFIX = "tag:yaml.org,2002:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,23 +100,6 @@ class FrontMatter:
     failed: bool = False
     diagnostics: tuple[Diagnostic, ...] = ()
     key_lines: dict[str, int] = field(default_factory=dict)
-
-
-class _Budget:
-    """Counts nodes visited during conversion, to bound alias expansion."""
-
-    __slots__ = ("left", "raw")
-
-    def __init__(self, limit: int, raw: str = "") -> None:
-        self.left = limit
-        self.raw = raw
-
-
-_PLACEHOLDER = re.compile(r"\{\{[^{}\n]*\}\}")
-
-
-class _Reject(Exception):
-    """Raised inside conversion when the document exceeds a safety bound."""
 
 
 def split(text: str, path: str = "", *, allow_toml: bool = True) -> FrontMatter:
@@ -180,7 +156,7 @@ def split(text: str, path: str = "", *, allow_toml: bool = True) -> FrontMatter:
         )
     key_lines: dict[str, int] = {}
     if kind == "yaml":
-        data, dates, diags, ok = _load_yaml(raw, path, first_line=2, key_lines=key_lines)
+        data, dates, diags, ok = load_yaml(raw, path, first_line=2, key_lines=key_lines)
     else:
         data, dates, diags, ok = _load_toml(raw, path, first_line=2)
     return FrontMatter(
@@ -207,239 +183,6 @@ def _unclosed(text: str, path: str, kind: str) -> FrontMatter:
         1,
     )
     return FrontMatter(kind=None, data={}, body=text, body_line=1, diagnostics=(diag,))
-
-
-# --- YAML ------------------------------------------------------------------------------
-
-
-def load_yaml_mapping(
-    text: str, path: str = "", first_line: int = 1
-) -> tuple[dict[str, Any], list[Diagnostic], bool]:
-    """Load a YAML mapping document safely, as front matter is loaded.
-
-    Returns ``(data, diagnostics, ok)``; ``ok`` is ``False`` (and ``data`` empty) when the
-    text is not valid YAML or not a mapping. ``first_line`` is the file line of ``text``'s
-    first line, for diagnostics.
-    """
-    data, _dates, diags, ok = _load_yaml(text, path, first_line)
-    return (data if ok else {}), diags, ok
-
-
-def _load_yaml(
-    raw: str, path: str, first_line: int, key_lines: dict[str, int] | None = None
-) -> tuple[dict[str, Any], dict[str, str], list[Diagnostic], bool]:
-    diags: list[Diagnostic] = []
-    if not raw.strip():
-        return {}, {}, diags, True
-    yaml = YAML(typ="rt")
-    try:
-        node = yaml.compose(raw)
-    except MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = first_line + mark.line if mark is not None else first_line
-        problem = exc.problem or exc.context or "syntax error"
-        diags.append(Diagnostic(path, f"front matter is not valid YAML: {problem}", line))
-        return {}, {}, diags, False
-    except (YAMLError, ValueError, TypeError, RecursionError) as exc:
-        diags.append(Diagnostic(path, f"front matter is not valid YAML: {exc}", first_line))
-        return {}, {}, diags, False
-    if node is None:
-        return {}, {}, diags, True
-    if not isinstance(node, MappingNode):
-        what = "a list" if isinstance(node, SequenceNode) else "a single value"
-        diags.append(
-            Diagnostic(
-                path,
-                f"front matter is {what}, not a mapping of keys to values; ignored",
-                first_line + node.start_mark.line,
-            )
-        )
-        return {}, {}, diags, False
-    budget = _Budget(MAX_NODES, raw)
-    try:
-        data = _convert_mapping(node, budget, diags, path, first_line, (), 0)
-    except _Reject as exc:
-        diags.append(Diagnostic(path, f"front matter rejected: {exc}", first_line))
-        return {}, {}, diags, False
-    dates: dict[str, str] = {}
-    for key_node, value_node in node.value:
-        if key_lines is not None:
-            key_lines.setdefault(_key_text(key_node), first_line + key_node.start_mark.line)
-        if isinstance(value_node, ScalarNode) and _tag(value_node) == "timestamp":
-            iso = normalise_date(value_node.value)
-            if iso is not None:
-                dates[_key_text(key_node)] = iso
-    for key, value in data.items():
-        if key not in dates and isinstance(value, str):
-            iso = normalise_date(value)
-            if iso is not None:
-                dates[key] = iso
-    return data, dates, diags, True
-
-
-def _tag(node: Node) -> str:
-    tag = str(getattr(node.tag, "value", node.tag) or "")
-    return tag[len(_TAG_PREFIX) :] if tag.startswith(_TAG_PREFIX) else tag
-
-
-def _key_text(node: Node) -> str:
-    if isinstance(node, ScalarNode):
-        return str(node.value).replace("\ufeff", "")
-    return _flow_text(node)
-
-
-def _flow_text(node: Node) -> str:
-    """A short readable text for a complex node (used for non-scalar keys)."""
-    if isinstance(node, ScalarNode):
-        return str(node.value)
-    if isinstance(node, SequenceNode):
-        return "[" + ", ".join(_flow_text(n) for n in node.value[:20]) + "]"
-    if isinstance(node, MappingNode):
-        return (
-            "{" + ", ".join(f"{_flow_text(k)}: {_flow_text(v)}" for k, v in node.value[:20]) + "}"
-        )
-    return "?"
-
-
-def _visit(budget: _Budget, depth: int) -> None:
-    budget.left -= 1
-    if budget.left < 0:
-        raise _Reject(f"more than {MAX_NODES} values after alias expansion")
-    if depth > MAX_DEPTH:
-        raise _Reject(f"nested deeper than {MAX_DEPTH} levels (or a recursive alias)")
-
-
-def _convert(
-    node: Node,
-    budget: _Budget,
-    diags: list[Diagnostic],
-    path: str,
-    first_line: int,
-    stack: tuple[int, ...],
-    depth: int,
-) -> Any:
-    _visit(budget, depth)
-    if id(node) in stack:
-        raise _Reject("recursive alias")
-    if isinstance(node, ScalarNode):
-        return _scalar(node, diags, path, first_line)
-    if isinstance(node, SequenceNode):
-        _check_tag(node, ("seq", "set", "omap", "pairs"), diags, path, first_line)
-        inner = (*stack, id(node))
-        return [_convert(n, budget, diags, path, first_line, inner, depth + 1) for n in node.value]
-    if isinstance(node, MappingNode):
-        # a template placeholder such as "created: {{date}}" is YAML for a nested flow
-        # mapping; keep it as the text written
-        src = budget.raw[node.start_mark.index : node.end_mark.index].strip()
-        if src.startswith("{{") and _PLACEHOLDER.fullmatch(src):
-            return src
-        return _convert_mapping(node, budget, diags, path, first_line, stack, depth)
-    return None
-
-
-def _convert_mapping(
-    node: MappingNode,
-    budget: _Budget,
-    diags: list[Diagnostic],
-    path: str,
-    first_line: int,
-    stack: tuple[int, ...],
-    depth: int,
-) -> dict[str, Any]:
-    _visit(budget, depth)
-    if id(node) in stack:
-        raise _Reject("recursive alias")
-    _check_tag(node, ("map", "set", "omap"), diags, path, first_line)
-    inner = (*stack, id(node))
-    out: dict[str, Any] = {}
-    merged: dict[str, Any] = {}
-    for key_node, value_node in node.value:
-        if isinstance(key_node, ScalarNode) and _tag(key_node) == "merge":
-            sources = value_node.value if isinstance(value_node, SequenceNode) else [value_node]
-            for src in sources:
-                if isinstance(src, MappingNode):
-                    sub = _convert_mapping(src, budget, diags, path, first_line, inner, depth + 1)
-                    for k, v in sub.items():
-                        merged.setdefault(k, v)
-            continue
-        if isinstance(key_node, ScalarNode):
-            key = _key_text(key_node)
-        else:
-            key = _flow_text(key_node)
-            diags.append(
-                Diagnostic(
-                    path,
-                    f"front matter key {key!r} is not a plain value; kept as text",
-                    first_line + key_node.start_mark.line,
-                )
-            )
-        if key in out:
-            diags.append(
-                Diagnostic(
-                    path,
-                    f"front matter key {key!r} appears twice; the last value is used",
-                    first_line + key_node.start_mark.line,
-                )
-            )
-        out[key] = _convert(value_node, budget, diags, path, first_line, inner, depth + 1)
-    for k, v in merged.items():
-        out.setdefault(k, v)
-    return out
-
-
-def _check_tag(
-    node: Node, allowed: tuple[str, ...], diags: list[Diagnostic], path: str, first_line: int
-) -> None:
-    tag = _tag(node)
-    if tag and tag not in allowed:
-        diags.append(
-            Diagnostic(
-                path,
-                f"front matter tag {tag!r} is not supported and was ignored",
-                first_line + node.start_mark.line,
-            )
-        )
-
-
-def _scalar(node: ScalarNode, diags: list[Diagnostic], path: str, first_line: int) -> Any:
-    value = str(node.value).replace("\ufeff", "")
-    tag = _tag(node)
-    if tag in ("str", "timestamp", "binary"):
-        return value
-    if tag == "null":
-        return None
-    if tag == "bool":
-        return value.lower() in ("true", "yes", "on", "y")
-    if tag == "int":
-        return _to_int(value)
-    if tag == "float":
-        return _to_float(value)
-    if tag:
-        _check_tag(node, (), diags, path, first_line)
-    return value
-
-
-def _to_int(text: str) -> int | str:
-    cleaned = text.replace("_", "")
-    for base in (0, 10):
-        try:
-            return int(cleaned, base)
-        except ValueError:
-            continue
-    if cleaned.startswith(("0o", "-0o", "+0o")):
-        return text
-    try:
-        return int(cleaned, 8)
-    except ValueError:
-        return text
-
-
-def _to_float(text: str) -> float | str:
-    try:
-        value = float(text.replace("_", ""))
-    except ValueError:
-        return text
-    return value if math.isfinite(value) else text
 
 
 # --- TOML ------------------------------------------------------------------------------
@@ -478,56 +221,6 @@ def _plain_toml(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     return value
-
-
-# --- dates -----------------------------------------------------------------------------
-
-_DATE_RE = re.compile(
-    r"(\d{4})-(\d{1,2})-(\d{1,2})"
-    r"(?:(?:[Tt]|[ \t]+)(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
-    r"[ \t]*(Z|z|[+-]\d{1,2}(?::?\d{2})?)?)?"
-)
-
-
-def normalise_date(text: Any) -> str | None:
-    """Normalise a written date or datetime to ISO 8601, or ``None`` if it is not one.
-
-    Accepts ``YYYY-MM-DD`` and YAML/ISO datetimes (``T`` or spaces between date and time,
-    optional seconds, fraction, ``Z`` or ``±HH[:MM]`` offset). Returns ``YYYY-MM-DD`` or
-    ``YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM]`` (fractions dropped). Invalid calendar dates
-    (``2023-02-30``) give ``None``.
-    """
-    if not isinstance(text, str):
-        return None
-    m = _DATE_RE.fullmatch(text.strip())
-    if not m:
-        return None
-    year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
-    try:
-        _dt.date(year, month, day)
-    except ValueError:
-        return None
-    out = f"{year:04d}-{month:02d}-{day:02d}"
-    if m.group(4) is None:
-        return out
-    hour, minute = int(m.group(4)), int(m.group(5))
-    if hour > 23 or minute > 59:
-        return None
-    out += f"T{hour:02d}:{minute:02d}"
-    if m.group(6) is not None:
-        if int(m.group(6)) > 60:
-            return None
-        out += f":{int(m.group(6)):02d}"
-    tz = m.group(7)
-    if tz:
-        if tz in ("Z", "z"):
-            out += "Z"
-        else:
-            sign, digits = tz[0], tz[1:].replace(":", "")
-            hh = digits[:-2] if len(digits) > 2 else digits
-            mm = digits[-2:] if len(digits) > 2 else "00"
-            out += f"{sign}{int(hh):02d}:{mm}"
-    return out
 
 
 # --- round trip ------------------------------------------------------------------------

@@ -68,8 +68,8 @@ def gc_paused(chars: int) -> Iterator[None]:
     parsed, when it is longer than :data:`GC_PAUSE_CHARS`.
 
     A parse makes millions of short-lived objects without cycles (reference counting
-    frees them); the collector's full passes over them grow with the heap, about 20%
-    of a 20 MB note's time. The collector is resumed on exit only if it was running.
+    frees them); the collector's full passes over them grow with the heap and take a
+    large share of a big note's parse. The collector is resumed on exit only if it was running.
     """
     pause = chars > GC_PAUSE_CHARS and gc.isenabled()
     if pause:

@@ -1,7 +1,7 @@
 """A note's declared date (``created:``, ``modified:`` in front matter) as ISO 8601, from
 the spellings vault tools and people write, when the reading is certain.
 
-Read: ISO dates and datetimes (:func:`cairn.formats.frontmatter.normalise_date`);
+Read: ISO dates and datetimes (:func:`normalise_date`);
 epoch milliseconds (13 digits, as some vault tools write ``created: 1700000000000``) and
 epoch seconds (10 digits), read as UTC; ``YYYYMMDD``; ``YYYY/MM/DD`` and ``YYYY.MM.DD``;
 a month written in English beside a day and a year (``12 March 2024``, ``March 12,
@@ -16,7 +16,53 @@ import datetime as _dt
 import re
 from typing import Any
 
-from cairn.formats.frontmatter import normalise_date
+_DATE_RE = re.compile(
+    r"(\d{4})-(\d{1,2})-(\d{1,2})"
+    r"(?:(?:[Tt]|[ \t]+)(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?"
+    r"[ \t]*(Z|z|[+-]\d{1,2}(?::?\d{2})?)?)?"
+)
+
+
+def normalise_date(text: Any) -> str | None:
+    """Normalise a written date or datetime to ISO 8601, or ``None`` if it is not one.
+
+    Accepts ``YYYY-MM-DD`` and YAML/ISO datetimes (``T`` or spaces between date and time,
+    optional seconds, fraction, ``Z`` or ``±HH[:MM]`` offset). Returns ``YYYY-MM-DD`` or
+    ``YYYY-MM-DDTHH:MM[:SS][Z|±HH:MM]`` (fractions dropped). Invalid calendar dates
+    (``2023-02-30``) give ``None``.
+    """
+    if not isinstance(text, str):
+        return None
+    m = _DATE_RE.fullmatch(text.strip())
+    if not m:
+        return None
+    year, month, day = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    try:
+        _dt.date(year, month, day)
+    except ValueError:
+        return None
+    out = f"{year:04d}-{month:02d}-{day:02d}"
+    if m.group(4) is None:
+        return out
+    hour, minute = int(m.group(4)), int(m.group(5))
+    if hour > 23 or minute > 59:
+        return None
+    out += f"T{hour:02d}:{minute:02d}"
+    if m.group(6) is not None:
+        if int(m.group(6)) > 60:
+            return None
+        out += f":{int(m.group(6)):02d}"
+    tz = m.group(7)
+    if tz:
+        if tz in ("Z", "z"):
+            out += "Z"
+        else:
+            sign, digits = tz[0], tz[1:].replace(":", "")
+            hh = digits[:-2] if len(digits) > 2 else digits
+            mm = digits[-2:] if len(digits) > 2 else "00"
+            out += f"{sign}{int(hh):02d}:{mm}"
+    return out
+
 
 MONTHS = {
     name: i + 1

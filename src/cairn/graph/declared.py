@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from cairn.graph.catalog import Catalog
 from cairn.graph.edges import (
     DECLARED,
     DERIVED_FROM,
@@ -21,7 +22,6 @@ from cairn.graph.edges import (
     norm_key,
     stub_for,
 )
-from cairn.graph.resolve import Catalog
 from cairn.graph.values import ValueResolver, relation_items, value_keys
 from cairn.model import EMBED, URL, WIKILINK, GraphDocument, GraphUnit, LinkOccurrence, Stub
 

@@ -71,7 +71,6 @@ DECLARED: EdgeOrigin = "declared"
 STRUCTURAL: EdgeOrigin = "structural"
 RULE: EdgeOrigin = "rule"
 IMPLICIT: EdgeOrigin = "implicit"
-ORIGINS: tuple[EdgeOrigin, ...] = (DECLARED, STRUCTURAL, RULE, IMPLICIT)
 
 REFERENCES = "references"
 EMBEDS = "embeds"

@@ -53,7 +53,8 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {
     "implements": 1.0,
     "prerequisite": 1.0,
 }
-"""Per-relation weights (the issue's defaults, plus embeds, refines, implicit,
+"""Per-relation weights (typed relations count most, a contradiction against,
+relations by shared tags or properties little; with embeds, refines, implicit,
 ``parent`` and the relations ``cairn enrich`` labels; ``next``/``previous`` and
 ``unresolved`` are not walked)."""
 

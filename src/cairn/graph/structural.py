@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+from cairn.graph.catalog import Catalog
 from cairn.graph.edges import (
     IMPLICIT,
     NEXT,
@@ -25,7 +26,6 @@ from cairn.graph.edges import (
     norm_key,
     stub_for,
 )
-from cairn.graph.resolve import Catalog
 from cairn.graph.values import ValueResolver, value_keys
 from cairn.model import WIKILINK, GraphDocument, GraphUnit
 

@@ -12,8 +12,8 @@ are stored once per pair and always followed both ways.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -381,24 +381,6 @@ def stats(es: EdgeIndex, *, origins: Sequence[str] | None = None) -> dict[str, A
         "top_linked": [{"document_id": d, "path": p, "linking_documents": n}
                        for d, p, n in top],
     }
-
-
-def steps_json(steps: Iterable[Step]) -> list[dict[str, Any]]:
-    """Steps as JSON-ready dicts."""
-    return [s.as_dict() for s in steps]
-
-
-def group_by_hop(found: Iterable[Neighbor]) -> dict[int, list[str]]:
-    """``hop -> nodes`` (for display)."""
-    out: dict[int, list[str]] = defaultdict(list)
-    for n in found:
-        out[n.hop].append(n.node)
-    return dict(out)
-
-
-def evidence_of(es: EdgeIndex, edge_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-    """``edge id -> evidence list``."""
-    return {eid: [dict(x) for x in e.evidence] for eid, e in es.edges_by_ids(edge_ids).items()}
 
 
 def edge_dict(e: Edge) -> dict[str, Any]:

@@ -10,9 +10,9 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from cairn.graph.catalog import Catalog, Resolution, resolve_link
 from cairn.graph.edges import LINK_IN_TEXT
 from cairn.graph.names import link_keys
-from cairn.graph.resolve import Catalog, Resolution, resolve_link
 from cairn.model import MARKDOWN_LINK, ORG_FILE, ORG_ID, WIKILINK, LinkKind, LinkOccurrence
 
 

@@ -336,11 +336,6 @@ def metadata_prefix(
     return line + "\n" if line else ""
 
 
-def embed_input(prefix: str, chunk: TextChunk) -> str:
-    """The exact text given to the embedder: the metadata prefix and the chunk's window."""
-    return prefix + chunk.window
-
-
 def content_hash(text: str) -> str:
     """SHA-256 (hex, 32 chars) of the embedded text: the embedding cache key."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

@@ -163,15 +163,6 @@ def embed_now(
     return dataclasses.replace(step, notices=notices)
 
 
-def vectors_short(store: Store) -> bool:
-    """Whether some chunk lacks a vector in every embedding space the index holds (so
-    the model in use, whichever it is, has work), without loading a model; ``False``
-    for an index without any space."""
-    vs = store.vectors
-    spaces = vs.spaces()
-    return bool(spaces) and all(vs.missing_vectors(s.space) > 0 for s in spaces)
-
-
 def _embed(
     store: Store, settings: EmbedSettings, embed: bool, progress: EmbedProgress | None
 ) -> tuple[EmbedReport, tuple[str, ...]]:

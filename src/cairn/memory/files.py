@@ -26,6 +26,12 @@ class MemoryError_(CairnError):
     """A memory operation refused: the message names the file and the reason."""
 
 
+def link_label(text: str, empty: str = "untitled") -> str:
+    """``text`` safe inside a Markdown link label of the log (brackets and line breaks
+    become spaces); ``empty`` when nothing is left."""
+    return re.sub(r"[\[\]\n]", " ", text).strip() or empty
+
+
 @functools.cache
 def _pyyaml() -> tuple[Any, Any] | None:
     """PyYAML and its (C, when built) safe loader without the timestamp resolver, as

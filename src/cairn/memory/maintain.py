@@ -24,8 +24,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cairn.memory.bundle import Entry, MemoryBundle, render_file
-from cairn.memory.ops import _md
+from cairn.memory.bundle import MemoryBundle, render_file
+from cairn.memory.files import link_label
+from cairn.memory.layout import Entry
 from cairn.memory.verify import SealProblem, verify_entries
 
 DECAY_STEP = 0.1
@@ -260,14 +261,15 @@ def maintain(
         if metas[p] != e.meta:
             bundle.update(e, metas[p], e.body, "memory: maintain")
     for p in rep.superseded:
-        bundle.note(f"**Deprecation**: [{_md(concepts[p].title)}](/{p}) superseded (depends_on)")
+        title = link_label(concepts[p].title)
+        bundle.note(f"**Deprecation**: [{title}](/{p}) superseded (depends_on)")
     for p in to_archive:
         e = concepts[p]
         metas[p]["status"] = "archived"
         moved = bundle.move(e, "concepts/archive", render_file(metas[p], e.body))
         rep.archived.append(moved)
         bundle.note(
-            f"**Deprecation**: [{_md(e.title)}](/{moved}) archived (decayed to "
+            f"**Deprecation**: [{link_label(e.title)}](/{moved}) archived (decayed to "
             f"{metas[p]['confidence']})"
         )
     rep.dangling = dangling(

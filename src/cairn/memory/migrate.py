@@ -25,16 +25,8 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from cairn.memory.bundle import (
-    CONCEPT_TYPE,
-    NODE_TYPES,
-    PRODUCER,
-    RELATION_TYPES,
-    MemoryBundle,
-    MemoryError_,
-    now_iso,
-    render_file,
-)
+from cairn.memory.bundle import MemoryBundle, MemoryError_, now_iso, render_file
+from cairn.memory.layout import CONCEPT_TYPE, NODE_TYPES, PRODUCER, RELATION_TYPES
 
 _KNOWN = {
     "id",

@@ -14,7 +14,7 @@ answers JSON::
 
 The model only proposes. Its answer is turned into clusters here — unknown ids, a
 memory named twice, a malformed reply are :attr:`ModelProposer.problems` — and
-:func:`cairn.memory.ops.consolidate` checks the clusters by the rules its own
+:func:`cairn.memory.consolidate.consolidate` checks the clusters by the rules its own
 clustering keeps (:func:`cairn.memory.similarity.checked_proposal`: each memory
 pending and used once, a merge target an active concept; and a merge needs evidence:
 a shared tag, shared words or, with embeddings, a cosine above the floor). What the
@@ -31,10 +31,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cairn.errors import CairnError
+from cairn.memory.similarity import Cluster
 
 if TYPE_CHECKING:
-    from cairn.memory.bundle import Entry
-    from cairn.memory.ops import Cluster
+    from cairn.memory.layout import Entry
 
 BATCH = 20
 """New memories per request."""
@@ -155,7 +155,7 @@ def candidates(
     """The ``k`` concepts most similar to any of ``memories`` (deterministic similarity;
     ties by path), those with no similarity left out; ``features``: a concept's
     shingles by path, when computed already."""
-    from cairn.memory.ops import shingles, similarity
+    from cairn.memory.consolidate import shingles, similarity
 
     feats = [(m.tags, shingles(f"{m.title}\n{m.body}")) for m in memories]
     scored: list[tuple[float, str, Entry]] = []
@@ -200,7 +200,7 @@ class ModelProposer:
     def propose(self, memories: Sequence[Entry], concepts: Sequence[Entry]) -> list[Cluster]:
         """Clusters of ``memories`` (new ones, or merged into one of ``concepts``), one
         request per batch; a batch whose request or reply fails proposes nothing."""
-        from cairn.memory.ops import shingles
+        from cairn.memory.consolidate import shingles
 
         out: list[Cluster] = []
         features = {c.rel: shingles(f"{c.title}\n{c.body}") for c in concepts}
@@ -220,8 +220,6 @@ class ModelProposer:
     def _clusters(
         self, proposed: list[dict[str, Any]], part: list[Entry], shown: list[Entry]
     ) -> list[Cluster]:
-        from cairn.memory.ops import Cluster
-
         by_id = {f"m{i}": m for i, m in enumerate(part, 1)}
         concept_of = {f"c{i}": c for i, c in enumerate(shown, 1)}
         used: set[str] = set()

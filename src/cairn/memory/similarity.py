@@ -1,15 +1,17 @@
 """What consolidation compares memories with: embedding vectors (the configured
-embedder; none ⇒ word overlap only), and the hook where a proposer (an LLM, see the
-enrichment issue) would suggest the clusters that the same rules then check.
+embedder; none ⇒ word overlap only), and the hook where a proposer (an LLM,
+:mod:`cairn.memory.propose`) suggests the clusters that the same rules then check.
 
 - :func:`entry_vectors`: one unit-length vector per memory or concept (title and body),
   from any ``embed(texts) -> rows`` callable (an :class:`cairn.embed.Embedder`'s
   ``embed``), batched;
-- :func:`text_similarity`: the text half of :func:`cairn.memory.ops.similarity`: the
+- :func:`text_similarity`: the text half of :func:`cairn.memory.consolidate.similarity`: the
   shingle Jaccard, or — with vectors — the larger of it and the cosine rescaled from
   ``[COSINE_FLOOR, 1]`` to ``[0, 1]`` (below the floor two texts are unrelated for the
   small models cairn ships: unrelated sentences reach cosines of about 0.5 with the
   static model, paraphrases 0.6–0.9);
+- :class:`Cluster`: memories that become (or join) one concept, what both the
+  deterministic clustering (:func:`cairn.memory.consolidate.cluster`) and a proposer return;
 - :class:`Proposer`: ``propose(memories, concepts) -> clusters``; its answer is checked
   by :func:`checked_proposal` (every memory pending and used once, every concept
   active); what it leaves out or gets wrong goes through the deterministic clustering.
@@ -19,11 +21,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from cairn.memory.bundle import Entry
-    from cairn.memory.ops import Cluster
+    from cairn.memory.layout import Entry
 
 COSINE_FLOOR = 0.45
 """Cosines at or below this count as no similarity (see the module docstring)."""
@@ -82,6 +84,20 @@ def text_similarity(jaccard: float, cos: float | None) -> float:
     return max(jaccard, min(1.0, max(0.0, scaled)))
 
 
+@dataclass
+class Cluster:
+    """Memories that become (or join) one concept; ``concept`` is the existing concept
+    they merge into, ``None`` for a new one."""
+
+    members: list[Entry] = field(default_factory=list)
+    concept: Entry | None = None
+    tags: list[str] = field(default_factory=list)
+    features: frozenset[str] = frozenset()
+    vectors: list[Sequence[float]] = field(default_factory=list)
+    title: str | None = None
+    """A new concept's title as proposed (``None``: the most central memory's)."""
+
+
 class Proposer(Protocol):
     """Suggests how new memories group into concepts (an LLM, say); cairn checks the
     answer with the same rules as its own clustering."""
@@ -101,8 +117,6 @@ def checked_proposal(
     Returns:
         ``(clusters kept, memories left for the deterministic clustering, problems)``.
     """
-    from cairn.memory.ops import Cluster
-
     pending = {m.rel: m for m in memories}
     active = {c.rel: c for c in concepts}
     used: set[str] = set()

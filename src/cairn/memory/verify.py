@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 
 from cairn.memory import journal
-from cairn.memory.bundle import CONCEPT_DIRS, MEMORY_DIRS, Entry, MemoryBundle, MemoryError_, seal
+from cairn.memory.bundle import MemoryBundle, MemoryError_, seal
+from cairn.memory.layout import CONCEPT_DIRS, MEMORY_DIRS, Entry
 
 _SEAL = re.compile(r"^[0-9a-f]{64}$")
 

@@ -1,10 +1,10 @@
 """The vocabulary of cairn: plain frozen dataclasses, no I/O.
 
 Every layer speaks in these types (``from cairn.model import Unit``). By role:
-:mod:`~cairn.model.core` (documents, units, links, runs, hits, filters),
+:mod:`~cairn.model.core` (documents, units, links, runs, hits),
 :mod:`~cairn.model.views` (what the store gives back), :mod:`~cairn.model.graph`
-(edges, stubs, link resolution) and :mod:`~cairn.model.search` (parsed queries, hit
-data, chunks, vectors).
+(edges, stubs, link resolution) and :mod:`~cairn.model.search` (parsed queries and
+filters, hit data, chunks, vectors).
 
 Each name is loaded on first use (PEP 562: :func:`__getattr__` imports the one
 submodule that defines it), so a process pays only for the dataclasses it touches — a
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
         EmbedStep,
         Failure,
         FileState,
-        Filter,
         GraphStep,
         Hit,
         Link,
@@ -85,6 +84,7 @@ if TYPE_CHECKING:
         Chunk,
         ChunkSource,
         ContextUnit,
+        Filter,
         HitUnit,
         Term,
         TextQuery,
@@ -127,7 +127,7 @@ _WHERE: dict[str, str] = {
     "EmbedStep": "core",
     "Failure": "core",
     "FileState": "core",
-    "Filter": "core",
+    "Filter": "search",
     "GraphStep": "core",
     "Hit": "core",
     "Link": "core",

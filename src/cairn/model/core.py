@@ -15,10 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
-
-if TYPE_CHECKING:
-    from cairn.model.search import Term
+from typing import Any, Literal
 
 # --- unit kinds -----------------------------------------------------------------------
 UnitKind = Literal["preamble", "heading", "code", "concept", "message"]
@@ -429,40 +426,6 @@ class Hit:
     priority: str | None = None
     planning: tuple[Timestamp, ...] = ()
     block: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Filter:
-    """One query filter, e.g. ``tag:work`` or ``-todo:DONE`` or ``prop:OWNER=ann``.
-
-    Attributes:
-        field: ``tag``, ``type``, ``todo``, ``priority``, ``path``, ``source``,
-            ``format``, ``prop``, ``before``, ``after``, ``role``, ``kind``, ``id``,
-            ``file``, ``heading``, ``level`` or a date field (below).
-        value: the value as written (dates as ``YYYY-MM-DD``).
-        key: the property key for ``prop``; for a date field (``scheduled``,
-            ``deadline``, ``closed``, ``ts``, ``ts-inactive``, ``created``,
-            ``modified``) the ISO day the query counts as today.
-        negate: ``True`` when written with a leading ``-``.
-        any_of: further values, OR-ed with ``value`` (``tag:work,home``); a negated
-            filter then excludes every one of them. Date fields hold ``lo..hi``
-            (ISO days, ``hi`` exclusive, either end empty) or ``soon``.
-        term: for ``match`` (``+word``, ``+(a OR b)``), the term the unit must
-            contain; ``None``: the words of ``value`` (and the CJK bigrams of ``key``)
-            as one phrase.
-    """
-
-    field: str
-    value: str
-    key: str | None = None
-    negate: bool = False
-    any_of: tuple[str, ...] = ()
-    term: Term | None = None
-
-    @property
-    def values(self) -> tuple[str, ...]:
-        """``value`` followed by ``any_of``: the values of which one must match."""
-        return (self.value, *self.any_of)
 
 
 @dataclass(frozen=True, slots=True)

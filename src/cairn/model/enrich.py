@@ -1,4 +1,4 @@
-"""The vocabulary of LLM enrichment (issue 18): what a model said about a conversation
+"""The vocabulary of LLM enrichment: what a model said about a conversation
 (summary, insights, tags) and about a pair of conversations (a typed relation).
 
 Everything here is derived data: kept in the index's own tables (``store.enrichments``),

@@ -1,4 +1,4 @@
-"""Comparable snapshots of an index and what a watcher batch did (issue 11)."""
+"""Comparable snapshots of an index and what a watcher batch did."""
 
 from __future__ import annotations
 

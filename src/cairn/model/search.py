@@ -5,11 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from cairn.model.core import (
-    BlockRef,
-    Filter,
-    Timestamp,
-)
+from cairn.model.core import BlockRef, Timestamp
 
 # --- search: parsed queries and ranked results -------------------------------------------
 
@@ -52,6 +48,40 @@ class Term:
     def searchable(self) -> bool:
         """Has something to match: tokens, CJK bigrams, or a group."""
         return bool(self.tokens or self.cjk or self.group)
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """One query filter, e.g. ``tag:work`` or ``-todo:DONE`` or ``prop:OWNER=ann``.
+
+    Attributes:
+        field: ``tag``, ``type``, ``todo``, ``priority``, ``path``, ``source``,
+            ``format``, ``prop``, ``before``, ``after``, ``role``, ``kind``, ``id``,
+            ``file``, ``heading``, ``level`` or a date field (below).
+        value: the value as written (dates as ``YYYY-MM-DD``).
+        key: the property key for ``prop``; for a date field (``scheduled``,
+            ``deadline``, ``closed``, ``ts``, ``ts-inactive``, ``created``,
+            ``modified``) the ISO day the query counts as today.
+        negate: ``True`` when written with a leading ``-``.
+        any_of: further values, OR-ed with ``value`` (``tag:work,home``); a negated
+            filter then excludes every one of them. Date fields hold ``lo..hi``
+            (ISO days, ``hi`` exclusive, either end empty) or ``soon``.
+        term: for ``match`` (``+word``, ``+(a OR b)``), the term the unit must
+            contain; ``None``: the words of ``value`` (and the CJK bigrams of ``key``)
+            as one phrase.
+    """
+
+    field: str
+    value: str
+    key: str | None = None
+    negate: bool = False
+    any_of: tuple[str, ...] = ()
+    term: Term | None = None
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        """``value`` followed by ``any_of``: the values of which one must match."""
+        return (self.value, *self.any_of)
 
 
 @dataclass(frozen=True, slots=True)

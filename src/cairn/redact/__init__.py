@@ -1,4 +1,4 @@
-"""Redaction of secrets and personal data (issue 18): detectors (:mod:`.detectors`),
+"""Redaction of secrets and personal data: detectors (:mod:`.detectors`),
 masking with stable placeholders and the ``on_ingest`` modes (:mod:`.mask`), and
 scanning text for a report that never prints a value in full (:mod:`.scan`).
 

@@ -21,6 +21,7 @@ is caught by the compare-and-swap.
 from __future__ import annotations
 
 from cairn.writeback.atomic import (
+    Backup,
     WriteConflict,
     WriteResult,
     create_file,
@@ -28,7 +29,7 @@ from cairn.writeback.atomic import (
     unified_diff,
     write_file,
 )
-from cairn.writeback.backups import Backup, Backups, Pruned
+from cairn.writeback.backups import Backups, Pruned
 
 __all__ = [
     "Backup",

@@ -11,13 +11,10 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from cairn.errors import CairnError
 from cairn.model.tempnames import remove_stale_temps, temp_path
-
-if TYPE_CHECKING:
-    from cairn.writeback.backups import Backup, Backups
 
 
 class WriteConflict(CairnError):
@@ -41,6 +38,39 @@ class WriteConflict(CairnError):
         self.path = path
         self.expected = expected
         self.actual = actual
+
+
+@dataclass(frozen=True, slots=True)
+class Backup:
+    """One kept version of a file.
+
+    Attributes:
+        id: unique, sortable by time (``"20261201T123456123456Z-1a2b3c4d"``).
+        path: the file it was taken from (absolute).
+        sha256: SHA-256 hex of the kept bytes.
+        time: when it was taken, ISO 8601 UTC.
+        reason: what replaced it (``"dream: retarget link"``), may be ``""``.
+    """
+
+    id: str
+    path: Path
+    sha256: str
+    time: str
+    reason: str
+
+
+class BackupFolder(Protocol):
+    """Where :func:`write_file` keeps the bytes it replaces and takes its per-file lock
+    (:class:`cairn.writeback.Backups`; a protocol here so that the writer does not
+    depend on how backups are stored)."""
+
+    def lock_path(self, target: Path) -> Path:
+        """The lock file that serialises writers of ``target``."""
+        ...
+
+    def save(self, path: Path, data: bytes, *, reason: str = "") -> Backup:
+        """Keep ``data``, the bytes about to be replaced at ``path``, durably."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +151,7 @@ def _temp_beside(path: Path, data: bytes, mode: int | None) -> Path:
 
 
 @contextlib.contextmanager
-def _locked(path: Path, backups: Backups | None) -> Iterator[None]:
+def _locked(path: Path, backups: BackupFolder | None) -> Iterator[None]:
     """Serialise cairn writers of one file (an flock in the backup folder)."""
     if backups is None:
         yield
@@ -141,7 +171,7 @@ def write_file(
     data: bytes,
     *,
     expected_sha256: str | None,
-    backups: Backups | None,
+    backups: BackupFolder | None,
     reason: str = "",
 ) -> WriteResult:
     """Replace (or create) ``path`` with ``data``, atomically and only if unchanged.

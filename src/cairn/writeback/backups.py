@@ -29,26 +29,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from cairn.errors import NotFound
-from cairn.writeback.atomic import WriteResult, _fsync_dir, _temp_beside, sha256_bytes, write_file
-
-
-@dataclass(frozen=True, slots=True)
-class Backup:
-    """One kept version of a file.
-
-    Attributes:
-        id: unique, sortable by time (``"20261201T123456123456Z-1a2b3c4d"``).
-        path: the file it was taken from (absolute).
-        sha256: SHA-256 hex of the kept bytes.
-        time: when it was taken, ISO 8601 UTC.
-        reason: what replaced it (``"dream: retarget link"``), may be ``""``.
-    """
-
-    id: str
-    path: Path
-    sha256: str
-    time: str
-    reason: str
+from cairn.writeback.atomic import (
+    Backup,
+    WriteResult,
+    _fsync_dir,
+    _temp_beside,
+    sha256_bytes,
+    write_file,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,5 +1,5 @@
 """markdown-it's block state, with its line tables built in bulk and two lookups the
-linear paragraph rules use (big-file parsing, issue 12).
+linear paragraph rules use (so that a large note is read in time linear in its size).
 
 :class:`LineState` is markdown-it's :class:`StateBlock` with the same tables
 (``bMarks``, ``eMarks``, ``tShift``, ``sCount``, ``bsCount``, ``lineMax``), built by

@@ -1,5 +1,6 @@
 """markdown-it's inline and block tokenizers, trying at each position only the rules
-that can start there (big-file parsing, issue 12).
+that can start there (otherwise most of a large note's parse is spent trying rules
+that cannot match).
 
 markdown-it tries every inline rule, in order, at each position where the ``text``
 rule stops (a *terminator* character: ``:``, ``w``, ``-``, ``!`` and a dozen more);

@@ -1,5 +1,5 @@
 """Which inline text markdown-it must parse, and the text of what it need not
-(big-file parsing, issue 12).
+(so that a large note's plain prose is not tried rule by rule).
 
 A paragraph's inline content is parsed by markdown-it only where it can hold markup any
 rule reads (:data:`NOT_PLAIN`). Content without any is not parsed at all

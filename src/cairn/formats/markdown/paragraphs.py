@@ -1,10 +1,10 @@
 """markdown-it's ``paragraph`` and ``lheading`` block rules, in time linear in the
-paragraph with a small constant (big-file parsing, issue 12).
+paragraph with a small constant.
 
 For every line of a paragraph both rules ask each *terminator* rule (fence, blockquote,
 hr, list, footnote, HTML block, heading, Obsidian comment, table) whether it starts
 there: about ten Python calls a line, twice (``lheading`` scans the paragraph for a
-setext underline first). A 50 MB note of one long paragraph made 40 million such calls.
+setext underline first). On a 50 MB note of one long paragraph that is 40 million calls.
 Every one of those rules returns ``False`` at once unless the line's first non-blank
 character is its marker (or, for a table, the *next* line's first character is ``|``,
 ``-`` or ``:``), so these copies of the two rules skip the terminator loop for a line

@@ -1,5 +1,5 @@
 """The dream cycle: find what has gone stale, broken, orphaned or thin — and mend it
-safely (issue 16).
+safely.
 
 - :mod:`.base`: :class:`Finding`, :class:`Fix`, the :class:`Check` protocol, the
   registry :data:`CHECKS` / :func:`register_check`, :class:`DreamContext`,

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from cairn.model import Document, FileState, LinkOccurrence, SourceRoot, StoredUnit
+from cairn.model import Document, LinkOccurrence, SourceRoot, StoredUnit
 from cairn.store import Store
 
 FIX_KINDS = (
@@ -168,7 +168,6 @@ class DreamContext:
         self._docs: list[Document] | None = None
         self._units: dict[str, list[StoredUnit]] = {}
         self._links: list[LinkOccurrence] | None = None
-        self._states: dict[str, dict[str, FileState]] = {}
 
     # --- documents ---------------------------------------------------------------------
     @property
@@ -215,14 +214,6 @@ class DreamContext:
         """``<root folder name>/<relpath>``: what a report shows (and a user opens
         from the folder above the root)."""
         return f"{self.root_folder(doc).name}/{doc.path}"
-
-    def file_state(self, root_id: str, relpath: str) -> FileState | None:
-        """The indexed state (size, mtime, content hash) of one file."""
-        states = self._states.get(root_id)
-        if states is None:
-            states = self.store.file_states(root_id)
-            self._states[root_id] = states
-        return states.get(relpath)
 
     def text(self, doc: Document) -> str | None:
         """The document file's current text (UTF-8, replacement characters), read once;

@@ -21,7 +21,7 @@ import re
 from collections import Counter, defaultdict
 from typing import Any
 
-from cairn.graph.resolve import Catalog, resolve_link
+from cairn.graph.catalog import Catalog, resolve_link
 from cairn.maintain.dream.base import DreamContext, Finding, Fix, finding_key, register_check
 from cairn.maintain.dream.broken import rank_candidates
 from cairn.model import CatalogDocument, Document, LinkOccurrence

@@ -30,7 +30,7 @@ from cairn.model import SourceRoot
 def memory_bundles(roots: list[SourceRoot]) -> list[Path]:
     """The roots that are memory bundles (``memories/`` and ``concepts/`` folders and an
     ``index.md``), in order."""
-    from cairn.memory.bundle import is_memory_bundle
+    from cairn.memory.layout import is_memory_bundle
 
     return [Path(r.path) for r in roots if is_memory_bundle(Path(r.path))]
 

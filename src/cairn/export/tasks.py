@@ -74,7 +74,8 @@ def split_heading(text: str, keywords: Iterable[str]) -> tuple[str, str, str]:
     ``#tags`` left out; ``keywords``: the task keywords the source uses."""
     todo = ""
     first, _, rest = text.partition(" ")
-    if first and first in set(keywords) and rest:
+    # ``DONE`` alone is a task with no title, as Org reads ``* DONE``
+    if first and first in set(keywords) and (rest or text == first):
         todo, text = first, rest
     priority = ""
     m = _PRIORITY.match(text)

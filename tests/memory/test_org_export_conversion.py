@@ -185,6 +185,22 @@ See [[(css)][the stylesheet line]].
 #+END:
 
 * DONE
+
+* COMMENT TODO Pre-filtering
+""",
+    "described.org": """#+TITLE: Described
+#+DESCRIPTION: Introduction
+
+All this text comes before the first heading.
+
+* A heading
+""",
+    "code-first.org": """#+begin_src emacs-lisp
+  (+ foo bar)
+#+end_src
+
+* A heading
+Its text.
 """,
 }
 
@@ -194,7 +210,9 @@ def test_org_edge_cases_export_with_nothing_lost_or_added(tmp_path: Path, kind: 
     """Tags Obsidian cannot hold, a keyword with no title, item text that opens like a
     bullet, a quote line opening with ``>``, a link description ending in ``\\``,
     LaTeX in verbatim, a LaTeX environment, ``^2`` in a table cell, a coderef link,
-    ``KEY+`` properties and a dynamic block's keywords: each read back as written."""
+    ``KEY+`` properties, a dynamic block's keywords, a commented heading whose title
+    opens with a keyword's word, a note that opens with code (no OKF description is
+    made of code) and one with ``#+DESCRIPTION``: each read back as written."""
     root = tmp_path / "org"
     root.mkdir()
     for rel, text in EDGES.items():
@@ -213,3 +231,7 @@ def test_org_edge_cases_export_with_nothing_lost_or_added(tmp_path: Path, kind: 
                  "the stylesheet line", "<!-- #+CAPTION: Clock summary -->"):
         assert want in md, want
     assert md.count("roam_refs:: ") == 2 and "[[(css)]" not in md
+    first = next(out.rglob("code-first.md")).read_text(encoding="utf-8")
+    assert "description: (+" not in first
+    if kind == "okf":  # the file's own #+DESCRIPTION is the concept's description
+        assert "description: Introduction" in next(out.rglob("described.md")).read_text()

@@ -113,9 +113,7 @@ def signature(
         for u in units.get(d.id, ()):
             if words and u.kind == "code" and u.parent_id:
                 continue
-            # an Org unit's title holds no keyword (the parser read it apart): a title
-            # that opens with a keyword's word stays whole (``* COMMENT TODO x``)
-            head, path, text = plain_unit(u, keys if d.format != "org" else frozenset())
+            head, path, text = plain_unit(u, keys)
             if words:
                 head, path = " ".join(org_words(head)), " ".join(org_words(path))
             for link in links.get(u.id, ()):

@@ -349,3 +349,11 @@ def test_never_raises_and_stays_consistent(text: str) -> None:
             assert u.line_start <= u.line_end
             for link in u.links:
                 assert "\n" not in link.target
+
+
+def test_a_caret_word_in_a_table_cell_is_cell_text_not_a_block_id() -> None:
+    # Obsidian puts a table's block id on the line after it; "^2" in a cell is text
+    text = "# H\n\n| name | tex |\n| --- | --- |\n| sup2 | ^2 |\n| sup3 | \\^3 |\n\npara ^blk\n"
+    unit = markdown.parse(text, "a.md").units[1]
+    assert unit.body.splitlines()[1:3] == ["sup2 | ^2", "sup3 | ^3"]
+    assert [b["id"] for b in unit.extra["blocks"]] == ["blk"]

@@ -114,3 +114,54 @@ def test_warnings_name_the_file_and_line() -> None:
 )
 def test_created_from_date_keyword(value: str, iso: str | None) -> None:
     assert parse(f"#+DATE: {value}\n", "a.org").created == iso
+
+
+def test_a_dynamic_block_and_a_greater_block_hold_elements_not_raw_lines() -> None:
+    # org-syntax *Dynamic Blocks*, *Greater Blocks*: their contents are elements, so
+    # an affiliated keyword, a table formula or a nested block's delimiters are no text
+    text = (
+        "* Report\n"
+        "#+BEGIN: clocktable :scope subtree\n"
+        "#+CAPTION: Clock summary at [2019-09-22 Sun 11:21]\n"
+        "| Headline | Time |\n"
+        "| Tables   | 4:10 |\n"
+        "#+TBLFM: $3=$2*150\n"
+        "#+END:\n"
+        "#+begin_center\n"
+        "Centred [[https://example.org/c][text]].\n"
+        "#+begin_src python\nx = 1\n#+end_src\n"
+        "# a comment line\n"
+        "#+end_center\n"
+        "#+begin_verse\nA =verse= line\n#+end_verse\n"
+    )
+    doc = parse(text, "a.org")
+    body = doc.units[1].body
+    for gone in ("CAPTION", "TBLFM", "begin_src", "end_src", "a comment line"):
+        assert gone not in body, gone
+    assert "Headline Time" in body and "Centred text." in body and "A =verse= line" in body
+    assert [lk.target for lk in doc.units[1].links] == ["https://example.org/c"]
+    code = [u for u in doc.units if u.kind == CODE]
+    assert [(u.body, u.line_start) for u in code] == [("x = 1", 10)]
+
+
+def test_a_properties_drawer_inside_a_block_is_no_property_drawer() -> None:
+    text = "* H\n#+begin_quote\n:PROPERTIES:\n:X: 1\n:END:\nquoted\n#+end_quote\n"
+    unit = parse(text, "a.org").units[1]
+    assert unit.properties == {} and unit.body == "quoted"
+
+
+@pytest.mark.parametrize(
+    ("text", "targets"),
+    [
+        ("see =[[https://a.org]]= and [[https://b.org]]", ["https://b.org"]),
+        ("~https://a.org~ but https://b.org", ["https://b.org"]),
+        ("=two\nlines [[https://a.org]] here= [[https://b.org]]", ["https://b.org"]),
+        # a link that starts first holds a marker inside it
+        ("[[https://a.org][a =b]] c= [[https://b.org]]", ["https://a.org", "https://b.org"]),
+        ("[[https://a.org?x=1][d]] =v=", ["https://a.org?x=1"]),
+        ("a=b [[https://a.org]] c=d", ["https://a.org"]),  # no verbatim: no PRE/POST
+    ],
+)
+def test_no_link_is_read_inside_verbatim_or_code(text: str, targets: list[str]) -> None:
+    # org-syntax *Emphasis Markers*: nothing inside =verbatim= or ~code~ is an object
+    assert [lk.target for lk in scan_text(text, 1).links] == targets

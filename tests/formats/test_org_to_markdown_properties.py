@@ -25,42 +25,6 @@ from cairn.model import Document, Link, StoredLink, StoredUnit
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "org"
 ORG_FILES = sorted(CORPUS.rglob("*.org")) if CORPUS.is_dir() else []
 
-_BLOCKS = "the index keeps raw lines (keywords, nested block delimiters) inside a block"
-_TAGS = "a heading tag with '#' Obsidian cannot hold as a tag, read back as title text"
-_OPEN_WORDS = "words of a unit differ (numbers, math, a nested block): not analysed yet"
-OPEN: dict[str, str] = {
-    "braindump-NO-LICENCE/org/reference/computer_vision.org": _OPEN_WORDS,
-    "braindump-NO-LICENCE/org/reference/expectation_maximization.org": _OPEN_WORDS,
-    "braindump-NO-LICENCE/org/reference/ising_models.org": _OPEN_WORDS,
-    "braindump-NO-LICENCE/org/reference/machine_learning.org": _OPEN_WORDS,
-    "braindump-NO-LICENCE/org/reference/markov_chains.org": _OPEN_WORDS,
-    "braindump-NO-LICENCE/org/reference/pengMathBERTPreTrainedModel2021.org":
-        "a preamble link is read back once where Org reads it twice: not analysed yet",
-    "doomemacs/modules/input/bidi/README.org": "[[kbd:][C-\\]]: a link whose description"
-        " ends in a backslash is not read back",
-    "org-mode/doc/org-manual.org": _BLOCKS,
-    "organice/changelog.org": _OPEN_WORDS,
-    "organice/test_helpers/fixtures/all_the_features.org": _BLOCKS,
-    "organice/test_helpers/fixtures/headline_filter.org": _TAGS,
-    "organice/test_helpers/fixtures/table.org": _BLOCKS,
-    "worg/code/org-info-js/org-slides/slides.org":
-        "'* DONE' (a keyword, no title) reads back as the title DONE",
-    "worg/exporters/koma-letter-new-example.org": _BLOCKS,
-    "worg/exporters/ox-groff.org": _OPEN_WORDS,
-    "worg/org-contrib/babel/languages/ob-doc-R.org": _BLOCKS,
-    "worg/org-contrib/babel/languages/ob-doc-maxima.org": _BLOCKS,
-    "worg/org-dependencies.org": _OPEN_WORDS,
-    "worg/org-issues.org": _TAGS,
-    "worg/org-survey.org": _OPEN_WORDS,
-    "worg/org-symbols.org": _OPEN_WORDS,
-    "worg/org-tutorials/advanced-searching.org": _OPEN_WORDS,
-    "worg/org-tutorials/images-and-xhtml-export.org": _BLOCKS,
-    "worg/org-tutorials/org-custom-agenda-commands.org": _OPEN_WORDS,
-    "worg/org-tutorials/org-publish-layersmenu.org": _OPEN_WORDS,
-}
-"""Files whose round trip still differs, each with what differs; the test fails when one
-of them converts cleanly, so the list only shrinks."""
-
 
 def _stored(doc: Document, doc_id: str) -> tuple[list[StoredUnit], dict[str, list[StoredLink]]]:
     """A parsed document's units and links as the index stores them (ids by ordinal,
@@ -139,6 +103,4 @@ def test_every_org_file_of_the_corpus_converts_to_markdown_keeping_text_links_an
         diff = _round_trip(path)
         if diff:
             failures[path.relative_to(CORPUS).as_posix()] = diff[:3]
-    new = {k: v for k, v in failures.items() if k not in OPEN}
-    assert not new, f"{len(new)} files: {dict(list(new.items())[:10])}"
-    assert set(OPEN) <= set(failures), f"converts cleanly now: {set(OPEN) - set(failures)}"
+    assert not failures, f"{len(failures)} files: {dict(list(failures.items())[:10])}"

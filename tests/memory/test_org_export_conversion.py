@@ -146,3 +146,92 @@ def test_export_compare_names_the_drawer_link_exception(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert f"exception: 1 {DRAWER_LINK}" in " ".join(res.output.split())
     assert res.output.rstrip().endswith("same")
+
+
+EDGES = {
+    "edges.org": """:PROPERTIES:
+:ROAM_REFS: [[https://example.org/one][one]]
+:ROAM_REFS+: https://example.org/two
+:END:
+#+TITLE: Edges
+#+TODO: TODO | DONE
+
+* TODO Issue ([[https://example.org/r][report]]) :#11:@home:work:
+- 2. On iOS the list item's text opens with a number
+- + and this one with a plus
+Toggling is bound to [[kbd:][C-\\]]. Search =+{\\(keyboard\\|typ\\)ing}= or =\\[1\\]=.
+
+#+begin_quote
+> 2) put this in ~/.profile
+#+end_quote
+
+\\begin{equation}
+^B P = ^B _A R ^AP
+\\end{equation}
+
+| name | tex |
+|------+-----|
+| sup2 | ^2  |
+
+#+begin_src html -r
+<link href="a.css"> (ref:css)
+#+end_src
+See [[(css)][the stylesheet line]].
+
+#+BEGIN: clocktable :scope subtree
+#+CAPTION: Clock summary
+| Headline | Time |
+#+TBLFM: $2=1
+#+END:
+
+* DONE
+
+* COMMENT TODO Pre-filtering
+""",
+    "described.org": """#+TITLE: Described
+#+DESCRIPTION: Introduction
+
+All this text comes before the first heading.
+
+* A heading
+""",
+    "code-first.org": """#+begin_src emacs-lisp
+  (+ foo bar)
+#+end_src
+
+* A heading
+Its text.
+""",
+}
+
+
+@pytest.mark.parametrize("kind", ["obsidian", "okf"])
+def test_org_edge_cases_export_with_nothing_lost_or_added(tmp_path: Path, kind: str) -> None:
+    """Tags Obsidian cannot hold, a keyword with no title, item text that opens like a
+    bullet, a quote line opening with ``>``, a link description ending in ``\\``,
+    LaTeX in verbatim, a LaTeX environment, ``^2`` in a table cell, a coderef link,
+    ``KEY+`` properties, a dynamic block's keywords, a commented heading whose title
+    opens with a keyword's word, a note that opens with code (no OKF description is
+    made of code) and one with ``#+DESCRIPTION``: each read back as written."""
+    root = tmp_path / "org"
+    root.mkdir()
+    for rel, text in EDGES.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        out = tmp_path / "out"
+        c.export(kind, out, roots=[root])
+        res = c.compare_export(root, kind=kind, exported=out)
+    assert res["same"], (res["missing"], res["extra"], res.get("differences"))
+    assert res["tasks"] == [2, 2]
+    md = next(out.rglob("edges.md")).read_text(encoding="utf-8")
+    for want in ("#work\n\norg-tags:: :#11:@home:\n", "# DONE\n", "- 2\\. On iOS",
+                 "- \\+ and this", "> \\> 2) put", "[C-\\\\]", "`+{\\(keyboard\\|typ\\)ing}`",
+                 "`\\[1\\]`", "$$\n\\begin{equation}\n^B P = ^B _A R ^AP\n\\end{equation}\n$$",
+                 "the stylesheet line", "<!-- #+CAPTION: Clock summary -->"):
+        assert want in md, want
+    assert md.count("roam_refs:: ") == 2 and "[[(css)]" not in md
+    first = next(out.rglob("code-first.md")).read_text(encoding="utf-8")
+    assert "description: (+" not in first
+    if kind == "okf":  # the file's own #+DESCRIPTION is the concept's description
+        assert "description: Introduction" in next(out.rglob("described.md")).read_text()

@@ -96,7 +96,11 @@ def _heading(level: int, title: str) -> str:
 
 
 def _description(doc: Document, units: Units) -> str:
+    """The first line of text of a note (its title when it has none); code is no
+    description (an OKF reader would read it back as the start of the code)."""
     for u in units.get(doc.id, ()):
+        if u.kind == "code":
+            continue
         for line in u.body.splitlines():
             line = " ".join(line.split()).strip("#*-: ")
             if line and not line.startswith((":", "#+")):
@@ -213,7 +217,10 @@ def write_okf(
             meta["type"] = ctype
         meta.setdefault("title", doc.title)
         if doc.format not in ("okf", "markdown"):  # a Markdown note keeps its own (or none:
-            meta.setdefault("description", _description(doc, units))  # it adds a unit)
+            # it adds a unit); an Org file's own #+DESCRIPTION is its description
+            own = doc.metadata.get("description") if doc.format == "org" else None
+            meta.setdefault("description", own.strip() if isinstance(own, str)
+                            and own.strip() else _description(doc, units))
         if doc.tags:
             meta.setdefault("tags", list(doc.tags))
         meta["generated"] = {"by": PRODUCER, "at": now}

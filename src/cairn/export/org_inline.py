@@ -22,7 +22,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable
 
-from cairn.formats.org.objects import link_spans
+from cairn.formats.org.objects import link_spans, verbatim_spans
 from cairn.model import Link
 
 Render = Callable[[Link, str, str], str]
@@ -37,7 +37,8 @@ _FOOTNOTE = re.compile(r"\[fn:([\w-]*)(:?)")
 _BREAK = re.compile(r"(?<!\\)\\\\[ \t]*$", re.M)
 _SPECIAL = re.compile(
     r"^[ \t]*(?=(?:=+|-+)[ \t]*$)"  # a line a setext heading or a rule would take
-    r"|\\(?=[!-/:-@\[-`{-~])|[*`\[\]<]|(?<![^\W_])_|_(?![^\W_])|&(?=#?\w+;)"
+    r"|^[ \t]*(?=>)"  # a line a block quote would take
+    r"|\\(?=[!-/:-@\[-`{-~]|$)|[*`\[\]<]|(?<![^\W_])_|_(?![^\W_])|&(?=#?\w+;)"
     r"|~~|==|%%|\$|@|(?:^|(?<=\s))[#^](?=[^\s#])|www\.",
     re.M,
 )
@@ -175,10 +176,15 @@ def _keep_math(text: str, slots: list[str]) -> str:
     opens none (Org reads the verbatim first), nor does a run holding a link."""
     out: list[str] = []
     pos = start = 0
+    held = verbatim_spans(text) if "=" in text or "~" in text else []
+    k = 0
     while (m := _MATH.search(text, start)) is not None:
         s = m.start()
+        while k < len(held) and held[k][1] <= s:
+            k += 1
+        inside = k < len(held) and held[k][0] < s  # Org reads the verbatim first
         verbatim = s > 0 and text[s - 1] in "=~" and text[s + 1 : s + 2] == text[s - 1]
-        if verbatim or "\ue000" in m.group(0):
+        if inside or verbatim or "\ue000" in m.group(0):
             start = s + 1
             continue
         slots.append(_math(m))
@@ -212,8 +218,8 @@ def inline(
     counted = 0
     for s, e, shown, lk in link_spans(text) if links else ():
         parts.append(text[pos:s])
-        if lk is None:  # a coderef: text
-            parts.append(text[s:e])
+        if lk is None:  # a coderef: what Org shows of it (no Markdown target is a line)
+            parts.append(shown if shown is not None else text[s:e])
         else:
             line += text.count("\n", counted, s)
             counted = s

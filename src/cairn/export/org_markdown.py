@@ -7,13 +7,17 @@ so both agree on what is a heading, a block or a drawer:
 
 * headings → ``#`` headings (at most six levels: a deeper Org heading is written at level
   six), with the task keyword, priority and ``#tags`` in the text and the planning and
-  properties as inline fields (:mod:`cairn.export.tasks`); the file's property drawer and
-  keywords such as ``#+TITLE`` go to front matter (the caller's);
+  properties as inline fields (:mod:`cairn.export.tasks`); a tag Obsidian cannot hold
+  (``:#11:``, ``:@home:``) goes to the ``org-tags::`` field (:data:`ORG_TAGS`); the
+  file's property drawer and keywords such as ``#+TITLE`` go to front matter (the
+  caller's); a ``KEY+`` property is one more ``key::`` line;
 * paragraphs, plain and checkbox lists, description lists and footnote definitions →
   the same lines with their objects converted (:mod:`cairn.export.org_inline`), list
   indentation kept relative to the element, paragraph indentation dropped (Org ignores
   it, Markdown would read four spaces as code); an ordered item that opens a list after
   a paragraph line gets a blank line before it (CommonMark lets only ``1.`` interrupt);
+  an item's text that opens like a bullet (``- 2. text``) and a line that opens with
+  ``>`` are escaped; a LaTeX environment (``\\begin{equation}``…) → a ``$$`` block;
 * ``src`` blocks → fenced code with the language and header arguments as the info
   string and the code as the Org parser reads it (comma quoting removed, bytes kept);
   ``example``/``export`` blocks and fixed-width lines → fenced code; ``quote`` → a block
@@ -44,6 +48,18 @@ _FRONT_KEYWORDS = frozenset({"title", "filetags"})
 _PROPERTY = re.compile(r"^[ \t]*:([^:\s]+):(?:[ \t]+(.*))?$")
 _FIELD_KEY = re.compile(r"[A-Za-z][\w-]*")
 _FIELD_LINE = re.compile(r"[a-z][\w-]*:: ")
+_OBSIDIAN_TAG = re.compile(r"(?!\d+$)[^\W]+")
+"""An Org tag Obsidian reads as a ``#tag`` (letters, digits and ``_``, not only
+digits); Org also allows ``@``, ``#`` and ``%``, and a tag of digits alone."""
+ORG_TAGS = "org-tags"
+"""The inline field that keeps a heading's tags Obsidian cannot hold (``org-tags::
+:#11:@home:``), in Org's own tag syntax so no Markdown reader takes them for text."""
+_LATEX_BEGIN = re.compile(r"[ \t]*\\begin\{([A-Za-z0-9*]+)\}")
+"""A LaTeX environment's first line (org-syntax *LaTeX Environments*)."""
+_LEADING_MARK = re.compile(r"(?:\d+[.)]|[-+])(?=[ \t]|$)")
+"""An item's text that opens as a list bullet would (Org's ``- 2. text`` is one item
+whose text is ``2. text``; Markdown would read a nested list numbered 2)."""
+_MARK_KEEP = {".": "\ue00c", ")": "\ue00d", "-": "\ue00e", "+": "\ue00f"}
 
 Fields = Callable[[StoredUnit], str]
 """A heading's unit → its inline-field lines (planning, properties)."""
@@ -92,6 +108,10 @@ class _Section:
                 if m.group(3) and m.group(3) != "1" and not in_list and out and out[-1]:
                     out.append("")
                 in_list = True
+                lead = _LEADING_MARK.match(row, m.end())
+                if lead is not None:  # an item's text, not a nested list's bullet
+                    row = (row[: lead.end() - 1] + _MARK_KEEP[row[lead.end() - 1]]
+                           + row[lead.end() :])
                 if m.group(5):  # a checkbox: Markdown's task syntax, not escaped text
                     row = row[: m.start(5)] + f"\ue009{m.group(5)[1]}\ue00a" + row[m.end(5) :]
             elif not in_list:
@@ -101,8 +121,42 @@ class _Section:
         md = inline("\n".join(out), self.first + start, self.render, notes, self.labels)
         if notes:  # inline footnotes: defined right here, so they stay in the section
             md += "\n\n" + "\n".join(notes)
+        md = md.replace("\ue00c", "\\.").replace("\ue00d", "\\)")
+        md = md.replace("\ue00e", "\\-").replace("\ue00f", "\\+")
         md = re.sub("\ue009(.)\ue00a", r"[\1]", md)
         return re.sub("\ue007([\\w-]+)\ue008", r"[^\1]: ", md)
+
+    def latex(self, start: int, end: int) -> list[str]:
+        """Lines ``[start, end)`` of paragraph text as Markdown blocks, each LaTeX
+        environment among them a ``$$`` math block (what Obsidian renders; no object is
+        read inside one, as in Org)."""
+        return self.latex_split(start, end)[0]
+
+    def latex_split(self, start: int, end: int) -> tuple[list[str], int]:
+        """:meth:`latex` and the line after the last environment, which may end past
+        ``end`` (an environment may hold blank lines, which end a paragraph)."""
+        out: list[str] = []
+        k = start
+        after = 0
+        while k < end:
+            r = next((j for j in range(k, end) if _LATEX_BEGIN.match(self.lines[j])), None)
+            if r is None:
+                out.append(self.text(k, end))
+                break
+            name = _LATEX_BEGIN.match(self.lines[r])
+            assert name is not None
+            closing = re.compile(r"[ \t]*\\end\{" + re.escape(name.group(1)) + r"\}[ \t]*$")
+            q = next((j for j in range(r, len(self.lines)) if closing.match(self.lines[j])),
+                     None)
+            if q is None:
+                out.append(self.text(k, end))
+                break
+            if r > k:
+                out.append(self.text(k, r))
+            rows = [x.strip(" \t") for x in self.lines[r : q + 1]]
+            out.append("$$\n" + "\n".join(rows).replace("$$", "$ $") + "\n$$")
+            k = after = q + 1
+        return [b for b in out if b], after
 
     def table(self, el: E.Element) -> str:
         rows = [r.strip(" \t") for r in self.lines[el.start : el.end]]
@@ -159,6 +213,8 @@ class _Section:
             if m is None:
                 continue
             key, value = m.group(1), (m.group(2) or "").strip()
+            if key.endswith("+") and len(key) > 1:  # ``KEY+`` adds to ``KEY``: one more
+                key = key[:-1]  # field line of that key (Dataview reads them as a list)
             linked = bool(link_spans(value))
             if linked_only and not linked:
                 continue
@@ -172,19 +228,27 @@ class _Section:
     def sub(self, start: int, end: int) -> str:
         """The elements of lines ``[start, end)`` (a greater block's contents)."""
         part = _Section(self.lines[start:end], self.first + start, self.render, self.labels)
-        return part.convert(E.scan_section(part.lines, False).elements, planning=False)
+        return part.convert(E.scan_block(part.lines).elements, planning=False)
 
     def convert(
         self, elements: Sequence[E.Element], *, planning: bool = True, zeroth: bool = False
     ) -> str:
         blocks: list[str] = []
+        skip = 0  # the line after the last LaTeX environment written
         for el in elements:
             kind = el.kind
+            if el.start < skip and kind != E.TEXT:
+                continue
             raw = "\n".join(self.lines[el.start : el.end])
             if kind == E.PROPERTY_DRAWER and planning:
                 blocks.append(self.properties(el, linked_only=zeroth))
             elif kind == E.TEXT:
-                blocks.append(self.text(el.start, el.end))
+                if el.start < skip:  # inside a LaTeX environment already written
+                    if el.end > skip:
+                        blocks.extend(self.latex(skip, el.end))
+                    continue
+                parts, skip = self.latex_split(el.start, el.end)
+                blocks.extend(parts)
             elif kind == E.TABLE:
                 blocks.append(self.table(el))
             elif kind == E.BLOCK:
@@ -243,9 +307,13 @@ def org_to_markdown(
         title = inline(title_raw, h.line_no, render, labels=labels) if title_raw else ""
         if hl.commented:
             title = f"COMMENT {title}".strip()
-        head = heading_text(todo, prio, title) + "".join(f" #{t}" for t in tags)
+        shown = [t for t in tags if _OBSIDIAN_TAG.fullmatch(t)]
+        kept = [t for t in tags if not _OBSIDIAN_TAG.fullmatch(t)]
+        head = heading_text(todo, prio, title) + "".join(f" #{t}" for t in shown)
         parts.append(("#" * max(1, min(h.level, 6)) + " " + head.strip()).rstrip())
         extra = fields(u) if u is not None else planning_lines(())
+        if kept:  # tags Obsidian cannot hold, as Org writes them
+            extra += f"{ORG_TAGS}:: :{':'.join(kept)}:\n"
         body = _Section(sec, h.line_no + 1, render, labels).convert(
             E.scan_section(sec, False).elements)
         if extra and _FIELD_LINE.match(body):  # planning and properties: one block

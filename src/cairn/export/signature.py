@@ -28,7 +28,7 @@ from cairn.model import Document, Edge, StoredLink
 
 _WORD = re.compile(r"[^\W_]+")
 _FOOTNOTE_REF = re.compile(r"\[fn:[\w-]*:?")
-_BULLET = re.compile(r"^[ \t]*[*/_=~+]?\d+[.)](?=[ \t]|$)", re.M)
+_BULLET = re.compile(r"^[ \t]*(?:[-+][ \t]+)?[*/_=~+]?\d+[.)](?=[ \t]|$)", re.M)
 """An ordered-list bullet: the Org body keeps it in its text, Markdown's does not (a
 line of code that starts like one is left out on both sides alike)."""
 
@@ -36,9 +36,13 @@ line of code that starts like one is left out on both sides alike)."""
 def org_words(text: str, org: bool = False) -> list[str]:
     """The words of Org or Markdown text as a reader sees them: runs of letters and
     digits, footnote reference markers ``[fn:L]`` left out, and with ``org`` (a
-    section's body, either side) line-leading ordered-list bullets too."""
+    section's body, either side) line-leading ordered-list bullets too, also after an
+    unordered bullet (Org's ``- 2. text`` is one item whose text Markdown's reading
+    gives as ``2. text``)."""
     text = _FOOTNOTE_REF.sub(" ", text)
-    return _WORD.findall(_BULLET.sub(" ", text) if org else text)
+    if org:  # math delimiters out first: Markdown's reading drops them (``1$.`` → ``1.``)
+        text = _BULLET.sub(" ", text.replace("$", ""))
+    return _WORD.findall(text)
 
 
 def _without(words: list[str], lead: list[str]) -> list[str]:
@@ -122,7 +126,7 @@ def signature(
             body = " ".join(text.split())
             if words:
                 seen = _without(org_words(text, True),
-                                org_words(desc) if u.level == 0 else [])
+                                org_words(desc, True) if u.level == 0 else [])
                 body = " ".join(sorted(seen + code.get(u.id, [])))
             elif u.level == 0 and desc and body.startswith(desc):
                 body = body[len(desc) :].lstrip()

@@ -74,7 +74,8 @@ def split_heading(text: str, keywords: Iterable[str]) -> tuple[str, str, str]:
     ``#tags`` left out; ``keywords``: the task keywords the source uses."""
     todo = ""
     first, _, rest = text.partition(" ")
-    if first and first in set(keywords) and rest:
+    # ``DONE`` alone is a task with no title, as Org reads ``* DONE``
+    if first and first in set(keywords) and (rest or text == first):
         todo, text = first, rest
     priority = ""
     m = _PRIORITY.match(text)
@@ -112,7 +113,9 @@ def plain_unit(u: StoredUnit, keywords: frozenset[str]) -> tuple[str, str, str]:
     preamble's title is ``""``), the outline path joined with `` / ``, the body
     without its ``key:: value`` lines."""
     def plain(text: str) -> str:
-        return split_heading(text, keywords)[2]
+        # ``* COMMENT TODO x`` (no keyword: Org's order is keyword, priority, COMMENT) is
+        # written so; its title ``TODO x`` is read on both sides without the COMMENT
+        return split_heading(text.removeprefix("COMMENT "), keywords)[2]
 
     head = plain(u.title) if u.level else ""
     path = " / ".join(plain(p) for p in u.outline_path)

@@ -140,7 +140,9 @@ class _Walker:
                     self.render_inline(tok, sec, collect=True, line=line, tags=False)
                     continue
                 known = len(sec.blocks)
-                text = self.render_inline(tok, sec, collect=True, line=line, callout=callout)
+                # a table cell holds no block id (Obsidian's goes on the line after)
+                text = self.render_inline(tok, sec, collect=True, line=line, callout=callout,
+                                          block_ids=row is None)
                 if len(sec.blocks) > known:
                     self._block_texts(sec, sec.blocks[known:], text, before)
                 if row is not None:
@@ -224,8 +226,10 @@ class _Walker:
         line: int = 0,
         tags: bool = True,
         callout: dict[str, Any] | None = None,
+        block_ids: bool = True,
     ) -> str:
-        """Readable text of an inline token; records links/tags/block ids in ``sec``."""
+        """Readable text of an inline token; records links/tags/block ids (with
+        ``block_ids``) in ``sec``."""
         meta = tok.meta
         if meta.get("plain"):  # nothing to record (see inline.NOT_PLAIN)
             return plain_inline(tok.content)
@@ -244,7 +248,7 @@ class _Walker:
                     m = re.match(r"^\[![^\]\s]+\][+-]?[ \t]*", content)
                     if m:
                         content = content[m.end() :]
-                if collect and sec is not None and self.obsidian:
+                if collect and sec is not None and self.obsidian and block_ids:
                     next_type = children[i + 1].type if i + 1 < n else "end"
                     if next_type in ("softbreak", "hardbreak", "end") and "^" in content:
                         bm = _BLOCK_ID_RE.search(content)

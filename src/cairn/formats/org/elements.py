@@ -264,3 +264,17 @@ def scan_section(lines: list[str], zeroth: bool) -> SectionScan:
         i += 1
     flush(n)
     return SectionScan(els, boxes, footnotes, keywords)
+
+
+def scan_block(lines: list[str]) -> SectionScan:
+    """Scan the contents of a greater or dynamic block (the lines between its
+    ``#+begin``/``#+end`` lines) into elements: as a section's, but with no planning
+    line and no property drawer, which Org reads only right after a headline (a
+    ``:PROPERTIES:`` drawer here is an ordinary drawer)."""
+    scan = scan_section(lines, True)
+    scan.elements = [
+        Element(DRAWER, e.start, e.end, lines[e.start].strip(" \t")[1:-1])
+        if e.kind == PROPERTY_DRAWER else e
+        for e in scan.elements
+    ]
+    return scan

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import string
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from cairn.model import ORG_FILE, ORG_HEADING, ORG_ID, URL, Link, Timestamp
@@ -212,7 +213,60 @@ def link_spans(text: str) -> list[LinkSpan]:
             lk = classify_link(inner, None, inner, 0)
             items.append((m.start(), m.start() + len(inner), None, lk))
     items.sort(key=lambda t: t[0])
+    if items and ("=" in text or "~" in text):
+        items = _outside_verbatim(text, items)
     return items
+
+
+# --- verbatim and code (org-syntax: Emphasis Markers) --------------------------------
+# ``=v=``/``~c~``: PRE, the marker, contents that neither start nor end with whitespace
+# (at most two lines), the marker, POST. Nothing inside is an object, so a link there is
+# text; a link that starts first wins over a marker inside it.
+_VERB_OPEN = re.compile(r"(?:^|(?<=[\s\-({'\"]))([=~])(?=\S)", re.M)
+_VERB_CLOSE = re.compile(r"(?<=\S)([=~])(?=[\s\-.,;:!?')}\[\"\\]|$)", re.M)
+
+
+def verbatim_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of every verbatim or code object of ``text``, left to right;
+    each opener takes the first closer of its marker (as Org does), so the time is
+    about linear (one bisection per opener)."""
+    closers: dict[str, list[int]] = {}
+    for m in _VERB_CLOSE.finditer(text):
+        closers.setdefault(m.group(1), []).append(m.start())
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for m in _VERB_OPEN.finditer(text):
+        i = m.start(1)
+        if i < pos:
+            continue
+        ends = closers.get(m.group(1), [])
+        k = bisect_right(ends, i + 1)
+        if k < len(ends) and text.count("\n", i, ends[k]) <= 1:
+            pos = ends[k] + 1
+            spans.append((i, pos))
+    return spans
+
+
+def _outside_verbatim(text: str, items: list[LinkSpan]) -> list[LinkSpan]:
+    """``items`` without the links that stand inside verbatim or code (whichever
+    object starts first holds the other's characters)."""
+    spans = verbatim_spans(text)
+    if not spans:
+        return items
+    out: list[LinkSpan] = []
+    held = 0  # end of the last object kept
+    j = 0
+    for item in items:
+        s = item[0]
+        while j < len(spans) and spans[j][0] < s:
+            if spans[j][0] >= held:
+                held = spans[j][1]
+            j += 1
+        if s < held:
+            continue
+        out.append(item)
+        held = item[1]
+    return out
 
 
 def scan_text(text: str, first_line: int, *, links: bool = True, reduce: bool = True) -> TextScan:

@@ -272,10 +272,30 @@ class SectionReader:
             text = _COMMA_RE.sub(r"\1\2", inner) if "," in inner else inner
             parts.append(text)
             return
-        ts = scan_text(inner, first_line + el.start + 1)
-        parts.append(ts.text)
-        links.extend(ts.links)
-        stamps.extend(ts.timestamps)
+        if name == "verse":  # its contents are objects only (org-syntax *Blocks*)
+            ts = scan_text(inner, first_line + el.start + 1)
+            parts.append(ts.text)
+            links.extend(ts.links)
+            stamps.extend(ts.timestamps)
+            return
+        # a greater or dynamic block holds elements: read as a section's are, so its
+        # keywords, comments and nested block lines are no text (org-syntax *Greater
+        # Blocks*, *Dynamic Blocks*)
+        rows = lines[el.start + 1 : el.end - 1]
+        sub = self.read(rows, E.scan_block(rows), first_line + el.start + 1,
+                        False, out.warnings)
+        parts.append(sub.body)
+        links.extend(sub.links)
+        stamps.extend(sub.timestamps)
+        out.code.extend(sub.code)
+        for key in ("drawers", "logbook", "clocks", "targets", "radio_targets"):
+            if key in sub.extra:
+                value = sub.extra[key]
+                have = out.extra.get(key)
+                if isinstance(value, dict):
+                    out.extra[key] = {**value, **(have or {})}
+                else:
+                    out.extra[key] = [*(have or []), *value]
 
 
 def _split_sexp(line: str) -> tuple[str, str]:

@@ -7,14 +7,17 @@ Usage::
 Each case is generated in memory (nothing is committed): a 50 MB Markdown note, an Org
 file of 100,000 headings, a 6 MB YAML front matter block, Org nesting 10,000 levels
 deep, unclosed Org blocks and drawers over a big file, one Markdown paragraph of 12,000
-link-laden lines, one Markdown line of 32,000 link-like pieces, a YAML alias bomb.
+link-laden lines, one Markdown line of 32,000 link-like pieces, Org heading lines of
+300,000 characters, Org fragments repeated 400,000 characters long, a paragraph of
+80,000 plain lines, a YAML alias bomb.
 ``--scale`` multiplies every size (0.1 for a quick look). For each case the script
 prints size (MB), wall and CPU seconds and MB/s; ``--ratios`` also parses each case at
 1×, 2× and 4× of a quarter of its size and prints the time ratios (≈2 and ≈4 when the
 parser is linear; 16 would be quadratic). ``--write DIR`` writes the generated files
 instead of timing them (for profiling or indexing by hand).
 
-The tests (``tests/formats/test_bigfiles.py``) parse the same inputs and check what
+The tests (``tests/formats/test_bigfiles.py``, ``test_org_roundtrip.py``,
+``test_md_paragraph_rules.py``) parse the same inputs and check what
 comes out; how fast it comes is measured here.
 
 The generators are importable (``cases()``) so tests build the same inputs smaller.
@@ -121,6 +124,35 @@ def markdown_paragraph(n: int) -> str:
     )
 
 
+def org_long_headings(n: int) -> str:
+    """Three kinds of long Org heading line, three times each: ``n`` spaces before a
+    ``x:``, ``n / 2`` tags, ``n / 5`` tag-like words (heading rules that backtrack)."""
+    spaces = "* a" + " " * n + "x:\n"
+    tags = "* a " + ":t" * (n // 2) + " x\n"
+    many = "* " + "w :t: " * (n // 5) + "\n"
+    return (spaces + tags + many) * 3
+
+
+ORG_REPEATED = (
+    "#+begin_src x\n", ":DRAWER:\n", "[[", "[[a][", "<2024-01-01 ", "[2024-01-01 Mon 10:00-",
+    "https://a(b(c(", ":PROPERTIES:\n:A: b\n", "#+TODO: A B | C\n", "<<", "%%(", "| a | b\n",
+    "- [ ] \n", "a-", "<https://a.b> https://c.d ", "<2024-01-01 Mon> <%%(x)> ", "[[a\\]",
+)
+"""Org fragments that once made a rule backtrack when repeated (the same list as
+``tests/formats/test_org_roundtrip.py``)."""
+
+
+def org_repeated(chars: int) -> str:
+    """One heading per :data:`ORG_REPEATED` fragment, its body the fragment repeated to
+    about ``chars`` characters."""
+    return "".join("* H\n" + unit * (chars // len(unit)) + "\n" for unit in ORG_REPEATED)
+
+
+def markdown_plain_paragraph(n: int) -> str:
+    """A heading and one paragraph of ``n`` plain lines (the block rules' line scan)."""
+    return "# Big\n\n" + "lorem ipsum dolor sit amet\n" * n
+
+
 LONG_LINE_PIECE = "word [[x]] #tag http: a@b www. ==y [[z "
 """One piece of :func:`markdown_line`: a wikilink to ``x`` and near-misses of the rest."""
 
@@ -161,6 +193,11 @@ def cases() -> list[Case]:
         Case("md-paragraph-12k", ".md", "markdown",
              lambda s: markdown_paragraph(int(12_000 * s))),
         Case("md-line-32k", ".md", "markdown", lambda s: markdown_line(int(32_000 * s))),
+        Case("org-long-headings", ".org", "org",
+             lambda s: org_long_headings(int(300_000 * s))),
+        Case("org-repeated", ".org", "org", lambda s: org_repeated(int(400_000 * s))),
+        Case("md-plain-paragraph", ".md", "markdown",
+             lambda s: markdown_plain_paragraph(int(80_000 * s))),
         Case("yaml-alias-bomb", ".md", "markdown", lambda s: yaml_alias_bomb()),
     ]
 

@@ -125,15 +125,16 @@ class CliRun:
         return json.loads(self.stdout)
 
 
-def run_cli(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
-            check: bool = True) -> CliRun:
+def run_cli(*args: str, env: Mapping[str, str | None] | None = None,
+            cwd: Path | None = None, check: bool = True) -> CliRun:
     """Run ``cairn ARGS`` in this process, as the console script does
     (:func:`cairn.interfaces.cli.main`: the fast path of a plain search, else Typer),
     with the streams and environment isolated by Typer's ``CliRunner``.
 
     The environment is a user's: every ``CAIRN_*`` variable of the test session is
     unset (``CAIRN_EMBED=none`` included, so an index run embeds), then ``env`` is
-    applied; ``COLUMNS=200`` keeps Rich from wrapping lines. ``cwd`` is the working
+    applied (a ``None`` value unsets); ``COLUMNS=200`` keeps Rich from wrapping lines
+    unless ``env`` says otherwise. ``cwd`` is the working
     folder during the run, restored afterwards.
 
     Raises:
@@ -144,10 +145,11 @@ def run_cli(*args: str, env: Mapping[str, str] | None = None, cwd: Path | None =
     from cairn.interfaces.cli import main
 
     unset: dict[str, str | None] = {k: None for k in os.environ if k.startswith("CAIRN_")}
+    env = {**unset, "COLUMNS": "200", **(env or {})}
     runner = CliRunner()
     old_cwd, old_argv = Path.cwd(), sys.argv
     code = 0
-    with runner.isolation(env={**unset, "COLUMNS": "200", **(env or {})}) as (out, err, _):
+    with runner.isolation(env=env) as (out, err, _):
         sys.argv = ["cairn", *args]
         if cwd is not None:
             os.chdir(cwd)

@@ -6,11 +6,19 @@ Usage::
 
 Each case is generated in memory (nothing is committed): a 50 MB Markdown note, an Org
 file of 100,000 headings, a 6 MB YAML front matter block, Org nesting 10,000 levels
-deep, unclosed Org blocks and drawers over a big file. ``--scale`` multiplies every
-size (0.1 for a quick look). For each case the script prints size (MB), wall and CPU
-seconds and MB/s; ``--ratios`` also parses each case at 1×, 2× and 4× of a quarter of its size and
-prints the time ratios (≈2 and ≈4 when the parser is linear). ``--write DIR`` writes
-the generated files instead of timing them (for profiling or indexing by hand).
+deep, unclosed Org blocks and drawers over a big file, one Markdown paragraph of 12,000
+link-laden lines, one Markdown line of 32,000 link-like pieces, Org heading lines of
+300,000 characters, Org fragments repeated 400,000 characters long, a paragraph of
+80,000 plain lines, a YAML alias bomb.
+``--scale`` multiplies every size (0.1 for a quick look). For each case the script
+prints size (MB), wall and CPU seconds and MB/s; ``--ratios`` also parses each case at
+1×, 2× and 4× of a quarter of its size and prints the time ratios (≈2 and ≈4 when the
+parser is linear; 16 would be quadratic). ``--write DIR`` writes the generated files
+instead of timing them (for profiling or indexing by hand).
+
+The tests (``tests/formats/test_bigfiles.py``, ``test_org_roundtrip.py``,
+``test_md_paragraph_rules.py``) parse the same inputs and check what
+comes out; how fast it comes is measured here.
 
 The generators are importable (``cases()``) so tests build the same inputs smaller.
 """
@@ -105,6 +113,65 @@ def org_unclosed(mb: float) -> str:
     return "".join(out)
 
 
+def markdown_paragraph(n: int) -> str:
+    """One Markdown paragraph of ``n`` lines, each with a wikilink, a tag, a bare URL, a
+    ``www.`` link, an e-mail address, a ``==mark`` and an unclosed ``[[`` (the GFM
+    autolink rules once copied the rest of the paragraph at every ``:``, ``w``, ``@``)."""
+    return "".join(
+        f"line {i} [[n{i}]] #t{i} at 10:3{i % 10} www.x{i}.org a{i}@b.org "
+        f"http://u.rl/{i} ==mark {i} [[open\n"
+        for i in range(n)
+    )
+
+
+def org_long_headings(n: int) -> str:
+    """Three kinds of long Org heading line, three times each: ``n`` spaces before a
+    ``x:``, ``n / 2`` tags, ``n / 5`` tag-like words (heading rules that backtrack)."""
+    spaces = "* a" + " " * n + "x:\n"
+    tags = "* a " + ":t" * (n // 2) + " x\n"
+    many = "* " + "w :t: " * (n // 5) + "\n"
+    return (spaces + tags + many) * 3
+
+
+ORG_REPEATED = (
+    "#+begin_src x\n", ":DRAWER:\n", "[[", "[[a][", "<2024-01-01 ", "[2024-01-01 Mon 10:00-",
+    "https://a(b(c(", ":PROPERTIES:\n:A: b\n", "#+TODO: A B | C\n", "<<", "%%(", "| a | b\n",
+    "- [ ] \n", "a-", "<https://a.b> https://c.d ", "<2024-01-01 Mon> <%%(x)> ", "[[a\\]",
+)
+"""Org fragments that once made a rule backtrack when repeated (the same list as
+``tests/formats/test_org_roundtrip.py``)."""
+
+
+def org_repeated(chars: int) -> str:
+    """One heading per :data:`ORG_REPEATED` fragment, its body the fragment repeated to
+    about ``chars`` characters."""
+    return "".join("* H\n" + unit * (chars // len(unit)) + "\n" for unit in ORG_REPEATED)
+
+
+def markdown_plain_paragraph(n: int) -> str:
+    """A heading and one paragraph of ``n`` plain lines (the block rules' line scan)."""
+    return "# Big\n\n" + "lorem ipsum dolor sit amet\n" * n
+
+
+LONG_LINE_PIECE = "word [[x]] #tag http: a@b www. ==y [[z "
+"""One piece of :func:`markdown_line`: a wikilink to ``x`` and near-misses of the rest."""
+
+
+def markdown_line(n: int) -> str:
+    """One Markdown line of ``n`` :data:`LONG_LINE_PIECE` pieces."""
+    return LONG_LINE_PIECE * n
+
+
+def yaml_alias_bomb(levels: int = 12) -> str:
+    """A note whose front matter is a YAML alias bomb (10 ** ``levels`` items when
+    expanded)."""
+    out = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
+    for k in range(1, levels):
+        prev, name = chr(ord("a") + k - 1), chr(ord("a") + k)
+        out.append(f"{name}: &{name} [{', '.join('*' + prev for _ in range(10))}]")
+    return "---\n" + "\n".join(out) + "\n---\nbody\n"
+
+
 @dataclass(frozen=True)
 class Case:
     """One generated input: ``make(scale)`` gives the text, ``parser`` its format."""
@@ -123,6 +190,15 @@ def cases() -> list[Case]:
         Case("frontmatter-6MB", ".md", "markdown", lambda s: frontmatter_block(6 * s)),
         Case("org-deep-10k", ".org", "org", lambda s: org_deep(int(10_000 * s**0.5))),
         Case("org-unclosed-20MB", ".org", "org", lambda s: org_unclosed(20 * s)),
+        Case("md-paragraph-12k", ".md", "markdown",
+             lambda s: markdown_paragraph(int(12_000 * s))),
+        Case("md-line-32k", ".md", "markdown", lambda s: markdown_line(int(32_000 * s))),
+        Case("org-long-headings", ".org", "org",
+             lambda s: org_long_headings(int(300_000 * s))),
+        Case("org-repeated", ".org", "org", lambda s: org_repeated(int(400_000 * s))),
+        Case("md-plain-paragraph", ".md", "markdown",
+             lambda s: markdown_plain_paragraph(int(80_000 * s))),
+        Case("yaml-alias-bomb", ".md", "markdown", lambda s: yaml_alias_bomb()),
     ]
 
 

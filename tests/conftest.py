@@ -12,11 +12,16 @@ was asked for, every tier included.
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -105,3 +110,65 @@ def cases() -> Path:
 def corpus() -> Path:
     """Path to ``../shared/corpus``."""
     return CORPUS
+
+
+@dataclass(frozen=True)
+class CliRun:
+    """One ``cairn`` command line run in this process: its exit status and output."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        """Standard output read as the one JSON document ``--json`` prints."""
+        return json.loads(self.stdout)
+
+
+def run_cli(*args: str, env: Mapping[str, str | None] | None = None,
+            cwd: Path | None = None, check: bool = True) -> CliRun:
+    """Run ``cairn ARGS`` in this process, as the console script does
+    (:func:`cairn.interfaces.cli.main`: the fast path of a plain search, else Typer),
+    with the streams and environment isolated by Typer's ``CliRunner``.
+
+    The environment is a user's: every ``CAIRN_*`` variable of the test session is
+    unset (``CAIRN_EMBED=none`` included, so an index run embeds), then ``env`` is
+    applied (a ``None`` value unsets); ``COLUMNS=200`` keeps Rich from wrapping lines
+    unless ``env`` says otherwise. ``cwd`` is the working
+    folder during the run, restored afterwards.
+
+    Raises:
+        AssertionError: ``check`` is true and the command exited non-zero.
+        Exception: whatever the command raised that the CLI did not turn into an exit
+            status (a traceback a user would have seen).
+    """
+    from cairn.interfaces.cli import main
+
+    unset: dict[str, str | None] = {k: None for k in os.environ if k.startswith("CAIRN_")}
+    env = {**unset, "COLUMNS": "200", **(env or {})}
+    runner = CliRunner()
+    old_cwd, old_argv = Path.cwd(), sys.argv
+    code = 0
+    with runner.isolation(env=env) as (out, err, _):
+        sys.argv = ["cairn", *args]
+        if cwd is not None:
+            os.chdir(cwd)
+        try:
+            main()
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        finally:
+            sys.argv = old_argv
+            os.chdir(old_cwd)
+            sys.stdout.flush()
+            sys.stderr.flush()
+        result = CliRun(code, out.getvalue().decode(), err.getvalue().decode())
+    if check:
+        assert code == 0, f"cairn {' '.join(args)} exited {code}: {result.stderr}"
+    return result
+
+
+@pytest.fixture(scope="session")
+def cli() -> Callable[..., CliRun]:
+    """:func:`run_cli`: the ``cairn`` command run in this process."""
+    return run_cli

@@ -1,13 +1,13 @@
-"""The ``cairn`` command, run as a user runs it (a subprocess) on the bundled sample."""
+"""The ``cairn`` command on the bundled sample, run in this process the way the console
+script runs it (the ``cli`` fixture of ``tests/conftest.py``): exit statuses, stdout and
+stderr, JSON documents."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,36 +15,35 @@ import pytest
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample"
 
-
-def _cairn(*args: str, db: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
-    env["CAIRN_DB"] = str(db)
-    env["COLUMNS"] = "200"
-    return subprocess.run(
-        [sys.executable, "-m", "cairn.interfaces.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=check,
-    )
-
-
-def _json(*args: str, db: Path) -> Any:
-    return json.loads(_cairn(*args, "--json", db=db).stdout)
+Cli = Callable[..., Any]
 
 
 @pytest.fixture(scope="module")
-def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def db(tmp_path_factory: pytest.TempPathFactory, cli: Cli) -> Path:
     folder = tmp_path_factory.mktemp("cli")
     shutil.copytree(SAMPLE, folder / "sample")
     path = folder / "index.db"
-    run = _json("index", str(folder / "sample"), db=path)
+    run = cli("index", str(folder / "sample"), "--json", env={"CAIRN_DB": str(path)}).json()
     assert run["seen"] == 12 and run["added"] == 12 and run["failed"] == 0
     return path
 
 
-def test_search_json_fields(db: Path) -> None:
-    out = _json("search", "induction", "hob", db=db)
+@pytest.fixture
+def cairn(cli: Cli, db: Path) -> Cli:
+    """``cairn ARGS`` on the sample's index (``CAIRN_DB``)."""
+    def run(*args: str, check: bool = True) -> Any:
+        return cli(*args, env={"CAIRN_DB": str(db)}, check=check)
+    return run
+
+
+@pytest.fixture
+def as_json(cairn: Cli) -> Cli:
+    """``cairn ARGS --json`` on the sample's index, its JSON document."""
+    return lambda *args: cairn(*args, "--json").json()
+
+
+def test_search_json_fields(as_json: Cli) -> None:
+    out = as_json("search", "induction", "hob")
     hit = out["hits"][0]
     assert hit["title"] == "Order the induction hob"
     assert hit["todo"] == "TODO"
@@ -61,18 +60,18 @@ def test_search_json_fields(db: Path) -> None:
     assert "Budget" in hit["siblings"]
 
 
-def test_filters_and_cjk_from_the_command_line(db: Path) -> None:
-    titles = [h["title"] for h in _json("search", "tag:garden todo:open", db=db)["hits"]]
+def test_filters_and_cjk_from_the_command_line(as_json: Cli) -> None:
+    titles = [h["title"] for h in as_json("search", "tag:garden todo:open")["hits"]]
     assert set(titles) == {"Plant tomatoes", "Build a trellis for the beans"}
-    cjk = _json("search", "清水寺", db=db)["hits"]
+    cjk = as_json("search", "清水寺")["hits"]
     assert cjk and cjk[0]["path"] == "reference/travel-japan.md"
-    assert _json("search", "priority:A", db=db)["hits"][0]["title"] == "Plant tomatoes"
-    odd = _json("search", '"unbalanced', "C++", "NEAR", "*", db=db)
+    assert as_json("search", "priority:A")["hits"][0]["title"] == "Plant tomatoes"
+    odd = as_json("search", '"unbalanced', "C++", "NEAR", "*")
     assert isinstance(odd["hits"], list)
 
 
-def test_explain(db: Path) -> None:
-    hits = _json("search", "compost", "--explain", db=db)["hits"]
+def test_explain(as_json: Cli) -> None:
+    hits = as_json("search", "compost", "--explain")["hits"]
     hit = hits[0]
     # the heading titled exactly "Compost" wins over BM25's first ("Composting guide")
     assert hit["title"] == "Compost" and hit["explain"]["summands"]["title_match"] > 0
@@ -81,115 +80,96 @@ def test_explain(db: Path) -> None:
     assert '"compost"' in hit["explain"]["fts_query"]
 
 
-def test_show_by_path_line_and_id(db: Path) -> None:
-    view = _json("show", "projects/garden.org:15", db=db)
+def test_show_by_path_line_and_id(as_json: Cli) -> None:
+    view = as_json("show", "projects/garden.org:15")
     assert view["kind"] == "unit"
     assert view["unit"]["title"] == "Plant tomatoes"
     assert view["unit"]["priority"] == "A"
     assert any(t["role"] == "scheduled" for t in view["unit"]["timestamps"])
-    doc = _json("show", "projects/garden.org", db=db)
+    doc = as_json("show", "projects/garden.org")
     assert doc["document"]["title"] == "Garden"
     assert [u["title"] for u in doc["units"]][:3] == ["Garden", "Beds", "Plant tomatoes"]
-    beds = _json("show", "8a1f3c2e-4b5d-4e6f-9a0b-1c2d3e4f5a6b", db=db)
+    beds = as_json("show", "8a1f3c2e-4b5d-4e6f-9a0b-1c2d3e4f5a6b")
     assert beds["unit"]["title"] == "Beds"
     journal = {b["source_path"] for b in doc["backlinks"]}
     assert "journal/2026-03-14.org" in journal
 
 
-def test_show_file_line_prints_the_siblings_the_json_holds(db: Path) -> None:
-    siblings = _json("show", "projects/garden.org:15", db=db)["siblings"]
+def test_show_file_line_prints_the_siblings_the_json_holds(cairn: Cli, as_json: Cli) -> None:
+    siblings = as_json("show", "projects/garden.org:15")["siblings"]
     assert siblings == ["Build a trellis for the beans", "Test the soil pH"]
-    text = _cairn("show", "projects/garden.org:15", db=db).stdout
+    text = cairn("show", "projects/garden.org:15").stdout
     line = next(x for x in text.splitlines() if x.startswith("siblings:"))
     assert line == "siblings: Build a trellis for the beans · Test the soil pH"
 
 
-def test_stats_and_roots(db: Path) -> None:
-    stats = _json("stats", db=db)
+def test_stats_and_roots(as_json: Cli) -> None:
+    stats = as_json("stats")
     assert stats["documents"] == 12
     assert set(stats["formats"]) == {"org", "markdown", "text"}
     assert stats["last_run"]["added"] == 12
-    roots = _json("roots", db=db)
+    roots = as_json("roots")
     assert len(roots) == 1 and roots[0]["path"].endswith("/sample")
-    assert _json("check", db=db) == {"ok": True, "problems": [], "repaired": []}
+    assert as_json("check") == {"ok": True, "problems": [], "repaired": []}
 
 
-def test_errors_are_clear_and_exit_nonzero(db: Path, tmp_path: Path) -> None:
-    res = _cairn("show", "no/such/file.org", db=db, check=False)
-    assert res.returncode == 1
+def test_errors_are_clear_and_exit_nonzero(cairn: Cli, tmp_path: Path) -> None:
+    res = cairn("show", "no/such/file.org", check=False)
+    assert res.code == 1
     assert "no document, unit or indexed file" in res.stderr
-    res = _cairn("index", str(tmp_path / "missing"), "--json", db=db, check=False)
-    assert res.returncode == 2
+    res = cairn("index", str(tmp_path / "missing"), "--json", check=False)
+    assert res.code == 2
     assert "no such file or folder" in json.loads(res.stdout)["error"]
     bad = tmp_path / "bad.toml"
     bad.write_text("[search\n")
-    res = _cairn("--config", str(bad), "stats", db=db, check=False)
-    assert res.returncode != 0 and "invalid TOML" in res.stderr
+    res = cairn("--config", str(bad), "stats", check=False)
+    assert res.code != 0 and "invalid TOML" in res.stderr
 
 
-def test_help_teaches() -> None:
-    res = subprocess.run(
-        [sys.executable, "-m", "cairn.interfaces.cli", "--help"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+def test_help_teaches(cli: Cli) -> None:
+    res = cli("--help")
     for word in ("index", "search", "show", "stats", "Quick start"):
         assert word in res.stdout
-    res = subprocess.run(
-        [sys.executable, "-m", "cairn.interfaces.cli", "search", "--help"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    res = cli("search", "--help")
     assert "tag:" in res.stdout and "--explain" in res.stdout
 
 
-# --- regressions of issue 10 ---------------------------------------------------------------
-def _plain(*args: str, env_db: Path | None = None, cwd: Path | None = None) -> Any:
-    """Run ``cairn ARGS`` with ``CAIRN_DB`` set only if ``env_db`` is given."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
-    if env_db is not None:
-        env["CAIRN_DB"] = str(env_db)
-    env["COLUMNS"] = "200"
-    return subprocess.run(
-        [sys.executable, "-m", "cairn.interfaces.cli", *args],
-        capture_output=True, text=True, env=env, cwd=cwd, check=False,
-    )
-
-
-def test_db_before_the_command_beats_cairn_db(tmp_path: Path) -> None:
+def test_db_before_the_command_beats_cairn_db(cli: Cli, tmp_path: Path) -> None:
     shutil.copytree(SAMPLE / "reference", tmp_path / "notes")
     a, b = tmp_path / "a.db", tmp_path / "b.db"
-    res = _plain("--db", str(b), "index", str(tmp_path / "notes"), "--no-embed", "--json",
-                 env_db=a)
-    assert res.returncode == 0, res.stderr
+    env_a = {"CAIRN_DB": str(a)}
+    res = cli("--db", str(b), "index", str(tmp_path / "notes"), "--no-embed", "--json",
+              env=env_a, check=False)
+    assert res.code == 0, res.stderr
     assert b.exists() and not a.exists()
-    stats = json.loads(_plain("--db", str(b), "stats", "--json", env_db=a).stdout)
+    stats = cli("--db", str(b), "stats", "--json", env=env_a).json()
     assert stats["db"] == str(b) and stats["documents"] == 6
     assert not a.exists()
     # --db after the command beats the one before it
-    res = _plain("--db", str(a), "stats", "--db", str(b), "--json", env_db=a)
-    assert json.loads(res.stdout)["db"] == str(b)
+    res = cli("--db", str(a), "stats", "--db", str(b), "--json", env=env_a)
+    assert res.json()["db"] == str(b)
 
 
-def test_show_through_a_symlinked_root_and_odd_refs_never_trace(tmp_path: Path) -> None:
+def test_show_through_a_symlinked_root_and_odd_refs_never_trace(
+    cli: Cli, tmp_path: Path
+) -> None:
     shutil.copytree(SAMPLE, tmp_path / "real")
     (tmp_path / "link").symlink_to(tmp_path / "real")
     db = tmp_path / "i.db"
-    assert _plain("--db", str(db), "index", "link", "--no-embed", cwd=tmp_path).returncode == 0
+    assert cli("--db", str(db), "index", "link", "--no-embed", cwd=tmp_path).code == 0
     for ref in ("link/typo.md", "link/projects/garden.org:abc", "projects/garden.org:abc",
                 str(tmp_path / "link" / "nope" / "x.org:3")):
         for extra in ((), ("--json",)):
-            res = _plain("--db", str(db), "show", ref, *extra, cwd=tmp_path)
-            assert res.returncode == 1, (ref, res.stderr)
+            # a traceback would escape the in-process run and fail the test
+            res = cli("--db", str(db), "show", ref, *extra, cwd=tmp_path, check=False)
+            assert res.code == 1, (ref, res.stderr)
             assert "Traceback" not in res.stderr
             if extra:
                 assert json.loads(res.stdout)["type"] == "NotFound"
-    res = _plain("--db", str(db), "show", "link/projects/garden.org:15", "--json", cwd=tmp_path)
-    assert json.loads(res.stdout)["unit"]["title"] == "Plant tomatoes"
-    res = _plain("--db", str(db), "show", "link/projects/garden.org", cwd=tmp_path)
-    assert res.returncode == 0 and "Plant tomatoes" in res.stdout
+    res = cli("--db", str(db), "show", "link/projects/garden.org:15", "--json", cwd=tmp_path)
+    assert res.json()["unit"]["title"] == "Plant tomatoes"
+    res = cli("--db", str(db), "show", "link/projects/garden.org", cwd=tmp_path)
+    assert res.code == 0 and "Plant tomatoes" in res.stdout
 
 
 def _claude_export(messages: list[tuple[str, str, str]]) -> str:
@@ -204,7 +184,9 @@ def _claude_export(messages: list[tuple[str, str, str]]) -> str:
     }])
 
 
-def test_show_of_a_chat_gives_its_messages_in_the_exports_order(tmp_path: Path) -> None:
+def test_show_of_a_chat_gives_its_messages_in_the_exports_order(
+    cli: Cli, tmp_path: Path
+) -> None:
     """An official Claude export has no message tree: its list order is the thread's
     (the web page and the OKF export use it too); the times are not used to reorder."""
     (tmp_path / "chats").mkdir()
@@ -214,53 +196,52 @@ def test_show_of_a_chat_gives_its_messages_in_the_exports_order(tmp_path: Path) 
         ("human", "2024-06-01T10:01:00Z", "And a bread to go with it?"),
     ]))
     db = tmp_path / "i.db"
-    _plain("--db", str(db), "index", str(tmp_path / "chats"), "--no-embed")
+    cli("--db", str(db), "index", str(tmp_path / "chats"), "--no-embed", check=False)
     ref = str(tmp_path / "chats" / "conversations.json")
-    text = _plain("--db", str(db), "show", ref).stdout
+    text = cli("--db", str(db), "show", ref, check=False).stdout
     order = [text.index(s) for s in ("lentil soup", "soup idea", "bread to go")]
     assert order == sorted(order), text
-    view = json.loads(_plain("--db", str(db), "show", ref, "--json").stdout)
+    view = cli("--db", str(db), "show", ref, "--json", check=False).json()
     bodies = [u["body"] for u in view["units"] if u["kind"] == "message"]
     assert bodies == ["Try a lentil soup with cumin.", "Give me a soup idea.",
                       "And a bread to go with it?"]
 
 
 @pytest.mark.corpus
-def test_show_marks_chat_alternates(tmp_path: Path) -> None:
-    case = Path(__file__).resolve().parents[3] / "shared" / "cases"
-    src = case / "030-chatgpt-active-branch-only" / "conversations.json"
+def test_show_marks_chat_alternates(cli: Cli, cases: Path, tmp_path: Path) -> None:
+    src = cases / "030-chatgpt-active-branch-only" / "conversations.json"
     if not src.exists():
         pytest.skip("the shared corpus is not beside the clone")
     (tmp_path / "c").mkdir()
     shutil.copy(src, tmp_path / "c" / "conversations.json")
     db = tmp_path / "i.db"
-    _plain("--db", str(db), "index", str(tmp_path / "c"), "--no-embed")
-    files = json.loads(_plain("--db", str(db), "show", str(tmp_path / "c/conversations.json"),
-                              "--json").stdout)
+    cli("--db", str(db), "index", str(tmp_path / "c"), "--no-embed", check=False)
+    files = cli("--db", str(db), "show", str(tmp_path / "c/conversations.json"), "--json",
+                check=False).json()
     docs = files["documents"] if files["kind"] == "file" else [files["document"]]
     bakery = next(d for d in docs if d["title"] == "Bakery slogan")
-    text = _plain("--db", str(db), "show", bakery["id"]).stdout
+    text = cli("--db", str(db), "show", bakery["id"], check=False).stdout
     assert "(alternate)" in text and "quokka" in text.casefold()
 
 
-def test_priority_planning_and_code_headings_are_shown(db: Path) -> None:
-    text = _cairn("search", "tomatoes", "--mode", "keyword", db=db).stdout
+def test_priority_planning_and_code_headings_are_shown(cairn: Cli, as_json: Cli) -> None:
+    text = cairn("search", "tomatoes", "--mode", "keyword").stdout
     assert "[#A]" in text and "SCHEDULED: <" in text
-    unit = _cairn("show", "projects/garden.org:15", db=db).stdout
+    unit = cairn("show", "projects/garden.org:15").stdout
     assert "priority: A" in unit and "SCHEDULED: <" in unit
-    doc = _cairn("show", "projects/home-network.org", db=db).stdout
+    doc = cairn("show", "projects/home-network.org").stdout
     assert "sh code block under Backups" in doc and "[#C]" in doc
-    hit = _json("search", "tomatoes", "--mode", "keyword", db=db)["hits"][0]
+    hit = as_json("search", "tomatoes", "--mode", "keyword")["hits"][0]
     assert hit["priority"] == "A" and hit["planning"][0]["role"] == "scheduled"
 
 
-def test_document_view_units_have_body(db: Path) -> None:
-    doc = _json("show", "projects/garden.org", db=db)
+def test_document_view_units_have_body(as_json: Cli) -> None:
+    doc = as_json("show", "projects/garden.org")
     assert all("body" in u for u in doc["units"])
     assert any("San Marzano" in u["body"] for u in doc["units"])
 
 
-def test_index_reports_embedding_figures_in_words_and_json(tmp_path: Path) -> None:
+def test_index_reports_embedding_figures_in_words_and_json(cli: Cli, tmp_path: Path) -> None:
     from types import SimpleNamespace
 
     from cairn.interfaces.cli.index import embed_line
@@ -270,35 +251,35 @@ def test_index_reports_embedding_figures_in_words_and_json(tmp_path: Path) -> No
     one = SimpleNamespace(chunks_added=1, embedded=1, cached=0, seconds=0.1)
     assert embed_line(one).startswith("1 new chunk: 0 from cache, 1 embedded")
     shutil.copytree(SAMPLE / "reference", tmp_path / "notes")
-    res = _cairn("index", str(tmp_path / "notes"), "--json", db=tmp_path / "x.db")
-    run = json.loads(res.stdout)
+    env = {"CAIRN_DB": str(tmp_path / "x.db")}
+    run = cli("index", str(tmp_path / "notes"), "--json", env=env).json()
     e = run["embedding"]
     assert e["chunks_added"] > 0 and e["chunks_added"] == e["cached"] + e["embedded"]
     (tmp_path / "notes" / "extra.md").write_text("# Extra\n\nA new note on sourdough.\n")
-    text = _cairn("index", db=tmp_path / "x.db").stdout
+    text = cli("index", env=env).stdout
     assert re.search(r"\d+ new chunks?: \d+ from cache, \d+ embedded in ", text), text
 
 
-def test_roots_says_when_there_are_none(tmp_path: Path) -> None:
+def test_roots_says_when_there_are_none(cli: Cli, tmp_path: Path) -> None:
     shutil.copytree(SAMPLE / "reference", tmp_path / "notes")
-    db = tmp_path / "i.db"
-    _cairn("index", str(tmp_path / "notes"), "--no-embed", db=db)
-    _cairn("roots", "--remove", str(tmp_path / "notes"), db=db)
-    res = _cairn("roots", db=db)
+    env = {"CAIRN_DB": str(tmp_path / "i.db")}
+    cli("index", str(tmp_path / "notes"), "--no-embed", env=env)
+    cli("roots", "--remove", str(tmp_path / "notes"), env=env)
+    res = cli("roots", env=env)
     assert "no source roots registered" in res.stdout and "cairn index" in res.stdout
-    assert _json("roots", db=db) == []
+    assert cli("roots", "--json", env=env).json() == []
 
 
-def test_exclude_without_folders_is_refused_with_advice(db: Path) -> None:
-    res = _cairn("index", "--exclude", "docs/", db=db, check=False)
-    assert res.returncode == 2
+def test_exclude_without_folders_is_refused_with_advice(cairn: Cli) -> None:
+    res = cairn("index", "--exclude", "docs/", check=False)
+    assert res.code == 2
     assert "--exclude" in res.stderr and "cairn index FOLDER" in res.stderr
 
 
-def test_help_calls_hybrid_the_default() -> None:
-    main = _plain("--help").stdout
+def test_help_calls_hybrid_the_default(cli: Cli) -> None:
+    main = cli("--help", check=False).stdout
     assert "BM25 keyword search" not in main and "hybrid" in main
-    search = _plain("search", "--help").stdout
+    search = cli("search", "--help", check=False).stdout
     assert "hybrid" in search.split("Arguments")[0]
 
 

@@ -3,37 +3,23 @@ rate, ETA) for each phase, and a summary with each phase's time."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from cairn.interfaces.cli._progress import PlainProgress, duration
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample"
 
 
-def test_index_to_a_pipe_prints_progress_lines_and_phase_times(tmp_path: Path) -> None:
+def test_index_to_a_pipe_prints_progress_lines_and_phase_times(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
     shutil.copytree(SAMPLE, tmp_path / "sample")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
-    env["CAIRN_EMBED"] = "static"
-    res = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cairn.interfaces.cli",
-            "index",
-            str(tmp_path / "sample"),
-            "--db",
-            str(tmp_path / "i.db"),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
+    env = {"CAIRN_EMBED": "static", "COLUMNS": None}  # output to a pipe, not a terminal
+    res = cli("index", str(tmp_path / "sample"), "--db", str(tmp_path / "i.db"), env=env)
     lines = res.stderr.splitlines()
     files = [ln for ln in lines if ln.startswith("index: ")]
     assert files and re.fullmatch(
@@ -46,21 +32,7 @@ def test_index_to_a_pipe_prints_progress_lines_and_phase_times(tmp_path: Path) -
     assert re.search(
         r"total [\d.]+ s: files [\d.]+ s, graph [\d.]+ s, embedding [\d.]+ s", res.stdout
     ), res.stdout
-    quiet = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cairn.interfaces.cli",
-            "index",
-            "--quiet",
-            "--db",
-            str(tmp_path / "i.db"),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
+    quiet = cli("index", "--quiet", "--db", str(tmp_path / "i.db"), env=env)
     assert not re.search(r"^(index|chunk|embed): ", quiet.stderr, re.M)
 
 

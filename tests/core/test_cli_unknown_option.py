@@ -5,17 +5,14 @@ the nearest option, not words quietly searched for."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cairn.app import Cairn
 from cairn.config import load_config
-
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 @pytest.fixture(scope="module")
@@ -29,28 +26,27 @@ def db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp / "i.db"
 
 
-def _search(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
-    return subprocess.run(
-        [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(db), "search", *args],
-        capture_output=True, text=True, env={**env, "PYTHONPATH": str(SRC), "COLUMNS": "200"},
-    )
+def _search(cli: Callable[..., Any], db: Path, *args: str) -> Any:
+    """``cairn --db DB search ARGS`` in this process (``cli`` fixture)."""
+    return cli("--db", str(db), "search", *args, check=False)
 
 
-def test_a_mistyped_option_is_an_error_with_the_nearest_one(db: Path) -> None:
-    res = _search(db, "zebra", "--limt", "1", "--json")
-    assert res.returncode == 2
+def test_a_mistyped_option_is_an_error_with_the_nearest_one(
+    cli: Callable[..., Any], db: Path
+) -> None:
+    res = _search(cli, db, "zebra", "--limt", "1", "--json")
+    assert res.code == 2
     err = json.loads(res.stdout)["error"]
     assert "no such option --limt" in err and "did you mean --limit?" in err
-    res = _search(db, "zebra", "--offset=5")
-    assert res.returncode == 2 and "no such option --offset" in res.stderr
+    res = _search(cli, db, "zebra", "--offset=5")
+    assert res.code == 2 and "no such option --offset" in res.stderr
     assert "quote it as a phrase" in res.stderr
 
 
-def test_exclusions_phrases_and_real_options_still_work(db: Path) -> None:
-    res = _search(db, "zebra", "-draft", "--limit", "5", "--json")
-    assert res.returncode == 0, res.stderr
+def test_exclusions_phrases_and_real_options_still_work(cli: Callable[..., Any], db: Path) -> None:
+    res = _search(cli, db, "zebra", "-draft", "--limit", "5", "--json")
+    assert res.code == 0, res.stderr
     assert [h["title"] for h in json.loads(res.stdout)["hits"]] == ["Zebra"]
-    res = _search(db, '"--limit flag"', "--json", "--mode", "keyword")
-    assert res.returncode == 0, res.stderr
+    res = _search(cli, db, '"--limit flag"', "--json", "--mode", "keyword")
+    assert res.code == 0, res.stderr
     assert [h["title"] for h in json.loads(res.stdout)["hits"]] == ["Zebra"]

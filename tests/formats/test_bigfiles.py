@@ -1,13 +1,13 @@
-"""Big and hostile inputs parse in bounded time and memory, or are refused with a clear
+"""Big and hostile inputs parse to what they say, or are refused with a clear
 :class:`ParseError`. Inputs are generated (by ``bench/bigfiles.py`` or here), never
-committed. Time limits are generous (the machine is shared); the cases they guard took
-minutes or never finished before."""
+committed. How fast they parse, and that the time grows linearly, is measured by
+``bench/bigfiles.py --ratios``; here the suite's timeout guards against a parse that
+never ends."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -37,12 +37,6 @@ def _bench() -> ModuleType:
     return module
 
 
-def _timed(fn: Callable[[str, str], Document], source: str, rel: str) -> tuple[Document, float]:
-    start = time.perf_counter()
-    doc = fn(source, rel)
-    return doc, time.perf_counter() - start
-
-
 def _body(doc: Document) -> str:
     return "\n".join(u.body for u in doc.units)
 
@@ -50,14 +44,12 @@ def _body(doc: Document) -> str:
 # --- Org ------------------------------------------------------------------------------
 
 
-def test_org_nesting_10000_deep_is_linear_and_paths_are_capped() -> None:
-    """Regression: 10,000 nested headings never finished (outline paths held 50 million
-    titles). Paths now keep the root and the nearest ancestors, at most
-    MAX_OUTLINE_DEPTH titles."""
+def test_org_nesting_10000_deep_keeps_capped_outline_paths() -> None:
+    """Full outline paths of 10,000 nested headings would hold 50 million titles: a path
+    keeps the root and the nearest ancestors, at most MAX_OUTLINE_DEPTH titles."""
     source = _bench().org_deep(10_000)
-    doc, seconds = _timed(org_parse, source, "deep.org")
+    doc = org_parse(source, "deep.org")
     assert len(doc.units) == 10_001
-    assert seconds < 30
     deepest = doc.units[-1]
     assert deepest.level == 10_000
     assert len(deepest.outline_path) == MAX_OUTLINE_DEPTH
@@ -69,16 +61,14 @@ def test_org_nesting_10000_deep_is_linear_and_paths_are_capped() -> None:
     assert doc.units[MAX_OUTLINE_DEPTH + 1].outline_path[1] == "Level 3"
 
 
-def test_org_many_headings_bounded() -> None:
-    doc, seconds = _timed(org_parse, _bench().org_headings(30_000), "many.org")
+def test_org_many_headings_are_all_units() -> None:
+    doc = org_parse(_bench().org_headings(30_000), "many.org")
     assert len(doc.units) == 30_001
-    assert seconds < 20
 
 
 def test_org_unclosed_blocks_and_drawers_stay_text() -> None:
     source = _bench().org_unclosed(2.0)
-    doc, seconds = _timed(org_parse, source, "unclosed.org")
-    assert seconds < 20
+    doc = org_parse(source, "unclosed.org")
     body = _body(doc)
     assert "canyon" in body and "#+begin_src" in body
     small = "* A\n#+BEGIN_SRC python\nprint(1)\n* B\n:LOGBOOK:\nnever closed\n"
@@ -90,21 +80,9 @@ def test_org_unclosed_blocks_and_drawers_stay_text() -> None:
 # --- Markdown -------------------------------------------------------------------------
 
 
-def _paragraph(n: int) -> str:
-    return "".join(
-        f"line {i} [[n{i}]] #t{i} at 10:3{i % 10} www.x{i}.org a{i}@b.org "
-        f"http://u.rl/{i} ==mark {i} [[open\n"
-        for i in range(n)
-    )
-
-
 @pytest.mark.slow
-def test_markdown_long_paragraph_is_linear() -> None:
-    """Regression: a 6 MB paragraph took 200 s (the GFM autolink rules copied the rest of
-    the paragraph at every ':', 'w' and '@'; each new tag was looked up in a list)."""
-    small = _timed(markdown.parse, _paragraph(3_000), "p.md")[1]
-    doc, large = _timed(markdown.parse, _paragraph(12_000), "para.md")
-    assert large < small * 8  # 4x the size: about 4x the time (it was over 16x)
+def test_markdown_long_paragraph_keeps_every_tag_and_link() -> None:
+    doc = markdown.parse(_bench().markdown_paragraph(12_000), "para.md")
     unit = doc.units[0]
     assert len(unit.tags) == 12_000
     urls = [link.target for link in unit.links if link.kind == "url"]
@@ -113,26 +91,16 @@ def test_markdown_long_paragraph_is_linear() -> None:
 
 
 @pytest.mark.slow
-def test_markdown_one_long_line_is_linear() -> None:
-    piece = "word [[x]] #tag http: a@b www. ==y [[z "
-    small = _timed(markdown.parse, piece * 8_000, "l.md")[1]
-    doc, large = _timed(markdown.parse, piece * 32_000, "line.md")
-    assert large < small * 8
+def test_markdown_one_long_line_keeps_every_link() -> None:
+    doc = markdown.parse(_bench().markdown_line(32_000), "line.md")
     assert sum(1 for link in doc.units[0].links if link.target == "x") == 32_000
 
 
-def test_markdown_note_scales_linearly() -> None:
-    bench = _bench()
-    small = _timed(markdown.parse, bench.markdown_note(0.5), "a.md")[1]
-    large = _timed(markdown.parse, bench.markdown_note(2.0), "b.md")[1]
-    assert large < small * 8  # 4x the size; quadratic would be 16x
-
-
 def test_huge_front_matter_is_kept_as_text_with_a_warning() -> None:
-    """Regression: a 6 MB front matter block took 89 s to load as YAML."""
+    """A front matter block this large is not loaded as YAML (megabytes of YAML take
+    minutes): it stays text, with a warning."""
     source = _bench().frontmatter_block(1.5)
-    doc, seconds = _timed(markdown.parse, source, "fm.md")
-    assert seconds < 30
+    doc = markdown.parse(source, "fm.md")
     assert doc.metadata == {}
     assert any("too large" in w.message for w in doc.warnings)
     assert "tag1234" in doc.units[0].body
@@ -141,15 +109,8 @@ def test_huge_front_matter_is_kept_as_text_with_a_warning() -> None:
     assert fm.failed and fm.body == "body\n" and fm.end_line == 300_002
 
 
-def test_yaml_alias_bomb_is_refused_quickly() -> None:
-    levels = ["a: &a [x, x, x, x, x, x, x, x, x, x]"]
-    for k in range(1, 12):
-        prev = chr(ord("a") + k - 1)
-        name = chr(ord("a") + k)
-        levels.append(f"{name}: &{name} [{', '.join('*' + prev for _ in range(10))}]")
-    source = "---\n" + "\n".join(levels) + "\n---\nbody\n"
-    doc, seconds = _timed(markdown.parse, source, "bomb.md")
-    assert seconds < 10
+def test_yaml_alias_bomb_is_refused() -> None:
+    doc = markdown.parse(_bench().yaml_alias_bomb(12), "bomb.md")
     assert doc.metadata == {}
     assert any("alias expansion" in w.message for w in doc.warnings)
 

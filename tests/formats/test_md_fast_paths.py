@@ -1,4 +1,4 @@
-"""The big-file shortcuts of the Markdown parser change nothing it produces (issue 12):
+"""The big-file shortcuts of the Markdown parser change nothing it produces:
 bulk line tables and paragraph stop lines (``blockstate``), rule dispatch on the
 character (``dispatch``), and inline content cut into plain runs and parsed parts
 (``inline``). Each is compared with stock markdown-it (``syntax.build(fast=False)``):

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -109,13 +108,12 @@ def test_bold_at_line_start_and_empty_title() -> None:
     assert hs[1].body == "*"
 
 
-def _timed(text: str, limit: float) -> float:
-    t0 = time.perf_counter()
+def _parses_and_round_trips(text: str) -> None:
+    """``text`` parses and its tree serializes back to it. How the time grows with such
+    inputs is measured by ``bench/bigfiles.py --ratios``; here the suite's timeout
+    guards against a parse that never ends."""
     parse(text, "big.org")
-    serialize(parse_tree(text))
-    took = time.perf_counter() - t0
-    assert took < limit, f"took {took:.2f}s"
-    return took
+    assert serialize(parse_tree(text)) == text
 
 
 def test_ten_thousand_headings() -> None:
@@ -129,7 +127,7 @@ def test_ten_thousand_headings() -> None:
     hs = [u for u in doc.units if u.kind == HEADING]
     assert len(hs) == 10_000
     assert hs[-1].outline_path[-1] == "Heading 9999" and len(hs[-1].outline_path) == 5
-    _timed(text, 10.0)
+    _parses_and_round_trips(text)
 
 
 def test_five_megabyte_paragraph() -> None:
@@ -137,7 +135,7 @@ def test_five_megabyte_paragraph() -> None:
     text = "* One\n" + word * (5_000_000 // len(word))
     doc = parse(text, "big.org")
     assert len(doc.units[1].body) > 4_000_000
-    _timed(text, 10.0)
+    _parses_and_round_trips(text)
 
 
 @pytest.mark.parametrize(
@@ -162,26 +160,24 @@ def test_five_megabyte_paragraph() -> None:
         "[[a\\]",
     ],
 )
-def test_pathological_repetition_is_linear(unit: str) -> None:
+def test_pathological_repetition_parses_and_round_trips(unit: str) -> None:
     text = "* H\n" + unit * (400_000 // len(unit))
-    _timed(text, 8.0)
+    _parses_and_round_trips(text)
 
 
-def test_long_heading_lines_are_linear() -> None:
+def test_long_heading_lines_parse_and_round_trip() -> None:
     spaces = "* a" + " " * 300_000 + "x:\n"
     tags = "* a " + ":t" * 150_000 + " x\n"
     many = "* " + "w :t: " * 60_000 + "\n"
     for text in (spaces, tags, many):
-        _timed(text * 3, 8.0)
+        _parses_and_round_trips(text * 3)
 
 
 def test_deep_nesting_is_not_recursive() -> None:
     depth = 3000
     text = "".join("*" * d + f" L{d} :t{d % 3}:\n:PROPERTIES:\n:CATEGORY: c{d}\n:END:\n"
                    for d in range(1, depth + 1))
-    t0 = time.perf_counter()
-    doc = parse(text, "deep.org")
-    assert time.perf_counter() - t0 < 10.0
+    doc = parse(text, "deep.org")  # a recursive parser would overflow the stack here
     last = doc.units[-1]
     assert last.level == depth and len(last.outline_path) == MAX_OUTLINE_DEPTH
     assert last.outline_path[0] == "L1" and last.outline_path[-1] == f"L{depth}"

@@ -1,4 +1,4 @@
-"""Link resolution with anchors (issue 15), on the real Obsidian help: an ambiguous name
+"""Link resolution with anchors, on the real Obsidian help: an ambiguous name
 prefers the note that has the anchored heading, and ``[[Note#Missing heading]]``
 records why the heading was not found."""
 

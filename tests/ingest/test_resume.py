@@ -11,7 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -205,25 +205,19 @@ def test_killed_embed_pass_resumes_without_re_embedding(
 
 
 @pytest.mark.slow
-def test_cli_embed_json_and_interrupt_status(tmp_path: Path, static: Embedder) -> None:
+def test_cli_embed_json_and_interrupt_status(
+    tmp_path: Path, static: Embedder, cli: Callable[..., Any]
+) -> None:
     root = _vault(tmp_path / "vault", n=6)
     db = tmp_path / "i.db"
-    env = {**os.environ, "PYTHONPATH": str(SRC), "HF_HUB_OFFLINE": "1", "CAIRN_EMBED": "static"}
-    cli = [sys.executable, "-m", "cairn.interfaces.cli"]
-    first = subprocess.run(
-        [*cli, "index", str(root), "--no-embed", "--db", str(db), "--json"],
-        env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert first.returncode == 0, first.stderr
-    res = subprocess.run(
-        [*cli, "embed", "--db", str(db), "--json"],
-        env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr
+    env = {"HF_HUB_OFFLINE": "1", "CAIRN_EMBED": "static"}
+    first = cli("index", str(root), "--no-embed", "--db", str(db), "--json", env=env,
+                check=False)
+    assert first.code == 0, first.stderr
+    res = cli("embed", "--db", str(db), "--json", env=env, check=False)
+    assert res.code == 0, res.stderr
     data = json.loads(res.stdout)
     assert data["embedded"] > 0 and data["pending"] == 0 and data["interrupted"] is False
     assert data["space"] == static.fingerprint
-    again = subprocess.run(
-        [*cli, "embed", "--db", str(db)], env=env, capture_output=True, text=True, timeout=120
-    )
-    assert again.returncode == 0 and "0 embedded" in again.stdout
+    again = cli("embed", "--db", str(db), env=env, check=False)
+    assert again.code == 0 and "0 embedded" in again.stdout

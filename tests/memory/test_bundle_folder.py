@@ -4,18 +4,15 @@ or one that already is a bundle; a notes folder is refused, untouched, by every 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.memory.bundle import MemoryError_
-
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def _tree(folder: Path) -> list[str]:
@@ -58,16 +55,15 @@ def test_new_empty_hidden_only_and_existing_bundles_are_accepted(tmp_path: Path)
         assert len(list((empty / "memories" / "active").iterdir())) == 2
 
 
-def test_the_cli_names_the_folder_and_exits_nonzero(tmp_path: Path) -> None:
+def test_the_cli_names_the_folder_and_exits_nonzero(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "journal.md").write_text("# Journal\n")
-    res = subprocess.run(
-        [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(tmp_path / "i.db"),
-         "memory", "remember", "An event", "-b", str(notes), "--json"],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SRC)},
-    )
-    assert res.returncode != 0
+    res = cli("--db", str(tmp_path / "i.db"), "memory", "remember", "An event", "-b",
+              str(notes), "--json", env={"CAIRN_EMBED": "none", "COLUMNS": None}, check=False)
+    assert res.code != 0
     data = json.loads(res.stdout)
     assert str(notes) in data["error"] and "journal.md" in data["error"]
     assert _tree(notes) == ["journal.md"]

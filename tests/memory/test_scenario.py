@@ -1,4 +1,4 @@
-"""The memory scenario of issue 17 on a scratch bundle under git: two agents (two real
+"""The agent-memory scenario on a scratch bundle under git: two agents (two real
 processes) remember 50 events at once, recall, consolidate, supersede, decay until an
 archive, tamper and verify. After every step the bundle validates as OKF (``cairn
 validate``) and ``git status`` names exactly the files that step had to touch."""

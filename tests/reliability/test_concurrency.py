@@ -100,4 +100,4 @@ def test_sixty_second_soak(tmp_path: Path) -> None:
     assert r.watcher_alive
     # throughput is measured by bench/; here only enough work to make races likely
     assert r.operations > 100 and r.queries > 300
-    assert r.latencies and r.percentile(0.95) < 10
+    assert r.latencies  # their percentiles: bench/soak.py

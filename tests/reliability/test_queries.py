@@ -1,17 +1,31 @@
-"""Any text is a valid query, answered in bounded time (issue 11: lone surrogates,
-huge queries, thousands of filters)."""
+"""Any text is a valid query and is answered: lone surrogates, huge queries, thousands
+of filters, random fuzz. How long they take is measured by ``bench/hostile_queries.py``
+(``--check`` holds them to 5 s a query, 60 s for 600 fuzzed ones); here the suite's
+timeout guards against one that never ends."""
 
 from __future__ import annotations
 
-import random
-import time
+import importlib.util
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from cairn.app import Cairn
 from cairn.search.query import MAX_FILTERS, MAX_QUERY_CHARS, MAX_TERMS, parse_query
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "hostile_queries.py"
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("hostile_queries", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("hostile_queries", module)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
@@ -27,30 +41,13 @@ def cairn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cairn]:
     c.close()
 
 
-HOSTILE = {
-    "lone surrogate filter": "format:\ud800",
-    "surrogate-escaped byte": "format:\udcff",
-    "lone surrogate word": "budget \udfff",
-    "1,000 chars of quotes": '"x ' * 334,
-    "5,000 chars of quotes": '"x ' * 1667,
-    "100,000 characters": "x" * 100_000,
-    "989 filters": " ".join(f"tag:t{i}" for i in range(989)),
-    "5,000 words": "budget " * 5000,
-    "a 3,000-token phrase": '"' + "x " * 1500 + '"',
-    "nested quotes": '"""' * 500,
-    "control characters": "\x00\x01\x1b[31m budget",
-    "1,000 open parentheses": "(" * 1000,
-    "500 nested groups": "(budget " * 250 + ")" * 250,
-    "500 alternatives": "(" + " OR ".join(f"w{i}" for i in range(400)) + ")",
-}
+HOSTILE: dict[str, str] = _bench().HOSTILE
 
 
 @pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
 @pytest.mark.parametrize("name", list(HOSTILE))
-def test_hostile_queries_answer_quickly(cairn: Cairn, mode: str, name: str) -> None:
-    t0 = time.perf_counter()
+def test_hostile_queries_are_answered(cairn: Cairn, mode: str, name: str) -> None:
     result = cairn.search(HOSTILE[name], mode=mode)
-    assert time.perf_counter() - t0 < 5.0
     assert result.hits is not None
 
 
@@ -100,37 +97,8 @@ def test_the_cli_takes_a_byte_that_is_not_utf8(tmp_path: Path) -> None:
 
 
 def test_fuzzed_queries_never_raise(cairn: Cairn) -> None:
-    rng = random.Random(11)
-    alphabet = [
-        '"',
-        "-",
-        ":",
-        "tag",
-        "x",
-        " ",
-        "(",
-        ")",
-        "*",
-        "\\",
-        "\ud800",
-        "é",
-        "の",
-        "prop:",
-        "before:",
-        "path:",
-        "NEAR",
-        "OR",
-        "AND",
-        "^",
-        "'",
-        "\n",
-        "\t",
-    ]
-    t0 = time.perf_counter()
-    for i in range(600):
-        q = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60)))
-        cairn.search(q, mode=("keyword", "hybrid")[i % 2])
-    assert time.perf_counter() - t0 < 60
+    for query, mode in _bench().fuzz_queries(600):
+        cairn.search(query, mode=mode)
 
 
 def test_a_real_model_encodes_any_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

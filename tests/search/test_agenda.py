@@ -4,11 +4,9 @@ and a fixed today (Wednesday 2024-03-06)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,29 +99,27 @@ def test_bad_arguments_are_errors(setup: tuple[Cairn, Path]) -> None:
         c.agenda(start="March")
 
 
-def test_the_cli_prints_text_and_json(setup: tuple[Cairn, Path]) -> None:
+def test_the_cli_prints_text_and_json(setup: tuple[Cairn, Path], cli: Callable[..., Any]) -> None:
     _, db = setup
-    env = {**os.environ, "CAIRN_TODAY": "2024-03-06"}
-    cmd = [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(db), "agenda"]
-    res = subprocess.run([*cmd, "--days", "2"], capture_output=True, text=True, env=env)
-    assert res.returncode == 0, res.stderr
+    env = {"CAIRN_EMBED": "none", "CAIRN_TODAY": "2024-03-06", "COLUMNS": None}
+    cmd = ["--db", str(db), "agenda"]
+    res = cli(*cmd, "--days", "2", env=env, check=False)
+    assert res.code == 0, res.stderr
     lines = res.stdout.splitlines()
     assert lines[0].startswith("Wednesday") and "2024-03-06" in lines[0] and "today" in lines[0]
     assert any(
         "5 d. ago:" in x and "TODO [#A] Pay rent :home:" in x and "a.org:3" in x for x in lines
     )
     assert any("Scheduled:" in x and "Call plumber" in x for x in lines)
-    res = subprocess.run([*cmd, "--json", "--days", "1"], capture_output=True, text=True, env=env)
+    res = cli(*cmd, "--json", "--days", "1", env=env, check=False)
     data = json.loads(res.stdout)
     assert data["today"] == "2024-03-06" and data["days"] == 1
     (day,) = data["agenda"]
     first = day["items"][0]
     assert first["kind"] == "timestamp" and first["time"] == "10:00"
     assert first["line"] == 11 and first["path"] == "a.org"
-    res = subprocess.run(
-        [*cmd, "--from", "soon", "--json"], capture_output=True, text=True, env=env
-    )
-    assert res.returncode == 2 and "YYYY-MM-DD" in json.loads(res.stdout)["error"]
+    res = cli(*cmd, "--from", "soon", "--json", env=env, check=False)
+    assert res.code == 2 and "YYYY-MM-DD" in json.loads(res.stdout)["error"]
 
 
 WORK = """#+FILETAGS: :work:
@@ -139,7 +135,7 @@ SCHEDULED: <2024-03-07 Thu>
 """
 
 
-def test_tag_and_file_filters_narrow_the_agenda(tmp_path: Path) -> None:
+def test_tag_and_file_filters_narrow_the_agenda(tmp_path: Path, cli: Callable[..., Any]) -> None:
     root = tmp_path / "org"
     (root / "work").mkdir(parents=True)
     (root / "work" / "projects.org").write_text(WORK, encoding="utf-8")
@@ -164,21 +160,18 @@ def test_tag_and_file_filters_narrow_the_agenda(tmp_path: Path) -> None:
         assert titles(files=["home", "projects"]) == everything
         assert titles(files=["home.org"], tags=["home"]) == ["Fix fence"]
         assert titles(files=["nowhere.org"]) == []
-    env = {**os.environ, "CAIRN_TODAY": "2024-03-06", "COLUMNS": "200"}
-    cmd = [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(db), "agenda",
-           "--from", "2024-03-07", "--days", "1"]
-    res = subprocess.run([*cmd, "--tag", "home", "--file", str(root / "work" / "projects.org")],
-                         capture_output=True, text=True, env=env)
-    assert res.returncode == 0, res.stderr
+    env = {"CAIRN_EMBED": "none", "CAIRN_TODAY": "2024-03-06", "COLUMNS": "200"}
+    cmd = ["--db", str(db), "agenda", "--from", "2024-03-07", "--days", "1"]
+    res = cli(*cmd, "--tag", "home", "--file", str(root / "work" / "projects.org"), env=env,
+              check=False)
+    assert res.code == 0, res.stderr
     assert "Home chore" in res.stdout
     assert not any(t in res.stdout for t in ("Ship release", "Fix fence", "Untagged errand"))
 
 
-def test_agenda_help_names_every_field_and_teaches_the_filters() -> None:
-    env = {**os.environ, "COLUMNS": "200"}
-    res = subprocess.run([sys.executable, "-m", "cairn.interfaces.cli", "agenda", "--help"],
-                         capture_output=True, text=True, env=env)
-    assert res.returncode == 0, res.stderr
+def test_agenda_help_names_every_field_and_teaches_the_filters(cli: Callable[..., Any]) -> None:
+    res = cli("agenda", "--help", env={"COLUMNS": "200"}, check=False)
+    assert res.code == 0, res.stderr
     assert "TODO keyword, [#priority], title" in res.stdout and ", ," not in res.stdout
     assert "--tag" in res.stdout and "--file" in res.stdout
     assert "cairn agenda --days 1 --tag work" in res.stdout

@@ -4,9 +4,9 @@ names, the same unit its ``[[note#^id]]`` links resolve to."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -97,7 +97,9 @@ def test_a_block_is_an_anchor_with_its_lines_and_text(
             ("^seeds", view.unit.id), ("^sowing", view.unit.id)}
 
 
-def test_a_hit_names_the_block_that_holds_its_words(tmp_path: Path) -> None:
+def test_a_hit_names_the_block_that_holds_its_words(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
     vault, db = _vault(tmp_path)
     with Cairn(Config(db_path=db)) as c:
         c.index([vault])
@@ -106,12 +108,10 @@ def test_a_hit_names_the_block_that_holds_its_words(tmp_path: Path) -> None:
         hit = c.search("seed saving", mode="keyword").hits[0]
         assert (hit.title, hit.block) == ("Quotes", "seeds")
         assert c.search("kale", mode="keyword").hits[0].block == "sowing"
-    cmd = [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(db), "search",
-           "--mode", "keyword", "seed saving"]
-    res = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    env = {"CAIRN_EMBED": "none", "COLUMNS": None}
+    res = cli("--db", str(db), "search", "--mode", "keyword", "seed saving", env=env)
     assert "reading.md:3 #^seeds" in res.stdout
-    shown = subprocess.run([*cmd[:5], "show", str(vault / "reading.md#^seeds")],
-                           capture_output=True, text=True, check=True).stdout
+    shown = cli("--db", str(db), "show", str(vault / "reading.md#^seeds"), env=env).stdout
     assert "block ^seeds  lines 8-9" in shown and "A paragraph on seed saving" in shown
 
 

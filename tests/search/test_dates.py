@@ -6,8 +6,9 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -340,27 +341,23 @@ def test_sort_pages_do_not_overlap(cairn: Cairn) -> None:
     assert pages == every
 
 
-def test_sort_through_the_cli_http_and_mcp_parameters(cairn: Cairn, tmp_path: Path) -> None:
+def test_sort_through_the_cli_http_and_mcp_parameters(
+    cairn: Cairn, cli: Callable[..., Any], tmp_path: Path
+) -> None:
     import json
-    import subprocess
-    import sys
 
     from cairn.interfaces.api.models import SearchRequest
 
     db = str(cairn.config.db_path)
-    env = {**os.environ, "CAIRN_TODAY": "2024-03-06"}
-    cmd = [sys.executable, "-m", "cairn.interfaces.cli", "--db", db, "search"]
-    res = subprocess.run(
-        [*cmd, "todo:open", "path:tasks", "--sort", "priority,deadline", "--json", "--limit", "3"],
-        capture_output=True,
-        text=True,
-        env=env,
-    )
-    assert res.returncode == 0, res.stderr
+    env = {"CAIRN_EMBED": "none", "CAIRN_TODAY": "2024-03-06", "COLUMNS": None}
+    cmd = ["--db", db, "search"]
+    res = cli(*cmd, "todo:open", "path:tasks", "--sort", "priority,deadline", "--json",
+              "--limit", "3", env=env, check=False)
+    assert res.code == 0, res.stderr
     got = [h["title"] for h in json.loads(res.stdout)["hits"]]
     assert got == ["File taxes", "Pay rent", "Call plumber"]
-    bad = subprocess.run([*cmd, "x", "--sort", "due"], capture_output=True, text=True, env=env)
-    assert bad.returncode == 2 and "relevance, deadline" in bad.stderr
+    bad = cli(*cmd, "x", "--sort", "due", env=env, check=False)
+    assert bad.code == 2 and "relevance, deadline" in bad.stderr
     assert SearchRequest(query="x", sort="deadline").sort == "deadline"
 
 
@@ -402,47 +399,44 @@ def test_backwards_ranges_are_read_forwards_with_a_note(cairn: Cairn) -> None:
     assert not res.hits and any("matches no heading depth" in n for n in res.notes)
 
 
-def _cli(cairn: Cairn, *args: str) -> str:
-    import subprocess
-    import sys
-
-    env = {**os.environ, "CAIRN_TODAY": "2024-03-06"}
-    cmd = [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(cairn.config.db_path)]
-    res = subprocess.run([*cmd, "search", *args], capture_output=True, text=True, env=env)
-    assert res.returncode == 0, res.stderr
-    return res.stdout
+def _cli(cli: Callable[..., Any], cairn: Cairn, *args: str) -> str:
+    """``cairn --db … search ARGS`` in this process (``cli`` fixture), its standard
+    output."""
+    env = {"CAIRN_EMBED": "none", "CAIRN_TODAY": "2024-03-06", "COLUMNS": None}
+    res = cli("--db", str(cairn.config.db_path), "search", *args, env=env, check=False)
+    assert res.code == 0, res.stderr
+    return str(res.stdout)
 
 
-def test_vimgrep_files_and_fields_layouts(cairn: Cairn) -> None:
+def test_vimgrep_files_and_fields_layouts(cairn: Cairn, cli: Callable[..., Any]) -> None:
     import csv
     import io
     import json
 
-    lines = _cli(cairn, "todo:NEXT,WAIT", "--format", "vimgrep").splitlines()
+    lines = _cli(cli, cairn, "todo:NEXT,WAIT", "--format", "vimgrep").splitlines()
     assert lines[0].endswith("tasks.org:6:1:File taxes")
     assert lines[1].split(":")[1:3] == ["8", "1"] and len(lines) == 2
-    grouped = _cli(cairn, "tag:home", "--files").splitlines()
+    grouped = _cli(cli, cairn, "tag:home", "--files").splitlines()
     files = [x for x in grouped if not x.startswith(" ")]
     assert files[0].endswith("tasks.org  (3 hits)") and files[1].endswith("garden.md  (3 hits)")
     assert "      4: TODO Pay rent" in grouped
-    data = json.loads(_cli(cairn, "tag:home", "--files", "--json"))
+    data = json.loads(_cli(cli, cairn, "tag:home", "--files", "--json"))
     assert [f["path"] for f in data["files"]] == ["a/tasks.org", "b/garden.md"]
     assert [h["line_start"] for h in data["files"][1]["hits"]] == [7, 9, 11]
     fields = "title,todo,priority,deadline,prop:title,tags"
-    table = _cli(cairn, "todo:open path:tasks", "--sort", "deadline", "--fields", fields)
+    table = _cli(cli, cairn, "todo:open path:tasks", "--sort", "deadline", "--fields", fields)
     head, first = table.splitlines()[:2]
     assert head.split() == fields.split(",")
     assert first.split()[:3] == ["Overdue", "report", "TODO"]
-    rows = list(
-        csv.reader(io.StringIO(_cli(cairn, "todo:NEXT", "--fields", fields, "--format", "csv")))
-    )
+    as_csv = _cli(cli, cairn, "todo:NEXT", "--fields", fields, "--format", "csv")
+    rows = list(csv.reader(io.StringIO(as_csv)))
     assert rows == [
         fields.split(","),
         ["File taxes", "NEXT", "A", "<2024-03-15 Fri -10d>", "Tasks", "work, tasks"],
     ]
-    as_json = json.loads(_cli(cairn, "todo:NEXT", "--fields", fields, "--format", "json"))
+    as_json = json.loads(_cli(cli, cairn, "todo:NEXT", "--fields", fields, "--format", "json"))
     assert as_json == [dict(zip(fields.split(","), rows[1], strict=True))]
-    csv_default = _cli(cairn, "todo:NEXT", "--format", "csv").splitlines()
+    csv_default = _cli(cli, cairn, "todo:NEXT", "--format", "csv").splitlines()
     assert csv_default[0] == "rank,title,path,line" and csv_default[1].endswith(",6")
     with pytest.raises(QueryError, match="unknown field"):
         cairn.hit_fields([], "title,bogus")
@@ -472,7 +466,9 @@ def test_dates_beyond_the_calendar_are_not_errors(cairn: Cairn) -> None:
     assert add_step(dt.date(1, 1, 1), -1, "y") == dt.date.min
 
 
-def test_fields_table_keeps_whole_paths_and_marks_a_cut(tmp_path: Path) -> None:
+def test_fields_table_keeps_whole_paths_and_marks_a_cut(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
     deep = tmp_path / "notes" / ("a-rather-long-folder-name-for-projects/" * 2) / "sub"
     deep.mkdir(parents=True)
     title = "A heading whose title runs on well past sixty characters of text"
@@ -481,7 +477,7 @@ def test_fields_table_keeps_whole_paths_and_marks_a_cut(tmp_path: Path) -> None:
     )
     with Cairn(Config(db_path=tmp_path / "i.db")) as c:
         c.index([tmp_path / "notes"])
-        table = _cli(c, "quarterly", "--fields", "path,abs_path,title", "--mode", "keyword")
+        table = _cli(cli, c, "quarterly", "--fields", "path,abs_path,title", "--mode", "keyword")
     head, row = table.splitlines()[:2]
     assert head.split() == ["path", "abs_path", "title"]
     path, abs_path, shown = row.split("  ", 2)

@@ -1,4 +1,4 @@
-"""Metadata is text too (issue 15): frontmatter keys and values, Org properties, TODO
+"""Metadata is text too: frontmatter keys and values, Org properties, TODO
 keywords and tags found by plain words through the ``meta`` column; the old index
 upgrades; ``tag:#7``, ``prop:categories=Books`` against ``"[[Books]]"``, one hit for a
 document-level property match; the "nearest by meaning" note. Inputs are real files

@@ -5,10 +5,9 @@ and a name cannot restyle the terminal; ``--json`` keeps the name as it is."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,13 +18,11 @@ from cairn.interfaces.cli._plain import one_line, quote_path
 NAMES = ("two\nlines.md", "tab\there.md", "esc\x1b[31mred.md")
 
 
-def _cli(db: Path, *args: str) -> list[str]:
-    cmd = [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(db), "search",
-           "--mode", "keyword", *args, "marmalade"]
-    env = {**os.environ, "CAIRN_EMBED": "none", "NO_COLOR": "1"}
-    env.pop("FORCE_COLOR", None)
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
-    assert res.returncode == 0, res.stderr
+def _cli(cli: Callable[..., Any], db: Path, *args: str) -> list[str]:
+    env = {"CAIRN_EMBED": "none", "NO_COLOR": "1", "FORCE_COLOR": None, "COLUMNS": None}
+    res = cli("--db", str(db), "search", "--mode", "keyword", *args, "marmalade", env=env,
+              check=False)
+    assert res.code == 0, res.stderr
     return res.stdout.splitlines()
 
 
@@ -48,36 +45,35 @@ def test_quote_path_and_one_line() -> None:
     assert one_line("a\n\x1b[31mb \x07 c\r\n") == "a [31mb c"
 
 
-def test_vimgrep_is_one_line_per_hit(vault: tuple[Path, Path]) -> None:
+def test_vimgrep_is_one_line_per_hit(cli: Callable[..., Any], vault: tuple[Path, Path]) -> None:
     db, notes = vault
-    lines = _cli(db, "--format", "vimgrep")
+    lines = _cli(cli, db, "--format", "vimgrep")
     assert len(lines) == len(NAMES)
     assert all("\x1b" not in line for line in lines)
     assert sorted(line.split(":", 1)[0] for line in lines) == sorted(
         quote_path(str(notes / n)) for n in NAMES)
 
 
-def test_files_and_hits_are_escaped(vault: tuple[Path, Path]) -> None:
+def test_files_and_hits_are_escaped(cli: Callable[..., Any], vault: tuple[Path, Path]) -> None:
     db, notes = vault
-    files = _cli(db, "--files")
+    files = _cli(cli, db, "--files")
     assert len(files) == 2 * len(NAMES) + 1  # a path line and a hit line each, a summary
     assert all("\x1b" not in line and "\t" not in line for line in files)
     assert quote_path(str(notes / NAMES[0])) + "  (1 hit)" in files
-    plain = _cli(db)
+    plain = _cli(cli, db)
     assert not [x for x in plain if "\x1b" in x]
     assert sum(x.strip().startswith('"') and ":" in x for x in plain) == len(NAMES)
 
 
-def test_json_keeps_the_name(vault: tuple[Path, Path]) -> None:
+def test_json_keeps_the_name(cli: Callable[..., Any], vault: tuple[Path, Path]) -> None:
     db, notes = vault
-    data = json.loads("\n".join(_cli(db, "--json")))
+    data = json.loads("\n".join(_cli(cli, db, "--json")))
     assert sorted(h["abs_path"] for h in data["hits"]) == sorted(str(notes / n) for n in NAMES)
 
 
-def test_show_quotes_the_path(vault: tuple[Path, Path]) -> None:
+def test_show_quotes_the_path(vault: tuple[Path, Path], cli: Callable[..., Any]) -> None:
     db, notes = vault
-    cmd = [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(db), "show", NAMES[0]]
-    env = {**os.environ, "CAIRN_EMBED": "none", "NO_COLOR": "1", "COLUMNS": "200"}
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
-    assert res.returncode == 0, res.stderr
+    env = {"CAIRN_EMBED": "none", "NO_COLOR": "1", "COLUMNS": "200"}
+    res = cli("--db", str(db), "show", NAMES[0], env=env, check=False)
+    assert res.code == 0, res.stderr
     assert quote_path(str(notes / NAMES[0])) in res.stdout.splitlines()

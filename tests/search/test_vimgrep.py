@@ -4,13 +4,11 @@ bytes), checked on hand-made files and on real corpus files."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,11 +45,11 @@ TASKS = """\
 """
 
 
-def _vimgrep(db: Path, *words: str) -> list[tuple[str, int, int, str]]:
-    cmd = [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(db), "search",
-           "--mode", "keyword", "--limit", "50", "--format", "vimgrep", *words]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ))
-    assert res.returncode == 0, res.stderr
+def _vimgrep(cli: Callable[..., Any], db: Path, *words: str) -> list[tuple[str, int, int, str]]:
+    """``cairn search … --format vimgrep WORDS`` in this process, its lines read."""
+    res = cli("--db", str(db), "search", "--mode", "keyword", "--limit", "50", "--format",
+              "vimgrep", *words, env={"CAIRN_EMBED": "none", "COLUMNS": None}, check=False)
+    assert res.code == 0, res.stderr
     out = []
     for line in res.stdout.splitlines():
         m = re.match(r"^(.*?):(\d+):(\d+):(.*)$", line)
@@ -72,9 +70,11 @@ def notes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cairn, Pat
         yield c, vault
 
 
-def test_line_and_column_of_the_first_matching_word(notes: tuple[Cairn, Path]) -> None:
+def test_line_and_column_of_the_first_matching_word(
+    cli: Callable[..., Any], notes: tuple[Cairn, Path]
+) -> None:
     cairn, _ = notes
-    got = {(Path(p).name, line, col) for p, line, col, _ in _vimgrep(cairn.config.db_path,
+    got = {(Path(p).name, line, col) for p, line, col, _ in _vimgrep(cli, cairn.config.db_path,
                                                                     "compost")}
     # garden.md "## Soil" (line 9): the word is on line 11 after "  Café au lait — then "
     # (é and — are 2 and 3 bytes in UTF-8: column 26, not 23)
@@ -87,20 +87,22 @@ def test_line_and_column_of_the_first_matching_word(notes: tuple[Cairn, Path]) -
     assert ("garden.md", 5, 1) in got
 
 
-def test_phrases_groups_and_stems_are_located(notes: tuple[Cairn, Path]) -> None:
+def test_phrases_groups_and_stems_are_located(
+    cli: Callable[..., Any], notes: tuple[Cairn, Path]
+) -> None:
     cairn, _ = notes
     db = cairn.config.db_path
-    hits = {(Path(p).name, line, col) for p, line, col, _ in _vimgrep(db, '"turned weekly"')}
+    hits = {(Path(p).name, line, col) for p, line, col, _ in _vimgrep(cli, db, '"turned weekly"')}
     assert hits == {("garden.md", 11, len("  Café au lait — then compost, ".encode()) + 1)}
     hits = {(Path(p).name, line, col)
-            for p, line, col, _ in _vimgrep(db, "(tomato seeds OR loam)")}
+            for p, line, col, _ in _vimgrep(cli, db, "(tomato seeds OR loam)")}
     assert hits == {("tasks.org", 2, len("* TODO Order ") + 1), ("garden.md", 10, 1)}
-    hits = {(Path(p).name, line) for p, line, _, _ in _vimgrep(db, "turn")}
+    hits = {(Path(p).name, line) for p, line, _, _ in _vimgrep(cli, db, "turn")}
     assert ("tasks.org", 9) in hits  # "Turn it." in "Compost heap" (line 8 is its heading)
 
 
 @pytest.mark.corpus
-def test_vimgrep_points_at_the_word_in_real_files(tmp_path: Path) -> None:
+def test_vimgrep_points_at_the_word_in_real_files(cli: Callable[..., Any], tmp_path: Path) -> None:
     manual = CORPUS / "org" / "org-mode" / "doc" / "org-guide.org"
     help_dir = CORPUS / "markdown" / "obsidian-help-NO-LICENCE"
     if not manual.is_file() or not help_dir.is_dir():
@@ -114,7 +116,7 @@ def test_vimgrep_points_at_the_word_in_real_files(tmp_path: Path) -> None:
         c.index([root])
     checked = moved = 0
     for word in ("agenda", "clocking", "plugin", "template"):
-        for path, line, col, _ in _vimgrep(tmp_path / "i.db", word):
+        for path, line, col, _ in _vimgrep(cli, tmp_path / "i.db", word):
             raw = Path(path).read_bytes().split(b"\n")[line - 1]
             at = raw[col - 1:].decode("utf-8", "replace").casefold()
             if col == 1 and not at.startswith(word[:4]):

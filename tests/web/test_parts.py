@@ -9,7 +9,6 @@ import json
 import re
 import shutil
 import sys
-import time
 import urllib.parse
 from pathlib import Path
 
@@ -210,11 +209,9 @@ def test_the_event_stream_says_changed_after_a_reindex(small: Vault) -> None:
                                                            encoding="utf-8")
         with Cairn(load_config(db=small.db, env={"CAIRN_EMBED": "none"})) as c:
             c.index_paths([small.folder / "reference" / "live.md"])
-        t0 = time.monotonic()
-        name, changed = next_event(resp)
+        name, changed = next_event(resp)  # the stream's 30 s read timeout guards a hang
         assert name == "changed" and changed is not None
         assert changed["run"] != hello["run"] and changed["added"] == 1
-        assert time.monotonic() - t0 < 5
         resp.close()
     finally:
         srv.stop()

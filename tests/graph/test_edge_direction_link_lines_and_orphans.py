@@ -1,10 +1,10 @@
-"""Regression tests for graph defects a fresh user hit (issue 10).
+"""What the graph says about a link reads the way the link was written:
 
-* ``--expand --explain`` said ``A —references→ B`` where the link is ``B → A`` (the edge
-  was walked backwards);
-* ``graph backlinks`` gave the linking unit's first line, not the link's line;
-* ``graph orphans`` listed bare paths, repeating a multi-conversation chat export's path
-  once per conversation: now each entry is one document with its id and title.
+* ``--expand --explain`` gives an edge in the link's direction (``B —references→ A`` for
+  a link from B to A, never walked backwards);
+* ``graph backlinks`` gives the line of the link, not the linking unit's first line;
+* ``graph orphans`` lists one entry per document with its id and title (a
+  multi-conversation chat export is not one path repeated per conversation).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Ranking defects a new user hit (issue 15), on real corpus files: an exact heading
-title wins ("Clocking Work Time"), and chat messages do not each get the conversation
-title's weight (a one-word "lol" no longer tops the conversation's own question)."""
+"""Ranking on real corpus files: an exact heading title wins ("Clocking Work Time"),
+and chat messages do not each get the conversation title's weight (a one-word "lol"
+does not top the conversation's own question)."""
 
 from __future__ import annotations
 

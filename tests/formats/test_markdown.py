@@ -353,3 +353,12 @@ def test_a_caret_word_in_a_table_cell_is_cell_text_not_a_block_id() -> None:
     unit = markdown.parse(text, "a.md").units[1]
     assert unit.body.splitlines()[1:3] == ["sup2 | ^2", "sup3 | ^3"]
     assert [b["id"] for b in unit.extra["blocks"]] == ["blk"]
+
+
+@pytest.mark.parametrize(("fence", "body"), [("~~~~ \n", ""), ("``` \t\ncode\n```\n", "code")])
+def test_a_fence_whose_info_string_is_only_spaces_is_code_without_a_language(
+    fence: str, body: str
+) -> None:
+    unit = markdown.parse("# H\n\n" + fence, "a.md").units[-1]
+    assert unit.body == body
+    assert "code_languages" not in unit.extra

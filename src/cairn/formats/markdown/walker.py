@@ -165,7 +165,9 @@ class _Walker:
             elif ttype in ("fence", "code_block"):
                 sec.body.append(tok.content.rstrip("\n"))
                 # the info string's first word (```python, ```{python}, ```.python)
-                lang = tok.info.split(maxsplit=1)[0].strip("{}.").casefold() if tok.info else ""
+                # an info string of spaces alone names no language
+                words = tok.info.split(maxsplit=1)
+                lang = words[0].strip("{}.").casefold() if words else ""
                 if lang:
                     sec.code_languages.append(lang)
             elif ttype in ("math_block", "math_block_label", "math_block_eqno"):

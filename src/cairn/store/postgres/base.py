@@ -332,6 +332,7 @@ class PostgresBase(SQLiteBase):
                 if i == 0:
                     # SQLite's implicit rowid, which the shared SQL orders runs by
                     db.raw.execute("ALTER TABLE runs ADD COLUMN rowid BIGSERIAL")
+                self._after_migration(i + 1)
             db.execute("DELETE FROM cairn_schema")
             db.execute("INSERT INTO cairn_schema(version) VALUES (?)", (SCHEMA_VERSION,))
             self._pg_steps()

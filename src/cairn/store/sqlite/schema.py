@@ -222,6 +222,13 @@ MIGRATIONS: tuple[str, ...] = (
     );
     INSERT INTO units_fts(units_fts) VALUES ('rebuild')
     """,
+    # 5 -> 6: what units carry, by the key a query phrase is looked up by (carried.py)
+    """
+    CREATE TABLE IF NOT EXISTS vocabulary (key TEXT NOT NULL, kind TEXT NOT NULL, name TEXT,
+        value TEXT, source INTEGER, ord INTEGER, unit_id TEXT, document_id TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS vocabulary_key ON vocabulary(key, kind, name, value, source, ord);
+    CREATE INDEX IF NOT EXISTS vocabulary_document ON vocabulary(document_id)
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -403,7 +410,14 @@ class SQLiteBase:
                 for stmt in MIGRATIONS[i].split(";"):
                     if stmt.strip():
                         self.db.execute(stmt)
+                self._after_migration(i + 1)
                 self.db.execute(f"PRAGMA user_version = {i + 1}")
+
+    def _after_migration(self, version: int) -> None:
+        """A migration's work beyond SQL: the vocabulary filed from the stored rows."""
+        from cairn.store.sqlite.carried import VOCABULARY, refile_vocabulary  # builds on this
+        if version == VOCABULARY:
+            refile_vocabulary(self)
 
     def _user_version(self) -> int:
         return int(self.db.execute("PRAGMA user_version").fetchone()[0])

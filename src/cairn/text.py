@@ -109,3 +109,21 @@ def fts_tokens(text: str) -> list[str]:
     if cur:
         out.append("".join(cur))
     return out
+
+
+def fold_word(word: str) -> str:
+    """A word as query understanding compares it: case-folded, a plural ``s`` dropped
+    (``movies`` → ``movie``, ``books`` → ``book``; not ``ss``, not short words)."""
+    w = word.casefold()
+    if len(w) > 3 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
+        return w[:-1]
+    return w
+
+
+def fold_key(text: str) -> str:
+    """Text as a vocabulary key: its words folded (:func:`fold_word`) and joined without
+    spaces (``In Progress``, ``INPROGRESS`` and ``in-progress`` all ``inprogress``); the
+    index files what units carry under it and a query phrase is looked up by it."""
+    return "".join(fold_word(w) for w in re.findall(r"\w+", text))

@@ -85,3 +85,30 @@ def test_judged_queries_rank_the_same_at_any_limit(tmp_path: Path) -> None:
             deep = [h.unit_id for h in cairn.search(q, mode="keyword", limit=60).hits]
             top = [h.unit_id for h in cairn.search(q, mode="keyword", limit=10).hits]
             assert top == deep[:10], q
+
+
+def test_title_only_preambles_are_settled_by_one_search(tmp_path: Path) -> None:
+    """Four conversations whose titles match above 40 notes and whose messages match
+    below them: each keeps its title's place, held by its best message, and finding
+    those messages beyond the list is one keyword search over the four documents, not
+    one per conversation."""
+    root = _vault(tmp_path)
+    for i in range(1, 4):
+        shutil.copyfile(root / "chat.json", root / f"chat{i}.json")
+    with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
+        cairn.index([root])
+        query = "deploying the staging cluster"
+        deep = cairn.search(query, mode="keyword", limit=80).hits
+        db = cairn.store.db  # type: ignore[attr-defined]
+        seen: list[str] = []
+        db.set_trace_callback(seen.append)
+        try:
+            top = cairn.search(query, mode="keyword", limit=10).hits
+        finally:
+            db.set_trace_callback(None)
+    chats = [h for h in top if h.path.startswith("chat")]
+    assert len({h.path for h in chats}) == 4
+    assert all(h.kind != "preamble" for h in chats)  # a message holds the title's place
+    assert [h.unit_id for h in top] == [h.unit_id for h in deep[:10]]
+    inside = [s for s in seen if "MATCH" in s and "document_id = " in s]
+    assert len(inside) == 1, inside

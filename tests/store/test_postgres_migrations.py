@@ -4,6 +4,7 @@ and an index left at any schema version is brought to the current one when opene
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -65,3 +66,42 @@ def test_each_migration_applies_on_postgresql_and_an_index_at_its_version_opens(
         assert store.counts()["documents"] == 0
     finally:
         store.close()
+
+
+def test_an_index_at_schema_5_has_its_vocabulary_filed_when_opened(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Migration 5 -> 6's work beyond its SQL runs on PostgreSQL too
+    (``_after_migration``): the vocabulary of the notes already stored is filed from
+    their rows, the same rows an index run writes."""
+    import psycopg
+
+    from cairn.app import Cairn
+    from cairn.config import Config
+    from cairn.store import open_url
+    from cairn.store.sql.carried import VOCABULARY
+
+    assert MIGRATIONS[VOCABULARY - 1].count("CREATE TABLE") == 1  # the 5 -> 6 entry
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "dune.md").write_text("---\ntags: [media/books]\ngenre: Sci-fi\n---\n# Dune\n\nsand\n",
+                                  encoding="utf-8")
+    (root / "tasks.org").write_text("#+TODO: TODO WAITING | DONE\n* WAITING Plumber visit\n",
+                                    encoding="utf-8")
+    query = "SELECT key, kind, name, value, source, unit_id FROM vocabulary ORDER BY 1, 2, 3, 4, 6"
+    cfg = Config(db_path=tmp_path / "index.db", embed={"provider": "none"})
+    with Cairn(cfg, store=open_url(pg_url)) as c:
+        c.index([str(root)])
+    with psycopg.connect(pg_url, autocommit=True) as raw:
+        filed = raw.execute(query).fetchall()
+        raw.execute("DROP TABLE vocabulary")  # the index as schema 5 left it
+        raw.execute("UPDATE cairn_schema SET version = %s", (VOCABULARY - 1,))
+    assert {r[:2] for r in filed} >= {("mediabook", "tag"), ("book", "tag"), ("scifi", "prop"),
+                                      ("waiting", "todo")}
+    store = open_url(pg_url)
+    try:
+        assert store.schema_version == SCHEMA_VERSION
+    finally:
+        store.close()
+    with psycopg.connect(pg_url, autocommit=True) as raw:
+        assert raw.execute(query).fetchall() == filed

@@ -56,3 +56,20 @@ def test_same_values_recognised_on_both_backends(tmp_path: Path, pg_url: str,
     finally:
         lite.close()
         pg.close()
+
+
+def test_a_changed_file_is_refiled_on_postgres(tmp_path: Path, pg_url: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vocabulary is written and replaced with a file's rows on PostgreSQL too: a
+    tag added by a one-file change is named, the one it replaced no longer is."""
+    monkeypatch.setenv("CAIRN_TODAY", "2024-06-01")
+    root = _vault(tmp_path / "vault")
+    cfg = Config(db_path=tmp_path / "index.db", embed={"provider": "none"})
+    with Cairn(cfg, store=open_url(pg_url)) as pg:
+        pg.index([str(root)])
+        assert _top(pg, "books")[0] == ("Dune", ["matched tag books"])
+        (root / "tagged.md").write_text(f"---\ntags: [novels]\n---\n# Dune\n\n{LONG}\n",
+                                        encoding="utf-8")
+        pg.index([str(root)])
+        assert _top(pg, "novels")[0] == ("Dune", ["matched tag novels"])
+        assert not any(m for _, m in _top(pg, "books"))

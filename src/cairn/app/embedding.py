@@ -99,7 +99,7 @@ class EmbeddingMixin(ReliabilityMixin):
     def _record_waiting(self) -> None:
         """At the end of an index run: count the units still waiting for a vector in
         the loaded model's space and leave the count in the index
-        (:meth:`cairn.store.sqlite.waiting.WaitingCounts.record_waiting`), so that a
+        (:meth:`cairn.store.sql.waiting.WaitingCounts.record_waiting`), so that a
         server, or the next ``cairn search``, need not scan for it. Nothing when no
         model was loaded (the run embedded nothing)."""
         emb = self.semantic._embedder

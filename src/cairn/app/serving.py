@@ -13,7 +13,7 @@ def serve_mode(enabled: bool = True) -> None:
     """What a server sets before it opens an index: stale vector matrices are
     patched in a background thread (:func:`cairn.search.dense.serve_mode`, which also
     asks for one BLAS thread; call this before numpy is imported), and so is the count
-    of units waiting for a vector (:func:`cairn.store.sqlite.waiting.count_in_background`):
+    of units waiting for a vector (:func:`cairn.store.sql.waiting.count_in_background`):
     no request waits for either after an index run."""
     _dense_serve_mode(enabled)
     count_in_background(enabled)

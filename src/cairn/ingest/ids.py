@@ -78,7 +78,9 @@ def assign_doc_ids(
 ) -> Document:
     """One document's id (its declared id when no other file uses it, else a
     path-based UUIDv5) and its units' ids; ``taken_*`` hold ids already given out
-    for this file; ``content_hash`` (when given) replaces the document's."""
+    for this file (``taken_units`` may hold only this document's when the file's
+    earlier documents are in the store already, where :meth:`Store.unit_owner` finds
+    their units); ``content_hash`` (when given) replaces the document's."""
     doc_id = document_id(root.id, sf.relpath, doc.key)
     if doc.declared_id and doc.declared_id not in taken_docs:
         owner = store.document_owner(doc.declared_id)

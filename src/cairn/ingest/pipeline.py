@@ -485,7 +485,6 @@ class Indexer:
         existing = self.store.document_hashes(root.id, sf.relpath)
         seen: set[str] = set()
         taken_docs: set[str] = set()
-        taken_units: set[str] = set()
         failures: list[Failure] = []
         stored = rewritten = 0
         crashed = False
@@ -508,9 +507,10 @@ class Indexer:
                             failures.append(self._failure(item))
                             continue
                         item = self.redact(item)
-                        doc = ids.assign_doc_ids(
-                            self.store, root, sf, item, taken_docs, taken_units
-                        )
+                        # a unit id is checked against this document's ids and the
+                        # store, which holds the export's earlier documents already:
+                        # no set of every unit id of the export is kept
+                        doc = ids.assign_doc_ids(self.store, root, sf, item, taken_docs, set())
                         doc = dataclasses.replace(doc, content_hash=_document_hash(item))
                         seen.add(doc.id)
                         stored += 1

@@ -293,16 +293,15 @@ class Ranker:
             if f is not None and not f.title_only:
                 best_other.setdefault(f.document_id, u)
         if tq.positive:
-            for u, _ in kw:
-                f = facts.get(u)
-                if f is None or not f.title_only or f.document_id in best_other:
+            pending = [(u, facts[u].document_id) for u, _ in kw if u in facts
+                       and facts[u].title_only and facts[u].document_id not in best_other]
+            top, more = self._best_two(tq, [d for _, d in pending], alternates)
+            for u, doc in pending:
+                if doc in best_other:
                     continue
-                inside = replace(tq, filters=(*tq.filters, Filter("id", f.document_id)))
-                found = self._keyword(inside, 2, alternates, turns=False)
-                more = self.store.unit_facts([k for k, _ in found if k != u])
-                for k, _ in found:
-                    if k in more and not more[k].title_only:
-                        best_other[f.document_id] = k
+                for k in top.get(doc, ()):
+                    if k != u and k in more and not more[k].title_only:
+                        best_other[doc] = k
                         facts[k] = more[k]
                         break
         out: list[tuple[str, float]] = []
@@ -320,6 +319,33 @@ class Ranker:
             out.append((u, score))
             placed.add(u)
         return out
+
+    def _best_two(
+        self, tq: TextQuery, docs: Sequence[str], alternates: bool
+    ) -> tuple[dict[str, list[str]], dict[str, UnitFacts]]:
+        """Each document's two best units for ``tq`` (what ``tq`` with ``id:DOC`` lists
+        first) and the facts of the units read: one keyword search with ``id:`` naming
+        every document (a unit's score does not depend on the filter, so a document's
+        units keep their order), read deeper only while a document has fewer than two
+        and the list was full."""
+        docs = list(dict.fromkeys(docs))
+        if not docs:
+            return {}, {}
+        named = Filter("id", docs[0], any_of=tuple(docs[1:]))
+        inside = replace(tq, filters=(*tq.filters, named))
+        n = 2 * len(docs)
+        while True:
+            found = self._keyword(inside, n, alternates, turns=False)
+            more = self.store.unit_facts([k for k, _ in found])
+            top: dict[str, list[str]] = {d: [] for d in docs}
+            for k, _ in found:  # id:DOC names the document's units and a unit called DOC
+                owner = more[k].document_id if k in more else None
+                for d in dict.fromkeys((owner, k)):
+                    if d in top and len(top[d]) < 2:
+                        top[d].append(k)
+            if len(found) < n or all(len(v) == 2 for v in top.values()):
+                return top, more
+            n *= 4
 
     def _semantic(
         self, query: Query, tq: TextQuery, limit: int, alternates: bool

@@ -5,7 +5,8 @@ heading, or a date — and the boost the units carrying it get.
 Recognition (:func:`recognise`) compares each phrase of the query (one to
 :data:`MAX_WORDS` words in a row, not all function words) with the index's
 :class:`Vocabulary` — every tag, TODO keyword, type and property name and value
-it holds, read once per change of the index — and keeps the values the phrase names
+it holds, filed by the index when it stores a note and looked up per phrase — and keeps
+the values the phrase names
 exactly: case, punctuation, spacing and a plural ``s`` aside (``sci-fi`` names the genre
 ``[[Sci-fi]]``, ``movie`` the category ``Movies``, ``in progress`` the keyword
 ``INPROGRESS``). A property's name counts too (``isbn``), except names no one searches
@@ -21,7 +22,7 @@ query's content words the values it carries cover, as one summand per value
 first :data:`DEPTH` results are looked at). Which
 results carry a value is asked of the store with the value as a filter (``tag:``,
 ``todo:``, ``prop:``, ``heading:``, ``ts:``/``created:``) over the results' ids. A value
-few units carry (:data:`INJECT` at most; the vocabulary keeps their ids) brings those
+few units carry (:data:`INJECT` at most; the vocabulary files their ids) brings those
 missing from the results in with the boost alone as their score: a TODO state that no
 query word matches is still found.
 """
@@ -31,9 +32,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
-import threading
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from cairn.model import Filter, Term
@@ -41,6 +40,7 @@ from cairn.search.dates import resolve
 from cairn.search.fusion import Fused, make_distinct
 from cairn.search.query import STOPWORDS, Query
 from cairn.store import Store
+from cairn.text import fold_key
 
 BOOST = 0.5
 """Share of the best score a unit gains when what it carries covers every content word
@@ -62,22 +62,6 @@ this many, so a result's boost does not depend on how many results were asked fo
 INJECT = 10
 """A recognised value carried by at most this many units brings those missing from the
 results in (a TODO state no query word matches is found); a commoner one only boosts."""
-STALE_SECONDS = 30.0
-"""How long a vocabulary is kept when the store cannot tell whether it changed."""
-
-_SKIP_KEYS = frozenset({
-    "id", "custom_id", "title", "aliases", "alias", "tags", "tag", "description",
-    "permalink", "cssclasses", "cssclass", "mobile", "publish", "cover", "generated",
-    "conversation_id", "messages", "alternates", "todo_keywords", "unnumbered", "url",
-    "header-args", "startup", "options", "created", "modified", "date", "updated",
-})  # fmt: skip
-"""Property names that are ids, layout or dates: never what a query's word means."""
-_SKIP_PREFIXES = (
-    "beamer_", "html_", "latex_", "export_", "odt_", "texinfo_", "header-args", "visibility",
-    "column", "ordered", "nobl", "logging", "archive", "effort", "style", "clock",
-)  # fmt: skip
-"""Org property names that are export, Babel or agenda settings."""
-
 _MONTHS = {
     m: i + 1
     for i, names in enumerate([
@@ -139,23 +123,6 @@ class Recognised:
             day = today.isoformat()
             return [Filter(f, self.value, key=day) for f in ("ts", "ts-inactive", "created")]
         return []
-
-
-def _fold(word: str) -> str:
-    """A word for comparison: case-folded, a plural ``s`` dropped (``movies`` →
-    ``movie``, ``books`` → ``book``; not ``ss``, not short words)."""
-    w = word.casefold()
-    if len(w) > 3 and w.endswith("ies"):
-        return w[:-3] + "y"
-    if len(w) > 3 and w.endswith("s") and not w.endswith("ss"):
-        return w[:-1]
-    return w
-
-
-def _key(text: str) -> str:
-    """Text as compared with a phrase: its words folded and joined without spaces
-    (``In Progress``, ``INPROGRESS`` and ``in-progress`` all ``inprogress``)."""
-    return "".join(_fold(w) for w in re.findall(r"\w+", text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,65 +251,44 @@ Entry = tuple[str, str, str, tuple[str, ...]]
 
 
 class Vocabulary:
-    """The index's tags, TODO keywords, types and property names and values by
-    :func:`_key`, read once (``store.carried_vocabulary``) and again when the store's
-    ``change_token`` moves (after :data:`STALE_SECONDS` when it cannot tell)."""
+    """The index's tags, TODO keywords, types and property names and values, filed by
+    :func:`cairn.text.fold_key` when the index stores a note and read per phrase (a few
+    index entries: nothing is read ahead or kept between queries, so a search sees what
+    the last index run stored)."""
 
-    def __init__(self) -> None:
-        self._token: object = None
-        self._at = -math.inf
-        self._by_key: dict[str, list[Entry]] = {}
-        self._lock = threading.Lock()
+    def current(self, store: Store) -> Lookup:
+        """What ``store`` files, looked up as :func:`recognise` asks."""
+        return Lookup(store)
 
-    def current(self, store: Store) -> Mapping[str, list[Entry]]:
-        """``key -> [entry]`` for ``store`` as it is now.
+
+class Lookup:
+    """One store's vocabulary by key (:meth:`get`)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def get(self, key: str, default: Sequence[Entry] = ()) -> list[Entry]:
+        """The entries filed under ``key`` (``default`` when none), in ``(kind, name,
+        value)`` order: a property by its value (kind ``property``) and by its name
+        (``property name``, only when few units carry it: a name most notes carry says
+        little).
 
         Raises:
             StoreError: the backend failed.
         """
-        token = store.change_token()
-        with self._lock:
-            if self._at > -math.inf and (
-                token == self._token if token is not None
-                else time.monotonic() - self._at < STALE_SECONDS
-            ):
-                return self._by_key
-        by_key = self.build(store.carried_vocabulary(INJECT + 1))
-        with self._lock:
-            self._token, self._at, self._by_key = token, time.monotonic(), by_key
-        return by_key
-
-    @staticmethod
-    def build(carried: Mapping[tuple[str, str, str], Sequence[str]]) -> dict[str, list[Entry]]:
-        """``carried`` (``store.carried_vocabulary``) by the keys phrases are compared
-        with: a tag by itself and its last part (``media/books``: ``book`` too), a
-        property by its value and by its name (kinds ``property`` and ``property
-        name``; a name only when few units carry it); names no one searches by, and
-        short numbers (a rating's ``7``; an ISBN or a year is kept), left out."""
-        out: dict[str, list[Entry]] = {}
-
-        def add(k: str, kind: str, key: str, value: str, ids: Sequence[str]) -> None:
-            if k:
-                out.setdefault(k, []).append((kind, key, value, tuple(ids)))
-
-        for (kind, key, value), ids in sorted(carried.items()):
-            if kind == "prop":
-                if key.casefold() in _SKIP_KEYS or key.casefold().startswith(_SKIP_PREFIXES):
-                    continue
-                if not value:
-                    if len(ids) <= INJECT:  # a name most notes carry says little
-                        add(_key(key), "property name", "", key, ids)
-                elif not value.isdigit() or len(value) >= 4:
-                    add(_key(value), "property", key, value, ids)
-            elif kind in ("tag", "todo", "type"):
-                add(_key(value), kind, "", value, ids)
-                if kind == "tag" and "/" in value:
-                    add(_key(value.rsplit("/", 1)[-1]), kind, "", value, ids)
-        return out
+        out: list[Entry] = []
+        for (kind, name, value), ids in self._store.carried_named(key, INJECT + 1):
+            if kind != "prop":
+                out.append((kind, "", value, tuple(ids)))
+            elif value:
+                out.append(("property", name, value, tuple(ids)))
+            elif len(ids) <= INJECT:
+                out.append(("property name", "", name, tuple(ids)))
+        return out or list(default)
 
 
 def recognise(store: Store, query: Query, today: _dt.date,
-              vocabulary: Mapping[str, list[Entry]]) -> list[Recognised]:
+              vocabulary: Lookup) -> list[Recognised]:
     """The values of the index that phrases of ``query`` name (``vocabulary``:
     :meth:`Vocabulary.current`), the headings they title and the dates they write (see
     the module); longest phrases first, each value once, at most :data:`MAX_VALUES`.
@@ -362,13 +308,13 @@ def recognise(store: Store, query: Query, today: _dt.date,
     for i, j in words.phrases():
         if set(range(i, j)) <= dated:
             continue
-        want = _key(" ".join(words.tokens[i:j]))
+        want = fold_key(" ".join(words.tokens[i:j]))
         named = list(vocabulary.get(want, ()))
         if j - i >= 2 and probes > 0:
             probes -= 1
             titled: dict[str, list[str]] = {}
             for uid, title in store.headings_titled(Term(words.tokens[i:j]), PROBE):
-                if _key(title) == want:
+                if fold_key(title) == want:
                     titled.setdefault(title, []).append(uid)
             named += [("heading", "", t, tuple(ids)) for t, ids in titled.items()]
         for kind, key, value, ids in named:

@@ -59,12 +59,14 @@ class KeywordIndex(Protocol):
         """
         ...
 
-    def carried_vocabulary(self, carriers: int) -> dict[tuple[str, str, str], list[str]]:
-        """Every distinct ``(kind, key, value)`` units carry — tags, TODO keywords, note
-        types, properties' names and values
-        (:data:`cairn.store.sql.carried.Carried`) — with the ids of up to
-        ``carriers`` units that carry it. A pass over the index: keep it until
-        :meth:`cairn.store.base.Store.change_token` moves.
+    def carried_named(
+        self, key: str, carriers: int
+    ) -> list[tuple[tuple[str, str, str], list[str]]]:
+        """The ``(kind, name, value)`` units carry — tags, TODO keywords, note types,
+        properties' names and values (:data:`cairn.store.sql.carried.Carried`) —
+        filed under ``key`` (:func:`cairn.text.fold_key`) when they were stored, in that
+        order, each with the ids of up to ``carriers`` units that carry it. Index
+        look-ups, no scan.
 
         Raises:
             StoreError: the backend failed.

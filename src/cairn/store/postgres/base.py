@@ -336,6 +336,7 @@ class PostgresBase(SQLBase):
             for i in range(version, SCHEMA_VERSION):
                 for stmt in schema_migration(i):
                     db.run(stmt.sql, rendered=stmt.rendered)
+                self._after_migration(i + 1)
             db.execute("DELETE FROM cairn_schema")
             db.execute("INSERT INTO cairn_schema(version) VALUES (?)", (SCHEMA_VERSION,))
             self._pg_steps()

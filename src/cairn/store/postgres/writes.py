@@ -48,6 +48,7 @@ class PostgresWritesMixin(WritesMixin):
         db.execute(f"DELETE FROM units_fts WHERE rowid IN ({_UNITS_OF_FILE})", key)
         db.execute(f"DELETE FROM links WHERE document_id IN ({_OF_FILE})", key)
         db.execute(f"DELETE FROM unit_tags WHERE unit_rowid IN ({_UNITS_OF_FILE})", key)
+        db.execute(f"DELETE FROM vocabulary WHERE document_id IN ({_OF_FILE})", key)
         db.execute(f"DELETE FROM units WHERE document_id IN ({_OF_FILE})", key)
         db.execute("DELETE FROM documents WHERE root_id=? AND path=?", key)
         self.upsert_file(

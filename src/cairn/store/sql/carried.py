@@ -1,16 +1,19 @@
-"""What units carry besides their text — tags, TODO keywords, note types, properties,
-heading titles — as a vocabulary for query understanding
-(:mod:`cairn.search.understand`): every distinct value, read in a few statements
-(the caller keeps it until the index changes), and the headings a phrase titles
-(a look-up in the keyword index, never a scan)."""
+"""What units carry besides their text — tags, TODO keywords, note types, properties —
+as a vocabulary for query understanding (:mod:`cairn.search.understand`): filed at
+write time in the ``vocabulary`` table under the key a query phrase is looked up by
+(:func:`vocabulary_rows`), and read back by key (index look-ups, never a scan). The
+headings a phrase titles are a look-up in each backend's keyword index
+(``headings_titled``)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import groupby
 from typing import Any
 
 from cairn.store.sql.base import SQLBase
+from cairn.text import fold_key
 
 VALUE_MAX = 80
 """Longer property values are prose, not a value a query names."""
@@ -20,23 +23,26 @@ Carried = tuple[str, str, str]
 ``("type", "", "Reference")``, ``("prop", "genre", "Sci-fi")`` (a property's value),
 ``("prop", "isbn", "")`` (a property's name)."""
 
-_FIRST_UNIT = (
-    "(SELECT o.id FROM units o WHERE o.document_id = d.id AND o.alternate = 0"
-    " ORDER BY o.ordinal LIMIT 1)"
+VOCABULARY = 6
+"""The schema version whose migration creates the ``vocabulary`` table (and files it
+from the stored rows: :func:`refile_vocabulary`)."""
+_NAMED = "SELECT kind, name, value FROM vocabulary WHERE key=?"
+INSERT_VOCABULARY = (
+    "INSERT INTO vocabulary(key, kind, name, value, source, ord, unit_id, document_id)"
+    " VALUES (?,?,?,?,?,?,?,?)"
 )
-_TAGS = (
-    "SELECT t.tag, u.id FROM unit_tags t JOIN units u ON u.rowid = t.unit_rowid"
-    " WHERE u.alternate = 0"
-)
-_UNITS = (
-    "SELECT id, todo, properties FROM units"
-    " WHERE alternate = 0 AND (todo IS NOT NULL OR properties != '{}')"
-)
-_DOCUMENTS = (
-    f"SELECT {_FIRST_UNIT}, d.type, d.metadata, d.format FROM documents d"
-    " WHERE d.type IS NOT NULL OR d.metadata != '{}'"
-)
-"""A document's metadata is carried by its first unit (as ``prop:`` lists it once)."""
+SKIP_KEYS = frozenset({
+    "id", "custom_id", "title", "aliases", "alias", "tags", "tag", "description",
+    "permalink", "cssclasses", "cssclass", "mobile", "publish", "cover", "generated",
+    "conversation_id", "messages", "alternates", "todo_keywords", "unnumbered", "url",
+    "header-args", "startup", "options", "created", "modified", "date", "updated",
+})  # fmt: skip
+"""Property names that are ids, layout or dates: never what a query's word means."""
+SKIP_PREFIXES = (
+    "beamer_", "html_", "latex_", "export_", "odt_", "texinfo_", "header-args", "visibility",
+    "column", "ordered", "nobl", "logging", "archive", "effort", "style", "clock",
+)  # fmt: skip
+"""Org property names that are export, Babel or agenda settings."""
 ORG_KEYWORDS = frozenset({
     "author", "category", "subtitle", "keywords", "filetags", "date", "created", "properties",
 })  # fmt: skip
@@ -85,43 +91,140 @@ def _props(props: Any, depth: int = 0) -> list[Carried]:
     return out
 
 
-class CarriedMixin(SQLBase):
-    """The values units carry, and headings by title."""
+def keys_of(item: Carried) -> list[str]:
+    """The vocabulary keys a carried value is filed under (:func:`cairn.text.fold_key`):
+    a tag by itself and by its last part (``media/books``: ``book`` too), a property by
+    its value, a property's name by the name; none for names no one searches by
+    (:data:`SKIP_KEYS`, :data:`SKIP_PREFIXES`) or short numbers (a rating's ``7``; an
+    ISBN or a year is kept)."""
+    kind, key, value = item
+    if kind == "prop":
+        low = key.casefold()
+        if low in SKIP_KEYS or low.startswith(SKIP_PREFIXES):
+            return []
+        if value and value.isdigit() and len(value) < 4:
+            return []
+        keys = [fold_key(value or key)]
+    else:
+        keys = [fold_key(value)]
+        if kind == "tag" and "/" in value:
+            keys.append(fold_key(value.rsplit("/", 1)[-1]))
+    return [k for k in dict.fromkeys(keys) if k]
 
-    def carried_vocabulary(self, carriers: int) -> dict[Carried, list[str]]:
-        """Every distinct value a unit carries (see :data:`Carried`) with the ids of up
-        to ``carriers`` units on a canonical branch that carry it: tags, TODO
-        keywords, note types, and the names and values of units' properties and
-        documents' metadata (list values element by element, values over
-        :data:`VALUE_MAX` characters left out; a document's by its first unit; of an
-        Org file's keywords only :data:`ORG_KEYWORDS`). Costs
-        a pass over the units table: keep it until :meth:`change_token` moves.
+
+Carrier = tuple[int, str, int, Any, str, int]
+"""A unit as :func:`vocabulary_rows` reads it: ``(rowid, id, ordinal, todo, properties
+as stored JSON, alternate)``."""
+
+
+def vocabulary_rows(
+    document_id: str,
+    units: Sequence[Carrier],
+    tags: Sequence[tuple[int, str]],
+    document: tuple[str | None, str, str] | None = None,
+) -> list[tuple[Any, ...]]:
+    """The ``vocabulary`` rows of one document as it is stored: ``(key, kind, name,
+    value, source, ord, unit_id, document_id)`` for each value a unit on a canonical
+    branch carries under each of its :func:`keys_of` — its tags (``tags``: ``(unit
+    rowid, tag)``, source 0), TODO keyword and properties (source 1), and, carried by
+    the document's first unit, its type and metadata (``document``: ``(type, metadata
+    as stored JSON, format)``, source 2; of an Org file's keywords only
+    :data:`ORG_KEYWORDS`); ``ord`` is the carrier's rowid. Values over
+    :data:`VALUE_MAX` characters and nested maps are left out; a unit is filed once per
+    value."""
+    rows: list[tuple[Any, ...]] = []
+    seen: set[tuple[Carried, str | None]] = set()
+
+    def add(item: Carried, source: int, rowid: int | None, uid: str | None) -> None:
+        if (item, uid) in seen:
+            return
+        seen.add((item, uid))
+        rows.extend((k, *item, source, rowid, uid, document_id) for k in keys_of(item))
+
+    canonical = {u[0]: u for u in units if not u[5]}
+    for rowid, tag in tags:
+        if rowid in canonical and tag.strip():
+            add(("tag", "", tag.strip()), 0, rowid, canonical[rowid][1])
+    for rowid, uid, _, todo, props, _ in canonical.values():
+        if isinstance(todo, str) and todo.strip():
+            add(("todo", "", todo.strip()), 1, rowid, uid)
+        if props != "{}":
+            for item in _props(_json(props)):
+                add(item, 1, rowid, uid)
+    dtype, text, fmt = document or (None, "{}", "")
+    if dtype is None and text == "{}":
+        return rows
+    first = min(canonical.values(), key=lambda u: (u[2], u[0]), default=None)
+    at, by = (first[0], first[1]) if first else (None, None)
+    if isinstance(dtype, str) and dtype.strip():
+        add(("type", "", dtype.strip()), 2, at, by)
+    meta = _json(text)
+    if fmt == "org" and isinstance(meta, Mapping):
+        meta = {k: v for k, v in meta.items() if str(k).casefold() in ORG_KEYWORDS}
+    for item in _props(meta):
+        add(item, 2, at, by)
+    return rows
+
+
+def _by_document(rows: Iterable[Any]) -> Iterator[tuple[str, list[Any]]]:
+    """Rows ordered by their first column (a document id) as ``(id, [rest])`` groups."""
+    for doc_id, group in groupby(rows, key=lambda r: str(r[0])):
+        yield doc_id, [tuple(r[1:]) for r in group]
+
+
+def refile_vocabulary(store: SQLBase) -> None:
+    """File every stored document's vocabulary anew from its stored rows
+    (:func:`vocabulary_rows`): what an index from before the ``vocabulary`` table gets
+    when it is upgraded, so it answers as it did. One ordered pass over documents,
+    units and tags, a document at a time.
+
+    Raises:
+        StoreError: the backend failed.
+    """
+    db = store.db
+    db.execute("DELETE FROM vocabulary")
+    units = _by_document(db.execute(
+        "SELECT document_id, rowid, id, ordinal, todo, properties, alternate FROM units"
+        " ORDER BY document_id, rowid"))
+    tags = _by_document(db.execute(
+        "SELECT u.document_id, t.unit_rowid, t.tag FROM unit_tags t"
+        " JOIN units u ON u.rowid = t.unit_rowid ORDER BY u.document_id, t.unit_rowid"))
+    unit, tag = next(units, None), next(tags, None)
+    for doc_id, dtype, meta, fmt in db.execute(
+            "SELECT id, type, metadata, format FROM documents ORDER BY id"):
+        while unit is not None and unit[0] < doc_id:  # a unit without its document
+            unit = next(units, None)
+        while tag is not None and tag[0] < doc_id:
+            tag = next(tags, None)
+        mine = unit[1] if unit is not None and unit[0] == doc_id else []
+        labels = tag[1] if tag is not None and tag[0] == doc_id else []
+        rows = vocabulary_rows(doc_id, mine, labels, (dtype, meta, fmt))
+        if rows:
+            db.executemany(INSERT_VOCABULARY, rows)
+
+
+class CarriedMixin(SQLBase):
+    """The values units carry, filed by key in the ``vocabulary`` table."""
+
+    def carried_named(self, key: str, carriers: int) -> list[tuple[Carried, list[str]]]:
+        """The values units carry whose :func:`cairn.text.fold_key` is ``key``, in
+        ``(kind, name, value)`` order, each with the ids of up to ``carriers`` units on
+        a canonical branch that carry it (units' tags, then units' TODO keywords and
+        properties, then documents' type and metadata by their first unit; each in
+        index order). Index look-ups only: one per value found and one more.
 
         Raises:
             StoreError: the backend failed.
         """
-        out: dict[Carried, list[str]] = {}
-
-        def add(item: Carried, uid: Any) -> None:
-            ids = out.setdefault(item, [])
-            if isinstance(uid, str) and len(ids) < carriers and uid not in ids:
-                ids.append(uid)
-
-        # one pass over each table: the units table is the costly one (rows hold bodies)
-        for tag, uid in self.db.execute(_TAGS):
-            if isinstance(tag, str) and tag.strip():
-                add(("tag", "", tag.strip()), uid)
-        for uid, todo, props in self.db.execute(_UNITS):
-            if isinstance(todo, str) and todo.strip():
-                add(("todo", "", todo.strip()), uid)
-            for item in _props(_json(props)):
-                add(item, uid)
-        for uid, dtype, text, fmt in self.db.execute(_DOCUMENTS):
-            if isinstance(dtype, str) and dtype.strip():
-                add(("type", "", dtype.strip()), uid)
-            meta = _json(text)
-            if fmt == "org" and isinstance(meta, Mapping):
-                meta = {k: v for k, v in meta.items() if str(k).casefold() in ORG_KEYWORDS}
-            for item in _props(meta):
-                add(item, uid)
+        out: list[tuple[Carried, list[str]]] = []
+        row = self.db.execute(f"{_NAMED} ORDER BY kind, name, value LIMIT 1", (key,)).fetchone()
+        while row is not None:
+            item: Carried = (str(row[0]), str(row[1]), str(row[2]))
+            ids = [str(r[0]) for r in self.db.execute(
+                "SELECT unit_id FROM vocabulary WHERE key=? AND kind=? AND name=? AND value=?"
+                " AND unit_id IS NOT NULL ORDER BY source, ord LIMIT ?", (key, *item, carriers))]
+            out.append((item, ids))
+            row = self.db.execute(  # the next value under the key: an index seek, not a scan
+                f"{_NAMED} AND (kind, name, value) > (?, ?, ?) ORDER BY kind, name, value"
+                " LIMIT 1", (key, *item)).fetchone()
         return out

@@ -177,6 +177,9 @@ class SQLiteEnrichments:
         # the backend's own keyword-index rows (SQLite: the FTS5 rows and their text)
         self._store._delete_fts(document_id, _me().ENRICHMENT_KINDS)
         sub = f"SELECT rowid FROM units WHERE document_id=? AND kind IN ({_KINDS})"
+        self.db.execute(
+            "DELETE FROM vocabulary WHERE document_id=? AND unit_id IN (SELECT id FROM units"
+            f" WHERE document_id=? AND kind IN ({_KINDS}))", (document_id, document_id))
         self.db.execute(f"DELETE FROM unit_tags WHERE unit_rowid IN ({sub})", (document_id,))
         self.db.execute(
             f"DELETE FROM units WHERE document_id=? AND kind IN ({_KINDS})", (document_id,)

@@ -211,5 +211,13 @@ MIGRATIONS: tuple[str, ...] = (
     );
     INSERT INTO units_fts(units_fts) VALUES ('rebuild')
     """,
+    # 5 -> 6: what units carry, by the key a query phrase is looked up by (carried.py;
+    # the rows already stored are filed by SQLBase._after_migration)
+    """
+    CREATE TABLE IF NOT EXISTS vocabulary (key TEXT NOT NULL, kind TEXT NOT NULL, name TEXT,
+        value TEXT, source INTEGER, ord INTEGER, unit_id TEXT, document_id TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS vocabulary_key ON vocabulary(key, kind, name, value, source, ord);
+    CREATE INDEX IF NOT EXISTS vocabulary_document ON vocabulary(document_id)
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

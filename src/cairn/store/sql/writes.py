@@ -8,6 +8,7 @@ from typing import Any
 
 from cairn.model import Diagnostic, Document, Failure, FileState, SourceRoot, Unit
 from cairn.store.sql.base import SQLBase, _j, _now
+from cairn.store.sql.carried import INSERT_VOCABULARY, vocabulary_rows
 from cairn.store.sql.meta import document_meta, meta_text
 from cairn.text import cjk_bigrams, fts_text
 
@@ -157,8 +158,9 @@ class WritesMixin(SQLBase):
         return len(doc_ids)
 
     def delete_document(self, doc_id: str) -> None:
-        """Delete one document with its units, tags, links and FTS rows."""
+        """Delete one document with its units, tags, links, FTS and vocabulary rows."""
         self._delete_fts(doc_id)
+        self.db.execute("DELETE FROM vocabulary WHERE document_id=?", (doc_id,))
         self.db.execute("DELETE FROM links WHERE document_id=?", (doc_id,))
         self.db.execute(
             "DELETE FROM unit_tags WHERE unit_rowid IN "
@@ -292,7 +294,9 @@ class WritesMixin(SQLBase):
     def _insert_units(self, doc: Document) -> None:
         """A document's units with their FTS rows, tags and links: one statement per
         table (rowids are given out here, inside the write transaction)."""
+        described = (doc.type, _j(dict(doc.metadata)), doc.format)
         if not doc.units:
+            self._write_vocabulary(vocabulary_rows(doc.id, [], [], described))
             return
         first = self._first_rowid(len(doc.units))
         units: list[tuple[Any, ...]] = []
@@ -391,7 +395,14 @@ class WritesMixin(SQLBase):
             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
             links,
         )
+        carriers = [(u[0], u[1], u[4], u[13], u[12], u[26]) for u in units]
+        self._write_vocabulary(
+            vocabulary_rows(doc.id, carriers, [(t[0], t[1]) for t in tags], described))
 
+    def _write_vocabulary(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Insert a document's :func:`~cairn.store.sql.carried.vocabulary_rows`."""
+        if rows:
+            self.db.executemany(INSERT_VOCABULARY, rows)
 
     def _first_rowid(self, count: int) -> int:
         """The rowid before ``count`` new units' rowids (``max(rowid)`` of ``units``;

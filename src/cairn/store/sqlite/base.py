@@ -190,6 +190,7 @@ class SQLiteBase(SQLBase):
                 for stmt in MIGRATIONS[i].split(";"):
                     if stmt.strip():
                         self.db.execute(stmt)
+                self._after_migration(i + 1)
                 self.db.execute(f"PRAGMA user_version = {i + 1}")
 
     def _user_version(self) -> int:

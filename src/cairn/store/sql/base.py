@@ -72,11 +72,8 @@ class SQLBase:
 
     def _after_migration(self, version: int) -> None:
         """A migration's work beyond its SQL, the same on every backend (each backend's
-        migration loop calls it once the schema is at ``version``): the vocabulary
-        filed from the stored rows (:func:`cairn.store.sql.carried.refile_vocabulary`)."""
-        from cairn.store.sql.carried import VOCABULARY, refile_vocabulary  # builds on this
-        if version == VOCABULARY:
-            refile_vocabulary(self)
+        migration loop calls it once the schema is at ``version``); the role mixins
+        that own a table add theirs (:class:`cairn.store.sql.carried.CarriedMixin`)."""
 
     def close(self) -> None:
         """Close every connection (idempotent); the store cannot be used afterwards."""

@@ -206,6 +206,13 @@ def refile_vocabulary(store: SQLBase) -> None:
 class CarriedMixin(SQLBase):
     """The values units carry, filed by key in the ``vocabulary`` table."""
 
+    def _after_migration(self, version: int) -> None:
+        """At the migration that adds the ``vocabulary`` table, file what the stored
+        units carry, so an upgraded index answers as a rebuilt one would."""
+        super()._after_migration(version)
+        if version == VOCABULARY:
+            refile_vocabulary(self)
+
     def carried_named(self, key: str, carriers: int) -> list[tuple[Carried, list[str]]]:
         """The values units carry whose :func:`cairn.text.fold_key` is ``key``, in
         ``(kind, name, value)`` order, each with the ids of up to ``carriers`` units on

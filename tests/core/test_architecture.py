@@ -41,7 +41,10 @@ ALLOWED: dict[str, set[str]] = {
     },
     "memory": BASE | {"memory", "writeback", "store", "search", "formats", "ingest", "config"},
     "enrich": BASE | {"enrich", "config"},
-    "export": BASE | {"export", "writeback", "store", "graph", "config", "formats"},
+    "conversations": BASE | {"conversations", "store", "formats"},
+    "export": BASE | {
+        "export", "writeback", "store", "graph", "config", "formats", "conversations",
+    },
     "evaluation": BASE | {"store", "ingest", "search", "embed", "config"},
     "interfaces": BASE | {"interfaces", "app", "config"},
     "app": None,  # type: ignore[dict-item]  # the composition root

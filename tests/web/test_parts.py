@@ -144,7 +144,7 @@ def test_unknown_conversations_and_note_documents_are_404(server: Serve, vault: 
     with open_cairn(vault) as c:
         doc = c.show(str(vault.folder / "projects" / "garden.org")).document  # type: ignore[union-attr]
         with pytest.raises(NotFound):
-            c.conversation(doc.id)
+            c.conversations.thread(doc.id)
     assert get(server, "/conversation/" + urllib.parse.quote(doc.id))[0] == 404
 
 

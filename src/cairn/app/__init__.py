@@ -20,13 +20,13 @@ import datetime
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 from cairn.app.agenda import AgendaMixin
 from cairn.app.background import BackgroundIndexMixin
-from cairn.app.conversations import ConversationsMixin, reading_order
 from cairn.app.doors import DoorsMixin
 from cairn.app.dream import DreamMixin
 from cairn.app.embedding import EmbeddingMixin
@@ -40,13 +40,15 @@ from cairn.app.graph import GraphMixin
 from cairn.app.live import LiveMixin
 from cairn.app.memory import MemoryMixin
 from cairn.app.redact import RedactMixin
-from cairn.app.reliability import ReliabilityMixin, Wait
+from cairn.app.reliability import ReliabilityMixin
 from cairn.app.storage import StorageMixin
 from cairn.app.terms import TermsMixin
 from cairn.config import Config, in_file, load_config
+from cairn.conversations import reading_order
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig
 from cairn.errors import CairnError, ConfigError, NotFound, QueryError
+from cairn.formats import note_formats
 from cairn.formats.types import RootTypes, load_root_types
 from cairn.globs import check_globs
 from cairn.model import (
@@ -54,6 +56,7 @@ from cairn.model import (
     Run,
     SourceRoot,
 )
+from cairn.model.reliability import Wait
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
 from cairn.sources import is_within
 from cairn.store import Store, open_store, open_url
@@ -62,16 +65,18 @@ from cairn.store.lock import WriterLock
 # Loaded when a method needs them (a keyword search needs none of them: start-up time
 # of a new `cairn search` process, see bench/startup.py).
 if TYPE_CHECKING:
+    from cairn.conversations.service import ConversationService
     from cairn.graph.service import GraphService
     from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
     from cairn.ingest.pipeline import Indexer, Progress
 
-__all__ = ["Cairn", "reading_order"]
+__all__ = ["Cairn", "note_formats", "reading_order"]
+
 
 
 class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
-            FacetsMixin, ConversationsMixin, LiveMixin, StorageMixin, AgendaMixin,
+            FacetsMixin, LiveMixin, StorageMixin, AgendaMixin,
             FieldsMixin, RedactMixin, TermsMixin, MemoryMixin, ExportMixin, EvaluateMixin,
             EnrichMixin, BackgroundIndexMixin, FastProfileMixin):
     """One knowledge base: a store plus the services over it.
@@ -145,6 +150,18 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             if embedder is not None
             else _embed_signature(self.semantic.config.embed)
         )
+
+    @cached_property
+    def conversations(self) -> ConversationService:
+        """The conversations of the index's chat exports (:mod:`cairn.conversations`)."""
+        from cairn.conversations.service import ConversationService
+
+        def keyword(query: str, limit: int, alternates: bool) -> list[str]:
+            res = self.semantic.search(query, mode="keyword", limit=limit,
+                                       include_alternates=alternates)
+            return [h.unit_id for h in res.hits]
+
+        return ConversationService(self.store, keyword)
 
     @property
     def graph(self) -> GraphService:

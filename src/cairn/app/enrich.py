@@ -29,12 +29,12 @@ from cairn.app.redact import CHAT_FORMATS
 from cairn.model import MESSAGE, Unit
 
 if TYPE_CHECKING:
-    from cairn.app.reliability import Wait
     from cairn.enrich import Estimate, Message, RunStats, Task
     from cairn.enrich.providers import HttpProvider
     from cairn.enrich.settings import EnrichSettings
     from cairn.model import Edge, StoredDocument
     from cairn.model.enrich import Enrichment, RelationLabel
+    from cairn.model.reliability import Wait
 
 def _me() -> Any:
     """``cairn.model.enrich``, loaded when enrichment is used (not by every search)."""

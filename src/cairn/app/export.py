@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cairn.app.conversations import reading_order
 from cairn.app.parts import Parts
+from cairn.conversations import reading_order
 from cairn.errors import CairnError, NotFound
 from cairn.sources import is_within
 

@@ -9,9 +9,10 @@ from typing import Any
 
 from cairn.app.parts import Parts
 from cairn.errors import QueryError
+from cairn.formats import lined_formats
 from cairn.model import Hit
 
-_LINED = frozenset({"org", "markdown", "text", "okf"})
+_LINED = lined_formats()
 """Formats whose units are line ranges of a text file (chat exports are JSON)."""
 _POSITION_MAX_BYTES = 16 * 1024 * 1024
 """A larger file is not read to find a hit's column (the hit's first line is given)."""

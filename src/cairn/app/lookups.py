@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cairn import model
-from cairn.app.conversations import reading_order
 from cairn.app.parts import Parts
+from cairn.conversations import reading_order
 from cairn.errors import NotFound
 from cairn.sources import is_within
 

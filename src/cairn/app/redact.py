@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, cast
 
 from cairn.app.parts import Parts
 from cairn.errors import CairnError
+from cairn.formats import conversation_formats
 from cairn.model import MESSAGE, Document
 
 if TYPE_CHECKING:  # the detectors load only when a document is redacted or scanned
     from cairn.redact import Mode, ScanFinding
 
-CHAT_FORMATS = frozenset({"chat", "chatgpt", "claude", "gemini"})
+CHAT_FORMATS = conversation_formats()
 """Formats whose documents are conversations (masked by default)."""
 
 DEFAULT_MODES: Mapping[str, Mode] = {"chats": "mask", "notes": "off"}

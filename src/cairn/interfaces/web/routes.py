@@ -24,7 +24,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from cairn.app import Cairn
+from cairn.app import Cairn, note_formats
 from cairn.errors import CairnError, NotFound
 from cairn.interfaces.web.conversations import mount_conversations
 from cairn.interfaces.web.explain import explain_rows, facet_links
@@ -193,7 +193,7 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
 def doc_is_file(view: DocumentView) -> bool:
     """Whether the document's file is its source text (Markdown, Org, plain text), as
     opposed to one conversation of a chat export."""
-    return view.document.format in ("markdown", "org", "text", "okf")
+    return view.document.format in note_formats()
 
 
 def _trail(doc_title: str, outline: tuple[str, ...], title: str) -> list[str]:

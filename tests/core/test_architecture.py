@@ -40,7 +40,7 @@ ALLOWED: dict[str, set[str]] = {
         "maintain", "writeback", "store", "graph", "search", "formats", "config", "memory",
     },
     "memory": BASE | {"memory", "writeback", "store", "search", "formats", "ingest", "config"},
-    "enrich": BASE | {"enrich", "config"},
+    "enrich": BASE | {"enrich", "config", "store", "formats", "redact", "ingest", "embed"},
     "conversations": BASE | {"conversations", "store", "formats"},
     "export": BASE | {
         "export", "writeback", "store", "graph", "config", "formats", "conversations",

@@ -54,7 +54,7 @@ def _index(w: _World, c: Cairn) -> None:
 
 
 def _enrich(w: _World, c: Cairn) -> None:
-    assert c.enrich(relations=False).enriched == 3
+    assert c.enrich.run(relations=False).enriched == 3
 
 
 def _enrich_two_at_once(w: _World, c: Cairn) -> None:
@@ -63,7 +63,7 @@ def _enrich_two_at_once(w: _World, c: Cairn) -> None:
     def one() -> None:
         try:
             with w.open() as other:
-                other.enrich(relations=False, wait=None)  # the second waits its turn
+                other.enrich.run(relations=False, wait=None)  # the second waits its turn
         except BaseException as exc:  # reported below
             errors.append(exc)
 

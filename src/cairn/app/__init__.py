@@ -30,7 +30,6 @@ from cairn.app.background import BackgroundIndexMixin
 from cairn.app.doors import DoorsMixin
 from cairn.app.dream import DreamMixin
 from cairn.app.embedding import EmbeddingMixin
-from cairn.app.enrich import EnrichMixin
 from cairn.app.evaluate import EvaluateMixin
 from cairn.app.export import ExportMixin
 from cairn.app.facets import FacetsMixin
@@ -66,6 +65,7 @@ from cairn.store.lock import WriterLock
 # of a new `cairn search` process, see bench/startup.py).
 if TYPE_CHECKING:
     from cairn.conversations.service import ConversationService
+    from cairn.enrich.service import EnrichService
     from cairn.graph.service import GraphService
     from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
@@ -78,7 +78,7 @@ __all__ = ["Cairn", "note_formats", "reading_order"]
 class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             FacetsMixin, LiveMixin, StorageMixin, AgendaMixin,
             FieldsMixin, RedactMixin, TermsMixin, MemoryMixin, ExportMixin, EvaluateMixin,
-            EnrichMixin, BackgroundIndexMixin, FastProfileMixin):
+            BackgroundIndexMixin, FastProfileMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -162,6 +162,19 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             return [h.unit_id for h in res.hits]
 
         return ConversationService(self.store, keyword)
+
+    @cached_property
+    def enrich(self) -> EnrichService:
+        """Summaries, insights and relations of conversations by the ``[enrich]`` model
+        (:mod:`cairn.enrich.service`)."""
+        from cairn.enrich.relations import Vectors
+        from cairn.enrich.service import EnrichService
+
+        return EnrichService(
+            self.store, self.config, writing=self.writing,
+            vectors=Vectors(self.semantic.has_vectors, lambda: self.semantic.embedder),
+            locate=self._locate_path,
+        )
 
     @property
     def graph(self) -> GraphService:
@@ -505,7 +518,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             relinked=bool(indexer is not None and indexer.relinked),
         )
         self.last_embed = run.embedding
-        self._enrich_refresh()  # enrichment units and llm edges a re-index dropped
+        self.enrich.refresh()  # enrichment units and llm edges a re-index dropped
         self._record_waiting()  # for a server, or the next search, to take
         return run
 

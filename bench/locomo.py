@@ -221,7 +221,7 @@ def remember_all(cairn: Any, bundle: Path, conv: Locomo) -> dict[str, str]:
             text = f"{t.speaker}: {t.text}"
             if t.caption:
                 text += f" [shared an image: {t.caption}]"
-            rec = cairn.memory_remember(bundle, text, timestamp=iso(s.when))
+            rec = cairn.memory.remember(bundle, text, timestamp=iso(s.when))
             out[rec.path] = t.dia
     return out
 
@@ -369,7 +369,7 @@ def run_memory(conv: Locomo, work: Path, modes: Sequence[str],
                 if not q.evidence:
                     continue
                 t1 = time.perf_counter()
-                res = cairn.memory_recall(bundle, q.text, limit=max(KS), mode=mode,
+                res = cairn.memory.recall(bundle, q.text, limit=max(KS), mode=mode,
                                           record=False)
                 ms = (time.perf_counter() - t1) * 1000
                 dias = [paths.get(h.path) for h in res.hits]

@@ -170,16 +170,16 @@ def main() -> None:
         rem: list[float] = []
         for i in range(args.rounds):
             t = time.perf_counter()
-            cairn.memory_remember(bundle, _text(rng, 14) + f" ({i})", tags=[rng.choice(WORDS)])
+            cairn.memory.remember(bundle, _text(rng, 14) + f" ({i})", tags=[rng.choice(WORDS)])
             rem.append((time.perf_counter() - t) * 1000)
         rec: list[float] = []
         for _ in range(args.rounds):
             q = " ".join(rng.sample(WORDS, 2))
             t = time.perf_counter()
-            cairn.memory_recall(bundle, q)
+            cairn.memory.recall(bundle, q)
             rec.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
-        rep = cairn.memory_maintain(bundle)
+        rep = cairn.memory.maintain(bundle)
         cycle = time.perf_counter() - t
     print(f"remember ms: p50 {statistics.median(rem):.1f}  p95 {pct(rem, 0.95):.1f}")
     print(f"recall   ms: p50 {statistics.median(rec):.1f}  p95 {pct(rec, 0.95):.1f}")

@@ -39,7 +39,10 @@ ALLOWED: dict[str, set[str]] = {
     "maintain": BASE | {
         "maintain", "writeback", "store", "graph", "search", "formats", "config", "memory",
     },
-    "memory": BASE | {"memory", "writeback", "store", "search", "formats", "ingest", "config"},
+    "memory": BASE | {
+        "memory", "writeback", "store", "search", "formats", "ingest", "config", "enrich",
+        "redact", "embed", "sources",
+    },
     "enrich": BASE | {"enrich", "config", "store", "formats", "redact", "ingest", "embed"},
     "conversations": BASE | {"conversations", "store", "formats"},
     "export": BASE | {

@@ -30,15 +30,15 @@ def test_dream_runs_memory_maintenance(tmp_path: Path) -> None:
             ("Deploys happen on Tuesdays after the release review", "deploy"),
             ("The nightly backup copies the database offsite", "backup"),
         ):
-            c.memory_remember(bundle, text, tags=[tag])
-        res, _ = c.memory_consolidate(bundle)
+            c.memory.remember(bundle, text, tags=[tag])
+        res, _ = c.memory.consolidate(bundle)
         assert len(res.created) == 3
         concept = {
             t: next(p for p in res.clusters if t in (bundle / p["concept"]).read_text())["concept"]
             for t in ("build", "deploy", "backup")
         }
-        c.memory_relate(bundle, concept["deploy"], "depends_on", concept["build"])
-        c.memory_supersede(bundle, concept["build"])
+        c.memory.relate(bundle, concept["deploy"], "depends_on", concept["build"])
+        c.memory.supersede(bundle, concept["build"])
         victim = sorted((bundle / "memories/subsumed").glob("*.md"))[0]
         tampered = victim.read_text().rstrip("\n") + " (edited by hand)\n"  # any memory
         victim.write_text(tampered)

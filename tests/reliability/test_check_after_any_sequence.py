@@ -76,17 +76,17 @@ def _enrich_two_at_once(w: _World, c: Cairn) -> None:
 
 
 def _remember(w: _World, c: Cairn) -> None:
-    c.memory_remember(w.bundle, "The build needs Python 3.12 on the runner", tags=["build"])
-    c.memory_remember(w.bundle, "Deploys happen on Tuesdays after the release review",
+    c.memory.remember(w.bundle, "The build needs Python 3.12 on the runner", tags=["build"])
+    c.memory.remember(w.bundle, "Deploys happen on Tuesdays after the release review",
                       tags=["deploy"])
 
 
 def _recall(w: _World, c: Cairn) -> None:
-    c.memory_recall(w.bundle, "build python")
+    c.memory.recall(w.bundle, "build python")
 
 
 def _consolidate(w: _World, c: Cairn) -> None:
-    c.memory_consolidate(w.bundle, embed=False, llm=False)
+    c.memory.consolidate(w.bundle, embed=False, llm=False)
 
 
 def _dream(w: _World, c: Cairn) -> None:

@@ -37,7 +37,6 @@ from cairn.app.fast_profile import FastProfileMixin, fast_embed
 from cairn.app.fields import FieldsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.live import LiveMixin
-from cairn.app.memory import MemoryMixin
 from cairn.app.redact import RedactMixin
 from cairn.app.reliability import ReliabilityMixin
 from cairn.app.storage import StorageMixin
@@ -70,6 +69,7 @@ if TYPE_CHECKING:
     from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
     from cairn.ingest.pipeline import Indexer, Progress
+    from cairn.memory.service import MemoryService
 
 __all__ = ["Cairn", "note_formats", "reading_order"]
 
@@ -77,7 +77,7 @@ __all__ = ["Cairn", "note_formats", "reading_order"]
 
 class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             FacetsMixin, LiveMixin, StorageMixin, AgendaMixin,
-            FieldsMixin, RedactMixin, TermsMixin, MemoryMixin, ExportMixin, EvaluateMixin,
+            FieldsMixin, RedactMixin, TermsMixin, ExportMixin, EvaluateMixin,
             BackgroundIndexMixin, FastProfileMixin):
     """One knowledge base: a store plus the services over it.
 
@@ -174,6 +174,17 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             self.store, self.config, writing=self.writing,
             vectors=Vectors(self.semantic.has_vectors, lambda: self.semantic.embedder),
             locate=self._locate_path,
+        )
+
+    @cached_property
+    def memory(self) -> MemoryService:
+        """Agent memory on OKF bundles (:mod:`cairn.memory.service`)."""
+        from cairn.memory.service import MemoryService
+
+        return MemoryService(
+            self.store, self.config, index=self.index, index_paths=self.index_paths,
+            search=lambda q, mode, limit: self.search(q, mode=mode, limit=limit).hits,
+            embedder=lambda: self.semantic.embedder, prune_backups=self.backup_prune,
         )
 
     @property

@@ -144,7 +144,8 @@ class DreamMixin(GraphMixin):
         self, findings: Sequence[Any], kinds: Sequence[str] | None, dry_run: bool
     ) -> list[FileChange]:
         """Run (or plan) one memory maintenance cycle per ``memory_maintain`` fix
-        (:meth:`cairn.app.Cairn.memory_maintain`, which re-indexes what it wrote)."""
+        (:meth:`cairn.memory.service.MemoryService.maintain`, which re-indexes what it
+        wrote)."""
         from cairn.maintain.dream.fixes import FileChange
 
         out: list[FileChange] = []
@@ -152,8 +153,8 @@ class DreamMixin(GraphMixin):
             fix = f.fix
             if fix is None or fix.kind != "memory_maintain" or (kinds and fix.kind not in kinds):
                 continue
-            rep = cast(Any, self).memory_maintain(fix.path, dry_run=dry_run)
-            action = "planned" if dry_run else "maintained"  # indexed by memory_maintain
+            rep = cast(Any, self).memory.maintain(fix.path, dry_run=dry_run)
+            action = "planned" if dry_run else "maintained"  # indexed by memory.maintain
             out.append(FileChange(fix.path, action, (fix.description,), "\n".join(rep.diffs),
                                   f"{len(rep.changed)} files of the bundle"))
         return out

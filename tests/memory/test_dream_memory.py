@@ -45,7 +45,7 @@ def test_dream_runs_memory_maintenance(tmp_path: Path) -> None:
         c.index([bundle], embed=False)
         before = _tree(bundle)
 
-        run = c.dream(only=["memory"])
+        run = c.maintain.run(only=["memory"])
         kinds = {f.kind: f for f in run.report.findings}
         assert {"seal-mismatch", "would-supersede", "maintenance-due"} <= set(kinds)
         assert kinds["seal-mismatch"].path == str(victim)
@@ -56,12 +56,12 @@ def test_dream_runs_memory_maintenance(tmp_path: Path) -> None:
         assert all(f.relpath.startswith("mem") for f in run.report.findings)  # notes: none
         assert _tree(bundle) == before  # a report only
 
-        planned = c.dream(only=["memory"], dry_run=True)
+        planned = c.maintain.run(only=["memory"], dry_run=True)
         assert [ch.action for ch in planned.changes] == ["planned"]
         assert "status: superseded" in planned.changes[0].diff
         assert _tree(bundle) == before
 
-        applied = c.dream(only=["memory"], apply=True)
+        applied = c.maintain.run(only=["memory"], apply=True)
         assert applied.applied and [ch.action for ch in applied.changes] == ["maintained"]
         text = (bundle / concept["deploy"]).read_text()
         assert "status: superseded" in text and "confidence: 0.0" in text

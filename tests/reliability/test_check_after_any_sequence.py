@@ -90,11 +90,11 @@ def _consolidate(w: _World, c: Cairn) -> None:
 
 
 def _dream(w: _World, c: Cairn) -> None:
-    c.dream()
+    c.maintain.run()
 
 
 def _dream_apply(w: _World, c: Cairn) -> None:
-    c.dream(apply=True)
+    c.maintain.run(apply=True)
 
 
 Step = Callable[[_World, Cairn], None]

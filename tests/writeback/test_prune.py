@@ -110,7 +110,7 @@ def test_memory_decay_prunes_what_it_backs_up(tmp_path: Path) -> None:
         touched = 0
         for _ in range(5):
             touched += len(c.memory.maintain(bundle).changed)
-        every = c.backup_list()
+        every = c.maintain.list_backups()
         assert touched > 4 and every  # decay rewrote concepts, each backed up first
         per_file: dict[Path, int] = {}
         for b in every:

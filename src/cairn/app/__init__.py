@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 from cairn.app.agenda import AgendaMixin
 from cairn.app.background import BackgroundIndexMixin
 from cairn.app.doors import DoorsMixin
-from cairn.app.dream import DreamMixin
 from cairn.app.embedding import EmbeddingMixin
 from cairn.app.evaluate import EvaluateMixin
 from cairn.app.export import ExportMixin
@@ -69,13 +68,14 @@ if TYPE_CHECKING:
     from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
     from cairn.ingest.pipeline import Indexer, Progress
+    from cairn.maintain.service import MaintainService
     from cairn.memory.service import MemoryService
 
 __all__ = ["Cairn", "note_formats", "reading_order"]
 
 
 
-class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
+class Cairn(GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             FacetsMixin, LiveMixin, StorageMixin, AgendaMixin,
             FieldsMixin, RedactMixin, TermsMixin, ExportMixin, EvaluateMixin,
             BackgroundIndexMixin, FastProfileMixin):
@@ -184,7 +184,19 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         return MemoryService(
             self.store, self.config, index=self.index, index_paths=self.index_paths,
             search=lambda q, mode, limit: self.search(q, mode=mode, limit=limit).hits,
-            embedder=lambda: self.semantic.embedder, prune_backups=self.backup_prune,
+            embedder=lambda: self.semantic.embedder,
+            prune_backups=lambda: self.maintain.prune_backups(),
+        )
+
+    @cached_property
+    def maintain(self) -> MaintainService:
+        """The dream cycle, backups and restore (:mod:`cairn.maintain.service`)."""
+        from cairn.maintain.service import MaintainService
+
+        return MaintainService(
+            self.store, self.config, types=lambda: self.types, fresh_graph=self._fresh_graph,
+            index_paths=self.index_paths,
+            maintain_memory=lambda bundle, dry_run: self.memory.maintain(bundle, dry_run=dry_run),
         )
 
     @property

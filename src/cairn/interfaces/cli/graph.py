@@ -200,7 +200,7 @@ def unresolved(db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """
     try:
         with common.open_cairn(db) as cairn:
-            data = cairn.unresolved_links()
+            data = cairn.maintain.unresolved_links()
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

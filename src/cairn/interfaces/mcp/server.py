@@ -231,7 +231,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         with file, line, evidence and a proposed fix; new / persists / fixed since the
         last stored report (this look is not stored: it changes nothing)."""
         with _tool_errors():
-            report = cairn.dream(only=only, save=False).as_data()["report"]
+            report = cairn.maintain.run(only=only, save=False).as_data()["report"]
             return {**report, "notice": UNTRUSTED_NOTICE}
 
     def dream_apply(
@@ -250,7 +250,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         refused for a file changed since indexing, backed up: `cairn restore` undoes
         each). With dry_run (the default) only the diffs are returned."""
         with _tool_errors(), lock, cairn.indexing():
-            run = cairn.dream(only=only, fix_kinds=fix, apply=not dry_run, dry_run=dry_run,
+            run = cairn.maintain.run(only=only, fix_kinds=fix, apply=not dry_run, dry_run=dry_run,
                               proposed=proposed)
             return run.as_data()
     from cairn.interfaces.mcp.memory_tools import memory_tools

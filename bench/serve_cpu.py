@@ -51,7 +51,7 @@ def measure(db: Path, rounds: int, runs: int) -> dict[str, Any]:
     """The report for the index ``db`` (copied) with the ``cairn`` importable now."""
     from cairn.app import Cairn
     from cairn.config import load_config
-    from cairn.interfaces.serialize import to_data
+    from cairn.model.serialize import to_data
 
     tmp = Path(tempfile.mkdtemp(prefix="cairn-serve-cpu-"))
     try:

@@ -27,7 +27,7 @@ ALLOWED: dict[str, set[str]] = {
     "globs": {"errors"},
     "sources": BASE | {"globs"},
     "formats": BASE | {"formats", "sources"},
-    "redact": BASE,
+    "redact": BASE | {"redact", "formats", "sources", "store", "config"},
     "writeback": BASE | {"writeback"},
     "store": BASE | {"store", "config"},
     "embed": BASE | {"embed", "config"},
@@ -47,6 +47,7 @@ ALLOWED: dict[str, set[str]] = {
     "conversations": BASE | {"conversations", "store", "formats"},
     "export": BASE | {
         "export", "writeback", "store", "graph", "config", "formats", "conversations",
+        "sources", "redact",
     },
     "evaluation": BASE | {"store", "ingest", "search", "embed", "config"},
     "interfaces": BASE | {"interfaces", "app", "config"},

@@ -129,7 +129,7 @@ def test_every_view_reads_a_conversation_in_the_order_the_user_saw(tmp_path: Pat
             assert [res.output.index(b) for b in want] == sorted(
                 res.output.index(b) for b in want
             )
-        report = c.export("okf", tmp_path / "okf")
+        report = c.export.write("okf", tmp_path / "okf")
         assert report.documents >= 2
         okf = "\n".join(p.read_text("utf-8") for p in (tmp_path / "okf").rglob("*.md"))
         for want in (CLAUDE, GPT):

@@ -17,7 +17,7 @@ from cairn.app.background import lower_thread_priority
 from cairn.config import load_config
 from cairn.errors import CairnError
 from cairn.formats import okf
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 
 def notes(folder: Path) -> Path:

@@ -54,7 +54,7 @@ QUERIES = ("alpha", "beta text", "東京", "html", "full width", "file", "Cplusp
 def answers(cairn: Any, root: str) -> dict[str, Any]:
     """What the index answers (graph and keyword search), with ``root`` written as
     ``<root>`` (JSON-ready)."""
-    from cairn.interfaces.serialize import to_data
+    from cairn.model.serialize import to_data
 
     g = cairn.graph
     es = cairn.store.edges

@@ -30,13 +30,11 @@ from cairn.app.background import BackgroundIndexMixin
 from cairn.app.doors import DoorsMixin
 from cairn.app.embedding import EmbeddingMixin
 from cairn.app.evaluate import EvaluateMixin
-from cairn.app.export import ExportMixin
 from cairn.app.facets import FacetsMixin
 from cairn.app.fast_profile import FastProfileMixin, fast_embed
 from cairn.app.fields import FieldsMixin
 from cairn.app.graph import GraphMixin
 from cairn.app.live import LiveMixin
-from cairn.app.redact import RedactMixin
 from cairn.app.reliability import ReliabilityMixin
 from cairn.app.storage import StorageMixin
 from cairn.app.terms import TermsMixin
@@ -64,12 +62,14 @@ from cairn.store.lock import WriterLock
 if TYPE_CHECKING:
     from cairn.conversations.service import ConversationService
     from cairn.enrich.service import EnrichService
+    from cairn.export.service import ExportService
     from cairn.graph.service import GraphService
     from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
     from cairn.ingest.pipeline import Indexer, Progress
     from cairn.maintain.service import MaintainService
     from cairn.memory.service import MemoryService
+    from cairn.redact.service import RedactService
 
 __all__ = ["Cairn", "note_formats", "reading_order"]
 
@@ -77,7 +77,7 @@ __all__ = ["Cairn", "note_formats", "reading_order"]
 
 class Cairn(GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             FacetsMixin, LiveMixin, StorageMixin, AgendaMixin,
-            FieldsMixin, RedactMixin, TermsMixin, ExportMixin, EvaluateMixin,
+            FieldsMixin, TermsMixin, EvaluateMixin,
             BackgroundIndexMixin, FastProfileMixin):
     """One knowledge base: a store plus the services over it.
 
@@ -197,6 +197,30 @@ class Cairn(GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             self.store, self.config, types=lambda: self.types, fresh_graph=self._fresh_graph,
             index_paths=self.index_paths,
             maintain_memory=lambda bundle, dry_run: self.memory.maintain(bundle, dry_run=dry_run),
+        )
+
+    @cached_property
+    def redact(self) -> RedactService:
+        """The ingest hook's redaction, what doors show of a file, the scan
+        (:mod:`cairn.redact.service`)."""
+        from cairn.redact.service import RedactService
+
+        return RedactService(self.store, self.config)
+
+    @cached_property
+    def export(self) -> ExportService:
+        """Export as an OKF bundle, an Obsidian vault or JSON, and the round trip
+        (:mod:`cairn.export.service`)."""
+        from cairn.export.service import ExportService
+
+        def keyword_documents(query: str) -> set[str]:
+            hits = self.search(query, mode="keyword", limit=10_000).hits
+            return {h.document_id for h in hits}
+
+        return ExportService(
+            self.store, self.config, keyword_documents=keyword_documents,
+            shown_text=self.redact.shown_text, fresh_graph=self._fresh_graph,
+            scratch=lambda db: Cairn(load_config(db=db)),
         )
 
     @property
@@ -520,8 +544,8 @@ class Cairn(GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             config_hash=self.config.fingerprint(),
             parse_options=self._parse_options(),
             limits=self.limits,
-            redact=self.redactor(),
-            scrub=self.message_scrubber(),
+            redact=self.redact.redactor(),
+            scrub=self.redact.message_scrubber(),
         )
         return self._last_indexer
 

@@ -182,7 +182,7 @@ class LookupsMixin(Parts):
                     rel = Path(os.path.realpath(cand)).relative_to(os.path.realpath(rp))
                 except ValueError:  # cannot name it: shown as redaction shows any file
                     rel = Path(cand.name)
-                return self._shown_text(r.id, rel.as_posix(), text)
+                return self.redact.shown_text(r.id, rel.as_posix(), text)
         raise NotFound(f"{p}: not a file inside a registered source root")
 
     # --- status -----------------------------------------------------------------------

@@ -5,5 +5,6 @@ from __future__ import annotations
 
 from cairn.enrich.service import EnrichReport
 from cairn.enrich.show import EnrichedConversation
+from cairn.redact.service import ScanReport, mask_text, scan_paths
 
-__all__ = ["EnrichReport", "EnrichedConversation"]
+__all__ = ["EnrichReport", "EnrichedConversation", "ScanReport", "mask_text", "scan_paths"]

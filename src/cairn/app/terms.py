@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from cairn.app.parts import Parts
-from cairn.app.redact import CHAT_FORMATS
 from cairn.errors import QueryError
+from cairn.formats import conversation_formats
 from cairn.model import HEADING, MESSAGE, HitUnit, UnitFacts
 from cairn.text import fts_tokens
 
@@ -146,7 +146,7 @@ class TermsMixin(Parts):
             total.update(months)
             u = rows[0][0]
             dated = sorted(m for m in months if m != "unknown") or ["unknown"]
-            chat = u.format in CHAT_FORMATS or any(r[0].kind == MESSAGE for r in rows)
+            chat = u.format in conversation_formats() or any(r[0].kind == MESSAGE for r in rows)
             docs.append(
                 TermDocument(
                     doc_id,

@@ -1,7 +1,7 @@
 """The HTTP API: FastAPI routes over one :class:`cairn.app.Cairn`, versioned under ``/v1``.
 
 Each route calls one ``Cairn`` method and returns its result through
-:func:`cairn.interfaces.serialize.to_data`: ``POST /v1/search`` answers exactly what
+:func:`cairn.model.serialize.to_data`: ``POST /v1/search`` answers exactly what
 ``cairn search --json`` prints. Every request first passes :class:`Guard` (Host and
 Origin allowlist, bearer token, body and query size limits) and is logged and counted
 (:mod:`.observe`); an unexpected error answers ``{"error": "internal server error",
@@ -43,8 +43,8 @@ from cairn.interfaces.api.models import (
 )
 from cairn.interfaces.api.observe import Metrics, log, log_request, now
 from cairn.interfaces.api.security import Policy
-from cairn.interfaces.serialize import to_data
 from cairn.model import DocumentView, UnitView
+from cairn.model.serialize import to_data
 
 ADMIN_PREFIXES = ("/v1/index",)
 """Routes that change the index: they always need the token."""

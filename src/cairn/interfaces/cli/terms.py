@@ -12,7 +12,7 @@ from rich.table import Table
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 
 def terms(

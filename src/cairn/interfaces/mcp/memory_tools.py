@@ -16,7 +16,7 @@ from pydantic import Field
 
 from cairn.app import Cairn
 from cairn.errors import CairnError
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 
 @contextmanager

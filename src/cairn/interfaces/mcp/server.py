@@ -1,7 +1,7 @@
 """The MCP server: one registry of tools over :class:`cairn.app.Cairn`, and resources.
 
 Every tool calls the ``Cairn`` method it is named after and serialises the typed result
-with :func:`cairn.interfaces.serialize.to_data`, so a hit is the same here as in
+with :func:`cairn.model.serialize.to_data`, so a hit is the same here as in
 ``cairn search --json`` and the HTTP API. Results that quote note text carry
 ``notice`` (:data:`cairn.model.UNTRUSTED_NOTICE`) and, where they quote units or
 documents, ``provenance`` (file, line span, content hash per item): an agent can tell
@@ -31,8 +31,8 @@ from pydantic import Field
 
 from cairn.app import Cairn
 from cairn.errors import CairnError, NotFound
-from cairn.interfaces.serialize import to_data, to_json
 from cairn.model import UNTRUSTED_NOTICE, DocumentView, ShowView, UnitView
+from cairn.model.serialize import to_data, to_json
 
 INSTRUCTIONS = (
     "cairn searches the user's own plain-text notes (Org, Markdown, chat exports). Look "

@@ -88,7 +88,7 @@ def measure(db: Path, rounds: int, runs: int) -> dict[str, Any]:
                         timed("get", lambda i=i: json.dumps(to_data(
                             cairn.get(units[i % len(units)]))))
                         timed("backlinks", lambda i=i: json.dumps(to_data(
-                            cairn.backlinks_of(docs[i % len(docs)]))))
+                            cairn.graph.backlinks(docs[i % len(docs)]))))
                     if r:  # the first round warms up
                         for k, v in got.items():
                             name = f"{k}_after_commit" if after_commit else k

@@ -33,7 +33,7 @@ def test_dream_and_backlinks_name_the_item_line_on_kepanos_vault(tmp_path: Path)
             (f["path"], f["line"]) for f in report["findings"]
             if f["path"].endswith("References/The Machine Stops.md")
         }
-        back = c.backlinks_of("Categories/Books.md")
+        back = c.graph.backlinks("Categories/Books.md")
     # author:\n  - "[[E. M. Forster]]" (line 5); topics:\n  - "[[Humanism]]" (line 12)
     note = (KEPANO / "References" / "The Machine Stops.md").resolve().as_posix()
     assert broken == {(note, 5), (note, 12)}

@@ -63,7 +63,7 @@ def test_import_generated_graph(tmp_path: Path, suffix: str) -> None:
         assert e.title == "Topic 5" and e.meta["attributes"] == {"weight": 5}
         assert e.meta["node_type"] == "Insight" and e.tags == ["group5"]
         # the relations are graph edges once indexed
-        stats = cairn.graph_stats()
+        stats = cairn.graph.stats()
         assert stats["edges"] >= good_links
         diags = cairn.validate([bundle])
         assert not [d for d in diags if d["severity"] == "error"]

@@ -56,7 +56,7 @@ def answers(cairn: Any, root: str) -> dict[str, Any]:
     ``<root>`` (JSON-ready)."""
     from cairn.model.serialize import to_data
 
-    g = cairn.graph
+    g = cairn.graph.service
     es = cairn.store.edges
     out: dict[str, Any] = {}
     units = [n for n in es.node_ids() if not n.startswith("stub:")]

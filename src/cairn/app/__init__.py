@@ -33,7 +33,6 @@ from cairn.app.evaluate import EvaluateMixin
 from cairn.app.facets import FacetsMixin
 from cairn.app.fast_profile import FastProfileMixin, fast_embed
 from cairn.app.fields import FieldsMixin
-from cairn.app.graph import GraphMixin
 from cairn.app.live import LiveMixin
 from cairn.app.reliability import ReliabilityMixin
 from cairn.app.storage import StorageMixin
@@ -63,6 +62,7 @@ if TYPE_CHECKING:
     from cairn.conversations.service import ConversationService
     from cairn.enrich.service import EnrichService
     from cairn.export.service import ExportService
+    from cairn.graph.queries import GraphQueries
     from cairn.graph.service import GraphService
     from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
@@ -75,7 +75,7 @@ __all__ = ["Cairn", "note_formats", "reading_order"]
 
 
 
-class Cairn(GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
+class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             FacetsMixin, LiveMixin, StorageMixin, AgendaMixin,
             FieldsMixin, TermsMixin, EvaluateMixin,
             BackgroundIndexMixin, FastProfileMixin):
@@ -141,7 +141,7 @@ class Cairn(GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             semantic,
             embedder=UNSET if embedder is None else embedder,
             types=self.types.merged,
-            graph_factory=lambda: self.graph,
+            graph_factory=lambda: self.graph_service,
         )
         self.last_embed: EmbedStep | None = None
         self._last_indexer: Indexer | None = None
@@ -223,8 +223,22 @@ class Cairn(GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             scratch=lambda db: Cairn(load_config(db=db)),
         )
 
+    @cached_property
+    def graph(self) -> GraphQueries:
+        """The graph as doors ask it, brought up to date before each read
+        (:mod:`cairn.graph.queries`)."""
+        from cairn.graph.queries import GraphQueries
+
+        return GraphQueries(self.store, lambda: self.graph_service,
+                            busy=lambda: bool(self._index_running),
+                            refresh_lock=self._graph_refresh)
+
+    def _fresh_graph(self) -> GraphService:
+        """The graph service, brought up to date first if the index changed."""
+        return self.graph.fresh()
+
     @property
-    def graph(self) -> GraphService:
+    def graph_service(self) -> GraphService:
         """The graph service over this store, built on first use (a keyword search
         never needs it, so a new process does not import the graph builders)."""
         if self._graph is None:
@@ -242,8 +256,9 @@ class Cairn(GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
                     )
         return self._graph
 
-    @graph.setter
-    def graph(self, value: GraphService) -> None:
+    @graph_service.setter
+    def graph_service(self, value: GraphService) -> None:
+        """Use this graph service (its settings) instead of the configured one."""
         self._graph = value
 
     def _load_types(self) -> RootTypes:
@@ -258,7 +273,7 @@ class Cairn(GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
         self.types = self._load_types()
         self.semantic.set_types(self.types.merged)
         if self._graph is not None:  # else it is built with these types
-            self.graph.set_types(self.types.merged)
+            self.graph_service.set_types(self.types.merged)
         return self.types
 
     @classmethod
@@ -558,7 +573,7 @@ class Cairn(GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
         run = complete_run(
             self.store,
             run,
-            self.graph,
+            self.graph_service,
             settings,
             embed=embed,
             progress=embed_progress,
@@ -599,7 +614,7 @@ class Cairn(GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
         for r in self.store.roots():
             if r.path == real:
                 n = self.store.remove_root(r.id)
-                self.graph.update()
+                self.graph_service.update()
                 return n
         raise NotFound(f"{real}: not a registered source root")
 

@@ -17,7 +17,6 @@ from cairn.sources import is_within
 
 if TYPE_CHECKING:
     from cairn.model import (
-        Backlink,
         DocumentView,
         ShowView,
         StoredDocument,
@@ -142,11 +141,6 @@ class LookupsMixin(Parts):
                 return self._unit_view(u)
         what = f"block {anchor}" if anchor.startswith("^") else f"heading {anchor!r}"
         raise NotFound(f"{rel}: no {what}")
-
-    def backlinks(self, document_id: str) -> list[Backlink]:
-        """Links from anywhere in the index that resolve to this document (or one of
-        its units), by source path and line."""
-        return self.store.backlinks(document_id)
 
     def _document_view(self, d: StoredDocument) -> DocumentView:
         units = reading_order(self.store.units_of(d.id))

@@ -20,12 +20,16 @@ class Parts:
 
     config: Config
     store: Store
-    graph: GraphService
     semantic: SearchService
     types: RootTypes
     writer_lock: WriterLock
     _index_running: int
     _graph_refresh: threading.Lock
+
+    @property
+    def graph_service(self) -> GraphService:
+        """The graph service (built on first use)."""
+        raise NotImplementedError
 
     @property
     def redact(self) -> RedactService:

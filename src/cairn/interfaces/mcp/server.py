@@ -162,7 +162,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         """Notes linked to a note within a few hops in the typed graph (links, headings,
         shared tags, declared relations), each with the edge that reached it."""
         with _tool_errors():
-            data = cairn.neighbors(cairn.confine(node), hops=hops, relations=relations,
+            data = cairn.graph.neighbors(cairn.confine(node), hops=hops, relations=relations,
                                    direction=direction, limit=limit)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 
@@ -174,7 +174,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
     ) -> dict[str, Any]:
         """Which notes link to this one, with the linking unit, file and line."""
         with _tool_errors():
-            data = cairn.backlinks_of(cairn.confine(node), include_internal=internal)
+            data = cairn.graph.backlinks(cairn.confine(node), include_internal=internal)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 
     def path(
@@ -187,7 +187,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
     ) -> dict[str, Any]:
         """A shortest chain of links between two notes (length null when there is none)."""
         with _tool_errors():
-            data = cairn.graph_path(cairn.confine(source), cairn.confine(target),
+            data = cairn.graph.path(cairn.confine(source), cairn.confine(target),
                                     direction="out" if directed else "both", max_hops=max_hops)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 

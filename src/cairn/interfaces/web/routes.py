@@ -162,7 +162,7 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
     @api.get("/ui/graph.json", include_in_schema=False)
     def graph_json(node: Annotated[str, Query(min_length=1, max_length=4096)],
                    hops: Annotated[int, Query(ge=1, le=3)] = 1) -> Response:
-        text = cairn.export_graph("cytoscape", around=cairn.confine(node), hops=hops)
+        text = cairn.graph.export("cytoscape", around=cairn.confine(node), hops=hops)
         capped = cap_graph(json.loads(text), node)
         return Response(json.dumps(capped), media_type="application/json", headers=HEADERS)
 

@@ -46,6 +46,7 @@ ALLOWED: dict[str, set[str]] = {
     },
     "enrich": BASE | {"enrich", "config", "store", "formats", "redact", "ingest", "embed"},
     "conversations": BASE | {"conversations", "store", "formats"},
+    "fields": BASE | {"fields", "store", "search", "formats", "sources"},
     "export": BASE | {
         "export", "writeback", "store", "graph", "config", "formats", "conversations",
         "sources", "redact",
@@ -53,7 +54,9 @@ ALLOWED: dict[str, set[str]] = {
     "evaluation": BASE | {"store", "ingest", "search", "embed", "config"},
     "interfaces": BASE | {"interfaces", "app", "config"},
 }
-FEATURES = {"enrich", "memory", "maintain", "export", "redact", "conversations", "graph"}
+FEATURES = {
+    "enrich", "memory", "maintain", "export", "redact", "conversations", "graph", "fields",
+}
 """Feature packages: each holds its service; none imports ``app`` or ``interfaces``."""
 ALLOWED["app"] = set(ALLOWED) - {"interfaces"}  # the composition root: every lower floor
 

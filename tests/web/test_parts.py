@@ -34,7 +34,7 @@ def open_cairn(vault: Vault) -> Cairn:
 # --- facets --------------------------------------------------------------------------
 def test_facet_counts_match_the_candidates(vault: Vault) -> None:
     with open_cairn(vault) as c:
-        facets = c.facets("tomatoes OR garden", mode="keyword")
+        facets = c.fields.facets("tomatoes OR garden", mode="keyword")
         ids = c.semantic.candidates("tomatoes OR garden", mode="keyword", limit=200)
         assert facets.candidates == len(ids) > 0
         units = [c.store.unit(i) for i in ids]
@@ -65,7 +65,7 @@ def test_facet_counts_refuse_an_unknown_field_and_count_nothing_for_no_ids(
         with pytest.raises(QueryError, match="unknown facet field"):
             c.store.facet_counts(["x"], ["colour"])
         assert c.store.facet_counts([], ["tag"]) == {"tag": {}}
-        assert c.facets("").candidates >= 0
+        assert c.fields.facets("").candidates >= 0
 
 
 def test_search_page_shows_facets_that_add_and_remove_filters(server: Serve) -> None:

@@ -30,13 +30,10 @@ from cairn.app.background import BackgroundIndexMixin
 from cairn.app.doors import DoorsMixin
 from cairn.app.embedding import EmbeddingMixin
 from cairn.app.evaluate import EvaluateMixin
-from cairn.app.facets import FacetsMixin
 from cairn.app.fast_profile import FastProfileMixin, fast_embed
-from cairn.app.fields import FieldsMixin
 from cairn.app.live import LiveMixin
 from cairn.app.reliability import ReliabilityMixin
 from cairn.app.storage import StorageMixin
-from cairn.app.terms import TermsMixin
 from cairn.config import Config, in_file, load_config
 from cairn.conversations import reading_order
 from cairn.embed.base import Embedder
@@ -62,6 +59,7 @@ if TYPE_CHECKING:
     from cairn.conversations.service import ConversationService
     from cairn.enrich.service import EnrichService
     from cairn.export.service import ExportService
+    from cairn.fields.service import FieldsService
     from cairn.graph.queries import GraphQueries
     from cairn.graph.service import GraphService
     from cairn.ingest.chunking import ChunkConfig
@@ -75,10 +73,8 @@ __all__ = ["Cairn", "note_formats", "reading_order"]
 
 
 
-class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin,
-            FacetsMixin, LiveMixin, StorageMixin, AgendaMixin,
-            FieldsMixin, TermsMixin, EvaluateMixin,
-            BackgroundIndexMixin, FastProfileMixin):
+class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixin, AgendaMixin,
+            EvaluateMixin, BackgroundIndexMixin, FastProfileMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -198,6 +194,18 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             index_paths=self.index_paths,
             maintain_memory=lambda bundle, dry_run: self.memory.maintain(bundle, dry_run=dry_run),
         )
+
+    @cached_property
+    def fields(self) -> FieldsService:
+        """Facets of a search, hits as table columns, a term across the index
+        (:mod:`cairn.fields.service`)."""
+        from cairn.fields.service import FieldsService
+
+        def candidates(query: str, mode: str | None, depth: int, alternates: bool) -> list[str]:
+            return self.semantic.candidates(query, mode=mode, limit=depth,
+                                            include_alternates=alternates)
+
+        return FieldsService(self.store, self.config.search.weights, candidates)
 
     @cached_property
     def redact(self) -> RedactService:

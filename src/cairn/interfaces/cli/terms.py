@@ -33,7 +33,7 @@ def terms(
     """
     try:
         with common.open_cairn(db) as cairn:
-            result = cairn.terms(" ".join(term), include_alternates=alternates)
+            result = cairn.fields.terms(" ".join(term), include_alternates=alternates)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

@@ -107,7 +107,7 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
         try:
             res = cairn.search(q, mode=mode or None, limit=HIT_LIMIT, explain=True,
                                expand=expand)
-            facets = cairn.facets(q, mode=mode or None)
+            facets = cairn.fields.facets(q, mode=mode or None)
         except CairnError as exc:
             return {**base, "error": str(exc)}
         hits = [{"hit": h, "snippet": Markup(highlight(h.snippet, h.highlights)),

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from cairn.app import services
 from cairn.app.agenda import AgendaMixin
 from cairn.app.background import BackgroundIndexMixin
 from cairn.app.doors import DoorsMixin
@@ -33,6 +34,7 @@ from cairn.app.evaluate import EvaluateMixin
 from cairn.app.fast_profile import FastProfileMixin, fast_embed
 from cairn.app.live import LiveMixin
 from cairn.app.reliability import ReliabilityMixin
+from cairn.app.roots import add_roots as register_roots
 from cairn.app.storage import StorageMixin
 from cairn.config import Config, in_file, load_config
 from cairn.conversations import reading_order
@@ -41,7 +43,6 @@ from cairn.embed.registry import EmbedConfig
 from cairn.errors import CairnError, ConfigError, NotFound, QueryError
 from cairn.formats import note_formats
 from cairn.formats.types import RootTypes, load_root_types
-from cairn.globs import check_globs
 from cairn.model import (
     EmbedStep,
     Run,
@@ -150,96 +151,47 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixi
     @cached_property
     def conversations(self) -> ConversationService:
         """The conversations of the index's chat exports (:mod:`cairn.conversations`)."""
-        from cairn.conversations.service import ConversationService
-
-        def keyword(query: str, limit: int, alternates: bool) -> list[str]:
-            res = self.semantic.search(query, mode="keyword", limit=limit,
-                                       include_alternates=alternates)
-            return [h.unit_id for h in res.hits]
-
-        return ConversationService(self.store, keyword)
+        return services.conversations(self)
 
     @cached_property
     def enrich(self) -> EnrichService:
         """Summaries, insights and relations of conversations by the ``[enrich]`` model
         (:mod:`cairn.enrich.service`)."""
-        from cairn.enrich.relations import Vectors
-        from cairn.enrich.service import EnrichService
-
-        return EnrichService(
-            self.store, self.config, writing=self.writing,
-            vectors=Vectors(self.semantic.has_vectors, lambda: self.semantic.embedder),
-            locate=self._locate_path,
-        )
+        return services.enrich(self)
 
     @cached_property
     def memory(self) -> MemoryService:
         """Agent memory on OKF bundles (:mod:`cairn.memory.service`)."""
-        from cairn.memory.service import MemoryService
-
-        return MemoryService(
-            self.store, self.config, index=self.index, index_paths=self.index_paths,
-            search=lambda q, mode, limit: self.search(q, mode=mode, limit=limit).hits,
-            embedder=lambda: self.semantic.embedder,
-            prune_backups=lambda: self.maintain.prune_backups(),
-        )
+        return services.memory(self)
 
     @cached_property
     def maintain(self) -> MaintainService:
         """The dream cycle, backups and restore (:mod:`cairn.maintain.service`)."""
-        from cairn.maintain.service import MaintainService
-
-        return MaintainService(
-            self.store, self.config, types=lambda: self.types, fresh_graph=self._fresh_graph,
-            index_paths=self.index_paths,
-            maintain_memory=lambda bundle, dry_run: self.memory.maintain(bundle, dry_run=dry_run),
-        )
+        return services.maintain(self)
 
     @cached_property
     def fields(self) -> FieldsService:
         """Facets of a search, hits as table columns, a term across the index
         (:mod:`cairn.fields.service`)."""
-        from cairn.fields.service import FieldsService
-
-        def candidates(query: str, mode: str | None, depth: int, alternates: bool) -> list[str]:
-            return self.semantic.candidates(query, mode=mode, limit=depth,
-                                            include_alternates=alternates)
-
-        return FieldsService(self.store, self.config.search.weights, candidates)
+        return services.fields(self)
 
     @cached_property
     def redact(self) -> RedactService:
         """The ingest hook's redaction, what doors show of a file, the scan
         (:mod:`cairn.redact.service`)."""
-        from cairn.redact.service import RedactService
-
-        return RedactService(self.store, self.config)
+        return services.redact(self)
 
     @cached_property
     def export(self) -> ExportService:
         """Export as an OKF bundle, an Obsidian vault or JSON, and the round trip
         (:mod:`cairn.export.service`)."""
-        from cairn.export.service import ExportService
-
-        def keyword_documents(query: str) -> set[str]:
-            hits = self.search(query, mode="keyword", limit=10_000).hits
-            return {h.document_id for h in hits}
-
-        return ExportService(
-            self.store, self.config, keyword_documents=keyword_documents,
-            shown_text=self.redact.shown_text, fresh_graph=self._fresh_graph,
-            scratch=lambda db: Cairn(load_config(db=db)),
-        )
+        return services.export(self)
 
     @cached_property
     def graph(self) -> GraphQueries:
         """The graph as doors ask it, brought up to date before each read
         (:mod:`cairn.graph.queries`)."""
-        from cairn.graph.queries import GraphQueries
-
-        return GraphQueries(self.store, lambda: self.graph_service,
-                            busy=lambda: bool(self._index_running),
-                            refresh_lock=self._graph_refresh)
+        return services.graph(self)
 
     def _fresh_graph(self) -> GraphService:
         """The graph service, brought up to date first if the index changed."""
@@ -341,66 +293,11 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixi
         """Register folders as source roots (a file registers its folder, limited to it).
 
         Raises:
-            CairnError: a path does not exist.
+            CairnError: a path does not exist, or would nest roots.
             ConfigError: a glob is unusable (:func:`cairn.globs.glob_problem`);
                 nothing is registered.
         """
-        from cairn.ingest.pipeline import make_root
-
-        check_globs(include, exclude)
-        roots: list[SourceRoot] = []
-        for p in paths:
-            path = Path(p).expanduser()
-            if not path.exists():
-                raise CairnError(f"{path}: no such file or folder")
-            if path.is_file():
-                real = path.resolve()
-                covering = [
-                    r for r in self.store.roots() if Path(r.path) in real.parents and not r.include
-                ]
-                if covering:  # already inside a registered folder: index that one
-                    roots.append(covering[0])
-                    continue
-                root = make_root(path.parent, (*include, path.name), exclude)
-                known = {r.id: r for r in self.store.roots()}
-                if root.id in known and known[root.id].include:
-                    merged = tuple(dict.fromkeys((*known[root.id].include, path.name)))
-                    root = SourceRoot(root.id, root.path, merged, root.exclude)
-            else:
-                root = make_root(path, include, exclude)
-            self._refuse_nesting(root)
-            self.store.upsert_root(root)
-            roots.append(root)
-        return roots
-
-    def _refuse_nesting(self, root: SourceRoot) -> None:
-        """A folder inside (or around) a registered one would index files twice. A root
-        limited to named files (an export registered by its file) holds only those
-        files: folders beside it or inside its folder are no overlap."""
-        new = Path(root.path)
-        for r in self.store.roots():
-            old = Path(r.path)
-            if r.id == root.id or _holds_only_files(root):
-                continue
-            if _holds_only_files(r):
-                if new in old.parents:  # the new folder holds the registered files
-                    raise CairnError(
-                        f"{new} holds the registered file(s) {', '.join(r.include)} of "
-                        f"{old}; remove that root first with `cairn roots --remove {old}` "
-                        "so no file is indexed twice"
-                    )
-                continue
-            if old in new.parents:
-                raise CairnError(
-                    f"{new} is inside the registered folder {old}; run `cairn index {old}` "
-                    "(use --include/--exclude to narrow it), or remove that folder first "
-                    "with `cairn roots --remove`"
-                )
-            if new in old.parents:
-                raise CairnError(
-                    f"{new} holds the registered folder {old}; remove it first with "
-                    f"`cairn roots --remove {old}` so no file is indexed twice"
-                )
+        return register_roots(self.store, paths, include=include, exclude=exclude)
 
     def index(
         self,
@@ -682,12 +579,6 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixi
             rerank=rerank,
         )
         return self._with_waiting(result, mode)  # a partly embedded index says so
-
-
-def _holds_only_files(root: SourceRoot) -> bool:
-    """Whether a root is limited to files named outright (``include`` of plain names,
-    as registering an export file makes it), not to globs or folders."""
-    return bool(root.include) and all(not any(ch in p for ch in "*?[]/") for p in root.include)
 
 
 def _embed_signature(config: EmbedConfig) -> str:

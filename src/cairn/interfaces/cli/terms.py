@@ -1,5 +1,5 @@
 """``cairn terms TERM``: a term across every conversation and note, with counts per
-month (calls :meth:`cairn.app.Cairn.terms`)."""
+month (calls :meth:`cairn.fields.service.FieldsService.terms`)."""
 
 from __future__ import annotations
 

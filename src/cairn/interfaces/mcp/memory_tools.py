@@ -1,5 +1,5 @@
 """The agent-memory tools of the MCP server: remember, recall, consolidate, maintain,
-pin, forget, relate, supersede and verify on a memory bundle (one ``Cairn.memory_*``
+pin, forget, relate, supersede and verify on a memory bundle (one ``cairn.memory.*``
 call each). They change files (or, for recall, the access log), so they are listed only
 when writes are enabled; the bundle must lie inside a registered folder
 (:meth:`Cairn.inside_roots`)."""

@@ -47,6 +47,7 @@ ALLOWED: dict[str, set[str]] = {
     "enrich": BASE | {"enrich", "config", "store", "formats", "redact", "ingest", "embed"},
     "conversations": BASE | {"conversations", "store", "formats"},
     "fields": BASE | {"fields", "store", "search", "formats", "sources"},
+    "agenda": BASE | {"agenda", "store", "search"},
     "export": BASE | {
         "export", "writeback", "store", "graph", "config", "formats", "conversations",
         "sources", "redact",
@@ -56,6 +57,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 FEATURES = {
     "enrich", "memory", "maintain", "export", "redact", "conversations", "graph", "fields",
+    "agenda",
 }
 """Feature packages: each holds its service; none imports ``app`` or ``interfaces``."""
 ALLOWED["app"] = set(ALLOWED) - {"interfaces"}  # the composition root: every lower floor

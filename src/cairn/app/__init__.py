@@ -26,7 +26,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from cairn.app import services
-from cairn.app.agenda import AgendaMixin
 from cairn.app.background import BackgroundIndexMixin
 from cairn.app.doors import DoorsMixin
 from cairn.app.embedding import EmbeddingMixin
@@ -57,6 +56,7 @@ from cairn.store.lock import WriterLock
 # Loaded when a method needs them (a keyword search needs none of them: start-up time
 # of a new `cairn search` process, see bench/startup.py).
 if TYPE_CHECKING:
+    from cairn.agenda.service import AgendaService
     from cairn.conversations.service import ConversationService
     from cairn.enrich.service import EnrichService
     from cairn.export.service import ExportService
@@ -74,8 +74,8 @@ __all__ = ["Cairn", "note_formats", "reading_order"]
 
 
 
-class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixin, AgendaMixin,
-            EvaluateMixin, BackgroundIndexMixin, FastProfileMixin):
+class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixin, EvaluateMixin,
+            BackgroundIndexMixin, FastProfileMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -147,6 +147,11 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixi
             if embedder is not None
             else _embed_signature(self.semantic.config.embed)
         )
+
+    @cached_property
+    def agenda(self) -> AgendaService:
+        """The agenda, day by day (:mod:`cairn.agenda.service`)."""
+        return services.agenda(self)
 
     @cached_property
     def conversations(self) -> ConversationService:

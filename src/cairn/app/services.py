@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from cairn.config import load_config
 
 if TYPE_CHECKING:
+    from cairn.agenda.service import AgendaService
     from cairn.app import Cairn
     from cairn.conversations.service import ConversationService
     from cairn.enrich.service import EnrichService
@@ -111,3 +112,11 @@ def graph(cairn: Cairn) -> GraphQueries:
     return GraphQueries(cairn.store, lambda: cairn.graph_service,
                         busy=lambda: bool(cairn._index_running),
                         refresh_lock=cairn._graph_refresh)
+
+
+def agenda(cairn: Cairn) -> AgendaService:
+    """Deadlines, scheduled items and timestamps day by day
+    (:mod:`cairn.agenda.service`)."""
+    from cairn.agenda.service import AgendaService
+
+    return AgendaService(cairn.store)

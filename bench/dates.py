@@ -51,7 +51,7 @@ def main() -> None:
         times = []
         for _ in range(7):
             t = time.perf_counter()
-            agenda = c.agenda(days=7, today="2024-03-06")
+            agenda = c.agenda.days(days=7, today="2024-03-06")
             times.append((time.perf_counter() - t) * 1000)
         print(f"agenda --days 7: {len(agenda.items)} items p50={statistics.median(times):.1f} ms")
 

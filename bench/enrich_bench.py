@@ -49,10 +49,10 @@ def main() -> None:
             t0 = time.perf_counter()
             run = c.index([args.chats])
             index_s = time.perf_counter() - t0
-            dry = c.enrich(dry_run=True, relations=not args.no_relations)
-            first = c.enrich(relations=not args.no_relations)
+            dry = c.enrich.run(dry_run=True, relations=not args.no_relations)
+            first = c.enrich.run(relations=not args.no_relations)
             n_bodies = len(server.bodies)
-            second = c.enrich(relations=not args.no_relations)
+            second = c.enrich.run(relations=not args.no_relations)
         sent_chars = sum(len(r) for r in server.raw[:n_bodies])
         print(json.dumps({
             "chats": str(args.chats),

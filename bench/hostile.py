@@ -266,7 +266,7 @@ sys.path.insert(0, {bench!r})
 import hostile
 from pathlib import Path
 from cairn.app import Cairn
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 vault = Path({vault!r})
 t0 = time.perf_counter()
 with Cairn.open(db={db!r}) as c:

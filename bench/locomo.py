@@ -16,8 +16,8 @@ Each conversation gets its own index, built the way a user would build it:
   caption), the folder indexed with ``Cairn.index`` and every question asked with
   ``Cairn.search`` in each mode;
 * ``memory``: every turn remembered into an OKF memory bundle with
-  ``Cairn.memory_remember`` (``"Speaker: text"``, the session's time as the memory's
-  timestamp), questions asked with ``Cairn.memory_recall``;
+  ``Cairn.memory.remember`` (``"Speaker: text"``, the session's time as the memory's
+  timestamp), questions asked with ``Cairn.memory.recall``;
 * ``bm25``: one FTS5 row per turn (its text only, ``porter unicode61``), the question's
   words OR-ed.
 
@@ -221,7 +221,7 @@ def remember_all(cairn: Any, bundle: Path, conv: Locomo) -> dict[str, str]:
             text = f"{t.speaker}: {t.text}"
             if t.caption:
                 text += f" [shared an image: {t.caption}]"
-            rec = cairn.memory_remember(bundle, text, timestamp=iso(s.when))
+            rec = cairn.memory.remember(bundle, text, timestamp=iso(s.when))
             out[rec.path] = t.dia
     return out
 
@@ -369,7 +369,7 @@ def run_memory(conv: Locomo, work: Path, modes: Sequence[str],
                 if not q.evidence:
                     continue
                 t1 = time.perf_counter()
-                res = cairn.memory_recall(bundle, q.text, limit=max(KS), mode=mode,
+                res = cairn.memory.recall(bundle, q.text, limit=max(KS), mode=mode,
                                           record=False)
                 ms = (time.perf_counter() - t1) * 1000
                 dias = [paths.get(h.path) for h in res.hits]

@@ -8,8 +8,8 @@ Generates a bundle of N memories (default 10,000; consolidated, in
 memories, with 1–3 typed relations), indexes it once (``CAIRN_EMBED`` defaults to
 ``none``: keyword recall; ``--embed static`` for hybrid), then in this one process:
 
-- ``remember``: ``Cairn.memory_remember`` ROUNDS times (write, log, index the two files);
-- ``recall``: ``Cairn.memory_recall`` ROUNDS times, over varied queries;
+- ``remember``: ``Cairn.memory.remember`` ROUNDS times (write, log, index the two files);
+- ``recall``: ``Cairn.memory.recall`` ROUNDS times, over varied queries;
 - ``maintain``: one full ``Cairn.memory_maintain`` cycle (every seal recomputed,
   symmetry, truth maintenance, decay of every unrecalled concept: ~2,000 files rewritten
   and re-indexed).
@@ -170,16 +170,16 @@ def main() -> None:
         rem: list[float] = []
         for i in range(args.rounds):
             t = time.perf_counter()
-            cairn.memory_remember(bundle, _text(rng, 14) + f" ({i})", tags=[rng.choice(WORDS)])
+            cairn.memory.remember(bundle, _text(rng, 14) + f" ({i})", tags=[rng.choice(WORDS)])
             rem.append((time.perf_counter() - t) * 1000)
         rec: list[float] = []
         for _ in range(args.rounds):
             q = " ".join(rng.sample(WORDS, 2))
             t = time.perf_counter()
-            cairn.memory_recall(bundle, q)
+            cairn.memory.recall(bundle, q)
             rec.append((time.perf_counter() - t) * 1000)
         t = time.perf_counter()
-        rep = cairn.memory_maintain(bundle)
+        rep = cairn.memory.maintain(bundle)
         cycle = time.perf_counter() - t
     print(f"remember ms: p50 {statistics.median(rem):.1f}  p95 {pct(rem, 0.95):.1f}")
     print(f"recall   ms: p50 {statistics.median(rec):.1f}  p95 {pct(rec, 0.95):.1f}")

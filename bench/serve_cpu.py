@@ -51,7 +51,7 @@ def measure(db: Path, rounds: int, runs: int) -> dict[str, Any]:
     """The report for the index ``db`` (copied) with the ``cairn`` importable now."""
     from cairn.app import Cairn
     from cairn.config import load_config
-    from cairn.interfaces.serialize import to_data
+    from cairn.model.serialize import to_data
 
     tmp = Path(tempfile.mkdtemp(prefix="cairn-serve-cpu-"))
     try:
@@ -88,7 +88,7 @@ def measure(db: Path, rounds: int, runs: int) -> dict[str, Any]:
                         timed("get", lambda i=i: json.dumps(to_data(
                             cairn.get(units[i % len(units)]))))
                         timed("backlinks", lambda i=i: json.dumps(to_data(
-                            cairn.backlinks_of(docs[i % len(docs)]))))
+                            cairn.graph.backlinks(docs[i % len(docs)]))))
                     if r:  # the first round warms up
                         for k, v in got.items():
                             name = f"{k}_after_commit" if after_commit else k

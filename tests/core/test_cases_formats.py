@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cairn.app import Cairn
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 pytestmark = pytest.mark.corpus
 
@@ -133,7 +133,7 @@ def test_012_links_in_property_drawer(tmp_path: Path) -> None:
     assert ("org-id", "Editors") in resolved
     assert ("org-file", "Keyboards") in resolved
     topics = to_data(c.show("topics.org"))["document"]["id"]
-    assert {b["source_title"] for b in to_data(c.backlinks(topics))} == {"Editor manual"}
+    assert {b["source_title"] for b in to_data(c.show(topics).backlinks)} == {"Editor manual"}
     assert _titles(c, "tag:Editors") == []
 
 
@@ -188,7 +188,7 @@ def test_023_wikilink_alias_in_table(tmp_path: Path) -> None:
     assert targets.count("people/alex-ng") == 2
     assert not any(str(t).endswith("\\") or "|" in str(t) or "]]" in str(t) for t in targets)
     alex = to_data(c.show("people/alex-ng.md"))["document"]["id"]
-    assert "people.md" in {b["source_path"] for b in to_data(c.backlinks(alex))}
+    assert "people.md" in {b["source_path"] for b in to_data(c.show(alex).backlinks)}
     assert "people.md" in _paths(c, "Sam")
 
 
@@ -216,7 +216,7 @@ def test_026_case_insensitive_and_late_target(tmp_path: Path) -> None:
     os.utime(folder / "Nonexistent Idea.md", (later, later))
     c.index()
     new = to_data(c.show("Nonexistent Idea.md"))["document"]["id"]
-    assert {b["source_path"] for b in to_data(c.backlinks(new))} == {"weekly.md"}
+    assert {b["source_path"] for b in to_data(c.show(new).backlinks)} == {"weekly.md"}
 
 
 def test_027_embed_counts_as_link(tmp_path: Path) -> None:
@@ -232,4 +232,4 @@ def test_027_embed_counts_as_link(tmp_path: Path) -> None:
         lk["target"] == "harbour.png" and lk["resolved_document_id"] is None for lk in images
     )
     assert all("attachment" in str(lk["unresolved_reason"]) for lk in images)
-    assert "gallery.md" in {b["source_path"] for b in to_data(c.backlinks(trip))}
+    assert "gallery.md" in {b["source_path"] for b in to_data(c.show(trip).backlinks)}

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from cairn.app import Cairn
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 pytestmark = pytest.mark.corpus
 

@@ -117,19 +117,19 @@ def test_every_view_reads_a_conversation_in_the_order_the_user_saw(tmp_path: Pat
     with _index(tmp_path) as c:
         for doc_id, want in (("claude-conv", CLAUDE), ("gpt-conv", GPT)):
             doc = c.store.document(doc_id) or next(
-                d for d in c.conversations() if d.key == doc_id
+                d for d in c.conversations.list() if d.key == doc_id
             )
             view = c.show(doc.id)
             assert isinstance(view, DocumentView)
             shown = _bodies(view.units)
             assert [b for b in shown if b in want] == want
-            assert _bodies(c.conversation(doc.id).messages) == want
+            assert _bodies(c.conversations.thread(doc.id).messages) == want
             res = CliRunner().invoke(app, ["show", doc.id, "--db", str(tmp_path / "i.db")])
             assert res.exit_code == 0, res.output
             assert [res.output.index(b) for b in want] == sorted(
                 res.output.index(b) for b in want
             )
-        report = c.export("okf", tmp_path / "okf")
+        report = c.export.write("okf", tmp_path / "okf")
         assert report.documents >= 2
         okf = "\n".join(p.read_text("utf-8") for p in (tmp_path / "okf").rglob("*.md"))
         for want in (CLAUDE, GPT):
@@ -138,8 +138,8 @@ def test_every_view_reads_a_conversation_in_the_order_the_user_saw(tmp_path: Pat
 
 def test_a_bad_time_is_unknown_and_titles_say_so(tmp_path: Path) -> None:
     with _index(tmp_path) as c:
-        doc = next(d for d in c.conversations() if d.key == "gpt-conv")
-        msgs = c.conversation(doc.id).messages
+        doc = next(d for d in c.conversations.list() if d.key == "gpt-conv")
+        msgs = c.conversations.thread(doc.id).messages
         answer = next(m for m in msgs if m.body == "beta first answer")
         assert not str(answer.extra.get("time") or "").startswith("1969")
         assert answer.extra.get("time_estimated") is True
@@ -147,8 +147,8 @@ def test_a_bad_time_is_unknown_and_titles_say_so(tmp_path: Path) -> None:
 
 def test_the_thread_shows_alternates_beside_their_branch_and_marked(tmp_path: Path) -> None:
     with _index(tmp_path) as c:
-        doc = next(d for d in c.conversations() if d.key == "gpt-conv")
-        thread = c.conversation(doc.id, alternates=True).messages
+        doc = next(d for d in c.conversations.list() if d.key == "gpt-conv")
+        thread = c.conversations.thread(doc.id, alternates=True).messages
         bodies = _bodies(thread)
         assert bodies.index("beta regenerated zeppelin") == bodies.index("beta first answer") + 1
         res = CliRunner().invoke(app, ["show", doc.id, "--db", str(tmp_path / "i.db")])

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from cairn.app import Cairn
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 pytest.importorskip("cairn.formats.chats")
 
@@ -169,8 +169,8 @@ def test_exports_write_the_live_branch_of_conversations(tmp_path: Path) -> None:
         units = [u for d in c.store.documents_of_root(c.store.roots()[0].id)
                  for u in c.store.units_of(d.id)]
         assert any("DISCARDED" in u.body for u in units)  # kept in the index, marked
-        okf = c.export("okf", tmp_path / "okf")
-        vault = c.export("obsidian", tmp_path / "vault")
+        okf = c.export.write("okf", tmp_path / "okf")
+        vault = c.export.write("obsidian", tmp_path / "vault")
     for rep, out in ((okf, tmp_path / "okf"), (vault, tmp_path / "vault")):
         notes = [p for p in out.rglob("*.md") if p.name not in ("index.md", "log.md")]
         assert len(notes) == 2, (out, notes)

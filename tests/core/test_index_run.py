@@ -13,7 +13,7 @@ import pytest
 from cairn.app import Cairn
 from cairn.config import Config
 from cairn.errors import CairnError, NotFound
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 
 def _vault(root: Path) -> Path:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cairn.app import Cairn
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 
 def _write(root: Path, files: dict[str, str | bytes]) -> None:

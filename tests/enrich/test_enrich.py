@@ -54,7 +54,7 @@ def test_enrich_stores_searchable_insights_and_a_second_run_asks_nothing(
 ) -> None:
     _, db, cfg = _indexed(tmp_path, server)
     with _open(db, cfg) as c:
-        rep = c.enrich()
+        rep = c.enrich.run()
         assert rep.configured and rep.conversations == 3
         assert rep.requests == 3 and rep.answered == 3 and rep.cached == 0 and not rep.skipped
         assert rep.enriched == 3 and rep.insights == 9
@@ -65,7 +65,7 @@ def test_enrich_stores_searchable_insights_and_a_second_run_asks_nothing(
         assert "insight" in kinds, [(h.kind, h.title) for h in hits]
         deploy = next(d for d in c.store.documents_by_format(["chatgpt"])
                       if d.title == "Deploy configuration")
-        shown = c.enrich_show(deploy.id)
+        shown = c.enrich.show(deploy.id)
         assert shown.title == "Deploy configuration"
         assert len(shown.enrichment.insights) == 3
         msgs = [m for i in shown.enrichment.insights for m in i.messages]
@@ -80,7 +80,7 @@ def test_enrich_stores_searchable_insights_and_a_second_run_asks_nothing(
         assert "operations" not in c.store.enrichments.user_tags(100)
     n = len(server.bodies)
     with _open(db, cfg) as c:
-        again = c.enrich()
+        again = c.enrich.run()
     assert len(server.bodies) == n  # the cache: no request at all
     assert again.requests == 0 and again.cached == 3 and again.answered == 0
     assert again.insights == 9
@@ -92,7 +92,7 @@ def test_a_planted_secret_never_reaches_the_server(tmp_path: Path, server: Repla
     with _open(db, cfg) as c:
         assert any(SECRET in u.body for d in c.store.documents_by_format(["chatgpt"])
                    for u in c.store.units_of(d.id))  # indexed as written (on_ingest off)
-        c.enrich()
+        c.enrich.run()
     sent = server.everything_received()
     assert server.bodies and "nightly job" in sent
     assert SECRET not in sent and "SECRET:github-token#1" in sent
@@ -109,7 +109,7 @@ def test_bad_replies_are_retried_once_then_skipped_with_a_reason(
         {"content": REPLIES["schema_violation"]},
     ])
     with _open(db, cfg) as c:
-        rep = c.enrich()
+        rep = c.enrich.run()
     assert rep.requests == 5 and rep.retried == 2 and rep.answered == 2
     assert len(rep.skipped) == 1
     item, reason = rep.skipped[0]["item"], rep.skipped[0]["reason"]
@@ -117,10 +117,10 @@ def test_bad_replies_are_retried_once_then_skipped_with_a_reason(
     assert "invalid reply twice" in reason and "$.insights" in reason
     n = len(server.bodies)
     with _open(db, cfg) as c:
-        again = c.enrich()
+        again = c.enrich.run()
         assert len(server.bodies) == n and again.requests == 0  # the refusal is cached
         assert "invalid reply (cached)" in again.skipped[0]["reason"]
-        third = c.enrich(retry_invalid=True)  # asked again on request
+        third = c.enrich.run(retry_invalid=True)  # asked again on request
     assert third.requests == 1 and third.answered == 1 and not third.skipped
     assert third.enriched == 3
 
@@ -134,7 +134,7 @@ def test_timeouts_and_rate_limits_are_waited_out(tmp_path: Path, server: ReplayS
         {},  # the third attempt gets a valid reply
     ])
     with _open(db, cfg) as c:
-        rep = c.enrich(sleep=waits.append)
+        rep = c.enrich.run(sleep=waits.append)
     assert waits == [2.0]
     assert rep.requests == 5 and rep.answered == 3 and not rep.skipped
 
@@ -146,12 +146,12 @@ def test_a_request_failing_every_time_is_skipped_and_asked_again_next_run(
     server.script.extend([{"status": 429, "headers": {"Retry-After": "30"}}] * 3)
     waits: list[float] = []
     with _open(db, cfg) as c:
-        rep = c.enrich(sleep=waits.append, relations=False)
+        rep = c.enrich.run(sleep=waits.append, relations=False)
     assert waits == [5.0, 5.0]  # retry_after_max caps the wait
     assert rep.answered == 2 and len(rep.skipped) == 1
     assert "rate limited" in rep.skipped[0]["reason"]
     with _open(db, cfg) as c:
-        again = c.enrich(relations=False)
+        again = c.enrich.run(relations=False)
     assert again.requests == 1 and again.answered == 1 and again.cached == 2
 
 
@@ -165,10 +165,10 @@ def test_an_interrupted_run_resumes_after_the_last_stored_reply(
             raise KeyboardInterrupt
 
     with _open(db, cfg) as c, pytest.raises(KeyboardInterrupt):
-        c.enrich(progress=stop_after_two)
+        c.enrich.run(progress=stop_after_two)
     assert len(server.bodies) == 2
     with _open(db, cfg) as c:
-        rep = c.enrich()
+        rep = c.enrich.run()
     assert rep.cached == 2 and rep.requests == 1 and rep.enriched == 3
 
 
@@ -191,7 +191,7 @@ def test_dry_run_prints_the_estimate_only(tmp_path: Path, server: ReplayServer) 
 def test_a_reindex_keeps_the_insights_without_asking(tmp_path: Path, server: ReplayServer) -> None:
     chats, db, cfg = _indexed(tmp_path, server)
     with _open(db, cfg) as c:
-        c.enrich()
+        c.enrich.run()
     n = len(server.bodies)
     export = json.loads((chats / "conversations.json").read_text())
     export[2]["mapping"]["c3-m1"]["message"]["content"]["parts"] = ["Tomatoes first."]
@@ -204,7 +204,7 @@ def test_a_reindex_keeps_the_insights_without_asking(tmp_path: Path, server: Rep
         # c3 changed and is forgotten until the next `cairn enrich`
         assert counts["conversations"] == 2 and counts["insights"] == 6
         assert any(h.kind == "insight" for h in c.search("version control", mode="keyword").hits)
-        rep = c.enrich()
+        rep = c.enrich.run()
         assert rep.requests == 1 and rep.cached == 2 and rep.enriched == 3
     assert len(server.bodies) == n + 1
 
@@ -217,9 +217,9 @@ def test_the_anthropic_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         with _open(db, cfg) as c:
             c.index([chats])
             server.script.append({"content": REPLIES["malformed"]})
-            rep = c.enrich()
+            rep = c.enrich.run()
             assert rep.answered == 3 and rep.retried == 1 and rep.requests == 4
-            again = c.enrich()
+            again = c.enrich.run()
             assert again.requests == 0 and again.cached == 3
     h = {k.lower(): v for k, v in server.headers[0].items()}
     assert h["x-api-key"] == "test-key-123" and h["anthropic-version"] == "2023-06-01"
@@ -241,7 +241,7 @@ def test_similar_conversations_get_typed_llm_edges(tmp_path: Path, server: Repla
                                 '[embed]\nprovider = "static"\n[graph]\nhops = 2\n')
     with Cairn(load_config(db=db, config_file=cfg, env={})) as c:
         c.index([chats])
-        rep = c.enrich()
+        rep = c.enrich.run()
         assert rep.pairs == 3 and rep.relations == 3 and rep.llm_edges == 3
         assert rep.requests == 6  # 3 conversations + 3 pairs
         docs = {d.title: d.id for d in c.store.documents_by_format(["chatgpt"])}
@@ -264,7 +264,7 @@ def test_similar_conversations_get_typed_llm_edges(tmp_path: Path, server: Repla
         walked = [e for h in res.hits for p in h.explain.get("graph", {}).get("paths", [])
                   for e in p["edges"] if e["origin"] == "llm"]
         assert walked and walked[0]["evidence"][0]["reason"]
-        shown = c.enrich_show(docs["Garden planning"])
+        shown = c.enrich.show(docs["Garden planning"])
         assert {r["direction"] for r in shown.relations} == {"out"}
         # a full graph rebuild (settings changed) drops every edge: the next run's
         # refresh writes the llm edges again, without a request
@@ -273,7 +273,7 @@ def test_similar_conversations_get_typed_llm_edges(tmp_path: Path, server: Repla
         assert c.store.enrichments.counts()["llm_edges"] == 0
         c.index()
         assert c.store.enrichments.counts()["llm_edges"] == 3
-        again = c.enrich()
+        again = c.enrich.run()
         assert again.requests == 0 and len(server.bodies) == n
     res2 = CliRunner().invoke(app, ["--config", str(cfg), "enrich", "show", "--db", str(db),
                                     docs["Garden planning"]])
@@ -286,7 +286,7 @@ def test_without_embeddings_relations_are_skipped_with_a_note(
 ) -> None:
     _, db, cfg = _indexed(tmp_path, server)
     with _open(db, cfg) as c:
-        rep = c.enrich()
+        rep = c.enrich.run()
     assert rep.pairs == 0 and rep.relations == 0
     assert any("no embeddings" in n for n in rep.notes)
 

@@ -62,7 +62,7 @@ def test_check_repair_mends_orphan_rows_an_earlier_version_left(
 ) -> None:
     db, cfg = _indexed(tmp_path, server)
     with _open(db, cfg) as c:
-        c.enrich()
+        c.enrich.run()
         # what an earlier version's re-run left: the units gone, their text rows kept
         rows = c.store.db.execute(
             "SELECT rowid FROM units WHERE kind IN ('summary', 'insight')").fetchall()
@@ -78,7 +78,7 @@ def test_check_repair_mends_orphan_rows_an_earlier_version_left(
     assert data["repaired"] == [f"removed {len(rows)} FTS rows without a unit"]
     assert _check(db, cfg) == (0, {"ok": True, "problems": [], "repaired": []})
     with _open(db, cfg) as c:  # the next enrichment writes its units again
-        c.enrich()
+        c.enrich.run()
         assert c.check() == []
         assert c.store.enrichments.counts()["insights"] == 9
 
@@ -136,7 +136,7 @@ def test_enrich_show_finds_a_conversation_by_id_prefix_and_by_path(
         encoding="utf-8")
     with _open(db, cfg) as c:
         c.index([chats])
-        c.enrich(relations=False)
+        c.enrich.run(relations=False)
         deploy = next(d for d in c.store.documents_by_format(["chatgpt"])
                       if d.title == "Deploy configuration")
 

@@ -131,7 +131,7 @@ def test_smollm2_end_to_end(tmp_path: Path, smol_url: str) -> None:
     env = {"CAIRN_EMBED": "none"}
     with Cairn(load_config(db=db, config_file=cfg, env=env)) as c:
         c.index([chats])
-        rep = c.enrich()
+        rep = c.enrich.run()
         assert rep.conversations == 3 and rep.requests >= 3
         # every conversation either met the schema (stored, with 3-10 insights) or was
         # skipped with the validator's reason
@@ -139,5 +139,5 @@ def test_smollm2_end_to_end(tmp_path: Path, smol_url: str) -> None:
         assert all("invalid reply" in s["reason"] for s in rep.skipped)
         for e in c.store.enrichments.enrichments():
             assert 3 <= len(e.insights) <= 10 and e.summary
-        again = c.enrich()
+        again = c.enrich.run()
     assert again.requests == 0 and again.cached == 3  # the cache: no request

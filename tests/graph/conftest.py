@@ -175,7 +175,7 @@ def make_vault(tmp_path: Path) -> Iterator[MakeVault]:
         c = Cairn.open(db=tmp_path / f"index{len(opened)}.db")
         opened.append(c)
         g = GraphService(c.store, renderer=render, **kw)  # type: ignore[arg-type]
-        c.graph = g  # Cairn.index updates the graph it holds: use these settings
+        c.graph_service = g  # Cairn.index updates the graph it holds: use these settings
         c.index([root])
         g.update()
         return Vault(root, c, g)

@@ -150,7 +150,7 @@ def test_incremental_edits_built_in_small_chunks_equal_a_fresh_build(
     # the index run's own resolution and graph update, two documents at a time
     monkeypatch.setattr(pipeline, "resolve_links", functools.partial(resolve_links, chunk=2))
     with Cairn.open(db=tmp_path / "chunked.db") as c:
-        c.graph = GraphService(c.store, chunk=2)
+        c.graph_service = GraphService(c.store, chunk=2)
         c.index([vault], embed=False)
         # edits: a note changes its project and tags, one goes, one comes, one is renamed
         (vault / "n3.md").write_text(_note(3, project="p0", extra="#t2"), encoding="utf-8")

@@ -63,7 +63,7 @@ class Incremental:
         self.root, self.tmp, self.n = root, tmp, 0
         self.c = Cairn.open(db=tmp / "incremental.db")
         self.g = GraphService(self.c.store)
-        self.c.graph = self.g
+        self.c.graph_service = self.g
         self.c.index([root])
         self.resolved: list[int] = []
 

@@ -71,17 +71,17 @@ def test_graph_commands_go_through_cairn(small: Any, monkeypatch: pytest.MonkeyP
 
     monkeypatch.chdir(small.root)
     c = small.cairn
-    assert c.backlinks_of("beta.md")["count"] == 3
-    assert {n["hop"] for n in c.neighbors("sub/delta.md", hops=2, origins=["declared"])[
+    assert c.graph.backlinks("beta.md")["count"] == 3
+    assert {n["hop"] for n in c.graph.neighbors("sub/delta.md", hops=2, origins=["declared"])[
         "neighbors"]} == {1, 2}
-    assert c.graph_path("sub/delta.md", "tasks.org")["length"] == 3
-    assert c.orphans() == []
-    assert c.graph_stats()["by_relation"]["unresolved"] == 4
-    assert json.loads(c.export_graph("json"))["nodes"]
+    assert c.graph.path("sub/delta.md", "tasks.org")["length"] == 3
+    assert c.graph.orphans() == []
+    assert c.graph.stats()["by_relation"]["unresolved"] == 4
+    assert json.loads(c.graph.export("json"))["nodes"]
     with pytest.raises(QueryError):
-        c.neighbors("beta.md", direction="sideways")
+        c.graph.neighbors("beta.md", direction="sideways")
     with pytest.raises(QueryError):
-        c.export_graph("dot")
+        c.graph.export("dot")
 
 
 def test_existing_attachments_are_files_not_missing(make_vault: Any, monkeypatch: Any) -> None:

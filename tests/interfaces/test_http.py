@@ -18,8 +18,8 @@ from cairn.interfaces.api.app import create_app
 from cairn.interfaces.api.models import HitOut, SearchRequest
 from cairn.interfaces.api.security import Policy, is_loopback
 from cairn.interfaces.cli import app as cli
-from cairn.interfaces.serialize import to_data
 from cairn.model import Hit
+from cairn.model.serialize import to_data
 
 
 @pytest.fixture

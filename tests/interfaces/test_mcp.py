@@ -17,8 +17,8 @@ from mcp.shared.exceptions import MCPError
 
 from cairn.app import Cairn
 from cairn.interfaces.mcp.server import build_server, http_app
-from cairn.interfaces.serialize import to_data
 from cairn.model import UNTRUSTED_NOTICE
+from cairn.model.serialize import to_data
 
 ROOT = Path(__file__).resolve().parents[2]
 READ_TOOLS = {

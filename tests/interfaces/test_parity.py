@@ -17,7 +17,7 @@ from cairn.interfaces.api.app import create_app
 from cairn.interfaces.api.security import Policy
 from cairn.interfaces.cli import app as cli
 from cairn.interfaces.mcp.server import build_server
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 
 @pytest.mark.parametrize("query", ["compost", "tag:garden", "kitchen -tile", "京都"])

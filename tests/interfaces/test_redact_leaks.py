@@ -18,7 +18,7 @@ import pytest
 
 from cairn.app import Cairn
 from cairn.config import load_config
-from cairn.interfaces.serialize import to_json
+from cairn.model.serialize import to_json
 
 GH = "ghp_" + "Zr4kT9wQ2mXb7Lc1Vn8Hj3Fd6Sa0Pq5Ue2Yi"
 MAIL = "maria.lopez77@proton.me"

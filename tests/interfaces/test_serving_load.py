@@ -17,7 +17,7 @@ from cairn.app.background import lower_thread_priority
 from cairn.config import load_config
 from cairn.errors import CairnError
 from cairn.formats import okf
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 
 def notes(folder: Path) -> Path:
@@ -58,12 +58,12 @@ def test_backlinks_see_another_process_run_after_being_cached(tmp_path: Path) ->
     with Cairn(load_config(db=db)) as writer:
         writer.index([folder], embed=False)
         with Cairn(load_config(db=db), create=False) as reader:
-            before = reader.backlinks_of("target.md")
+            before = reader.graph.backlinks("target.md")
             assert before["sources"] == 1
-            assert reader.backlinks_of("target.md")["sources"] == 1  # from the skip path
+            assert reader.graph.backlinks("target.md")["sources"] == 1  # from the skip path
             (folder / "b.md").write_text("# B\n\nAlso [[target]].\n", encoding="utf-8")
             writer.index(embed=False)
-            after = reader.backlinks_of("target.md")
+            after = reader.graph.backlinks("target.md")
             assert after["sources"] == 2
 
 
@@ -76,12 +76,12 @@ def test_a_reader_refreshes_the_graph_when_another_connection_made_it_stale(
     with Cairn(load_config(db=db)) as writer:
         writer.index([folder], embed=False)
         with Cairn(load_config(db=db), create=False) as reader:
-            reader.backlinks_of("target.md")  # found fresh: kept for this thread
+            reader.graph.backlinks("target.md")  # found fresh: kept for this thread
             (doc,) = writer.store.documents_at(writer.store.roots()[0].id, "a.md")
             with writer.store.transaction():
                 writer.store.edges.forget_docs([doc.id])  # the graph no longer knows a.md
             assert writer.store.edges.changed_documents()[0] == [doc.id]
-            assert reader.backlinks_of("target.md")["sources"] == 1
+            assert reader.graph.backlinks("target.md")["sources"] == 1
             assert writer.store.edges.changed_documents() == ([], [])  # the reader rebuilt
 
 

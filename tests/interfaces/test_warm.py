@@ -20,7 +20,7 @@ import pytest
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.interfaces import warm
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 pytestmark = pytest.mark.skipif(not warm.has_sockets(), reason="no Unix domain sockets")
 

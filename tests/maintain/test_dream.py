@@ -52,7 +52,7 @@ def _cli(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def report(scratch: Path) -> dict[str, object]:
     with Cairn.open(db=scratch.parent / "index.db") as c:
-        return c.dream(today=TODAY).as_data()["report"]  # type: ignore[no-any-return]
+        return c.maintain.run(today=TODAY).as_data()["report"]  # type: ignore[no-any-return]
 
 
 def _find(report: dict[str, object], **want: object) -> list[dict[str, object]]:
@@ -118,15 +118,15 @@ def test_integrity_paths_can_be_opened(report: dict[str, object]) -> None:
 
 def test_second_run_is_unchanged_then_says_new_and_fixed(fresh: Fresh) -> None:
     base, c = fresh({"markdown": ["kepano-obsidian"]})
-    first = c.dream(today=TODAY).report
-    again = c.dream(today=TODAY).report
+    first = c.maintain.run(today=TODAY).report
+    again = c.maintain.run(today=TODAY).report
     assert again.unchanged and again.id == first.id
     assert {f.key for f in again.findings} == {f.key for f in first.findings}
     # mend one broken link by hand, break another: the next report says so
     kepano = base / "markdown" / "kepano-obsidian"
     (kepano / "References" / "Kevin J Kelly.md").rename(kepano / "References" / "Kevin Kelly.md")
     c.index()
-    third = c.dream(today=TODAY).as_data()["report"]
+    third = c.maintain.run(today=TODAY).as_data()["report"]
     assert not third["unchanged"] and third["previous"] == first.id
     assert any("Kevin Kelly" in x["message"] for x in third["fixed"])
     assert third["summary"]["fixed"] >= 3
@@ -136,19 +136,19 @@ def test_only_and_unknown_check(fresh: Fresh) -> None:
     from cairn.errors import QueryError
 
     base, c = fresh({"org": ["orgparse"]})
-    full = c.dream(today=TODAY).report
+    full = c.maintain.run(today=TODAY).report
     (base / "org" / "orgparse" / "src" / "orgparse" / "tests" / "data" / "new.org").write_text(
         "* TODO late\n  DEADLINE: <2020-01-01 Wed>\n", encoding="utf-8")
     c.index()
-    r = c.dream(only=["stale,tags"], today=TODAY).report
+    r = c.maintain.run(only=["stale,tags"], today=TODAY).report
     assert r.checks == ("stale", "tags")
     assert [f.kind for f in r.findings if r.status[f.key] == "new"] == ["past-deadline"]
-    again = c.dream(today=TODAY).report  # compared with the last full report, not --only
+    again = c.maintain.run(today=TODAY).report  # compared with the last full report, not --only
     assert again.previous == full.id
     assert {f.relpath for f in again.findings if again.status[f.key] == "new"} == {
         "org/orgparse/src/orgparse/tests/data/new.org"}
     with pytest.raises(QueryError, match="known checks"):
-        c.dream(only=["stael"])
+        c.maintain.run(only=["stael"])
 
 
 # --- fixes ------------------------------------------------------------------------------
@@ -158,12 +158,12 @@ def _apply(
     c: Cairn, kind: str, only: str, *, proposed: bool = False
 ) -> list[tuple[Path, bytes, bytes]]:
     """Apply one kind of fix; ``(path, old bytes from the backup, new bytes)``."""
-    run = c.dream(apply=True, fix_kinds=[kind], only=[only], today=TODAY, proposed=proposed)
+    run = c.maintain.run(apply=True, fix_kinds=[kind], only=[only], today=TODAY, proposed=proposed)
     out = []
     for ch in run.changes:
         assert ch.action in ("changed", "created"), ch
         new = Path(ch.path).read_bytes()
-        old = c.backups.read(c.backups.get(ch.backup)) if ch.backup else b""
+        old = c.maintain.backups.read(c.maintain.backups.get(ch.backup)) if ch.backup else b""
         out.append((Path(ch.path), old, new))
     return out
 
@@ -181,7 +181,7 @@ def test_fix_retarget_link(fresh: Fresh) -> None:
         for g, a in zip(gone, added, strict=True):
             assert a == g.replace("[[Kevin Kelly]]", "[[Kevin J Kelly]]", 1)
     # re-indexed: the links resolve now
-    assert not [u for u in c.unresolved_links() if u["target"] == "Kevin Kelly"]
+    assert not [u for u in c.maintain.unresolved_links() if u["target"] == "Kevin Kelly"]
     target = c.store.documents_at(c.roots()[0].id, "kepano-obsidian/References/Kevin J Kelly.md")
     assert len(c.store.backlinks(target[0].id)) >= 3
 
@@ -203,7 +203,7 @@ def test_fix_add_org_id(fresh: Fresh) -> None:
     new_id = added[1].split()[1]
     doc = c.store.documents_at(c.roots()[0].id, "organice/README.org")[0]
     assert doc.declared_id == new_id  # re-indexed: the ID is found
-    assert not _find(c.dream(today=TODAY).as_data()["report"], kind="fragile-link",
+    assert not _find(c.maintain.run(today=TODAY).as_data()["report"], kind="fragile-link",
                      relpath="org/organice/README.org")
 
 
@@ -225,13 +225,13 @@ def test_fix_mark_status_logs_in_the_bundle(fresh: Fresh) -> None:
 
 def test_fix_create_entity_note(fresh: Fresh) -> None:
     base, c = fresh({"markdown": ["kepano-obsidian"]})
-    assert [u for u in c.unresolved_links() if u["target"] == "Published"]
+    assert [u for u in c.maintain.unresolved_links() if u["target"] == "Published"]
     changed = _apply(c, "create_note", "entities")
     created = {p.name: n for p, o, n in changed}
     assert "Published.md" in created
     note = base / "markdown" / "entities" / "Published.md"
     assert note.read_text(encoding="utf-8").startswith("# Published\n")
-    assert not [u for u in c.unresolved_links() if u["target"] == "Published"]
+    assert not [u for u in c.maintain.unresolved_links() if u["target"] == "Published"]
 
 
 def test_fix_normalise_tag(fresh: Fresh) -> None:
@@ -246,14 +246,14 @@ def test_fix_normalise_tag(fresh: Fresh) -> None:
     for g, a in zip(gone, added, strict=True):  # only the heading's tag group changed
         assert a != g and a.lower() == g.lower() and g.startswith("*")
         assert a.rsplit(None, 1)[0] == g.rsplit(None, 1)[0]
-    assert not c.dream(only=["tags"], today=TODAY).report.findings
+    assert not c.maintain.run(only=["tags"], today=TODAY).report.findings
 
 
 def test_dry_run_writes_nothing_and_refuses_a_changed_file(fresh: Fresh) -> None:
     base, c = fresh({"markdown": ["kepano-obsidian"]})
     kepano = base / "markdown" / "kepano-obsidian"
     before = {p: p.read_bytes() for p in kepano.rglob("*.md")}
-    run = c.dream(dry_run=True, fix_kinds=["retarget_link"], only=["broken"], today=TODAY,
+    run = c.maintain.run(dry_run=True, fix_kinds=["retarget_link"], only=["broken"], today=TODAY,
                   proposed=True)
     assert run.changes and all(ch.action == "planned" for ch in run.changes)
     assert any("+" in ch.diff and "[[Kevin J Kelly]]" in ch.diff for ch in run.changes)
@@ -262,7 +262,7 @@ def test_dry_run_writes_nothing_and_refuses_a_changed_file(fresh: Fresh) -> None
     victim = kepano / "References" / "Out of Control.md"
     edited = victim.read_bytes() + b"\nedited by hand\n"
     victim.write_bytes(edited)
-    run = c.dream(apply=True, fix_kinds=["retarget_link"], only=["broken"], today=TODAY,
+    run = c.maintain.run(apply=True, fix_kinds=["retarget_link"], only=["broken"], today=TODAY,
                   proposed=True)
     mine = [ch for ch in run.changes if ch.path == str(victim)]
     assert mine and mine[0].action == "refused" and "changed since it was indexed" in mine[0].reason
@@ -307,7 +307,7 @@ def test_sigkill_during_apply_leaves_old_or_new_bytes(fresh: Fresh, tmp_path: Pa
     import time
 
     base, c = fresh({"markdown": ["kepano-obsidian"], "org": ["organice"]})
-    plan = c.dream(dry_run=True, only=["broken"], today=TODAY, proposed=True).changes
+    plan = c.maintain.run(dry_run=True, only=["broken"], today=TODAY, proposed=True).changes
     c.close()
     originals = {Path(ch.path): Path(ch.path).read_bytes() for ch in plan if ch.action == "planned"}
     assert len(originals) >= 4
@@ -373,5 +373,5 @@ def test_dream_on_a_schedule_runs_until_stopped(fresh: Fresh) -> None:
         if len(seen) == 2:
             stop.set()
 
-    assert c.dream_every(stop, minutes=0.002, on_report=report) == 2
-    assert seen and c.dream_reports()[0]["id"] == seen[0]
+    assert c.maintain.every(stop, minutes=0.002, on_report=report) == 2
+    assert seen and c.maintain.reports()[0]["id"] == seen[0]

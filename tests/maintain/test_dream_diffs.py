@@ -27,7 +27,7 @@ def _headers(diff: str) -> tuple[str, str]:
 def test_planned_diffs_are_root_relative_and_apply_with_git(fresh: Fresh) -> None:
     base, c = fresh({"markdown": ["kepano-obsidian"]})
     root = base / "markdown"
-    run = c.dream(dry_run=True, fix_kinds=["retarget_link", "create_note"],
+    run = c.maintain.run(dry_run=True, fix_kinds=["retarget_link", "create_note"],
                   only=["broken", "entities"], today=TODAY, proposed=True)
     planned = [ch for ch in run.changes if ch.action == "planned"]
     assert planned

@@ -26,7 +26,7 @@ def _vault(base: Path, files: dict[str, str]) -> Path:
 
 def _entities(db: Path) -> dict[str, dict[str, object]]:
     with Cairn.open(db=db) as c:
-        report = c.dream(only=["entities"]).as_data()["report"]
+        report = c.maintain.run(only=["entities"]).as_data()["report"]
     return {str(f["value"]): f for f in report["findings"] if f["check"] == "entities"}
 
 
@@ -71,7 +71,7 @@ def test_a_bare_name_linked_from_three_notes_is_created_by_apply(tmp_path: Path)
     assert (root / "entities" / "Widget.md").read_text(encoding="utf-8").startswith(
         "# Widget\n")
     with Cairn.open(db=db) as c:
-        assert not [u for u in c.unresolved_links() if u["target"].lower() == "widget"]
+        assert not [u for u in c.maintain.unresolved_links() if u["target"].lower() == "widget"]
 
 
 def test_weaker_evidence_is_only_proposed(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ def _vault(base: Path, files: dict[str, str]) -> Path:
 
 
 def _findings(c: Cairn, **want: object) -> list[dict[str, object]]:
-    report = c.dream().as_data()["report"]
+    report = c.maintain.run().as_data()["report"]
     return [f for f in report["findings"] if all(f.get(k) == v for k, v in want.items())]
 
 
@@ -77,7 +77,7 @@ def test_a_near_miss_is_proposed_as_a_link_fix_never_created_as_a_note(
             fix = f["fix"]
             assert isinstance(fix, dict) and fix["kind"] == "retarget_link"
             assert fix["auto"] is False and fix["params"]["new"] == "[[Compost Guide]]"
-        run = c.dream(apply=True)
+        run = c.maintain.run(apply=True)
         assert not [ch for ch in run.changes if ch.action in ("changed", "created")]
     assert {p: p.read_bytes() for p in root.rglob("*.md")} == before
     assert not (root / "entities").exists()
@@ -123,7 +123,7 @@ def test_a_same_named_file_of_another_project_is_no_retarget(fresh: Fresh) -> No
     assert hits  # org-roam's tests/roam-files/foo.org is listed, but no fix is offered
     assert all(f["fix"] is None for f in hits)
     before = main.read_bytes()
-    c.dream(apply=True, proposed=True, fix_kinds=["retarget_link"])
+    c.maintain.run(apply=True, proposed=True, fix_kinds=["retarget_link"])
     assert main.read_bytes() == before
 
 
@@ -149,7 +149,7 @@ def test_org_tags_keep_their_case(fresh: Fresh) -> None:
     before = simple.read_bytes()
     tag_fixes = [f["fix"] for f in _findings(c, check="tags")]
     assert tag_fixes and all(isinstance(x, dict) and x["auto"] is False for x in tag_fixes)
-    c.dream(apply=True, only=["tags"])
+    c.maintain.run(apply=True, only=["tags"])
     assert simple.read_bytes() == before and b":TAG1:" in before
 
 
@@ -165,7 +165,7 @@ def test_a_markdown_link_is_retargeted_in_its_target_not_its_text(tmp_path: Path
         fixes = [f["fix"] for f in _findings(c, relpath="vault/main.md") if f["fix"]]
         assert [x["params"]["new"] for x in fixes] == [  # type: ignore[index]
             "[garden/compost-guid.md](garden/compost-guide.md)"]  # a folder link: no fix
-        c.dream(apply=True)
+        c.maintain.run(apply=True)
     assert (root / "main.md").read_text(encoding="utf-8") == (
         "See [garden/compost-guid.md](garden/compost-guide.md) and [bundles/x/](bundles/x/).\n")
 
@@ -192,7 +192,7 @@ def test_ids_go_to_every_linked_heading_of_a_file(tmp_path: Path) -> None:
     })
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([root])
-        run = c.dream(apply=True, only=["broken"], fix_kinds=["add_org_id"])
+        run = c.maintain.run(apply=True, only=["broken"], fix_kinds=["add_org_id"])
         (book,) = [ch for ch in run.changes if ch.path.endswith("book.org")]
         assert book.action == "changed" and book.reason == "" and len(book.fixes) == 5
     text = (root / "book.org").read_text(encoding="utf-8").split("\n")
@@ -214,7 +214,7 @@ def test_a_markdown_tag_differing_only_in_case_is_only_proposed(tmp_path: Path) 
         fixes = {f["value"]: f["fix"] for f in _findings(c, check="tags")}
         assert fixes["TAG"]["auto"] is False  # type: ignore[index]
         assert fixes["to_read"]["auto"] is True  # type: ignore[index]
-        c.dream(apply=True, only=["tags"])
+        c.maintain.run(apply=True, only=["tags"])
     assert (root / "tags.md").read_text(encoding="utf-8") == (
         "# Tags\n\n" + prose + "Also #to-read.\n")
 

@@ -60,7 +60,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
         roots.append(base / fmt)
     c = Cairn.open(db=base.parent / "index.db")
     c.index(roots, embed=False)
-    findings = list(c.dream(today=TODAY).report.findings)
+    findings = list(c.maintain.run(today=TODAY).report.findings)
     yield Corpus(c, base, findings)
     c.close()
 
@@ -132,11 +132,11 @@ def test_every_fix_changes_only_what_it_says(corpus: Corpus, kind: str) -> None:
         by_path.setdefault(Path(f.fix.path), []).append(f)
     before = {p: _snapshot(c, p) for p in by_path}
     old_bytes = {p: p.read_bytes() if p.exists() else None for p in by_path}
-    changes = apply_fixes(c.store, mine, backups=c.backups, today=TODAY, proposed=True)
+    changes = apply_fixes(c.store, mine, backups=c.maintain.backups, today=TODAY, proposed=True)
     written = [Path(ch.path) for ch in changes if ch.action in ("changed", "created")]
     for ch in changes:  # a log.md's bytes before: from its backup
         if ch.backup and Path(ch.path) not in old_bytes:
-            old_bytes[Path(ch.path)] = c.backups.read(c.backups.get(ch.backup))
+            old_bytes[Path(ch.path)] = c.maintain.backups.read(c.maintain.backups.get(ch.backup))
     try:
         assert written, [ch.reason for ch in changes][:5]
         assert not [ch.reason for ch in changes if ch.reason]  # no fix skipped or refused

@@ -28,12 +28,12 @@ def test_each_list_item_link_has_its_own_line() -> None:
 def test_dream_and_backlinks_name_the_item_line_on_kepanos_vault(tmp_path: Path) -> None:
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([KEPANO])
-        report = c.dream(only=["broken"], today=date(2026, 12, 7)).as_data()["report"]
+        report = c.maintain.run(only=["broken"], today=date(2026, 12, 7)).as_data()["report"]
         broken = {
             (f["path"], f["line"]) for f in report["findings"]
             if f["path"].endswith("References/The Machine Stops.md")
         }
-        back = c.backlinks_of("Categories/Books.md")
+        back = c.graph.backlinks("Categories/Books.md")
     # author:\n  - "[[E. M. Forster]]" (line 5); topics:\n  - "[[Humanism]]" (line 12)
     note = (KEPANO / "References" / "The Machine Stops.md").resolve().as_posix()
     assert broken == {(note, 5), (note, 12)}

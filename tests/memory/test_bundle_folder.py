@@ -28,11 +28,11 @@ def test_a_notes_root_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([notes])
         with pytest.raises(MemoryError_) as err:
-            c.memory_remember(notes, "The build needs Python 3.12")
+            c.memory.remember(notes, "The build needs Python 3.12")
         msg = str(err.value)
         assert str(notes) in msg and "not a memory bundle" in msg and "a.md" in msg
         with pytest.raises(MemoryError_):
-            c.memory_consolidate(notes)
+            c.memory.consolidate(notes)
         assert _tree(notes) == before  # no index.md, no memories/, nothing
         (root,) = c.store.roots()
         assert {d.path for d in c.store.documents_of_root(root.id)} == {"a.md", "b.org"}
@@ -47,11 +47,11 @@ def test_new_empty_hidden_only_and_existing_bundles_are_accepted(tmp_path: Path)
     (half / "memories" / "active").mkdir(parents=True)
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         for folder in (tmp_path / "new" / "mem", empty, gitted, half):
-            c.memory_remember(folder, f"An event in {folder.name}")
+            c.memory.remember(folder, f"An event in {folder.name}")
             assert (folder / "index.md").is_file() and (folder / "concepts").is_dir()
         # a bundle with files of its own (a README beside the layout) stays usable
         (empty / "README.md").write_text("# About this memory\n")
-        c.memory_remember(empty, "A second event")
+        c.memory.remember(empty, "A second event")
         assert len(list((empty / "memories" / "active").iterdir())) == 2
 
 

@@ -31,14 +31,14 @@ def static():  # type: ignore[no-untyped-def]
 
 def _remember_all(c: Cairn, bundle: Path) -> None:
     for text in (*CAT, BACKUP):
-        c.memory_remember(bundle, text)
+        c.memory.remember(bundle, text)
 
 
 def test_paraphrases_merge_by_embedding(tmp_path: Path, static) -> None:  # type: ignore[no-untyped-def]
     bundle = tmp_path / "mem"
     with Cairn(load_config(db=tmp_path / "i.db"), embedder=static) as c:
         _remember_all(c, bundle)
-        res, _ = c.memory_consolidate(bundle)
+        res, _ = c.memory.consolidate(bundle)
     groups = sorted(len(g["memories"]) for g in res.clusters)
     assert groups == [1, 2] and len(res.created) == 2
     both = next(g for g in res.clusters if len(g["memories"]) == 2)
@@ -50,7 +50,7 @@ def test_without_a_model_word_overlap_decides(tmp_path: Path) -> None:
     bundle = tmp_path / "mem"
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         _remember_all(c, bundle)
-        res, _ = c.memory_consolidate(bundle, embed=False)
+        res, _ = c.memory.consolidate(bundle, embed=False)
     assert len(res.created) == 3  # no shared words: three concepts
 
 
@@ -67,8 +67,8 @@ def test_a_proposal_is_checked_by_the_same_rules(tmp_path: Path) -> None:
     bundle = tmp_path / "mem"
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         _remember_all(c, bundle)
-        res, _ = c.memory_consolidate(bundle, embed=False, proposer=_Proposer())
-        rep = c.memory_maintain(bundle, decay=False)
+        res, _ = c.memory.consolidate(bundle, embed=False, proposer=_Proposer())
+        rep = c.memory.maintain(bundle, decay=False)
     # the ghost is dropped; the backup memory, left out, is clustered deterministically
     assert sorted(len(g["memories"]) for g in res.clusters) == [1, 2]
     assert len(res.subsumed) == 3 and rep.unsourced == [] and rep.pending == 0
@@ -86,8 +86,8 @@ def test_a_shared_tag_alone_never_merges(tmp_path: Path) -> None:
     bundle = tmp_path / "mem"
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         for text in UNRELATED:
-            c.memory_remember(bundle, text, tags=["team"])
-        res, _ = c.memory_consolidate(bundle, embed=False, llm=False)
+            c.memory.remember(bundle, text, tags=["team"])
+        res, _ = c.memory.consolidate(bundle, embed=False, llm=False)
     assert len(res.created) == 4 and sorted(len(g["memories"]) for g in res.clusters) == [1] * 4
     titles = sorted(
         line.removeprefix("title: ")
@@ -101,10 +101,10 @@ def test_a_shared_tag_alone_never_merges(tmp_path: Path) -> None:
 def test_a_true_duplicate_pair_with_a_shared_tag_merges(tmp_path: Path) -> None:
     bundle = tmp_path / "mem"
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
-        c.memory_remember(bundle, UNRELATED[0], tags=["team"])
-        c.memory_remember(bundle, UNRELATED[1], tags=["team"])
-        c.memory_remember(bundle, "Alice leads the payments team since May", tags=["team"])
-        res, _ = c.memory_consolidate(bundle, embed=False, llm=False)
+        c.memory.remember(bundle, UNRELATED[0], tags=["team"])
+        c.memory.remember(bundle, UNRELATED[1], tags=["team"])
+        c.memory.remember(bundle, "Alice leads the payments team since May", tags=["team"])
+        res, _ = c.memory.consolidate(bundle, embed=False, llm=False)
     assert sorted(len(g["memories"]) for g in res.clusters) == [1, 2]
     pair = next(g for g in res.clusters if len(g["memories"]) == 2)
     assert "since May" in (bundle / pair["concept"]).read_text()

@@ -42,11 +42,11 @@ def _ids(prompt: str) -> tuple[dict[str, str], dict[str, str]]:
 
 def _setup(c: Cairn, bundle: Path) -> str:
     """One concept about backups (by the rules), then the four new memories."""
-    c.memory_remember(bundle, BACKUP, tags=["backup"])
-    res, _ = c.memory_consolidate(bundle, llm=False)
+    c.memory.remember(bundle, BACKUP, tags=["backup"])
+    res, _ = c.memory.consolidate(bundle, llm=False)
     (concept,) = res.created
     for key, text in NEW.items():
-        c.memory_remember(bundle, text, tags=[key] if key != "kitten" else ["cat"])
+        c.memory.remember(bundle, text, tags=[key] if key != "kitten" else ["cat"])
     return concept
 
 
@@ -71,8 +71,8 @@ def test_the_rules_check_a_hand_written_proposal(tmp_path: Path) -> None:
         backup = _setup(c, bundle)
         email = NEW["secret"].split()[-4]
         proposer = ModelProposer(ask, mask=lambda t: t.replace(email, "[EMAIL]"))
-        res, _ = c.memory_consolidate(bundle, proposer=proposer, embed=False)
-        report = c.memory_maintain(bundle, dry_run=True, decay=False)
+        res, _ = c.memory.consolidate(bundle, proposer=proposer, embed=False)
+        report = c.memory.maintain(bundle, dry_run=True, decay=False)
     assert len(sent) == 1 and "alice.smith@fastmail.net" not in sent[0] and "[EMAIL]" in sent[0]
     assert res.proposer == "ModelProposer"
     problems = "\n".join(res.problems)
@@ -96,7 +96,7 @@ def test_an_unusable_answer_leaves_everything_to_the_rules(tmp_path: Path) -> No
     replies = iter(["I cannot help with that.", '{"clusters": [{"memories": "m1"}]}'])
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         _setup(c, bundle)
-        res, _ = c.memory_consolidate(
+        res, _ = c.memory.consolidate(
             bundle, proposer=ModelProposer(lambda s, u: next(replies), batch=2), embed=False
         )
     assert len(res.problems) == 2 and all("no usable answer" in p for p in res.problems)
@@ -116,10 +116,10 @@ def test_reply_shape_and_titles() -> None:
 
 def test_llm_without_enrich_is_an_error(tmp_path: Path) -> None:
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
-        c.memory_remember(tmp_path / "mem", BACKUP)
+        c.memory.remember(tmp_path / "mem", BACKUP)
         with pytest.raises(ConfigError, match=r"\[enrich\]"):
-            c.memory_consolidate(tmp_path / "mem", llm=True)
-        res, _ = c.memory_consolidate(tmp_path / "mem")  # not configured: the rules
+            c.memory.consolidate(tmp_path / "mem", llm=True)
+        res, _ = c.memory.consolidate(tmp_path / "mem")  # not configured: the rules
     assert res.proposer is None and len(res.created) == 1
 
 
@@ -156,8 +156,8 @@ def test_a_real_model_proposes_through_enrich(
     with Cairn(load_config(db=tmp_path / "i.db", config_file=cfg)) as c:
         _setup(c, bundle)
         before = len(prompts)
-        res, _ = c.memory_consolidate(bundle, embed=False)
-        report = c.memory_maintain(bundle, dry_run=True, decay=False)
+        res, _ = c.memory.consolidate(bundle, embed=False)
+        report = c.memory.maintain(bundle, dry_run=True, decay=False)
         errors = [d for d in c.validate() if d["severity"] == "error"]
     assert res.proposer == "ModelProposer" and len(prompts) == before + 1
     assert "alice.smith@fastmail.net" not in prompts[-1] and "m4:" in prompts[-1]

@@ -33,7 +33,7 @@ import sys
 from cairn.app import Cairn
 from cairn.config import load_config
 with Cairn(load_config(db=sys.argv[2])) as c:
-    c.memory_consolidate(sys.argv[1], embed=False, llm=False)
+    c.memory.consolidate(sys.argv[1], embed=False, llm=False)
 """
 
 
@@ -71,7 +71,7 @@ def test_a_write_killed_at_every_step_is_finished_by_the_next(tmp_path: Path) ->
     ref = tmp_path / "ref"
     shutil.copytree(template, ref)
     with Cairn(load_config(db=tmp_path / "ref.db")) as c:
-        c.memory_consolidate(ref, embed=False, llm=False)
+        c.memory.consolidate(ref, embed=False, llm=False)
     concepts = sorted(p.name for p in ref.glob("concepts/active/*.md"))
     assert len(concepts) == 3  # the pair, and two on their own
 
@@ -89,12 +89,12 @@ def test_a_write_killed_at_every_step_is_finished_by_the_next(tmp_path: Path) ->
         some = next(bundle.glob("memories/*/*.md"))
         os.link(some, some.with_name(f".{some.name}.cairn-{pid}-0badc0de.tmp"))
         with Cairn(load_config(db=db)) as c:
-            half = c.memory_verify(bundle)
+            half = c.memory.verify(bundle)
             assert not half.ok and any(p.path == JOURNAL for p in half.problems)
-            c.memory_consolidate(bundle, embed=False, llm=False)
-            rep = c.memory_verify(bundle)
+            c.memory.consolidate(bundle, embed=False, llm=False)
+            rep = c.memory.verify(bundle)
             assert rep.ok, [(p.path, p.reason) for p in rep.problems]
-            m = c.memory_maintain(bundle, dry_run=True, decay=False)
+            m = c.memory.maintain(bundle, dry_run=True, decay=False)
         assert m.unsourced == [] and m.missing_sources == [] and m.pending == 0
         assert _memories(bundle) == names  # each memory exactly once
         assert len(list(bundle.glob("memories/subsumed/*.md"))) == len(names)
@@ -111,12 +111,12 @@ def test_a_memory_left_in_two_folders_is_reported_and_repaired(tmp_path: Path) -
     first = sorted(bundle.glob("memories/active/*.md"))[0]
     shutil.copy2(first, bundle / "memories/subsumed" / first.name)
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
-        rep = c.memory_verify(bundle)
+        rep = c.memory.verify(bundle)
         assert [(p.path, p.reason) for p in rep.problems] == [
             (f"memories/subsumed/{first.name}", "the same memory is also in "
              f"memories/active/{first.name}")]
-        c.memory_consolidate(bundle, embed=False, llm=False)  # no "already exists"
-        assert c.memory_verify(bundle).ok
+        c.memory.consolidate(bundle, embed=False, llm=False)  # no "already exists"
+        assert c.memory.verify(bundle).ok
     assert len(_memories(bundle)) == len(TEXTS)
 
 
@@ -131,8 +131,8 @@ def test_a_journal_never_writes_outside_the_bundle(tmp_path: Path) -> None:
               "after": base64.b64encode(b"x").decode()}]
     (bundle / JOURNAL).write_text(json.dumps({"operation": "consolidate", "steps": steps}))
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
-        c.memory_remember(bundle, "The oncall rotation changes on Mondays")
-        assert c.memory_verify(bundle).ok
+        c.memory.remember(bundle, "The oncall rotation changes on Mondays")
+        assert c.memory.verify(bundle).ok
     assert not (tmp_path / "outside.md").exists() and not (tmp_path.parent / "escape.md").exists()
     assert not (bundle / JOURNAL).exists()
     log = (bundle / "log.md").read_text()

@@ -30,22 +30,22 @@ def test_dream_runs_memory_maintenance(tmp_path: Path) -> None:
             ("Deploys happen on Tuesdays after the release review", "deploy"),
             ("The nightly backup copies the database offsite", "backup"),
         ):
-            c.memory_remember(bundle, text, tags=[tag])
-        res, _ = c.memory_consolidate(bundle)
+            c.memory.remember(bundle, text, tags=[tag])
+        res, _ = c.memory.consolidate(bundle)
         assert len(res.created) == 3
         concept = {
             t: next(p for p in res.clusters if t in (bundle / p["concept"]).read_text())["concept"]
             for t in ("build", "deploy", "backup")
         }
-        c.memory_relate(bundle, concept["deploy"], "depends_on", concept["build"])
-        c.memory_supersede(bundle, concept["build"])
+        c.memory.relate(bundle, concept["deploy"], "depends_on", concept["build"])
+        c.memory.supersede(bundle, concept["build"])
         victim = sorted((bundle / "memories/subsumed").glob("*.md"))[0]
         tampered = victim.read_text().rstrip("\n") + " (edited by hand)\n"  # any memory
         victim.write_text(tampered)
         c.index([bundle], embed=False)
         before = _tree(bundle)
 
-        run = c.dream(only=["memory"])
+        run = c.maintain.run(only=["memory"])
         kinds = {f.kind: f for f in run.report.findings}
         assert {"seal-mismatch", "would-supersede", "maintenance-due"} <= set(kinds)
         assert kinds["seal-mismatch"].path == str(victim)
@@ -56,12 +56,12 @@ def test_dream_runs_memory_maintenance(tmp_path: Path) -> None:
         assert all(f.relpath.startswith("mem") for f in run.report.findings)  # notes: none
         assert _tree(bundle) == before  # a report only
 
-        planned = c.dream(only=["memory"], dry_run=True)
+        planned = c.maintain.run(only=["memory"], dry_run=True)
         assert [ch.action for ch in planned.changes] == ["planned"]
         assert "status: superseded" in planned.changes[0].diff
         assert _tree(bundle) == before
 
-        applied = c.dream(only=["memory"], apply=True)
+        applied = c.maintain.run(only=["memory"], apply=True)
         assert applied.applied and [ch.action for ch in applied.changes] == ["maintained"]
         text = (bundle / concept["deploy"]).read_text()
         assert "status: superseded" in text and "confidence: 0.0" in text

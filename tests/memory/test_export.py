@@ -15,6 +15,7 @@ from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.errors import CairnError
 from cairn.export.notes import concept_rel
+from cairn.export.service import units_links
 from cairn.export.signature import signature
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
@@ -33,10 +34,10 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 def test_okf_export_validates(indexed: Path, tmp_path: Path) -> None:
     with Cairn(load_config(db=indexed)) as c:
-        rep = c.export("okf", tmp_path / "okf")
+        rep = c.export.write("okf", tmp_path / "okf")
         assert rep.documents > 1000 and rep.relations > 0
         with pytest.raises(CairnError, match="new or empty"):
-            c.export("okf", tmp_path / "okf")  # never overwrites
+            c.export.write("okf", tmp_path / "okf")  # never overwrites
     with Cairn(load_config(db=tmp_path / "o.db")) as o:
         o.index([tmp_path / "okf"], embed=False)
         diags = o.validate()
@@ -48,12 +49,12 @@ def test_okf_export_validates(indexed: Path, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_json_and_obsidian_exports(indexed: Path, tmp_path: Path) -> None:
     with Cairn(load_config(db=indexed)) as c:
-        rep = c.export("json", tmp_path / "okf.json", roots=[CORPUS / "okf"])
+        rep = c.export.write("json", tmp_path / "okf.json", roots=[CORPUS / "okf"])
         data = json.loads((tmp_path / "okf.json").read_text())
         assert set(data) == {"documents", "units", "links", "edges"}
         assert len(data["documents"]) == rep.documents > 50
         assert {"id", "title", "path"} <= set(data["documents"][0])
-        vault = c.export("obsidian", tmp_path / "vault", roots=[CORPUS / "org"])
+        vault = c.export.write("obsidian", tmp_path / "vault", roots=[CORPUS / "org"])
         assert vault.documents > 1000
         # the id:/file: links of the Org corpus that resolve, as (source, target) files
         (org,) = [r for r in c.store.roots() if Path(r.path).name == "org"]
@@ -100,7 +101,7 @@ def test_round_trip_of_a_markdown_folder(tmp_path: Path) -> None:
     (root / "sub" / "b.md").write_text("# Beta\n\nBack to [a](../a.md).\n")
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
-        res = c.compare_export(root)
+        res = c.export.compare(root)
     assert res["units"][0] == res["units"][1] >= 3
     assert res["links"] == [2, 2] and res["edges"][0] == res["edges"][1]
     assert res["same"], (res["missing"], res["extra"])
@@ -125,7 +126,7 @@ def test_round_trip_is_exact_on_the_corpus(root: str, tmp_path: Path) -> None:
     alone: the re-indexed export has the same units, links and edges."""
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([CORPUS / root], embed=False)
-        res = c.compare_export(CORPUS / root)
+        res = c.export.compare(CORPUS / root)
     assert res["units"][0] > 10 and res["same"], (res["missing"], res["extra"])
 
 
@@ -141,9 +142,9 @@ def test_obsidian_syntax_becomes_okf_markdown(tmp_path: Path) -> None:
     (root / "sub" / "b.md").write_text("# Beta\n\nBack to [[a]].\n\n## Two\n\nmore\n")
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
-        res = c.compare_export(root)
+        res = c.export.compare(root)
         assert res["same"], (res["missing"], res["extra"])
-        rep = c.export("okf", tmp_path / "out")
+        rep = c.export.write("okf", tmp_path / "out")
     text = (tmp_path / "out" / "a.md").read_text()
     assert "[b](/sub/b.md)" in text and "[the second](/sub/b.md#two)" in text
     assert "[b > Two](/sub/b.md#two)" in text and "[Nowhere](/Nowhere.md)" in text
@@ -176,16 +177,16 @@ def test_round_trip_of_the_obsidian_help_classes(tmp_path: Path) -> None:
     (root / "sub" / "b.md").write_text("# Beta\n\nText ^blk\n\n## Two\n\nmore\n")
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
-        res = c.compare_export(root)
+        res = c.export.compare(root)
         assert res["same"], (res["missing"], res["extra"])
         (r,) = c.store.roots()
         docs = c.store.documents_of_root(r.id)
-        sig = signature(docs, c.store.edges.all_edges(), *c._units_links(c, docs))
+        sig = signature(docs, c.store.edges.all_edges(), *units_links(c.store, docs))
         # links are counted per unit and target: the preamble's 6 links to b (the front
         # matter's among them; not the code's, nor the comment's) and its 3 embeds of
         # the attachment (an existing file, not a document)
         assert sig["links"] == {("a", "", "=Beta", "6"), ("a", "", "@pic.png", "3")}
-        c.export("okf", tmp_path / "out")
+        c.export.write("okf", tmp_path / "out")
     text = (tmp_path / "out" / "a.md").read_text()
     assert '<a id="^intro-id"></a>' in text and '<a id="^after-embed"></a>' in text
     assert "[the second part](/sub/b.md#two)" in text and "![pic.png](/pic.png)" in text
@@ -210,10 +211,10 @@ def test_okf_export_embeds_attachments_kept_in_folders(tmp_path: Path) -> None:
     root = _vault_with_attachment_folder(tmp_path)
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
-        res = c.compare_export(root)
-        c.export("okf", tmp_path / "out")
-        vault = c.compare_export(root, kind="obsidian")  # the vault copies them too
-        c.export("obsidian", tmp_path / "vault-out")
+        res = c.export.compare(root)
+        c.export.write("okf", tmp_path / "out")
+        vault = c.export.compare(root, kind="obsidian")  # the vault copies them too
+        c.export.write("obsidian", tmp_path / "vault-out")
     assert res["same"], (res["missing"], res["extra"])
     assert vault["same"], (vault["missing"], vault["extra"])
     assert (tmp_path / "vault-out" / "Templates" / "Bases" / "Books.base").is_file()
@@ -231,11 +232,11 @@ def test_compare_fails_on_a_broken_embed_in_the_export(tmp_path: Path) -> None:
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
         out = tmp_path / "out"
-        c.export("okf", out)
-        assert c.compare_export(root, exported=out)["same"]
+        c.export.write("okf", out)
+        assert c.export.compare(root, exported=out)["same"]
         page = out / "a.md"
         page.write_text(page.read_text().replace("(/Attachments/pic.png)", "(/pic.png)"))
-        res = c.compare_export(root, exported=out)
+        res = c.export.compare(root, exported=out)
     assert not res["same"]
     assert ["a", "Books", "@Attachments/pic.png", "1"] in res["missing"]["links"]
 
@@ -254,8 +255,8 @@ def test_exports_carry_the_masked_text(tmp_path: Path) -> None:
     cfg.write_text('[redact]\non_ingest = "mask"\n[embed]\nprovider = "none"\n')
     with Cairn(load_config(db=tmp_path / "i.db", config_file=cfg, env={})) as c:
         c.index([root], embed=False)
-        c.export("okf", tmp_path / "okf")
-        c.export("obsidian", tmp_path / "vault-out")
+        c.export.write("okf", tmp_path / "okf")
+        c.export.write("obsidian", tmp_path / "vault-out")
     written = [p for d in ("okf", "vault-out") for p in (tmp_path / d).rglob("*") if p.is_file()]
     assert len(written) >= 4
     for p in written:
@@ -289,16 +290,16 @@ def test_obsidian_export_keeps_org_tasks_and_compare_counts_them(tmp_path: Path)
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
         for kind in ("obsidian", "okf"):
-            res = c.compare_export(root, kind=kind)
+            res = c.export.compare(root, kind=kind)
             assert res["same"] and res["tasks"] == [4, 4], (kind, res["missing"], res["extra"])
         out = tmp_path / "vault"
-        c.export("obsidian", out)
+        c.export.write("obsidian", out)
         text = (out / "t.md").read_text()
         assert "# DONE [#A] This is done #work\n\nclosed:: 2024-03-02T10:00\n" in text
         assert "scheduled:: 2024-03-01\nid:: abc\n\nBody text." in text
         assert "# TODO Repeat\n\ndeadline:: <2024-03-05 Tue +1w -2d>\n" in text
         (out / "t.md").write_text(text.replace("scheduled:: 2024-03-01\n", ""))
-        res = c.compare_export(root, kind="obsidian", exported=out)
+        res = c.export.compare(root, kind="obsidian", exported=out)
     assert not res["same"]
     assert res["missing"]["tasks"] == [
         ["Tasks", "This is done", "DONE", "A", "2024-03-01", "", "2024-03-02T10:00"]
@@ -315,7 +316,7 @@ def test_obsidian_export_of_nested_okf_bundles_loses_no_link(tmp_path: Path) -> 
     root = CORPUS / "okf" / "knowledge-catalog"
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
-        res = c.compare_export(root, kind="obsidian")
+        res = c.export.compare(root, kind="obsidian")
     assert res["links"][0] > 100
     assert not any(res["missing"].values()), res["missing"]
 
@@ -336,8 +337,8 @@ def test_okf_export_of_org_keeps_its_links(tmp_path: Path) -> None:
     )
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
-        res = c.compare_export(root)
-        c.export("okf", tmp_path / "out")
+        res = c.export.compare(root)
+        c.export.write("okf", tmp_path / "out")
     assert res["links"] == [3, 3] and res["same"], (res["missing"], res["extra"])
     text = (tmp_path / "out" / "a.md").read_text()
     assert "See [the beta note](/b.md) and [b file](/b.md)." in text

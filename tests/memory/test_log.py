@@ -23,8 +23,8 @@ def _log_text(c: Cairn, folder: Path, rel: str = "log.md") -> str:
 def test_remember_indexes_the_log_at_once(tmp_path: Path) -> None:
     folder = tmp_path / "mem"
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
-        c.memory_remember(folder, "The kiln needs a new thermocouple", tags=["kiln"])
-        rec = c.memory_remember(folder, "Glaze batches fire at cone six", tags=["glaze"])
+        c.memory.remember(folder, "The kiln needs a new thermocouple", tags=["kiln"])
+        rec = c.memory.remember(folder, "Glaze batches fire at cone six", tags=["glaze"])
         text = _log_text(c, folder)
         # the second remember's own log line is searchable right after it returns
         assert rec.title in text and "Remember" in text
@@ -56,7 +56,7 @@ def test_the_log_rotates_and_stays_valid(tmp_path: Path, monkeypatch: pytest.Mon
     folder = tmp_path / "mem"
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         for i in range(30):
-            c.memory_remember(folder, f"Event number {i} about the oncall rotation")
+            c.memory.remember(folder, f"Event number {i} about the oncall rotation")
         log = (folder / "log.md").read_text()
         older = sorted(folder.glob("log/*/log.md"))
         assert older and len(log.encode()) <= 2_000

@@ -19,12 +19,12 @@ def test_the_statuses_cairn_writes_validate(tmp_path: Path) -> None:
         for text, tag in [("Alice leads the payments team", "team"),
                           ("The build needs Python 3.12 on the runner", "build"),
                           ("Deploys happen on Tuesdays after review", "deploy")]:
-            c.memory_remember(b, text, tags=[tag])
-        c.memory_consolidate(b, embed=False)
+            c.memory.remember(b, text, tags=[tag])
+        c.memory.consolidate(b, embed=False)
         concepts = sorted(p.stem for p in (b / "concepts/active").glob("*.md"))
         assert len(concepts) == 3
-        c.memory_supersede(b, concepts[0])
-        c.memory_forget(b, concepts[1])
+        c.memory.supersede(b, concepts[0])
+        c.memory.forget(b, concepts[1])
         statuses = {
             line.split(": ", 1)[1]
             for p in b.glob("concepts/*/*.md")
@@ -51,15 +51,15 @@ def test_relations_follow_an_archived_concept_and_dangling_ones_are_always_repor
 ) -> None:
     b = tmp_path / "mem"
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
-        c.memory_remember(b, "Alice leads the payments team", tags=["team"])
-        c.memory_remember(b, "The build needs Python 3.12 on the runner", tags=["build"])
-        res, _ = c.memory_consolidate(b, embed=False)
+        c.memory.remember(b, "Alice leads the payments team", tags=["team"])
+        c.memory.remember(b, "The build needs Python 3.12 on the runner", tags=["build"])
+        res, _ = c.memory.consolidate(b, embed=False)
         keep, fade = sorted(res.created)
-        c.memory_pin(b, keep)
-        c.memory_relate(b, keep, "related", fade)
+        c.memory.pin(b, keep)
+        c.memory.relate(b, keep, "related", fade)
         faded = b / fade
         faded.write_text(faded.read_text().replace("confidence: 1.0", "confidence: 0.3"))
-        rep = c.memory_maintain(b)
+        rep = c.memory.maintain(b)
         moved = "concepts/archive/" + fade.rsplit("/", 1)[1]
         assert rep.archived == [moved] and rep.dangling == []
         assert f"target: /{moved}" in (b / keep).read_text()
@@ -69,7 +69,7 @@ def test_relations_follow_an_archived_concept_and_dangling_ones_are_always_repor
         kept.write_text(kept.read_text().replace(f"target: /{moved}",
                                                  "target: /concepts/active/gone.md"))
         for _ in range(2):
-            assert c.memory_maintain(b).dangling == [
+            assert c.memory.maintain(b).dangling == [
                 {"from": keep, "to": "concepts/active/gone.md"}]
         c.index([b])
         warned = _codes(c.validate([b]), "W-relation")

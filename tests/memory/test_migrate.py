@@ -50,7 +50,7 @@ def test_import_generated_graph(tmp_path: Path, suffix: str) -> None:
         YAML(typ="safe").dump(g, src)
     bundle = tmp_path / "mem"
     with Cairn(load_config(db=tmp_path / "i.db")) as cairn:
-        rep = cairn.memory_import_graph(bundle, src)
+        rep = cairn.memory.import_graph(bundle, src)
         assert rep.concepts == 301
         assert rep.relations == good_links + 1  # "causes" imported as related
         reasons = {(u["id"], u["reason"]) for u in rep.unmapped}
@@ -63,11 +63,11 @@ def test_import_generated_graph(tmp_path: Path, suffix: str) -> None:
         assert e.title == "Topic 5" and e.meta["attributes"] == {"weight": 5}
         assert e.meta["node_type"] == "Insight" and e.tags == ["group5"]
         # the relations are graph edges once indexed
-        stats = cairn.graph_stats()
+        stats = cairn.graph.stats()
         assert stats["edges"] >= good_links
         diags = cairn.validate([bundle])
         assert not [d for d in diags if d["severity"] == "error"]
-        again = cairn.memory_import_graph(bundle, src)  # never overwrites
+        again = cairn.memory.import_graph(bundle, src)  # never overwrites
         assert again.concepts == 0 and len(again.unmapped) >= 301
 
 
@@ -80,7 +80,7 @@ def test_import_keeps_pinned_and_reports_a_non_boolean(tmp_path: Path) -> None:
     ], "links": []}))
     bundle = tmp_path / "mem"
     with Cairn(load_config(db=tmp_path / "i.db")) as cairn:
-        rep = cairn.memory_import_graph(bundle, src)
+        rep = cairn.memory.import_graph(bundle, src)
         b = MemoryBundle(bundle, Backups(tmp_path / "b"))
         assert b.read(concept_path("keep")).meta["pinned"] is True
         assert b.read(concept_path("plain")).meta["pinned"] is False
@@ -91,7 +91,7 @@ def test_import_keeps_pinned_and_reports_a_non_boolean(tmp_path: Path) -> None:
         assert "pinned" not in b.read(concept_path("keep")).meta.get("attributes", {})
         # a pinned concept never decays
         for _ in range(9):
-            cairn.memory_maintain(bundle)
+            cairn.memory.maintain(bundle)
         assert (bundle / concept_path("keep")).is_file()
         assert not (bundle / concept_path("plain")).exists()
 

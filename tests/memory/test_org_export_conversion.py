@@ -93,8 +93,8 @@ def test_an_org_root_exports_with_nothing_lost_or_added(tmp_path: Path, kind: st
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
         out = tmp_path / "out"
-        c.export(kind, out, roots=[root])
-        res = c.compare_export(root, kind=kind, exported=out)
+        c.export.write(kind, out, roots=[root])
+        res = c.export.compare(root, kind=kind, exported=out)
     assert res["same"], (res["missing"], res["extra"])
     assert res["exceptions"] == {DRAWER_LINK: 1}  # the :REFERENCES: drawer's link
     assert "https://example.org/ref" in next(out.rglob("garden.md")).read_text()

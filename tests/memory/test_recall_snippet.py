@@ -17,11 +17,11 @@ LONG = "Backups " + "run nightly and copy the database offsite " * 6 + "before d
 def test_recall_snippet_does_not_repeat(tmp_path: Path) -> None:
     bundle = tmp_path / "mem"
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
-        c.memory_remember(bundle, TEXT, tags=["deploy"])
-        c.memory_remember(bundle, LONG, tags=["backup"])  # description cut with "…"
-        hits = c.memory_recall(bundle, "staging cluster", record=False).hits
+        c.memory.remember(bundle, TEXT, tags=["deploy"])
+        c.memory.remember(bundle, LONG, tags=["backup"])  # description cut with "…"
+        hits = c.memory.recall(bundle, "staging cluster", record=False).hits
         assert hits and hits[0].snippet.count("Rollbacks use helm") == 1, hits[0].snippet
-        hits = c.memory_recall(bundle, "database offsite", record=False).hits
+        hits = c.memory.recall(bundle, "database offsite", record=False).hits
         assert hits and hits[0].snippet.count("Backups run nightly") == 1, hits[0].snippet
 
 

@@ -1,4 +1,4 @@
-"""``Cairn.memory_remember(timestamp=...)``: a memory of a past event carries the time
+"""``Cairn.memory.remember(timestamp=...)``: a memory of a past event carries the time
 it happened (its file name and its ``timestamp``), and a timestamp that is not a date
 is refused before anything is written."""
 
@@ -16,7 +16,7 @@ from cairn.memory.bundle import MemoryError_
 def test_a_remembered_past_event_keeps_its_time(tmp_path: Path) -> None:
     bundle = tmp_path / "mem"
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
-        rec = c.memory_remember(
+        rec = c.memory.remember(
             bundle, "Caroline went to the LGBTQ support group.", timestamp="2023-05-08T13:56:00Z"
         )
         assert rec.timestamp == "2023-05-08T13:56:00Z"
@@ -25,7 +25,7 @@ def test_a_remembered_past_event_keeps_its_time(tmp_path: Path) -> None:
         assert "timestamp: '2023-05-08T13:56:00Z'" in text or (
             "timestamp: 2023-05-08T13:56:00Z" in text
         ), text
-        hits = c.memory_recall(bundle, "support group", record=False).hits
+        hits = c.memory.recall(bundle, "support group", record=False).hits
         assert [h.path for h in hits] == [rec.path]
 
 
@@ -35,6 +35,6 @@ def test_a_timestamp_that_is_not_a_date_is_refused(tmp_path: Path) -> None:
         Cairn(load_config(db=tmp_path / "i.db")) as c,
         pytest.raises(MemoryError_, match="not an ISO 8601"),
     ):
-        c.memory_remember(bundle, "Something happened.", timestamp="last Saturday")
+        c.memory.remember(bundle, "Something happened.", timestamp="last Saturday")
     active = bundle / "memories" / "active"
     assert not active.exists() or not list(active.iterdir())

@@ -34,7 +34,7 @@ names = sorted(topics)
 with Cairn(load_config(db=db)) as c:
     for i in range(25):
         t = names[i % len(names)]
-        c.memory_remember(bundle, f"{{topics[t]}} (agent {{agent}}, event {{i}})",
+        c.memory.remember(bundle, f"{{topics[t]}} (agent {{agent}}, event {{i}})",
                           tags=[t, "agent-" + agent],
                           memory_type="INSIGHT" if i % 4 == 0 else "FACT")
 """
@@ -74,7 +74,7 @@ def test_memory_scenario(tmp_path: Path) -> None:
     db = tmp_path / "index.db"
     cairn = Cairn(load_config(db=db))
     # the bundle exists (and is registered) before the agents start
-    cairn.memory_remember(bundle, TOPICS["build"] + " (seed)", tags=["build"])
+    cairn.memory.remember(bundle, TOPICS["build"] + " (seed)", tags=["build"])
     _git(bundle, "init", "-q")
     _commit(bundle)
 
@@ -101,11 +101,11 @@ def test_memory_scenario(tmp_path: Path) -> None:
     _commit(bundle)
 
     # 2. consolidate: every memory becomes a source of a concept
-    res, change = cairn.memory_consolidate(bundle)
+    res, change = cairn.memory.consolidate(bundle)
     assert len(res.subsumed) == 51 and not list((bundle / "memories/active").glob("*.md"))
     assert len(res.created) == len(TOPICS)
     assert _status(bundle) == set(change.touched) | {"log.md"}
-    rep = cairn.memory_maintain(bundle, decay=False)
+    rep = cairn.memory.maintain(bundle, decay=False)
     assert rep.unsourced == [] and rep.missing_sources == [] and rep.pending == 0
     assert rep.integrity == []
     _validate(db)
@@ -117,24 +117,24 @@ def test_memory_scenario(tmp_path: Path) -> None:
         text = p.read_text()
         tag = next(t for t in TOPICS if f"- {t}\n" in text)
         by_tag[tag] = f"concepts/active/{p.name}"
-    got = cairn.memory_recall(bundle, "green tea morning")
+    got = cairn.memory.recall(bundle, "green tea morning")
     assert got.hits[0].path == by_tag["tea"] and got.recorded >= 1
-    cairn.memory_recall(bundle, "green tea standup")
+    cairn.memory.recall(bundle, "green tea standup")
     assert _status(bundle) == set()
 
     # 4. relations and truth maintenance: deploy depends_on build, backup depends_on
     #    deploy; superseding build supersedes both (transitively); a cycle is reported
-    cairn.memory_relate(bundle, by_tag["deploy"], "depends_on", by_tag["build"])
-    cairn.memory_relate(bundle, by_tag["backup"], "depends_on", by_tag["deploy"])
-    cairn.memory_relate(bundle, by_tag["oncall"], "related", by_tag["tea"], confidence=0.8)
+    cairn.memory.relate(bundle, by_tag["deploy"], "depends_on", by_tag["build"])
+    cairn.memory.relate(bundle, by_tag["backup"], "depends_on", by_tag["deploy"])
+    cairn.memory.relate(bundle, by_tag["oncall"], "related", by_tag["tea"], confidence=0.8)
     assert _status(bundle) == {by_tag["deploy"], by_tag["backup"], by_tag["oncall"], "log.md"}
     _commit(bundle)
-    expanded = cairn.memory_recall(bundle, "oncall rotation Monday", record=False)
+    expanded = cairn.memory.recall(bundle, "oncall rotation Monday", record=False)
     assert any(h.path == by_tag["tea"] and h.via for h in expanded.hits)
-    cairn.memory_supersede(bundle, by_tag["build"])
-    cairn.memory_pin(bundle, by_tag["oncall"])
+    cairn.memory.supersede(bundle, by_tag["build"])
+    cairn.memory.pin(bundle, by_tag["oncall"])
     _commit(bundle)
-    rep = cairn.memory_maintain(bundle)
+    rep = cairn.memory.maintain(bundle)
     assert sorted(rep.superseded) == sorted([by_tag["deploy"], by_tag["backup"]])
     assert rep.recalled[by_tag["tea"]] == 2  # two recalls (others may have come along)
     assert all(c["concept"] not in rep.recalled for c in rep.decayed)
@@ -147,7 +147,7 @@ def test_memory_scenario(tmp_path: Path) -> None:
     # 5. decay cycles until the tea concept is archived (pinned oncall never decays)
     archived: list[str] = []
     for _ in range(10):
-        rep = cairn.memory_maintain(bundle)
+        rep = cairn.memory.maintain(bundle)
         assert _status(bundle) == set(rep.changed)
         _commit(bundle)
         if rep.archived:
@@ -164,7 +164,7 @@ def test_memory_scenario(tmp_path: Path) -> None:
     # 6. tamper with one memory by hand: verify names it
     victim = sorted((bundle / "memories/subsumed").glob("*.md"))[7]
     victim.write_text(victim.read_text().rstrip("\n") + " (edited by hand)\n")
-    ver = cairn.memory_verify(bundle)
+    ver = cairn.memory.verify(bundle)
     assert not ver.ok and [p.path for p in ver.problems] == [
         f"memories/subsumed/{victim.name}"
     ]

@@ -22,9 +22,9 @@ def _verify(db: Path, bundle: Path) -> tuple[int, dict[str, object]]:
 def test_a_deleted_memory_is_reported(tmp_path: Path) -> None:
     bundle, db = tmp_path / "mem", tmp_path / "i.db"
     with Cairn(load_config(db=db)) as c:
-        c.memory_remember(bundle, "Alice leads the payments team", tags=["team"])
-        c.memory_consolidate(bundle, embed=False, llm=False)
-        pending = c.memory_remember(bundle, "The build needs Python 3.12", tags=["build"])
+        c.memory.remember(bundle, "Alice leads the payments team", tags=["team"])
+        c.memory.consolidate(bundle, embed=False, llm=False)
+        pending = c.memory.remember(bundle, "The build needs Python 3.12", tags=["build"])
     assert _verify(db, bundle)[0] == 0
     (subsumed,) = bundle.glob("memories/subsumed/*.md")
     (concept,) = bundle.glob("concepts/active/*.md")

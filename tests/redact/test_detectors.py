@@ -166,7 +166,7 @@ def test_config_on_ingest(tmp_path: Path) -> None:
 
 
 def test_modes_per_format() -> None:
-    from cairn.app.redact import mode_for
+    from cairn.redact.service import mode_for
 
     chat = Document("c.json", "chatgpt", "T", ())
     note = _doc("x")
@@ -177,7 +177,7 @@ def test_modes_per_format() -> None:
 
 
 def test_chat_formats_are_masked_by_default() -> None:
-    from cairn.app.redact import mode_for
+    from cairn.redact.service import mode_for
 
     for fmt in ("chat", "chatgpt", "claude", "gemini"):
         assert mode_for(Document("c.json", fmt, "T", ()), {}) == "mask"

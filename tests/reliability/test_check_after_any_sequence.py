@@ -54,7 +54,7 @@ def _index(w: _World, c: Cairn) -> None:
 
 
 def _enrich(w: _World, c: Cairn) -> None:
-    assert c.enrich(relations=False).enriched == 3
+    assert c.enrich.run(relations=False).enriched == 3
 
 
 def _enrich_two_at_once(w: _World, c: Cairn) -> None:
@@ -63,7 +63,7 @@ def _enrich_two_at_once(w: _World, c: Cairn) -> None:
     def one() -> None:
         try:
             with w.open() as other:
-                other.enrich(relations=False, wait=None)  # the second waits its turn
+                other.enrich.run(relations=False, wait=None)  # the second waits its turn
         except BaseException as exc:  # reported below
             errors.append(exc)
 
@@ -76,25 +76,25 @@ def _enrich_two_at_once(w: _World, c: Cairn) -> None:
 
 
 def _remember(w: _World, c: Cairn) -> None:
-    c.memory_remember(w.bundle, "The build needs Python 3.12 on the runner", tags=["build"])
-    c.memory_remember(w.bundle, "Deploys happen on Tuesdays after the release review",
+    c.memory.remember(w.bundle, "The build needs Python 3.12 on the runner", tags=["build"])
+    c.memory.remember(w.bundle, "Deploys happen on Tuesdays after the release review",
                       tags=["deploy"])
 
 
 def _recall(w: _World, c: Cairn) -> None:
-    c.memory_recall(w.bundle, "build python")
+    c.memory.recall(w.bundle, "build python")
 
 
 def _consolidate(w: _World, c: Cairn) -> None:
-    c.memory_consolidate(w.bundle, embed=False, llm=False)
+    c.memory.consolidate(w.bundle, embed=False, llm=False)
 
 
 def _dream(w: _World, c: Cairn) -> None:
-    c.dream()
+    c.maintain.run()
 
 
 def _dream_apply(w: _World, c: Cairn) -> None:
-    c.dream(apply=True)
+    c.maintain.run(apply=True)
 
 
 Step = Callable[[_World, Cairn], None]

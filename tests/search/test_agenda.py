@@ -1,4 +1,4 @@
-"""``Cairn.agenda`` and ``cairn agenda`` against a hand-made Org file with known dates
+"""``cairn.agenda.days`` and ``cairn agenda`` against a hand-made Org file with known dates
 and a fixed today (Wednesday 2024-03-06)."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cairn, Pat
 
 
 def rows(c: Cairn, **kw: object) -> dict[str, list[tuple[str, str, int]]]:
-    a = c.agenda(today="2024-03-06", **kw)  # type: ignore[arg-type]
+    a = c.agenda.days(today="2024-03-06", **kw)  # type: ignore[arg-type]
     return {d.date: [(i.kind, i.title, i.days) for i in d.items] for d in a.agenda}
 
 
@@ -94,9 +94,9 @@ def test_repeaters_expand_across_a_month(setup: tuple[Cairn, Path]) -> None:
 def test_bad_arguments_are_errors(setup: tuple[Cairn, Path]) -> None:
     c, _ = setup
     with pytest.raises(QueryError):
-        c.agenda(days=0)
+        c.agenda.days(days=0)
     with pytest.raises(QueryError, match="YYYY-MM-DD"):
-        c.agenda(start="March")
+        c.agenda.days(start="March")
 
 
 def test_the_cli_prints_text_and_json(setup: tuple[Cairn, Path], cli: Callable[..., Any]) -> None:
@@ -145,7 +145,7 @@ def test_tag_and_file_filters_narrow_the_agenda(tmp_path: Path, cli: Callable[..
         c.index([root])
 
         def titles(**kw: object) -> list[str]:
-            a = c.agenda(today="2024-03-06", start="2024-03-07", days=1, **kw)  # type: ignore[arg-type]
+            a = c.agenda.days(today="2024-03-06", start="2024-03-07", days=1, **kw)  # type: ignore[arg-type]
             return sorted(i.title for d in a.agenda for i in d.items)
 
         everything = ["Fix fence", "Home chore", "Ship release", "Untagged errand"]

@@ -39,7 +39,7 @@ def test_show_an_anchored_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         with pytest.raises(NotFound):
             c.show("absent.md#^x")
         # the link [[note#^para-2]] resolves to the same unit
-        back = c.backlinks(view.unit.document_id)
+        back = c.show(view.unit.document_id).backlinks
         assert [b.resolved_unit_id for b in back] == [view.unit.id]
 
 
@@ -92,7 +92,7 @@ def test_a_block_is_an_anchor_with_its_lines_and_text(
         assert (table.block.line_start, table.block.line_end) == (11, 13)
         assert c.show("reading.md:8").block is None  # type: ignore[union-attr]
         # both links resolve to the section's unit, and their backlinks name the blocks
-        back = c.backlinks(view.unit.document_id)
+        back = c.show(view.unit.document_id).backlinks
         assert {(b.anchor, b.resolved_unit_id) for b in back} == {
             ("^seeds", view.unit.id), ("^sowing", view.unit.id)}
 

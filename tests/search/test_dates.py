@@ -439,7 +439,7 @@ def test_vimgrep_files_and_fields_layouts(cairn: Cairn, cli: Callable[..., Any])
     csv_default = _cli(cli, cairn, "todo:NEXT", "--format", "csv").splitlines()
     assert csv_default[0] == "rank,title,path,line" and csv_default[1].endswith(",6")
     with pytest.raises(QueryError, match="unknown field"):
-        cairn.hit_fields([], "title,bogus")
+        cairn.fields.columns([], "title,bogus")
 
 
 def test_a_long_run_of_ties_stays_ordered() -> None:

@@ -88,7 +88,7 @@ def test_searches_with_a_filter_are_unchanged(cairn: Cairn, static: Embedder, mo
                                               query: str, monkeypatch: pytest.MonkeyPatch
                                               ) -> None:
     import cairn.search.dense as dense
-    from cairn.interfaces.serialize import to_data
+    from cairn.model.serialize import to_data
     from cairn.search.service import SearchService
 
     def run() -> list[object]:

@@ -54,9 +54,9 @@ QUERIES = ("alpha", "beta text", "東京", "html", "full width", "file", "Cplusp
 def answers(cairn: Any, root: str) -> dict[str, Any]:
     """What the index answers (graph and keyword search), with ``root`` written as
     ``<root>`` (JSON-ready)."""
-    from cairn.interfaces.serialize import to_data
+    from cairn.model.serialize import to_data
 
-    g = cairn.graph
+    g = cairn.graph.service
     es = cairn.store.edges
     out: dict[str, Any] = {}
     units = [n for n in es.node_ids() if not n.startswith("stub:")]

@@ -42,9 +42,9 @@ def test_enrichment_on_postgres_matches_sqlite(tmp_path: Path, pg_url: str) -> N
         try:
             for c in (lite, pg):
                 c.index([chats])
-                rep = c.enrich()
+                rep = c.enrich.run()
                 assert rep.answered == 3 and rep.insights == 9, rep
-                assert c.enrich().requests == 0
+                assert c.enrich.run().requests == 0
             assert lite.store.enrichments.counts() == pg.store.enrichments.counts()
             q = "version control"
             hits_l = {(h.kind, h.title) for h in lite.search(q, mode="keyword").hits}
@@ -83,7 +83,7 @@ def test_enrich_again_leaves_both_backends_sound_and_repair_mends_a_stray_row(
             with Cairn(conf, store=store) as c:
                 c.index([chats])
                 for _ in range(3):
-                    c.enrich(relations=False)
+                    c.enrich.run(relations=False)
                     assert c.check() == []
                 assert c.repair() == []  # nothing to mend
                 rowid = c.store.db.execute("SELECT max(rowid) FROM units").fetchone()[0] + 1000

@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from cairn.app import Cairn
-from cairn.app.terms import count_phrase
 from cairn.config import load_config
 from cairn.errors import QueryError
+from cairn.fields.terms import count_phrase
 from cairn.interfaces.cli import app
 
 
@@ -69,7 +69,7 @@ def db(tmp_path: Path) -> Path:
 
 def test_counts_per_document_and_month(db: Path) -> None:
     with Cairn(load_config(db=db), create=False) as c:
-        r = c.terms("Vector Database")
+        r = c.fields.terms("Vector Database")
     assert r.term == "vector database"
     assert (r.total, r.conversations, r.notes) == (5, 2, 1)
     assert r.months == {"2024-01": 3, "2024-02": 1, "2024-03": 1}
@@ -123,7 +123,7 @@ def test_count_phrase() -> None:
 
 def test_a_term_without_a_word_is_refused(db: Path) -> None:
     with Cairn(load_config(db=db), create=False) as c, pytest.raises(QueryError):
-        c.terms("?!")
+        c.fields.terms("?!")
 
 
 def test_titles_and_outlines_count_once_where_they_are_written(tmp_path: Path) -> None:
@@ -141,7 +141,7 @@ def test_titles_and_outlines_count_once_where_they_are_written(tmp_path: Path) -
     )
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([chats, notes], embed=False)
-        r = c.terms("kelp")
+        r = c.fields.terms("kelp")
     by_title = {d.title: d for d in r.documents}
     # the conversation: its title once (the preamble) and one message; not once per
     # message through their outline paths

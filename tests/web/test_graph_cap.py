@@ -52,7 +52,7 @@ def test_a_large_neighbourhood_is_cut_to_the_nearest_best_connected_nodes(
     srv, vault = hub
     center = doc_id(vault, "hub.md")
     with Cairn(load_config(db=vault.db), create=False) as c:
-        full = json.loads(c.export_graph("cytoscape", around=center, hops=2))
+        full = json.loads(c.graph.export("cytoscape", around=center, hops=2))
     assert len(full["elements"]["nodes"]) > 220
     url = f"{srv.url}/ui/graph.json?node={urllib.parse.quote(center)}&hops=2"
     with urllib.request.urlopen(url, timeout=60) as r:

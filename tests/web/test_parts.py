@@ -33,7 +33,7 @@ def open_cairn(vault: Vault) -> Cairn:
 # --- facets --------------------------------------------------------------------------
 def test_facet_counts_match_the_candidates(vault: Vault) -> None:
     with open_cairn(vault) as c:
-        facets = c.facets("tomatoes OR garden", mode="keyword")
+        facets = c.fields.facets("tomatoes OR garden", mode="keyword")
         ids = c.semantic.candidates("tomatoes OR garden", mode="keyword", limit=200)
         assert facets.candidates == len(ids) > 0
         units = [c.store.unit(i) for i in ids]
@@ -64,7 +64,7 @@ def test_facet_counts_refuse_an_unknown_field_and_count_nothing_for_no_ids(
         with pytest.raises(QueryError, match="unknown facet field"):
             c.store.facet_counts(["x"], ["colour"])
         assert c.store.facet_counts([], ["tag"]) == {"tag": {}}
-        assert c.facets("").candidates >= 0
+        assert c.fields.facets("").candidates >= 0
 
 
 def test_search_page_shows_facets_that_add_and_remove_filters(server: Serve) -> None:
@@ -143,7 +143,7 @@ def test_unknown_conversations_and_note_documents_are_404(server: Serve, vault: 
     with open_cairn(vault) as c:
         doc = c.show(str(vault.folder / "projects" / "garden.org")).document  # type: ignore[union-attr]
         with pytest.raises(NotFound):
-            c.conversation(doc.id)
+            c.conversations.thread(doc.id)
     assert get(server, "/conversation/" + urllib.parse.quote(doc.id))[0] == 404
 
 

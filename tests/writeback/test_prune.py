@@ -105,12 +105,12 @@ def test_memory_decay_prunes_what_it_backs_up(tmp_path: Path) -> None:
     with Cairn(Config(db_path=tmp_path / "i.db", backup_keep_per_file=2)) as c:
         for text, tag in (("The build needs Python 3.12 on the runner", "build"),
                           ("Deploys happen on Tuesdays after the release review", "deploy")):
-            c.memory_remember(bundle, text, tags=[tag])
-        c.memory_consolidate(bundle)
+            c.memory.remember(bundle, text, tags=[tag])
+        c.memory.consolidate(bundle)
         touched = 0
         for _ in range(5):
-            touched += len(c.memory_maintain(bundle).changed)
-        every = c.backup_list()
+            touched += len(c.memory.maintain(bundle).changed)
+        every = c.maintain.list_backups()
         assert touched > 4 and every  # decay rewrote concepts, each backed up first
         per_file: dict[Path, int] = {}
         for b in every:

@@ -20,40 +20,34 @@ import datetime
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from cairn.app.agenda import AgendaMixin
+from cairn.app import services
 from cairn.app.background import BackgroundIndexMixin
-from cairn.app.conversations import ConversationsMixin, reading_order
 from cairn.app.doors import DoorsMixin
-from cairn.app.dream import DreamMixin
 from cairn.app.embedding import EmbeddingMixin
-from cairn.app.enrich import EnrichMixin
 from cairn.app.evaluate import EvaluateMixin
-from cairn.app.export import ExportMixin
-from cairn.app.facets import FacetsMixin
 from cairn.app.fast_profile import FastProfileMixin, fast_embed
-from cairn.app.fields import FieldsMixin
-from cairn.app.graph import GraphMixin
 from cairn.app.live import LiveMixin
-from cairn.app.memory import MemoryMixin
-from cairn.app.redact import RedactMixin
-from cairn.app.reliability import ReliabilityMixin, Wait
+from cairn.app.reliability import ReliabilityMixin
+from cairn.app.roots import add_roots as register_roots
 from cairn.app.storage import StorageMixin
-from cairn.app.terms import TermsMixin
 from cairn.config import Config, in_file, load_config
+from cairn.conversations import reading_order
 from cairn.embed.base import Embedder
 from cairn.embed.registry import EmbedConfig
 from cairn.errors import CairnError, ConfigError, NotFound, QueryError
+from cairn.formats import note_formats
 from cairn.formats.types import RootTypes, load_root_types
-from cairn.globs import check_globs
 from cairn.model import (
     EmbedStep,
     Run,
     SourceRoot,
 )
+from cairn.model.reliability import Wait
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
 from cairn.sources import is_within
 from cairn.store import Store, open_store, open_url
@@ -62,18 +56,26 @@ from cairn.store.lock import WriterLock
 # Loaded when a method needs them (a keyword search needs none of them: start-up time
 # of a new `cairn search` process, see bench/startup.py).
 if TYPE_CHECKING:
+    from cairn.agenda.service import AgendaService
+    from cairn.conversations.service import ConversationService
+    from cairn.enrich.service import EnrichService
+    from cairn.export.service import ExportService
+    from cairn.fields.service import FieldsService
+    from cairn.graph.queries import GraphQueries
     from cairn.graph.service import GraphService
     from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
     from cairn.ingest.pipeline import Indexer, Progress
+    from cairn.maintain.service import MaintainService
+    from cairn.memory.service import MemoryService
+    from cairn.redact.service import RedactService
 
-__all__ = ["Cairn", "reading_order"]
+__all__ = ["Cairn", "note_formats", "reading_order"]
 
 
-class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin,
-            FacetsMixin, ConversationsMixin, LiveMixin, StorageMixin, AgendaMixin,
-            FieldsMixin, RedactMixin, TermsMixin, MemoryMixin, ExportMixin, EvaluateMixin,
-            EnrichMixin, BackgroundIndexMixin, FastProfileMixin):
+
+class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixin, EvaluateMixin,
+            BackgroundIndexMixin, FastProfileMixin):
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -136,7 +138,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             semantic,
             embedder=UNSET if embedder is None else embedder,
             types=self.types.merged,
-            graph_factory=lambda: self.graph,
+            graph_factory=lambda: self.graph_service,
         )
         self.last_embed: EmbedStep | None = None
         self._last_indexer: Indexer | None = None
@@ -146,8 +148,62 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             else _embed_signature(self.semantic.config.embed)
         )
 
+    @cached_property
+    def agenda(self) -> AgendaService:
+        """The agenda, day by day (:mod:`cairn.agenda.service`)."""
+        return services.agenda(self)
+
+    @cached_property
+    def conversations(self) -> ConversationService:
+        """The conversations of the index's chat exports (:mod:`cairn.conversations`)."""
+        return services.conversations(self)
+
+    @cached_property
+    def enrich(self) -> EnrichService:
+        """Summaries, insights and relations of conversations by the ``[enrich]`` model
+        (:mod:`cairn.enrich.service`)."""
+        return services.enrich(self)
+
+    @cached_property
+    def memory(self) -> MemoryService:
+        """Agent memory on OKF bundles (:mod:`cairn.memory.service`)."""
+        return services.memory(self)
+
+    @cached_property
+    def maintain(self) -> MaintainService:
+        """The dream cycle, backups and restore (:mod:`cairn.maintain.service`)."""
+        return services.maintain(self)
+
+    @cached_property
+    def fields(self) -> FieldsService:
+        """Facets of a search, hits as table columns, a term across the index
+        (:mod:`cairn.fields.service`)."""
+        return services.fields(self)
+
+    @cached_property
+    def redact(self) -> RedactService:
+        """The ingest hook's redaction, what doors show of a file, the scan
+        (:mod:`cairn.redact.service`)."""
+        return services.redact(self)
+
+    @cached_property
+    def export(self) -> ExportService:
+        """Export as an OKF bundle, an Obsidian vault or JSON, and the round trip
+        (:mod:`cairn.export.service`)."""
+        return services.export(self)
+
+    @cached_property
+    def graph(self) -> GraphQueries:
+        """The graph as doors ask it, brought up to date before each read
+        (:mod:`cairn.graph.queries`)."""
+        return services.graph(self)
+
+    def _fresh_graph(self) -> GraphService:
+        """The graph service, brought up to date first if the index changed."""
+        return self.graph.fresh()
+
     @property
-    def graph(self) -> GraphService:
+    def graph_service(self) -> GraphService:
         """The graph service over this store, built on first use (a keyword search
         never needs it, so a new process does not import the graph builders)."""
         if self._graph is None:
@@ -165,8 +221,9 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
                     )
         return self._graph
 
-    @graph.setter
-    def graph(self, value: GraphService) -> None:
+    @graph_service.setter
+    def graph_service(self, value: GraphService) -> None:
+        """Use this graph service (its settings) instead of the configured one."""
         self._graph = value
 
     def _load_types(self) -> RootTypes:
@@ -181,7 +238,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         self.types = self._load_types()
         self.semantic.set_types(self.types.merged)
         if self._graph is not None:  # else it is built with these types
-            self.graph.set_types(self.types.merged)
+            self.graph_service.set_types(self.types.merged)
         return self.types
 
     @classmethod
@@ -241,66 +298,11 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         """Register folders as source roots (a file registers its folder, limited to it).
 
         Raises:
-            CairnError: a path does not exist.
+            CairnError: a path does not exist, or would nest roots.
             ConfigError: a glob is unusable (:func:`cairn.globs.glob_problem`);
                 nothing is registered.
         """
-        from cairn.ingest.pipeline import make_root
-
-        check_globs(include, exclude)
-        roots: list[SourceRoot] = []
-        for p in paths:
-            path = Path(p).expanduser()
-            if not path.exists():
-                raise CairnError(f"{path}: no such file or folder")
-            if path.is_file():
-                real = path.resolve()
-                covering = [
-                    r for r in self.store.roots() if Path(r.path) in real.parents and not r.include
-                ]
-                if covering:  # already inside a registered folder: index that one
-                    roots.append(covering[0])
-                    continue
-                root = make_root(path.parent, (*include, path.name), exclude)
-                known = {r.id: r for r in self.store.roots()}
-                if root.id in known and known[root.id].include:
-                    merged = tuple(dict.fromkeys((*known[root.id].include, path.name)))
-                    root = SourceRoot(root.id, root.path, merged, root.exclude)
-            else:
-                root = make_root(path, include, exclude)
-            self._refuse_nesting(root)
-            self.store.upsert_root(root)
-            roots.append(root)
-        return roots
-
-    def _refuse_nesting(self, root: SourceRoot) -> None:
-        """A folder inside (or around) a registered one would index files twice. A root
-        limited to named files (an export registered by its file) holds only those
-        files: folders beside it or inside its folder are no overlap."""
-        new = Path(root.path)
-        for r in self.store.roots():
-            old = Path(r.path)
-            if r.id == root.id or _holds_only_files(root):
-                continue
-            if _holds_only_files(r):
-                if new in old.parents:  # the new folder holds the registered files
-                    raise CairnError(
-                        f"{new} holds the registered file(s) {', '.join(r.include)} of "
-                        f"{old}; remove that root first with `cairn roots --remove {old}` "
-                        "so no file is indexed twice"
-                    )
-                continue
-            if old in new.parents:
-                raise CairnError(
-                    f"{new} is inside the registered folder {old}; run `cairn index {old}` "
-                    "(use --include/--exclude to narrow it), or remove that folder first "
-                    "with `cairn roots --remove`"
-                )
-            if new in old.parents:
-                raise CairnError(
-                    f"{new} holds the registered folder {old}; remove it first with "
-                    f"`cairn roots --remove {old}` so no file is indexed twice"
-                )
+        return register_roots(self.store, paths, include=include, exclude=exclude)
 
     def index(
         self,
@@ -467,8 +469,8 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             config_hash=self.config.fingerprint(),
             parse_options=self._parse_options(),
             limits=self.limits,
-            redact=self.redactor(),
-            scrub=self.message_scrubber(),
+            redact=self.redact.redactor(),
+            scrub=self.redact.message_scrubber(),
         )
         return self._last_indexer
 
@@ -481,14 +483,14 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         run = complete_run(
             self.store,
             run,
-            self.graph,
+            self.graph_service,
             settings,
             embed=embed,
             progress=embed_progress,
             relinked=bool(indexer is not None and indexer.relinked),
         )
         self.last_embed = run.embedding
-        self._enrich_refresh()  # enrichment units and llm edges a re-index dropped
+        self.enrich.refresh()  # enrichment units and llm edges a re-index dropped
         self._record_waiting()  # for a server, or the next search, to take
         return run
 
@@ -522,7 +524,7 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
         for r in self.store.roots():
             if r.path == real:
                 n = self.store.remove_root(r.id)
-                self.graph.update()
+                self.graph_service.update()
                 return n
         raise NotFound(f"{real}: not a registered source root")
 
@@ -582,12 +584,6 @@ class Cairn(DreamMixin, GraphMixin, DoorsMixin, EmbeddingMixin, ReliabilityMixin
             rerank=rerank,
         )
         return self._with_waiting(result, mode)  # a partly embedded index says so
-
-
-def _holds_only_files(root: SourceRoot) -> bool:
-    """Whether a root is limited to files named outright (``include`` of plain names,
-    as registering an export file makes it), not to globs or folders."""
-    return bool(root.include) and all(not any(ch in p for ch in "*?[]/") for p in root.include)
 
 
 def _embed_signature(config: EmbedConfig) -> str:

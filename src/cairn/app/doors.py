@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from cairn.app.conversations import reading_order
 from cairn.app.lookups import LookupsMixin
+from cairn.conversations import reading_order
 from cairn.errors import NotFound, QueryError
 from cairn.sources import is_within
 

@@ -14,8 +14,9 @@ import dataclasses
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from cairn.app.reliability import ReliabilityMixin, Wait
+from cairn.app.reliability import ReliabilityMixin
 from cairn.model import EmbedStep
+from cairn.model.reliability import Wait
 
 if TYPE_CHECKING:
     from cairn.ingest.chunking import ChunkConfig

@@ -29,11 +29,11 @@ from cairn.errors import CairnError
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-    from cairn.app.reliability import Wait
     from cairn.config import Config
     from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
     from cairn.model import EmbedStep
+    from cairn.model.reliability import Wait
 
 FAST = "fast"
 """The ``[embed] provider`` of the fast profile."""

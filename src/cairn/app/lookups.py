@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cairn import model
-from cairn.app.conversations import reading_order
 from cairn.app.parts import Parts
+from cairn.conversations import reading_order
 from cairn.errors import NotFound
 from cairn.sources import is_within
 
 if TYPE_CHECKING:
     from cairn.model import (
-        Backlink,
         DocumentView,
         ShowView,
         StoredDocument,
@@ -143,11 +142,6 @@ class LookupsMixin(Parts):
         what = f"block {anchor}" if anchor.startswith("^") else f"heading {anchor!r}"
         raise NotFound(f"{rel}: no {what}")
 
-    def backlinks(self, document_id: str) -> list[Backlink]:
-        """Links from anywhere in the index that resolve to this document (or one of
-        its units), by source path and line."""
-        return self.store.backlinks(document_id)
-
     def _document_view(self, d: StoredDocument) -> DocumentView:
         units = reading_order(self.store.units_of(d.id))
         return model.DocumentView(
@@ -182,7 +176,7 @@ class LookupsMixin(Parts):
                     rel = Path(os.path.realpath(cand)).relative_to(os.path.realpath(rp))
                 except ValueError:  # cannot name it: shown as redaction shows any file
                     rel = Path(cand.name)
-                return self._shown_text(r.id, rel.as_posix(), text)
+                return self.redact.shown_text(r.id, rel.as_posix(), text)
         raise NotFound(f"{p}: not a file inside a registered source root")
 
     # --- status -----------------------------------------------------------------------

@@ -9,6 +9,7 @@ if TYPE_CHECKING:  # type-only: a keyword search loads no graph builders or pars
     from cairn.config import Config
     from cairn.formats.types import RootTypes
     from cairn.graph.service import GraphService
+    from cairn.redact.service import RedactService
     from cairn.search.service import SearchService
     from cairn.store import Store
     from cairn.store.lock import WriterLock
@@ -19,16 +20,22 @@ class Parts:
 
     config: Config
     store: Store
-    graph: GraphService
     semantic: SearchService
     types: RootTypes
     writer_lock: WriterLock
     _index_running: int
     _graph_refresh: threading.Lock
 
+    @property
+    def graph_service(self) -> GraphService:
+        """The graph service (built on first use)."""
+        raise NotImplementedError
+
+    @property
+    def redact(self) -> RedactService:
+        """The redaction service (:mod:`cairn.redact.service`)."""
+        raise NotImplementedError
+
     def _load_types(self) -> RootTypes:
         raise NotImplementedError
 
-    def _shown_text(self, root_id: str, relpath: str, text: str) -> str:
-        """A file's text as doors show it (redaction: :mod:`cairn.app.redact`)."""
-        raise NotImplementedError

@@ -8,11 +8,12 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from cairn.app.parts import Parts
 from cairn.errors import CairnError
 from cairn.model import Failure, Run, SourceRoot
+from cairn.model.reliability import Wait
 
 if TYPE_CHECKING:
     from cairn.graph.service import GraphService
@@ -21,9 +22,6 @@ if TYPE_CHECKING:
     from cairn.model import AppliedChanges, IndexSnapshot
     from cairn.store.lock import WriterLock
 
-Wait = float | None | Literal["config"]
-"""How long a writer waits for another one: seconds, ``None`` (as long as it takes) or
-``"config"`` (``[index] wait``, default ``0``: do not wait)."""
 
 
 class ReliabilityMixin(Parts):

@@ -7,7 +7,7 @@ Modules: :mod:`.settings` (``[enrich]``), :mod:`.providers` (OpenAI-compatible a
 Anthropic over HTTP), :mod:`.prompts` (prompts, schemas, the conversation text),
 :mod:`.schema` (JSON parsing and validation), :mod:`.pipeline` (cache, retries,
 checkpoints), :mod:`.tags` (the controlled vocabulary). The composition with the index
-is :mod:`cairn.app.enrich`.
+is :mod:`cairn.enrich.service`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 or by the model, validated, retried once when bad, and stored at once.
 
 Every text a task sends passes through the ``redact`` function the pipeline is built
-with (there is no way to build one without it): :class:`cairn.app.enrich.EnrichMixin`
+with (there is no way to build one without it): :class:`cairn.enrich.service.EnrichService`
 passes :class:`cairn.redact.Masker`, whatever ``[redact] on_ingest`` says.
 
 The cache key is (kind, model, prompt version, content hash); a reply is stored the

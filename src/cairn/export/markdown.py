@@ -1,6 +1,6 @@
 """Markdown bodies rewritten for an OKF export, so that the export, re-indexed, gives the
 same units, links and edges as the original (the round trip of
-:meth:`cairn.app.Cairn.compare_export`).
+:meth:`cairn.export.service.ExportService.compare`).
 
 * **Obsidian syntax → OKF Markdown** (:func:`obsidian_to_okf`): OKF reads standard
   Markdown only, so what cairn's Markdown parser reads as Obsidian syntax is written

@@ -1,4 +1,4 @@
-"""What a round trip must keep (:meth:`cairn.app.Cairn.compare_export`): the units,
+"""What a round trip must keep (:meth:`cairn.export.service.ExportService.compare`): the units,
 links and declared edges of a root and of the index of its export, keyed by document
 title (ids differ between two indexes).
 

@@ -15,7 +15,7 @@ as an ISO date or date-time when that says all of it (no repeater, warning or ra
 active for ``scheduled``/``deadline``, inactive for ``closed``, as Org writes them),
 else as the Org timestamp itself (``deadline:: <2024-03-05 Tue +1w -2d>``), so nothing
 is lost. :func:`org_tasks` and :func:`markdown_tasks` read the same facts back from
-either side for :meth:`cairn.app.Cairn.compare_export`.
+either side for :meth:`cairn.export.service.ExportService.compare`.
 """
 
 from __future__ import annotations

@@ -54,12 +54,24 @@ class Format:
         module: module holding ``parse`` (text) or ``parse_file`` (file) and optionally
             ``sniff(head: bytes) -> bool``; imported lazily.
         kind: ``"text"`` or ``"file"``.
+        documents: the ``Document.format`` values its documents carry (default: its
+            ``name``; a chat export yields ``chatgpt``, ``claude``, ``gemini``).
+        conversation: its documents are conversations (messages), not notes.
+        lined: its units are line ranges of a text file (a chat export is JSON).
     """
 
     name: str
     extensions: tuple[str, ...]
     module: str
     kind: str = "text"
+    documents: tuple[str, ...] = ()
+    conversation: bool = False
+    lined: bool = True
+
+    @property
+    def document_formats(self) -> tuple[str, ...]:
+        """The ``Document.format`` values this format's documents carry."""
+        return self.documents or (self.name,)
 
     def text_parser(self) -> TextParser:
         """Import and return the module's ``parse`` function."""
@@ -82,15 +94,33 @@ FORMATS: tuple[Format, ...] = (
     Format("org", (".org",), "cairn.formats.org"),
     # before markdown: a .md (or .html) file with user and assistant role markers is a
     # chat transcript (see cairn.formats.transcript); any other .md is a note
-    Format("transcript", (".md", ".markdown", ".html", ".htm"), "cairn.formats.transcript"),
+    Format("transcript", (".md", ".markdown", ".html", ".htm"), "cairn.formats.transcript",
+           documents=("chat",), conversation=True, lined=False),
     Format("markdown", (".md", ".markdown", ".mdown", ".mkd"), "cairn.formats.markdown"),
     Format("text", (".txt", ".text"), "cairn.formats.text"),
-    Format("chats", (".json", ".zip"), "cairn.formats.chats", kind="file"),
+    Format("chats", (".json", ".zip"), "cairn.formats.chats", kind="file",
+           documents=("chatgpt", "claude", "gemini"), conversation=True, lined=False),
 )
 
 OKF = Format("okf", (), "cairn.formats.okf")
 """Markdown files inside an OKF bundle folder (see :func:`cairn.formats.okf.is_bundle`);
 chosen by the pipeline for files under a bundle, never by extension."""
+
+
+def conversation_formats() -> frozenset[str]:
+    """The ``Document.format`` values of conversations (chat exports, transcripts)."""
+    return frozenset(d for f in (*FORMATS, OKF) if f.conversation for d in f.document_formats)
+
+
+def note_formats() -> frozenset[str]:
+    """The ``Document.format`` values of notes: one file, one document (Org, Markdown,
+    OKF, plain text)."""
+    return frozenset(d for f in (*FORMATS, OKF) if not f.conversation for d in f.document_formats)
+
+
+def lined_formats() -> frozenset[str]:
+    """The ``Document.format`` values whose units are line ranges of a text file."""
+    return frozenset(d for f in (*FORMATS, OKF) if f.lined for d in f.document_formats)
 
 
 def by_name(name: str) -> Format | None:

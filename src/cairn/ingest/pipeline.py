@@ -67,10 +67,10 @@ class Indexer:
         workers: processes that parse files side by side on a large run (default: the
             usable CPUs, ``CAIRN_WORKERS``; ``1``: parse in this process).
         limits: per-file limits and the deletion guard (``[index]``).
-        redact: the redaction hook (:meth:`cairn.app.redact.RedactMixin.redactor`):
+        redact: the redaction hook (:meth:`cairn.redact.service.RedactService.redactor`):
             every parsed document passes through it before it is stored.
         scrub: what the text of every failure and warning passes through before it
-            is stored or returned (:meth:`cairn.app.redact.RedactMixin.message_scrubber`):
+            is stored or returned (:meth:`cairn.redact.service.RedactService.message_scrubber`):
             a parser's message may quote what it read, such as a conversation's title.
     """
 

@@ -214,7 +214,7 @@ class WarmServer:
     def answer(self, line: bytes) -> bytes:
         """The answer to one request line (see the module docstring); never raises."""
         from cairn.errors import CairnError
-        from cairn.interfaces.serialize import to_data
+        from cairn.model.serialize import to_data
 
         try:
             req = json.loads(line.decode("utf-8"))
@@ -397,7 +397,7 @@ class RemoteResult:
 
 
 def hit_from_data(data: Mapping[str, Any]) -> Any:
-    """The :class:`cairn.model.Hit` whose :func:`cairn.interfaces.serialize.to_data` is
+    """The :class:`cairn.model.Hit` whose :func:`cairn.model.serialize.to_data` is
     ``data`` (tuples and timestamps rebuilt).
 
     Raises:

@@ -8,5 +8,5 @@ pin, forget, relate, supersede, verify), :mod:`.maintain` (the maintenance cycle
 :mod:`.recall` (bundle hits with relation expansion), :mod:`.migrate` (node-link
 import), :mod:`.similarity` (embedding similarity, the proposer hook and its checks),
 :mod:`.propose` (clusters proposed by a language model).
-:class:`cairn.app.memory.MemoryMixin` composes them with indexing and search.
+:class:`cairn.memory.service.MemoryService` composes them with indexing and search.
 """

@@ -4,7 +4,7 @@ operations), maintenance :mod:`cairn.memory.maintain`.
 
 Each takes a :class:`MemoryBundle` whose lock the caller holds, writes through it and
 returns a typed result; indexing what changed is the caller's job
-(:class:`cairn.app.memory.MemoryMixin`).
+(:class:`cairn.memory.service.MemoryService`).
 """
 
 from __future__ import annotations

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from cairn.model.core import Run
+
+Wait = float | None | Literal["config"]
+"""How long a writer waits for another one: seconds, ``None`` (as long as it takes) or
+``"config"`` (``[index] wait``, default ``0``: do not wait)."""
 
 
 @dataclass(frozen=True, slots=True)

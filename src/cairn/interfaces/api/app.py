@@ -1,7 +1,7 @@
 """The HTTP API: FastAPI routes over one :class:`cairn.app.Cairn`, versioned under ``/v1``.
 
 Each route calls one ``Cairn`` method and returns its result through
-:func:`cairn.interfaces.serialize.to_data`: ``POST /v1/search`` answers exactly what
+:func:`cairn.model.serialize.to_data`: ``POST /v1/search`` answers exactly what
 ``cairn search --json`` prints. Every request first passes :class:`Guard` (Host and
 Origin allowlist, bearer token, body and query size limits) and is logged and counted
 (:mod:`.observe`); an unexpected error answers ``{"error": "internal server error",
@@ -43,8 +43,8 @@ from cairn.interfaces.api.models import (
 )
 from cairn.interfaces.api.observe import Metrics, log, log_request, now
 from cairn.interfaces.api.security import Policy
-from cairn.interfaces.serialize import to_data
 from cairn.model import DocumentView, UnitView
+from cairn.model.serialize import to_data
 
 ADMIN_PREFIXES = ("/v1/index",)
 """Routes that change the index: they always need the token."""
@@ -294,7 +294,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         limit: Annotated[int, Query(ge=1, le=500, description="At most this many")] = 100,
     ) -> JSONResponse:
         """Nodes within ``hops`` of a node: ``cairn graph neighbors --json``."""
-        return JSONResponse(to_data(cairn.neighbors(
+        return JSONResponse(to_data(cairn.graph.neighbors(
             cairn.confine(node), hops=hops, relations=relations, direction=direction,
             limit=limit)))
 
@@ -305,7 +305,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
                                         "document")] = False,
     ) -> JSONResponse:
         """Who links to a node: ``cairn graph backlinks --json``."""
-        return JSONResponse(to_data(cairn.backlinks_of(cairn.confine(node),
+        return JSONResponse(to_data(cairn.graph.backlinks(cairn.confine(node),
                                                        include_internal=internal)))
 
     @api.get("/v1/graph/path", response_model=Data, responses=ERRORS, tags=["graph"])
@@ -316,7 +316,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         max_hops: Annotated[int, Query(ge=1, le=12, description="Longest path tried")] = 6,
     ) -> JSONResponse:
         """A shortest path between two nodes: ``cairn graph path --json``."""
-        return JSONResponse(to_data(cairn.graph_path(
+        return JSONResponse(to_data(cairn.graph.path(
             cairn.confine(source), cairn.confine(target),
             direction="out" if directed else "both", max_hops=max_hops)))
 
@@ -327,7 +327,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         hops: Annotated[int, Query(ge=1, le=3, description="How far around")] = 1,
     ) -> JSONResponse:
         """The subgraph around a node as node-link JSON: ``cairn graph export --around``."""
-        text = cairn.export_graph("json", around=cairn.confine(node), hops=hops,
+        text = cairn.graph.export("json", around=cairn.confine(node), hops=hops,
                                   relations=relations)
         return JSONResponse(json.loads(text))
 

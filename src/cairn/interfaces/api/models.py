@@ -1,6 +1,6 @@
 """The HTTP API's request models and its documented response shapes (OpenAPI).
 
-Responses are built by :func:`cairn.interfaces.serialize.to_data` — the same JSON as
+Responses are built by :func:`cairn.model.serialize.to_data` — the same JSON as
 ``cairn … --json`` — and these models only describe them: :class:`HitOut` lists every
 field of :class:`cairn.model.Hit` (a test keeps them equal).
 """

@@ -29,7 +29,7 @@ log = logging.getLogger("cairn.http")
 def _masked(record: logging.LogRecord) -> bool:
     """Every line of the log with its secrets and personal data masked: a traceback
     may quote what a note or a request held."""
-    from cairn.app.redact import mask_text
+    from cairn.app.results import mask_text
 
     text = record.getMessage()
     masked = mask_text(text)

@@ -5,7 +5,7 @@ One module per command group, each with ``register(app)``: :mod:`.index`,
 :mod:`.graph` (``cairn graph …``), :mod:`.evaluate` (``eval``), :mod:`.serve` (the HTTP
 API) and :mod:`.mcp_server` (``cairn mcp``); :mod:`._common` holds
 the shared options, consoles, opening of the index and error output, and JSON goes
-through :mod:`cairn.interfaces.serialize`. The Typer application is :mod:`._app`
+through :mod:`cairn.model.serialize`. The Typer application is :mod:`._app`
 (``cairn.interfaces.cli.app``, loaded on first use). No command module imports this one.
 
 Start-up: a plain ``cairn search`` is parsed by :mod:`._fast` and printed by

@@ -7,7 +7,7 @@ One module per command group, each with ``register(app)``: :mod:`.index`,
 :mod:`.graph` (``cairn graph …``), :mod:`.evaluate` (``eval``), :mod:`.serve` (the HTTP
 API) and :mod:`.mcp_server` (``cairn mcp``); :mod:`._common` holds
 the shared options, consoles, opening of the index and error output, and JSON goes
-through :mod:`cairn.interfaces.serialize`. No command module imports this one.
+through :mod:`cairn.model.serialize`. No command module imports this one.
 
 Every command takes ``--json`` and then prints exactly one JSON document on stdout.
 Errors print ``error: <reason>`` on stderr and exit with status 2 (or 1 for

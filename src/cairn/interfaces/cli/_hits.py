@@ -92,8 +92,8 @@ def run_search(
             # a PostgreSQL index is named by its URL without the password
             where = cairn.store.path if cairn.config.db_url else str(cairn.config.db_path)
             if fields:
-                rows = cairn.hit_fields(res.hits, fields)
-            positions = cairn.hit_positions(res.hits, text) if fmt == "vimgrep" else []
+                rows = cairn.fields.columns(res.hits, fields)
+            positions = cairn.fields.positions(res.hits, text) if fmt == "vimgrep" else []
     except CairnError as exc:
         return error(exc, as_json)
     if rows is not None and fields:

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from cairn.interfaces.serialize import to_json
+from cairn.model.serialize import to_json
 
 if TYPE_CHECKING:
     from cairn.app import Cairn
@@ -98,7 +98,7 @@ err = Printer(stderr=True)
 
 
 def emit_json(data: object) -> None:
-    """Print ``data`` (typed results allowed, see :mod:`cairn.interfaces.serialize`)
+    """Print ``data`` (typed results allowed, see :mod:`cairn.model.serialize`)
     as one JSON document on standard output."""
     sys.stdout.write(to_json(data) + "\n")
 

@@ -1,5 +1,5 @@
 """``cairn agenda``: deadlines, scheduled items and timestamps of every Org file, day
-by day (:meth:`cairn.app.Cairn.agenda`)."""
+by day (:meth:`cairn.agenda.service.AgendaService.days`)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def agenda(
     """
     try:
         with common.open_cairn(db) as cairn:
-            result = cairn.agenda(days=days, start=start, tags=tags or (), files=files or ())
+            result = cairn.agenda.days(days=days, start=start, tags=tags or (), files=files or ())
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

@@ -1,7 +1,7 @@
 """``cairn dream``: the maintenance report (stale, broken, orphans, thin, duplicates,
 entities, contradictions, integrity, tags) and, with ``--apply``, its fixes.
 
-Thin: one call of :meth:`cairn.app.Cairn.dream`; Markdown for people, one JSON
+Thin: one call of :meth:`cairn.maintain.service.MaintainService.run`; Markdown for people, one JSON
 document with ``--json``. Mount with :func:`register`.
 """
 
@@ -76,7 +76,7 @@ def dream(
     try:
         with common.open_cairn(db) as cairn:
             err.print("[dim]dream: checking the index…[/dim]")
-            run = cairn.dream(only=only or None, apply=apply, dry_run=dry_run,
+            run = cairn.maintain.run(only=only or None, apply=apply, dry_run=dry_run,
                               fix_kinds=fix or None, today=day, proposed=proposed)
     except CairnError as exc:
         raise fail(exc, as_json) from None

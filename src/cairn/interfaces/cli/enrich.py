@@ -1,6 +1,6 @@
 """``cairn enrich``: summaries, insights, tags and typed relations of conversations by
-the ``[enrich]`` model (calls :meth:`cairn.app.Cairn.enrich`); ``cairn enrich show``
-prints one conversation's (:meth:`cairn.app.Cairn.enrich_show`)."""
+the ``[enrich]`` model (calls :meth:`cairn.enrich.service.EnrichService.run`); ``cairn enrich show``
+prints one conversation's (:meth:`cairn.enrich.service.EnrichService.show`)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from rich.markup import escape
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 if TYPE_CHECKING:
-    from cairn.app.enrich import EnrichReport
+    from cairn.app.results import EnrichReport
 
 Estimate = Any
 """A :class:`cairn.enrich.Estimate` (interfaces import only ``app``)."""
@@ -120,7 +120,7 @@ def _run(dry_run: bool, limit: int | None, no_relations: bool, retry_invalid: bo
 
     try:
         with common.open_cairn(db) as cairn:
-            report = cairn.enrich(
+            report = cairn.enrich.run(
                 dry_run=dry_run, limit=limit, relations=not no_relations,
                 retry_invalid=retry_invalid, progress=_Progress(),
                 on_estimate=None if dry_run else estimate,
@@ -171,7 +171,7 @@ def show(
     """
     try:
         with common.open_cairn(db) as cairn:
-            got = cairn.enrich_show(ref)
+            got = cairn.enrich.show(ref)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

@@ -1,8 +1,8 @@
 """``cairn export okf|obsidian|json DEST`` and ``cairn export compare ROOT``: indexed
 knowledge written out as files, and the round-trip check.
 
-Thin: each command calls :meth:`cairn.app.Cairn.export` or
-:meth:`cairn.app.Cairn.compare_export`. Mount with :func:`register`.
+Thin: each command calls :meth:`cairn.export.service.ExportService.write` or
+:meth:`cairn.export.service.ExportService.compare`. Mount with :func:`register`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from rich.markup import escape
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 export_app = typer.Typer(
     name="export",
@@ -53,7 +53,7 @@ def _run(
 ) -> None:
     try:
         with common.open_cairn(db) as cairn:
-            rep = cairn.export(kind, dest, roots=root or None, query=query)
+            rep = cairn.export.write(kind, dest, roots=root or None, query=query)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
@@ -136,7 +136,7 @@ def compare(
         if kind not in ("okf", "obsidian"):
             raise CairnError(f"--kind {kind!r}: use okf or obsidian")
         with common.open_cairn(db) as cairn:
-            res = cairn.compare_export(root, kind=kind)
+            res = cairn.export.compare(root, kind=kind)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

@@ -1,8 +1,8 @@
 """``cairn graph …``: walk the knowledge graph from the command line.
 
 Thin: each command opens the index as every command does and calls one method of
-:class:`cairn.app.Cairn` (``neighbors``, ``backlinks_of``, ``graph_path``, ``orphans``,
-``graph_stats``, ``export_graph``), which brings the graph up to date first.
+:attr:`cairn.app.Cairn.graph` (``neighbors``, ``backlinks``, ``path``, ``orphans``,
+``stats``, ``export``), which brings the graph up to date first.
 A NODE is a unit id, a document id, a stub id, a unique id prefix or a file path
 (absolute, or relative to the current folder or to a source root), ``PATH:LINE`` for
 the heading at that line. Every command takes ``--json`` and then prints exactly one
@@ -74,7 +74,7 @@ def neighbors(
     """Nodes within N hops of NODE, with the edge that reached each."""
     try:
         with common.open_cairn(db) as cairn:
-            data = cairn.neighbors(
+            data = cairn.graph.neighbors(
                 node,
                 hops=hops,
                 relations=relation or None,
@@ -109,7 +109,7 @@ def backlinks(
     """Who links to NODE (the reverse view of declared edges)."""
     try:
         with common.open_cairn(db) as cairn:
-            data = cairn.backlinks_of(node, include_internal=internal)
+            data = cairn.graph.backlinks(node, include_internal=internal)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
@@ -140,7 +140,7 @@ def path(
     """A shortest path between two nodes."""
     try:
         with common.open_cairn(db) as cairn:
-            data = cairn.graph_path(
+            data = cairn.graph.path(
                 source,
                 target,
                 relations=relation or None,
@@ -173,7 +173,7 @@ def orphans(db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Notes with no link in or out."""
     try:
         with common.open_cairn(db) as cairn:
-            data = cairn.orphans()
+            data = cairn.graph.orphans()
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
@@ -200,7 +200,7 @@ def unresolved(db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """
     try:
         with common.open_cairn(db) as cairn:
-            data = cairn.unresolved_links()
+            data = cairn.maintain.unresolved_links()
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
@@ -221,7 +221,7 @@ def stats(origin: OriginOpt = None, db: DbOpt = None, as_json: JsonOpt = False) 
     """
     try:
         with common.open_cairn(db) as cairn:
-            data = cairn.graph_stats(origins=origin or None)
+            data = cairn.graph.stats(origins=origin or None)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
@@ -263,7 +263,7 @@ def export(
     """
     try:
         with common.open_cairn(db) as cairn:
-            text = cairn.export_graph(
+            text = cairn.graph.export(
                 fmt,
                 around=around,
                 hops=hops,

@@ -11,8 +11,8 @@ from rich.markup import escape
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out, plural
-from cairn.interfaces.serialize import to_data
 from cairn.model import EmbedStep, Run
+from cairn.model.serialize import to_data
 
 if TYPE_CHECKING:
     from cairn.app import Cairn

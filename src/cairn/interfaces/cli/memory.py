@@ -19,7 +19,7 @@ from rich.markup import escape
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 if TYPE_CHECKING:
     from cairn.app import Cairn
@@ -95,7 +95,7 @@ def remember(
     tag_list = [t.strip() for raw in tags or [] for t in raw.split(",") if t.strip()]
     try:
         with common.open_cairn(db, create=True) as cairn:
-            rec = cairn.memory_remember(
+            rec = cairn.memory.remember(
                 bundle, text, memory_type=memory_type, scope=scope, tags=tag_list, title=title
             )
     except CairnError as exc:
@@ -121,7 +121,7 @@ def recall(
     """
     try:
         with common.open_cairn(db) as cairn:
-            res = cairn.memory_recall(bundle, query, limit=limit, mode=mode, expand=not no_expand)
+            res = cairn.memory.recall(bundle, query, limit=limit, mode=mode, expand=not no_expand)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
@@ -160,7 +160,7 @@ def consolidate(
     """
     try:
         with common.open_cairn(db, create=True) as cairn:
-            res, change = cairn.memory_consolidate(
+            res, change = cairn.memory.consolidate(
                 bundle, dry_run=dry_run, threshold=threshold, llm=llm
             )
     except CairnError as exc:
@@ -197,7 +197,7 @@ def maintain(
     """
     try:
         with common.open_cairn(db, create=True) as cairn:
-            rep = cairn.memory_maintain(bundle, dry_run=dry_run, decay=not no_decay)
+            rep = cairn.memory.maintain(bundle, dry_run=dry_run, decay=not no_decay)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
@@ -239,7 +239,7 @@ def pin(
     as_json: JsonOpt = False,
 ) -> None:
     """Pin a concept so it never decays (or --off to unpin)."""
-    _change(db, as_json, lambda cairn: cairn.memory_pin(bundle, concept, pinned=not off))
+    _change(db, as_json, lambda cairn: cairn.memory.pin(bundle, concept, pinned=not off))
 
 
 @memory_app.command()
@@ -250,7 +250,7 @@ def forget(
     as_json: JsonOpt = False,
 ) -> None:
     """Move a memory or concept to its archive folder (never deletes)."""
-    _change(db, as_json, lambda cairn: cairn.memory_forget(bundle, name))
+    _change(db, as_json, lambda cairn: cairn.memory.forget(bundle, name))
 
 
 @memory_app.command()
@@ -266,7 +266,7 @@ def relate(
     as_json: JsonOpt = False,
 ) -> None:
     """Add a typed relation between two concepts."""
-    _change(db, as_json, lambda cairn: cairn.memory_relate(
+    _change(db, as_json, lambda cairn: cairn.memory.relate(
         bundle, source, relation, target, confidence=confidence))
 
 
@@ -281,7 +281,7 @@ def supersede(
 
     The next maintain supersedes what depends_on it.
     """
-    _change(db, as_json, lambda cairn: cairn.memory_supersede(bundle, concept))
+    _change(db, as_json, lambda cairn: cairn.memory.supersede(bundle, concept))
 
 
 @memory_app.command()
@@ -293,7 +293,7 @@ def verify(bundle: BundleOpt, db: DbOpt = None, as_json: JsonOpt = False) -> Non
     """
     try:
         with common.open_cairn(db, create=True) as cairn:
-            rep = cairn.memory_verify(bundle)
+            rep = cairn.memory.verify(bundle)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
@@ -320,7 +320,7 @@ def import_graph(
     """
     try:
         with common.open_cairn(db, create=True) as cairn:
-            rep = cairn.memory_import_graph(bundle, graph_file, dry_run=dry_run)
+            rep = cairn.memory.import_graph(bundle, graph_file, dry_run=dry_run)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

@@ -1,5 +1,6 @@
 """``cairn redact scan``: secrets and personal data in files (calls
-:meth:`cairn.app.Cairn.redact_scan`, or :func:`cairn.app.redact.scan_paths` for paths
+:meth:`cairn.redact.service.RedactService.scan`, or
+:func:`cairn.redact.service.scan_paths` for paths
 given outside any index). Prints file, line, kind and a masked preview — never a value."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from rich.markup import escape
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 redact_app = typer.Typer(
     help=(
@@ -60,12 +61,12 @@ def scan(
     """
     try:
         if paths:
-            from cairn.app.redact import scan_paths
+            from cairn.app.results import scan_paths
 
             report = scan_paths(paths, progress=_Progress())
         else:
             with common.open_cairn(db) as cairn:
-                report = cairn.redact_scan(progress=_Progress())
+                report = cairn.redact.scan(progress=_Progress())
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

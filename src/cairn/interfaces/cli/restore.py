@@ -1,6 +1,6 @@
 """``cairn restore``: put back bytes that safe write-back kept (every file cairn ever
-changed is backed up first). Thin: :meth:`cairn.app.Cairn.restore` and
-:meth:`cairn.app.Cairn.backup_list`. Mount with :func:`register`."""
+changed is backed up first). Thin: :meth:`cairn.maintain.service.MaintainService.restore` and
+:meth:`~cairn.maintain.service.MaintainService.list_backups`. Mount with :func:`register`."""
 
 from __future__ import annotations
 
@@ -51,26 +51,27 @@ def restore(
     try:
         with common.open_cairn(db) as cairn:
             if prune:
-                pruned = cairn.backup_prune(dry_run=dry_run)
+                pruned = cairn.maintain.prune_backups(dry_run=dry_run)
                 if as_json:
                     emit_json({"removed": [b.id for b in pruned.removed], "kept": pruned.kept,
                                "freed_bytes": pruned.freed_bytes, "dry_run": pruned.dry_run})
                     return
                 verb = "would remove" if dry_run else "removed"
                 out.print(f"{verb} {len(pruned.removed)} backups ({pruned.freed_bytes} bytes), "
-                          f"kept {pruned.kept} in {cairn.backups.folder}", markup=False)
+                          f"kept {pruned.kept} in {cairn.maintain.backups.folder}", markup=False)
                 return
             if list_:
-                backups = cairn.backup_list(path)
+                backups = cairn.maintain.list_backups(path)
                 if as_json:
                     emit_json([{"id": b.id, "path": str(b.path), "sha256": b.sha256,
                                 "time": b.time, "reason": b.reason} for b in backups])
                     return
                 for b in backups:
                     out.print(f"{b.id}  {b.path}  {b.reason}", markup=False)
-                out.print(f"{len(backups)} backups in {cairn.backups.folder}", markup=False)
+                folder = cairn.maintain.backups.folder
+                out.print(f"{len(backups)} backups in {folder}", markup=False)
                 return
-            result = cairn.restore(backup_id)
+            result = cairn.maintain.restore(backup_id)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

@@ -105,7 +105,7 @@ def _watching(enabled: bool, cairn: Cairn) -> Iterator[None]:
 def _dreaming(cairn: Cairn, db: Path | None) -> Iterator[None]:
     """With ``[dream] schedule_minutes`` > 0: a thread with its own ``Cairn`` on the
     same index runs the dream report on that schedule for as long as the server runs."""
-    minutes = cairn.dream_settings.schedule_minutes
+    minutes = cairn.maintain.settings.schedule_minutes
     if minutes <= 0:
         yield
         return
@@ -114,7 +114,7 @@ def _dreaming(cairn: Cairn, db: Path | None) -> Iterator[None]:
     def loop() -> None:
         try:
             with common.open_cairn(db) as own:
-                own.dream_every(
+                own.maintain.every(
                     stop,
                     on_report=lambda r: err.print(
                         f"cairn: dream report {r.id}: {len(r.findings)} findings", markup=False),

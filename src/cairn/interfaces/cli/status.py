@@ -17,7 +17,7 @@ import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out
 from cairn.interfaces.cli._plain import quote_path
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 
 def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:

@@ -12,7 +12,7 @@ from rich.markup import escape
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 store_app = typer.Typer(
     help="The index's storage: copy it between SQLite and PostgreSQL.",

@@ -1,5 +1,5 @@
 """``cairn terms TERM``: a term across every conversation and note, with counts per
-month (calls :meth:`cairn.app.Cairn.terms`)."""
+month (calls :meth:`cairn.fields.service.FieldsService.terms`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from rich.table import Table
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 
 def terms(
@@ -33,7 +33,7 @@ def terms(
     """
     try:
         with common.open_cairn(db) as cairn:
-            result = cairn.terms(" ".join(term), include_alternates=alternates)
+            result = cairn.fields.terms(" ".join(term), include_alternates=alternates)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

@@ -14,7 +14,7 @@ from rich.markup import escape
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, err, fail, out
-from cairn.interfaces.serialize import to_data, to_json
+from cairn.model.serialize import to_data, to_json
 
 
 def emit_json(data: object) -> None:

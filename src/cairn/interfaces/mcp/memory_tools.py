@@ -1,5 +1,5 @@
 """The agent-memory tools of the MCP server: remember, recall, consolidate, maintain,
-pin, forget, relate, supersede and verify on a memory bundle (one ``Cairn.memory_*``
+pin, forget, relate, supersede and verify on a memory bundle (one ``cairn.memory.*``
 call each). They change files (or, for recall, the access log), so they are listed only
 when writes are enabled; the bundle must lie inside a registered folder
 (:meth:`Cairn.inside_roots`)."""
@@ -16,7 +16,7 @@ from pydantic import Field
 
 from cairn.app import Cairn
 from cairn.errors import CairnError
-from cairn.interfaces.serialize import to_data
+from cairn.model.serialize import to_data
 
 
 @contextmanager
@@ -51,7 +51,7 @@ def memory_tools(cairn: Cairn, lock: threading.Lock) -> list[Callable[..., dict[
     ) -> dict[str, Any]:
         """Write a layer-1 memory (sealed) into the bundle and index it at once."""
         with _tool_errors(), lock:
-            return dict(to_data(cairn.memory_remember(
+            return dict(to_data(cairn.memory.remember(
                 where(bundle), text, memory_type=memory_type, scope=scope, tags=tags)))
 
     def memory_recall(
@@ -62,7 +62,7 @@ def memory_tools(cairn: Cairn, lock: threading.Lock) -> list[Callable[..., dict[
         """Search the bundle's concepts and unconsolidated memories, follow concept
         relations one hop, and record the recall (Hebbian decay counts it)."""
         with _tool_errors():
-            return dict(to_data(cairn.memory_recall(where(bundle), query, limit=limit)))
+            return dict(to_data(cairn.memory.recall(where(bundle), query, limit=limit)))
 
     def memory_consolidate(
         bundle: Bundle,
@@ -71,7 +71,7 @@ def memory_tools(cairn: Cairn, lock: threading.Lock) -> list[Callable[..., dict[
         """Turn new memories into concepts (merged into similar ones) and move them to
         memories/subsumed/."""
         with _tool_errors(), lock:
-            res, change = cairn.memory_consolidate(where(bundle), dry_run=dry_run)
+            res, change = cairn.memory.consolidate(where(bundle), dry_run=dry_run)
             return {**to_data(res), "dry_run": dry_run, "diffs": list(change.diffs)}
 
     def memory_maintain(
@@ -80,19 +80,19 @@ def memory_tools(cairn: Cairn, lock: threading.Lock) -> list[Callable[..., dict[
     ) -> dict[str, Any]:
         """One maintenance cycle: seals, symmetry, truth maintenance, Hebbian decay."""
         with _tool_errors(), lock:
-            return dict(to_data(cairn.memory_maintain(where(bundle), dry_run=dry_run)))
+            return dict(to_data(cairn.memory.maintain(where(bundle), dry_run=dry_run)))
 
     def memory_pin(bundle: Bundle, concept: Name,
                    pinned: Annotated[bool, Field(description="False: unpin")] = True
                    ) -> dict[str, Any]:
         """Pin a concept so it never decays (or unpin it)."""
         with _tool_errors(), lock:
-            return dict(to_data(cairn.memory_pin(where(bundle), concept, pinned=pinned)))
+            return dict(to_data(cairn.memory.pin(where(bundle), concept, pinned=pinned)))
 
     def memory_forget(bundle: Bundle, name: Name) -> dict[str, Any]:
         """Move a memory or concept to its archive folder (never deletes)."""
         with _tool_errors(), lock:
-            return dict(to_data(cairn.memory_forget(where(bundle), name)))
+            return dict(to_data(cairn.memory.forget(where(bundle), name)))
 
     def memory_relate(
         bundle: Bundle, source: Name,
@@ -103,19 +103,19 @@ def memory_tools(cairn: Cairn, lock: threading.Lock) -> list[Callable[..., dict[
     ) -> dict[str, Any]:
         """Add a typed relation between two concepts."""
         with _tool_errors(), lock:
-            return dict(to_data(cairn.memory_relate(
+            return dict(to_data(cairn.memory.relate(
                 where(bundle), source, relation, target, confidence=confidence)))
 
     def memory_supersede(bundle: Bundle, concept: Name) -> dict[str, Any]:
         """Mark a concept superseded; the next maintenance supersedes its dependants."""
         with _tool_errors(), lock:
-            return dict(to_data(cairn.memory_supersede(where(bundle), concept)))
+            return dict(to_data(cairn.memory.supersede(where(bundle), concept)))
 
     def memory_verify(bundle: Bundle) -> dict[str, Any]:
         """Recompute every memory's seal and check the bundle: name files changed
         outside cairn, memories in two folders or gone, a write left half done."""
         with _tool_errors():
-            rep = cairn.memory_verify(where(bundle))
+            rep = cairn.memory.verify(where(bundle))
             return {**to_data(rep), "ok": rep.ok}
 
     return [

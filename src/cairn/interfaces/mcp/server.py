@@ -1,7 +1,7 @@
 """The MCP server: one registry of tools over :class:`cairn.app.Cairn`, and resources.
 
 Every tool calls the ``Cairn`` method it is named after and serialises the typed result
-with :func:`cairn.interfaces.serialize.to_data`, so a hit is the same here as in
+with :func:`cairn.model.serialize.to_data`, so a hit is the same here as in
 ``cairn search --json`` and the HTTP API. Results that quote note text carry
 ``notice`` (:data:`cairn.model.UNTRUSTED_NOTICE`) and, where they quote units or
 documents, ``provenance`` (file, line span, content hash per item): an agent can tell
@@ -31,8 +31,8 @@ from pydantic import Field
 
 from cairn.app import Cairn
 from cairn.errors import CairnError, NotFound
-from cairn.interfaces.serialize import to_data, to_json
 from cairn.model import UNTRUSTED_NOTICE, DocumentView, ShowView, UnitView
+from cairn.model.serialize import to_data, to_json
 
 INSTRUCTIONS = (
     "cairn searches the user's own plain-text notes (Org, Markdown, chat exports). Look "
@@ -162,7 +162,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         """Notes linked to a note within a few hops in the typed graph (links, headings,
         shared tags, declared relations), each with the edge that reached it."""
         with _tool_errors():
-            data = cairn.neighbors(cairn.confine(node), hops=hops, relations=relations,
+            data = cairn.graph.neighbors(cairn.confine(node), hops=hops, relations=relations,
                                    direction=direction, limit=limit)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 
@@ -174,7 +174,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
     ) -> dict[str, Any]:
         """Which notes link to this one, with the linking unit, file and line."""
         with _tool_errors():
-            data = cairn.backlinks_of(cairn.confine(node), include_internal=internal)
+            data = cairn.graph.backlinks(cairn.confine(node), include_internal=internal)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 
     def path(
@@ -187,7 +187,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
     ) -> dict[str, Any]:
         """A shortest chain of links between two notes (length null when there is none)."""
         with _tool_errors():
-            data = cairn.graph_path(cairn.confine(source), cairn.confine(target),
+            data = cairn.graph.path(cairn.confine(source), cairn.confine(target),
                                     direction="out" if directed else "both", max_hops=max_hops)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 
@@ -231,7 +231,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         with file, line, evidence and a proposed fix; new / persists / fixed since the
         last stored report (this look is not stored: it changes nothing)."""
         with _tool_errors():
-            report = cairn.dream(only=only, save=False).as_data()["report"]
+            report = cairn.maintain.run(only=only, save=False).as_data()["report"]
             return {**report, "notice": UNTRUSTED_NOTICE}
 
     def dream_apply(
@@ -250,7 +250,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         refused for a file changed since indexing, backed up: `cairn restore` undoes
         each). With dry_run (the default) only the diffs are returned."""
         with _tool_errors(), lock, cairn.indexing():
-            run = cairn.dream(only=only, fix_kinds=fix, apply=not dry_run, dry_run=dry_run,
+            run = cairn.maintain.run(only=only, fix_kinds=fix, apply=not dry_run, dry_run=dry_run,
                               proposed=proposed)
             return run.as_data()
     from cairn.interfaces.mcp.memory_tools import memory_tools

@@ -31,7 +31,7 @@ def mount_conversations(api: FastAPI, cairn: Cairn, page: PageFn) -> None:
     def conversations_page(
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     ) -> HTMLResponse:
-        docs = cairn.conversations(limit=200, offset=offset)
+        docs = cairn.conversations.list(limit=200, offset=offset)
         return page("conversations.html", docs=docs, offset=offset, more=len(docs) == 200)
 
     @api.get("/conversation/{id}", include_in_schema=False)
@@ -41,7 +41,7 @@ def mount_conversations(api: FastAPI, cairn: Cairn, page: PageFn) -> None:
         q: Annotated[str, Query(max_length=1000)] = "",
     ) -> HTMLResponse:
         try:
-            conv = cairn.conversation(id, alternates=alternates, query=q)
+            conv = cairn.conversations.thread(id, alternates=alternates, query=q)
         except CairnError as exc:
             return page("error.html", 404, message=str(exc))
         found = set(conv.matches)

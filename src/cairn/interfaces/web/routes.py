@@ -24,7 +24,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from cairn.app import Cairn
+from cairn.app import Cairn, note_formats
 from cairn.errors import CairnError, NotFound
 from cairn.interfaces.web.conversations import mount_conversations
 from cairn.interfaces.web.explain import explain_rows, facet_links
@@ -107,7 +107,7 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
         try:
             res = cairn.search(q, mode=mode or None, limit=HIT_LIMIT, explain=True,
                                expand=expand)
-            facets = cairn.facets(q, mode=mode or None)
+            facets = cairn.fields.facets(q, mode=mode or None)
         except CairnError as exc:
             return {**base, "error": str(exc)}
         hits = [{"hit": h, "snippet": Markup(highlight(h.snippet, h.highlights)),
@@ -162,7 +162,7 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
     @api.get("/ui/graph.json", include_in_schema=False)
     def graph_json(node: Annotated[str, Query(min_length=1, max_length=4096)],
                    hops: Annotated[int, Query(ge=1, le=3)] = 1) -> Response:
-        text = cairn.export_graph("cytoscape", around=cairn.confine(node), hops=hops)
+        text = cairn.graph.export("cytoscape", around=cairn.confine(node), hops=hops)
         capped = cap_graph(json.loads(text), node)
         return Response(json.dumps(capped), media_type="application/json", headers=HEADERS)
 
@@ -193,7 +193,7 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
 def doc_is_file(view: DocumentView) -> bool:
     """Whether the document's file is its source text (Markdown, Org, plain text), as
     opposed to one conversation of a chat export."""
-    return view.document.format in ("markdown", "org", "text", "okf")
+    return view.document.format in note_formats()
 
 
 def _trail(doc_title: str, outline: tuple[str, ...], title: str) -> list[str]:

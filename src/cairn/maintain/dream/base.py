@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from cairn.formats import note_formats
 from cairn.model import Document, LinkOccurrence, SourceRoot, StoredUnit
 from cairn.store import Store
 
@@ -180,7 +181,7 @@ class DreamContext:
     @property
     def notes(self) -> list[Document]:
         """The documents that are notes (chat conversations left out)."""
-        return [d for d in self.documents if d.format in ("org", "markdown", "okf", "text")]
+        return [d for d in self.documents if d.format in note_formats()]
 
     def document(self, doc_id: str) -> Document | None:
         """A checked document by id."""

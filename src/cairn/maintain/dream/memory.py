@@ -15,7 +15,7 @@ consumed) and reports what it found or would do:
   ``dangling`` relations to it in the evidence;
 - ``maintenance-due`` — one per bundle that a cycle would change: the counts, and the
   fix ``memory_maintain`` (``cairn dream --apply`` runs
-  :meth:`cairn.app.Cairn.memory_maintain` on the bundle; dry runs show its diffs).
+  :meth:`cairn.memory.service.MemoryService.maintain` on the bundle; dry runs show its diffs).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
-"""The agent-memory part of :class:`cairn.app.Cairn`: remember, recall, consolidate,
-maintain, pin, forget, relate, supersede, verify and graph import on an OKF memory
-bundle (see :mod:`cairn.memory`).
+"""``cairn.memory``: agent memory on OKF bundles — remember, recall, consolidate,
+maintain, pin, forget, relate, supersede, verify and graph import
+(:class:`MemoryService`; the bundle rules are in :mod:`cairn.memory`).
 
 Each operation takes the bundle's lock, writes through safe write-back (retrying from a
 fresh read when a file changed meanwhile), releases the lock and indexes exactly the
-files it touched with :meth:`Cairn.index_paths` (waiting for another writer of the
+files it touched with the index's ``index_paths`` (waiting for another writer of the
 index). The bundle is registered as a source root on first use when no registered root
 holds it.
 """
@@ -15,12 +15,13 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from cairn.app.parts import Parts
 from cairn.sources import is_within
 
 if TYPE_CHECKING:
+    from cairn.config import Config
+    from cairn.embed.base import Embedder
     from cairn.memory.bundle import MemoryBundle
     from cairn.memory.maintain import MaintainReport
     from cairn.memory.migrate import ImportReport
@@ -28,7 +29,8 @@ if TYPE_CHECKING:
     from cairn.memory.recall import RecallResult
     from cairn.memory.similarity import Proposer
     from cairn.memory.verify import SealProblem
-    from cairn.model import Run
+    from cairn.model import Hit, Run
+    from cairn.store import Store
 
 T = TypeVar("T")
 RETRIES = 8
@@ -66,18 +68,49 @@ class VerifyReport:
         return not self.problems
 
 
-class MemoryMixin(Parts):
-    """Agent memory on OKF bundles (see :mod:`cairn.memory`)."""
+Search = Callable[[str, "str | None", int], "Sequence[Hit]"]
+"""``search(query, mode, limit) -> hits``: the index's search."""
 
-    index_paths: Callable[..., Run]
-    index: Callable[..., Run]
+
+class MemoryService:
+    """Agent memory on the OKF bundles of one index.
+
+    Args:
+        store: the index.
+        config: the configuration (``backup_folder``, ``[enrich]``).
+        index: ``index(folders, wait=)``: index folders (registering them as roots).
+        index_paths: ``index_paths(files, wait=, allow_mass_delete=)``.
+        search: ``search(query, mode, limit) -> hits``.
+        embedder: the configured embedding model (``None``: none available).
+        prune_backups: drops backups past ``[backup]`` retention after a maintenance
+            cycle rewrote concepts.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        config: Config,
+        *,
+        index: Callable[..., Run],
+        index_paths: Callable[..., Run],
+        search: Search,
+        embedder: Callable[[], Embedder | None],
+        prune_backups: Callable[[], object],
+    ) -> None:
+        self._store = store
+        self._config = config
+        self._index = index
+        self._index_paths = index_paths
+        self._search = search
+        self._embedder = embedder
+        self._prune_backups = prune_backups
 
     def _memory_bundle(self, folder: str | os.PathLike[str], dry_run: bool = False) -> MemoryBundle:
         from cairn.memory.bundle import MemoryBundle
         from cairn.writeback import Backups
 
         return MemoryBundle(
-            Path(folder).expanduser(), Backups(self.config.backup_folder), dry_run=dry_run
+            Path(folder).expanduser(), Backups(self._config.backup_folder), dry_run=dry_run
         )
 
     def _memory_op(
@@ -118,25 +151,25 @@ class MemoryMixin(Parts):
         raise MemoryError_(f"{first.folder}: gave up after {RETRIES} write conflicts: {last}")
 
     def _memory_registered(self, folder: Path) -> bool:
-        return any(is_within(Path(r.path), folder) for r in self.store.roots())
+        return any(is_within(Path(r.path), folder) for r in self._store.roots())
 
     def _memory_index(self, bundle: MemoryBundle, registered: bool) -> None:
         """Index what the operation touched, ``log.md`` with it (kept small by
         :data:`cairn.memory.bundle.LOG_MAX_BYTES`, so this stays cheap), and the
         bundle's ``index.md``."""
         if not registered and not self._memory_registered(bundle.folder):
-            self.index([bundle.folder], wait=INDEX_WAIT)
+            self._index([bundle.folder], wait=INDEX_WAIT)
             return
         touched = [bundle.abs(r) for r in bundle.changes.touched()]
         made = [bundle.folder / n for n in ("index.md", "log.md")]
         if touched:
             # moves (active → subsumed) are this operation's own, not a vanished drive
-            self.index_paths(
+            self._index_paths(
                 list(dict.fromkeys([*made, *touched])), wait=INDEX_WAIT, allow_mass_delete=True
             )
 
     # --- operations ---------------------------------------------------------------
-    def memory_remember(
+    def remember(
         self,
         bundle: str | os.PathLike[str],
         text: str,
@@ -166,7 +199,7 @@ class MemoryMixin(Parts):
         )
         return rec
 
-    def memory_recall(
+    def recall(
         self,
         bundle: str | os.PathLike[str],
         query: str,
@@ -190,7 +223,7 @@ class MemoryMixin(Parts):
         if not b.folder.is_dir():
             raise MemoryError_(f"{b.folder}: no such bundle folder")
         root = next(
-            (Path(r.path) for r in self.store.roots() if is_within(Path(r.path), b.folder)), None
+            (Path(r.path) for r in self._store.roots() if is_within(Path(r.path), b.folder)), None
         )
         prefix = "" if root is None or root == b.folder else (
             b.folder.relative_to(root).as_posix() + "/"
@@ -198,18 +231,15 @@ class MemoryMixin(Parts):
         hits: list[Any] = []
         for part in ("concepts/active/", "memories/active/"):  # one filtered search each
             where = (prefix + part).replace('"', "")
-            res = self.search(  # type: ignore[attr-defined]
-                f'{query} path:"{where}"', mode=mode, limit=max(30, limit * 3)
-            )
-            hits.extend(res.hits)
+            hits.extend(self._search(f'{query} path:"{where}"', mode, max(30, limit * 3)))
         found = recall_hits(b, hits, limit=limit, expand=expand)
         recorded = 0
         if record:
             concepts = [h.path for h in found if h.kind == "concept"]
-            recorded = self.store.access_log.record(str(b.folder), concepts, query, now_iso())
+            recorded = self._store.access_log.record(str(b.folder), concepts, query, now_iso())
         return RecallResult(query, str(b.folder), tuple(found), recorded)
 
-    def memory_consolidate(
+    def consolidate(
         self,
         bundle: str | os.PathLike[str],
         *,
@@ -240,7 +270,7 @@ class MemoryMixin(Parts):
 
         if proposer is None and llm is not False:
             proposer = self._memory_model_proposer(required=bool(llm))
-        emb = self.semantic.embedder if embed else None
+        emb = self._embedder() if embed else None
         fn = emb.embed if emb is not None else None
         res, b = self._memory_op(
             bundle,
@@ -259,7 +289,7 @@ class MemoryMixin(Parts):
         from cairn.memory.propose import ModelProposer
         from cairn.redact import Masker
 
-        settings = EnrichSettings.from_mapping(self.config.enrich)
+        settings = EnrichSettings.from_mapping(self._config.enrich)
         if not settings.configured:
             if required:
                 raise ConfigError(
@@ -274,7 +304,7 @@ class MemoryMixin(Parts):
 
         return ModelProposer(ask, mask=lambda t: Masker().mask(t))
 
-    def memory_maintain(
+    def maintain(
         self, bundle: str | os.PathLike[str], *, dry_run: bool = False, decay: bool = True
     ) -> MaintainReport:
         """One maintenance cycle: integrity, symmetry, truth maintenance, Hebbian decay
@@ -286,18 +316,18 @@ class MemoryMixin(Parts):
         state: dict[str, int] = {}
 
         def run(b: MemoryBundle) -> MaintainReport:
-            recalls, upto = self.store.access_log.pending(str(b.folder))
+            recalls, upto = self._store.access_log.pending(str(b.folder))
             state["upto"] = upto
             return maintain(b, recalls, decay=decay)
 
         rep, b = self._memory_op(bundle, run, dry_run=dry_run, label="maintain")
         if not dry_run and decay and state.get("upto"):
-            self.store.access_log.consume(str(b.folder), state["upto"])
+            self._store.access_log.consume(str(b.folder), state["upto"])
         if not dry_run and rep.changed:  # decay backs up every concept it rewrites
-            cast(Any, self).backup_prune()
+            self._prune_backups()
         return rep
 
-    def memory_pin(
+    def pin(
         self, bundle: str | os.PathLike[str], concept: str, *, pinned: bool = True
     ) -> MemoryChange:
         """Pin a concept (it never decays), or unpin it."""
@@ -306,14 +336,14 @@ class MemoryMixin(Parts):
         path, b = self._memory_op(bundle, lambda b: set_pinned(b, concept, pinned))
         return self._change("pin" if pinned else "unpin", path, b)
 
-    def memory_forget(self, bundle: str | os.PathLike[str], name: str) -> MemoryChange:
+    def forget(self, bundle: str | os.PathLike[str], name: str) -> MemoryChange:
         """Move a memory or concept to its archive folder (never deletes)."""
         from cairn.memory.ops import forget
 
         path, b = self._memory_op(bundle, lambda b: forget(b, name))
         return self._change("forget", path, b)
 
-    def memory_relate(
+    def relate(
         self,
         bundle: str | os.PathLike[str],
         source: str,
@@ -330,14 +360,14 @@ class MemoryMixin(Parts):
         )
         return self._change("relate", str(detail["source"]), b, detail)
 
-    def memory_supersede(self, bundle: str | os.PathLike[str], concept: str) -> MemoryChange:
+    def supersede(self, bundle: str | os.PathLike[str], concept: str) -> MemoryChange:
         """Mark a concept superseded (the next maintenance supersedes its dependants)."""
         from cairn.memory.ops import supersede
 
         path, b = self._memory_op(bundle, lambda b: supersede(b, concept))
         return self._change("supersede", path, b)
 
-    def memory_verify(self, bundle: str | os.PathLike[str]) -> VerifyReport:
+    def verify(self, bundle: str | os.PathLike[str]) -> VerifyReport:
         """Recompute every memory's seal and check the bundle
         (:func:`cairn.memory.verify.verify`: a memory in two folders, a source memory
         or an indexed memory deleted, a write left half done); report, never fix,
@@ -362,12 +392,12 @@ class MemoryMixin(Parts):
         from cairn.memory.verify import SealProblem
 
         out: list[SealProblem] = []
-        for r in self.store.roots():
+        for r in self._store.roots():
             root = Path(r.path)
             if not is_within(root, b.folder):
                 continue
             prefix = "" if root == b.folder else b.folder.relative_to(root).as_posix() + "/"
-            for rel in self.store.file_paths(r.id):
+            for rel in self._store.file_paths(r.id):
                 inner = rel[len(prefix):] if rel.startswith(prefix) else None
                 if inner is None or not inner.startswith(tuple(d + "/" for d in MEMORY_DIRS)):
                     continue
@@ -376,7 +406,7 @@ class MemoryMixin(Parts):
                                            "missing: deleted, yet the index still holds it"))
         return sorted(out, key=lambda p: p.path)
 
-    def memory_import_graph(
+    def import_graph(
         self,
         bundle: str | os.PathLike[str],
         graph_file: str | os.PathLike[str],

@@ -1,32 +1,75 @@
-"""The export part of :class:`cairn.app.Cairn`: indexed knowledge written out as an OKF
-bundle, an Obsidian vault or JSON (see :mod:`cairn.export.notes`), and the round-trip
-comparison of a root with the index of its export."""
+"""``cairn.export``: indexed knowledge written out as an OKF bundle, an Obsidian vault or
+JSON (see :mod:`cairn.export.notes`), and the round-trip comparison of a root with the
+index of its export (:class:`ExportService`)."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from cairn.app.conversations import reading_order
-from cairn.app.parts import Parts
+from cairn.conversations import reading_order
 from cairn.errors import CairnError, NotFound
 from cairn.sources import is_within
 
 if TYPE_CHECKING:
+    from cairn.config import Config
     from cairn.export.notes import ExportReport
-    from cairn.model import Document, Edge, SourceRoot
+    from cairn.model import Document, Edge, Run, SourceRoot
+    from cairn.store import Store
 
 KINDS = ("okf", "obsidian", "json")
 
 
-class ExportMixin(Parts):
-    """``export`` and ``compare_export``."""
+class Scratch(Protocol):
+    """A throwaway index the round trip indexes an export into."""
+
+    @property
+    def store(self) -> Store:
+        """Its store."""
+        ...
+
+    def index(self, paths: Sequence[str | os.PathLike[str]], *, embed: bool = True) -> Run:
+        """Index folders."""
+        ...
+
+
+class ExportService:
+    """``cairn export`` and its round-trip check over one index.
+
+    Args:
+        store: the index.
+        config: the configuration (``[redact] on_ingest``).
+        keyword_documents: ``keyword_documents(query) -> document ids`` with a keyword
+            hit (at most 10,000 hits).
+        shown_text: ``shown_text(root id, relpath, text)``: a file's text as the index
+            shows it (masked as redaction masks it).
+        fresh_graph: brings the graph up to date when the index changed.
+        scratch: ``scratch(index file)``: a new throwaway index, closed on exit.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        config: Config,
+        *,
+        keyword_documents: Callable[[str], set[str]],
+        shown_text: Callable[[str, str, str], str],
+        fresh_graph: Callable[[], object],
+        scratch: Callable[[Path], AbstractContextManager[Scratch]],
+    ) -> None:
+        self._store = store
+        self._config = config
+        self._keyword_documents = keyword_documents
+        self._shown_text = shown_text
+        self._fresh_graph = fresh_graph
+        self._scratch = scratch
 
     def _export_roots(self, roots: Sequence[str | os.PathLike[str]] | None) -> list[SourceRoot]:
-        known = self.store.roots()
+        known = self._store.roots()
         if not roots:
             return known
         out: list[SourceRoot] = []
@@ -43,15 +86,14 @@ class ExportMixin(Parts):
     ) -> tuple[list[tuple[str, Document]], dict[str, str]]:
         keep: set[str] | None = None
         if query:  # a hit by its words or filters: by meaning, every note is "a hit"
-            res = self.search(query, mode="keyword", limit=10_000)  # type: ignore[attr-defined]
-            keep = {h.document_id for h in res.hits}
+            keep = self._keyword_documents(query)
         docs: list[tuple[str, Document]] = []
         abs_of: dict[str, str] = {}
         chosen = self._export_roots(roots)
         within = self._export_folders(roots)
         for root in chosen:
             name = Path(root.path).name if len(chosen) > 1 else ""
-            for d in self.store.documents_of_root(root.id):
+            for d in self._store.documents_of_root(root.id):
                 if (keep is None or d.id in keep) and _inside(d.path, within.get(root.id)):
                     docs.append((name, d))
                     abs_of[d.id] = os.path.join(root.path, d.path)
@@ -65,7 +107,7 @@ class ExportMixin(Parts):
         or not at all, is absent (everything in it)."""
         out: dict[str, tuple[str, ...]] = {}
         whole: set[str] = set()
-        known = self.store.roots()
+        known = self._store.roots()
         for r in roots or ():
             real = Path(r).expanduser().resolve()
             for k in known:
@@ -77,7 +119,7 @@ class ExportMixin(Parts):
                     out[k.id] = (*out.get(k.id, ()), rel)
         return {k: v for k, v in out.items() if k not in whole}
 
-    def export(
+    def write(
         self,
         kind: str,
         dest: str | os.PathLike[str],
@@ -104,7 +146,7 @@ class ExportMixin(Parts):
             raise CairnError(f"export kind {kind!r}: use one of {', '.join(KINDS)}")
         docs, abs_of = self._export_docs(roots, query)
         edges = self._edges() if docs else []
-        units = {d.id: reading_order(self.store.units_of(d.id)) for _, d in docs}
+        units = {d.id: reading_order(self._store.units_of(d.id)) for _, d in docs}
         if kind == "okf":
             raw: dict[str, bytes] = {}
             for _, d in docs:
@@ -113,7 +155,7 @@ class ExportMixin(Parts):
                         raw[d.id] = self._export_bytes(d, Path(abs_of[d.id]).read_bytes())
                     except OSError:
                         continue
-            _, links = self._units_links(self, [d for _, d in docs])
+            _, links = units_links(self._store, [d for _, d in docs])
             from cairn.formats.markdown import block_ranges
 
             return write_okf(Path(dest), docs, edges, abs_of, units, raw=raw, links=links,
@@ -127,18 +169,18 @@ class ExportMixin(Parts):
                         data[d.id] = self._export_bytes(d, Path(abs_of[d.id]).read_bytes())
                     except OSError:
                         continue
-            _, links = self._units_links(self, [d for _, d in docs])
+            _, links = units_links(self._store, [d for _, d in docs])
             return write_obsidian(Path(dest), docs, data, units, links,
                                   attachments=self._export_attachments(roots, len(docs)))
-        from cairn.interfaces.serialize import to_json
+        from cairn.model.serialize import to_json
         from cairn.writeback import create_file
 
         ids = {d.id for _, d in docs}
         all_units = [u for _, d in docs for u in units[d.id]]
         payload: dict[str, Any] = {
-            "documents": [self.store.document(i) for i in sorted(ids)],
+            "documents": [self._store.document(i) for i in sorted(ids)],
             "units": all_units,
-            "links": self.store.links_of([u.id for u in all_units]),
+            "links": self._store.links_of([u.id for u in all_units]),
             "edges": [e for e in edges if e.source_document_id in ids],
         }
         target = Path(os.path.abspath(dest))
@@ -159,8 +201,8 @@ class ExportMixin(Parts):
         except UnicodeDecodeError:
             text = None
         if text is None:
-            table = dict(self.config.redact.get("on_ingest", {}))
-            from cairn.app.redact import format_mode
+            table = dict(self._config.redact.get("on_ingest", {}))
+            from cairn.redact import format_mode
 
             if format_mode(doc.format, False, table) == "off":
                 return data
@@ -177,22 +219,12 @@ class ExportMixin(Parts):
         by_id = {r.id: r for r in chosen}
         out: list[tuple[str, str, str]] = []
         within = self._export_folders(roots)
-        for root_id, rel in self.store.attachments():
+        for root_id, rel in self._store.attachments():
             r = by_id.get(root_id)
             if r is not None and n_docs and _inside(rel, within.get(root_id)):
                 name = Path(r.path).name if len(chosen) > 1 else ""
                 out.append((name, rel, os.path.join(r.path, rel)))
         return out
-
-    @staticmethod
-    def _units_links(
-        cairn: Any, docs: Sequence[Document]
-    ) -> tuple[dict[str, Any], dict[str, list[Any]]]:
-        units = {d.id: reading_order(cairn.store.units_of(d.id)) for d in docs}
-        links: dict[str, list[Any]] = {}
-        for link in cairn.store.links_of([u.id for us in units.values() for u in us]):
-            links.setdefault(link.unit_id, []).append(link)
-        return units, links
 
     @staticmethod
     def _org_drawer_links(
@@ -225,10 +257,10 @@ class ExportMixin(Parts):
 
     def _edges(self) -> list[Edge]:
         """Every graph edge, the graph brought up to date first."""
-        self._fresh_graph()  # type: ignore[attr-defined]
-        return self.store.edges.all_edges()
+        self._fresh_graph()
+        return self._store.edges.all_edges()
 
-    def compare_export(
+    def compare(
         self,
         root: str | os.PathLike[str],
         *,
@@ -254,8 +286,6 @@ class ExportMixin(Parts):
         """
         import tempfile
 
-        from cairn.app import Cairn
-        from cairn.config import load_config
         from cairn.export.signature import org_words, signature
         from cairn.export.tasks import markdown_tasks, org_tasks
 
@@ -263,11 +293,11 @@ class ExportMixin(Parts):
         with tempfile.TemporaryDirectory(prefix="cairn-roundtrip-") as tmp:
             out = Path(tmp) / Path(r.path).name
             if exported is None:
-                self.export(kind, out, roots=[r.path])
+                self.write(kind, out, roots=[r.path])
             else:
                 out = Path(exported).expanduser().resolve()
-            mine = self.store.documents_of_root(r.id)
-            mine_units, mine_links = self._units_links(self, mine)
+            mine = self._store.documents_of_root(r.id)
+            mine_units, mine_links = units_links(self._store, mine)
             tasks: set[tuple[str, ...]] = set()
             for d in mine:
                 if d.format == "org":
@@ -286,12 +316,11 @@ class ExportMixin(Parts):
                 if d.format != "org":
                     a["tasks"] |= markdown_tasks(d.title, mine_units.get(d.id, ()),
                                                  keywords_of.get(d.title, ()))
-            cfg = load_config(db=Path(tmp) / "roundtrip.db")
-            with Cairn(cfg) as other:
+            with self._scratch(Path(tmp) / "roundtrip.db") as other:
                 other.index([out], embed=False)
                 (o,) = other.store.roots()
                 theirs = other.store.documents_of_root(o.id)
-                their_units, their_links = self._units_links(other, theirs)
+                their_units, their_links = units_links(other.store, theirs)
                 b = signature(
                     theirs, other.store.edges.all_edges(), their_units, their_links,
                     exact=kind == "okf", keywords=keywords, org=org,
@@ -327,3 +356,14 @@ def _inside(relpath: str, folders: Sequence[str] | None) -> bool:
         f in (".", "") or relpath == f or relpath.startswith(f.rstrip("/") + "/")
         for f in folders
     )
+
+
+def units_links(
+    store: Store, docs: Sequence[Document]
+) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """Each document's units in reading order, and each unit's links."""
+    units = {d.id: reading_order(store.units_of(d.id)) for d in docs}
+    links: dict[str, list[Any]] = {}
+    for link in store.links_of([u.id for us in units.values() for u in us]):
+        links.setdefault(link.unit_id, []).append(link)
+    return units, links

@@ -1,5 +1,6 @@
-"""The dream part of :class:`cairn.app.Cairn`: run the maintenance checks, apply their
-fixes through safe write-back, restore backups, list unresolved links."""
+"""``cairn.maintain``: the dream cycle of one index (:class:`MaintainService`) — run the
+maintenance checks, apply their fixes through safe write-back, keep and restore
+backups, list unresolved links."""
 
 from __future__ import annotations
 
@@ -9,19 +10,22 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
-
-from cairn.app.graph import GraphMixin
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from cairn.config import Config
+    from cairn.formats.types import RootTypes
     from cairn.maintain.dream import DreamReport, DreamSettings
     from cairn.maintain.dream.fixes import FileChange
+    from cairn.memory.maintain import MaintainReport
+    from cairn.model import Run
+    from cairn.store import Store
     from cairn.writeback import Backup, Backups, Pruned, WriteResult
 
 
 @dataclass(frozen=True, slots=True)
 class DreamRun:
-    """What :meth:`DreamMixin.dream` returns.
+    """What :meth:`MaintainService.run` returns.
 
     Attributes:
         report: the report (after ``apply``: the report of the re-indexed files, so
@@ -57,11 +61,38 @@ class DreamRun:
         }
 
 
-class DreamMixin(GraphMixin):
-    """``cairn dream``, ``cairn restore`` and ``cairn graph unresolved``."""
+class MaintainService:
+    """``cairn dream``, ``cairn restore`` and ``cairn graph unresolved`` over one index.
+
+    Args:
+        store: the index.
+        config: the configuration (``[dream]``, ``[writeback]``).
+        types: the roots' note types as loaded now.
+        fresh_graph: brings the graph up to date when the index changed.
+        index_paths: ``index_paths(files, embed=)``: re-index files written.
+        maintain_memory: ``maintain_memory(bundle, dry_run)``: one memory maintenance
+            cycle (:meth:`cairn.memory.service.MemoryService.maintain`).
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        config: Config,
+        *,
+        types: Callable[[], RootTypes],
+        fresh_graph: Callable[[], object],
+        index_paths: Callable[..., Run],
+        maintain_memory: Callable[[str, bool], MaintainReport],
+    ) -> None:
+        self._store = store
+        self._config = config
+        self._types = types
+        self._fresh_graph = fresh_graph
+        self._index_paths = index_paths
+        self._maintain_memory = maintain_memory
 
     @property
-    def dream_settings(self) -> DreamSettings:
+    def settings(self) -> DreamSettings:
         """``[dream]`` as :class:`cairn.maintain.dream.DreamSettings`.
 
         Raises:
@@ -69,16 +100,16 @@ class DreamMixin(GraphMixin):
         """
         from cairn.maintain.dream import DreamSettings
 
-        return DreamSettings.from_mapping(getattr(self.config, "dream", {}))
+        return DreamSettings.from_mapping(getattr(self._config, "dream", {}))
 
     @property
     def backups(self) -> Backups:
         """The backup folder of safe write-back (``[writeback] backup_dir``)."""
         from cairn.writeback import Backups
 
-        return Backups(self.config.backup_folder)
+        return Backups(self._config.backup_folder)
 
-    def dream(
+    def run(
         self,
         *,
         only: Sequence[str] | None = None,
@@ -118,13 +149,13 @@ class DreamMixin(GraphMixin):
         bad = [k for k in fix_kinds or () if k not in FIX_KINDS]
         if bad:
             raise QueryError(f"unknown fix kind {', '.join(bad)}; known: {', '.join(FIX_KINDS)}")
-        settings = self.dream_settings
+        settings = self.settings
         self._fresh_graph()
-        report = run_dream(self.store, today=today, settings=settings, only=only,
-                           types=self.types, save=save and not dry_run)
+        report = run_dream(self._store, today=today, settings=settings, only=only,
+                           types=self._types(), save=save and not dry_run)
         if not (apply or dry_run):
             return DreamRun(report)
-        changes = apply_fixes(self.store, report.findings, backups=self.backups,
+        changes = apply_fixes(self._store, report.findings, backups=self.backups,
                               dry_run=dry_run or not apply, kinds=fix_kinds, today=today,
                               proposed=proposed)
         changes += self._memory_fixes(report.findings, fix_kinds, dry_run or not apply)
@@ -132,19 +163,20 @@ class DreamMixin(GraphMixin):
             return DreamRun(report, tuple(changes))
         written = [c.path for c in changes if c.action in ("changed", "created")]
         if written:
-            cast(Any, self).index_paths(written, embed=False)
+            self._index_paths(written, embed=False)
             self._fresh_graph()
         if any(c.action in ("changed", "maintained") for c in changes):
-            self.backup_prune()
-        after = run_dream(self.store, today=today, settings=settings, only=only,
-                          types=self.types)
+            self.prune_backups()
+        after = run_dream(self._store, today=today, settings=settings, only=only,
+                          types=self._types())
         return DreamRun(after, tuple(changes), applied=True, before=report)
 
     def _memory_fixes(
         self, findings: Sequence[Any], kinds: Sequence[str] | None, dry_run: bool
     ) -> list[FileChange]:
         """Run (or plan) one memory maintenance cycle per ``memory_maintain`` fix
-        (:meth:`cairn.app.Cairn.memory_maintain`, which re-indexes what it wrote)."""
+        (:meth:`cairn.memory.service.MemoryService.maintain`, which re-indexes what it
+        wrote)."""
         from cairn.maintain.dream.fixes import FileChange
 
         out: list[FileChange] = []
@@ -152,13 +184,13 @@ class DreamMixin(GraphMixin):
             fix = f.fix
             if fix is None or fix.kind != "memory_maintain" or (kinds and fix.kind not in kinds):
                 continue
-            rep = cast(Any, self).memory_maintain(fix.path, dry_run=dry_run)
-            action = "planned" if dry_run else "maintained"  # indexed by memory_maintain
+            rep = self._maintain_memory(fix.path, dry_run)
+            action = "planned" if dry_run else "maintained"  # indexed by memory.maintain
             out.append(FileChange(fix.path, action, (fix.description,), "\n".join(rep.diffs),
                                   f"{len(rep.changed)} files of the bundle"))
         return out
 
-    def dream_every(
+    def every(
         self,
         stop: threading.Event,
         *,
@@ -166,7 +198,7 @@ class DreamMixin(GraphMixin):
         on_report: Callable[[DreamReport], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
     ) -> int:
-        """Run :meth:`dream` (the report only, never ``apply``) now and then every
+        """Run :meth:`run` (the report only, never ``apply``) now and then every
         ``minutes`` (default: ``[dream] schedule_minutes``) until ``stop`` is set; what
         ``cairn serve`` runs in a thread. A failed run is handed to ``on_error`` and
         the schedule goes on. Returns the number of runs made.
@@ -176,14 +208,14 @@ class DreamMixin(GraphMixin):
         """
         from cairn.errors import CairnError, QueryError
 
-        every = self.dream_settings.schedule_minutes if minutes is None else minutes
+        every = self.settings.schedule_minutes if minutes is None else minutes
         if every <= 0:
             raise QueryError("the dream schedule needs a positive number of minutes "
                              "([dream] schedule_minutes)")
         runs = 0
         while not stop.is_set():
             try:
-                report = self.dream().report
+                report = self.run().report
                 runs += 1
                 if on_report is not None:
                     on_report(report)
@@ -194,16 +226,16 @@ class DreamMixin(GraphMixin):
                 break
         return runs
 
-    def dream_reports(self, limit: int = 10) -> list[dict[str, Any]]:
+    def reports(self, limit: int = 10) -> list[dict[str, Any]]:
         """The last stored reports, newest first: ``{"id", "created", "checks",
         "summary", "counts"}`` each."""
         return [
             {"id": r.id, "created": r.created, "checks": list(r.checks),
              "summary": r.data.get("summary"), "counts": r.data.get("counts")}
-            for r in self.store.reports.recent(limit)
+            for r in self._store.reports.recent(limit)
         ]
 
-    def backup_prune(self, *, dry_run: bool = False) -> Pruned:
+    def prune_backups(self, *, dry_run: bool = False) -> Pruned:
         """Drop old backups by ``[writeback] keep_days`` and ``keep_per_file``
         (:meth:`cairn.writeback.Backups.prune`; the newest copy of each file stays).
         ``cairn dream --apply`` and memory maintenance prune after they write.
@@ -213,14 +245,14 @@ class DreamMixin(GraphMixin):
         """
         from cairn.errors import StoreError
 
-        c = self.config
+        c = self._config
         try:
             return self.backups.prune(keep_days=c.backup_keep_days,
                                       keep_per_file=c.backup_keep_per_file, dry_run=dry_run)
         except OSError as exc:
             raise StoreError(f"{self.backups.folder}: cannot prune backups: {exc}") from exc
 
-    def backup_list(self, path: str | None = None) -> list[Backup]:
+    def list_backups(self, path: str | None = None) -> list[Backup]:
         """Every backup, oldest first (only those of ``path`` when given)."""
         return self.backups.list(None if path is None else Path(path).expanduser().absolute())
 
@@ -242,15 +274,15 @@ class DreamMixin(GraphMixin):
             backup_id = every[-1].id
         result = backups.restore(backup_id)
         with contextlib.suppress(CairnError):  # outside every root: restored, not indexed
-            cast(Any, self).index_paths([str(result.path)], embed=False)
+            self._index_paths([str(result.path)], embed=False)
         return result
 
     def unresolved_links(self) -> list[dict[str, Any]]:
         """Every unresolved link and anchor (URLs left out): ``{"path", "abs_path",
         "line", "kind", "target", "anchor", "raw", "reason"}``, by path and line."""
-        roots = {r.id: r.path for r in self.store.roots()}
+        roots = {r.id: r.path for r in self._store.roots()}
         out = []
-        for x in self.store.links_from(None):
+        for x in self._store.links_from(None):
             if x.kind == "url" or x.resolved_document_id or not x.unresolved_reason:
                 continue
             if x.unresolved_reason.startswith("attachment:"):

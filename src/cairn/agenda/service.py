@@ -1,4 +1,5 @@
-"""The agenda part of :class:`cairn.app.Cairn` (:mod:`cairn.search.agenda`)."""
+"""``cairn.agenda``: deadlines, scheduled items and timestamps day by day over every Org
+file (:class:`AgendaService`; the rules are :mod:`cairn.search.agenda`'s)."""
 
 from __future__ import annotations
 
@@ -8,18 +9,25 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cairn.app.parts import Parts
 from cairn.errors import QueryError
 from cairn.model import Filter
 
 if TYPE_CHECKING:
     from cairn.model.agenda import Agenda
+    from cairn.store import Store
 
 
-class AgendaMixin(Parts):
-    """``Cairn.agenda``: deadlines, scheduled items and timestamps day by day."""
+class AgendaService:
+    """The agenda of one index.
 
-    def agenda(
+    Args:
+        store: the index.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def days(
         self,
         *,
         days: int = 7,
@@ -55,7 +63,7 @@ class AgendaMixin(Parts):
         wanted = [t.strip() for t in tags if t.strip()]
         filters = [Filter("tag", wanted[0], any_of=tuple(wanted[1:]))] if wanted else []
         keep = file_matcher(files) if any(f.strip() for f in files) else None
-        return build_agenda(self.store, days=days, start=first, today=now, filters=filters,
+        return build_agenda(self._store, days=days, start=first, today=now, filters=filters,
                             keep=keep)
 
 

@@ -1,5 +1,5 @@
-"""The redaction part of :class:`cairn.app.Cairn` (issue 18): the ``on_ingest`` mode of
-each parsed document (the ingest hook) and ``cairn redact scan``.
+"""``cairn.redact``: the ``on_ingest`` mode of each parsed document (the ingest hook),
+what a door shows of a file, and ``cairn redact scan`` (:class:`RedactService`).
 
 Defaults: chat exports and transcripts are masked (``mask``), notes are left as written
 (``off``); ``[redact] on_ingest`` overrides either or both, or one format.
@@ -13,14 +13,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from cairn.app.parts import Parts
 from cairn.errors import CairnError
+from cairn.formats import conversation_formats
 from cairn.model import MESSAGE, Document
 
 if TYPE_CHECKING:  # the detectors load only when a document is redacted or scanned
+    from cairn.config import Config
     from cairn.redact import Mode, ScanFinding
+    from cairn.store import Store
 
-CHAT_FORMATS = frozenset({"chat", "chatgpt", "claude", "gemini"})
+CHAT_FORMATS = conversation_formats()
 """Formats whose documents are conversations (masked by default)."""
 
 DEFAULT_MODES: Mapping[str, Mode] = {"chats": "mask", "notes": "off"}
@@ -58,15 +60,24 @@ class ScanReport:
     skipped: tuple[tuple[str, str], ...] = ()
 
 
-class RedactMixin(Parts):
-    """The ingest hook's redactor and the scan."""
+class RedactService:
+    """Redaction over one index: the ingest hook, what doors show, the scan.
+
+    Args:
+        store: the index.
+        config: the configuration (``[redact] on_ingest``).
+    """
+
+    def __init__(self, store: Store, config: Config) -> None:
+        self._store = store
+        self._config = config
 
     def redactor(self) -> Callable[[Document], Document]:
         """The ingest hook: a parsed document → the document to store, masked (or its
         finding units dropped) by its ``on_ingest`` mode. The user's file is never
         changed; this runs between parsing and storing, so the FTS table, the chunks
         and vectors, snippets, ``show`` and every door see only the masked text."""
-        table: Mapping[str, str] = dict(self.config.redact.get("on_ingest", {}))
+        table: Mapping[str, str] = dict(self._config.redact.get("on_ingest", {}))
 
         def redact(doc: Document) -> Document:
             from cairn.redact import redact_document
@@ -81,17 +92,17 @@ class RedactMixin(Parts):
         ``/v1/stats``): every finding masked, unless every ``on_ingest`` mode is
         ``off``. A chat export's warning may quote a conversation title, which the
         documents' own masking never sees."""
-        table: Mapping[str, str] = dict(self.config.redact.get("on_ingest", {}))
+        table: Mapping[str, str] = dict(self._config.redact.get("on_ingest", {}))
         modes = {format_mode(f, f in CHAT_FORMATS, table) for f in (*table, *CHAT_FORMATS)}
         modes |= {format_mode("", False, table)}
         return _unchanged if modes == {"off"} else mask_text
 
-    def _shown_text(self, root_id: str, relpath: str, text: str) -> str:
+    def shown_text(self, root_id: str, relpath: str, text: str) -> str:
         """A file's text as a door may show it (``read_file``, ``document_text``): with
         every finding masked when its documents were masked or dropped on ingest (a
         file nobody indexed counts as a note); the file is not changed."""
-        table: Mapping[str, str] = dict(self.config.redact.get("on_ingest", {}))
-        docs = self.store.documents_at(root_id, relpath)
+        table: Mapping[str, str] = dict(self._config.redact.get("on_ingest", {}))
+        docs = self._store.documents_at(root_id, relpath)
         modes = {format_mode(d.format, False, table) for d in docs} or {
             format_mode("", False, table)
         }
@@ -101,7 +112,7 @@ class RedactMixin(Parts):
 
         return Masker().mask(text)
 
-    def redact_scan(
+    def scan(
         self,
         paths: Iterable[str | os.PathLike[str]] = (),
         *,
@@ -120,7 +131,7 @@ class RedactMixin(Parts):
         Raises:
             CairnError: a path does not exist.
         """
-        plist = list(paths) or [r.path for r in self.store.roots()]
+        plist = list(paths) or [r.path for r in self._store.roots()]
         return scan_paths(plist, progress=progress)
 
 
@@ -140,7 +151,7 @@ def scan_paths(
     *,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> ScanReport:
-    """Scan files or folders (no index needed); see :meth:`RedactMixin.redact_scan`.
+    """Scan files or folders (no index needed); see :meth:`RedactService.scan`.
 
     Raises:
         CairnError: a path does not exist.

@@ -1,0 +1,1 @@
+"""The agenda: an Org-agenda-style view of the index, day by day (:mod:`.service`)."""

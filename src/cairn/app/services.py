@@ -1,0 +1,122 @@
+"""How :class:`cairn.app.Cairn` builds each feature's service: what each one is handed
+(the store, the configuration and the few callables it needs, never the ``Cairn``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from cairn.config import load_config
+
+if TYPE_CHECKING:
+    from cairn.agenda.service import AgendaService
+    from cairn.app import Cairn
+    from cairn.conversations.service import ConversationService
+    from cairn.enrich.service import EnrichService
+    from cairn.export.service import ExportService
+    from cairn.fields.service import FieldsService
+    from cairn.graph.queries import GraphQueries
+    from cairn.maintain.service import MaintainService
+    from cairn.memory.service import MemoryService
+    from cairn.redact.service import RedactService
+
+
+def conversations(cairn: Cairn) -> ConversationService:
+    """The conversations of the index's chat exports (:mod:`cairn.conversations`)."""
+    from cairn.conversations.service import ConversationService
+
+    def keyword(query: str, limit: int, alternates: bool) -> list[str]:
+        res = cairn.semantic.search(query, mode="keyword", limit=limit,
+                                   include_alternates=alternates)
+        return [h.unit_id for h in res.hits]
+
+    return ConversationService(cairn.store, keyword)
+
+
+def enrich(cairn: Cairn) -> EnrichService:
+    """Summaries, insights and relations of conversations by the ``[enrich]`` model
+    (:mod:`cairn.enrich.service`)."""
+    from cairn.enrich.relations import Vectors
+    from cairn.enrich.service import EnrichService
+
+    return EnrichService(
+        cairn.store, cairn.config, writing=cairn.writing,
+        vectors=Vectors(cairn.semantic.has_vectors, lambda: cairn.semantic.embedder),
+        locate=cairn._locate_path,
+    )
+
+
+def memory(cairn: Cairn) -> MemoryService:
+    """Agent memory on OKF bundles (:mod:`cairn.memory.service`)."""
+    from cairn.memory.service import MemoryService
+
+    return MemoryService(
+        cairn.store, cairn.config, index=cairn.index, index_paths=cairn.index_paths,
+        search=lambda q, mode, limit: cairn.search(q, mode=mode, limit=limit).hits,
+        embedder=lambda: cairn.semantic.embedder,
+        prune_backups=lambda: cairn.maintain.prune_backups(),
+    )
+
+
+def maintain(cairn: Cairn) -> MaintainService:
+    """The dream cycle, backups and restore (:mod:`cairn.maintain.service`)."""
+    from cairn.maintain.service import MaintainService
+
+    return MaintainService(
+        cairn.store, cairn.config, types=lambda: cairn.types, fresh_graph=cairn._fresh_graph,
+        index_paths=cairn.index_paths,
+        maintain_memory=lambda bundle, dry_run: cairn.memory.maintain(bundle, dry_run=dry_run),
+    )
+
+
+def fields(cairn: Cairn) -> FieldsService:
+    """Facets of a search, hits as table columns, a term across the index
+    (:mod:`cairn.fields.service`)."""
+    from cairn.fields.service import FieldsService
+
+    def candidates(query: str, mode: str | None, depth: int, alternates: bool) -> list[str]:
+        return cairn.semantic.candidates(query, mode=mode, limit=depth,
+                                        include_alternates=alternates)
+
+    return FieldsService(cairn.store, cairn.config.search.weights, candidates)
+
+
+def redact(cairn: Cairn) -> RedactService:
+    """The ingest hook's redaction, what doors show of a file, the scan
+    (:mod:`cairn.redact.service`)."""
+    from cairn.redact.service import RedactService
+
+    return RedactService(cairn.store, cairn.config)
+
+
+def export(cairn: Cairn) -> ExportService:
+    """Export as an OKF bundle, an Obsidian vault or JSON, and the round trip
+    (:mod:`cairn.export.service`)."""
+    from cairn.export.service import ExportService
+
+    def keyword_documents(query: str) -> set[str]:
+        hits = cairn.search(query, mode="keyword", limit=10_000).hits
+        return {h.document_id for h in hits}
+
+    return ExportService(
+        cairn.store, cairn.config, keyword_documents=keyword_documents,
+        shown_text=cairn.redact.shown_text, fresh_graph=cairn._fresh_graph,
+        scratch=lambda db: type(cairn)(load_config(db=db)),
+    )
+
+
+def graph(cairn: Cairn) -> GraphQueries:
+    """The graph as doors ask it, brought up to date before each read
+    (:mod:`cairn.graph.queries`)."""
+    from cairn.graph.queries import GraphQueries
+
+    return GraphQueries(cairn.store, lambda: cairn.graph_service,
+                        busy=lambda: bool(cairn._index_running),
+                        refresh_lock=cairn._graph_refresh)
+
+
+def agenda(cairn: Cairn) -> AgendaService:
+    """Deadlines, scheduled items and timestamps day by day
+    (:mod:`cairn.agenda.service`)."""
+    from cairn.agenda.service import AgendaService
+
+    return AgendaService(cairn.store)

@@ -438,6 +438,7 @@ class Ranker:
                 k=self.fusion.rrf_k,
                 weights=self.fusion.weights,
                 unlistable={"semantic": self._unembedded(kw_kept, dense, qvec)},
+                relative=self.fusion.relative,
             )
         more = len(kw) >= depth or len(dense) >= depth
         return fused, {h.unit_id: h for h in dense}, facts, more

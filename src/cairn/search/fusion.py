@@ -271,8 +271,8 @@ def rrf(
             cannot be in the semantic list: its text is all metadata, or it waits to be
             embedded). Such a key is not penalised for the absence: it gets that list's
             share at its best rank elsewhere, as the summand ``rrf_<list>_unlistable``
-            (and, with ``relative``, ``rel_<list>_unlistable``: its best normalised
-            score elsewhere).
+            (no ``rel_<list>`` for it: a share of that too lowered the judged notes'
+            dev split).
         relative: add ``rel_<list> = relative · w_l · norm_l(raw)`` for each list that
             holds the key (``norm_l`` min-max over the first :data:`RELATIVE_DEPTH` of
             list ``l``, clipped to [0, 1]; 1.0 for a flat list); 0 leaves ranks alone.
@@ -297,9 +297,6 @@ def rrf(
         for n, keys in absent.items():
             if n not in rk and key in keys:
                 summands[f"rrf_{n}_unlistable"] = w.get(n, 1.0) / (k + best)
-                if relative:
-                    top = max(heads[m][key] for m in rk)
-                    summands[f"rel_{n}_unlistable"] = relative * w.get(n, 1.0) * top
         if tiebreak:
             tb = sum(w.get(n, 1.0) * norms[n][key] for n in rk) / wsum
             summands["tiebreak"] = TIEBREAK_SCALE * tb

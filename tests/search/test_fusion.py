@@ -154,3 +154,77 @@ def test_default_fusion_keeps_a_keyword_hit_above_units_both_lists_hold_far_down
     sem = [*_list("sem", 29), *shared]
     fused = rrf({"keyword": kw, "semantic": sem}, k=cfg.rrf_k, weights=cfg.weights)
     assert "target" in [f.key for f in fused[:10]]
+
+
+def _steep(name: str, n: int, top: float, second: float, tail: float) -> list[tuple[str, float]]:
+    """A list whose first unit is far ahead: ``top``, then ``second`` falling to ``tail``."""
+    step = (second - tail) / max(1, n - 2)
+    return [(f"{name}0", top), *((f"{name}{i}", second - (i - 1) * step) for i in range(1, n))]
+
+
+def _convex(name: str, n: int, top: float, tail: float) -> list[tuple[str, float]]:
+    """A list with no clear head whose scores fall fast and then slowly, as BM25 and
+    cosine lists do."""
+    return [(f"{name}{i}", tail + (top - tail) / (1 + i / 5)) for i in range(n)]
+
+
+@pytest.mark.parametrize("clear", ["keyword", "semantic"])
+def test_a_lists_clear_first_place_outranks_a_unit_both_lists_hold_at_middling_ranks(
+    clear: str,
+) -> None:
+    """A unit one list puts far ahead of the rest (BM25 30 against 8, cosine 0.8 against
+    0.45) comes before a unit both lists hold at ordinary scores (rank 8 of one, 15 of
+    the other); ranks alone (``relative`` 0) put the shared unit first."""
+    other = "semantic" if clear == "keyword" else "keyword"
+    scales = {"keyword": (30.0, 8.0, 1.0), "semantic": (0.8, 0.45, 0.3)}
+    _, second, tail = scales[other]
+    lists = {clear: _steep(clear, 100, *scales[clear]), other: _convex(other, 100, second, tail)}
+    for name, at in ((clear, 7), (other, 14)):  # "shared" at rank 8 and rank 15
+        score = lists[name][at][1]
+        lists[name][at] = ("shared", score)
+    cfg = FusionConfig()
+    assert cfg.relative == 0.1
+    ranks_only = rrf(lists, k=cfg.rrf_k, weights=cfg.weights)
+    assert ranks_only[0].key == "shared"
+    fused = rrf(lists, k=cfg.rrf_k, weights=cfg.weights, relative=cfg.relative)
+    order = [f.key for f in fused]
+    assert order.index(f"{clear}0") < order.index("shared")
+    head = next(f for f in fused if f.key == f"{clear}0")
+    assert head.summands[f"rel_{clear}"] == pytest.approx(cfg.relative * cfg.weights[clear])
+    assert math.fsum(head.summands.values()) == head.score
+
+
+def test_score_aware_summands_are_listed_and_add_up_with_an_unlistable_unit() -> None:
+    """``rel_<list>`` is ``relative · w · norm(raw)`` for each list holding the unit; a
+    unit the semantic list cannot hold gets its RRF share but no ``rel_semantic``."""
+    fused = rrf({"keyword": KW, "semantic": SEM}, k=10, weights={"keyword": 0.5, "semantic": 0.5},
+                unlistable={"semantic": {"B"}}, relative=0.2)
+    got = _by_key(fused)
+    # norm_kw: A 1, B (8-5)/5 = 0.6, C 0; norm_sem: C 1, A 0.75, D 0
+    assert got["A"].summands["rel_keyword"] == pytest.approx(0.2 * 0.5 * 1.0)
+    assert got["A"].summands["rel_semantic"] == pytest.approx(0.2 * 0.5 * 0.75)
+    assert got["B"].summands["rel_keyword"] == pytest.approx(0.2 * 0.5 * 0.6)
+    assert "rrf_semantic_unlistable" in got["B"].summands
+    assert not {"rel_semantic", "rel_semantic_unlistable"} & set(got["B"].summands)
+    for f in fused:
+        assert math.fsum(f.summands.values()) == f.score
+
+
+def test_relative_is_read_from_the_fusion_table() -> None:
+    assert FusionConfig.from_mapping({"relative": 0}).relative == 0.0
+    assert FusionConfig.from_mapping({"relative": "0.25"}).relative == 0.25
+    with pytest.raises(ConfigError):
+        FusionConfig.from_mapping({"relative": "lots"})
+
+
+def test_score_aware_summands_do_not_depend_on_how_deep_a_list_was_read() -> None:
+    """The first 100 of a list get the same ``rel_`` summands whether 100 or 400 were
+    read (a search for 150 hits reads deeper lists than one for 10)."""
+    kw = [(f"k{i}", 50.0 / (1 + i)) for i in range(400)]
+    sem = [(f"s{i}", 0.9 - i / 1000) for i in range(400)]
+    short = _by_key(rrf({"keyword": kw[:100], "semantic": sem[:100]}, relative=0.1))
+    deep = _by_key(rrf({"keyword": kw, "semantic": sem}, relative=0.1))
+    for key, f in short.items():
+        assert {n: v for n, v in f.summands.items() if n.startswith("rel_")} == {
+            n: v for n, v in deep[key].summands.items() if n.startswith("rel_")}
+    assert deep["k399"].summands["rel_keyword"] == 0.0

@@ -8,6 +8,7 @@ import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -265,3 +266,26 @@ def test_service_without_vectors_answers_by_keyword_without_loading_a_model(
         assert any("no embeddings in this index yet" in n for n in res.notes)
         assert svc.search("kitten").hits[0].explain == {}
         assert svc._embedder is _UNSET and svc.notices == []  # no model was loaded
+
+
+def test_explain_shows_the_score_aware_summands_of_each_list(
+    vault: tuple[Cairn, Path], static: Embedder
+) -> None:
+    """Hybrid's explanation lists ``rel_keyword`` / ``rel_semantic`` (the list's
+    weight × ``relative`` × the hit's normalised score) and the ``relative`` used; with
+    ``relative`` 0 they are absent."""
+    cairn, _ = vault
+    fusion = FusionConfig()
+    res = _searcher(cairn, static, fusion).search("quarter revenue engineers", limit=5,
+                                                  explain=True)
+    top = res.hits[0].explain
+    assert top["relative"] == fusion.relative == 0.1
+    for name in ("keyword", "semantic"):
+        if name in top:
+            part = top["summands"][f"rel_{name}"]
+            assert 0.0 <= part <= fusion.relative * fusion.weights[name]
+    assert any(f"rel_{n}" in top["summands"] for n in ("keyword", "semantic"))
+    assert math.fsum(top["summands"].values()) == pytest.approx(res.hits[0].score, abs=1e-15)
+    off = _searcher(cairn, static, replace(fusion, relative=0.0)).search(
+        "quarter revenue engineers", limit=5, explain=True)
+    assert not any(k.startswith("rel_") for h in off.hits for k in h.explain["summands"])

@@ -103,3 +103,18 @@ def test_hybrid_search_uses_the_models_fusion(folder: Path, tmp_path: Path, toml
     rank = top["semantic"]["rank"]
     assert top["summands"]["rrf_semantic"] == pytest.approx(w / (k + rank))
     assert top["summands"]["rrf_keyword"] == pytest.approx(0.5 / (k + top["keyword"]["rank"]))
+
+
+def test_a_model_tuned_on_ranks_alone_keeps_ranks_alone() -> None:
+    """A ``fusion.json`` whose ``rrf_k`` or weights apply but which states no
+    ``relative`` was tuned without the score-aware summands: they are off for it,
+    unless the model or ``cairn.toml`` states ``relative``."""
+    unset = FusionConfig.from_mapping({})
+    assert unset.relative == 0.1
+    assert unset.with_model(REC).relative == 0.0
+    assert unset.with_model({**REC, "relative": 0.05}).relative == 0.05
+    assert FusionConfig.from_mapping({"relative": 0.2}).with_model(REC).relative == 0.2
+    # the user's own rrf_k and weights: the model's recommendation does not apply
+    mine = FusionConfig.from_mapping({"rrf_k": 60, "weights": {"semantic": 0.4}})
+    assert mine.with_model(REC).relative == 0.1
+    assert unset.with_model({"min_similarity": 0.2}).relative == 0.1

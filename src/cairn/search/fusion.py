@@ -9,6 +9,14 @@ never reached the first page when the keyword list was long (it nearly always is
 ``k = 10`` and equal weights the semantic list's first unit ties the keyword list's first.
 Chosen on the dev splits of the judged notes and of SciFact (``docs/benchmarks.md``).
 
+Ranks alone forget how far apart the scores are: a list whose first unit is far ahead of
+its second gives both nearly the same RRF share, and a unit at rank 30 of the other list
+still adds a quarter of a first place. So each list also adds a ``rel_<list>`` summand,
+``relative · w_l · norm_l(raw)`` with ``norm_l`` the min-max normalised raw score over
+the list's first 100 (1 at its head, 0 at its tail), ``relative = 0.1`` by default: a clear head of
+either list keeps most of its lead, and a list's tail adds next to nothing. Chosen on the
+dev splits of the judged notes, SciFact and LoCoMo (``docs/benchmarks.md``).
+
 Linear blend: ``S = α·sim + β·kw + γ·graph + δ·time_decay + ε·type_weight`` with
 ``sim`` the cosine similarity of the unit's best chunk (clipped to [0, 1]), ``kw`` the
 BM25 score divided by the best BM25 score of the query (so in [0, 1]), ``graph`` a
@@ -35,6 +43,9 @@ from cairn.errors import ConfigError
 
 TIEBREAK_SCALE = 1e-6
 ORDER_STEP = 1e-12
+RELATIVE_DEPTH = 100
+"""The ``rel_<list>`` normalisation reads a list's first this many scores (0 at the last
+of them and below), so a unit's summand does not depend on how deep the list was read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +58,7 @@ class FusionConfig:
         weights: per-list RRF weights (``keyword``, ``semantic``).
         alpha / beta / gamma / delta / epsilon: linear blend weights.
         decay_lambda: λ of ``time_decay`` per day.
+        relative: weight of the RRF's score-aware summands ``rel_<list>`` (0: ranks only).
         depth: candidates taken from each list before fusion.
         min_similarity: semantic candidates below this cosine are dropped, so a query
             with no related note does not list unrelated ones by meaning. The default,
@@ -68,6 +80,7 @@ class FusionConfig:
     delta: float = 0.07
     epsilon: float = 0.03
     decay_lambda: float = 0.0025
+    relative: float = 0.1
     depth: int = 100
     min_similarity: float = 0.0
     explicit: frozenset[str] | None = field(default=None, compare=False)
@@ -96,6 +109,7 @@ class FusionConfig:
                 delta=float(data.get("delta", base.delta)),
                 epsilon=float(data.get("epsilon", base.epsilon)),
                 decay_lambda=float(data.get("lambda", data.get("decay_lambda", base.decay_lambda))),
+                relative=float(data.get("relative", base.relative)),
                 depth=int(data.get("depth", base.depth)),
                 min_similarity=float(data.get("min_similarity", base.min_similarity)),
                 explicit=frozenset(
@@ -113,9 +127,11 @@ class FusionConfig:
         Args:
             recommended: what the model's folder states (its ``fusion.json``, read by
                 :func:`cairn.embed.base.read_fusion` into the embedder's ``fusion``):
-                ``weights`` (``{"semantic": w}``), ``rrf_k``, ``min_similarity``;
-                other keys are ignored, and so is a value of the wrong type (a model
-                folder is not the user's configuration).
+                ``weights`` (``{"semantic": w}``), ``rrf_k``, ``min_similarity``,
+                ``relative``; other keys are ignored, and so is a value of the wrong
+                type (a model folder is not the user's configuration). A model whose
+                ``rrf_k`` or weights apply but that states no ``relative`` was tuned on
+                ranks alone, so ``relative`` is 0 for it (unless ``cairn.toml`` sets it).
 
         Returns:
             A new config (``self`` when nothing applies).
@@ -128,13 +144,16 @@ class FusionConfig:
             for name, w in dict(recommended.get("weights", {})).items():
                 if f"weights.{name}" not in self.explicit and name in ("keyword", "semantic"):
                     weights[str(name)] = float(w)
-            for key in ("rrf_k", "min_similarity"):
+            for key in ("rrf_k", "min_similarity", "relative"):
                 if key in recommended and key not in self.explicit:
                     changes[key] = float(recommended[key])
         except (TypeError, ValueError, AttributeError):
             return self
         if weights != dict(self.weights):
             changes["weights"] = weights
+        ranks_only = ("rrf_k" in changes or "weights" in changes) and "relative" not in recommended
+        if ranks_only and "relative" not in self.explicit:
+            changes["relative"] = 0.0
         return replace(self, **changes) if changes else self
 
 
@@ -169,6 +188,21 @@ def _norm(lst: Ranked) -> dict[Any, float]:
     lo, hi = min(vals), max(vals)
     span = hi - lo
     return {k: (s - lo) / span if span > 0 else 1.0 for k, s in lst}
+
+
+def _norm_head(lst: Ranked, depth: int = RELATIVE_DEPTH) -> dict[Any, float]:
+    """Raw scores min-max normalised over the list's first ``depth`` items, clipped to
+    [0, 1] (1.0 for every item when those are flat)."""
+    if not lst:
+        return {}
+    head = [s for _, s in lst[:depth]]
+    lo, hi = min(head), max(head)
+    span = hi - lo
+    out: dict[Any, float] = {}
+    for k, s in lst:
+        if k not in out:
+            out[k] = min(1.0, max(0.0, (s - lo) / span)) if span > 0 else 1.0
+    return out
 
 
 def _positions(
@@ -223,8 +257,9 @@ def rrf(
     weights: Mapping[str, float] | None = None,
     tiebreak: bool = True,
     unlistable: Mapping[str, Collection[Any]] | None = None,
+    relative: float = 0.0,
 ) -> list[Fused]:
-    """Reciprocal Rank Fusion of ranked lists.
+    """Reciprocal Rank Fusion of ranked lists, optionally score-aware.
 
     Args:
         lists: list name → ``(key, raw score)`` pairs, best first.
@@ -235,20 +270,29 @@ def rrf(
         unlistable: list name → keys that list cannot hold (a unit with no vectors
             cannot be in the semantic list: its text is all metadata, or it waits to be
             embedded). Such a key is not penalised for the absence: it gets that list's
-            share at its best rank elsewhere, as the summand ``rrf_<list>_unlistable``.
+            share at its best rank elsewhere, as the summand ``rrf_<list>_unlistable``
+            (no ``rel_<list>`` for it: a share of that too lowered the judged notes'
+            dev split).
+        relative: add ``rel_<list> = relative · w_l · norm_l(raw)`` for each list that
+            holds the key (``norm_l`` min-max over the first :data:`RELATIVE_DEPTH` of
+            list ``l``, clipped to [0, 1]; 1.0 for a flat list); 0 leaves ranks alone.
 
     Returns:
         Every key of every list, best first, with summands ``rrf_<list>`` (and
-        ``tiebreak``); scores distinct (see :func:`make_distinct`).
+        ``rel_<list>``, ``tiebreak``); scores distinct (see :func:`make_distinct`).
     """
     w = dict(weights or {})
     ranks, raw = _positions(lists)
     norms = {name: _norm(lst) for name, lst in lists.items()}
+    heads = {name: _norm_head(lst) for name, lst in lists.items()} if relative else {}
     wsum = sum(w.get(n, 1.0) for n in lists) or 1.0
     absent = {n: set(keys) for n, keys in (unlistable or {}).items() if n in lists}
     out: list[Fused] = []
     for key, rk in ranks.items():
         summands = {f"rrf_{n}": w.get(n, 1.0) / (k + r) for n, r in rk.items()}
+        if relative:
+            for n in rk:
+                summands[f"rel_{n}"] = relative * w.get(n, 1.0) * heads[n][key]
         best = min(rk.values())
         for n, keys in absent.items():
             if n not in rk and key in keys:

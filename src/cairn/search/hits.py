@@ -107,6 +107,7 @@ def explain_fused(
         if fusion.method == "rrf":
             exp["rrf_k"] = fusion.rrf_k
             exp["list_weights"] = dict(fusion.weights)
+            exp["relative"] = fusion.relative
         else:
             exp["blend"] = {
                 "alpha": fusion.alpha,

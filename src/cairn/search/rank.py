@@ -45,6 +45,7 @@ from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
 from cairn.search.query import Query, parse_query
 from cairn.search.rerank import rerank_fused
+from cairn.search.speakers import boost_speakers
 from cairn.search.turns import with_turn_context
 from cairn.search.understand import DEPTH, Recognised, Vocabulary, boost, recognise
 from cairn.store import Store
@@ -464,7 +465,9 @@ class Ranker:
                 k=self.fusion.rrf_k,
                 weights=self.fusion.weights,
                 unlistable={"semantic": self._unembedded(kw_kept, dense, qvec)},
+                relative=self.fusion.relative,
             )
+        fused = boost_speakers(self.store, tq, fused, facts)  # "Caroline" names a speaker
         more = len(kw) >= depth or len(dense) >= depth
         return fused, {h.unit_id: h for h in dense}, facts, more
 

@@ -75,7 +75,7 @@ def explain_rows(exp: Mapping[str, Any]) -> dict[str, Any] | None:
         if isinstance(part, Mapping):
             lists.append((name, _num(part.get("rank")), raw, _num(part.get(raw))))
     params = [("mode", str(exp.get("mode", "")))]
-    for key in ("fusion", "rrf_k", "fts_query", "model"):
+    for key in ("fusion", "rrf_k", "relative", "fts_query", "model"):
         if key in exp:
             params.append((key, _num(exp[key])))
     for key in ("list_weights", "blend"):

@@ -47,7 +47,6 @@ from cairn.model import (
     Run,
     SourceRoot,
 )
-from cairn.model.reliability import Wait
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
 from cairn.sources import is_within
 from cairn.store import Store, open_store, open_url
@@ -68,6 +67,7 @@ if TYPE_CHECKING:
     from cairn.ingest.pipeline import Indexer, Progress
     from cairn.maintain.service import MaintainService
     from cairn.memory.service import MemoryService
+    from cairn.model.reliability import Wait
     from cairn.redact.service import RedactService
 
 __all__ = ["Cairn", "note_formats", "reading_order"]

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 from cairn.app.reliability import ReliabilityMixin
 from cairn.model import EmbedStep
-from cairn.model.reliability import Wait
 
 if TYPE_CHECKING:
     from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
     from cairn.ingest.run import EmbedSettings
+    from cairn.model.reliability import Wait
     from cairn.search.service import SearchResult
 
 

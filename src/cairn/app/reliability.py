@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 from cairn.app.parts import Parts
 from cairn.errors import CairnError
 from cairn.model import Failure, Run, SourceRoot
-from cairn.model.reliability import Wait
 
 if TYPE_CHECKING:
     from cairn.graph.service import GraphService
     from cairn.ingest.limits import IndexLimits
     from cairn.ingest.pipeline import Indexer
     from cairn.model import AppliedChanges, IndexSnapshot
+    from cairn.model.reliability import Wait
     from cairn.store.lock import WriterLock
 
 

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.export.org_inline import inline
+from cairn.export.org_links import SELF_ANCHOR
 from cairn.export.org_markdown import DRAWER_LINK
 from cairn.interfaces.cli._app import app
 from cairn.model import Link
@@ -235,3 +236,47 @@ def test_org_edge_cases_export_with_nothing_lost_or_added(tmp_path: Path, kind: 
     assert "description: (+" not in first
     if kind == "okf":  # the file's own #+DESCRIPTION is the concept's description
         assert "description: Introduction" in next(out.rglob("described.md")).read_text()
+
+
+ANCHORS = {
+    "guide.org": """#+TITLE: Guide
+See [[#missing][the missing part]] and [[#here][the part here]].
+
+* Here
+:PROPERTIES:
+:CUSTOM_ID: here
+:END:
+Read [[#setup][how to set up]] again.
+""",
+}
+
+
+@pytest.mark.parametrize("kind", ["obsidian", "okf"])
+def test_a_link_to_a_custom_id_not_in_its_file_is_a_named_exception(
+    tmp_path: Path, kind: str
+) -> None:
+    # Org leaves [[#missing]] unresolved when its file has no such CUSTOM_ID; Markdown
+    # reads an anchor its note lacks as a link to the note: the compare names it
+    root = tmp_path / "org"
+    root.mkdir()
+    for rel, text in ANCHORS.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        out = tmp_path / "out"
+        c.export.write(kind, out, roots=[root])
+        res = c.export.compare(root, kind=kind, exported=out)
+        guide = (out / "guide.md").read_text(encoding="utf-8")
+        # still a link to compare: an export that drops it differs
+        (out / "guide.md").write_text(guide.replace("(#setup)", ""), encoding="utf-8")
+        dropped = c.export.compare(root, kind=kind, exported=out)
+    assert res["same"], (res["missing"], res["extra"])
+    assert res["exceptions"] == {SELF_ANCHOR: 2}
+    assert not dropped["same"] and dropped["differences"]["links"][0] == 1
+    # the in-file anchor as Org means it (Org's HTML export writes href="#missing")
+    assert "[the missing part](#missing)" in guide
+    assert "[how to set up](#setup)" in guide
+    if kind == "obsidian":
+        assert "[[guide#Here|the part here]]" in guide
+    else:
+        assert "[the part here](/guide.md#here)" in guide

@@ -6,7 +6,8 @@ by line, kind, target and anchor). A link to an exported note becomes a wikilink
 a link to an existing attachment a link to its copy; a URL a Markdown link labelled
 as Org shows it; anything else — an ``id:`` no heading has, a missing file, a heading that is
 not there — stays a visible Markdown link to its target as written, which resolves no
-better in the export than it did in Org (nothing is dropped, nothing is made up).
+better in the export than it did in Org (nothing is dropped, nothing is made up). The
+one exception is :data:`SELF_ANCHOR`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,31 @@ from cairn.model import ORG_FILE, ORG_HEADING, ORG_ID, URL, Link, StoredLink
 
 _IMAGE = frozenset(["png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "avif"])
 _DEST_BAD = re.compile(r"[<>\n]")
+
+
+SELF_ANCHOR = ("link to a custom id its Org file lacks (Markdown reads the anchor as "
+               "a link to its own note)")
+"""A difference of a round trip of Org by design: ``[[#routing]]`` names the heading
+whose ``CUSTOM_ID`` is ``routing`` in the same file, and Org leaves it unresolved when the
+file has none (a project that assembles one document from several files may keep it in
+another). The export writes it as Org's HTML export does, ``[label](#routing)``, an
+anchor in the same note; Markdown (Obsidian, cairn) reads a link to an anchor its note
+lacks as a link to the note, and no Markdown link says "unresolved anchor". Making it
+unresolved would mean writing a link to a file that does not exist (a click in Obsidian
+creates it) or plain text (no longer a link), so the export keeps the link and
+``export compare`` names it (:func:`self_anchor`)."""
+
+
+def self_anchor(link: StoredLink) -> bool:
+    """Whether an Org link is one the export writes as an anchor of its own note that
+    Markdown resolves to the note where Org resolved nothing (:data:`SELF_ANCHOR`): an
+    unresolved ``[[#custom-id]]``."""
+    return (
+        link.kind == ORG_HEADING
+        and link.target.startswith("#")
+        and link.resolved_document_id is None
+        and attachment_of(link.unresolved_reason) is None
+    )
 
 
 def _dest(target: str) -> str:
@@ -77,8 +103,9 @@ def link_renderer(
             return f"[{label}]({_dest(link.target)})"
         if link.kind == ORG_ID:
             target = "id:" + link.target
-        elif link.kind == ORG_HEADING:
-            target = link.target.replace("#", "%23")
+        elif link.kind == ORG_HEADING:  # "#id": an anchor (SELF_ANCHOR); else a name
+            lead = "#" if link.target.startswith("#") else ""
+            target = lead + link.target.removeprefix(lead).replace("#", "%23")
         else:
             target = link.target
         return f"[{label}]({_dest(target)})"

@@ -309,6 +309,8 @@ class ExportService:
             org = {d.title for d in mine if d.format == "org"}
             mine_links, exceptions = self._org_drawer_links(r.path, mine, mine_units,
                                                              mine_links)
+            mine_links, anchors = _org_self_anchors(mine, mine_units, mine_links)
+            exceptions.update(anchors)
             a = signature(mine, self._edges(), mine_units, mine_links, keywords=keywords,
                           okf=kind == "okf", org=org)
             a["tasks"] = tasks
@@ -347,6 +349,31 @@ class ExportService:
             "missing": json.loads(json.dumps(missing)),
             "extra": json.loads(json.dumps(extra)),
         }
+
+
+def _org_self_anchors(
+    docs: Sequence[Document], units: Mapping[str, Any], links: Mapping[str, list[Any]]
+) -> tuple[dict[str, list[Any]], dict[str, int]]:
+    """``links`` with each Org ``[[#custom-id]]`` its file lacks taken as Markdown reads
+    its export, a link to its own note (:data:`cairn.export.org_links.SELF_ANCHOR`), and
+    how many there were: ``{reason: count}`` (empty when none). Still a link: one the
+    export drops or sends elsewhere is a difference."""
+    from dataclasses import replace
+
+    from cairn.export.org_links import SELF_ANCHOR, self_anchor
+
+    kept = dict(links)
+    n = 0
+    for d in docs:
+        if d.format != "org" or d.key:
+            continue
+        for u in units.get(d.id, ()):
+            own = kept.get(u.id, [])
+            if any(self_anchor(x) for x in own):
+                kept[u.id] = [replace(x, resolved_document_id=d.id, unresolved_reason=None)
+                              if self_anchor(x) else x for x in own]
+                n += sum(1 for x in own if self_anchor(x))
+    return kept, ({SELF_ANCHOR: n} if n else {})
 
 
 def _inside(relpath: str, folders: Sequence[str] | None) -> bool:

@@ -31,10 +31,8 @@ from cairn.app.doors import DoorsMixin
 from cairn.app.embedding import EmbeddingMixin
 from cairn.app.evaluate import EvaluateMixin
 from cairn.app.fast_profile import FastProfileMixin, fast_embed
-from cairn.app.live import LiveMixin
 from cairn.app.reliability import ReliabilityMixin
 from cairn.app.roots import add_roots as register_roots
-from cairn.app.storage import StorageMixin
 from cairn.config import Config, in_file, load_config
 from cairn.conversations import reading_order
 from cairn.embed.base import Embedder
@@ -69,12 +67,13 @@ if TYPE_CHECKING:
     from cairn.memory.service import MemoryService
     from cairn.model.reliability import Wait
     from cairn.redact.service import RedactService
+    from cairn.store.copy import IndexCopier
 
 __all__ = ["Cairn", "note_formats", "reading_order"]
 
 
 
-class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixin, EvaluateMixin,
+class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, EvaluateMixin,
             BackgroundIndexMixin, FastProfileMixin):
     """One knowledge base: a store plus the services over it.
 
@@ -191,6 +190,11 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixi
         """Export as an OKF bundle, an Obsidian vault or JSON, and the round trip
         (:mod:`cairn.export.service`)."""
         return services.export(self)
+
+    @cached_property
+    def storage(self) -> IndexCopier:
+        """This index copied into another backend (:mod:`cairn.store.copy`)."""
+        return services.storage(self)
 
     @cached_property
     def graph(self) -> GraphQueries:

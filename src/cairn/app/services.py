@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from cairn.maintain.service import MaintainService
     from cairn.memory.service import MemoryService
     from cairn.redact.service import RedactService
+    from cairn.store.copy import IndexCopier
 
 
 def conversations(cairn: Cairn) -> ConversationService:
@@ -120,3 +121,11 @@ def agenda(cairn: Cairn) -> AgendaService:
     from cairn.agenda.service import AgendaService
 
     return AgendaService(cairn.store)
+
+
+def storage(cairn: Cairn) -> IndexCopier:
+    """This index copied into another backend, under its writer lock
+    (:mod:`cairn.store.copy`)."""
+    from cairn.store.copy import IndexCopier
+
+    return IndexCopier(cairn.store, cairn.writer_lock)

@@ -29,7 +29,6 @@ from cairn.app import services
 from cairn.app.background import BackgroundIndexMixin
 from cairn.app.doors import DoorsMixin
 from cairn.app.embedding import EmbeddingMixin
-from cairn.app.evaluate import EvaluateMixin
 from cairn.app.fast_profile import FastProfileMixin, fast_embed
 from cairn.app.reliability import ReliabilityMixin
 from cairn.app.roots import add_roots as register_roots
@@ -56,6 +55,7 @@ if TYPE_CHECKING:
     from cairn.agenda.service import AgendaService
     from cairn.conversations.service import ConversationService
     from cairn.enrich.service import EnrichService
+    from cairn.evaluation import Evaluator
     from cairn.export.service import ExportService
     from cairn.fields.service import FieldsService
     from cairn.graph.queries import GraphQueries
@@ -73,7 +73,7 @@ __all__ = ["Cairn", "note_formats", "reading_order"]
 
 
 
-class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, EvaluateMixin,
+class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin,
             BackgroundIndexMixin, FastProfileMixin):
     """One knowledge base: a store plus the services over it.
 
@@ -195,6 +195,12 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, EvaluateMixin,
     def storage(self) -> IndexCopier:
         """This index copied into another backend (:mod:`cairn.store.copy`)."""
         return services.storage(self)
+
+    @cached_property
+    def evaluation(self) -> Evaluator:
+        """This index's model and settings measured on a BEIR data set
+        (:mod:`cairn.evaluation`)."""
+        return services.evaluation(self)
 
     @cached_property
     def graph(self) -> GraphQueries:

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from cairn.app import Cairn
     from cairn.conversations.service import ConversationService
     from cairn.enrich.service import EnrichService
+    from cairn.evaluation import Evaluator
     from cairn.export.service import ExportService
     from cairn.fields.service import FieldsService
     from cairn.graph.queries import GraphQueries
@@ -129,3 +130,12 @@ def storage(cairn: Cairn) -> IndexCopier:
     from cairn.store.copy import IndexCopier
 
     return IndexCopier(cairn.store, cairn.writer_lock)
+
+
+def evaluation(cairn: Cairn) -> Evaluator:
+    """This index's model and settings measured on a BEIR data set
+    (:mod:`cairn.evaluation`)."""
+    from cairn.evaluation import Evaluator
+
+    return Evaluator(cairn.store, cairn.config, lambda: cairn.semantic.embedder,
+                     cairn.semantic.config.fusion)

@@ -28,14 +28,12 @@ from typing import TYPE_CHECKING
 from cairn.app import services
 from cairn.app.background import BackgroundIndexMixin
 from cairn.app.doors import DoorsMixin
-from cairn.app.embedding import EmbeddingMixin
 from cairn.app.fast_profile import FastProfileMixin, fast_embed
 from cairn.app.reliability import ReliabilityMixin
 from cairn.app.roots import add_roots as register_roots
 from cairn.config import Config, in_file, load_config
 from cairn.conversations import reading_order
 from cairn.embed.base import Embedder
-from cairn.embed.registry import EmbedConfig
 from cairn.errors import CairnError, ConfigError, NotFound, QueryError
 from cairn.formats import note_formats
 from cairn.formats.types import RootTypes, load_root_types
@@ -60,7 +58,7 @@ if TYPE_CHECKING:
     from cairn.fields.service import FieldsService
     from cairn.graph.queries import GraphQueries
     from cairn.graph.service import GraphService
-    from cairn.ingest.chunking import ChunkConfig
+    from cairn.ingest.embed_step import EmbeddingStep
     from cairn.ingest.embedding import EmbedProgress
     from cairn.ingest.pipeline import Indexer, Progress
     from cairn.maintain.service import MaintainService
@@ -73,7 +71,7 @@ __all__ = ["Cairn", "note_formats", "reading_order"]
 
 
 
-class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin,
+class Cairn(DoorsMixin, ReliabilityMixin,
             BackgroundIndexMixin, FastProfileMixin):
     """One knowledge base: a store plus the services over it.
 
@@ -144,7 +142,7 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin,
         self._embed_signature = (
             f"given:{embedder.fingerprint}"
             if embedder is not None
-            else _embed_signature(self.semantic.config.embed)
+            else self.semantic.config.embed.signature
         )
 
     @cached_property
@@ -201,6 +199,12 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin,
         """This index's model and settings measured on a BEIR data set
         (:mod:`cairn.evaluation`)."""
         return services.evaluation(self)
+
+    @cached_property
+    def embedding(self) -> EmbeddingStep:
+        """The embedding step on its own (``cairn embed``) and the units still waiting
+        for a vector (:mod:`cairn.ingest.embed_step`)."""
+        return services.embedding(self)
 
     @cached_property
     def graph(self) -> GraphQueries:
@@ -488,7 +492,7 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin,
         """The graph and embedding steps of a run (see :mod:`cairn.ingest.run`)."""
         from cairn.ingest.run import complete_run
 
-        settings = self._embed_settings()
+        settings = self.embedding.settings()
         indexer = self._last_indexer
         run = complete_run(
             self.store,
@@ -501,15 +505,8 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin,
         )
         self.last_embed = run.embedding
         self.enrich.refresh()  # enrichment units and llm edges a re-index dropped
-        self._record_waiting()  # for a server, or the next search, to take
+        self.embedding.record_waiting()  # for a server, or the next search, to take
         return run
-
-    def _chunk_config(self) -> ChunkConfig:
-        """``[chunking]`` with the note types' ``chunk_profile`` applied."""
-        from cairn.ingest.chunking import ChunkConfig
-
-        cfg = ChunkConfig.from_mapping(self.config.chunking)
-        return cfg.with_types(self.types.merged) if self.types.merged is not None else cfg
 
     def _discard_if_new(self) -> None:
         """A first run that failed before anything was registered leaves no empty index
@@ -595,7 +592,7 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin,
         )
         return self._with_waiting(result, mode)  # a partly embedded index says so
 
-
-def _embed_signature(config: EmbedConfig) -> str:
-    """What identifies the configured model (not how fast it runs)."""
-    return "|".join(str(x) for x in (config.provider, config.model, config.url, config.dim))
+    def _with_waiting(self, result: SearchResult, mode: str | None) -> SearchResult:
+        note = self.embedding.waiting_note(mode)
+        return result if note is None else dataclasses.replace(
+            result, notes=(*result.notes, note))

@@ -16,8 +16,10 @@ if TYPE_CHECKING:
     from cairn.export.service import ExportService
     from cairn.fields.service import FieldsService
     from cairn.graph.queries import GraphQueries
+    from cairn.ingest.embed_step import EmbeddingStep
     from cairn.maintain.service import MaintainService
     from cairn.memory.service import MemoryService
+    from cairn.model import EmbedStep
     from cairn.redact.service import RedactService
     from cairn.store.copy import IndexCopier
 
@@ -139,3 +141,33 @@ def evaluation(cairn: Cairn) -> Evaluator:
 
     return Evaluator(cairn.store, cairn.config, lambda: cairn.semantic.embedder,
                      cairn.semantic.config.fusion)
+
+
+def embedding(cairn: Cairn) -> EmbeddingStep:
+    """The embedding step on its own and the units still waiting for a vector
+    (:mod:`cairn.ingest.embed_step`)."""
+    from cairn.ingest.chunking import ChunkConfig
+    from cairn.ingest.embed_step import EmbeddingStep
+    from cairn.ingest.run import EmbedSettings
+
+    sem = cairn.semantic
+
+    def chunk_config() -> ChunkConfig:  # [chunking] with the note types' profiles
+        cfg = ChunkConfig.from_mapping(cairn.config.chunking)
+        return cfg.with_types(cairn.types.merged) if cairn.types.merged is not None else cfg
+
+    def settings() -> EmbedSettings:
+        return EmbedSettings(
+            embedder=lambda: sem.embedder, notices=lambda: sem.notices,
+            chunk_config=chunk_config(), batch_size=sem.config.embed.batch_size,
+            signature=cairn._embed_signature,
+        )
+
+    def step_done(step: EmbedStep) -> None:
+        cairn.last_embed = step
+
+    return EmbeddingStep(
+        cairn.store, settings=settings, writing=cairn.writing,
+        reload_types=cairn._reload_types, embedder=lambda: sem.embedder,
+        loaded=lambda: sem._embedder, has_vectors=sem.has_vectors, on_step=step_done,
+    )

@@ -111,13 +111,14 @@ def integrity(db: Path) -> str:
 def clean_snapshot(vault: Path, work: Path) -> object:
     """What a clean build (static model) of the vault holds."""
     from cairn.app import Cairn
+    from cairn.ingest.snapshot import index_snapshot
 
     db = work / "clean.db"
     for suffix in ("", "-wal", "-shm", ".lock"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     with Cairn.open(db=db) as c:
         c.index([vault])
-        return c.snapshot()
+        return index_snapshot(c.store, c.graph.fresh())
 
 
 def trial(
@@ -125,6 +126,7 @@ def trial(
 ) -> str:
     """One kill and the checks after it; returns a one-line summary."""
     from cairn.app import Cairn
+    from cairn.ingest.snapshot import index_snapshot
 
     if n % 5 == 0:  # now and then a cold build is killed
         for suffix in ("", "-wal", "-shm"):
@@ -170,11 +172,11 @@ def trial(
             if kind == "index" and c.semantic.has_vectors():
                 # a --no-embed run repairs what a killed run left unchunked
                 c.index([vault], wait=30, embed=False)
-                short = c.snapshot().chunks != want.chunks  # type: ignore[attr-defined]
+                short = index_snapshot(c.store, c.graph.fresh()).chunks != want.chunks  # type: ignore[attr-defined]
                 if short:
                     problems.append("a --no-embed run left chunks missing")
             c.index([vault], wait=30)
-            got = c.snapshot()
+            got = index_snapshot(c.store, c.graph.fresh())
             vectors = c.store.vectors
             missing = [
                 f"{k} chunks without a vector in {sp.space}"

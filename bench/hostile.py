@@ -266,12 +266,13 @@ sys.path.insert(0, {bench!r})
 import hostile
 from pathlib import Path
 from cairn.app import Cairn
+from cairn.ingest.snapshot import index_snapshot
 from cairn.model.serialize import to_data
 vault = Path({vault!r})
 t0 = time.perf_counter()
 with Cairn.open(db={db!r}) as c:
     run = c.index([vault], progress=hostile.race_progress(vault), embed=False)
-    indexed = sorted({{d[2] for d in c.snapshot().documents}})
+    indexed = sorted({{d[2] for d in index_snapshot(c.store, c.graph.fresh()).documents}})
 print(json.dumps({{"run": to_data(run), "indexed": indexed,
                   "seconds": time.perf_counter() - t0,
                   "peak_mb": peak_mb()}}))

@@ -66,6 +66,7 @@ def _searchable(db: Path, word: str, deadline: float) -> float | None:
 def soak(work: Path, seconds: float, readers: int = 8, seed: int = 1) -> SoakResult:
     """Run the soak in ``work`` (a vault and two indexes are made there)."""
     from cairn.app import Cairn
+    from cairn.ingest.snapshot import index_snapshot
 
     rng = random.Random(seed)
     vault = work / "vault"
@@ -145,11 +146,11 @@ def soak(work: Path, seconds: float, readers: int = 8, seed: int = 1) -> SoakRes
     fresh_db = work / "fresh.db"
     with Cairn.open(db=fresh_db) as c:
         c.index([vault], embed=False)
-        want = c.snapshot()
+        want = index_snapshot(c.store, c.graph.fresh())
     got = None
     while time.monotonic() < settle_until:
         with Cairn.open(db=db, create=False) as c:
-            got = c.snapshot()
+            got = index_snapshot(c.store, c.graph.fresh())
         if got == want:
             break
         time.sleep(0.3)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cairn.config import SearchConfig
+from cairn.config import Config, SearchConfig
 from cairn.embed.base import NO_EMBEDDER_NOTICE, Embedder
 from cairn.errors import CairnError
 from cairn.ingest.chunking import ChunkConfig
@@ -409,3 +409,61 @@ def evaluate(
         notes=tuple(notes),
         runs=runs,
     )
+
+
+class Evaluator:
+    """``cairn eval``: one index's model and search, fusion and chunking settings
+    measured on a BEIR data set.
+
+    Args:
+        store: the index, written only with ``keep``.
+        config: its configuration (search weights, chunking, where the index is).
+        embedder: returns the index's embedder (``None``: keyword only); called once
+            per evaluation, so the model loads only when one is asked for.
+        fusion: the index's fusion settings.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        config: Config,
+        embedder: Callable[[], Embedder | None],
+        fusion: FusionConfig,
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.embedder = embedder
+        self.fusion = fusion
+
+    def run(
+        self,
+        folder: str | Path,
+        *,
+        modes: Sequence[str] = ("keyword", "semantic", "hybrid"),
+        split: str = "test",
+        keep: bool = False,
+    ) -> EvalReport:
+        """nDCG@10, Recall@100 and MRR@10 per mode (see :func:`evaluate`), indexed into a
+        throwaway store.
+
+        Args:
+            keep: index the data set into this index instead and keep it there
+                (``cairn eval --db FILE``), so the next evaluation reuses its
+                documents and vectors. The index must be empty or hold this data set
+                from an earlier evaluation.
+
+        Raises:
+            CairnError: the folder is not a BEIR data set; with ``keep``, the index
+                holds other files (an index of notes is never written over).
+        """
+        return evaluate(
+            Path(folder),
+            self.embedder(),
+            modes=modes,
+            split=split,
+            search_config=self.config.search,
+            fusion=self.fusion,
+            chunk_config=ChunkConfig.from_mapping(self.config.chunking),
+            store=self.store if keep else None,
+            store_name=str(self.config.db_path),
+        )

@@ -85,7 +85,7 @@ def test_train_static_makes_the_index_use_its_own_model(tmp_path: Path) -> None:
         assert isinstance(emb, StaticEmbedder) and emb.path == folder
         hits = after.search("sourdough starter", mode="semantic", limit=3).hits
         assert hits and all("sourdough" in h.path for h in hits)
-        assert after.waiting_units() == 0
+        assert after.embedding.waiting_units() == 0
 
     # training again reuses the stored teacher vectors and replaces the folder
     code, text = run(

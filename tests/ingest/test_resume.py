@@ -119,13 +119,13 @@ def test_interrupted_pass_keeps_batches_and_hybrid_uses_what_exists(
         # resume: only the chunks without a vector reach the model
         resume = Counting(static)
         cairn.semantic._embedder = resume  # the same space, counted
-        again = cairn.embed()
+        again = cairn.embedding.run()
         assert not again.interrupted and again.pending == 0
         assert again.embedded == len(resume.texts) == total - stored
         assert not done_hashes & {content_hash(t) for t in resume.texts}
         assert vs.counts()["vectors"] == total and vs.waiting_units(static.fingerprint) == 0
         # nothing left: a second `cairn embed` embeds nothing
-        assert cairn.embed().embedded == 0 and len(resume.texts) == total - stored
+        assert cairn.embedding.run().embedded == 0 and len(resume.texts) == total - stored
         res = cairn.search("kafka rebalancing", mode="hybrid", limit=10)
         assert not any("waiting" in n for n in res.notes)
 

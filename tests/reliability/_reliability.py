@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from cairn.app import Cairn
+from cairn.ingest.snapshot import index_snapshot
 from cairn.interfaces.watch import WatchBatch, WatchSettings, watch
 from cairn.model import IndexSnapshot
 
@@ -35,13 +36,13 @@ def fresh_snapshot(folder: Path, tmp: Path, *, embed: bool = False) -> IndexSnap
     db = tmp / f"fresh-{next(_fresh)}.db"
     with Cairn.open(db=db) as c:
         c.index([folder], embed=embed, allow_mass_delete=True)
-        return c.snapshot()
+        return index_snapshot(c.store, c.graph.fresh())
 
 
 def snapshot_of(db: Path) -> IndexSnapshot:
     """The snapshot of an index, read by a reader (no lock taken)."""
     with Cairn.open(db=db, create=False) as c:
-        return c.snapshot()
+        return index_snapshot(c.store, c.graph.fresh())
 
 
 def settle(db: Path, expected: IndexSnapshot, timeout: float = 20.0) -> float:

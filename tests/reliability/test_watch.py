@@ -16,6 +16,7 @@ import pytest
 from _reliability import CASES, Watching, fresh_snapshot, settle, snapshot_of
 
 from cairn.app import Cairn
+from cairn.ingest.snapshot import index_snapshot
 
 pytestmark = pytest.mark.corpus
 
@@ -199,7 +200,7 @@ def test_shared_watch_cases(case: str, tmp_path: Path, watching: Start) -> None:
     assert sim.returncode == 0, sim.stderr
     settle(w.db, fresh_snapshot(vault, tmp_path))
     with Cairn.open(db=w.db) as c:
-        docs = sorted(d[2] for d in c.snapshot().documents)
+        docs = sorted(d[2] for d in index_snapshot(c.store, c.graph.fresh()).documents)
         search = lambda q: [h.path for h in c.search(q, mode="keyword").hits]  # noqa: E731
         if case.startswith("039"):
             assert docs == ["note.md"]

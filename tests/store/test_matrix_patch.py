@@ -236,10 +236,10 @@ def test_chunks_that_waited_for_a_vector_are_merged_in_order(
     space = static.fingerprint
     (root / "late.md").write_text("# Late\n\nChunked now, embedded later.\n")
     c.index([root], embed=False)
-    chunk_pending(c.store, c._chunk_config())  # its chunk waits for a vector
+    chunk_pending(c.store, c.embedding.settings().chunk_config)  # its chunk waits for a vector
     (root / "n01.md").write_text("# Note 1\n\nChanged after.\n")
     c.index([root], embed=False)
-    chunk_pending(c.store, c._chunk_config())  # higher chunk ids, given vectors now
+    chunk_pending(c.store, c.embedding.settings().chunk_config)  # higher ids, vectors now
     n01 = [ch.hash for ch, src in vec.chunks_missing_vectors(space)
            if src.title == "Note 1"]
     assert n01
@@ -377,7 +377,7 @@ def test_the_sqlite_waiting_count_equals_the_portable_one(
     space = static.fingerprint
     (root / "chunked.md").write_text("# Chunked\n\nA chunk without a vector.\n\n## B\n\nTwo.\n")
     c.index([root], embed=False)
-    chunk_pending(c.store, c._chunk_config())  # chunks, no vectors
+    chunk_pending(c.store, c.embedding.settings().chunk_config)  # chunks, no vectors
     (root / "bare.md").write_text("# Bare\n\nNo chunks at all yet.\n")
     (root / "title.md").write_text("# Only a title\n")  # a bare title: nothing to embed
     c.index([root], embed=False)

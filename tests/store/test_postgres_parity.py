@@ -342,14 +342,14 @@ def test_store_copy_both_ways(tmp_path: Path, pg_url: str) -> None:
         sem = [h.unit_id for h in pg.search("morning watering", mode="semantic").hits]
         assert sem == sem_before
         back = tmp_path / "b.db"
-        report2 = pg.copy_index(str(back))
+        report2 = pg.storage.copy(str(back))
         assert report2.rows["units"] == len(before["units"])
         assert report2.rows["embeddings"] == report["rows"]["embeddings"]
         # copying into a non-empty index is refused
         from cairn.errors import StoreError
 
         with pytest.raises(StoreError, match="already holds an index"):
-            pg.copy_index(str(back))
+            pg.storage.copy(str(back))
     with Cairn(cfg, store=open_store(back)) as b:
         assert _snapshot(b) == before
         run = b.index([str(root)])  # nothing to do: every file is known unchanged

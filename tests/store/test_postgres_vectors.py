@@ -80,7 +80,7 @@ def test_copied_vectors_are_searchable_by_the_server(tmp_path: Path, pg_url: str
     with Cairn(cfg, store=open_store(tmp_path / "a.db")) as a:
         a.index([str(root)])
         want = [h.unit_id for h in a.search("morning watering", mode="semantic").hits]
-        a.copy_index(pg_url)
+        a.storage.copy(pg_url)
     with Cairn(cfg, store=open_url(pg_url)) as pg:
         vectors = pg.store.vectors
         n = pg.store.db.execute("SELECT count(*) FROM pg_vectors").fetchone()[0]

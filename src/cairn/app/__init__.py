@@ -28,17 +28,12 @@ from typing import TYPE_CHECKING
 from cairn.app import services
 from cairn.app.background import BackgroundIndexMixin
 from cairn.app.doors import DoorsMixin
-from cairn.app.embedding import EmbeddingMixin
-from cairn.app.evaluate import EvaluateMixin
 from cairn.app.fast_profile import FastProfileMixin, fast_embed
-from cairn.app.live import LiveMixin
 from cairn.app.reliability import ReliabilityMixin
 from cairn.app.roots import add_roots as register_roots
-from cairn.app.storage import StorageMixin
 from cairn.config import Config, in_file, load_config
 from cairn.conversations import reading_order
 from cairn.embed.base import Embedder
-from cairn.embed.registry import EmbedConfig
 from cairn.errors import CairnError, ConfigError, NotFound, QueryError
 from cairn.formats import note_formats
 from cairn.formats.types import RootTypes, load_root_types
@@ -58,23 +53,25 @@ if TYPE_CHECKING:
     from cairn.agenda.service import AgendaService
     from cairn.conversations.service import ConversationService
     from cairn.enrich.service import EnrichService
+    from cairn.evaluation import Evaluator
     from cairn.export.service import ExportService
     from cairn.fields.service import FieldsService
     from cairn.graph.queries import GraphQueries
     from cairn.graph.service import GraphService
-    from cairn.ingest.chunking import ChunkConfig
+    from cairn.ingest.embed_step import EmbeddingStep
     from cairn.ingest.embedding import EmbedProgress
     from cairn.ingest.pipeline import Indexer, Progress
     from cairn.maintain.service import MaintainService
     from cairn.memory.service import MemoryService
     from cairn.model.reliability import Wait
     from cairn.redact.service import RedactService
+    from cairn.store.copy import IndexCopier
 
 __all__ = ["Cairn", "note_formats", "reading_order"]
 
 
 
-class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixin, EvaluateMixin,
+class Cairn(DoorsMixin, ReliabilityMixin,
             BackgroundIndexMixin, FastProfileMixin):
     """One knowledge base: a store plus the services over it.
 
@@ -145,7 +142,7 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixi
         self._embed_signature = (
             f"given:{embedder.fingerprint}"
             if embedder is not None
-            else _embed_signature(self.semantic.config.embed)
+            else self.semantic.config.embed.signature
         )
 
     @cached_property
@@ -191,6 +188,23 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixi
         """Export as an OKF bundle, an Obsidian vault or JSON, and the round trip
         (:mod:`cairn.export.service`)."""
         return services.export(self)
+
+    @cached_property
+    def storage(self) -> IndexCopier:
+        """This index copied into another backend (:mod:`cairn.store.copy`)."""
+        return services.storage(self)
+
+    @cached_property
+    def evaluation(self) -> Evaluator:
+        """This index's model and settings measured on a BEIR data set
+        (:mod:`cairn.evaluation`)."""
+        return services.evaluation(self)
+
+    @cached_property
+    def embedding(self) -> EmbeddingStep:
+        """The embedding step on its own (``cairn embed``) and the units still waiting
+        for a vector (:mod:`cairn.ingest.embed_step`)."""
+        return services.embedding(self)
 
     @cached_property
     def graph(self) -> GraphQueries:
@@ -478,7 +492,7 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixi
         """The graph and embedding steps of a run (see :mod:`cairn.ingest.run`)."""
         from cairn.ingest.run import complete_run
 
-        settings = self._embed_settings()
+        settings = self.embedding.settings()
         indexer = self._last_indexer
         run = complete_run(
             self.store,
@@ -491,15 +505,8 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixi
         )
         self.last_embed = run.embedding
         self.enrich.refresh()  # enrichment units and llm edges a re-index dropped
-        self._record_waiting()  # for a server, or the next search, to take
+        self.embedding.record_waiting()  # for a server, or the next search, to take
         return run
-
-    def _chunk_config(self) -> ChunkConfig:
-        """``[chunking]`` with the note types' ``chunk_profile`` applied."""
-        from cairn.ingest.chunking import ChunkConfig
-
-        cfg = ChunkConfig.from_mapping(self.config.chunking)
-        return cfg.with_types(self.types.merged) if self.types.merged is not None else cfg
 
     def _discard_if_new(self) -> None:
         """A first run that failed before anything was registered leaves no empty index
@@ -585,7 +592,7 @@ class Cairn(DoorsMixin, EmbeddingMixin, ReliabilityMixin, LiveMixin, StorageMixi
         )
         return self._with_waiting(result, mode)  # a partly embedded index says so
 
-
-def _embed_signature(config: EmbedConfig) -> str:
-    """What identifies the configured model (not how fast it runs)."""
-    return "|".join(str(x) for x in (config.provider, config.model, config.url, config.dim))
+    def _with_waiting(self, result: SearchResult, mode: str | None) -> SearchResult:
+        note = self.embedding.waiting_note(mode)
+        return result if note is None else dataclasses.replace(
+            result, notes=(*result.notes, note))

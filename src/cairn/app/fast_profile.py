@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
     from cairn.config import Config
-    from cairn.ingest.chunking import ChunkConfig
     from cairn.ingest.embedding import EmbedProgress
     from cairn.model import EmbedStep
     from cairn.model.reliability import Wait
@@ -140,19 +139,9 @@ class FastProfileMixin(Parts):
 
     if TYPE_CHECKING:  # given by the other mixins of Cairn (not shadowed at run time)
 
-        def _chunk_config(self) -> ChunkConfig: ...
-
         def writing(
             self, wait: Wait = "config", on_wait: Callable[[str], None] | None = None
         ) -> AbstractContextManager[None]: ...
-
-        def embed(
-            self,
-            *,
-            progress: EmbedProgress | None = None,
-            wait: Wait = "config",
-            on_wait: Callable[[str], None] | None = None,
-        ) -> EmbedStep: ...
 
     def train_static(
         self,
@@ -208,7 +197,8 @@ class FastProfileMixin(Parts):
         vs = store.vectors
         t0 = time.perf_counter()
         with self.writing(wait, on_wait):
-            embed_pass(store, None, config=self._chunk_config())  # chunk what is unchunked
+            chunking = self.embedding.settings().chunk_config
+            embed_pass(store, None, config=chunking)  # chunk what is unchunked
             texts: dict[str, str] = {}
             for chunk, unit in vs.chunks_missing_vectors("cairn-fast-profile-none"):
                 if chunk.hash not in texts:
@@ -277,7 +267,7 @@ class FastProfileMixin(Parts):
         notices: tuple[str, ...] = ()
         if active:
             self.semantic.use_embedder(StaticEmbedder(folder=folder))
-            embedding = self.embed(progress=embed_progress, wait=wait, on_wait=on_wait)
+            embedding = self.embedding.run(progress=embed_progress, wait=wait, on_wait=on_wait)
         else:
             notices = (
                 f'the model is in {folder}; to use it set [embed] provider = "fast" in '

@@ -9,6 +9,7 @@ if TYPE_CHECKING:  # type-only: a keyword search loads no graph builders or pars
     from cairn.config import Config
     from cairn.formats.types import RootTypes
     from cairn.graph.service import GraphService
+    from cairn.ingest.embed_step import EmbeddingStep
     from cairn.redact.service import RedactService
     from cairn.search.service import SearchService
     from cairn.store import Store
@@ -34,6 +35,11 @@ class Parts:
     @property
     def redact(self) -> RedactService:
         """The redaction service (:mod:`cairn.redact.service`)."""
+        raise NotImplementedError
+
+    @property
+    def embedding(self) -> EmbeddingStep:
+        """The embedding step on its own (:mod:`cairn.ingest.embed_step`)."""
         raise NotImplementedError
 
     def _load_types(self) -> RootTypes:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -18,7 +17,7 @@ if TYPE_CHECKING:
     from cairn.graph.service import GraphService
     from cairn.ingest.limits import IndexLimits
     from cairn.ingest.pipeline import Indexer
-    from cairn.model import AppliedChanges, IndexSnapshot
+    from cairn.model import AppliedChanges
     from cairn.model.reliability import Wait
     from cairn.store.lock import WriterLock
 
@@ -162,79 +161,6 @@ class ReliabilityMixin(Parts):
                 more = self.index_paths(files, embed=embed, allow_mass_delete=allow_mass_delete)
                 run = more if run is None else _added(run, more)
             return AppliedChanges(run, todo.files, bool(todo.full))
-
-    def snapshot(self) -> IndexSnapshot:
-        """Everything an index run produces, in a comparable form: two indexes of the
-        same files give equal snapshots (what the watcher and crash tests compare).
-
-        Returns:
-            an :class:`IndexSnapshot`; vectors are left out (a cache may keep more),
-            chunks are in.
-        """
-        files: list[tuple[str, str, str, str]] = []
-        docs: list[tuple[str, ...]] = []
-        units: list[tuple[Any, ...]] = []
-        links: list[tuple[Any, ...]] = []
-        chunks: list[tuple[str, int, str]] = []
-        vectors = self.store.vectors
-        for root in sorted(self.store.roots(), key=lambda r: r.path):
-            states = self.store.file_states(root.id)
-            for rel in sorted(states):
-                st = states[rel]
-                files.append((root.path, rel, st.status, st.hash))
-                for d in self.store.documents_at(root.id, rel):
-                    docs.append((d.id, root.path, rel, d.key or "", d.title, d.format))
-                    us = self.store.units_of(d.id)
-                    for u in us:
-                        units.append(
-                            (
-                                u.id,
-                                d.id,
-                                u.ordinal,
-                                u.kind,
-                                u.title,
-                                u.outline_path,
-                                u.line_start,
-                                u.line_end,
-                                u.body,
-                                u.tags,
-                                u.inherited_tags,
-                            )
-                        )
-                        cs = vectors.chunks_of(u.id)
-                        chunks.append((u.id, len(cs), ",".join(c.hash for c in cs)))
-                    for lk in self.store.links_of([u.id for u in us]):
-                        links.append(
-                            (
-                                lk.unit_id,
-                                lk.kind,
-                                lk.target,
-                                lk.anchor or "",
-                                lk.line or 0,
-                                lk.resolved_document_id or "",
-                                lk.resolved_unit_id or "",
-                            )
-                        )
-        graph = json.loads(self._fresh_graph().export("json"))
-        edges = sorted(
-            (
-                str(e.get("source")),
-                str(e.get("target")),
-                str(e.get("relation", "")),
-                str(e.get("origin", "")),
-            )
-            for e in graph.get("links", graph.get("edges", []))
-        )
-        from cairn.model import IndexSnapshot
-
-        return IndexSnapshot(
-            files=tuple(files),
-            documents=tuple(sorted(docs)),
-            units=tuple(sorted(units, key=repr)),
-            links=tuple(sorted(links, key=repr)),
-            edges=tuple(edges),
-            chunks=tuple(sorted(chunks)),
-        )
 
 
 def _added(first: Run, then: Run) -> Run:

@@ -12,12 +12,16 @@ if TYPE_CHECKING:
     from cairn.app import Cairn
     from cairn.conversations.service import ConversationService
     from cairn.enrich.service import EnrichService
+    from cairn.evaluation import Evaluator
     from cairn.export.service import ExportService
     from cairn.fields.service import FieldsService
     from cairn.graph.queries import GraphQueries
+    from cairn.ingest.embed_step import EmbeddingStep
     from cairn.maintain.service import MaintainService
     from cairn.memory.service import MemoryService
+    from cairn.model import EmbedStep
     from cairn.redact.service import RedactService
+    from cairn.store.copy import IndexCopier
 
 
 def conversations(cairn: Cairn) -> ConversationService:
@@ -120,3 +124,50 @@ def agenda(cairn: Cairn) -> AgendaService:
     from cairn.agenda.service import AgendaService
 
     return AgendaService(cairn.store)
+
+
+def storage(cairn: Cairn) -> IndexCopier:
+    """This index copied into another backend, under its writer lock
+    (:mod:`cairn.store.copy`)."""
+    from cairn.store.copy import IndexCopier
+
+    return IndexCopier(cairn.store, cairn.writer_lock)
+
+
+def evaluation(cairn: Cairn) -> Evaluator:
+    """This index's model and settings measured on a BEIR data set
+    (:mod:`cairn.evaluation`)."""
+    from cairn.evaluation import Evaluator
+
+    return Evaluator(cairn.store, cairn.config, lambda: cairn.semantic.embedder,
+                     cairn.semantic.config.fusion)
+
+
+def embedding(cairn: Cairn) -> EmbeddingStep:
+    """The embedding step on its own and the units still waiting for a vector
+    (:mod:`cairn.ingest.embed_step`)."""
+    from cairn.ingest.chunking import ChunkConfig
+    from cairn.ingest.embed_step import EmbeddingStep
+    from cairn.ingest.run import EmbedSettings
+
+    sem = cairn.semantic
+
+    def chunk_config() -> ChunkConfig:  # [chunking] with the note types' profiles
+        cfg = ChunkConfig.from_mapping(cairn.config.chunking)
+        return cfg.with_types(cairn.types.merged) if cairn.types.merged is not None else cfg
+
+    def settings() -> EmbedSettings:
+        return EmbedSettings(
+            embedder=lambda: sem.embedder, notices=lambda: sem.notices,
+            chunk_config=chunk_config(), batch_size=sem.config.embed.batch_size,
+            signature=cairn._embed_signature,
+        )
+
+    def step_done(step: EmbedStep) -> None:
+        cairn.last_embed = step
+
+    return EmbeddingStep(
+        cairn.store, settings=settings, writing=cairn.writing,
+        reload_types=cairn._reload_types, embedder=lambda: sem.embedder,
+        loaded=lambda: sem._embedder, has_vectors=sem.has_vectors, on_step=step_done,
+    )

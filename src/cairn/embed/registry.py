@@ -57,6 +57,12 @@ class EmbedConfig:
     dim: int | None = None
     threads: int | None = None
 
+    @property
+    def signature(self) -> str:
+        """What identifies the configured model (not how fast it runs): a change means
+        every chunk is embedded again, into the new model's space."""
+        return "|".join(str(x) for x in (self.provider, self.model, self.url, self.dim))
+
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> EmbedConfig:
         """Read an ``[embed]`` table.

@@ -285,7 +285,8 @@ class EmbedStep:
             embed`` or the next ``cairn index`` resumes).
         interrupted: the step was stopped (Ctrl-C) after its last committed batch.
         notices: why nothing was embedded (no model) — filled by ``cairn embed``
-            (:meth:`cairn.app.Cairn.embed`); an index run puts them in its warnings.
+            (:meth:`cairn.ingest.embed_step.EmbeddingStep.run`); an index run puts them
+            in its warnings.
     """
 
     space: str = ""

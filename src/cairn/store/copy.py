@@ -4,7 +4,8 @@
 table in batches, in an order that satisfies the foreign keys (roots, files, documents,
 units first; the graph's and vectors' bookkeeping last, so the target's triggers cannot
 undo it). Columns are matched by name; a column only one backend has (PostgreSQL's
-computed ``tsvector``, its ``runs.rowid``) is left to the target.
+computed ``tsvector``, its ``runs.rowid``) is left to the target. :class:`IndexCopier`
+(``Cairn.storage``) copies one open index into a location, under its writer lock.
 """
 
 from __future__ import annotations
@@ -12,9 +13,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from cairn.errors import StoreError
 from cairn.store.base import Store
+from cairn.store.lock import WriterLock
+from cairn.store.registry import open_location
 
 _FIRST = ("roots", "files", "documents", "units", "unit_tags", "links", "attachments",
           "runs", "units_fts", "chunks", "embeddings", "vector_spaces", "edges")
@@ -87,3 +91,38 @@ def copy_store(
             rows[table] = n
         target.finish_copy()
     return CopyReport(source.path, target.path, rows, round(time.monotonic() - start, 3))
+
+
+class IndexCopier:
+    """``cairn store copy``: one open index copied into another location.
+
+    Args:
+        store: the source index (only read).
+        writer_lock: its writer lock, held during the copy so no run changes it.
+    """
+
+    def __init__(self, store: Store, writer_lock: WriterLock) -> None:
+        self.store = store
+        self.writer_lock = writer_lock
+
+    def copy(
+        self, target: str, *, progress: Callable[[str, int], None] | None = None
+    ) -> CopyReport:
+        """Copy the index, as it is, into an empty index at ``target`` — a PostgreSQL
+        URL (``postgresql://…``) or a SQLite file — without re-parsing or re-embedding.
+
+        Args:
+            progress: called with (table, rows copied so far) after each batch.
+
+        Raises:
+            StoreError: the target holds an index already, or cannot be opened/written.
+            IndexBusy: another process is writing the source index.
+            ProviderUnavailable: a PostgreSQL target without psycopg installed.
+        """
+        url = target.startswith(("postgresql://", "postgres://"))
+        dest = open_location(target if url else Path(target).expanduser())
+        try:
+            with self.writer_lock.hold(wait=0):
+                return copy_store(self.store, dest, progress=progress)
+        finally:
+            dest.close()

@@ -1,6 +1,6 @@
-"""``cairn eval``: retrieval quality on a BEIR data set (calls :meth:`Cairn.evaluate`,
-which indexes the folder into a throwaway store and measures nDCG@10, Recall@100 and
-MRR@10 per mode)."""
+"""``cairn eval``: retrieval quality on a BEIR data set (calls
+:meth:`cairn.evaluation.Evaluator.run`, which indexes the folder into a throwaway store
+and measures nDCG@10, Recall@100 and MRR@10 per mode)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def eval_(
         raise fail(CairnError(f"unknown mode(s): {', '.join(bad)}"), as_json)
     try:
         with common.open_cairn(db, create=True) as cairn:
-            data = cairn.evaluate(
+            data = cairn.evaluation.run(
                 folder, modes=modes, split=split, keep=(db or common.state.db_path) is not None
             ).as_dict()
     except CairnError as exc:

@@ -191,11 +191,11 @@ def _embed(cairn: Cairn, quiet: bool, wait: float | None) -> EmbedStep:
         err.print(f"[cyan]note[/cyan] {escape(message)}")
 
     if quiet:
-        return cairn.embed(wait=wait, on_wait=on_wait)
+        return cairn.embedding.run(wait=wait, on_wait=on_wait)
     if not err.is_terminal:  # a log or a pipe: a plain line every few seconds
         from cairn.interfaces.cli._progress import PlainProgress
 
-        return cairn.embed(progress=PlainProgress().embedding, wait=wait, on_wait=on_wait)
+        return cairn.embedding.run(progress=PlainProgress().embedding, wait=wait, on_wait=on_wait)
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -218,7 +218,7 @@ def _embed(cairn: Cairn, quiet: bool, wait: float | None) -> EmbedStep:
             label = "chunking" if what == "chunk" else "embedding"
             bar.update(task, completed=done, total=total, what=label)
 
-        return cairn.embed(progress=progress, wait=wait, on_wait=on_wait)
+        return cairn.embedding.run(progress=progress, wait=wait, on_wait=on_wait)
 
 
 def _run(

@@ -54,7 +54,7 @@ def copy(
 
     try:
         with common.open_cairn(db) as cairn:
-            report = cairn.copy_index(to, progress=progress)
+            report = cairn.storage.copy(to, progress=progress)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

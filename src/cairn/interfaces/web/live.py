@@ -2,7 +2,7 @@
 the run as JSON) whenever the index changes — a re-index, or the watcher of ``cairn
 serve --watch`` — so open pages refresh their hits or their note (``static/live.js``).
 
-The stream polls :meth:`cairn.app.Cairn.index_version` (one indexed read) every
+The stream polls :func:`index_version` (one indexed read of the last run) every
 :data:`POLL_SECONDS`, so it also sees runs of another process on the same index, and
 ends after :data:`STREAM_SECONDS` (the browser reconnects by itself after ``retry``),
 so no connection outlives a server shutdown for long.
@@ -14,6 +14,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import StreamingResponse
@@ -25,6 +26,22 @@ from cairn.errors import CairnError
 POLL_SECONDS = 0.5
 STREAM_SECONDS = 25.0
 RETRY_MS = 1000
+
+
+def index_version(cairn: Cairn) -> dict[str, Any] | None:
+    """The last index run as the event's data, ``{"run", "finished", "added", "changed",
+    "removed"}`` (``None`` before the first run): it changes whenever a run — ``cairn
+    index``, ``POST /v1/index`` or the watcher of ``cairn serve --watch``, in this process
+    or another on the same index — has finished. One indexed read.
+
+    Raises:
+        cairn.errors.StoreError: the index cannot be read.
+    """
+    run = cairn.store.last_run()
+    if run is None:
+        return None
+    return {"run": run.id, "finished": run.finished, "added": run.added,
+            "changed": run.changed, "removed": run.removed}
 
 
 def mount_live(api: FastAPI, cairn: Cairn) -> None:
@@ -42,7 +59,7 @@ def mount_live(api: FastAPI, cairn: Cairn) -> None:
                 if await request.is_disconnected():
                     return
                 try:
-                    version = await run_in_threadpool(cairn.index_version)
+                    version = await run_in_threadpool(index_version, cairn)
                 except CairnError:
                     version = None
                 run = version["run"] if version else None

@@ -98,7 +98,7 @@ class ConversationsMixin(Parts):
         if query.strip():
             own = {u.id for u in shown}
             res = self.semantic.search(f"{query} id:{doc.id}", mode="keyword", limit=limit,
-                                       include_alternates=alternates)
+                                       alternates=alternates)
             matches = tuple(h.unit_id for h in res.hits if h.unit_id in own)
         from cairn.model import Conversation
 

@@ -32,7 +32,7 @@ from pydantic import Field
 from cairn.app import Cairn
 from cairn.errors import CairnError, NotFound
 from cairn.interfaces.serialize import to_data, to_json
-from cairn.model import UNTRUSTED_NOTICE, DocumentView, ShowView, UnitView
+from cairn.model import UNTRUSTED_NOTICE, DocumentView, SearchRequest, ShowView, UnitView
 
 INSTRUCTIONS = (
     "cairn searches the user's own plain-text notes (Org, Markdown, chat exports). Look "
@@ -127,10 +127,11 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         pass a hit's unit_id to `get` for the full text. Same hits as `cairn search --json`.
         """
         with _tool_errors():
-            res = cairn.search(" ".join([query, *filters]).strip(), mode=mode, limit=limit,
-                               offset=offset, explain=explain, include_alternates=alternates,
-                               expand=expand, sort=sort, rerank=rerank)
-            data = {"query": " ".join([query, *filters]).strip(), "took_ms": res.took_ms,
+            request = SearchRequest.of(query, mode=mode, filters=tuple(filters), limit=limit,
+                                       offset=offset, explain=explain, alternates=alternates,
+                                       expand=expand, sort=sort, rerank=rerank)
+            res = cairn.search(request)
+            data = {"query": request.text.strip(), "took_ms": res.took_ms,
                     "notes": res.notes, "hits": to_data(res.hits)}
             return _untrusted(data, cairn, [h.unit_id for h in res.hits])
 

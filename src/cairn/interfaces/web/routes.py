@@ -38,7 +38,15 @@ from cairn.interfaces.web.render import (
     render_org,
     sanitize,
 )
-from cairn.model import DocumentView, FileView, StoredDocument, StoredLink, StoredUnit, UnitView
+from cairn.model import (
+    DocumentView,
+    FileView,
+    SearchRequest,
+    StoredDocument,
+    StoredLink,
+    StoredUnit,
+    UnitView,
+)
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
@@ -105,8 +113,8 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
         if not q.strip():
             return base
         try:
-            res = cairn.search(q, mode=mode or None, limit=HIT_LIMIT, explain=True,
-                               expand=expand)
+            res = cairn.search(SearchRequest.of(q, mode=mode or None, limit=HIT_LIMIT,
+                                                explain=True, expand=expand))
             facets = cairn.facets(q, mode=mode or None)
         except CairnError as exc:
             return {**base, "error": str(exc)}

@@ -276,7 +276,6 @@ class SearchService:
         text: str | Query,
         mode: str | None,
         want: int,
-        include_alternates: bool,
         reranker: Reranker | None = None,
     ) -> tuple[Ranking, list[str], list[str]]:
         """The ranking, with notes to put before and after its own."""
@@ -287,7 +286,6 @@ class SearchService:
                 text,
                 mode="keyword",
                 limit=want,
-                include_alternates=include_alternates,
                 reranker=reranker,
                 rerank_top_k=top,
             )
@@ -301,7 +299,6 @@ class SearchService:
                 text,
                 mode=mode,
                 limit=want,
-                include_alternates=include_alternates,
                 reranker=reranker,
                 rerank_top_k=top,
             )
@@ -310,7 +307,6 @@ class SearchService:
                 text,
                 mode="keyword",
                 limit=want,
-                include_alternates=include_alternates,
                 reranker=reranker,
                 rerank_top_k=top,
             )
@@ -342,7 +338,7 @@ class SearchService:
         """
         req = SearchRequest.of(request, **options)
         t0 = time.perf_counter()
-        offset, explain, alternates = req.offset, req.explain, req.alternates
+        offset, explain = req.offset, req.explain
         keys = parse_sort(req.sort)
         try:
             now = today_of(req.today)
@@ -354,13 +350,15 @@ class SearchService:
         want = need * POOL if expand else need
         if keys:
             want = max(want, SORT_POOL)
-        parsed = parse_query(req.text, today=now)
+        # the query carries the request's alternates to every list, filter and
+        # expansion that chooses units (none takes them as a parameter)
+        parsed = dataclasses.replace(parse_query(req.text, today=now), alternates=req.alternates)
         reranker, why_not = None, None
         if self.config.rerank.enabled if req.rerank is None else req.rerank:
             reranker, why_not = self.reranker()
             if reranker is not None and self.config.rerank.top_k > want:
                 want = self.config.rerank.top_k  # the whole top-k is re-scored
-        ranking, before, after = self._rank(parsed, req.mode, want, alternates, reranker)
+        ranking, before, after = self._rank(parsed, req.mode, want, reranker)
         if why_not:
             before.append(f"not reranked: {why_not}")
         model = self._embedder.name if self._embedder not in (None, _UNSET) else None
@@ -395,7 +393,6 @@ class SearchService:
                 entries,
                 ranking.query,
                 explain=explain,
-                include_alternates=alternates,
             )
         else:
             ordered = list(entries.values())
@@ -407,7 +404,7 @@ class SearchService:
             hits
             and ranking.mode != "keyword"
             and not any(e[4] for e in entries.values())
-            and not self._words_match(ranking.query, alternates)
+            and not self._words_match(ranking.query)
         ):
             notes.append(NEAREST_BY_MEANING)
         if not ranking.fused:  # filters are AND-ed: a value nothing has gives no hits
@@ -415,7 +412,7 @@ class SearchService:
         took = round((time.perf_counter() - t0) * 1000, 3)
         return SearchResult(ranking.query, tuple(hits), took, tuple(notes), offset)
 
-    def _words_match(self, query: Query, include_alternates: bool) -> bool:
+    def _words_match(self, query: Query) -> bool:
         """Whether any word of ``query`` matches a unit by keywords (with its filters).
         A semantic list has no keyword side, so its hits alone cannot tell: without this
         every semantic search would say that no word matched."""
@@ -428,7 +425,6 @@ class SearchService:
                     tq,
                     limit=1,
                     weights=self.search_config.weights,
-                    include_alternates=include_alternates,
                 )
             )
         except QueryError:
@@ -441,7 +437,8 @@ class SearchService:
         """The unit ids ``text`` ranks first (at most ``limit``), best first: the
         candidates a page of hits is cut from, for facet counts. Never raises for
         ``text``; the same fallbacks as :meth:`search`."""
-        ranking, _, _ = self._rank(text, mode, max(1, limit), include_alternates)
+        query = dataclasses.replace(parse_query(text), alternates=include_alternates)
+        ranking, _, _ = self._rank(query, mode, max(1, limit))
         return [f.key for f in ranking.fused[:limit]]
 
     def status(self) -> dict[str, Any]:

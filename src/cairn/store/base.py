@@ -33,7 +33,6 @@ if TYPE_CHECKING:
         FailedFile,
         Failure,
         FileState,
-        Filter,
         HitUnit,
         LinkOccurrence,
         LinkResolution,
@@ -271,12 +270,12 @@ class Store(Protocol):
         *,
         limit: int,
         weights: Mapping[str, float],
-        include_alternates: bool = False,
         whole_documents: bool = True,
     ) -> list[tuple[str, float]]:
         """``(unit id, score)`` best first for a parsed query: any positive term
         matches (BM25-like score, higher is better), negative terms exclude, filters
-        restrict; no positive term: filter-only (score 0, in rounds: each document's
+        restrict, units off a conversation's canonical branch only with the query's
+        ``alternates``; no positive term: filter-only (score 0, in rounds: each document's
         first matching unit in path order, then each one's second, and so on).
         ``weights``: per-field weights ``title``, ``outline_path``, ``tags``, ``body``
         (and ``meta``: frontmatter, properties, TODO keywords). ``whole_documents``:
@@ -293,10 +292,10 @@ class Store(Protocol):
         has no positive term."""
         ...
 
-    def filter_units(
-        self, unit_ids: Sequence[str], filters: Sequence[Filter], *, include_alternates: bool
-    ) -> list[str]:
-        """The given existing unit ids that pass ``filters``, in the given order."""
+    def filter_units(self, unit_ids: Sequence[str], query: TextQuery) -> list[str]:
+        """The given existing unit ids that pass ``query``'s filters (and its branch:
+        canonical only unless ``alternates``), in the given order; its terms are not
+        read."""
         ...
 
     def filter_values(self, field: str) -> list[str]:

@@ -11,9 +11,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from cairn.model.core import SearchMode
 from cairn.model.search_request import SearchRequest as Request
 
-Mode = Literal["keyword", "semantic", "hybrid"]
+Mode = SearchMode
 
 
 class SearchRequest(BaseModel):

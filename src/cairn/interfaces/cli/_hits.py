@@ -21,6 +21,7 @@ from cairn.interfaces.cli._plain import (
     plural,
     quote_path,
 )
+from cairn.model.core import SEARCH_MODES
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from cairn.app import Cairn
     from cairn.model import Hit, SearchRequest, Timestamp
 
-MODES = ("keyword", "semantic", "hybrid")
+MODES = SEARCH_MODES
 """The search modes."""
 
 Opener = Callable[[Path | None], "AbstractContextManager[Cairn]"]

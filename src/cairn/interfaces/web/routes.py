@@ -39,6 +39,7 @@ from cairn.interfaces.web.render import (
     sanitize,
 )
 from cairn.model import (
+    SEARCH_MODES,
     DocumentView,
     FileView,
     SearchRequest,
@@ -61,7 +62,7 @@ HEADERS = {
 }
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".png": "image/png",
                 ".svg": "image/svg+xml", ".txt": "text/plain"}
-MODES = ("keyword", "semantic", "hybrid")
+MODES = SEARCH_MODES
 HIT_LIMIT = 20
 
 Mode = Annotated[Literal["", "keyword", "semantic", "hybrid"], Query(

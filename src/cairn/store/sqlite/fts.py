@@ -251,7 +251,6 @@ class SearchMixin(SQLiteBase):
         *,
         limit: int,
         weights: Mapping[str, float],
-        include_alternates: bool = False,
         whole_documents: bool = True,
     ) -> list[tuple[str, float]]:
         """Rank units for a parsed query; ``(unit id, score)`` best first.
@@ -259,11 +258,11 @@ class SearchMixin(SQLiteBase):
         Args:
             query: terms (any positive one must match, negative ones exclude) and
                 filters; no positive term makes a filter-only query (score 0, listed
-                in rounds: see :data:`ROUNDS_ORDER`).
+                in rounds: see :data:`ROUNDS_ORDER`); units off a conversation's
+                canonical branch only with its ``alternates``.
             limit: maximum results (live units only; filters applied before it).
             weights: BM25 column weights ``title``, ``outline_path``, ``tags``, ``body``
                 and ``meta`` (default :data:`META_WEIGHT`).
-            include_alternates: also units off a conversation's canonical branch.
             whole_documents: in a filter-only query, a ``prop:`` match by the
                 document's metadata alone is one hit (its first unit); ``False``: every
                 unit of such a document (what a filter used as a mask needs).
@@ -283,7 +282,7 @@ class SearchMixin(SQLiteBase):
             match = fts_match(query)
         # a filter-only query: a document-level property match is one hit per document
         where, args = self._filter_sql(query.filters, first_unit=match is None and whole_documents)
-        if not include_alternates:
+        if not query.alternates:
             where.append("u.alternate = 0")
         w = [weights.get(k, 1.0) for k in ("title", "outline_path", "tags", "body")]
         w.append(weights.get("body", 1.0))
@@ -300,7 +299,7 @@ class SearchMixin(SQLiteBase):
             )
             params: list[Any] = [*args, limit]
         elif not query.filters:
-            return self._top_by_rank(match, w, limit, include_alternates)
+            return self._top_by_rank(match, w, limit, query.alternates)
         else:
             # a filter naming its units by rowid (id:, tag:, +word: few units, as a
             # rule) is checked on the FTS row, before its BM25 and the joins: ranking a
@@ -400,15 +399,14 @@ class SearchMixin(SQLiteBase):
             return kept[:limit]
         return None
 
-    def filter_units(
-        self, unit_ids: Sequence[str], filters: Sequence[Filter], *, include_alternates: bool
-    ) -> list[str]:
-        """The given unit ids that exist and pass ``filters`` (and are on a canonical
-        branch unless ``include_alternates``), in the given order."""
+    def filter_units(self, unit_ids: Sequence[str], query: TextQuery) -> list[str]:
+        """The given unit ids that exist and pass ``query``'s filters (and are on a
+        canonical branch unless its ``alternates``), in the given order; its terms
+        are not read."""
         if not unit_ids:
             return []
-        where, args = self._filter_sql(filters)
-        if not include_alternates:
+        where, args = self._filter_sql(query.filters)
+        if not query.alternates:
             where.append("u.alternate = 0")
         ok: set[str] = set()
         ids = list(dict.fromkeys(unit_ids))

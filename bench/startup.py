@@ -69,6 +69,7 @@ import cairn.interfaces.cli
 import cairn.interfaces.cli._fast
 from cairn.interfaces.cli._hits import run_search
 from cairn.interfaces.cli._plain import open_index
+from cairn.model import SearchRequest
 import cairn.app  # imported lazily by open_index: counted as imports here
 import cairn.store.sqlite  # imported by open_store
 import platformdirs  # the default config file's folder (load_config)
@@ -79,7 +80,7 @@ if sys.argv[3] != "keyword":
     cairn.semantic.embedder
 t_model = time.time()
 with contextlib.redirect_stdout(io.StringIO()):
-    run_search(lambda db: cairn, None, sys.argv[2], mode=sys.argv[3])
+    run_search(lambda db: cairn, None, SearchRequest.of(sys.argv[2], mode=sys.argv[3]))
 t_query = time.time()
 sys.stderr.write(json.dumps([t_start, t_imports, t_open, t_model, t_query]))
 """

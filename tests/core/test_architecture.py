@@ -24,7 +24,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "cairn"
 
 BASE = {"model", "errors", "text"}
 ALLOWED: dict[str, set[str]] = {
-    "model": set(),
+    "model": {"errors"},  # a SearchRequest checks its fields and raises QueryError
     "errors": set(),
     "text": set(),
     "config": {"errors"},

@@ -46,7 +46,7 @@ def test_029_chatgpt_top_level_array(tmp_path: Path) -> None:
 def test_030_only_the_active_branch_is_a_normal_hit(tmp_path: Path) -> None:
     c = _index("030-chatgpt-active-branch-only", tmp_path, "conversations.json")
     assert c.search("quokka").hits == ()
-    alt = c.search("quokka", include_alternates=True).hits
+    alt = c.search("quokka", alternates=True).hits
     assert alt and alt[0].doc_title == "Bakery slogan"
     assert c.search("Cerulean").hits[0].doc_title == "No pointer"
 

@@ -187,7 +187,7 @@ def test_command_lines_typer_keeps() -> None:
 
 def test_parse_reads_what_typer_reads() -> None:
     assert parse(["--db", "a.db", "--config=c.toml", "search", "-tag:done", "plan"]) == (
-        SearchArgs(("-tag:done", "plan"), outer_db=Path("a.db"), config=Path("c.toml"))
+        SearchArgs(_fields("-tag:done plan"), outer_db=Path("a.db"), config=Path("c.toml"))
     )
     args = parse(
         [
@@ -206,15 +206,17 @@ def test_parse_reads_what_typer_reads() -> None:
         ]
     )
     assert args == SearchArgs(
-        ("x", "y"),
+        _fields("x y", limit=3, mode="semantic", explain=True, alternates=True, expand=False),
         search_db=Path("b.db"),
-        limit=3,
-        mode="semantic",
         as_json=True,
-        explain=True,
-        alternates=True,
-        expand=False,
     )
+
+
+def _fields(query: str, **given: object) -> dict[str, object]:
+    """The request fields a fast-path command line gives (the unset ones as ``None``
+    or off)."""
+    return {"query": query, "limit": None, "mode": None, "explain": False,
+            "alternates": False, "expand": None, **given}
 
 
 def test_styles_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:

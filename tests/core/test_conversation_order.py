@@ -166,7 +166,7 @@ def test_the_thread_shows_alternates_beside_their_branch_and_marked(tmp_path: Pa
 
 def test_a_hit_on_an_alternate_shows_its_own_branch_as_context(tmp_path: Path) -> None:
     with _index(tmp_path) as c:
-        hits = c.search("zeppelin", mode="keyword", include_alternates=True).hits
+        hits = c.search("zeppelin", mode="keyword", alternates=True).hits
         (hit,) = [h for h in hits if "zeppelin" in h.snippet]
         assert hit.siblings == (
             "user: beta first question",

@@ -13,7 +13,7 @@ from cairn.app import Cairn
 from cairn.config import Config
 from cairn.embed.base import Embedder
 from cairn.ingest.embedding import embed_pass
-from cairn.model import Filter
+from cairn.model import Filter, TextQuery
 from cairn.search.dense import DenseIndex, encode_query
 
 WORDS = ["compost", "bread", "tram", "ocean", "garden", "kettle", "lantern", "river"]
@@ -46,7 +46,6 @@ def cairn(tmp_path: Path, static: Embedder, monkeypatch: pytest.MonkeyPatch
 
 
 def passing(c: Cairn, field: str, value: str) -> set[str]:
-    from cairn.model import TextQuery
 
     rows = c.store.search_text(TextQuery((), (Filter(field, value),)), limit=1 << 30,
                                weights={}, whole_documents=False)
@@ -63,8 +62,7 @@ def test_asked_in_batches_equals_the_whole_filter(cairn: Cairn, static: Embedder
         def keep(ids: list[str], f: str = field, v: str = value,
                  asked: list[int] = asked) -> set[str]:
             asked.append(len(ids))
-            return set(cairn.store.filter_units(ids, [Filter(f, v)],
-                                                include_alternates=False))
+            return set(cairn.store.filter_units(ids, TextQuery((), (Filter(f, v),))))
 
         for k in (1, 5, 30, 200):
             got = dense.search_where(q, k, keep)

@@ -16,14 +16,13 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from cairn.app import services
 from cairn.app.background import BackgroundIndexMixin
@@ -42,6 +41,7 @@ from cairn.model import (
     Run,
     SourceRoot,
 )
+from cairn.model.search_request import SearchRequest
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
 from cairn.sources import is_within
 from cairn.store import Store, open_store, open_url
@@ -536,61 +536,25 @@ class Cairn(DoorsMixin, ReliabilityMixin,
         raise NotFound(f"{real}: not a registered source root")
 
     # --- search -----------------------------------------------------------------------
-    def search(
-        self,
-        query: str,
-        *,
-        mode: str | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-        explain: bool = False,
-        include_alternates: bool = False,
-        expand: bool | None = None,
-        sort: str | Sequence[str] | None = None,
-        today: datetime.date | str | None = None,
-        rerank: bool | None = None,
-    ) -> SearchResult:
-        """Search; see :mod:`cairn.search.query` for the syntax and
+    def search(self, request: SearchRequest | str, /, **options: Any) -> SearchResult:
+        """Search; see :class:`cairn.model.SearchRequest` for the fields,
+        :mod:`cairn.search.query` for the syntax and
         :meth:`cairn.search.service.SearchService.search` for the details.
 
         Args:
-            query: any text; never raises for it.
-            mode: ``keyword`` (BM25), ``semantic`` (embeddings) or ``hybrid`` (their
-                fusion); ``None`` is hybrid when the index has embeddings, else keyword.
-            limit: number of hits (default: ``[search] limit``).
-            offset: hits to skip (paging: the next page starts at ``offset + limit``).
-            explain: give each hit its ranks, raw scores, fused summands and, with
-                ``expand``, the edges walked.
-            include_alternates: also chat messages off the canonical branch.
-            expand: graph expansion: walk 1–2 hops from the top hits along typed edges
-                and re-score (see :mod:`cairn.graph.expand`); ``None``: ``[graph]
-                expand`` from the configuration (default off).
-            sort: order by fields (``"priority,deadline"``: relevance, deadline,
-                scheduled, priority, modified, title; :mod:`cairn.search.sort`).
-            today: the day relative dates (``deadline:this-week``) count from;
-                default ``$CAIRN_TODAY``, else the local date.
-            rerank: re-rank the top hits with the ``[rerank]`` reranker
-                (:mod:`cairn.search.rerank`); ``None``: ``[rerank] enabled``.
+            request: the search; or its query text (any text, never rejected), with
+                the other fields as ``options``:
+                ``cairn.search("tag:work budget", mode="keyword", limit=5)``. An unset
+                ``expand`` takes ``[graph] expand`` from the configuration (off).
 
         Raises:
-            QueryError: ``offset`` is negative, a sort key is unknown or ``today`` is
-                not a date.
+            QueryError: a field is unknown or has a bad value (the message names it),
+                or a sort key is unknown.
         """
-        if expand is None:
-            expand = bool(self.config.graph.get("expand", False))
-        result = self.semantic.search(
-            query,
-            mode=mode,
-            limit=limit,
-            offset=offset,
-            explain=explain,
-            include_alternates=include_alternates,
-            expand=expand,
-            sort=sort,
-            today=today,
-            rerank=rerank,
-        )
-        return self._with_waiting(result, mode)  # a partly embedded index says so
+        req = SearchRequest.of(request, **options).with_defaults(
+            expand=bool(self.config.graph.get("expand", False)))
+        result = self.semantic.search(req)
+        return self._with_waiting(result, req.mode)  # a partly embedded index says so
 
     def _with_waiting(self, result: SearchResult, mode: str | None) -> SearchResult:
         note = self.embedding.waiting_note(mode)

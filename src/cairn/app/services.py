@@ -29,8 +29,7 @@ def conversations(cairn: Cairn) -> ConversationService:
     from cairn.conversations.service import ConversationService
 
     def keyword(query: str, limit: int, alternates: bool) -> list[str]:
-        res = cairn.semantic.search(query, mode="keyword", limit=limit,
-                                   include_alternates=alternates)
+        res = cairn.semantic.search(query, mode="keyword", limit=limit, alternates=alternates)
         return [h.unit_id for h in res.hits]
 
     return ConversationService(cairn.store, keyword)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -118,10 +118,9 @@ def find_term(
         raise QueryError(f"{term!r}: no word to look for")
     tq = parse_query('"' + " ".join(words) + '"').for_store()
     hits = store.search_text(
-        tq,
+        replace(tq, alternates=include_alternates),
         limit=ALL_UNITS,
         weights=weights,
-        include_alternates=include_alternates,
     )
     ids = [uid for uid, _ in hits]
     units: dict[str, HitUnit] = store.hit_units(ids) if ids else {}

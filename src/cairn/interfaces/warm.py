@@ -16,8 +16,9 @@ loading the model itself only when no server answers.
   directory (``cairn-<uid>``, mode 0700, refused if another user owns it), so the
   path stays under the 108-byte limit wherever the index lives. Only the user who
   runs the server can connect: the same people who can read the index file.
-* **The protocol**: one JSON line each way. Request ``{"op": "search", "query",
-  "mode", "limit", "explain", "alternates", "expand"}`` (at most 64 KiB); answer
+* **The protocol**: one JSON line each way. Request ``{"op": "search", …}`` with the
+  fields of a :class:`cairn.model.SearchRequest` (``"query"``, ``"mode"``, ``"limit"``,
+  …; :meth:`~cairn.model.SearchRequest.to_mapping`), at most 64 KiB; answer
   ``{"ok": true, "result": {"query", "took_ms", "notes", "hits"}, "empty": bool}``
   (``result`` is exactly what ``cairn search --json`` prints) or ``{"ok": false,
   "error", "type"}``. On any error the CLI searches locally instead, so a failure
@@ -214,6 +215,7 @@ class WarmServer:
     def answer(self, line: bytes) -> bytes:
         """The answer to one request line (see the module docstring); never raises."""
         from cairn.errors import CairnError
+        from cairn.model.search_request import SearchRequest
         from cairn.model.serialize import to_data
 
         try:
@@ -223,14 +225,9 @@ class WarmServer:
             text = req.get("query")
             if not isinstance(text, str) or not text or len(text) > MAX_REQUEST:
                 raise CairnError("query must be a non-empty string")
-            res = self.cairn.search(
-                text,
-                mode=_opt(req, "mode", str),
-                limit=_opt(req, "limit", int),
-                explain=bool(req.get("explain", False)),
-                include_alternates=bool(req.get("alternates", False)),
-                expand=_opt(req, "expand", bool),
-            )
+            request = SearchRequest.from_mapping({k: v for k, v in req.items() if k != "op"})
+            text = request.text
+            res = self.cairn.search(request)
             empty = not res.hits and self.cairn.is_empty()
             result = to_data({"query": text, "took_ms": res.took_ms, "notes": res.notes,
                               "hits": res.hits})
@@ -240,20 +237,6 @@ class WarmServer:
         except Exception as exc:  # an answer, not a dead thread; the CLI searches itself
             body = {"ok": False, "error": "internal error", "type": type(exc).__name__}
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
-
-
-def _opt(req: Mapping[str, Any], key: str, kind: type) -> Any:
-    """``req[key]`` when it is a ``kind`` (``None`` when absent or null).
-
-    Raises:
-        ValueError: present with another type.
-    """
-    value = req.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ValueError(f"{key} must be a {kind.__name__}")
-    return value
 
 
 def _read_line(conn: socket.socket) -> bytes:

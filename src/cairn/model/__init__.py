@@ -92,6 +92,7 @@ if TYPE_CHECKING:
         VectorMatrix,
         VectorSpace,
     )
+    from cairn.model.search_request import SearchRequest
     from cairn.model.views import (
         Backlink,
         DocumentView,
@@ -177,6 +178,7 @@ _WHERE: dict[str, str] = {
     "UnitFacts": "search",
     "VectorMatrix": "search",
     "VectorSpace": "search",
+    "SearchRequest": "search_request",
     "Backlink": "views",
     "DocumentView": "views",
     "FailedFile": "views",
@@ -252,6 +254,7 @@ __all__ = [
     "ReportRecord",
     "Run",
     "SearchMode",
+    "SearchRequest",
     "Severity",
     "ShowView",
     "SourceRoot",

@@ -92,10 +92,14 @@ class TextQuery:
     terms exclude the units containing them; filters restrict units and documents.
     No positive term: a filter-only query (every score 0, listed in rounds: each
     document's first match in path order, then each one's second, and so on).
+    ``alternates``: also units off a conversation's canonical branch (the messages a
+    regenerated or edited one left behind); off, only the canonical thread. Every
+    store method that chooses units for a query reads it here.
     """
 
     terms: tuple[Term, ...] = ()
     filters: tuple[Filter, ...] = ()
+    alternates: bool = False
 
     @property
     def positive(self) -> tuple[Term, ...]:

@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from cairn.model import TextQuery
 from cairn.search.dense import DenseHit
 from cairn.search.fusion import Fused
 from cairn.search.query import Query
@@ -38,13 +39,13 @@ def expand_entries(
     query: Query,
     *,
     explain: bool,
-    include_alternates: bool,
 ) -> list[Entry]:
     """Re-rank ``pool`` (best first, with its entries ``base`` by unit id) by graph
-    expansion; every result of the expansion that may be listed, best first."""
+    expansion; every result of the expansion that may be listed (passing ``query``'s
+    filters and branch), best first."""
     expanded = graph.expand([(f.key, f.score) for f in pool])
     new_ids = [e.unit_id for e in expanded if e.unit_id not in base]
-    allowed = set(store.filter_units(new_ids, query.filters, include_alternates=include_alternates))
+    allowed = set(store.filter_units(new_ids, TextQuery((), query.filters, query.alternates)))
     kept = [e for e in expanded if e.unit_id in base or e.unit_id in allowed]
     boosts, capped_by = _bounded(kept, pool)
     out: list[Entry] = []

@@ -89,12 +89,16 @@ _DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}(T[\d:]+Z?)?)?)?$")
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A parsed query: terms, filters, and the original text."""
+    """A parsed query: terms, filters, and the original text; ``alternates``: also
+    chat messages off a conversation's canonical branch (the request's
+    :attr:`~cairn.model.SearchRequest.alternates`, carried to the store by
+    :meth:`for_store`)."""
 
     text: str
     terms: tuple[Term, ...] = ()
     filters: tuple[Filter, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    alternates: bool = False
 
     @property
     def positive(self) -> tuple[Term, ...]:
@@ -120,7 +124,7 @@ class Query:
         without English function words when a content word is among them
         (:func:`content_terms`)."""
         neg = tuple(t for t in self.terms if t.negate)
-        return TextQuery((*content_terms(self.positive), *neg), self.filters)
+        return TextQuery((*content_terms(self.positive), *neg), self.filters, self.alternates)
 
 
 def _bigrams(run: str) -> list[str]:

@@ -257,16 +257,14 @@ class Ranker:
 
     # --- lists ------------------------------------------------------------------------
     def _keyword(
-        self, tq: TextQuery, limit: int, alternates: bool, turns: bool = True
+        self, tq: TextQuery, limit: int, turns: bool = True
     ) -> list[tuple[str, float]]:
         """The keyword list; ``turns``: chat turns weighed with their neighbours."""
         if not tq.positive and not tq.filters:
             return []
 
         def search(n: int) -> list[tuple[str, float]]:
-            return self.store.search_text(
-                tq, limit=n, weights=self.config.weights, include_alternates=alternates
-            )
+            return self.store.search_text(tq, limit=n, weights=self.config.weights)
 
         if not tq.positive or not turns:  # filters only: path and outline order
             return search(limit)
@@ -279,7 +277,6 @@ class Ranker:
         kw: Sequence[tuple[str, float]],
         tq: TextQuery,
         facts: dict[str, UnitFacts],
-        alternates: bool,
     ) -> list[tuple[str, float]]:
         """The keyword list with title-only preambles settled the same way at any depth,
         so the top ``k`` is a prefix of the top ``k + n``: a preamble whose document
@@ -296,7 +293,7 @@ class Ranker:
         if tq.positive:
             pending = [(u, facts[u].document_id) for u, _ in kw if u in facts
                        and facts[u].title_only and facts[u].document_id not in best_other]
-            top, more = self._best_two(tq, [d for _, d in pending], alternates)
+            top, more = self._best_two(tq, [d for _, d in pending])
             for u, doc in pending:
                 if doc in best_other:
                     continue
@@ -322,7 +319,7 @@ class Ranker:
         return out
 
     def _best_two(
-        self, tq: TextQuery, docs: Sequence[str], alternates: bool
+        self, tq: TextQuery, docs: Sequence[str]
     ) -> tuple[dict[str, list[str]], dict[str, UnitFacts]]:
         """Each document's two best units for ``tq`` (what ``tq`` with ``id:DOC`` lists
         first) and the facts of the units read: one keyword search with ``id:`` naming
@@ -336,7 +333,7 @@ class Ranker:
         inside = replace(tq, filters=(*tq.filters, named))
         n = 2 * len(docs)
         while True:
-            found = self._keyword(inside, n, alternates, turns=False)
+            found = self._keyword(inside, n, turns=False)
             more = self.store.unit_facts([k for k, _ in found])
             top: dict[str, list[str]] = {d: [] for d in docs}
             for k, _ in found:  # id:DOC names the document's units and a unit called DOC
@@ -349,7 +346,7 @@ class Ranker:
             n *= 4
 
     def _semantic(
-        self, query: Query, tq: TextQuery, limit: int, alternates: bool
+        self, query: Query, tq: TextQuery, limit: int
     ) -> tuple[list[DenseHit], Any]:
         assert self.dense is not None and self.embedder is not None
         text = " ".join(t.text or " ".join(t.tokens) for t in query.positive).strip()
@@ -362,7 +359,7 @@ class Ranker:
             excluded = {
                 u
                 for u, _ in self.store.search_text(
-                    TextQuery(negs), limit=_ALL, weights=weights, include_alternates=True
+                    TextQuery(negs, alternates=True), limit=_ALL, weights=weights
                 )
             }
         qvec = encode_query(self.embedder, text)
@@ -372,25 +369,23 @@ class Ranker:
             # the best units asked about the filter first (cheap when many pass it);
             # a selective filter lists the units it passes instead
             hits = self.dense.search_where(
-                qvec, limit, lambda ids: set(self.store.filter_units(
-                    ids, tq.filters, include_alternates=alternates)),
-                excluded=excluded, include_alternates=alternates)
+                qvec, limit, lambda ids: set(self.store.filter_units(ids, tq)),
+                excluded=excluded, include_alternates=tq.alternates)
             if hits is None:
-                only = TextQuery((), tq.filters)
+                only = TextQuery((), tq.filters, tq.alternates)
                 allowed = {
                     u
                     for u, _ in self.store.search_text(
                         only,
                         limit=_ALL,
                         weights=weights,
-                        include_alternates=alternates,
                         whole_documents=False,
                     )
                 }
         if hits is None:
             hits = self.dense.search(
-                qvec, limit, allowed=allowed, excluded=excluded, include_alternates=alternates
-            )
+                qvec, limit, allowed=allowed, excluded=excluded,
+                include_alternates=tq.alternates)
         floor = self.fusion.min_similarity
         return [h for h in hits if h.score >= floor], qvec
 
@@ -435,27 +430,27 @@ class Ranker:
         return set(rest) - set(self.dense.unit_similarity(qvec, rest))
 
     def _fuse(
-        self, mode: str, query: Query, tq: TextQuery, k: int, n: int, alternates: bool
+        self, mode: str, query: Query, tq: TextQuery, k: int, n: int
     ) -> tuple[list[Fused], dict[str, DenseHit], dict[str, UnitFacts], bool]:
         """One try for ``k`` results: lists of ``n`` candidates (hybrid: ``k`` but at
         least ``depth`` each), fused; the last value says whether a list may hold more."""
         if mode == "keyword":
-            kw = self._keyword(tq, n, alternates)
+            kw = self._keyword(tq, n)
             facts = self.store.unit_facts([k for k, _ in kw])
-            kept = self._settle_preambles(kw, tq, facts, alternates)
+            kept = self._settle_preambles(kw, tq, facts)
             return single("bm25", kept), {}, facts, len(kw) >= n
         if mode == "semantic":
-            dense, _ = self._semantic(query, tq, n, alternates)
+            dense, _ = self._semantic(query, tq, n)
             facts = self.store.unit_facts([h.unit_id for h in dense])
             fused = single("cosine", [(h.unit_id, h.score) for h in dense])
             return fused, {h.unit_id: h for h in dense}, facts, len(dense) >= n
         depth = max(k, self.fusion.depth)
-        side = _side_by_side(self.store, self._semantic, query, tq, depth, alternates)
-        kw = self._keyword(tq, depth, alternates)
-        dense, qvec = side() if side else self._semantic(query, tq, depth, alternates)
+        side = _side_by_side(self.store, self._semantic, query, tq, depth)
+        kw = self._keyword(tq, depth)
+        dense, qvec = side() if side else self._semantic(query, tq, depth)
         facts = self.store.unit_facts([k for k, _ in kw] + [h.unit_id for h in dense])
         # ranks in the keyword list are counted after shadowed preambles are settled
-        kw_kept = self._settle_preambles(kw, tq, facts, alternates)
+        kw_kept = self._settle_preambles(kw, tq, facts)
         sem = [(h.unit_id, h.score) for h in dense]
         if self.fusion.method == "linear":
             fused = linear(kw_kept, sem, self._signals(kw_kept, sem, qvec, facts), self.fusion)
@@ -472,12 +467,11 @@ class Ranker:
         return fused, {h.unit_id: h for h in dense}, facts, more
 
     def _understood(self, query: Query, found: list[Recognised], fused: list[Fused],
-                    facts: dict[str, UnitFacts], alternates: bool) -> list[Fused]:
+                    facts: dict[str, UnitFacts]) -> list[Fused]:
         """``fused`` with the units carrying what the query's words name (``found``)
         raised (:func:`cairn.search.understand.boost`); units it brings in join
         ``facts``."""
-        fused, added = boost(self.store, query, fused, found, today=self._today(query),
-                             alternates=alternates)
+        fused, added = boost(self.store, query, fused, found, today=self._today(query))
         if added:
             facts.update(self.store.unit_facts(added))
             fused = [fused[i] for i in drop_shadowed(fused, facts)]
@@ -498,17 +492,17 @@ class Ranker:
         *,
         mode: str | None = None,
         limit: int | None = None,
-        include_alternates: bool = False,
         reranker: Reranker | None = None,
         rerank_top_k: int = 30,
     ) -> Ranking:
         """Rank units for ``text`` without building hits.
 
         Args:
-            text: the query (see :mod:`cairn.search.query`), or one already parsed.
+            text: the query (see :mod:`cairn.search.query`), or one already parsed
+                (its ``alternates`` says whether chat units off the canonical branch
+                may be ranked; text: never).
             mode: ``keyword``, ``semantic``, ``hybrid`` or ``None`` (the default mode).
             limit: results wanted (default: the configured limit).
-            include_alternates: also chat units off the canonical branch.
             reranker: re-rank the first ``rerank_top_k`` fused results with it
                 (:mod:`cairn.search.rerank`; before exact titles are promoted); a
                 reranker that fails leaves the fused order, with a note.
@@ -537,14 +531,14 @@ class Ranker:
         need = max(k, DEPTH) if found else k
         n, goal = need + SPARE, need
         while True:
-            fused, chunks, facts, more = self._fuse(want, query, tq, goal, n, include_alternates)
+            fused, chunks, facts, more = self._fuse(want, query, tq, goal, n)
             fused = [fused[i] for i in drop_shadowed(fused, facts)]
             if len(fused) >= need or not more:
                 break
             n *= 4
             goal = n
         if found:  # the one place query understanding applies
-            fused = self._understood(query, found, fused, facts, include_alternates)
+            fused = self._understood(query, found, fused, facts)
         reranked_by, rerank_ms = None, 0.0
         if reranker is not None and query.positive and fused:
             t1 = time.perf_counter()

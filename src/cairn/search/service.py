@@ -25,7 +25,6 @@ Per-type ``chunk_profile`` and ``retriever_weight`` come from ``types.yaml``.
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from cairn.embed.registry import EmbedConfig, make_embedder
 from cairn.embed.rerank import RerankConfig, Reranker, make_reranker
 from cairn.errors import ConfigError, ProviderUnavailable, QueryError
 from cairn.model import Hit
+from cairn.model.search_request import SearchRequest
 from cairn.search.dates import today as today_of
 from cairn.search.expand import POOL, Entry, expand_entries
 from cairn.search.fusion import FusionConfig
@@ -276,7 +276,6 @@ class SearchService:
         text: str | Query,
         mode: str | None,
         want: int,
-        include_alternates: bool,
         reranker: Reranker | None = None,
     ) -> tuple[Ranking, list[str], list[str]]:
         """The ranking, with notes to put before and after its own."""
@@ -287,7 +286,6 @@ class SearchService:
                 text,
                 mode="keyword",
                 limit=want,
-                include_alternates=include_alternates,
                 reranker=reranker,
                 rerank_top_k=top,
             )
@@ -301,7 +299,6 @@ class SearchService:
                 text,
                 mode=mode,
                 limit=want,
-                include_alternates=include_alternates,
                 reranker=reranker,
                 rerank_top_k=top,
             )
@@ -310,7 +307,6 @@ class SearchService:
                 text,
                 mode="keyword",
                 limit=want,
-                include_alternates=include_alternates,
                 reranker=reranker,
                 rerank_top_k=top,
             )
@@ -319,70 +315,50 @@ class SearchService:
             return ranking, list(self.notices), []
         return ranking, [], []
 
-    def search(
-        self,
-        text: str,
-        *,
-        mode: str | None = None,
-        limit: int | None = None,
-        offset: int = 0,
-        explain: bool = False,
-        include_alternates: bool = False,
-        expand: bool = False,
-        sort: str | Sequence[str] | None = None,
-        today: _dt.date | str | None = None,
-        rerank: bool | None = None,
-    ) -> SearchResult:
-        """One page of hits for ``text`` (see :mod:`cairn.search.query` for the syntax).
+    def search(self, request: SearchRequest | str, /, **options: Any) -> SearchResult:
+        """One page of hits for a request (see :class:`cairn.model.SearchRequest` for
+        its fields and :mod:`cairn.search.query` for the query syntax).
 
         Args:
-            text: any text; never raises for it.
-            mode: ``keyword``, ``semantic``, ``hybrid`` or ``None`` (hybrid when
-                embeddings exist, else keyword). A semantic request without
-                embeddings, or whose model fails, answers with keywords and a note.
-            limit: hits per page (default ``[search] limit``); exactly that many when
-                at least ``offset + limit`` units match.
-            offset: hits to skip: pages at ``0, limit, 2·limit …`` do not overlap and
-                together equal one page of their total size (as long as the pages
-                stay within the fusion depth, 100 candidates per list by default).
-            explain: give each hit its ranks, raw scores, fused summands and, with
-                ``expand``, the edges walked.
-            include_alternates: also chat messages off the canonical branch.
-            expand: re-rank by graph expansion (needs the service's ``graph``).
-            sort: order by fields instead (``"priority,deadline"``; see
-                :mod:`cairn.search.sort`); ``None`` / ``"relevance"``: ranked order.
-            today: the day relative dates count from (a date or ``YYYY-MM-DD``;
-                default ``$CAIRN_TODAY``, else the local date).
-            rerank: re-rank the first ``[rerank] top_k`` results with the configured
-                reranker (:mod:`cairn.search.rerank`); ``None``: ``[rerank] enabled``.
-                Asked for without a usable reranker, the search answers unreranked
-                with a note saying why.
+            request: the search; or its query text, with the other fields as
+                ``options`` (``search("compost", mode="keyword")``).
+
+        How the fields are read here: a ``semantic`` or ``hybrid`` request without
+        embeddings, or whose model fails, answers with keywords and a note; ``limit``
+        hits come back exactly when at least ``offset + limit`` units match, and
+        pages at ``0, limit, 2·limit …`` do not overlap and together equal one page
+        of their total size (as long as the pages stay within the fusion depth, 100
+        candidates per list by default); ``expand`` needs the service's ``graph``
+        (unset counts as off); ``rerank`` asked for without a usable reranker
+        answers unreranked with a note saying why.
 
         Raises:
-            QueryError: ``offset`` is negative, a sort key is unknown, or ``today``
-                is not a date.
+            QueryError: a field has a bad value (see :class:`SearchRequest`), or a
+                sort key is unknown.
         """
+        req = SearchRequest.of(request, **options)
         t0 = time.perf_counter()
-        if offset < 0:
-            raise QueryError(f"offset must be 0 or more, not {offset}")
-        keys = parse_sort(sort)
+        offset, explain = req.offset, req.explain
+        keys = parse_sort(req.sort)
         try:
-            now = today_of(today)
-        except ValueError as exc:
+            now = today_of(req.today)
+        except ValueError as exc:  # $CAIRN_TODAY (the request's own day is checked)
             raise QueryError(f"today: {exc}") from exc
-        k = max(1, limit or self.search_config.limit)
+        k = max(1, req.limit or self.search_config.limit)
         need = offset + k
-        expand = expand and self.graph is not None
+        expand = bool(req.expand) and self.graph is not None
         want = need * POOL if expand else need
         if keys:
             want = max(want, SORT_POOL)
-        parsed = parse_query(text, today=now)
+        # the query carries the request's alternates to every list, filter and
+        # expansion that chooses units (none takes them as a parameter)
+        parsed = dataclasses.replace(parse_query(req.text, today=now), alternates=req.alternates)
         reranker, why_not = None, None
-        if self.config.rerank.enabled if rerank is None else rerank:
+        if self.config.rerank.enabled if req.rerank is None else req.rerank:
             reranker, why_not = self.reranker()
             if reranker is not None and self.config.rerank.top_k > want:
                 want = self.config.rerank.top_k  # the whole top-k is re-scored
-        ranking, before, after = self._rank(parsed, mode, want, include_alternates, reranker)
+        ranking, before, after = self._rank(parsed, req.mode, want, reranker)
         if why_not:
             before.append(f"not reranked: {why_not}")
         model = self._embedder.name if self._embedder not in (None, _UNSET) else None
@@ -417,7 +393,6 @@ class SearchService:
                 entries,
                 ranking.query,
                 explain=explain,
-                include_alternates=include_alternates,
             )
         else:
             ordered = list(entries.values())
@@ -429,7 +404,7 @@ class SearchService:
             hits
             and ranking.mode != "keyword"
             and not any(e[4] for e in entries.values())
-            and not self._words_match(ranking.query, include_alternates)
+            and not self._words_match(ranking.query)
         ):
             notes.append(NEAREST_BY_MEANING)
         if not ranking.fused:  # filters are AND-ed: a value nothing has gives no hits
@@ -437,7 +412,7 @@ class SearchService:
         took = round((time.perf_counter() - t0) * 1000, 3)
         return SearchResult(ranking.query, tuple(hits), took, tuple(notes), offset)
 
-    def _words_match(self, query: Query, include_alternates: bool) -> bool:
+    def _words_match(self, query: Query) -> bool:
         """Whether any word of ``query`` matches a unit by keywords (with its filters).
         A semantic list has no keyword side, so its hits alone cannot tell: without this
         every semantic search would say that no word matched."""
@@ -450,7 +425,6 @@ class SearchService:
                     tq,
                     limit=1,
                     weights=self.search_config.weights,
-                    include_alternates=include_alternates,
                 )
             )
         except QueryError:
@@ -463,7 +437,8 @@ class SearchService:
         """The unit ids ``text`` ranks first (at most ``limit``), best first: the
         candidates a page of hits is cut from, for facet counts. Never raises for
         ``text``; the same fallbacks as :meth:`search`."""
-        ranking, _, _ = self._rank(text, mode, max(1, limit), include_alternates)
+        query = dataclasses.replace(parse_query(text), alternates=include_alternates)
+        ranking, _, _ = self._rank(query, mode, max(1, limit))
         return [f.key for f in ranking.fused[:limit]]
 
     def status(self) -> dict[str, Any]:

@@ -35,7 +35,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cairn.model import Filter, Term
+from cairn.model import Filter, Term, TextQuery
 from cairn.search.dates import resolve
 from cairn.search.fusion import Fused, make_distinct
 from cairn.search.query import STOPWORDS, Query
@@ -333,18 +333,17 @@ def boost(
     found: Sequence[Recognised],
     *,
     today: _dt.date,
-    alternates: bool = False,
 ) -> tuple[list[Fused], list[str]]:
     """``fused`` with the units carrying what the query names raised, best first, and
     the ids of the units it brought in (see the module).
 
     Args:
         store: the index.
-        query: the parsed query.
+        query: the parsed query (with its ``alternates``: whether chat messages off
+            the canonical branch may be brought in).
         fused: results best first (scores positive, as every mode's are).
         found: what :func:`recognise` found in the query.
         today: the day relative dates count from.
-        alternates: whether chat messages off the canonical branch may be brought in.
 
     Raises:
         StoreError: the backend failed.
@@ -358,14 +357,14 @@ def boost(
     missing = list(dict.fromkeys(u for r in found for u in r.carriers if u not in have))
     # the query's filters hold for what is brought in; a -word cannot be checked cheaply
     added = ([] if not missing or tq.negative else
-             store.filter_units(missing, tq.filters, include_alternates=alternates))
+             store.filter_units(missing, tq))
     pool = [*fused[:DEPTH], *(Fused(u, 0.0, {}, {}, {}) for u in added)]
     ids = [f.key for f in pool]
     # a unit-level value's few carriers are known; the rest are asked of the store
     carriers = [
         set(r.carriers) if r.carriers and r.kind in ("tag", "todo", "heading") else
         {u for flt in r.filters(today)
-         for u in store.filter_units(ids, [flt], include_alternates=True)}
+         for u in store.filter_units(ids, TextQuery((), (flt,), alternates=True))}
         for r in found
     ]
     n = len(words.content)

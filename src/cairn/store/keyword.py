@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from cairn.model import ContextUnit, Filter, HitUnit, Term, TextQuery, UnitFacts
+    from cairn.model import ContextUnit, HitUnit, Term, TextQuery, UnitFacts
 
 
 class KeywordIndex(Protocol):
@@ -23,12 +23,12 @@ class KeywordIndex(Protocol):
         *,
         limit: int,
         weights: Mapping[str, float],
-        include_alternates: bool = False,
         whole_documents: bool = True,
     ) -> list[tuple[str, float]]:
         """``(unit id, score)`` best first for a parsed query: any positive term
         matches (BM25-like score, higher is better), negative terms exclude, filters
-        restrict; no positive term: filter-only (score 0, in rounds: each document's
+        restrict, units off a conversation's canonical branch only with the query's
+        ``alternates``; no positive term: filter-only (score 0, in rounds: each document's
         first matching unit in path order, then each one's second, and so on).
         ``weights``: per-field weights ``title``, ``outline_path``, ``tags``, ``body``
         (and ``meta``: frontmatter, properties, TODO keywords). ``whole_documents``:
@@ -45,10 +45,10 @@ class KeywordIndex(Protocol):
         has no positive term."""
         ...
 
-    def filter_units(
-        self, unit_ids: Sequence[str], filters: Sequence[Filter], *, include_alternates: bool
-    ) -> list[str]:
-        """The given existing unit ids that pass ``filters``, in the given order."""
+    def filter_units(self, unit_ids: Sequence[str], query: TextQuery) -> list[str]:
+        """The given existing unit ids that pass ``query``'s filters (and its branch:
+        canonical only unless ``alternates``), in the given order; its terms are not
+        read."""
         ...
 
     def filter_values(self, field: str) -> list[str]:

@@ -260,9 +260,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     @api.post("/v1/search", response_model=SearchOut, responses=ERRORS, tags=["search"])
     def search(req: Annotated[SearchRequest, Body()]) -> JSONResponse:
         """Search: the same parameters and the same JSON as ``cairn search --json``."""
-        res = cairn.search(req.query, mode=req.mode, limit=req.limit, offset=req.offset,
-                           explain=req.explain, include_alternates=req.alternates,
-                           expand=req.expand, sort=req.sort, rerank=req.rerank)
+        res = cairn.search(req.to_request())
         return JSONResponse(to_data({"query": req.query, "took_ms": res.took_ms,
                                      "notes": res.notes, "hits": res.hits}))
 

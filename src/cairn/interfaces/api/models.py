@@ -11,13 +11,26 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Mode = Literal["keyword", "semantic", "hybrid"]
+from cairn.model.core import SearchMode
+from cairn.model.search_request import SearchRequest as Request
+
+Mode = SearchMode
 
 
 class SearchRequest(BaseModel):
-    """``POST /v1/search``: the parameters of ``cairn search``."""
+    """``POST /v1/search``: the parameters of ``cairn search``, as the OpenAPI document
+    describes them; each field is the :class:`cairn.model.SearchRequest` field of the
+    same name (:meth:`to_request`), with the HTTP API's bounds."""
 
     model_config = ConfigDict(extra="forbid")
+
+    def to_request(self) -> Request:
+        """The search this body asks for.
+
+        Raises:
+            QueryError: a value the request refuses (the bounds here are narrower).
+        """
+        return Request.from_mapping(self.model_dump())
 
     query: str = Field(
         max_length=4096,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from cairn.app import Cairn
+    from cairn.model.search_request import SearchRequest
 
 _GLOBAL = ("--db", "--config")
 _VALUED = ("--db", "--limit", "--mode")
@@ -36,20 +37,17 @@ _FLAGS = ("--json", "--explain", "--alternates", "--expand", "--no-expand")
 
 @dataclass(frozen=True)
 class SearchArgs:
-    """A plain ``cairn search`` command line, read."""
+    """A plain ``cairn search`` command line, read: the search and where to run it."""
 
-    words: tuple[str, ...]
+    fields: Mapping[str, Any]
+    """The :class:`cairn.model.SearchRequest` fields it gives (checked when the
+    request is made, so a bad value is reported as the Typer command reports it)."""
     outer_db: Path | None = None
     """``--db`` before the command."""
     config: Path | None = None
     search_db: Path | None = None
     """``--db`` after the command (it wins)."""
-    limit: int | None = None
-    mode: str | None = None
     as_json: bool = False
-    explain: bool = False
-    alternates: bool = False
-    expand: bool | None = None
 
 
 def parse(argv: Sequence[str]) -> SearchArgs | None:
@@ -97,16 +95,18 @@ def parse(argv: Sequence[str]) -> SearchArgs | None:
         return None
     search_db = valued.get("--db")
     return SearchArgs(
-        words=tuple(words),
+        fields={
+            "query": " ".join(words),
+            "limit": int(limit) if limit is not None else None,
+            "mode": valued.get("--mode"),
+            "explain": "--explain" in flags,
+            "alternates": "--alternates" in flags,
+            "expand": expand,
+        },
         outer_db=before.get("--db"),
         config=before.get("--config"),
         search_db=Path(search_db) if search_db is not None else None,
-        limit=int(limit) if limit is not None else None,
-        mode=valued.get("--mode"),
         as_json="--json" in flags,
-        explain="--explain" in flags,
-        alternates="--alternates" in flags,
-        expand=expand,
     )
 
 
@@ -117,27 +117,25 @@ def fast_search(argv: Sequence[str]) -> int | None:
     if args is None:
         return None
     # imported only now: any other command line goes to Typer without paying for them
+    from cairn.errors import QueryError
     from cairn.interfaces.cli._hits import run_search
-    from cairn.interfaces.cli._plain import backend_error, err, open_index
+    from cairn.interfaces.cli._plain import backend_error, err, error, open_index
+    from cairn.model.search_request import SearchRequest
+
+    try:
+        request = SearchRequest.from_mapping(args.fields)
+    except QueryError as exc:
+        return error(exc, args.as_json)
 
     def opener(db: Path | None) -> AbstractContextManager[Cairn]:
-        warm = _warm(args) if args.mode != "keyword" else None
+        warm = _warm(args.config, args.search_db or args.outer_db, request) \
+            if request.mode != "keyword" else None
         if warm is not None:
             return warm
         return open_index(db or args.outer_db, args.config)
 
     try:
-        return run_search(
-            opener,
-            args.search_db,
-            " ".join(args.words),
-            mode=args.mode,
-            limit=args.limit,
-            explain=args.explain,
-            alternates=args.alternates,
-            expand=args.expand,
-            as_json=args.as_json,
-        )
+        return run_search(opener, args.search_db, request, as_json=args.as_json)
     except BrokenPipeError:  # `cairn search x | head`
         sys.stderr.close()
         return 0
@@ -161,7 +159,7 @@ class _Answered:
         self._result = RemoteResult(answer["result"])
         self._empty = bool(answer.get("empty"))
 
-    def search(self, text: str, **_: Any) -> Any:
+    def search(self, request: Any) -> Any:
         """The server's result (the request already carried the arguments)."""
         return self._result
 
@@ -170,7 +168,8 @@ class _Answered:
         return self._empty
 
 
-def _warm(args: SearchArgs) -> AbstractContextManager[Cairn] | None:
+def _warm(config_file: Path | None, db: Path | None, request: SearchRequest
+          ) -> AbstractContextManager[Cairn] | None:
     """The answer of a warm server for this search, as an opener's context manager, or
     ``None`` (no server, other settings, an error: search locally)."""
     if os.environ.get("CAIRN_NO_WARM"):
@@ -180,11 +179,8 @@ def _warm(args: SearchArgs) -> AbstractContextManager[Cairn] | None:
     from cairn.interfaces.warm import remote_search
 
     try:
-        config = load_config(db=args.search_db or args.outer_db, config_file=args.config)
-        answer = remote_search(config, {
-            "query": " ".join(args.words), "mode": args.mode, "limit": args.limit,
-            "explain": args.explain, "alternates": args.alternates, "expand": args.expand,
-        })
+        config = load_config(db=db, config_file=config_file)
+        answer = remote_search(config, request.to_mapping())
         if answer is None:
             return None
         answered = _Answered(config, answer)

@@ -21,6 +21,7 @@ from cairn.interfaces.cli._plain import (
     plural,
     quote_path,
 )
+from cairn.model.core import SEARCH_MODES
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -28,9 +29,9 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from cairn.app import Cairn
-    from cairn.model import Hit, Timestamp
+    from cairn.model import Hit, SearchRequest, Timestamp
 
-MODES = ("keyword", "semantic", "hybrid")
+MODES = SEARCH_MODES
 """The search modes."""
 
 Opener = Callable[[Path | None], "AbstractContextManager[Cairn]"]
@@ -45,49 +46,33 @@ def planning_text(planning: Sequence[Timestamp]) -> str:
 def run_search(
     opener: Opener,
     db: Path | None,
-    text: str,
+    request: SearchRequest,
     *,
-    mode: str | None = None,
-    limit: int | None = None,
-    explain: bool = False,
-    alternates: bool = False,
-    expand: bool | None = None,
     as_json: bool = False,
-    sort: str | None = None,
     files: bool = False,
     fmt: str | None = None,
     fields: str | None = None,
-    rerank: bool | None = None,
 ) -> int:
-    """Search the index ``opener(db)`` opens and print the result; returns the exit
-    status (0, or 1/2 after printing an error, see :func:`._plain.error`).
+    """Run ``request`` on the index ``opener(db)`` opens and print the result; returns
+    the exit status (0, or 1/2 after printing an error, see :func:`._plain.error`).
 
-    ``files`` groups hits per file; ``fmt`` is ``text``, ``json`` (as ``--json``),
+    The options here are how the hits are printed, not what is searched: ``files``
+    groups hits per file; ``fmt`` is ``text``, ``json`` (as ``--json``),
     ``csv`` or ``vimgrep``; ``fields`` (``"title,todo,prop:OWNER"``) prints a table
     (as text, or with ``fmt`` CSV or JSON)."""
     from cairn.interfaces.cli._layouts import FORMATS, print_files, print_table, print_vimgrep
 
     rows: list[dict[str, str | None]] | None = None
+    text, explain = request.text, request.explain
     if fmt == "json":
         as_json, fmt = True, None
     try:
-        if mode not in (None, *MODES):
-            raise CairnError(f"unknown mode {mode!r}: use keyword, semantic or hybrid")
         if fmt not in (None, *FORMATS):
             raise CairnError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}")
         if fmt == "csv" and not fields:
             fields = "rank,title,path,line"
         with opener(db) as cairn:
-            res = cairn.search(
-                text,
-                mode=mode,
-                limit=limit,
-                explain=explain,
-                include_alternates=alternates,
-                expand=expand,
-                sort=sort,
-                rerank=rerank,
-            )
+            res = cairn.search(request)
             empty = not res.hits and cairn.is_empty()
             # a PostgreSQL index is named by its URL without the password
             where = cairn.store.path if cairn.config.db_url else str(cairn.config.db_path)

@@ -12,6 +12,8 @@ import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, fail
 from cairn.interfaces.cli._hits import run_search
+from cairn.interfaces.cli._plain import error
+from cairn.model.search_request import SearchRequest
 
 MODE_HELP = (
     "keyword (BM25), semantic (embeddings) or hybrid (both, fused); "
@@ -112,22 +114,14 @@ def search(
     cairn search 'deadline:this-week todo:NEXT,WAIT' --sort priority,deadline.
     """
     _refuse_unknown_options(ctx, query, as_json)
-    code = run_search(
-        common.open_cairn,
-        db,
-        " ".join(query),
-        mode=mode,
-        limit=limit,
-        explain=explain,
-        alternates=alternates,
-        expand=expand,
-        as_json=as_json,
-        sort=sort,
-        files=files,
-        fmt=fmt,
-        fields=fields,
-        rerank=rerank,
-    )
+    try:
+        request = SearchRequest.of(" ".join(query), mode=mode, limit=limit, explain=explain,
+                                   alternates=alternates, expand=expand, sort=sort,
+                                   rerank=rerank)
+    except CairnError as exc:
+        raise typer.Exit(error(exc, as_json)) from None
+    code = run_search(common.open_cairn, db, request, as_json=as_json, files=files, fmt=fmt,
+                      fields=fields)
     if code:
         raise typer.Exit(code)
 

@@ -38,7 +38,16 @@ from cairn.interfaces.web.render import (
     render_org,
     sanitize,
 )
-from cairn.model import DocumentView, FileView, StoredDocument, StoredLink, StoredUnit, UnitView
+from cairn.model import (
+    SEARCH_MODES,
+    DocumentView,
+    FileView,
+    SearchRequest,
+    StoredDocument,
+    StoredLink,
+    StoredUnit,
+    UnitView,
+)
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
        "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; "
@@ -53,7 +62,7 @@ HEADERS = {
 }
 STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".png": "image/png",
                 ".svg": "image/svg+xml", ".txt": "text/plain"}
-MODES = ("keyword", "semantic", "hybrid")
+MODES = SEARCH_MODES
 HIT_LIMIT = 20
 
 Mode = Annotated[Literal["", "keyword", "semantic", "hybrid"], Query(
@@ -105,8 +114,8 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
         if not q.strip():
             return base
         try:
-            res = cairn.search(q, mode=mode or None, limit=HIT_LIMIT, explain=True,
-                               expand=expand)
+            res = cairn.search(SearchRequest.of(q, mode=mode or None, limit=HIT_LIMIT,
+                                                explain=True, expand=expand))
             facets = cairn.fields.facets(q, mode=mode or None)
         except CairnError as exc:
             return {**base, "error": str(exc)}

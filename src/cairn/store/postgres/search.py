@@ -174,7 +174,6 @@ class PostgresSearchMixin(SearchBase):
         *,
         limit: int,
         weights: Mapping[str, float],
-        include_alternates: bool = False,
         whole_documents: bool = True,
     ) -> list[tuple[str, float]]:
         """Rank units for a parsed query; ``(unit id, score)`` best first (see
@@ -188,7 +187,7 @@ class PostgresSearchMixin(SearchBase):
         pos, neg, pos_args, neg_args = ts_query(query)
         where, args = self._filter_sql(query.filters,
                                        first_unit=pos is None and whole_documents)
-        if not include_alternates:
+        if not query.alternates:
             where.append("u.alternate = 0")
         if neg is not None:
             where.append(f"NOT (f.doc @@ {neg})")

@@ -26,7 +26,7 @@ from cairn.store.sql.base import SQLBase
 from cairn.store.sql.filters import extra_filter
 
 if TYPE_CHECKING:
-    from cairn.model import ContextUnit
+    from cairn.model import ContextUnit, TextQuery
 
 _WS = "char(32, 9, 10, 13)"
 ROUNDS_ORDER = (
@@ -175,15 +175,14 @@ class SearchBase(SQLBase):
         (searchable), in the backend's keyword index."""
         raise NotImplementedError
 
-    def filter_units(
-        self, unit_ids: Sequence[str], filters: Sequence[Filter], *, include_alternates: bool
-    ) -> list[str]:
-        """The given unit ids that exist and pass ``filters`` (and are on a canonical
-        branch unless ``include_alternates``), in the given order."""
+    def filter_units(self, unit_ids: Sequence[str], query: TextQuery) -> list[str]:
+        """The given unit ids that exist and pass ``query``'s filters (and are on a
+        canonical branch unless its ``alternates``), in the given order; its terms
+        are not read."""
         if not unit_ids:
             return []
-        where, args = self._filter_sql(filters)
-        if not include_alternates:
+        where, args = self._filter_sql(query.filters)
+        if not query.alternates:
             where.append("u.alternate = 0")
         ok: set[str] = set()
         ids = list(dict.fromkeys(unit_ids))

@@ -102,7 +102,6 @@ class SearchMixin(SearchBase):
         *,
         limit: int,
         weights: Mapping[str, float],
-        include_alternates: bool = False,
         whole_documents: bool = True,
     ) -> list[tuple[str, float]]:
         """Rank units for a parsed query; ``(unit id, score)`` best first.
@@ -110,11 +109,11 @@ class SearchMixin(SearchBase):
         Args:
             query: terms (any positive one must match, negative ones exclude) and
                 filters; no positive term makes a filter-only query (score 0, listed
-                in rounds: see :data:`ROUNDS_ORDER`).
+                in rounds: see :data:`ROUNDS_ORDER`); units off a conversation's
+                canonical branch only with its ``alternates``.
             limit: maximum results (live units only; filters applied before it).
             weights: BM25 column weights ``title``, ``outline_path``, ``tags``, ``body``
                 and ``meta`` (default :data:`META_WEIGHT`).
-            include_alternates: also units off a conversation's canonical branch.
             whole_documents: in a filter-only query, a ``prop:`` match by the
                 document's metadata alone is one hit (its first unit); ``False``: every
                 unit of such a document (what a filter used as a mask needs).
@@ -134,7 +133,7 @@ class SearchMixin(SearchBase):
             match = fts_match(query)
         # a filter-only query: a document-level property match is one hit per document
         where, args = self._filter_sql(query.filters, first_unit=match is None and whole_documents)
-        if not include_alternates:
+        if not query.alternates:
             where.append("u.alternate = 0")
         w = [weights.get(k, 1.0) for k in ("title", "outline_path", "tags", "body")]
         w.append(weights.get("body", 1.0))
@@ -151,7 +150,7 @@ class SearchMixin(SearchBase):
             )
             params: list[Any] = [*args, limit]
         elif not query.filters:
-            return self._top_by_rank(match, w, limit, include_alternates)
+            return self._top_by_rank(match, w, limit, query.alternates)
         else:
             # a filter naming its units by rowid (id:, tag:, +word: few units, as a
             # rule) is checked on the FTS row, before its BM25 and the joins: ranking a

@@ -86,7 +86,7 @@ def required_match(query: TextQuery) -> tuple[str, TextQuery] | None:
     if neg:
         expr = f"({expr}) NOT ({' OR '.join(neg)})"
     rest = tuple(f for f in query.filters if not (f.field == "match" and not f.negate))
-    return expr, TextQuery(terms=query.terms, filters=rest)
+    return expr, TextQuery(terms=query.terms, filters=rest, alternates=query.alternates)
 
 
 def neg_match(query: TextQuery) -> str | None:

@@ -557,6 +557,8 @@ class Cairn(DoorsMixin, ReliabilityMixin,
         return self._with_waiting(result, req.mode)  # a partly embedded index says so
 
     def _with_waiting(self, result: SearchResult, mode: str | None) -> SearchResult:
+        if mode == "keyword":  # ranked by words: no note, and the embedding step unbuilt
+            return result
         note = self.embedding.waiting_note(mode)
         return result if note is None else dataclasses.replace(
             result, notes=(*result.notes, note))

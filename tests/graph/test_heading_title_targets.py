@@ -40,15 +40,18 @@ def test_a_link_to_a_target_in_a_heading_title_resolves_and_is_not_reported(
     monkeypatch.setenv("CAIRN_EMBED", "none")
     root = tmp_path / "notes"
     root.mkdir()
-    (root / "x.org").write_text("* Heading <<htarget>> here\n* Use\nSee [[htarget]].\n",
-                                encoding="utf-8")
+    (root / "x.org").write_text(
+        "* Heading <<htarget>> here\n* Use\nSee [[htarget]].\n"
+        "As written: [[*Heading <<htarget>> here]].\n", encoding="utf-8")
     db = tmp_path / "i.db"
     with Cairn(Config(db_path=db)) as cairn:
         cairn.index([root])
-        (link,) = [lk for lk in cairn.store.links_from() if lk.target == "htarget"]
-        assert link.unresolved_reason is None and link.resolved_unit_id is not None
-        unit = cairn.store.hit_units([link.resolved_unit_id])[link.resolved_unit_id]
-        assert unit.title == "Heading htarget here"
+        links = [lk for lk in cairn.store.links_from() if lk.kind == "org-heading"]
+        assert sorted(lk.target for lk in links) == ["*Heading <<htarget>> here", "htarget"]
+        for link in links:
+            assert link.unresolved_reason is None and link.resolved_unit_id is not None
+            unit = cairn.store.hit_units([link.resolved_unit_id])[link.resolved_unit_id]
+            assert unit.title == "Heading htarget here"
         assert cairn.maintain.unresolved_links() == []
         findings = cairn.maintain.run().as_data()["report"]["findings"]
         assert not [f for f in findings if f["check"] == "broken"]

@@ -36,6 +36,9 @@ from cairn.model import (
 Resolution = tuple[str | None, str | None, str | None]
 """``(document id, unit id, unresolved reason)``."""
 
+_TITLE_TARGET_RE = re.compile(r"<<<?([^<>\n]+)>>>?")
+
+
 def _fold(s: str) -> str:
     return _nfc(s).casefold().strip()
 
@@ -170,7 +173,9 @@ class Catalog:
                 return hit
             a = cid
         if a.startswith("*"):
-            want = _fold(a[1:])
+            # a title shows its <<targets>> as their text; Org's [[*…]] names the heading
+            # as written, brackets and all
+            want = _fold(_TITLE_TARGET_RE.sub(r"\1", a[1:]))
             return next((u.id for u in units if u.ordinal > 0 and _fold(u.title) == want), None)
         want = _fold(a.split("#")[-1])
         for u in units:

@@ -110,6 +110,16 @@ def rank_candidates(
     return scored[:limit]
 
 
+def _on_line(ctx: DreamContext, doc: Document, link: LinkOccurrence) -> bool:
+    """Whether the link's text stands once, as recorded, on its line of the file (a link
+    in a table cell is written with ``\\|``, which its recorded text does not hold)."""
+    text = ctx.text(doc)
+    if text is None or not link.line or not link.raw:
+        return False
+    lines = text.splitlines()
+    return link.line <= len(lines) and lines[link.line - 1].count(link.raw) == 1
+
+
 def suggest_heading(anchor: str, titles: list[str]) -> str | None:
     """The one title of ``titles`` a mistyped heading ``anchor`` plausibly meant
     (``Gaols`` → ``Goals``): the only title at least :data:`ANCHOR_SIMILARITY` similar
@@ -296,7 +306,7 @@ class BrokenCheck:
             return None
         title = suggest_heading(want, [u.title for u in ctx.units(target) if u.level > 0])
         raw = link.raw or ""
-        if title is None or raw.count(anchor) != 1:
+        if title is None or raw.count(anchor) != 1 or not _on_line(ctx, doc, link):
             return None
         evidence["suggested_anchor"] = title
         new = raw.replace(anchor, ("*" if star else "") + title, 1)

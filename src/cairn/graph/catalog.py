@@ -36,6 +36,9 @@ from cairn.model import (
 Resolution = tuple[str | None, str | None, str | None]
 """``(document id, unit id, unresolved reason)``."""
 
+_TITLE_TARGET_RE = re.compile(r"<<<?([^<>\n]+)>>>?")
+
+
 def _fold(s: str) -> str:
     return _nfc(s).casefold().strip()
 
@@ -170,7 +173,9 @@ class Catalog:
                 return hit
             a = cid
         if a.startswith("*"):
-            want = _fold(a[1:])
+            # a title shows its <<targets>> as their text; Org's [[*…]] names the heading
+            # as written, brackets and all
+            want = _fold(_TITLE_TARGET_RE.sub(r"\1", a[1:]))
             return next((u.id for u in units if u.ordinal > 0 and _fold(u.title) == want), None)
         want = _fold(a.split("#")[-1])
         for u in units:
@@ -221,6 +226,36 @@ def ambiguous(cands: Sequence[str], cat: Catalog, target: str) -> str:
     return f"ambiguous: {len(paths)} notes named {target.strip()!r} are equally near: {shown}"
 
 
+_MISSING_ANCHOR = ("no heading ", "no block ", "no custom id ")
+
+
+def missing_anchor_reason(anchor: str, path: str) -> str:
+    """The unresolved reason of a link whose note ``path`` resolves but whose ``anchor``
+    names nothing in it: ``no block '^x' in P`` for a block reference, ``no custom id
+    '#x' in P`` for an Org custom id, else ``no heading 'x' in P`` (the prefixes
+    :func:`is_missing_anchor` knows)."""
+    a = anchor.strip()
+    what = "block" if a.startswith("^") else "custom id" if a.startswith("#") else "heading"
+    return f"no {what} {anchor!r} in {path}"
+
+
+def is_missing_anchor(reason: str | None) -> bool:
+    """Whether an unresolved ``reason`` is a missing anchor of a note that resolves
+    (see :func:`missing_anchor_reason`)."""
+    return bool(reason) and str(reason).startswith(_MISSING_ANCHOR)
+
+
+def _missing_anchor(anchor: str, path: str) -> str | None:
+    """The reason for an Org ``file:P::anchor`` whose anchor names no unit of ``P``:
+    only for ``*Heading``, ``#custom-id`` and ``^block``, which must name a heading
+    (or block); a plain text search may match body text (Org's fuzzy search), and a
+    ``/regexp/`` or line number is not a unit name, so neither is reported."""
+    a = anchor.strip()
+    if a.startswith(("*", "#", "^")) and len(a) > 1:
+        return missing_anchor_reason(a, path)
+    return None
+
+
 def resolve_link(row: LinkOccurrence, cat: Catalog) -> Resolution:
     """Resolve one stored link (see :meth:`~cairn.store.base.Store.links_from`)."""
     kind, target, anchor = row.kind, _nfc(row.target or ""), row.anchor
@@ -258,7 +293,7 @@ def resolve_link(row: LinkOccurrence, cat: Catalog) -> Resolution:
         if anchor and not anchor.strip().isdigit():
             unit = cat.anchor_unit(doc, anchor)
             if unit is None:
-                return doc, None, None
+                return doc, None, _missing_anchor(anchor, cat.path_of[doc][1])
             return doc, unit, None
         return doc, cat.preamble(doc), None
     if kind in (WIKILINK, EMBED, MARKDOWN_LINK):
@@ -291,7 +326,7 @@ def _resolve_obsidian(row: LinkOccurrence, cat: Catalog) -> Resolution:
             other = _with_anchor(cat, root_id, target, row.anchor, doc, src_path)
             if other is not None:
                 return other
-            return doc, cat.preamble(doc), f"no heading {row.anchor!r} in {hit.path}"
+            return doc, cat.preamble(doc), missing_anchor_reason(row.anchor, hit.path)
         unit = cat.anchor_unit(doc, row.anchor) if row.anchor else None
         return doc, unit or cat.preamble(doc), None
     if hit.attachment or not target.strip():

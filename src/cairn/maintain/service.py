@@ -279,13 +279,18 @@ class MaintainService:
 
     def unresolved_links(self) -> list[dict[str, Any]]:
         """Every unresolved link and anchor (URLs left out): ``{"path", "abs_path",
-        "line", "kind", "target", "anchor", "raw", "reason"}``, by path and line."""
+        "line", "kind", "target", "anchor", "raw", "reason"}``, by path and line. A link
+        whose note resolves but whose anchor names nothing there is listed too."""
+        from cairn.graph.catalog import is_missing_anchor
+
         roots = {r.id: r.path for r in self._store.roots()}
         out = []
         for x in self._store.links_from(None):
-            if x.kind == "url" or x.resolved_document_id or not x.unresolved_reason:
+            if x.kind == "url" or not x.unresolved_reason:
                 continue
             if x.unresolved_reason.startswith("attachment:"):
+                continue
+            if x.resolved_document_id and not is_missing_anchor(x.unresolved_reason):
                 continue
             root = roots.get(x.root_id, "")
             out.append({

@@ -379,6 +379,15 @@ def find_targets(text: str) -> tuple[list[str], list[str]]:
     return targets, radios
 
 
+def strip_targets(text: str) -> str:
+    """``text`` with each radio target ``<<<t>>>`` and dedicated target ``<<t>>``
+    reduced to its text ``t``, as a heading title shows it."""
+    if "<<" not in text:
+        return text
+    text = _RADIO_RE.sub(r"\1", text)
+    return _TARGET_RE.sub(r"\1", text)
+
+
 def statistics_cookies(title: str) -> list[str]:
     """Statistics cookies ``[2/5]`` / ``[40%]`` in a heading title, as written."""
     if "[" not in title:

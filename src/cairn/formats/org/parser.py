@@ -16,7 +16,9 @@ Built on the lossless tree (:mod:`cairn.formats.org.tree`) and the element scann
 * Heading titles (and so outline paths) show links as their description (or target), as
   Org displays them: ``* [[id:x][Robot Grasping]]`` has title ``Robot Grasping``; the
   title as written is kept in ``extra["title_raw"]`` when the two differ (link resolution
-  of ``[[*…]]`` may compare against either). Links in titles are extracted.
+  of ``[[*…]]`` may compare against either). Links in titles are extracted, and
+  ``<<targets>>`` in titles are recorded in ``extra["targets"]`` (a fuzzy ``[[target]]``
+  finds them) and shown as their text.
 * Outline paths are capped at :data:`MAX_OUTLINE_DEPTH` titles: a heading nested deeper
   keeps its top-level ancestor's title, then the nearest ones ending with its own (a
   10,000-deep file would otherwise store 50 million titles).
@@ -36,8 +38,10 @@ from cairn.formats.guard import check_text, gc_paused
 from cairn.formats.org import elements as E
 from cairn.formats.org.objects import (
     date_of,
+    find_targets,
     scan_text,
     statistics_cookies,
+    strip_targets,
 )
 from cairn.formats.org.options import (
     ORG_INHERITED_PROPERTIES,
@@ -234,9 +238,12 @@ class _Builder:
             if title and ("[" in title or "<" in title or ":" in title):
                 ts = scan_text(title, h.line_no)
                 t_links, t_stamps = ts.links, ts.timestamps
-                if ts.text != title:
+                shown = ts.text
+                if "<<" in shown:
+                    shown = self._title_targets(title, shown, extra)
+                if shown != title:
                     extra["title_raw"] = title
-                    title = ts.text.strip()
+                    title = shown.strip()
             cookies = statistics_cookies(title)
             if cookies:
                 extra["statistics"] = cookies
@@ -319,6 +326,19 @@ class _Builder:
             declared_id=file_id,
             warnings=tuple(warnings),
         )
+
+    @staticmethod
+    def _title_targets(raw: str, shown: str, extra: dict[str, Any]) -> str:
+        """Record the ``<<targets>>`` and ``<<<radio targets>>>`` of a heading title
+        ``raw`` (org-syntax allows both in a title) in ``extra`` ahead of the section's
+        own, and return the title text ``shown`` as Org displays it: each target's text
+        without its brackets."""
+        targets, radios = find_targets(raw)
+        if targets:
+            extra["targets"] = [*targets, *extra.get("targets", [])]
+        if radios:
+            extra["radio_targets"] = [*radios, *extra.get("radio_targets", [])]
+        return strip_targets(shown)
 
     @staticmethod
     def _planning_first(

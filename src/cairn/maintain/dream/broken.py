@@ -10,6 +10,7 @@ import posixpath
 import re
 from typing import Any
 
+from cairn.graph.catalog import is_missing_anchor
 from cairn.graph.obsidian import is_attachment_target
 from cairn.maintain.dream.base import DreamContext, Finding, Fix, finding_key, register_check
 from cairn.model import Document, LinkOccurrence
@@ -25,6 +26,9 @@ WORDS_SIMILARITY = 0.6
 """A candidate whose name contains every word of the link (``Kevin Kelly`` →
 ``Kevin Kelly (author)``) must still be at least this similar (``Japan`` is not
 ``2023 Japan Trip``)."""
+ANCHOR_SIMILARITY = 0.75
+"""A heading is suggested for a missing anchor from this similarity up (``Gaols`` /
+``Goals`` is 0.8); the suggestion is only proposed, never applied by ``--apply``."""
 _NOTE_LINKS = ("wikilink", "embed", "markdown", "org-file")
 
 
@@ -106,6 +110,42 @@ def rank_candidates(
     return scored[:limit]
 
 
+def _on_line(ctx: DreamContext, doc: Document, link: LinkOccurrence) -> bool:
+    """Whether the link's text stands once, as recorded, on its line of the file (a link
+    in a table cell is written with ``\\|``, which its recorded text does not hold)."""
+    text = ctx.text(doc)
+    if text is None or not link.line or not link.raw:
+        return False
+    lines = text.splitlines()
+    return link.line <= len(lines) and lines[link.line - 1].count(link.raw) == 1
+
+
+def suggest_heading(anchor: str, titles: list[str]) -> str | None:
+    """The one title of ``titles`` a mistyped heading ``anchor`` plausibly meant
+    (``Gaols`` → ``Goals``): the only title at least :data:`ANCHOR_SIMILARITY` similar
+    (case ignored, the same numbers), or the best when it leads the next by more than
+    0.1; ``None`` when none is near or two are about as near, or the anchor is shorter
+    than 4 characters (short words are not evidence)."""
+    want = anchor.strip().casefold()
+    if len(want) < 4:
+        return None
+    sm = difflib.SequenceMatcher(None, autojunk=False)
+    sm.set_seq2(want)
+    scored: dict[str, float] = {}
+    for title in dict.fromkeys(titles):
+        name = title.strip().casefold()
+        if not name or re.findall(r"\d+", name) != re.findall(r"\d+", want):
+            continue
+        sm.set_seq1(name)
+        r = sm.ratio()
+        if r >= ANCHOR_SIMILARITY:
+            scored[title] = max(r, scored.get(title, 0.0))
+    best = sorted(scored.items(), key=lambda x: -x[1])
+    if not best or (len(best) > 1 and best[1][1] >= best[0][1] - 0.1):
+        return None
+    return best[0][0]
+
+
 def _replacement(link: LinkOccurrence, source: Document, target: Document) -> str | None:
     """The link's text as written with its target replaced by ``target``'s name (the
     form the link's kind uses), or ``None`` when the target is not found verbatim."""
@@ -158,7 +198,9 @@ class BrokenCheck:
         for link in ctx.links:
             if link.kind == "url" or link.unresolved_reason is None:
                 continue
-            if link.resolved_document_id or link.unresolved_reason.startswith("attachment:"):
+            if link.unresolved_reason.startswith("attachment:"):
+                continue
+            if link.resolved_document_id and not is_missing_anchor(link.unresolved_reason):
                 continue
             doc = ctx.document(link.document_id)
             if doc is None:
@@ -186,8 +228,9 @@ class BrokenCheck:
             kind = "missing-id"
         elif "attachment" in reason or is_attachment_target(link.target):
             kind = "missing-attachment"
-        elif link.kind == "org-heading" or reason.startswith("no heading"):
+        elif link.kind == "org-heading" or is_missing_anchor(reason):
             kind = "unresolved-anchor"
+            fix = self._anchor_fix(ctx, link, doc, evidence)
         else:
             kind = "unresolved-embed" if link.kind == "embed" else "unresolved-link"
             cands = rank_candidates(link.target, [d for d in docs if d.id != doc.id],
@@ -244,6 +287,31 @@ class BrokenCheck:
         what = "retarget" if auto else "proposed: retarget"
         return Fix("retarget_link", ctx.abs_path(doc), f"{what} {link.raw} → {new}",
                    {"line": link.line, "old": link.raw, "new": new}, auto)
+
+    def _anchor_fix(
+        self, ctx: DreamContext, link: LinkOccurrence, doc: Document, evidence: dict[str, Any]
+    ) -> Fix | None:
+        """The proposed fix of a heading anchor that names no heading of the note its
+        link resolves to: the one heading whose title is a near match (recorded in
+        ``evidence["suggested_anchor"]``), written into the link; only proposed
+        (``Fix.auto`` false), since a similar name alone is not evidence. ``None`` for
+        a block or custom-id anchor, a link to this file's own headings, no heading or
+        several about as near, or a link whose text does not hold the anchor once."""
+        anchor = (link.anchor or "").strip()
+        star = anchor.startswith("*")
+        want = anchor[1:] if star else anchor
+        target = ctx.document(link.resolved_document_id or "")
+        if target is None or not want or want.startswith(("^", "#")) or link.kind not in (
+                "wikilink", "embed", "org-file"):
+            return None
+        title = suggest_heading(want, [u.title for u in ctx.units(target) if u.level > 0])
+        raw = link.raw or ""
+        if title is None or raw.count(anchor) != 1 or not _on_line(ctx, doc, link):
+            return None
+        evidence["suggested_anchor"] = title
+        new = raw.replace(anchor, ("*" if star else "") + title, 1)
+        return Fix("retarget_link", ctx.abs_path(doc), f"proposed: retarget {raw} → {new}",
+                   {"line": link.line, "old": raw, "new": new}, False)
 
     def _fragile(self, ctx: DreamContext) -> list[Finding]:
         """Org headings and files that other files link to by path or heading title

@@ -44,10 +44,45 @@ def new_org_id(path: str, line: int, title: str) -> str:
     return str(uuid.uuid5(ID_NAMESPACE, f"{path}\0{line}\0{title}"))
 
 
+_COOKIE = re.compile(r"-\*-.*-\*-")
+
+
+def file_drawer_blocked(text: str) -> str | None:
+    """Why no file-level property drawer can be added to Org ``text`` without harm, or
+    ``None``.
+
+    Org reads a file drawer only after leading blank lines and comments; Emacs reads
+    ``-*- … -*-`` file variables only on line 1 (line 2 after ``#!``). When such a line
+    is not an Org comment, a drawer above it breaks the variables (and a ``#!`` line)
+    and a drawer below it is not a file drawer for Org, so neither place is right.
+    """
+    tree = org_tree.parse_tree(text)
+    contents = tree.zeroth.contents()
+    if org_tree.property_drawer_span(contents, True) is not None:
+        return None
+    head = _lines(text)[:2]
+    if not head:
+        return None
+    first = head[0].lstrip("\ufeff")
+    bare = not (first.strip() == "#" or first.lstrip(" \t").startswith(("# ", "#\t")))
+    if first.startswith("#!"):
+        return "line 1 is a #! line, which must stay first"
+    if bare and _COOKIE.search(first):
+        return ("line 1 holds Emacs file variables (-*- … -*-) and is not an Org "
+                "comment: a file drawer above it would break them, below it Org "
+                "would not read it")
+    return None
+
+
 def add_org_id(text: str, params: Mapping[str, Any], *, path: str) -> str:
     """Add an ``:ID:`` property to the heading at ``line`` (``0``: the file level; with
     ``title``, only when that heading still has it), creating the property drawer if
-    needed (:func:`cairn.formats.org.tree.set_property`)."""
+    needed (:func:`cairn.formats.org.tree.set_property`).
+
+    Raises:
+        EditRefused: the heading is gone or changed, it already has an ``:ID:``, or a
+            file drawer cannot go in without harm (:func:`file_drawer_blocked`).
+    """
     tree = org_tree.parse_tree(text)
     line = int(params.get("line") or 0)
     index: int | None = None
@@ -65,6 +100,9 @@ def add_org_id(text: str, params: Mapping[str, Any], *, path: str) -> str:
     else:
         span = org_tree.property_drawer_span(tree.zeroth.contents(), True)
         sec = tree.zeroth
+        blocked = file_drawer_blocked(text)
+        if blocked:
+            raise EditRefused(blocked)
     if span is not None:
         for c in sec.contents()[span[0] + 1 : span[1]]:
             if c.strip().upper().startswith(":ID:"):

@@ -135,9 +135,36 @@ def mark_status(text: str, params: Mapping[str, Any]) -> str:
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
+_CODE_SPAN = re.compile(r"(`+).+?\1")
+
+
+def _rename_inline(body: str, inline: re.Pattern[str], old: str, new: str) -> str:
+    """``body`` with inline ``#old`` tags renamed, outside code spans; a line that also
+    writes the tag another way is left as it is (prose comparing the spellings, such
+    as "#tag and #TAG are the same", would lose its point)."""
+    variants = re.findall(r"(?<![\w&#\\])#(" + re.escape(old) + r")(?![\w/-])",
+                          _CODE_SPAN.sub("", body), flags=re.IGNORECASE)
+    if any(v != old for v in variants):
+        return body
+    out: list[str] = []
+    at = 0
+    for m in _CODE_SPAN.finditer(body):
+        out.append(inline.sub("#" + new, body[at:m.start()]))
+        out.append(m.group(0))
+        at = m.end()
+    out.append(inline.sub("#" + new, body[at:]))
+    return "".join(out)
+
+
 def normalise_tag(text: str, params: Mapping[str, Any]) -> str:
     """Rename tag ``old`` to ``new``: Org heading tag groups and ``#+filetags:``;
-    Markdown front-matter ``tags`` values and inline ``#tags`` outside code."""
+    Markdown front-matter ``tags`` values and inline ``#tags`` outside code (fences,
+    code spans), not escaped (``\\#tag``), on lines that do not also write the tag
+    another way.
+
+    Raises:
+        EditRefused: the tag is not found as a tag in the file.
+    """
     old, new, fmt = str(params["old"]), str(params["new"]), str(params.get("format", ""))
     lines = _lines(text)
     changed = False
@@ -158,7 +185,7 @@ def normalise_tag(text: str, params: Mapping[str, Any]) -> str:
                     changed = True
     else:
         word = re.compile(r"(?<![\w/-])" + re.escape(old) + r"(?![\w/-])")
-        inline = re.compile(r"(?<![\w&#])#" + re.escape(old) + r"(?![\w/-])")
+        inline = re.compile(r"(?<![\w&#\\])#" + re.escape(old) + r"(?![\w/-])")
         in_front = bool(lines) and lines[0].rstrip("\r\n") == "---"
         in_tags = False
         fence = False
@@ -189,7 +216,7 @@ def normalise_tag(text: str, params: Mapping[str, Any]) -> str:
                 continue
             if fence:
                 continue
-            rest = inline.sub("#" + new, body)
+            rest = _rename_inline(body, inline, old, new)
             if rest != body:
                 lines[i] = rest + raw[len(body):]
                 changed = True

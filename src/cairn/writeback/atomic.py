@@ -50,6 +50,10 @@ class Backup:
         sha256: SHA-256 hex of the kept bytes.
         time: when it was taken, ISO 8601 UTC.
         reason: what replaced it (``"dream: retarget link"``), may be ``""``.
+        batch: the write batch it belongs to (one dream run, one restore), ``""`` for
+            a backup logged before batches were recorded.
+        action: ``"replaced"`` (the bytes a write replaced) or ``"created"`` (the bytes
+            cairn wrote into a new file, which restoring removes).
     """
 
     id: str
@@ -57,6 +61,8 @@ class Backup:
     sha256: str
     time: str
     reason: str
+    batch: str = ""
+    action: str = "replaced"
 
 
 class BackupFolder(Protocol):

@@ -127,9 +127,10 @@ def _print_restored(done: Any, as_json: bool) -> None:
             for b, r in done.results]})
         return
     for b, r in done.results:
-        verb = "removed" if b.action == "created" else "restored"
-        out.print(f"{verb} {r.path}" + (f" (what it replaced is backup {r.backup.id})"
-                                        if r.backup else ""), markup=False)
+        removed = b.action == "created"
+        kept = "its bytes are kept as" if removed else "what it replaced is"
+        out.print(f"{'removed' if removed else 'restored'} {r.path}"
+                  + (f" ({kept} backup {r.backup.id})" if r.backup else ""), markup=False)
     out.print(f"undid batch {done.batch.id} ({len(done.results)} files)", markup=False)
 
 

@@ -67,6 +67,7 @@ def test_restore_removes_a_note_the_run_created_only_while_unchanged(
     res = cli("restore", "--db", db, env=env)
     assert f"removed {made[0]}" in res.stdout
     assert _snapshot(root) == before
+    assert not made[0].parent.exists()  # the folder it made for the note goes too
     # created again, then edited by hand: restore refuses, names it, changes nothing
     cli("dream", "--apply", "--fix", "create_note", "--db", db, env=env)
     made[0].write_bytes(made[0].read_bytes() + b"my own line\n")

@@ -54,6 +54,8 @@ class Backup:
             a backup logged before batches were recorded.
         action: ``"replaced"`` (the bytes a write replaced) or ``"created"`` (the bytes
             cairn wrote into a new file, which restoring removes).
+        made_dirs: for a created file, how many of its parent folders cairn created
+            for it (removed with it when they are left empty).
     """
 
     id: str
@@ -63,6 +65,7 @@ class Backup:
     reason: str
     batch: str = ""
     action: str = "replaced"
+    made_dirs: int = 0
 
 
 class BackupFolder(Protocol):

@@ -105,15 +105,17 @@ class Backups:
         finally:
             _BATCH.reset(token)
 
-    def record_created(self, path: Path, data: bytes, *, reason: str = "") -> Backup:
+    def record_created(self, path: Path, data: bytes, *, reason: str = "",
+                       made_dirs: int = 0) -> Backup:
         """Log that cairn created ``path`` with ``data`` (restoring it removes the file
-        while it still holds exactly these bytes).
+        while it still holds exactly these bytes, and the ``made_dirs`` parent folders
+        created for it when they are left empty).
 
         Raises:
             OSError: the backup folder cannot be written.
         """
         with self._log_lock():
-            return self._save(path, data, reason, action="created")
+            return self._save(path, data, reason, action="created", made_dirs=made_dirs)
 
     @classmethod
     def beside(cls, db_path: Path) -> Backups:
@@ -149,8 +151,8 @@ class Backups:
         finally:
             os.close(fd)
 
-    def _save(self, path: Path, data: bytes, reason: str, *, action: str = "replaced"
-              ) -> Backup:
+    def _save(self, path: Path, data: bytes, reason: str, *, action: str = "replaced",
+              made_dirs: int = 0) -> Backup:
         digest = sha256_bytes(data)
         objects = self.folder / "objects"
         objects.mkdir(parents=True, exist_ok=True)
@@ -169,13 +171,16 @@ class Backups:
             reason,
             self._batch,
             action,
+            made_dirs,
         )
-        entry = {"id": backup.id, "path": str(backup.path), "sha256": digest,
+        entry: dict[str, str | int] = {"id": backup.id, "path": str(backup.path), "sha256": digest,
                  "time": backup.time, "reason": reason}
         if self._batch:
             entry["batch"] = self._batch
         if action != "replaced":
             entry["action"] = action
+        if made_dirs:
+            entry["made_dirs"] = made_dirs
         line = json.dumps(entry, ensure_ascii=False)
         fd = os.open(self.folder / "log.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
@@ -208,6 +213,7 @@ class Backups:
                     str(d.get("reason", "")),
                     str(d.get("batch", "")),
                     str(d.get("action", "replaced")),
+                    int(d.get("made_dirs", 0)),
                 )
                 if want is None or b.path == want:
                     out.append(b)
@@ -347,4 +353,11 @@ def remove_created(backups: Backups, record: Backup) -> WriteResult:
         path.unlink()
         with contextlib.suppress(OSError):
             _fsync_dir(path.parent)
+        folder = path.parent
+        for _ in range(max(0, record.made_dirs)):
+            try:
+                folder.rmdir()  # only when empty: anything put there since stays
+            except OSError:
+                break
+            folder = folder.parent
     return WriteResult(path, sha256_bytes(b""), actual, kept)

@@ -224,9 +224,12 @@ def _write(plan: _Plan, new: bytes, descs: tuple[str, ...], diff: str, note: str
            backups: Backups) -> FileChange:
     try:
         if plan.old is None:
+            missing = 0
+            while not plan.path.parents[missing].exists():
+                missing += 1
             create_file(plan.path, new)
             # logged so that restoring the run removes the file (while unchanged)
-            made = backups.record_created(plan.path, new,
+            made = backups.record_created(plan.path, new, made_dirs=missing,
                                           reason="dream: " + "; ".join(descs)[:200])
             return FileChange(str(plan.path), "created", descs, diff, note, made.id)
         res = _write_file(plan.path, new, expected_sha256=sha256_bytes(plan.old),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import secrets
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from cairn.memory.maintain import MaintainReport
     from cairn.model import Run
     from cairn.store import Store
-    from cairn.writeback import Backup, Backups, Pruned, WriteResult
+    from cairn.writeback import Backup, Backups, Batch, Pruned, Restored, WriteResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,10 +156,14 @@ class MaintainService:
                            types=self._types(), save=save and not dry_run)
         if not (apply or dry_run):
             return DreamRun(report)
-        changes = apply_fixes(self._store, report.findings, backups=self.backups,
-                              dry_run=dry_run or not apply, kinds=fix_kinds, today=today,
-                              proposed=proposed)
-        changes += self._memory_fixes(report.findings, fix_kinds, dry_run or not apply)
+        backups = self.backups
+        # a report can be reused by the next run: the batch id is the run's own
+        stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
+        with backups.batch(f"dream-{stamp}-{secrets.token_hex(3)}"):
+            changes = apply_fixes(self._store, report.findings, backups=backups,
+                                  dry_run=dry_run or not apply, kinds=fix_kinds, today=today,
+                                  proposed=proposed)
+            changes += self._memory_fixes(report.findings, fix_kinds, dry_run or not apply)
         if dry_run or not apply:
             return DreamRun(report, tuple(changes))
         written = [c.path for c in changes if c.action in ("changed", "created")]
@@ -276,6 +281,35 @@ class MaintainService:
         with contextlib.suppress(CairnError):  # outside every root: restored, not indexed
             self._index_paths([str(result.path)], embed=False)
         return result
+
+    def list_batches(self) -> list[Batch]:
+        """Every write batch (one dream run, one restore …), oldest first
+        (:func:`cairn.writeback.batches`)."""
+        from cairn.writeback import batches
+
+        return batches(self.backups)
+
+    def restore_batch(self, batch_id: str | None = None) -> Restored:
+        """Undo a whole write batch (default: the newest dream run or write batch not
+        yet undone; a restore's own safety copies are never picked): changed files get
+        their bytes from before it, files it created are removed while they still hold
+        the bytes written. The files restored are re-indexed, and removed ones dropped
+        from the index, when they are in a root.
+
+        Raises:
+            NotFound: no such batch, or nothing left to undo. NotRemoved: a file the
+            batch created has changed since (nothing written). WriteConflict: a file
+            changed while restoring.
+        """
+        from cairn.errors import CairnError
+        from cairn.writeback import restore_batch
+
+        done = restore_batch(self.backups, batch_id)
+        paths = [str(r.path) for _, r in done.results]
+        if paths:
+            with contextlib.suppress(CairnError):  # outside every root: not indexed
+                self._index_paths(paths, embed=False)
+        return done
 
     def unresolved_links(self) -> list[dict[str, Any]]:
         """Every unresolved link and anchor (URLs left out): ``{"path", "abs_path",

@@ -10,7 +10,9 @@ Every writer (dream fixes, agent memory, tag normalisation, entity notes) goes t
   on (the content hash the index holds); if the file on disk differs, nothing is written
   and :class:`WriteConflict` says so;
 - **backed up**: the previous bytes are kept in a :class:`Backups` folder under the data
-  folder, and :meth:`Backups.restore` puts them back (itself a backed-up write);
+  folder, and :meth:`Backups.restore` puts them back (itself a backed-up write); the
+  writes of one run form a batch (:meth:`Backups.batch`, files created included) that
+  :func:`restore_batch` undoes as one;
 - **reviewable**: :func:`unified_diff` renders a planned change for ``--dry-run``.
 
 Writers in one process or several serialise per target file through a lock file in the
@@ -29,15 +31,21 @@ from cairn.writeback.atomic import (
     unified_diff,
     write_file,
 )
-from cairn.writeback.backups import Backups, Pruned
+from cairn.writeback.backups import Backups, NotRemoved, Pruned
+from cairn.writeback.batches import Batch, Restored, batches, restore_batch
 
 __all__ = [
     "Backup",
     "Backups",
+    "Batch",
+    "NotRemoved",
     "Pruned",
+    "Restored",
     "WriteConflict",
     "WriteResult",
+    "batches",
     "create_file",
+    "restore_batch",
     "sha256_bytes",
     "unified_diff",
     "write_file",

@@ -50,6 +50,12 @@ class Backup:
         sha256: SHA-256 hex of the kept bytes.
         time: when it was taken, ISO 8601 UTC.
         reason: what replaced it (``"dream: retarget link"``), may be ``""``.
+        batch: the write batch it belongs to (one dream run, one restore), ``""`` for
+            a backup logged before batches were recorded.
+        action: ``"replaced"`` (the bytes a write replaced) or ``"created"`` (the bytes
+            cairn wrote into a new file, which restoring removes).
+        made_dirs: for a created file, how many of its parent folders cairn created
+            for it (removed with it when they are left empty).
     """
 
     id: str
@@ -57,6 +63,9 @@ class Backup:
     sha256: str
     time: str
     reason: str
+    batch: str = ""
+    action: str = "replaced"
+    made_dirs: int = 0
 
 
 class BackupFolder(Protocol):

@@ -24,6 +24,7 @@ import json
 import os
 import time
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,12 +32,23 @@ from pathlib import Path
 from cairn.errors import NotFound
 from cairn.writeback.atomic import (
     Backup,
+    WriteConflict,
     WriteResult,
     _fsync_dir,
+    _locked,
     _temp_beside,
     sha256_bytes,
     write_file,
 )
+
+
+class NotRemoved(WriteConflict):
+    """A file cairn created no longer holds the bytes it wrote: it is not removed."""
+
+    def __init__(self, backup: Backup, actual: str) -> None:
+        super().__init__(backup.path, backup.sha256, actual)
+        self.args = (f"{backup.path}: not removed: it changed since cairn created it "
+                     f"(backup {backup.id})",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +79,43 @@ def _age_days(b: Backup, now: datetime) -> float:
     return (now - taken).total_seconds() / 86400.0
 
 
+# the batch open for a backup folder: (folder, batch id)
+_BATCH: ContextVar[tuple[Path, str] | None] = ContextVar("cairn_backup_batch", default=None)
+
+
 class Backups:
     """A backup folder (created on first use)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = Path(os.path.abspath(folder))
+
+    @property
+    def _batch(self) -> str:
+        open_ = _BATCH.get()
+        return open_[1] if open_ is not None and open_[0] == self.folder else ""
+
+    @contextlib.contextmanager
+    def batch(self, batch_id: str) -> Iterator[str]:
+        """Log every backup taken in this folder inside the block (through any
+        :class:`Backups` of it, in this thread or task) as part of batch ``batch_id``
+        (what a bare ``cairn restore`` undoes as one)."""
+        token = _BATCH.set((self.folder, batch_id))
+        try:
+            yield batch_id
+        finally:
+            _BATCH.reset(token)
+
+    def record_created(self, path: Path, data: bytes, *, reason: str = "",
+                       made_dirs: int = 0) -> Backup:
+        """Log that cairn created ``path`` with ``data`` (restoring it removes the file
+        while it still holds exactly these bytes, and the ``made_dirs`` parent folders
+        created for it when they are left empty).
+
+        Raises:
+            OSError: the backup folder cannot be written.
+        """
+        with self._log_lock():
+            return self._save(path, data, reason, action="created", made_dirs=made_dirs)
 
     @classmethod
     def beside(cls, db_path: Path) -> Backups:
@@ -107,7 +151,8 @@ class Backups:
         finally:
             os.close(fd)
 
-    def _save(self, path: Path, data: bytes, reason: str) -> Backup:
+    def _save(self, path: Path, data: bytes, reason: str, *, action: str = "replaced",
+              made_dirs: int = 0) -> Backup:
         digest = sha256_bytes(data)
         objects = self.folder / "objects"
         objects.mkdir(parents=True, exist_ok=True)
@@ -124,17 +169,19 @@ class Backups:
             digest,
             now.isoformat(timespec="microseconds"),
             reason,
+            self._batch,
+            action,
+            made_dirs,
         )
-        line = json.dumps(
-            {
-                "id": backup.id,
-                "path": str(backup.path),
-                "sha256": digest,
-                "time": backup.time,
-                "reason": reason,
-            },
-            ensure_ascii=False,
-        )
+        entry: dict[str, str | int] = {"id": backup.id, "path": str(backup.path), "sha256": digest,
+                 "time": backup.time, "reason": reason}
+        if self._batch:
+            entry["batch"] = self._batch
+        if action != "replaced":
+            entry["action"] = action
+        if made_dirs:
+            entry["made_dirs"] = made_dirs
+        line = json.dumps(entry, ensure_ascii=False)
         fd = os.open(self.folder / "log.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             os.write(fd, (line + "\n").encode("utf-8"))
@@ -164,6 +211,9 @@ class Backups:
                     str(d["sha256"]),
                     str(d["time"]),
                     str(d.get("reason", "")),
+                    str(d.get("batch", "")),
+                    str(d.get("action", "replaced")),
+                    int(d.get("made_dirs", 0)),
                 )
                 if want is None or b.path == want:
                     out.append(b)
@@ -255,19 +305,59 @@ class Backups:
         return data
 
     def restore(self, backup_id: str) -> WriteResult:
-        """Put a backup's bytes back at its path (the current bytes are backed up first).
+        """Put a backup's bytes back at its path (the current bytes are backed up first,
+        in batch ``restore:<id>`` unless a batch is open). A ``created`` record removes
+        the file instead (:func:`remove_created`).
 
         Raises:
             NotFound: unknown backup or lost bytes.
-            WriteConflict: the file changed while restoring (nothing written).
+            WriteConflict: the file changed while restoring, or a created file no longer
+                holds the bytes cairn wrote (nothing written).
             OSError: the file's folder is gone or unwritable.
         """
         backup = self.get(backup_id)
-        data = self.read(backup)
+        with contextlib.ExitStack() as stack:
+            if not self._batch:
+                stack.enter_context(self.batch(f"restore:{backup.id}"))
+            if backup.action == "created":
+                return remove_created(self, backup)
+            data = self.read(backup)
+            try:
+                current: str | None = sha256_bytes(backup.path.read_bytes())
+            except FileNotFoundError:
+                current = None
+            return write_file(backup.path, data, expected_sha256=current, backups=self,
+                              reason=f"restore {backup.id}")
+        raise AssertionError("unreachable")  # pragma: no cover
+
+
+def remove_created(backups: Backups, record: Backup) -> WriteResult:
+    """Remove the file ``record`` says cairn created, if it still holds exactly the
+    bytes written (a copy is kept in the backup folder first). A file already gone is
+    left gone (``previous_sha256`` ``None``).
+
+    Raises:
+        NotRemoved: the file's bytes differ from what cairn wrote (nothing changed).
+        OSError: the file or the backup folder cannot be written.
+    """
+    path = record.path
+    with _locked(path, backups):
         try:
-            current: str | None = sha256_bytes(backup.path.read_bytes())
+            data = path.read_bytes()
         except FileNotFoundError:
-            current = None
-        return write_file(
-            backup.path, data, expected_sha256=current, backups=self, reason=f"restore {backup.id}"
-        )
+            return WriteResult(path, sha256_bytes(b""), None, None)
+        actual = sha256_bytes(data)
+        if actual != record.sha256:
+            raise NotRemoved(record, actual)
+        kept = backups.save(path, data, reason=f"restore {record.id}: removed")
+        path.unlink()
+        with contextlib.suppress(OSError):
+            _fsync_dir(path.parent)
+        folder = path.parent
+        for _ in range(max(0, record.made_dirs)):
+            try:
+                folder.rmdir()  # only when empty: anything put there since stays
+            except OSError:
+                break
+            folder = folder.parent
+    return WriteResult(path, sha256_bytes(b""), actual, kept)

@@ -4,7 +4,7 @@ changed is backed up first). Thin: :meth:`cairn.maintain.service.MaintainService
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -17,8 +17,16 @@ def restore(
     backup_id: Annotated[
         str | None,
         typer.Argument(
-            metavar="[ID]", help="A backup id (or a unique prefix); default: the newest."
+            metavar="[ID]",
+            help="A backup id (or a unique prefix): put back that one file. Default: undo "
+            "the last dream run or write batch not yet undone (every file it changed or "
+            "created).",
         ),
+    ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="Undo this write batch (an id from --list, or a unique "
+                     "prefix) instead of the last one."),
     ] = None,
     list_: Annotated[bool, typer.Option("--list", help="List the backups instead.")] = False,
     prune: Annotated[
@@ -38,9 +46,14 @@ def restore(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Put a backup back, --list the backups, or --prune old ones.
+    """Undo the last dream run (or --run one, or put one backup ID back), --list the
+    backups by batch, or --prune old ones.
 
-    Putting one back backs up the bytes it replaces in turn.
+    Restoring backs up the bytes it replaces in turn (as a batch of its own, which a
+    bare restore never picks); a file the run created is removed while it still holds
+    the bytes written, else nothing is done and the file is named.
+
+      cairn restore
 
       cairn restore --list
 
@@ -64,12 +77,16 @@ def restore(
                 backups = cairn.maintain.list_backups(path)
                 if as_json:
                     emit_json([{"id": b.id, "path": str(b.path), "sha256": b.sha256,
-                                "time": b.time, "reason": b.reason} for b in backups])
+                                "time": b.time, "reason": b.reason, "batch": b.batch,
+                                "action": b.action} for b in backups])
                     return
-                for b in backups:
-                    out.print(f"{b.id}  {b.path}  {b.reason}", markup=False)
+                _print_batches(cairn.maintain.list_batches(), backups)
                 folder = cairn.maintain.backups.folder
                 out.print(f"{len(backups)} backups in {folder}", markup=False)
+                return
+            if backup_id is None:
+                done = cairn.maintain.restore_batch(run)
+                _print_restored(done, as_json)
                 return
             result = cairn.maintain.restore(backup_id)
     except CairnError as exc:
@@ -82,6 +99,39 @@ def restore(
     out.print(f"restored {result.path}"
               + (f" (what it replaced is backup {result.backup.id})" if result.backup else ""),
               markup=False)
+
+
+def _print_batches(every: list[Any], shown: list[Any]) -> None:
+    """The backups of ``shown`` (:class:`cairn.writeback.Backup`), under the batch each
+    belongs to (:class:`cairn.writeback.Batch`)."""
+    ids = {b.id for b in shown}
+    for batch in every:
+        mine = [b for b in batch.entries if b.id in ids]
+        if not mine:
+            continue
+        state = (" (a restore's own copies)" if batch.is_restore
+                 else " (undone)" if batch.undone else "")
+        out.print(f"batch {batch.id}  {batch.time}{state}", markup=False)
+        for b in mine:
+            what = "created " if b.action == "created" else ""
+            out.print(f"  {b.id}  {what}{b.path}  {b.reason}", markup=False)
+
+
+def _print_restored(done: Any, as_json: bool) -> None:
+    """What undoing a batch did (:class:`cairn.writeback.Restored`), one line per file
+    (or the JSON document)."""
+    if as_json:
+        emit_json({"batch": done.batch.id, "files": [
+            {"path": str(r.path), "action": "removed" if b.action == "created" else "restored",
+             "backup": b.id, "replaced": None if r.backup is None else r.backup.id}
+            for b, r in done.results]})
+        return
+    for b, r in done.results:
+        removed = b.action == "created"
+        kept = "its bytes are kept as" if removed else "what it replaced is"
+        out.print(f"{'removed' if removed else 'restored'} {r.path}"
+                  + (f" ({kept} backup {r.backup.id})" if r.backup else ""), markup=False)
+    out.print(f"undid batch {done.batch.id} ({len(done.results)} files)", markup=False)
 
 
 def register(app: typer.Typer) -> None:

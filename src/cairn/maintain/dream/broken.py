@@ -8,11 +8,13 @@ from __future__ import annotations
 import difflib
 import posixpath
 import re
+from pathlib import Path
 from typing import Any
 
 from cairn.graph.catalog import is_missing_anchor
 from cairn.graph.obsidian import is_attachment_target
 from cairn.maintain.dream.base import DreamContext, Finding, Fix, finding_key, register_check
+from cairn.maintain.dream.edits import file_drawer_blocked
 from cairn.model import Document, LinkOccurrence
 
 AUTO_FIX_SIMILARITY = 0.85
@@ -313,6 +315,15 @@ class BrokenCheck:
         return Fix("retarget_link", ctx.abs_path(doc), f"proposed: retarget {raw} → {new}",
                    {"line": link.line, "old": raw, "new": new}, False)
 
+    @staticmethod
+    def _drawer_blocked(path: str) -> str | None:
+        """Why ``path`` cannot take a file-level drawer (its text as it is now)."""
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            return f"cannot read it: {exc}"
+        return file_drawer_blocked(text)
+
     def _fragile(self, ctx: DreamContext) -> list[Finding]:
         """Org headings and files that other files link to by path or heading title
         but that have no ``ID``."""
@@ -343,17 +354,20 @@ class BrokenCheck:
                 line = 0 if file_level else unit.line_start
                 n = len(targets[unit.id])
                 what = "file" if file_level else f"heading {unit.title!r}"
+                blocked = self._drawer_blocked(ctx.abs_path(doc)) if file_level else None
+                fix = None if blocked else Fix(
+                    "add_org_id", ctx.abs_path(doc),
+                    f"add an :ID: property to the {what} in {rel}",
+                    {"line": line, "title": unit.title if line else ""})
                 out.append(
                     Finding(
                         "broken", "fragile-link",
                         finding_key("broken", "fragile-link", rel, unit.title if line else ""),
                         ctx.abs_path(doc), rel, line or None,
                         f"{n} other files link to the {what} by path; it has no ID, so "
-                        "those links break when it moves",
-                        unit.title, {"linked_from": n},
-                        Fix("add_org_id", ctx.abs_path(doc),
-                            f"add an :ID: property to the {what} in {rel}",
-                            {"line": line, "title": unit.title if line else ""}),
+                        "those links break when it moves"
+                        + (f" (no fix: {blocked})" if blocked else ""),
+                        unit.title, {"linked_from": n}, fix,
                     )
                 )
         return out

@@ -44,10 +44,45 @@ def new_org_id(path: str, line: int, title: str) -> str:
     return str(uuid.uuid5(ID_NAMESPACE, f"{path}\0{line}\0{title}"))
 
 
+_COOKIE = re.compile(r"-\*-.*-\*-")
+
+
+def file_drawer_blocked(text: str) -> str | None:
+    """Why no file-level property drawer can be added to Org ``text`` without harm, or
+    ``None``.
+
+    Org reads a file drawer only after leading blank lines and comments; Emacs reads
+    ``-*- … -*-`` file variables only on line 1 (line 2 after ``#!``). When such a line
+    is not an Org comment, a drawer above it breaks the variables (and a ``#!`` line)
+    and a drawer below it is not a file drawer for Org, so neither place is right.
+    """
+    tree = org_tree.parse_tree(text)
+    contents = tree.zeroth.contents()
+    if org_tree.property_drawer_span(contents, True) is not None:
+        return None
+    head = _lines(text)[:2]
+    if not head:
+        return None
+    first = head[0].lstrip("\ufeff")
+    bare = not (first.strip() == "#" or first.lstrip(" \t").startswith(("# ", "#\t")))
+    if first.startswith("#!"):
+        return "line 1 is a #! line, which must stay first"
+    if bare and _COOKIE.search(first):
+        return ("line 1 holds Emacs file variables (-*- … -*-) and is not an Org "
+                "comment: a file drawer above it would break them, below it Org "
+                "would not read it")
+    return None
+
+
 def add_org_id(text: str, params: Mapping[str, Any], *, path: str) -> str:
     """Add an ``:ID:`` property to the heading at ``line`` (``0``: the file level; with
     ``title``, only when that heading still has it), creating the property drawer if
-    needed (:func:`cairn.formats.org.tree.set_property`)."""
+    needed (:func:`cairn.formats.org.tree.set_property`).
+
+    Raises:
+        EditRefused: the heading is gone or changed, it already has an ``:ID:``, or a
+            file drawer cannot go in without harm (:func:`file_drawer_blocked`).
+    """
     tree = org_tree.parse_tree(text)
     line = int(params.get("line") or 0)
     index: int | None = None
@@ -65,6 +100,9 @@ def add_org_id(text: str, params: Mapping[str, Any], *, path: str) -> str:
     else:
         span = org_tree.property_drawer_span(tree.zeroth.contents(), True)
         sec = tree.zeroth
+        blocked = file_drawer_blocked(text)
+        if blocked:
+            raise EditRefused(blocked)
     if span is not None:
         for c in sec.contents()[span[0] + 1 : span[1]]:
             if c.strip().upper().startswith(":ID:"):
@@ -97,9 +135,36 @@ def mark_status(text: str, params: Mapping[str, Any]) -> str:
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
+_CODE_SPAN = re.compile(r"(`+).+?\1")
+
+
+def _rename_inline(body: str, inline: re.Pattern[str], old: str, new: str) -> str:
+    """``body`` with inline ``#old`` tags renamed, outside code spans; a line that also
+    writes the tag another way is left as it is (prose comparing the spellings, such
+    as "#tag and #TAG are the same", would lose its point)."""
+    variants = re.findall(r"(?<![\w&#\\])#(" + re.escape(old) + r")(?![\w/-])",
+                          _CODE_SPAN.sub("", body), flags=re.IGNORECASE)
+    if any(v != old for v in variants):
+        return body
+    out: list[str] = []
+    at = 0
+    for m in _CODE_SPAN.finditer(body):
+        out.append(inline.sub("#" + new, body[at:m.start()]))
+        out.append(m.group(0))
+        at = m.end()
+    out.append(inline.sub("#" + new, body[at:]))
+    return "".join(out)
+
+
 def normalise_tag(text: str, params: Mapping[str, Any]) -> str:
     """Rename tag ``old`` to ``new``: Org heading tag groups and ``#+filetags:``;
-    Markdown front-matter ``tags`` values and inline ``#tags`` outside code."""
+    Markdown front-matter ``tags`` values and inline ``#tags`` outside code (fences,
+    code spans), not escaped (``\\#tag``), on lines that do not also write the tag
+    another way.
+
+    Raises:
+        EditRefused: the tag is not found as a tag in the file.
+    """
     old, new, fmt = str(params["old"]), str(params["new"]), str(params.get("format", ""))
     lines = _lines(text)
     changed = False
@@ -120,7 +185,7 @@ def normalise_tag(text: str, params: Mapping[str, Any]) -> str:
                     changed = True
     else:
         word = re.compile(r"(?<![\w/-])" + re.escape(old) + r"(?![\w/-])")
-        inline = re.compile(r"(?<![\w&#])#" + re.escape(old) + r"(?![\w/-])")
+        inline = re.compile(r"(?<![\w&#\\])#" + re.escape(old) + r"(?![\w/-])")
         in_front = bool(lines) and lines[0].rstrip("\r\n") == "---"
         in_tags = False
         fence = False
@@ -151,7 +216,7 @@ def normalise_tag(text: str, params: Mapping[str, Any]) -> str:
                 continue
             if fence:
                 continue
-            rest = inline.sub("#" + new, body)
+            rest = _rename_inline(body, inline, old, new)
             if rest != body:
                 lines[i] = rest + raw[len(body):]
                 changed = True

@@ -16,9 +16,11 @@ cannot answer links from several folders) gets no fix at all."""
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Any
 
 from cairn.graph.catalog import Catalog, resolve_link
@@ -126,7 +128,10 @@ class EntitiesCheck:
                 uses[k].append({"path": ctx.display(doc), "field": field, "line": line,
                                 "document_id": doc.id, "link": link})
 
+            templates = template_folders(ctx.root_by_id[root_id].path)
             for doc in docs:
+                if is_template(doc.path, templates):
+                    continue  # a template's links and fields are placeholders, not uses
                 # front matter of Markdown/OKF notes (an Org file's keywords are settings)
                 meta = doc.metadata if isinstance(doc.metadata, dict) and doc.format != "org" \
                     else {}
@@ -204,6 +209,33 @@ class EntitiesCheck:
                 )
             )
         return out
+
+
+def template_folders(root: str | Path) -> set[str]:
+    """Root-relative folders (lower case) that hold templates: the ``folder`` of
+    Obsidian's templates core plugin (``.obsidian/templates.json`` of the root or of a
+    vault one level below it). A folder named ``templates`` anywhere is one too
+    (:func:`is_template`)."""
+    base = Path(root)
+    out: set[str] = set()
+    for conf in [base / ".obsidian" / "templates.json",
+                 *base.glob("*/.obsidian/templates.json")]:
+        try:
+            folder = json.loads(conf.read_text(encoding="utf-8")).get("folder")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(folder, str) and folder.strip("/"):
+            vault = conf.parent.parent.relative_to(base).as_posix()
+            rel = posixpath.normpath(posixpath.join(vault, folder.strip("/")))
+            out.add(rel.lower())
+    return out
+
+
+def is_template(path: str, folders: set[str]) -> bool:
+    """Whether the root-relative ``path`` is under a templates folder."""
+    low = path.lower()
+    parts = low.split("/")[:-1]
+    return "templates" in parts or any(low.startswith(f + "/") for f in folders)
 
 
 def _bare(link: LinkOccurrence) -> bool:

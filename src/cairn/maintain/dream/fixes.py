@@ -37,7 +37,8 @@ class FileChange:
         fixes: the descriptions of the fixes in it.
         diff: the unified diff of the change (``""`` when refused).
         reason: why it was refused, or which fixes were skipped.
-        backup: the backup id of the previous bytes (``cairn restore ID``).
+        backup: the backup id of the previous bytes, or for a created file the id of
+            its creation record (``cairn restore ID`` puts back / removes it).
     """
 
     path: str
@@ -223,8 +224,14 @@ def _write(plan: _Plan, new: bytes, descs: tuple[str, ...], diff: str, note: str
            backups: Backups) -> FileChange:
     try:
         if plan.old is None:
+            missing = 0
+            while not plan.path.parents[missing].exists():
+                missing += 1
             create_file(plan.path, new)
-            return FileChange(str(plan.path), "created", descs, diff, note)
+            # logged so that restoring the run removes the file (while unchanged)
+            made = backups.record_created(plan.path, new, made_dirs=missing,
+                                          reason="dream: " + "; ".join(descs)[:200])
+            return FileChange(str(plan.path), "created", descs, diff, note, made.id)
         res = _write_file(plan.path, new, expected_sha256=sha256_bytes(plan.old),
                           backups=backups, reason="dream: " + "; ".join(descs)[:200])
     except WriteConflict as exc:

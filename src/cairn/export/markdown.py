@@ -56,7 +56,7 @@ _MD_LINK = re.compile(r"(!?\[(?:[^\]\\\n]|\\.)*\]\()(<[^>\n]*>|[^)\s]+)")
 _LABEL_SPECIAL = re.compile(r"([\\`*_\[\]<&$~|])")
 """What CommonMark (or the table and math rules of the OKF parser) would read in a
 link label: escaped, so the label shows as the wikilink's text did."""
-_HREF_SPECIAL = re.compile(r"[%\s()<>\\`]")
+_HREF_SPECIAL = re.compile(r"[%\s()<>\\`#\[\]]")
 
 Blocks = Sequence[tuple[int, int, str]]
 """``(first line, end line exclusive, kind)`` of a body's code (``code``) and ``%%``

@@ -316,6 +316,8 @@ class ExportService:
                           okf=kind == "okf", org=org)
             a["tasks"] = tasks
             a["index"] = {(h,) for h in index_links(out)} if kind == "okf" else set()
+            md = {d.title for d in mine if d.format == "markdown"}
+            a["display"] = _marks(Path(r.path), [d for d in mine if d.title in md])
             if renamed:
                 exceptions[RENAMED] = renamed
             for d in mine:  # a note's own "[#A] …" headings and "scheduled::" fields
@@ -333,6 +335,7 @@ class ExportService:
                 )
                 b["tasks"] = set()
                 b["index"] = {h for h in a["index"] if _resolves(out, h[0])}
+                b["display"] = _marks(out, [d for d in theirs if d.title in md])
                 for d in theirs:  # Org keywords are per file (#+TODO): a note's own
                     b["tasks"] |= markdown_tasks(d.title, their_units.get(d.id, ()),
                                                  keywords_of.get(d.title, ()))
@@ -374,6 +377,24 @@ def _resolves(out: Path, href: str) -> bool:
     """Whether a relative link of ``index.md`` names an existing file of the bundle."""
     path = unquote(urlsplit(href).path)
     return bool(path) and not path.startswith("/") and (out / path).is_file()
+
+
+def _marks(folder: Path, docs: Sequence[Document]) -> set[tuple[str, ...]]:
+    """``(title, mark, value, count)`` of the Obsidian display marks (callouts, embed
+    sizes: :func:`cairn.export.markdown.display_marks`) of ``docs`` under ``folder``."""
+    from cairn.export.markdown import display_marks
+
+    out: set[tuple[str, ...]] = set()
+    for d in docs:
+        if d.key:
+            continue
+        try:
+            text = (folder / d.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for (mark, value), n in display_marks(text).items():
+            out.add((d.title, mark, value, str(n)))
+    return out
 
 
 def _inside(relpath: str, folders: Sequence[str] | None) -> bool:

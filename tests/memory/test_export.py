@@ -149,7 +149,8 @@ def test_obsidian_syntax_becomes_okf_markdown(tmp_path: Path) -> None:
     assert "[b](/sub/b.md)" in text and "[the second](/sub/b.md#two)" in text
     assert "[b > Two](/sub/b.md#two)" in text and "[Nowhere](/Nowhere.md)" in text
     assert "![img.png](/img.png)" in text and "<mark>marked</mark>" in text
-    assert "[[not a link]]" in text and "`[[code]]`" in text and "[!NOTE]" not in text
+    assert "[[not a link]]" in text and "`[[code]]`" in text
+    assert "> A callout <!-- [!NOTE] -->\n> inside" in text  # the marker kept, not shown
     assert (tmp_path / "out" / "img.png").read_bytes().startswith(b"\x89PNG")
     assert "img.png" in rep.files
 

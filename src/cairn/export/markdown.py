@@ -10,7 +10,9 @@ same units, links and edges as the original (the round trip of
   did not resolve keeps its target as written: ``/<target>.md``), split as that parser
   splits them (a table's ``\\|`` is the alias pipe, ``![[img.png|300]]`` is a size, not
   a label; ``[[T#^block]]`` shows ``T > block``), the label escaped so CommonMark shows
-  it as written; callout markers (``> [!NOTE] Title``) become the title line;
+  it as written; a callout's first line (``> [!NOTE]- Title``) becomes its title with
+  the marker in an HTML comment after it (``> Title <!-- [!NOTE]- -->``), an embed's
+  size likewise (``![…](…)<!-- size:300 -->``);
   ``%%comments%%`` (inline or a block of lines) become HTML comments;
   ``==highlights==`` become ``<mark>``; a block id ``^id`` ending a line becomes an
   HTML anchor ``<a id="^id"></a>`` (no text, and ``#^id`` links still land). Code is
@@ -47,7 +49,15 @@ escape, an inline ``%%comment%%``, a wikilink or embed (``[[`` up to the first `
 on its line), a code span."""
 _COMMENT = re.compile(r"%%(.*?)%%", re.S)
 _HIGHLIGHT = re.compile(r"==(?=\S)(.+?)(?<=\S)==")
-_CALLOUT = re.compile(r"^((?:[ \t]*>)+[ \t]?)\[![^\]\n]+\][+-]?[ \t]?", re.M)
+_CALLOUT = re.compile(r"^((?:[ \t]*>)+[ \t]?)(\[![^\]\n]+\][+-]?)[ \t]?([^\n]*)$", re.M)
+"""A callout's first line: the quote prefix, its ``[!type]`` marker with fold state, its
+title."""
+_MARK = re.compile(
+    r"\[!(?P<type>[^\]\n]+)\](?P<fold>[+-]?)"
+    r"|!\[\[[^\]\n|]*?\\?\|(?P<size>\d+(?:x\d+)?)\]\]|<!-- size:(?P<kept>\d+(?:x\d+)?) -->"
+)
+"""What only Obsidian displays: a callout marker (type and fold state) and an embed's
+size, as an Obsidian note writes them or as :func:`obsidian_to_okf` keeps them."""
 _BLOCK_ID = re.compile(r"(?:(?<=[ \t])|(?<=\]\])|^)\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$", re.M)
 """A block id ``^id`` ending a line, after a blank, a wikilink or at the line start."""
 _SIZE = re.compile(r"^\d+(?:x\d+)?$")
@@ -56,7 +66,7 @@ _MD_LINK = re.compile(r"(!?\[(?:[^\]\\\n]|\\.)*\]\()(<[^>\n]*>|[^)\s]+)")
 _LABEL_SPECIAL = re.compile(r"([\\`*_\[\]<&$~|])")
 """What CommonMark (or the table and math rules of the OKF parser) would read in a
 link label: escaped, so the label shows as the wikilink's text did."""
-_HREF_SPECIAL = re.compile(r"[%\s()<>\\`]")
+_HREF_SPECIAL = re.compile(r"[%\s()<>\\`#\[\]]")
 
 Blocks = Sequence[tuple[int, int, str]]
 """``(first line, end line exclusive, kind)`` of a body's code (``code``) and ``%%``
@@ -142,8 +152,9 @@ def obsidian_to_okf(
         if not target and not section:
             return m.group(0)
         count += 1
+        size = ""
         if bang and alias is not None and _is_attachment(target) and _SIZE.match(alias):
-            alias = None  # ![[img.png|300]]: a display size
+            size, alias = f"<!-- size:{alias} -->", None  # ![[img.png|300]]: a display size
         if alias:
             label = alias
         else:
@@ -157,10 +168,10 @@ def obsidian_to_okf(
         if dest is None:
             dest = target if posixpath.splitext(target)[1] else target + ".md"
         href = _href(dest) + (f"#{_slug(section)}" if section else "")
-        return f"{bang}[{label}]({href})"
+        return f"{bang}[{label}]({href}){size}"
 
     def prose(chunk: str) -> str:
-        chunk = _CALLOUT.sub(r"\1", chunk)
+        chunk = _CALLOUT.sub(_callout, chunk)
         chunk = _BLOCK_ID.sub(lambda m: f'<a id="^{m.group(1)}"></a>', chunk)
         kept: list[str] = []
 
@@ -198,6 +209,26 @@ def obsidian_to_okf(
         out.append(chunk)
         i = j
     return "".join(out), count
+
+
+def _callout(m: re.Match[str]) -> str:
+    """A callout's first line as a quote of its title, the marker kept in an HTML
+    comment after it (OKF Markdown shows a plain quote; the type and fold state stay)."""
+    title = m.group(3).rstrip()
+    return f"{m.group(1)}{title}{' ' if title else ''}<!-- {m.group(2)} -->"
+
+
+def display_marks(text: str) -> dict[tuple[str, str], int]:
+    """How many of each Obsidian display mark a note's text holds: ``("callout",
+    "tip-")`` (type, fold state), ``("size", "100")`` (an embed's size)."""
+    counts: dict[tuple[str, str], int] = {}
+    for m in _MARK.finditer(text):
+        if m.group("type") is not None:
+            key = ("callout", m.group("type").lower() + m.group("fold"))
+        else:
+            key = ("size", m.group("size") or m.group("kept"))
+        counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def comment(text: str) -> str:

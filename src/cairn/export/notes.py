@@ -38,6 +38,7 @@ from cairn.export.files import safe_part as _safe
 from cairn.export.markdown import (
     Blocks,
     bundle_prefix,
+    md_href,
     obsidian_to_okf,
     rebase_links,
     rebase_meta,
@@ -65,6 +66,9 @@ class ExportReport:
     relations: int = 0
     links: int = 0
     skipped: list[dict[str, str]] = field(default_factory=list)
+    renamed: list[dict[str, str]] = field(default_factory=list)
+    """``{"path", "to"}``: a note written under another name than its source's (a name
+    the target does not allow, or a clash with another note of the same folder)."""
 
 
 def prepare_dest(dest: Path) -> Path:
@@ -89,6 +93,40 @@ def concept_rel(root_name: str, doc: Document) -> str:
     if parts[-1].lower() in ("index", "log"):
         parts[-1] += "-note"
     return "/".join(parts) + ".md"
+
+
+_OBSIDIAN_BAD = re.compile(r"[#^\[\]|]")
+"""Characters Obsidian does not allow in a note's name (a wikilink could not name it)."""
+
+
+def plan_rels(
+    docs: Sequence[tuple[str, Document]], *, obsidian: bool
+) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """Every document's dest-relative ``.md`` file, planned before anything is written:
+    a name already taken (case-insensitively) becomes ``name~2.md``, ``~3`` …; for an
+    Obsidian vault, a converted note's name loses what Obsidian does not allow, and the
+    notes copied byte for byte claim their names first. Returns ``(document id → file,
+    renamed)``, ``renamed``: ``{"path", "to"}`` of each note written under another name
+    than its source's."""
+    order = sorted(docs, key=lambda rd: rd[1].format == "org" or bool(rd[1].key)) \
+        if obsidian else list(docs)
+    rel_of: dict[str, str] = {}
+    renamed: list[dict[str, str]] = []
+    used: set[str] = set()
+    for root_name, doc in order:
+        rel = concept_rel(root_name, doc)
+        if obsidian and (doc.format == "org" or doc.key):
+            rel = _OBSIDIAN_BAD.sub("_", rel)
+        n = 2
+        while rel.lower() in used:
+            rel = rel.removesuffix(".md").rsplit("~", 1)[0] + f"~{n}.md"
+            n += 1
+        used.add(rel.lower())
+        rel_of[doc.id] = rel
+        natural = posixpath.join(root_name, posixpath.splitext(doc.path)[0] + ".md")
+        if not doc.key and rel != natural:
+            renamed.append({"path": doc.path, "to": rel})
+    return rel_of, renamed
 
 
 def _heading(level: int, title: str) -> str:
@@ -172,17 +210,9 @@ def write_okf(
     dest = prepare_dest(dest)
     rep = ExportReport("okf", str(dest))
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    rel_of: dict[str, str] = {}
-    used: set[str] = set()
     docs = [(r, d) for r, d in docs if d.type not in RESERVED_TYPES]
-    for root_name, doc in docs:
-        rel = concept_rel(root_name, doc)
-        n = 2
-        while rel.lower() in used:
-            rel = rel.removesuffix(".md").rsplit("~", 1)[0] + f"~{n}.md"
-            n += 1
-        used.add(rel.lower())
-        rel_of[doc.id] = rel
+    rel_of, rep.renamed = plan_rels(docs, obsidian=False)
+    used = {rel.lower() for rel in rel_of.values()}
     relations: dict[str, list[dict[str, Any]]] = {}
     for e in edges:
         s, t = rel_of.get(e.source_document_id), rel_of.get(e.target_document_id or "")
@@ -288,7 +318,7 @@ def write_okf(
         lines.append(f"\n# {ctype}\n\n")
         for title, rel, desc in sorted(index[ctype]):
             label = re.sub(r"[\[\]\n]", " ", title).strip() or rel
-            href = rel.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+            href = md_href(rel)[1:]  # relative, every special character encoded
             lines.append(f"* [{label}]({href}) - {' '.join(desc.split())}\n")
     create_file(dest / "index.md", "".join(lines).encode())
     day = now[:10]
@@ -386,7 +416,7 @@ def write_obsidian(
     """
     dest = prepare_dest(dest)
     rep = ExportReport("obsidian", str(dest))
-    rel_of = {doc.id: concept_rel(root_name, doc) for root_name, doc in docs}
+    rel_of, rep.renamed = plan_rels(docs, obsidian=True)
     heading = {u.id: u.title for us in units.values() for u in us if u.level > 0 and u.title}
     for root_name, doc in docs:
         rel = rel_of[doc.id]
@@ -408,10 +438,9 @@ def write_obsidian(
             if doc.format == "okf" and prefix:  # a nested bundle's "/x.md" → its folder
                 data = rebase_links(data.decode("utf-8", "surrogateescape"), prefix).encode(
                     "utf-8", "surrogateescape")
-            if not (dest / rel).exists():
-                create_file(dest / rel, data)
-                rep.files.append(rel)
-                rep.documents += 1
+            create_file(dest / rel, data)
+            rep.files.append(rel)
+            rep.documents += 1
             continue
         source = org_text(read, doc.id)
         if source is None:

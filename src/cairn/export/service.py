@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import unquote, urlsplit
 
 from cairn.conversations import reading_order
 from cairn.errors import CairnError, NotFound
@@ -292,8 +294,9 @@ class ExportService:
         (r,) = self._export_roots([root])[:1]
         with tempfile.TemporaryDirectory(prefix="cairn-roundtrip-") as tmp:
             out = Path(tmp) / Path(r.path).name
+            renamed = 0
             if exported is None:
-                self.write(kind, out, roots=[r.path])
+                renamed = len(self.write(kind, out, roots=[r.path]).renamed)
             else:
                 out = Path(exported).expanduser().resolve()
             mine = self._store.documents_of_root(r.id)
@@ -314,6 +317,11 @@ class ExportService:
             a = signature(mine, self._edges(), mine_units, mine_links, keywords=keywords,
                           okf=kind == "okf", org=org)
             a["tasks"] = tasks
+            a["index"] = {(h,) for h in index_links(out)} if kind == "okf" else set()
+            md = {d.title for d in mine if d.format == "markdown"}
+            a["display"] = _marks(Path(r.path), [d for d in mine if d.title in md])
+            if renamed:
+                exceptions[RENAMED] = renamed
             for d in mine:  # a note's own "[#A] …" headings and "scheduled::" fields
                 if d.format != "org":
                     a["tasks"] |= markdown_tasks(d.title, mine_units.get(d.id, ()),
@@ -328,6 +336,8 @@ class ExportService:
                     exact=kind == "okf", keywords=keywords, org=org,
                 )
                 b["tasks"] = set()
+                b["index"] = {h for h in a["index"] if _resolves(out, h[0])}
+                b["display"] = _marks(out, [d for d in theirs if d.title in md])
                 for d in theirs:  # Org keywords are per file (#+TODO): a note's own
                     b["tasks"] |= markdown_tasks(d.title, their_units.get(d.id, ()),
                                                  keywords_of.get(d.title, ()))
@@ -374,6 +384,44 @@ def _org_self_anchors(
                               if self_anchor(x) else x for x in own]
                 n += sum(1 for x in own if self_anchor(x))
     return kept, ({SELF_ANCHOR: n} if n else {})
+
+
+RENAMED = "notes written under another name (a name the target does not allow, or a " \
+    "clash with another note of the folder; --json of the export lists them)"
+_MD_LINK = re.compile(r"\]\(([^()\s]+)\)")
+
+
+def index_links(out: Path) -> set[str]:
+    """The link destinations of an OKF bundle's ``index.md`` (empty when it has none)."""
+    try:
+        text = (out / "index.md").read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return set(_MD_LINK.findall(text))
+
+
+def _resolves(out: Path, href: str) -> bool:
+    """Whether a relative link of ``index.md`` names an existing file of the bundle."""
+    path = unquote(urlsplit(href).path)
+    return bool(path) and not path.startswith("/") and (out / path).is_file()
+
+
+def _marks(folder: Path, docs: Sequence[Document]) -> set[tuple[str, ...]]:
+    """``(title, mark, value, count)`` of the Obsidian display marks (callouts, embed
+    sizes: :func:`cairn.export.markdown.display_marks`) of ``docs`` under ``folder``."""
+    from cairn.export.markdown import display_marks
+
+    out: set[tuple[str, ...]] = set()
+    for d in docs:
+        if d.key:
+            continue
+        try:
+            text = (folder / d.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for (mark, value), n in display_marks(text).items():
+            out.add((d.title, mark, value, str(n)))
+    return out
 
 
 def _inside(relpath: str, folders: Sequence[str] | None) -> bool:

@@ -220,8 +220,8 @@ def test_org_edge_cases_export_with_nothing_lost_or_added(tmp_path: Path, kind: 
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
         out = tmp_path / "out"
-        c.export(kind, out, roots=[root])
-        res = c.compare_export(root, kind=kind, exported=out)
+        c.export.write(kind, out, roots=[root])
+        res = c.export.compare(root, kind=kind, exported=out)
     assert res["same"], (res["missing"], res["extra"], res.get("differences"))
     assert res["tasks"] == [2, 2]
     md = next(out.rglob("edges.md")).read_text(encoding="utf-8")

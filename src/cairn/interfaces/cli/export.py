@@ -142,7 +142,7 @@ def compare(
     if as_json:
         emit_json(res)
     else:
-        for aspect in ("units", "links", "edges", "tasks"):
+        for aspect in ("units", "links", "edges", "footnotes", "tasks"):
             a, b = res[aspect]
             out.print(f"{aspect}: {a} in the root, {b} in the export")
             for item in res["missing"][aspect][:5]:

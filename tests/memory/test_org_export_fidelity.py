@@ -107,3 +107,19 @@ def test_a_partly_done_checkbox_is_not_exported_as_done(tmp_path: Path) -> None:
     assert "- [ ] parent\n  - [X] one\n  - [ ] two" in md
     assert res["same"], (res["missing"], res["extra"])
     assert res["exceptions"] == {PARTIAL_BOX: 1}
+
+
+def test_a_verse_block_keeps_its_indents_and_stanzas(tmp_path: Path) -> None:
+    text = ("* H\n  #+begin_verse\n  Great clouds overhead\n      Tiny black birds rise\n\n"
+            "  A new stanza\n  #+end_verse\n")
+    md, res = _export(tmp_path, {"f.org": text}, "obsidian")
+    assert ("Great clouds overhead\\\n" + "&nbsp;" * 4 + "Tiny black birds rise\n\n"
+            "A new stanza") in md
+    assert res["same"], (res["missing"], res["extra"])
+
+
+def test_a_vert_entity_in_a_table_cell_is_a_bar(tmp_path: Path) -> None:
+    text = "* H\n| a | b |\n|---+---|\n| x\\vert{}y | z\\vert w |\n"
+    md, res = _export(tmp_path, {"f.org": text}, "obsidian")
+    assert "| x\\|y | z\\| w |" in md
+    assert res["same"], (res["missing"], res["extra"])

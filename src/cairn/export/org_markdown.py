@@ -22,9 +22,11 @@ so both agree on what is a heading, a block or a drawer:
 * ``src`` blocks → fenced code with the language and header arguments as the info
   string and the code as the Org parser reads it (comma quoting removed, bytes kept);
   ``example``/``export`` blocks and fixed-width lines → fenced code; ``quote`` → a block
-  quote; ``verse`` → lines with hard breaks; ``center``, special and dynamic blocks →
+  quote; ``verse`` → lines with hard breaks, a blank line between stanzas and each
+  line's indent (past the block's own) as ``&nbsp;``; ``center``, special and dynamic blocks →
   their contents, the block lines kept as HTML comments;
-* tables → GFM tables (the first row is the header; rule rows dropped), ``table.el``
+* tables → GFM tables (the first row is the header; rule rows dropped; ``\\vert{}`` →
+  ``\\|``), ``table.el``
   tables → fenced code;
 * keywords, comments, comment blocks, drawers, clocks and diary sexps → HTML comments
   (kept in the file, no text of the note, as in Org), byte for byte but for a
@@ -67,6 +69,11 @@ Fields = Callable[[StoredUnit], str]
 """A heading's unit → its inline-field lines (planning, properties)."""
 
 
+_VERT = re.compile(r"\\vert(?:\{\}|(?![A-Za-z]))")
+"""Org's ``\\vert`` entity, the way to write a ``|`` in a table cell: a ``\\|`` there."""
+_VERSE_INDENT = "&nbsp;"
+"""One column of a verse line's indent (Markdown drops leading spaces, or reads four
+as code); a tab is four."""
 _AMBIGUOUS_AMP = re.compile(r"&(?=amp;|#45;|gt;)")
 _SECOND_DASH = re.compile(r"(?<=-)-")
 _COMMENT_ESCAPE = re.compile(r"&(amp|#45|gt);")
@@ -191,8 +198,9 @@ class _Section:
                 continue
             raw = r.strip("|").split("|") if r.endswith("|") else r[1:].split("|")
             line = self.first + el.start + k
-            cells.append([inline(c.strip(), line, self.render, labels=self.labels)
-                          .replace("|", "\\|")
+            cells.append([inline(_VERT.sub("\ue010", c.strip()), line, self.render,
+                                 labels=self.labels)
+                          .replace("|", "\\|").replace("\ue010", "\\|")
                           for c in raw])
         if not cells:
             return ""
@@ -217,11 +225,20 @@ class _Section:
         body = self.sub(el.start + 1, el.end - 1)
         if name == "quote":
             return "\n".join(("> " + x) if x else ">" for x in body.split("\n"))
-        if name == "verse":
-            rows = [inline(x.strip(), self.first + el.start + 1 + k, self.render,
-                           labels=self.labels)
-                    for k, x in enumerate(inner)]
-            return "\\\n".join(r for r in rows if r)
+        if name == "verse":  # Org keeps a verse's line breaks, blank lines and indents
+            cut = min((len(x) - len(x.lstrip(" \t")) for x in inner if x.strip()), default=0)
+            stanzas: list[list[str]] = [[]]
+            for k, x in enumerate(inner):
+                if not x.strip():
+                    if stanzas[-1]:
+                        stanzas.append([])
+                    continue
+                x = x[cut:].rstrip(" \t")
+                lead = x[: len(x) - len(x.lstrip(" \t"))]
+                stanzas[-1].append(_VERSE_INDENT * (len(lead) + 3 * lead.count("\t")) + inline(
+                    x.lstrip(" \t"), self.first + el.start + 1 + k, self.render,
+                    labels=self.labels))
+            return "\n\n".join("\\\n".join(rows) for rows in stanzas if rows)
         return f"{_comment(begin)}\n\n{body}\n\n{_comment(end)}"
 
     def properties(self, el: E.Element, *, linked_only: bool) -> str:

@@ -29,6 +29,8 @@ from cairn.model import Document, Edge, StoredLink, StoredUnit
 
 _WORD = re.compile(r"[^\W_]+")
 _FOOTNOTE_REF = re.compile(r"\[fn:[\w-]*:?")
+_VERT = re.compile(r"\\vert(?:\{\}|(?![A-Za-z]))")
+"""Org's ``\\vert`` entity: a ``|`` to a reader (an export writes one in a table)."""
 _BULLET = re.compile(r"^[ \t]*(?:[-+][ \t]+)?[*/_=~+]?\d+[.)](?=[ \t]|$)", re.M)
 """An ordered-list bullet: the Org body keeps it in its text, Markdown's does not (a
 line of code that starts like one is left out on both sides alike)."""
@@ -36,11 +38,11 @@ line of code that starts like one is left out on both sides alike)."""
 
 def org_words(text: str, org: bool = False) -> list[str]:
     """The words of Org or Markdown text as a reader sees them: runs of letters and
-    digits, footnote reference markers ``[fn:L]`` left out, and with ``org`` (a
-    section's body, either side) line-leading ordered-list bullets too, also after an
-    unordered bullet (Org's ``- 2. text`` is one item whose text Markdown's reading
-    gives as ``2. text``)."""
-    text = _FOOTNOTE_REF.sub(" ", text)
+    digits, footnote reference markers ``[fn:L]`` and the ``\\vert`` entity left out,
+    and with ``org`` (a section's body, either side) line-leading ordered-list bullets
+    too, also after an unordered bullet (Org's ``- 2. text`` is one item whose text
+    Markdown's reading gives as ``2. text``)."""
+    text = _VERT.sub(" ", _FOOTNOTE_REF.sub(" ", text))
     if org:  # math delimiters out first: Markdown's reading drops them (``1$.`` → ``1.``)
         text = _BULLET.sub(" ", text.replace("$", ""))
     return _WORD.findall(text)

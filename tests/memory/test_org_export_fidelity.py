@@ -123,3 +123,11 @@ def test_a_vert_entity_in_a_table_cell_is_a_bar(tmp_path: Path) -> None:
     md, res = _export(tmp_path, {"f.org": text}, "obsidian")
     assert "| x\\|y | z\\| w |" in md
     assert res["same"], (res["missing"], res["extra"])
+
+
+def test_a_url_property_value_stays_as_written(tmp_path: Path) -> None:
+    text = "* H\n:PROPERTIES:\n:URL: https://x.org/a::b\n:END:\nText.\n"
+    md, res = _export(tmp_path, {"f.org": text}, "obsidian")
+    assert "url:: https://x.org/a::b\n" in md
+    assert res["same"], (res["missing"], res["extra"])
+    assert res["links"] == [1, 1]

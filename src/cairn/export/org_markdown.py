@@ -42,7 +42,7 @@ from cairn.export.org_inline import Render, escape, inline
 from cairn.export.tasks import heading_text, planning_lines
 from cairn.formats.org import elements as E
 from cairn.formats.org import parse_headline, parse_tree
-from cairn.formats.org.objects import link_spans, verbatim_spans
+from cairn.formats.org.objects import LinkSpan, link_spans, verbatim_spans
 from cairn.model import StoredUnit
 
 _ITEM = re.compile(r"^([ \t]*)([-+*]|(\d+)[.)])([ \t]+|$)(\[[ Xx-]\](?=[ \t]|$))?")
@@ -104,6 +104,17 @@ def _fence(code: str, info: str = "") -> str:
     fence = "`" * max(3, ticks + 1)
     body = code if code.endswith("\n") or not code else code + "\n"
     return f"{fence}{info}\n{body}{fence}"
+
+
+def _plain_url(value: str, spans: Sequence[LinkSpan]) -> bool:
+    """Whether a property ``value`` is one plain ``http(s)`` link, nothing else (an
+    inline field holds it as written, and a Markdown reader's autolink reads the same
+    link; it reads no ``git://`` one)."""
+    if (len(spans) != 1 or not value.startswith(("http://", "https://"))
+            or any(c.isspace() for c in value)):
+        return False
+    s, e, _, lk = spans[0]
+    return s == 0 and e == len(value) and lk is not None and lk.kind == "url"
 
 
 class _Section:
@@ -255,13 +266,17 @@ class _Section:
             key, value = m.group(1), (m.group(2) or "").strip()
             if key.endswith("+") and len(key) > 1:  # ``KEY+`` adds to ``KEY``: one more
                 key = key[:-1]  # field line of that key (Dataview reads them as a list)
-            linked = bool(link_spans(value))
+            spans = link_spans(value)
+            linked = bool(spans)
             if linked_only and not linked:
                 continue
             if not _FIELD_KEY.fullmatch(key):
                 out.append(_comment(self.lines[k].strip()))
                 continue
-            shown = inline(value, self.first + k, self.render) if linked else escape(value)
+            if _plain_url(value, spans):  # as written: Markdown reads the same link
+                shown = value
+            else:
+                shown = inline(value, self.first + k, self.render) if linked else escape(value)
             out.append(f"{key.lower()}:: {shown}".rstrip())
         return "\n".join(out)
 

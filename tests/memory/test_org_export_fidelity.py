@@ -131,3 +131,14 @@ def test_a_url_property_value_stays_as_written(tmp_path: Path) -> None:
     assert "url:: https://x.org/a::b\n" in md
     assert res["same"], (res["missing"], res["extra"])
     assert res["links"] == [1, 1]
+
+
+def test_a_file_link_text_search_is_reported_as_an_exception(tmp_path: Path) -> None:
+    from cairn.export.org_markdown import SEARCH_OPTION
+
+    files = {"a.org": "* A\nSee [[file:b.org::Some text][b]] and [[file:b.org::*Bh][bh]].\n",
+             "b.org": "* Bh\nHere is Some text.\n"}
+    md, res = _export(tmp_path, files, "obsidian")
+    assert "[[b|b]]" in md and "[[b#Bh|bh]]" in md  # Obsidian links no text search
+    assert res["same"], (res["missing"], res["extra"])
+    assert res["exceptions"] == {SEARCH_OPTION: 1}

@@ -411,6 +411,12 @@ _NOTE_DEF = re.compile(r"^\[fn:([\w-]+)\]", re.M)
 _VERBATIM_BLOCKS = frozenset({"src", "example", "export", "comment"})
 
 
+SEARCH_OPTION = "search option of a file link (exported as a link to the note)"
+"""A difference a round trip of Org shows by design: a ``file:`` link's search option
+that names no heading or custom id (``[[file:b.org::Some text]]``, ``::/regexp/``,
+``::12``) leaves a link to the note, as a Markdown or Obsidian link can only point at
+a heading or a block."""
+
 PARTIAL_BOX = "partly done checkbox [-] (exported as not done: [ ])"
 """A difference a round trip of Org shows by design: Org's ``[-]``, which it derives
 from an item's sub-items (some done, not all), is written ``[ ]``, because Obsidian

@@ -234,26 +234,31 @@ class ExportService:
         """``links`` without those of the Org documents' drawers, which an export keeps
         in an HTML comment (:data:`cairn.export.org_markdown.DRAWER_LINK`), and how many
         were left out, with the inline footnotes of Org headlines the export writes as
-        text (:data:`cairn.export.org_markdown.HEADING_NOTE`) and the partly done
-        checkboxes it writes as not done (``PARTIAL_BOX``): ``{reason: count}``
+        text (:data:`cairn.export.org_markdown.HEADING_NOTE`), the partly done
+        checkboxes it writes as not done (``PARTIAL_BOX``) and the file links whose
+        search option names no heading (``SEARCH_OPTION``): ``{reason: count}``
         (empty when none). Fills ``notes``: each Org document's footnote references
         (:func:`cairn.export.org_markdown.org_footnotes`)."""
         from cairn.export.org_markdown import (
             DRAWER_LINK,
             HEADING_NOTE,
             PARTIAL_BOX,
+            SEARCH_OPTION,
             drawer_lines,
             org_footnotes,
         )
 
         kept = dict(links)
-        left = headed = partial = 0
+        left = headed = partial = searched = 0
         for d in docs:
             if d.format != "org" or d.key:
                 continue
             for u in units.get(d.id, ()):
                 boxes = u.extra.get("checkboxes")
                 partial += boxes.get("partial", 0) if isinstance(boxes, dict) else 0
+                searched += sum(1 for x in links.get(u.id, ())
+                                if x.kind == "org-file" and x.anchor
+                                and x.resolved_document_id and not x.resolved_unit_id)
             try:
                 text = (Path(root) / d.path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
@@ -268,7 +273,8 @@ class ExportService:
                 rest = [x for x in own if x.line not in inside]
                 left += len(own) - len(rest)
                 kept[u.id] = rest
-        found = {DRAWER_LINK: left, HEADING_NOTE: headed, PARTIAL_BOX: partial}
+        found = {DRAWER_LINK: left, HEADING_NOTE: headed, PARTIAL_BOX: partial,
+                 SEARCH_OPTION: searched}
         return kept, {k: n for k, n in found.items() if n}
 
     def _edges(self) -> list[Edge]:

@@ -2,9 +2,11 @@
 (:func:`cairn.export.org_markdown.org_to_markdown`) and read back by the Markdown
 parser, keeps what a reader of the Org file sees: every unit's text (normalised as
 ``cairn export compare`` does: :func:`cairn.export.signature.signature`), every link
-(each one written comes back as a link, in the unit it stood in) and every task (keyword,
-priority, planning dates: :mod:`cairn.export.tasks`); a link in a drawer is the one
-named exception (:data:`cairn.export.org_markdown.DRAWER_LINK`)."""
+(each one written comes back as a link, in the unit it stood in), every task (keyword,
+priority, planning dates: :mod:`cairn.export.tasks`) and every footnote reference
+(:func:`cairn.export.org_markdown.org_footnotes`); a link in a drawer and an inline
+footnote in a heading are the named exceptions
+(:data:`cairn.export.org_markdown.DRAWER_LINK`, ``HEADING_NOTE``)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cairn.export.notes import obsidian_note
-from cairn.export.org_markdown import drawer_lines, org_to_markdown
+from cairn.export.org_markdown import drawer_lines, org_footnotes, org_to_markdown
 from cairn.export.signature import org_words, signature
 from cairn.export.tasks import markdown_tasks, org_tasks, planning_lines
 from cairn.formats.markdown import parse as parse_markdown
@@ -73,7 +75,8 @@ def _round_trip(path: Path) -> list[str]:
                       metadata=back.metadata, id="d")
     md_units, md_links = _stored(back, "d")
     keywords = {u.todo for u in units if u.todo}
-    a = signature([org_doc], [], {"d": units}, links, keywords=keywords, org=[org.title])
+    a = signature([org_doc], [], {"d": units}, links, keywords=keywords, org=[org.title],
+                  footnotes={"d": org_footnotes(text)[0]})
     b = signature([md_doc], [], {"d": md_units}, md_links, keywords=keywords,
                   org=[org.title])
 

@@ -104,7 +104,8 @@ def test_an_org_root_exports_with_nothing_lost_or_added(tmp_path: Path, kind: st
     for md in ("**bold**", "*italic*", "`verbatim`", "`code`", "~~gone~~", "<u>under</u>",
                "[a site](https://example.org/x?a=1)", "- [X] dig", "- [ ] plant",
                "| bean | climbs[^2] |", "```python :results output\nif x:\n    print(\"a|b\")",
-               "> A quoted *line*.", "Roses are red\\\nviolets blue", "`$` and later $x^2$",
+               "> A quoted *line*.", "Roses are red\\\n&nbsp;&nbsp;violets blue",
+               "`$` and later $x^2$",
                "[^1]: The first footnote.", "# TODO [#A] Beds #outdoor",
                "scheduled:: 2026-05-01", "[^fn-8-1]: with [a link](https://example.org/fn)"):
         assert md in garden, md

@@ -73,27 +73,6 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
-_REF = re.compile(r"(?<!^)\[fn:([\w-]+)\]", re.M)
-_DEF = re.compile(r"^\[fn:([\w-]+)\]", re.M)
-
-
-_ITEM_LINE = re.compile(r"^[ \t]*(?:[-+]|\d+[.)]|[ \t]+\*)[ \t]", re.M)
-
-
-def footnote_labels(text: str) -> frozenset[str]:
-    """The footnotes of an Org file that Markdown footnotes keep: referenced, defined
-    exactly once (Markdown shows no unused definition and one of two), by one
-    paragraph (a list after its first line would leave the definition)."""
-    refs = set(_REF.findall(text))
-    defs: dict[str, int] = {}
-    for m in _DEF.finditer(text):
-        label = m.group(1)
-        end = text.find("\n\n", m.end())
-        listed = _ITEM_LINE.search(text, m.end(), len(text) if end < 0 else end)
-        defs[label] = defs.get(label, 0) + (2 if listed else 1)
-    return frozenset(x for x, n in defs.items() if n == 1 and x in refs)
-
-
 def _footnotes(text: str, labels: frozenset[str]) -> str:
     """``[fn:…]`` references as Markdown footnotes (balanced brackets for inline ones);
     a labelled one not in ``labels`` stays text."""
@@ -208,7 +187,8 @@ def inline(
     definitions of inline footnotes go (``[^L]: text`` lines the caller writes after
     its block, so the text stays in its section); ``None`` keeps an inline footnote
     as text, as in a heading. ``labels``: the footnotes written as Markdown
-    footnotes (defined once and referenced, :func:`footnote_labels`); a reference to
+    footnotes (defined once and referenced,
+    :func:`cairn.export.org_markdown.org_footnotes`); a reference to
     another stays text. ``links``: false in a link's own description (Org reads no
     link there)."""
     slots: list[str] = []

@@ -11,22 +11,26 @@ so both agree on what is a heading, a block or a drawer:
   (``:#11:``, ``:@home:``) goes to the ``org-tags::`` field (:data:`ORG_TAGS`); the
   file's property drawer and keywords such as ``#+TITLE`` go to front matter (the
   caller's); a ``KEY+`` property is one more ``key::`` line;
-* paragraphs, plain and checkbox lists, description lists and footnote definitions →
-  the same lines with their objects converted (:mod:`cairn.export.org_inline`), list
-  indentation kept relative to the element, paragraph indentation dropped (Org ignores
-  it, Markdown would read four spaces as code); an ordered item that opens a list after
+* paragraphs, plain and checkbox lists (a partial ``[-]`` → ``[ ]``,
+  :data:`PARTIAL_BOX`), description lists and footnote definitions → the same lines
+  with their objects converted (:mod:`cairn.export.org_inline`), list indentation
+  kept relative to the element, paragraph indentation dropped (Org ignores it,
+  Markdown would read four spaces as code); an ordered item that opens a list after
   a paragraph line gets a blank line before it (CommonMark lets only ``1.`` interrupt);
   an item's text that opens like a bullet (``- 2. text``) and a line that opens with
   ``>`` are escaped; a LaTeX environment (``\\begin{equation}``…) → a ``$$`` block;
 * ``src`` blocks → fenced code with the language and header arguments as the info
   string and the code as the Org parser reads it (comma quoting removed, bytes kept);
   ``example``/``export`` blocks and fixed-width lines → fenced code; ``quote`` → a block
-  quote; ``verse`` → lines with hard breaks; ``center``, special and dynamic blocks →
+  quote; ``verse`` → lines with hard breaks, a blank line between stanzas and each
+  line's indent (past the block's own) as ``&nbsp;``; ``center``, special and dynamic blocks →
   their contents, the block lines kept as HTML comments;
-* tables → GFM tables (the first row is the header; rule rows dropped), ``table.el``
+* tables → GFM tables (the first row is the header; rule rows dropped; ``\\vert{}`` →
+  ``\\|``), ``table.el``
   tables → fenced code;
 * keywords, comments, comment blocks, drawers, clocks and diary sexps → HTML comments
-  (kept in the file, no text of the note, as in Org); horizontal rules → ``---``.
+  (kept in the file, no text of the note, as in Org), byte for byte but for a
+  reversible escape (:func:`uncomment` reads them back); horizontal rules → ``---``.
 """
 
 from __future__ import annotations
@@ -34,11 +38,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
-from cairn.export.org_inline import Render, escape, footnote_labels, inline
+from cairn.export.org_inline import Render, escape, inline
 from cairn.export.tasks import heading_text, planning_lines
 from cairn.formats.org import elements as E
 from cairn.formats.org import parse_headline, parse_tree
-from cairn.formats.org.objects import link_spans
+from cairn.formats.org.objects import LinkSpan, link_spans, verbatim_spans
 from cairn.model import StoredUnit
 
 _ITEM = re.compile(r"^([ \t]*)([-+*]|(\d+)[.)])([ \t]+|$)(\[[ Xx-]\](?=[ \t]|$))?")
@@ -65,8 +69,34 @@ Fields = Callable[[StoredUnit], str]
 """A heading's unit → its inline-field lines (planning, properties)."""
 
 
+_VERT = re.compile(r"\\vert(?:\{\}|(?![A-Za-z]))")
+"""Org's ``\\vert`` entity, the way to write a ``|`` in a table cell: a ``\\|`` there."""
+_VERSE_INDENT = "&nbsp;"
+"""One column of a verse line's indent (Markdown drops leading spaces, or reads four
+as code); a tab is four."""
+_AMBIGUOUS_AMP = re.compile(r"&(?=amp;|#45;|gt;)")
+_SECOND_DASH = re.compile(r"(?<=-)-")
+_COMMENT_ESCAPE = re.compile(r"&(amp|#45|gt);")
+_UNESCAPED = {"amp": "&", "#45": "-", "gt": ">"}
+_COMMENT = re.compile(r"<!-- (.*?) -->", re.S)
+
+
 def _comment(text: str) -> str:
-    return "<!-- " + text.replace("--", "- -").replace(">", "&gt;") + " -->"
+    """``text`` in an HTML comment, reversibly (:func:`uncomment`): every ``-`` that
+    follows a ``-`` as ``&#45;`` (so no ``--``, and no ``-->`` ends the comment early),
+    ``>`` as ``&gt;`` (cairn's Markdown reader ends a comment at one) and an ``&`` that
+    opens ``amp;``, ``#45;`` or ``gt;`` as ``&amp;``; every other byte as written."""
+    text = _SECOND_DASH.sub("&#45;", _AMBIGUOUS_AMP.sub("&amp;", text))
+    return "<!-- " + text.replace(">", "&gt;") + " -->"
+
+
+def uncomment(markdown: str) -> list[str]:
+    """The texts an export kept in the HTML comments of ``markdown``
+    (:func:`_comment`), byte for byte as the Org file has them."""
+    def one(m: re.Match[str]) -> str:
+        return _UNESCAPED[m.group(1)]
+
+    return [_COMMENT_ESCAPE.sub(one, m.group(1)) for m in _COMMENT.finditer(markdown)]
 
 
 def _fence(code: str, info: str = "") -> str:
@@ -74,6 +104,17 @@ def _fence(code: str, info: str = "") -> str:
     fence = "`" * max(3, ticks + 1)
     body = code if code.endswith("\n") or not code else code + "\n"
     return f"{fence}{info}\n{body}{fence}"
+
+
+def _plain_url(value: str, spans: Sequence[LinkSpan]) -> bool:
+    """Whether a property ``value`` is one plain ``http(s)`` link, nothing else (an
+    inline field holds it as written, and a Markdown reader's autolink reads the same
+    link; it reads no ``git://`` one)."""
+    if (len(spans) != 1 or not value.startswith(("http://", "https://"))
+            or any(c.isspace() for c in value)):
+        return False
+    s, e, _, lk = spans[0]
+    return s == 0 and e == len(value) and lk is not None and lk.kind == "url"
 
 
 class _Section:
@@ -94,12 +135,11 @@ class _Section:
         out: list[str] = []
         in_list = False
         for row in rows:
+            fn = _FOOTDEF.match(row)  # at column 0 of the file only, as in Org
             row = row[indent:]
             m = _ITEM.match(row)
-            fn = _FOOTDEF.match(row) if not row[:1].isspace() else None
             if fn is not None and fn.group(1) not in self.labels:
                 fn = None  # a definition Markdown would drop: its text, as written
-                row = "\\" + row
                 in_list = False
             if fn is not None:
                 row = f"\ue007{fn.group(1)}\ue008" + row[fn.end() :]
@@ -113,7 +153,8 @@ class _Section:
                     row = (row[: lead.end() - 1] + _MARK_KEEP[row[lead.end() - 1]]
                            + row[lead.end() :])
                 if m.group(5):  # a checkbox: Markdown's task syntax, not escaped text
-                    row = row[: m.start(5)] + f"\ue009{m.group(5)[1]}\ue00a" + row[m.end(5) :]
+                    box = " " if m.group(5)[1] == "-" else m.group(5)[1]  # PARTIAL_BOX
+                    row = row[: m.start(5)] + f"\ue009{box}\ue00a" + row[m.end(5) :]
             elif not in_list:
                 row = row.lstrip(" \t")
             out.append(row)
@@ -168,8 +209,9 @@ class _Section:
                 continue
             raw = r.strip("|").split("|") if r.endswith("|") else r[1:].split("|")
             line = self.first + el.start + k
-            cells.append([inline(c.strip(), line, self.render, labels=self.labels)
-                          .replace("|", "\\|")
+            cells.append([inline(_VERT.sub("\ue010", c.strip()), line, self.render,
+                                 labels=self.labels)
+                          .replace("|", "\\|").replace("\ue010", "\\|")
                           for c in raw])
         if not cells:
             return ""
@@ -194,11 +236,20 @@ class _Section:
         body = self.sub(el.start + 1, el.end - 1)
         if name == "quote":
             return "\n".join(("> " + x) if x else ">" for x in body.split("\n"))
-        if name == "verse":
-            rows = [inline(x.strip(), self.first + el.start + 1 + k, self.render,
-                           labels=self.labels)
-                    for k, x in enumerate(inner)]
-            return "\\\n".join(r for r in rows if r)
+        if name == "verse":  # Org keeps a verse's line breaks, blank lines and indents
+            cut = min((len(x) - len(x.lstrip(" \t")) for x in inner if x.strip()), default=0)
+            stanzas: list[list[str]] = [[]]
+            for k, x in enumerate(inner):
+                if not x.strip():
+                    if stanzas[-1]:
+                        stanzas.append([])
+                    continue
+                x = x[cut:].rstrip(" \t")
+                lead = x[: len(x) - len(x.lstrip(" \t"))]
+                stanzas[-1].append(_VERSE_INDENT * (len(lead) + 3 * lead.count("\t")) + inline(
+                    x.lstrip(" \t"), self.first + el.start + 1 + k, self.render,
+                    labels=self.labels))
+            return "\n\n".join("\\\n".join(rows) for rows in stanzas if rows)
         return f"{_comment(begin)}\n\n{body}\n\n{_comment(end)}"
 
     def properties(self, el: E.Element, *, linked_only: bool) -> str:
@@ -215,13 +266,17 @@ class _Section:
             key, value = m.group(1), (m.group(2) or "").strip()
             if key.endswith("+") and len(key) > 1:  # ``KEY+`` adds to ``KEY``: one more
                 key = key[:-1]  # field line of that key (Dataview reads them as a list)
-            linked = bool(link_spans(value))
+            spans = link_spans(value)
+            linked = bool(spans)
             if linked_only and not linked:
                 continue
             if not _FIELD_KEY.fullmatch(key):
                 out.append(_comment(self.lines[k].strip()))
                 continue
-            shown = inline(value, self.first + k, self.render) if linked else escape(value)
+            if _plain_url(value, spans):  # as written: Markdown reads the same link
+                shown = value
+            else:
+                shown = inline(value, self.first + k, self.render) if linked else escape(value)
             out.append(f"{key.lower()}:: {shown}".rstrip())
         return "\n".join(out)
 
@@ -294,7 +349,7 @@ def org_to_markdown(
                                     and u.kind == "heading"}
     keywords = {u.todo for u in units if u.todo}
     zlen = len(tree.zeroth.lines)
-    labels = footnote_labels(text)
+    labels = org_footnotes(text)[1]
     zero = _Section(lines[:zlen], 1, render, labels)
     parts = [zero.convert(E.scan_section(zero.lines, True).elements, zeroth=True)]
     for h in tree.headings:
@@ -328,7 +383,8 @@ DRAWER_LINK = "link in an Org drawer (exported in the drawer's HTML comment)"
 """The one difference a round trip of Org may show by design: Org reads the links of a
 drawer (``:LOGBOOK:``, ``:REFERENCES:``, a misplaced ``:PROPERTIES:``) as links, the
 export keeps the drawer, as Org shows it folded, as an HTML comment, where Markdown reads
-no link; the link's text is kept, byte for byte, in the comment."""
+no link; the link's text is kept in the comment, byte for byte as :func:`uncomment`
+reads it back."""
 
 
 def drawer_lines(text: str) -> frozenset[int]:
@@ -347,3 +403,78 @@ def drawer_lines(text: str) -> frozenset[int]:
                 out.update(range(first + el.start, first + el.end))
     return frozenset(out)
 
+
+_NOTE_REF = re.compile(r"(?<!^)\[fn:([\w-]+)\]|\[fn:([\w-]*):", re.M)
+"""An Org footnote reference: ``[fn:L]`` not at a line start (there it defines ``L``),
+or an inline one ``[fn:L:def]``/``[fn::def]`` (label ``""``)."""
+_NOTE_DEF = re.compile(r"^\[fn:([\w-]+)\]", re.M)
+_VERBATIM_BLOCKS = frozenset({"src", "example", "export", "comment"})
+
+
+SEARCH_OPTION = "search option of a file link (exported as a link to the note)"
+"""A difference a round trip of Org shows by design: a ``file:`` link's search option
+that names no heading or custom id (``[[file:b.org::Some text]]``, ``::/regexp/``,
+``::12``) leaves a link to the note, as a Markdown or Obsidian link can only point at
+a heading or a block."""
+
+PARTIAL_BOX = "partly done checkbox [-] (exported as not done: [ ])"
+"""A difference a round trip of Org shows by design: Org's ``[-]``, which it derives
+from an item's sub-items (some done, not all), is written ``[ ]``, because Obsidian
+shows every other mark (``[-]``, ``[/]``) as done; the sub-items keep their boxes."""
+
+HEADING_NOTE = "inline footnote in a heading (exported as the heading's text)"
+"""A difference a round trip of Org shows by design: an inline footnote of a headline
+(``* Title [fn::note]``) is written as the heading's text, its words kept, for a
+Markdown heading holds no footnote definition."""
+
+
+def org_footnotes(text: str) -> tuple[list[tuple[int, str]], frozenset[str], int]:
+    """An Org ``text``'s footnotes: the references an export keeps as Markdown
+    footnotes, ``(line, label)`` (label ``""`` for an anonymous inline one), the
+    labels of the others kept: referenced and defined exactly once (Markdown shows no
+    unused definition and one of two; an inline one defines itself), and how many
+    inline footnotes of headlines are not kept (:data:`HEADING_NOTE`). Read in
+    headlines, paragraphs, lists, tables and greater blocks, not in verbatim blocks,
+    drawers or verbatim and code objects, as Org does (the element scanner of
+    :func:`cairn.formats.org.elements.scan_section`)."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    lines = text.split("\n")
+    tree = parse_tree(text)
+    refs: list[tuple[int, str, bool]] = []
+    headed: list[int] = []
+    defs: dict[str, int] = {}
+
+    def read(first: int, rows: list[str], els: Sequence[E.Element]) -> None:
+        for el in els:
+            if el.kind == E.BLOCK and el.name.lower() not in _VERBATIM_BLOCKS:
+                inner = rows[el.start + 1 : el.end - 1]
+                read(first + el.start + 1, inner, E.scan_block(inner).elements)
+            elif el.kind in (E.TEXT, E.TABLE):
+                scan(first + el.start, "\n".join(rows[el.start : el.end]), True)
+
+    def scan(line: int, run: str, body: bool) -> None:
+        if "[fn:" not in run:
+            return
+        for a, b in reversed(verbatim_spans(run)):
+            run = run[:a] + "\n" * run.count("\n", a, b) + " " + run[b:]
+        if body:
+            for m in _NOTE_DEF.finditer(run):
+                defs[m.group(1)] = defs.get(m.group(1), 0) + 1
+        for m in _NOTE_REF.finditer(run if body else " " + run):
+            at = line + run.count("\n", 0, m.start() - (0 if body else 1))
+            named = m.group(1) is not None
+            if not body and not named:  # kept as the heading's text (HEADING_NOTE)
+                headed.append(at)
+                continue
+            refs.append((at, m.group(1) if named else m.group(2), not named))
+
+    zeroth = lines[: len(tree.zeroth.lines)]
+    read(1, zeroth, E.scan_section(zeroth, True).elements)
+    for h in tree.headings:
+        scan(h.line_no, parse_headline(lines[h.line_no - 1], ()).title, False)
+        sec = lines[h.line_no : h.line_no + len(h.section.lines)]
+        read(h.line_no + 1, sec, E.scan_section(sec, False).elements)
+    used = {x for _, x, inline_ in refs if not inline_}
+    labels = frozenset(x for x, n in defs.items() if n == 1 and x in used)
+    kept = [(at, x) for at, x, inline_ in refs if inline_ or x in labels]
+    return kept, labels, len(headed)

@@ -231,22 +231,42 @@ class ExportService:
     @staticmethod
     def _org_drawer_links(
         root: str, docs: Sequence[Document], units: Mapping[str, Any],
-        links: Mapping[str, list[Any]],
+        links: Mapping[str, list[Any]], notes: dict[str, list[tuple[int, str]]],
     ) -> tuple[dict[str, list[Any]], dict[str, int]]:
         """``links`` without those of the Org documents' drawers, which an export keeps
         in an HTML comment (:data:`cairn.export.org_markdown.DRAWER_LINK`), and how many
-        were left out: ``{reason: count}`` (empty when none)."""
-        from cairn.export.org_markdown import DRAWER_LINK, drawer_lines
+        were left out, with the inline footnotes of Org headlines the export writes as
+        text (:data:`cairn.export.org_markdown.HEADING_NOTE`), the partly done
+        checkboxes it writes as not done (``PARTIAL_BOX``) and the file links whose
+        search option names no heading (``SEARCH_OPTION``): ``{reason: count}``
+        (empty when none). Fills ``notes``: each Org document's footnote references
+        (:func:`cairn.export.org_markdown.org_footnotes`)."""
+        from cairn.export.org_markdown import (
+            DRAWER_LINK,
+            HEADING_NOTE,
+            PARTIAL_BOX,
+            SEARCH_OPTION,
+            drawer_lines,
+            org_footnotes,
+        )
 
         kept = dict(links)
-        left = 0
+        left = headed = partial = searched = 0
         for d in docs:
             if d.format != "org" or d.key:
                 continue
+            for u in units.get(d.id, ()):
+                boxes = u.extra.get("checkboxes")
+                partial += boxes.get("partial", 0) if isinstance(boxes, dict) else 0
+                searched += sum(1 for x in links.get(u.id, ())
+                                if x.kind == "org-file" and x.anchor
+                                and x.resolved_document_id and not x.resolved_unit_id)
             try:
                 text = (Path(root) / d.path).read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
                 continue
+            notes[d.id], _, n = org_footnotes(text)
+            headed += n
             inside = drawer_lines(text)
             if not inside:
                 continue
@@ -255,7 +275,9 @@ class ExportService:
                 rest = [x for x in own if x.line not in inside]
                 left += len(own) - len(rest)
                 kept[u.id] = rest
-        return kept, ({DRAWER_LINK: left} if left else {})
+        found = {DRAWER_LINK: left, HEADING_NOTE: headed, PARTIAL_BOX: partial,
+                 SEARCH_OPTION: searched}
+        return kept, {k: n for k, n in found.items() if n}
 
     def _edges(self) -> list[Edge]:
         """Every graph edge, the graph brought up to date first."""
@@ -310,12 +332,13 @@ class ExportService:
             for t in tasks:
                 keywords_of.setdefault(t[0], set()).add(t[2])
             org = {d.title for d in mine if d.format == "org"}
+            notes: dict[str, list[tuple[int, str]]] = {}
             mine_links, exceptions = self._org_drawer_links(r.path, mine, mine_units,
-                                                             mine_links)
+                                                             mine_links, notes)
             mine_links, anchors = _org_self_anchors(mine, mine_units, mine_links)
             exceptions.update(anchors)
             a = signature(mine, self._edges(), mine_units, mine_links, keywords=keywords,
-                          okf=kind == "okf", org=org)
+                          okf=kind == "okf", org=org, footnotes=notes)
             a["tasks"] = tasks
             a["index"] = {(h,) for h in index_links(out)} if kind == "okf" else set()
             md = {d.title for d in mine if d.format == "markdown"}

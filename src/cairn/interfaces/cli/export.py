@@ -142,7 +142,9 @@ def compare(
     if as_json:
         emit_json(res)
     else:
-        for aspect in ("units", "links", "edges", "tasks"):
+        for aspect in ("units", "links", "edges", "footnotes", "tasks", "index", "display"):
+            if aspect not in res:
+                continue
             a, b = res[aspect]
             out.print(f"{aspect}: {a} in the root, {b} in the export")
             for item in res["missing"][aspect][:5]:

@@ -333,7 +333,7 @@ class Config:
 
         # the parsers' output (raised when a rule changes: titles, tags, chat order)
         # and what is masked on ingest (the detectors' version) change what is stored
-        settings: dict[str, Any] = {"org": asdict(self.org), "parse": 5}
+        settings: dict[str, Any] = {"org": asdict(self.org), "parse": 6}
         settings["redact"] = [2, dict(self.redact)]
         data = json.dumps(settings, sort_keys=True, default=list)
         return hashlib.sha256(data.encode()).hexdigest()[:16]

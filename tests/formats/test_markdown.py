@@ -362,3 +362,9 @@ def test_a_fence_whose_info_string_is_only_spaces_is_code_without_a_language(
     unit = markdown.parse("# H\n\n" + fence, "a.md").units[-1]
     assert unit.body == body
     assert "code_languages" not in unit.extra
+
+
+def test_an_html_comment_holding_a_greater_than_sign_is_left_out_whole() -> None:
+    # Obsidian hides the whole comment; a ">" inside it does not end it
+    text = "# H\n\n<!-- a b > c d -->\n\nafter\n\n<div>x > y</div>\n\n<!-- open > to the end\n"
+    assert markdown.parse(text, "a.md").units[1].body == "after\nx > y"

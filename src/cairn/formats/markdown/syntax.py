@@ -29,7 +29,8 @@ _TAG_RE = re.compile(r"(?:(?<=\s)|^)#([^\s!\"#$%&'()*+,.:;<=>?@\[\\\]^`{|}~]+)")
 _BLOCK_ID_RE = re.compile(r"(?:(?<=\s)|^)\^([A-Za-z0-9][A-Za-z0-9-]*)[ \t]*$")
 _CALLOUT_RE = re.compile(r"^\[!([^\]\s]+)\]([+-]?)[ \t]*(.*)$")
 _SIZE_RE = re.compile(r"^\d+(?:x\d+)?$")
-_HTML_TAG = re.compile(r"<[^>]*>")
+_HTML_TAG = re.compile(r"<!--.*?(?:-->|\Z)|<[^>]*>", re.S)
+"""An HTML comment (whole, though it holds a ``>``; unclosed: to the end) or a tag."""
 
 
 def _split_table_row(string: str) -> list[str]:

@@ -110,11 +110,11 @@ def test_an_index_built_by_the_previous_schema_upgrades_in_place_and_answers_the
 
 def _as_recorded(got: Any, recorded: Any) -> Any:
     """``got`` without the fields added to results since the answers were recorded
-    (a new field at its default: ``None``, ``[]``, ``{}``), so the comparison is of
+    (a new field at its default: ``None``, ``[]``, ``{}``, ``False``), so the comparison is of
     what both have."""
     if isinstance(got, dict) and isinstance(recorded, dict):
         return {k: _as_recorded(v, recorded.get(k)) for k, v in got.items()
-                if k in recorded or v not in (None, [], {})}
+                if k in recorded or v not in (None, [], {}, False)}
     if isinstance(got, list) and isinstance(recorded, list) and len(got) == len(recorded):
         return [_as_recorded(g, r) for g, r in zip(got, recorded, strict=True)]
     return got

@@ -46,8 +46,11 @@ def restore(
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Undo the last dream run (or --run one, or put one backup ID back), --list the
-    backups by batch, or --prune old ones.
+    """Undo the last dream run, or put one backup back.
+
+    With no argument: undo the last dream run whole. --run BATCH picks a run, a
+    backup ID puts that one file back, --list shows the backups by batch and
+    --prune drops old ones.
 
     Restoring backs up the bytes it replaces in turn (as a batch of its own, which a
     bare restore never picks); a file the run created is removed while it still holds

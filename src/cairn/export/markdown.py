@@ -32,6 +32,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cairn.export.org_markdown import html_comment
+
 _CODE = re.compile(
     r"^ {0,3}(?P<fence>`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}(?P=fence)[`~]*[ \t]*$|\Z)"
     r"|(?P<ticks>`+)(?!`)[^\n]*?(?<!`)(?P=ticks)(?!`)",
@@ -232,10 +234,12 @@ def display_marks(text: str) -> dict[tuple[str, str], int]:
 
 
 def comment(text: str) -> str:
-    """An Obsidian ``%%comment%%`` as an HTML comment that reads as no text (``--``
-    and ``>`` inside it made harmless)."""
+    """An Obsidian ``%%comment%%`` as an HTML comment that reads as no text, escaped
+    reversibly as the Org export escapes its comments
+    (:func:`cairn.export.org_markdown.html_comment`; ``uncomment`` gives the text back
+    byte for byte)."""
     inner = text[2:-2] if text.startswith("%%") and text.endswith("%%") else text
-    return "<!--" + inner.replace("--", "- -").replace(">", "&gt;") + "-->"
+    return html_comment(inner)
 
 
 def rebase_links(text: str, prefix: str) -> str:

@@ -302,6 +302,12 @@ def md_href(path: str, anchor: str | None = None) -> str:
     return f"{_href(path)}{'#' + _slug(anchor) if anchor else ''}"
 
 
+def md_anchor(anchor: str) -> str:
+    """The destination of a Markdown link to a heading of the note it stands in:
+    ``#heading-slug``, encoded as :func:`md_href` encodes an anchor."""
+    return "#" + _slug(anchor)
+
+
 def md_link(label: str, path: str, anchor: str | None = None) -> str:
     """A Markdown link to an exported file (``/path``, ``#heading-slug``) whose label
     CommonMark shows as ``label`` (one line, special characters escaped)."""

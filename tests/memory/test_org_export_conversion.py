@@ -319,3 +319,27 @@ def test_an_unresolved_search_of_its_own_file_links_no_other_note(
     else:
         assert "[target](/sub/w.md#sub-with-target-radio)" in text
         assert "[Use](/sub/w.md#use)" in text
+
+
+def test_okf_description_of_an_org_note_is_plain_text(tmp_path: Path) -> None:
+    # the OKF description is read as text: no Org emphasis, link brackets or footnote
+    # references; the compare strips it from the body alike on both sides
+    root = tmp_path / "org"
+    root.mkdir()
+    (root / "marked.org").write_text(
+        "*Bold* and /italic/ with =verb= and ~code~, see [[https://example.org][a site]]"
+        " and [[file:other.org]].[fn:1]\n\nMore text.\n\n* Notes\n\n[fn:1] The note.\n",
+        encoding="utf-8",
+    )
+    (root / "other.org").write_text("* Other\nbody\n", encoding="utf-8")
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        out = tmp_path / "out"
+        c.export.write("okf", out, roots=[root])
+        res = c.export.compare(root, kind="okf", exported=out)
+    assert res["same"], (res["missing"], res["extra"])
+    text = (out / "marked.md").read_text(encoding="utf-8")
+    assert ("description: Bold and italic with verb and code, see a site and "
+            "other.org.\n") in text
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "Bold and italic with verb and code, see a site" in index

@@ -370,3 +370,17 @@ def test_okf_export_keeps_an_obsidian_comment_byte_for_byte(tmp_path: Path) -> N
     assert [x.strip() for x in uncomment(text)] == [hidden, block]
     assert "after." in text and text.count("-->") == 2
     assert not lossy["same"] and lossy["differences"]["display"] == [2, 2]
+
+
+def test_okf_link_to_a_nested_heading_has_one_fragment(tmp_path: Path) -> None:
+    """``[[Note#A#B]]`` (heading B under A) gives an OKF URL with one ``#``: the later
+    ``#`` is encoded, so the URL's fragment is the whole heading path."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "Help and support.md").write_text("# Help\n\n## Questions\n\n### Report bugs\n\nx\n")
+    (root / "home.md").write_text("See [[Help and support#Questions#Report bugs]].\n")
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        c.export.write("okf", tmp_path / "out")
+    text = (tmp_path / "out" / "home.md").read_text()
+    assert "(/Help%20and%20support.md#questions%23report-bugs)" in text

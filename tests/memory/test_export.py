@@ -193,7 +193,7 @@ def test_round_trip_of_the_obsidian_help_classes(tmp_path: Path) -> None:
     assert "[the second part](/sub/b.md#two)" in text and "![pic.png](/pic.png)" in text
     assert "> > [!tip]\n> > [[not a link]]" in text  # code inside the callout: as written
     assert "[\\`hasTag\\`](/sub/b.md#%60code%60)" in text and "[b > blk](/sub/b.md#^blk)" in text
-    assert "<!--\na hidden [[b]] block\n&gt; with a quote\n-->" in text
+    assert "<!-- \na hidden [[b]] block\n&gt; with a quote\n -->" in text
 
 
 def _vault_with_attachment_folder(tmp_path: Path) -> Path:
@@ -345,3 +345,42 @@ def test_okf_export_of_org_keeps_its_links(tmp_path: Path) -> None:
     assert "See [the beta note](/b.md) and [b file](/b.md)." in text
     assert "More about [beta's second part](/b.md#second)." in text
     assert "# Also [in a heading](/b.md)\n" in text
+
+
+def test_okf_export_keeps_an_obsidian_comment_byte_for_byte(tmp_path: Path) -> None:
+    """An Obsidian ``%%comment%%`` holding ``--``, ``->`` and ``>`` becomes an HTML
+    comment that ends where the Obsidian one ends and gives its text back byte for byte
+    (``uncomment``), as the Org export's comments do."""
+    from cairn.export.org_markdown import uncomment
+
+    root = tmp_path / "vault"
+    root.mkdir()
+    hidden = "a -- b => c, x-->y &gt; &#45; &amp;"
+    block = f"{hidden}\n> quoted --- line"
+    (root / "a.md").write_text(f"# A\n\nText %%{hidden}%% after.\n\n%%\n{block}\n%%\n")
+    out = tmp_path / "out"
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        assert c.export.compare(root)["same"]
+        c.export.write("okf", out)
+        text = (out / "a.md").read_text()
+        # the compare reads the comments' text: a lossy escape ("--" as "- -") differs
+        (out / "a.md").write_text(text.replace("-&#45;", "- -"))
+        lossy = c.export.compare(root, kind="okf", exported=out)
+    assert [x.strip() for x in uncomment(text)] == [hidden, block]
+    assert "after." in text and text.count("-->") == 2
+    assert not lossy["same"] and lossy["differences"]["display"] == [2, 2]
+
+
+def test_okf_link_to_a_nested_heading_has_one_fragment(tmp_path: Path) -> None:
+    """``[[Note#A#B]]`` (heading B under A) gives an OKF URL with one ``#``: the later
+    ``#`` is encoded, so the URL's fragment is the whole heading path."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    (root / "Help and support.md").write_text("# Help\n\n## Questions\n\n### Report bugs\n\nx\n")
+    (root / "home.md").write_text("See [[Help and support#Questions#Report bugs]].\n")
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        c.export.write("okf", tmp_path / "out")
+    text = (tmp_path / "out" / "home.md").read_text()
+    assert "(/Help%20and%20support.md#questions%23report-bugs)" in text

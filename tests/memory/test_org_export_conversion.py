@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.export.org_inline import inline
-from cairn.export.org_links import SELF_ANCHOR
+from cairn.export.org_links import SELF_ANCHOR, SELF_SEARCH
 from cairn.export.org_markdown import DRAWER_LINK
 from cairn.interfaces.cli._app import app
 from cairn.model import Link
@@ -281,3 +281,65 @@ def test_a_link_to_a_custom_id_not_in_its_file_is_a_named_exception(
         assert "[[guide#Here|the part here]]" in guide
     else:
         assert "[the part here](/guide.md#here)" in guide
+
+
+SEARCHES = {
+    # another note shares the names the searches below look for in their own file
+    "notes/nowhere.org": "* Nowhere note\nbody\n",
+    "notes/brackets.org": "* Brackets note\nbody\n",
+    "sub/w.org": "* Sub with <<target>> radio\nSee [[target]].\n* Use\n"
+                 "See [[nowhere]] and [[*Missing heading]] and [[*Use]].\n"
+                 "* Head [[brackets]] here\n",
+}
+
+
+@pytest.mark.parametrize("kind", ["obsidian", "okf"])
+def test_an_unresolved_search_of_its_own_file_links_no_other_note(
+    tmp_path: Path, kind: str
+) -> None:
+    # Org searches the file a [[name]] or [[*Heading]] stands in; one that finds nothing
+    # must not become a link the export's reader resolves to notes/nowhere.md: it is an
+    # anchor of its own note, which the compare names as an exception
+    root = tmp_path / "org"
+    for rel, text in SEARCHES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        out = tmp_path / "out"
+        c.export.write(kind, out, roots=[root])
+        res = c.export.compare(root, kind=kind, exported=out)
+    text = (out / "sub" / "w.md").read_text(encoding="utf-8")
+    assert res["same"], (res["missing"], res["extra"])
+    assert res["exceptions"] == {SELF_SEARCH: 3}
+    assert "[nowhere](#nowhere)" in text and "[Missing heading](#missing-heading)" in text
+    assert "# Head [brackets](#brackets) here" in text
+    if kind == "obsidian":  # found in the file: a link to that heading
+        assert "[[sub/w#Sub with target radio|target]]" in text and "[[sub/w#Use|Use]]" in text
+    else:
+        assert "[target](/sub/w.md#sub-with-target-radio)" in text
+        assert "[Use](/sub/w.md#use)" in text
+
+
+def test_okf_description_of_an_org_note_is_plain_text(tmp_path: Path) -> None:
+    # the OKF description is read as text: no Org emphasis, link brackets or footnote
+    # references; the compare strips it from the body alike on both sides
+    root = tmp_path / "org"
+    root.mkdir()
+    (root / "marked.org").write_text(
+        "*Bold* and /italic/ with =verb= and ~code~, see [[https://example.org][a site]]"
+        " and [[file:other.org]].[fn:1]\n\nMore text.\n\n* Notes\n\n[fn:1] The note.\n",
+        encoding="utf-8",
+    )
+    (root / "other.org").write_text("* Other\nbody\n", encoding="utf-8")
+    with Cairn(load_config(db=tmp_path / "i.db")) as c:
+        c.index([root], embed=False)
+        out = tmp_path / "out"
+        c.export.write("okf", out, roots=[root])
+        res = c.export.compare(root, kind="okf", exported=out)
+    assert res["same"], (res["missing"], res["extra"])
+    text = (out / "marked.md").read_text(encoding="utf-8")
+    assert ("description: Bold and italic with verb and code, see a site and "
+            "other.org.\n") in text
+    index = (out / "index.md").read_text(encoding="utf-8")
+    assert "Bold and italic with verb and code, see a site" in index

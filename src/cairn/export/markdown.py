@@ -32,6 +32,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from cairn.export.org_markdown import html_comment, uncomment
+
 _CODE = re.compile(
     r"^ {0,3}(?P<fence>`{3,}|~{3,})[^\n]*\n.*?(?:^ {0,3}(?P=fence)[`~]*[ \t]*$|\Z)"
     r"|(?P<ticks>`+)(?!`)[^\n]*?(?<!`)(?P=ticks)(?!`)",
@@ -220,7 +222,10 @@ def _callout(m: re.Match[str]) -> str:
 
 def display_marks(text: str) -> dict[tuple[str, str], int]:
     """How many of each Obsidian display mark a note's text holds: ``("callout",
-    "tip-")`` (type, fold state), ``("size", "100")`` (an embed's size)."""
+    "tip-")`` (type, fold state), ``("size", "100")`` (an embed's size), and
+    ``("comment", text)`` for each comment, an Obsidian ``%%text%%`` or an HTML
+    comment as :func:`comment` writes one (its text read back with ``uncomment``, runs
+    of white space as one), so a comment whose text the export changes differs."""
     counts: dict[tuple[str, str], int] = {}
     for m in _MARK.finditer(text):
         if m.group("type") is not None:
@@ -228,14 +233,26 @@ def display_marks(text: str) -> dict[tuple[str, str], int]:
         else:
             key = ("size", m.group("size") or m.group("kept"))
         counts[key] = counts.get(key, 0) + 1
+    hidden = [m.group(1) for m in _COMMENT.finditer(text)]
+    hidden += [t for t in uncomment(text) if not _KEPT_MARK.fullmatch(t)]
+    for t in hidden:
+        key = ("comment", " ".join(t.split()))
+        counts[key] = counts.get(key, 0) + 1
     return counts
 
 
+_KEPT_MARK = re.compile(r"\[![^\]\n]+\][+-]?|size:\d+(?:x\d+)?")
+"""An HTML comment :func:`obsidian_to_okf` writes to keep a display mark, not a comment
+of the note's own."""
+
+
 def comment(text: str) -> str:
-    """An Obsidian ``%%comment%%`` as an HTML comment that reads as no text (``--``
-    and ``>`` inside it made harmless)."""
+    """An Obsidian ``%%comment%%`` as an HTML comment that reads as no text, escaped
+    reversibly as the Org export escapes its comments
+    (:func:`cairn.export.org_markdown.html_comment`; ``uncomment`` gives the text back
+    byte for byte)."""
     inner = text[2:-2] if text.startswith("%%") and text.endswith("%%") else text
-    return "<!--" + inner.replace("--", "- -").replace(">", "&gt;") + "-->"
+    return html_comment(inner)
 
 
 def rebase_links(text: str, prefix: str) -> str:
@@ -296,6 +313,12 @@ def md_href(path: str, anchor: str | None = None) -> str:
     """The destination of a Markdown link to an exported file: ``/path`` (encoded),
     ``#heading-slug``."""
     return f"{_href(path)}{'#' + _slug(anchor) if anchor else ''}"
+
+
+def md_anchor(anchor: str) -> str:
+    """The destination of a Markdown link to a heading of the note it stands in:
+    ``#heading-slug``, encoded as :func:`md_href` encodes an anchor."""
+    return "#" + _slug(anchor)
 
 
 def md_link(label: str, path: str, anchor: str | None = None) -> str:

@@ -43,6 +43,7 @@ from cairn.export.markdown import (
     rebase_links,
     rebase_meta,
 )
+from cairn.export.org_inline import plain_text
 from cairn.export.org_links import link_renderer
 from cairn.export.org_markdown import org_to_markdown
 from cairn.export.tasks import heading_text, planning_lines
@@ -134,13 +135,16 @@ def _heading(level: int, title: str) -> str:
 
 
 def _description(doc: Document, units: Units) -> str:
-    """The first line of text of a note (its title when it has none); code is no
-    description (an OKF reader would read it back as the start of the code)."""
+    """The first line of text of a note (its title when it has none), an Org note's
+    as plain text (:func:`~cairn.export.org_inline.plain_text`: a description is no
+    markup); code is no description (an OKF reader would read it back as the start of
+    the code)."""
+    org = doc.format == "org"
     for u in units.get(doc.id, ()):
         if u.kind == "code":
             continue
         for line in u.body.splitlines():
-            line = " ".join(line.split()).strip("#*-: ")
+            line = (plain_text(line) if org else " ".join(line.split())).strip("#*-: ")
             if line and not line.startswith((":", "#+")):
                 return line[:160]
     return doc.title

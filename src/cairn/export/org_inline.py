@@ -242,3 +242,30 @@ def _note(m: re.Match[str], notes: list[str] | None, line: int) -> str:
     name = label or f"fn-{line}-{len(notes) + 1}"
     notes.append(f"[^{name}]: {' '.join(text.split())}")
     return f"[^{name}]"
+
+
+_EMPHASIS = re.compile(
+    r"(?:^|(?<=[\s\-({'\"]))([*/_=~+])(?=\S)(.+?)(?<=\S)\1(?=[\s\-.,;:!?'\")}\[]|$)"
+)
+_FOOTNOTE_REF = re.compile(r"\[fn:[\w-]*\]")
+
+
+def plain_text(text: str) -> str:
+    """One line of Org text as a reader sees it, without markup: a link as what Org
+    shows of it (its description, else its target), emphasis and verbatim markers
+    (``*b*``, ``/i/``, ``=v=``, ``~c~``, ``+s+``, ``_u_``) dropped, footnote
+    references ``[fn:L]`` left out; any other byte as written."""
+    parts: list[str] = []
+    pos = 0
+    for s, e, shown, _lk in link_spans(text):
+        parts.append(text[pos:s])
+        parts.append(shown if shown is not None else text[s:e])
+        pos = e
+    parts.append(text[pos:])
+    out = _FOOTNOTE_REF.sub("", "".join(parts))
+    for _ in range(3):  # nested markup: /*both*/
+        new = _EMPHASIS.sub(r"\2", out)
+        if new == out:
+            break
+        out = new
+    return " ".join(out.split())

@@ -7,7 +7,7 @@ a link to an existing attachment a link to its copy; a URL a Markdown link label
 as Org shows it; anything else — an ``id:`` no heading has, a missing file, a heading that is
 not there — stays a visible Markdown link to its target as written, which resolves no
 better in the export than it did in Org (nothing is dropped, nothing is made up). The
-one exception is :data:`SELF_ANCHOR`.
+exceptions are :data:`SELF_ANCHOR` and :data:`SELF_SEARCH`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from cairn.export.files import attachment_of, attachment_rel
-from cairn.export.markdown import md_href
+from cairn.export.markdown import md_anchor, md_href
 from cairn.export.org_inline import Render
 from cairn.model import ORG_FILE, ORG_HEADING, ORG_ID, URL, Link, StoredLink
 
@@ -45,6 +45,28 @@ def self_anchor(link: StoredLink) -> bool:
     return (
         link.kind == ORG_HEADING
         and link.target.startswith("#")
+        and link.resolved_document_id is None
+        and attachment_of(link.unresolved_reason) is None
+    )
+
+
+SELF_SEARCH = ("link to a heading or target its Org file lacks (Markdown reads the anchor "
+               "as a link to its own note)")
+"""A difference of a round trip of Org by design: ``[[name]]`` and ``[[*Heading]]``
+search the file they stand in (a ``<<name>>`` target, a radio target, a heading), and
+Org leaves the link unresolved when the file has no such place. Written as a link to a
+file of that name it would resolve, on reading the export, to another note that happens
+to share the name (a wrong link), so the export writes it as an anchor of its own note,
+``[label](#name)``; Markdown reads a link to an anchor its note lacks as a link to the
+note, and ``export compare`` names it (:func:`self_search`)."""
+
+
+def self_search(link: StoredLink) -> bool:
+    """Whether an Org link is a search of its own file that Org leaves unresolved
+    (:data:`SELF_SEARCH`): an unresolved ``[[name]]`` or ``[[*Heading]]``."""
+    return (
+        link.kind == ORG_HEADING
+        and not link.target.startswith("#")
         and link.resolved_document_id is None
         and attachment_of(link.unresolved_reason) is None
     )
@@ -103,9 +125,10 @@ def link_renderer(
             return f"[{label}]({_dest(link.target)})"
         if link.kind == ORG_ID:
             target = "id:" + link.target
-        elif link.kind == ORG_HEADING:  # "#id": an anchor (SELF_ANCHOR); else a name
-            lead = "#" if link.target.startswith("#") else ""
-            target = lead + link.target.removeprefix(lead).replace("#", "%23")
+        elif link.kind == ORG_HEADING and link.target.startswith("#"):  # SELF_ANCHOR
+            target = "#" + link.target[1:].replace("#", "%23")
+        elif link.kind == ORG_HEADING:  # a search of this file, unresolved: SELF_SEARCH
+            return f"[{label}]({md_anchor(link.target.removeprefix('*').strip())})"
         else:
             target = link.target
         return f"[{label}]({_dest(target)})"

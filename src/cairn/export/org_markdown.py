@@ -81,7 +81,7 @@ _UNESCAPED = {"amp": "&", "#45": "-", "gt": ">"}
 _COMMENT = re.compile(r"<!-- (.*?) -->", re.S)
 
 
-def _comment(text: str) -> str:
+def html_comment(text: str) -> str:
     """``text`` in an HTML comment, reversibly (:func:`uncomment`): every ``-`` that
     follows a ``-`` as ``&#45;`` (so no ``--``, and no ``-->`` ends the comment early),
     ``>`` as ``&gt;`` (cairn's Markdown reader ends a comment at one) and an ``&`` that
@@ -92,7 +92,7 @@ def _comment(text: str) -> str:
 
 def uncomment(markdown: str) -> list[str]:
     """The texts an export kept in the HTML comments of ``markdown``
-    (:func:`_comment`), byte for byte as the Org file has them."""
+    (:func:`html_comment`), byte for byte as the Org file has them."""
     def one(m: re.Match[str]) -> str:
         return _UNESCAPED[m.group(1)]
 
@@ -227,7 +227,7 @@ class _Section:
         text = "\n".join(inner)
         begin, end = self.lines[el.start].strip(), self.lines[el.end - 1].strip()
         if name == "comment":
-            return _comment("\n".join(self.lines[el.start : el.end]))
+            return html_comment("\n".join(self.lines[el.start : el.end]))
         if name in ("src", "example", "export"):
             code = _COMMA.sub(r"\1\2", text) if "," in text else text
             info = el.value.split(None, 1)[0] if name == "src" and el.value else ""
@@ -250,7 +250,7 @@ class _Section:
                     x.lstrip(" \t"), self.first + el.start + 1 + k, self.render,
                     labels=self.labels))
             return "\n\n".join("\\\n".join(rows) for rows in stanzas if rows)
-        return f"{_comment(begin)}\n\n{body}\n\n{_comment(end)}"
+        return f"{html_comment(begin)}\n\n{body}\n\n{html_comment(end)}"
 
     def properties(self, el: E.Element, *, linked_only: bool) -> str:
         """A property drawer as ``key:: value`` lines (Dataview's inline fields, which
@@ -271,7 +271,7 @@ class _Section:
             if linked_only and not linked:
                 continue
             if not _FIELD_KEY.fullmatch(key):
-                out.append(_comment(self.lines[k].strip()))
+                out.append(html_comment(self.lines[k].strip()))
                 continue
             if _plain_url(value, spans):  # as written: Markdown reads the same link
                 shown = value
@@ -315,13 +315,13 @@ class _Section:
                 blocks.append("---")
             elif kind == E.KEYWORD:
                 if el.name.lower() not in _FRONT_KEYWORDS:
-                    blocks.append(_comment(raw.strip()))
+                    blocks.append(html_comment(raw.strip()))
             elif kind == E.DIARY:
-                blocks.append(_comment(raw.strip()))
+                blocks.append(html_comment(raw.strip()))
             elif kind in (E.COMMENT, E.DRAWER, E.CLOCK) or (
                 kind in (E.PLANNING, E.PROPERTY_DRAWER) and not planning
             ):
-                blocks.append(_comment(raw))
+                blocks.append(html_comment(raw))
         return "\n\n".join(b for b in blocks if b)
 
 

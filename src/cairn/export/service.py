@@ -387,26 +387,33 @@ class ExportService:
 def _org_self_anchors(
     docs: Sequence[Document], units: Mapping[str, Any], links: Mapping[str, list[Any]]
 ) -> tuple[dict[str, list[Any]], dict[str, int]]:
-    """``links`` with each Org ``[[#custom-id]]`` its file lacks taken as Markdown reads
-    its export, a link to its own note (:data:`cairn.export.org_links.SELF_ANCHOR`), and
+    """``links`` with each Org ``[[#custom-id]]`` its file lacks, and each ``[[name]]``
+    or ``[[*Heading]]`` search of its file that finds nothing, taken as Markdown reads
+    its export, a link to its own note (:data:`cairn.export.org_links.SELF_ANCHOR`,
+    :data:`~cairn.export.org_links.SELF_SEARCH`), and
     how many there were: ``{reason: count}`` (empty when none). Still a link: one the
     export drops or sends elsewhere is a difference."""
     from dataclasses import replace
 
-    from cairn.export.org_links import SELF_ANCHOR, self_anchor
+    from cairn.export.org_links import SELF_ANCHOR, SELF_SEARCH, self_anchor, self_search
 
     kept = dict(links)
-    n = 0
+    found: dict[str, int] = {}
     for d in docs:
         if d.format != "org" or d.key:
             continue
         for u in units.get(d.id, ()):
             own = kept.get(u.id, [])
-            if any(self_anchor(x) for x in own):
-                kept[u.id] = [replace(x, resolved_document_id=d.id, unresolved_reason=None)
-                              if self_anchor(x) else x for x in own]
-                n += sum(1 for x in own if self_anchor(x))
-    return kept, ({SELF_ANCHOR: n} if n else {})
+            kinds = [SELF_ANCHOR if self_anchor(x) else SELF_SEARCH if self_search(x)
+                     else None for x in own]
+            if any(kinds):
+                kept[u.id] = [x if k is None else
+                              replace(x, resolved_document_id=d.id, unresolved_reason=None)
+                              for x, k in zip(own, kinds, strict=True)]
+                for k in kinds:
+                    if k is not None:
+                        found[k] = found.get(k, 0) + 1
+    return kept, found
 
 
 RENAMED = "notes written under another name (a name the target does not allow, or a " \

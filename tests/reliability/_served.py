@@ -100,9 +100,16 @@ class Served:
         argv = [*wrapper, *CLI, *args]  # ``wrapper``: e.g. an ``unshare`` that execs it
         if args and args[0] == "serve":
             argv += ["--port", str(self.port)]
+        def start() -> None:
+            # a test runner started in the background ignores SIGINT, and a child would
+            # inherit that and never see the Ctrl-C a test sends it
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            if preexec is not None:
+                preexec()
+
         self.proc = subprocess.Popen(argv, env=env or cli_env(db), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     preexec_fn=preexec)
+                                     preexec_fn=start)
         self.lines: list[str] = []
         self._new: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()

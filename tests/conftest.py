@@ -172,3 +172,13 @@ def run_cli(*args: str, env: Mapping[str, str | None] | None = None,
 def cli() -> Callable[..., CliRun]:
     """:func:`run_cli`: the ``cairn`` command run in this process."""
     return run_cli
+
+
+@pytest.fixture
+def cairn_cmd(cli: Callable[..., CliRun]) -> Callable[..., Any]:
+    """``cairn ARGS`` in this process, without embeddings, its exit status not checked
+    (``env`` adds variables)."""
+    def go(*args: str, env: dict[str, str] | None = None, **kw: Any) -> Any:
+        env = {"CAIRN_EMBED": "none", "CAIRN_NO_WARM": "1", **(env or {})}
+        return cli(*args, env=env, check=False, **kw)
+    return go

@@ -106,3 +106,24 @@ class Watching:
         assert not self.thread.is_alive(), "the watcher did not stop"
         if self.error is not None:
             raise self.error
+
+
+def notes_folder(folder: Path, n: int = 5) -> Path:
+    """``n`` small Markdown notes in ``folder`` (made if missing), each with the word lapis."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (folder / f"note {i}.md").write_text(f"# Note {i}\n\ngood words {i} lapis\n", "utf-8")
+    return folder
+
+
+def garden_vault(folder: Path) -> Path:
+    """Three notes in two subfolders of ``folder``: compost, tomatoes, sourdough."""
+    (folder / "plants").mkdir(parents=True)
+    (folder / "kitchen").mkdir()
+    (folder / "plants" / "compost.md").write_text(
+        "# Compost\n\nGreens and browns; turn the heap weekly.\n", "utf-8")
+    (folder / "plants" / "tomatoes.md").write_text(
+        "# Tomatoes\n\nStake the vines and pinch the side shoots.\n", "utf-8")
+    (folder / "kitchen" / "bread.md").write_text(
+        "# Sourdough\n\nFeed the starter the night before baking.\n", "utf-8")
+    return folder

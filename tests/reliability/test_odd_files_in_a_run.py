@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _reliability import notes_folder
 
 from cairn.app import Cairn
 from cairn.sources import decode
@@ -20,27 +21,10 @@ from cairn.sources import decode
 Cli = Callable[..., Any]
 
 
-@pytest.fixture
-def cairn_cmd(cli: Cli) -> Cli:
-    """``cairn ARGS`` in this process, without embeddings, its exit status not checked
-    (``env`` adds variables)."""
-    def go(*args: str, env: dict[str, str] | None = None, **kw: Any) -> Any:
-        env = {"CAIRN_EMBED": "none", "CAIRN_NO_WARM": "1", **(env or {})}
-        return cli(*args, env=env, check=False, **kw)
-    return go
-
-
-def _notes(folder: Path, n: int = 5) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(n):
-        (folder / f"note {i}.md").write_text(f"# Note {i}\n\ngood words {i} lapis\n", "utf-8")
-    return folder
-
-
 def test_a_file_name_with_invalid_utf8_is_reported_and_the_rest_indexed(
     cairn_cmd: Cli, tmp_path: Path
 ) -> None:
-    folder = _notes(tmp_path / "n")
+    folder = notes_folder(tmp_path / "n")
     bad = os.fsencode(folder) + b"/bad\xff.md"
     with open(bad, "wb") as fh:
         fh.write(b"# Bad name\n")
@@ -76,7 +60,7 @@ def test_a_note_replaced_by_a_fifo_does_not_block(tmp_path: Path) -> None:
 def test_fifos_sockets_and_dangling_links_in_a_folder(tmp_path: Path) -> None:
     import socket
 
-    folder = _notes(tmp_path / "n")
+    folder = notes_folder(tmp_path / "n")
     os.mkfifo(folder / "pipe.md")
     sock = socket.socket(socket.AF_UNIX)
     sock.bind(str(folder / "sock.md"))
@@ -93,7 +77,7 @@ def test_fifos_sockets_and_dangling_links_in_a_folder(tmp_path: Path) -> None:
 def test_partial_export_and_skipped_files_are_named_by_the_cli(
     cairn_cmd: Cli, tmp_path: Path
 ) -> None:
-    folder = _notes(tmp_path / "n", 2)
+    folder = notes_folder(tmp_path / "n", 2)
     (folder / "data.json").write_text('{"not": "an export"}', "utf-8")
     res = cairn_cmd("--db", str(tmp_path / "i.db"), "index", str(folder))
     assert res.code == 0, res.stderr
@@ -101,7 +85,7 @@ def test_partial_export_and_skipped_files_are_named_by_the_cli(
 
 
 def test_a_parse_over_the_time_limit_is_reported_and_the_rest_indexed(tmp_path: Path) -> None:
-    folder = _notes(tmp_path / "n")
+    folder = notes_folder(tmp_path / "n")
     (folder / "deep.org").write_text("".join("*" * i + " h\n" for i in range(1, 4001)), "utf-8")
     cfg = tmp_path / "cairn.toml"
     cfg.write_text("[index]\nfile_seconds = 0.05\n", "utf-8")
@@ -113,7 +97,7 @@ def test_a_parse_over_the_time_limit_is_reported_and_the_rest_indexed(tmp_path: 
 
 
 def test_a_file_over_the_size_limit_is_reported_unread(tmp_path: Path) -> None:
-    folder = _notes(tmp_path / "n")
+    folder = notes_folder(tmp_path / "n")
     (folder / "big.md").write_bytes(b"# Big\n" + b"x" * 2_000_000)
     cfg = tmp_path / "cairn.toml"
     cfg.write_text("[index]\nmax_file_mb = 1\n", "utf-8")

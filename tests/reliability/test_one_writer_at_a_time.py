@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from _reliability import notes_folder
 
 from cairn.app import Cairn
 from cairn.ingest.snapshot import index_snapshot
@@ -34,15 +35,8 @@ def _cli_process(
     )
 
 
-def _notes(folder: Path, n: int = 5) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(n):
-        (folder / f"note {i}.md").write_text(f"# Note {i}\n\ngood words {i} lapis\n", "utf-8")
-    return folder
-
-
 def test_two_writers_on_a_brand_new_index(tmp_path: Path) -> None:
-    folder = _notes(tmp_path / "n", 30)
+    folder = notes_folder(tmp_path / "n", 30)
     db = tmp_path / "new.db"
     procs = [
         subprocess.Popen(
@@ -77,7 +71,7 @@ def test_two_writers_on_a_brand_new_index(tmp_path: Path) -> None:
 
 
 def test_a_second_writer_is_refused_or_waits(tmp_path: Path) -> None:
-    folder = _notes(tmp_path / "n")
+    folder = notes_folder(tmp_path / "n")
     db = tmp_path / "i.db"
     holder = Cairn.open(db=db)
     holder.index([folder])
@@ -110,7 +104,7 @@ def test_a_second_writer_is_refused_or_waits(tmp_path: Path) -> None:
 
 
 def test_the_lock_is_released_when_the_writer_dies(tmp_path: Path) -> None:
-    folder = _notes(tmp_path / "n")
+    folder = notes_folder(tmp_path / "n")
     db = tmp_path / "i.db"
     code = (
         "import os, sys; from cairn.app import Cairn\n"

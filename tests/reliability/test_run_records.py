@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _reliability import garden_vault, notes_folder
 
 from cairn.app import Cairn
 from cairn.ingest.limits import MassDelete
@@ -22,37 +23,8 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 Cli = Callable[..., Any]
 
 
-@pytest.fixture
-def cairn_cmd(cli: Cli) -> Cli:
-    """``cairn ARGS`` in this process, without embeddings, its exit status not checked
-    (``env`` adds variables)."""
-    def go(*args: str, env: dict[str, str] | None = None, **kw: Any) -> Any:
-        env = {"CAIRN_EMBED": "none", "CAIRN_NO_WARM": "1", **(env or {})}
-        return cli(*args, env=env, check=False, **kw)
-    return go
-
-
-def _notes(folder: Path, n: int = 5) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(n):
-        (folder / f"note {i}.md").write_text(f"# Note {i}\n\ngood words {i} lapis\n", "utf-8")
-    return folder
-
-
-def _vault(folder: Path) -> Path:
-    (folder / "plants").mkdir(parents=True)
-    (folder / "kitchen").mkdir()
-    (folder / "plants" / "compost.md").write_text(
-        "# Compost\n\nGreens and browns; turn the heap weekly.\n", "utf-8")
-    (folder / "plants" / "tomatoes.md").write_text(
-        "# Tomatoes\n\nStake the vines and pinch the side shoots.\n", "utf-8")
-    (folder / "kitchen" / "bread.md").write_text(
-        "# Sourdough\n\nFeed the starter the night before baking.\n", "utf-8")
-    return folder
-
-
 def test_deletion_guard_stops_a_run_that_would_empty_a_root(cairn_cmd: Cli, tmp_path: Path) -> None:
-    folder = _notes(tmp_path / "n", 20)
+    folder = notes_folder(tmp_path / "n", 20)
     db = tmp_path / "i.db"
     with Cairn.open(db=db) as c:
         c.index([folder])
@@ -71,7 +43,7 @@ def test_deletion_guard_stops_a_run_that_would_empty_a_root(cairn_cmd: Cli, tmp_
 
 
 def test_a_failed_run_is_recorded_as_such(tmp_path: Path) -> None:
-    folder = _notes(tmp_path / "n", 20)
+    folder = notes_folder(tmp_path / "n", 20)
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([folder])
         for p in list(folder.iterdir())[:15]:
@@ -86,7 +58,7 @@ def test_a_failed_run_is_recorded_as_such(tmp_path: Path) -> None:
 
 
 def test_an_interrupted_run_stays_visible_as_unfinished(tmp_path: Path) -> None:
-    folder = _notes(tmp_path / "n", 80)
+    folder = notes_folder(tmp_path / "n", 80)
     db = tmp_path / "i.db"
     code = (
         "import os, threading; from cairn.app import Cairn\n"
@@ -111,7 +83,7 @@ def test_chunks_of_a_no_embed_run_are_embedded_by_the_next_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("CAIRN_EMBED", "static")
-    folder = _notes(tmp_path / "n")
+    folder = notes_folder(tmp_path / "n")
     db = tmp_path / "i.db"
     with Cairn.open(db=db) as c:
         c.index([folder])
@@ -128,7 +100,7 @@ def test_chunks_of_a_no_embed_run_are_embedded_by_the_next_run(
 def test_a_watcher_batch_that_needs_a_full_run_reports_its_counts(tmp_path: Path) -> None:
     """A deleted folder makes a full run; the batch reports that run's counts, not
     those of a second, empty run (``removed`` 0 in ``cairn watch --json``)."""
-    root = _vault(tmp_path / "v")
+    root = garden_vault(tmp_path / "v")
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([root], embed=False)
         shutil.rmtree(root / "plants")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _reliability import garden_vault, notes_folder
 
 from cairn.app import Cairn
 from cairn.config import Config, load_config
@@ -21,35 +22,6 @@ from cairn.errors import CairnError, ConfigError, StoreError
 from cairn.store import open_store
 
 Cli = Callable[..., Any]
-
-
-@pytest.fixture
-def cairn_cmd(cli: Cli) -> Cli:
-    """``cairn ARGS`` in this process, without embeddings, its exit status not checked
-    (``env`` adds variables)."""
-    def go(*args: str, env: dict[str, str] | None = None, **kw: Any) -> Any:
-        env = {"CAIRN_EMBED": "none", "CAIRN_NO_WARM": "1", **(env or {})}
-        return cli(*args, env=env, check=False, **kw)
-    return go
-
-
-def _notes(folder: Path, n: int = 5) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for i in range(n):
-        (folder / f"note {i}.md").write_text(f"# Note {i}\n\ngood words {i} lapis\n", "utf-8")
-    return folder
-
-
-def _vault(folder: Path) -> Path:
-    (folder / "plants").mkdir(parents=True)
-    (folder / "kitchen").mkdir()
-    (folder / "plants" / "compost.md").write_text(
-        "# Compost\n\nGreens and browns; turn the heap weekly.\n", "utf-8")
-    (folder / "plants" / "tomatoes.md").write_text(
-        "# Tomatoes\n\nStake the vines and pinch the side shoots.\n", "utf-8")
-    (folder / "kitchen" / "bread.md").write_text(
-        "# Sourdough\n\nFeed the starter the night before baking.\n", "utf-8")
-    return folder
 
 
 def _mount_tmpfs(where: Path) -> bool:
@@ -64,7 +36,7 @@ def _mount_tmpfs(where: Path) -> bool:
 def test_a_read_only_index_gives_one_clear_message(cairn_cmd: Cli, tmp_path: Path) -> None:
     if os.geteuid() == 0:
         pytest.skip("root ignores file permissions")
-    folder = _notes(tmp_path / "n")
+    folder = notes_folder(tmp_path / "n")
     db = tmp_path / "ro" / "i.db"
     with Cairn.open(db=db) as c:
         c.index([folder])
@@ -88,7 +60,7 @@ def test_an_index_on_read_only_media_answers_reads(cairn_cmd: Cli, tmp_path: Pat
     if not _mount_tmpfs(media):
         pytest.skip("needs root and mount to make a read-only file system")
     try:
-        root = _vault(tmp_path / "v")
+        root = garden_vault(tmp_path / "v")
         db = media / "i.db"
         with Cairn.open(db=db) as c:
             c.index([root], embed=False)
@@ -142,7 +114,7 @@ def test_store_errors_never_escape_as_backend_errors(tmp_path: Path) -> None:
     db = tmp_path / "i.db"
     db.write_bytes(b"this is not a database at all" * 100)
     with pytest.raises(StoreError):
-        Cairn.open(db=db).index([_notes(tmp_path / "n")])
+        Cairn.open(db=db).index([notes_folder(tmp_path / "n")])
 
 
 def test_a_folder_given_as_the_index_says_so(cairn_cmd: Cli, tmp_path: Path) -> None:
@@ -186,7 +158,7 @@ def test_a_bad_setting_is_refused_before_the_run_naming_the_file(
     is indexed, and ``port = 99999`` is refused (not served on another port)."""
     cfg = tmp_path / "cairn.toml"
     cfg.write_text(toml, "utf-8")
-    root = _vault(tmp_path / "v")
+    root = garden_vault(tmp_path / "v")
     db = tmp_path / "i.db"
     with pytest.raises(ConfigError) as err, Cairn(load_config(db=db, config_file=cfg)) as c:
         c.index([root], embed=False)
@@ -197,7 +169,7 @@ def test_a_bad_setting_is_refused_before_the_run_naming_the_file(
 
 
 def test_enrich_without_a_model_names_the_section(cairn_cmd: Cli, tmp_path: Path) -> None:
-    root = _vault(tmp_path / "v")
+    root = garden_vault(tmp_path / "v")
     db = tmp_path / "i.db"
     assert cairn_cmd("--db", str(db), "index", str(root)).code == 0
     res = cairn_cmd("--db", str(db), "enrich")

@@ -18,16 +18,6 @@ from cairn.search.service import NEAREST_BY_MEANING
 Cli = Callable[..., Any]
 
 
-@pytest.fixture
-def cairn_cmd(cli: Cli) -> Cli:
-    """``cairn ARGS`` in this process, without embeddings, its exit status not checked
-    (``env`` adds variables)."""
-    def go(*args: str, env: dict[str, str] | None = None, **kw: Any) -> Any:
-        env = {"CAIRN_EMBED": "none", "CAIRN_NO_WARM": "1", **(env or {})}
-        return cli(*args, env=env, check=False, **kw)
-    return go
-
-
 def _vault(folder: Path) -> Path:
     (folder / "plants").mkdir(parents=True)
     (folder / "kitchen").mkdir()

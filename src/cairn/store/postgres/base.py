@@ -1,12 +1,10 @@
-"""Connection, transactions and migrations of the PostgreSQL store.
+"""The PostgreSQL store's connections, transactions and writers' lock.
 
 Each thread has its own connection (like the SQLite store: readers never wait for one
-another), borrowed from a ``psycopg_pool`` pool and given back when the thread ends, in
-autocommit mode outside :meth:`PostgresBase.transaction`. Statements are
-the store's shared SQL rendered by :mod:`cairn.store.postgres.dialect`; rows support
-index and column-name access like ``sqlite3.Row``; every ``psycopg`` error becomes a
-:class:`cairn.errors.StoreError` naming the database (password removed), the operation
-and the server's reason.
+another; :mod:`cairn.store.postgres.connection`), borrowed from a ``psycopg_pool`` pool
+and given back when the thread ends, in autocommit mode outside
+:meth:`PostgresBase.transaction`. The schema's migrations are
+:mod:`cairn.store.postgres.schema`'s.
 
 Writers serialise on a transaction-level advisory lock, so two indexers against one
 database never interleave: the second waits (``wait`` seconds, default 5) and is then
@@ -15,138 +13,27 @@ refused with a clear message.
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
-from cairn.errors import StoreError, StoreUnwritable
+from cairn.errors import StoreError
 from cairn.store.lock import WriterLock
-from cairn.store.postgres.dialect import COMPAT_FUNCTIONS, translate, translate_trigger
-from cairn.store.postgres.migrate import schema_migration
-from cairn.store.postgres.steps import PG_COMPONENT, PG_STEPS, PG_TABLES
-from cairn.store.sql.base import SQLBase, TableCopyMixin
-from cairn.store.sql.migrations import SCHEMA_VERSION
+from cairn.store.postgres.connection import (
+    Connection,
+    configure,
+    error_class,
+    redact_url,
+    row_factory,
+)
+from cairn.store.postgres.schema import PostgresSchema
+from cairn.store.postgres.steps import PG_TABLES
+from cairn.store.sql.base import TableCopyMixin
 
 WRITE_LOCK_KEY = 0x6361_6972_6E00  # "cairn\0": the advisory lock of index writers
-MIGRATION_WAIT = 120.0
-"""Seconds a process that finds the schema behind waits for the writers' lock: another
-process may be migrating it, and a search then waits for that migration (a migration
-of a large index takes a while) instead of failing after the writers' ``wait``."""
-
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its password (for messages and ``store.path``)."""
-    return re.sub(r"(//[^:/@]+):[^@]*@", r"\1:***@", url)
-
-
-class Row(tuple[Any, ...]):
-    """A result row: a tuple that can also be indexed by column name."""
-
-    _names: dict[str, int]
-
-    def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, str):
-            return tuple.__getitem__(self, self._names[key])
-        return tuple.__getitem__(self, key)
-
-    def keys(self) -> list[str]:
-        """The column names, in order."""
-        return list(self._names)
-
-
-def _row_factory(cursor: Any) -> Any:
-    desc = cursor.description
-    names = {d.name: i for i, d in enumerate(desc or ())}
-
-    def make(values: Sequence[Any]) -> Row:
-        row = Row(values)
-        row._names = names
-        return row
-
-    return make
-
-
-def _error(exc: Exception) -> type[StoreError]:
-    state = getattr(getattr(exc, "diag", None), "sqlstate", None) or ""
-    if state in ("53100", "25006") or state.startswith("53"):  # disk full, read-only
-        return StoreUnwritable
-    return StoreError
-
-
-class Connection:
-    """One thread's connection, speaking the store's shared SQL (see the module doc)."""
-
-    def __init__(self, raw: Any, store: PostgresBase) -> None:
-        self.raw = raw
-        self._store = store
-
-    def _sql(self, sql: str) -> str:
-        return translate(sql, self._store.primary_keys)
-
-    def execute(self, sql: str, params: Sequence[Any] | None = None) -> Any:
-        """Run one statement; returns the cursor (iterable of :class:`Row`).
-
-        Raises:
-            StoreError: the server refused it.
-        """
-        import psycopg
-
-        head = sql.lstrip()[:16].upper()
-        try:
-            if head.startswith("CREATE TRIGGER"):
-                cur = None
-                for stmt in translate_trigger(sql):
-                    cur = self.raw.execute(stmt, ())
-                return cur
-            return self.raw.execute(self._sql(sql), tuple(params or ()))
-        except psycopg.Error as exc:
-            raise _error(exc)(f"{self._store.path}: {exc}".strip()) from exc
-
-    def run(self, sql: str, *, rendered: bool) -> Any:
-        """Run one statement already in PostgreSQL's dialect; ``rendered``: it came
-        through :func:`cairn.store.postgres.dialect.translate` (its ``%`` escaped, so it
-        takes an empty parameter list).
-
-        Raises:
-            StoreError: the server refused it.
-        """
-        import psycopg
-
-        try:
-            return self.raw.execute(sql, () if rendered else None)
-        except psycopg.Error as exc:
-            raise _error(exc)(f"{self._store.path}: {exc}".strip()) from exc
-
-    def executemany(self, sql: str, rows: Sequence[Sequence[Any]] | Any) -> Any:
-        """Run one statement for each parameter row (pipelined).
-
-        Raises:
-            StoreError: the server refused it.
-        """
-        import psycopg
-
-        rows = [tuple(r) for r in rows]
-        cur = self.raw.cursor()
-        if not rows:
-            return cur
-        try:
-            cur.executemany(self._sql(sql), rows)
-        except psycopg.Error as exc:
-            raise _error(exc)(f"{self._store.path}: {exc}".strip()) from exc
-        return cur
-
-    @property
-    def in_transaction(self) -> bool:
-        """Whether a transaction is open on this connection."""
-        from psycopg.pq import TransactionStatus
-
-        return bool(self.raw.info.transaction_status != TransactionStatus.IDLE)
-
 
 ANALYZE_FROM = 1_000
 """Rows changed since a table's last statistics from which a commit may analyze it."""
@@ -161,24 +48,6 @@ ANALYZE_EVERY = 2.0
 
 POOL_SIZE = 32
 """Most connections a store opens (one per thread that uses it at a time)."""
-
-
-def _configure(raw: Any) -> None:
-    """Set up a new connection: Python booleans as integers, as the shared schema
-    stores them, and every statement planned for its own parameters: a generic plan
-    (chosen once psycopg has prepared a statement) suits a rare word and ruins a common
-    one (SciFact keyword p95 31 → 100 ms from the second pass on)."""
-    import psycopg
-    from psycopg.adapt import Dumper
-
-    class _BoolAsInt(Dumper):
-        oid = psycopg.adapters.types["int8"].oid
-
-        def dump(self, obj: Any) -> bytes:
-            return b"1" if obj else b"0"
-
-    raw.adapters.register_dumper(bool, _BoolAsInt)
-    raw.execute("SET plan_cache_mode = force_custom_plan")
 
 
 def _give_back(store_ref: weakref.ref[PostgresBase], raw: Any) -> None:
@@ -198,7 +67,7 @@ def _give_back(store_ref: weakref.ref[PostgresBase], raw: Any) -> None:
             raw.close()
 
 
-class PostgresBase(SQLBase):
+class PostgresBase(PostgresSchema):
     """Connections, transactions and migrations on PostgreSQL.
 
     Args:
@@ -271,9 +140,9 @@ class PostgresBase(SQLBase):
             if self._pool is None:
                 self._pool = ConnectionPool(
                     self.url, min_size=0, max_size=max(1, self.pool_size), open=True,
-                    kwargs={"autocommit": True, "row_factory": _row_factory,
+                    kwargs={"autocommit": True, "row_factory": row_factory,
                             "connect_timeout": 10},
-                    configure=_configure, name="cairn")
+                    configure=configure, name="cairn")
             return self._pool
 
     def _connect(self) -> Any:
@@ -285,98 +154,14 @@ class PostgresBase(SQLBase):
         import psycopg
 
         try:
-            raw = psycopg.connect(self.url, autocommit=True, row_factory=_row_factory,
+            raw = psycopg.connect(self.url, autocommit=True, row_factory=row_factory,
                                   connect_timeout=10)
         except psycopg.Error as exc:
             raise StoreError(f"{self.path}: cannot connect: {exc}".strip()) from exc
-        _configure(raw)
+        configure(raw)
         return raw
 
-    def _load_primary_keys(self) -> None:
-        rows = self.db.execute(
-            "SELECT tc.table_name, kcu.column_name FROM information_schema.table_constraints tc "
-            "JOIN information_schema.key_column_usage kcu ON kcu.constraint_name = "
-            "tc.constraint_name AND kcu.table_schema = tc.table_schema "
-            "WHERE tc.constraint_type = 'PRIMARY KEY' AND tc.table_schema = current_schema() "
-            "ORDER BY tc.table_name, kcu.ordinal_position"
-        )
-        keys: dict[str, list[str]] = {}
-        for table, column in rows:
-            keys.setdefault(str(table), []).append(str(column))
-        self.primary_keys = {t: tuple(c) for t, c in keys.items()}
-
-    # --- migrations -------------------------------------------------------------------
-    def _migrate(self) -> None:
-        """Bring the schema to :data:`SCHEMA_VERSION` (the same steps as SQLite's,
-        rendered for PostgreSQL), under the writers' lock, which is taken only when the
-        versions read without it are behind (readers never wait for a writer): they are
-        read again under it. Behind, the lock is waited for up to :data:`MIGRATION_WAIT`
-        seconds, for another process's migration to end.
-
-        Raises:
-            StoreError: the schema is newer than this cairn, or the lock stayed taken.
-        """
-        if (self._read_version("cairn_schema") == SCHEMA_VERSION
-                and self._read_version("components", PG_COMPONENT) == len(PG_STEPS)):
-            self._load_primary_keys()
-            return
-        with self._migrating():
-            db = self.db
-            db.execute("CREATE TABLE IF NOT EXISTS cairn_schema (version BIGINT NOT NULL)")
-            row = db.execute("SELECT version FROM cairn_schema").fetchone()
-            version = int(row[0]) if row else 0
-            if version > SCHEMA_VERSION:
-                raise StoreError(
-                    f"{self.path}: index schema version {version} is newer than this cairn "
-                    f"({SCHEMA_VERSION}); upgrade cairn or rebuild the index"
-                )
-            if version < SCHEMA_VERSION:
-                for fn in COMPAT_FUNCTIONS:
-                    db.raw.execute(fn)
-            for i in range(version, SCHEMA_VERSION):
-                for stmt in schema_migration(i):
-                    db.run(stmt.sql, rendered=stmt.rendered)
-                self._after_migration(i + 1)
-            db.execute("DELETE FROM cairn_schema")
-            db.execute("INSERT INTO cairn_schema(version) VALUES (?)", (SCHEMA_VERSION,))
-            self._pg_steps()
-        self._load_primary_keys()
-
-    def _pg_steps(self) -> None:
-        """Bring PostgreSQL's own tables (:data:`PG_STEPS`) up to date; inside the
-        migration's transaction.
-
-        Raises:
-            StoreError: the database holds a newer version of them than this cairn.
-        """
-        db = self.db
-        db.execute("CREATE TABLE IF NOT EXISTS components (name TEXT PRIMARY KEY, version BIGINT)")
-        row = db.execute("SELECT version FROM components WHERE name=?",
-                         (PG_COMPONENT,)).fetchone()
-        version = int(row[0]) if row else 0
-        if version > len(PG_STEPS):
-            raise StoreError(
-                f"{self.path}: PostgreSQL tables at version {version}, newer than this cairn "
-                f"({len(PG_STEPS)}); upgrade cairn or rebuild the index")
-        for i in range(version, len(PG_STEPS)):
-            for stmt in PG_STEPS[i]:
-                db.raw.execute(stmt)
-            db.execute("INSERT INTO components(name, version) VALUES (?, ?) ON CONFLICT(name) "
-                       "DO UPDATE SET version=excluded.version", (PG_COMPONENT, i + 1))
-
-    def _read_version(self, table: str, name: str | None = None) -> int:
-        """The version in ``cairn_schema``, or of component ``name`` in ``components``,
-        read without the writers' lock; 0 when the table or the row is missing."""
-        if self.db.execute("SELECT to_regclass(?)", (table,)).fetchone()[0] is None:
-            return 0
-        row = (self.db.execute("SELECT version FROM components WHERE name=?", (name,))
-               if name else self.db.execute("SELECT max(version) FROM cairn_schema")).fetchone()
-        return int(row[0]) if row and row[0] is not None else 0
-
-    def _user_version(self) -> int:
-        row = self.db.execute("SELECT version FROM cairn_schema").fetchone()
-        return int(row[0]) if row else 0
-
+    # --- lifecycle and transactions ---------------------------------------------------
     def writer_lock(self) -> WriterLock:
         """A new handle on the index's writer lock: a session-level advisory lock (see
         :mod:`cairn.store.postgres.lock`)."""
@@ -384,45 +169,6 @@ class PostgresBase(SQLBase):
 
         return AdvisoryWriterLock(self.url, self.path)
 
-    @property
-    def schema_version(self) -> int:
-        """The database's schema version (the ``cairn_schema`` table)."""
-        return self._user_version()
-
-    def ensure_component(self, name: str, migrations: Sequence[str]) -> None:
-        """Create or migrate an optional component's tables (see the SQLite store);
-        the shared DDL is rendered for PostgreSQL.
-
-        Raises:
-            StoreError: the database holds a newer version of the component.
-        """
-        if self._read_version("components", name) == len(migrations):
-            return  # current: no writer's lock for a reader
-        with self._migrating():
-            self.db.execute(
-                "CREATE TABLE IF NOT EXISTS components (name TEXT PRIMARY KEY, version BIGINT)"
-            )
-            row = self.db.execute("SELECT version FROM components WHERE name=?",
-                                  (name,)).fetchone()
-            version = int(row[0]) if row else 0
-            if version > len(migrations):
-                raise StoreError(
-                    f"{self.path}: component {name!r} is at version {version}, newer than "
-                    f"this cairn ({len(migrations)}); upgrade cairn or rebuild the index"
-                )
-            for i in range(version, len(migrations)):
-                for stmt in migrations[i].split(";"):
-                    if stmt.strip():
-                        self.db.execute(stmt)
-                self.db.execute(
-                    "INSERT INTO components(name, version) VALUES (?, ?) "
-                    "ON CONFLICT(name) DO UPDATE SET version=excluded.version",
-                    (name, i + 1),
-                )
-        if len(migrations) > version:
-            self._load_primary_keys()
-
-    # --- lifecycle and transactions ---------------------------------------------------
     def close(self) -> None:
         """Close every connection, borrowed or pooled, and the pool (idempotent); the
         store cannot be used afterwards."""
@@ -445,20 +191,6 @@ class PostgresBase(SQLBase):
             pool = self._pool
         idle = int(pool.get_stats().get("pool_available", 0)) if pool is not None else 0
         return borrowed + idle
-
-    @contextmanager
-    def _migrating(self) -> Iterator[None]:
-        """A write transaction for a migration: waits up to :data:`MIGRATION_WAIT`
-        seconds (or the store's ``wait``, when longer) for the writers' lock.
-
-        Raises:
-            StoreError: the lock stayed taken (another process migrates or writes)."""
-        wait = self.wait if self.wait < 0 else max(self.wait, MIGRATION_WAIT)
-        with self.transaction(wait=wait, busy=(
-                f"{self.path}: this index's schema must be brought up to date, and another "
-                f"cairn process is upgrading or writing it (waited {wait:g} s); try again "
-                "when it has finished")):
-            yield
 
     @contextmanager
     def transaction(self, *, wait: float | None = None,
@@ -511,7 +243,7 @@ class PostgresBase(SQLBase):
             except Exception as exc:
                 with suppress(Exception):
                     db.raw.execute("ROLLBACK")
-                raise _error(exc)(f"{self.path}: cannot commit: {exc}") from exc
+                raise error_class(exc)(f"{self.path}: cannot commit: {exc}") from exc
             self._analyze_grown()
 
     def _analyze_grown(self) -> None:

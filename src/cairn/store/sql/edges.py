@@ -39,7 +39,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from cairn.store.sql.graph_reads import GraphReadsMixin, chunks
+from cairn.store.sql.graph_reads import GraphReadsMixin
+from cairn.store.sql.graph_walk import chunks
 from cairn.store.sql.outline import STRUCTURAL, outline_counts_by_document
 
 if TYPE_CHECKING:

@@ -144,3 +144,28 @@ def test_retriever_weight_from_types_yaml_changes_the_ranking(tmp_path: Path) ->
                 by_path = {h.path: h.explain["summands"]["type_weight"] for h in hits}
                 assert by_path["b.md"] > by_path["a.md"]
     assert order["typed"] == ["b.md", "a.md"]
+
+
+def test_the_index_location_is_read_against_the_known_backends(tmp_path: Path) -> None:
+    """``--db``, ``CAIRN_DB_URL`` and ``[store]`` name a backend by its URL scheme or its
+    name; nothing here connects to a server."""
+    url = "postgresql://ann:hunter2@db.example/notes"
+    assert load_config(db=url, env={}).db_url == url
+    assert load_config(db="POSTGRES://db.example/notes", env={}).db_url is not None
+    assert load_config(db=str(tmp_path / "x.db"), env={"CAIRN_DB_URL": url}).db_url is None
+    assert load_config(env={"CAIRN_DB_URL": url}).db_url == url
+    with pytest.raises(ConfigError, match="lost a slash"):
+        load_config(db="postgresql:/db.example/notes", env={})
+    with pytest.raises(ConfigError, match="needs url"):
+        load_config(env={"CAIRN_DB_URL": "notes.db"})
+    for store, message in (
+        ('backend = "mysql"', 'backend must be "sqlite" or "postgres", not \'mysql\''),
+        ('backend = "postgres"', 'needs url = "postgresql://user@host/dbname"'),
+        ('backend = "postgres"\nurl = "sqlite:///x.db"', "needs url"),
+    ):
+        p = _toml(tmp_path, f"[store]\n{store}\n")
+        with pytest.raises(ConfigError) as exc:
+            load_config(config_file=p, env={})
+        assert str(p) in str(exc.value) and message in str(exc.value)
+    p = _toml(tmp_path, f'[store]\nbackend = "sqlite"\nurl = "{url}"\n')
+    assert load_config(config_file=p, env={"CAIRN_DB_URL": url}).db_url is None

@@ -1,13 +1,18 @@
 """A store is opened by the backend its location's scheme names (cairn.store.registry):
 a file path or ``sqlite:`` URL is SQLite, ``postgresql://`` PostgreSQL, an unknown
-scheme a clear error, and a new backend is one ``register`` call."""
+scheme a clear error, and a new backend is one ``register`` call. The backends' names
+and schemes are listed once (cairn.config.locations), for the configuration and the
+registry alike; no other code names them."""
 
 from __future__ import annotations
 
+import ast
+import re
 from pathlib import Path
 
 import pytest
 
+from cairn.config.locations import BACKEND_SCHEMES, FILE_BACKEND
 from cairn.errors import StoreError
 from cairn.model import SourceRoot
 from cairn.store import Store, open_store, open_url, registry
@@ -89,3 +94,53 @@ def test_a_postgresql_url_opens_the_postgres_backend(pg_url: str) -> None:
             assert store.schema_version > 0
         finally:
             store.close()
+
+
+def test_the_registry_opens_exactly_the_backends_the_configuration_knows() -> None:
+    assert {b.name: b.schemes for b in registry.BACKENDS.values()} == dict(BACKEND_SCHEMES)
+    assert backend_for(Path("index.db")).name == FILE_BACKEND
+
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "cairn"
+NAMES_BACKENDS = {
+    "config/locations.py", "store/registry.py",
+    # a database's trained-model folder is keyed by its URL written with one scheme:
+    # the key must not change, or trained models would be left behind
+    "app/fast_profile.py",
+}
+"""The modules that may spell a backend's name or URL scheme in code (docstrings and
+messages aside); the backends' own packages are theirs."""
+
+
+def _backend_literals(path: Path) -> list[str]:
+    """``"line: 'text'"`` of each string in ``path``'s code (not a docstring) that is a
+    backend's name or starts with one of the schemes."""
+    spelled = re.compile(
+        "^(" + "|".join(re.escape(w) for n, s in BACKEND_SCHEMES.items() for w in (n, *s))
+        + ")(:|$)", re.IGNORECASE)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {
+        id(node.body[0].value) for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body and isinstance(node.body[0], ast.Expr)
+    }
+    return [f"{node.lineno}: {node.value!r}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in docs and spelled.match(node.value)]
+
+
+def test_no_code_but_the_registry_names_a_backend() -> None:
+    bad = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        if rel in NAMES_BACKENDS or rel.startswith(("store/sqlite/", "store/postgres/")):
+            continue
+        bad += [f"{rel}:{hit}" for hit in _backend_literals(path)]
+    assert not bad, "backends named outside the registry:\n" + "\n".join(bad)
+
+
+def test_the_backend_name_check_sees_a_comparison_but_not_a_docstring(tmp_path: Path) -> None:
+    code = tmp_path / "m.py"
+    code.write_text('"""Opens postgresql://x."""\n'
+                    'def f(u):\n    return u.startswith(("postgresql://", "Postgres:/"))\n')
+    assert _backend_literals(code) == ["3: 'postgresql://'", "3: 'Postgres:/'"]

@@ -35,10 +35,27 @@ import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
+from cairn.config.locations import server_backend
+from cairn.config.sections import (
+    REDACT_MODES,
+    McpConfig,
+    ServeConfig,
+    frozen,
+    read_backup_dir,
+    read_db_url,
+    read_doors,
+    read_keep,
+    read_redact,
+    read_web,
+)
 from cairn.errors import ConfigError
+
+__all__ = [
+    "KEYS", "REDACT_MODES", "Config", "McpConfig", "OrgConfig", "SearchConfig",
+    "ServeConfig", "in_file", "load_config",
+]
 
 KEYS: Mapping[str, frozenset[str]] = {
     "store": frozenset({"path", "backend", "url"}),
@@ -129,15 +146,6 @@ _NUMBERS = {*(f"fusion.{k}" for k in ("rrf_k", "alpha", "beta", "gamma", "delta"
 """Keys whose value is a number (``_INTS``: a whole one), checked as the file is read."""
 
 
-def _frozen(value: Any) -> Any:
-    """A read-only copy: tables become ``MappingProxyType``, arrays tuples."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({str(k): _frozen(v) for k, v in value.items()})
-    if isinstance(value, list | tuple):
-        return tuple(_frozen(v) for v in value)
-    return value
-
-
 def _check_keys(path: Path, data: Mapping[str, Any]) -> None:
     """Refuse an unknown section or key (naming the nearest spelling) or a non-number."""
 
@@ -177,7 +185,7 @@ def _env_embed(env: Mapping[str, str], table: Mapping[str, Any] | None = None) -
     embed = dict(table or {})
     if env.get("CAIRN_EMBED"):
         embed["provider"] = env["CAIRN_EMBED"]
-    return _frozen(embed)
+    return frozen(embed)
 
 
 def _default_data_dir() -> Path:
@@ -216,46 +224,6 @@ class OrgConfig:
 
 
 @dataclass(frozen=True, slots=True)
-class ServeConfig:
-    """``[serve]``: the HTTP API (``cairn serve``).
-
-    Attributes:
-        host / port: the address to bind (loopback by default; any other address needs
-            a token).
-        token_env: the environment variable holding the bearer token (never the file).
-        allowed_hosts: ``Host`` header values accepted besides the loopback names and the
-            bound address (DNS rebinding defence).
-        cors_origins: browser origins allowed to call the API (none: no CORS headers and
-            any request carrying another ``Origin`` is refused).
-        max_body_bytes: largest request body accepted (bytes).
-        max_query_chars: longest query string (URL) and search query accepted (characters).
-    """
-
-    host: str = "127.0.0.1"
-    port: int = 8765
-    token_env: str = "CAIRN_TOKEN"
-    allowed_hosts: tuple[str, ...] = ()
-    cors_origins: tuple[str, ...] = ()
-    max_body_bytes: int = 65536
-    max_query_chars: int = 4096
-
-
-@dataclass(frozen=True, slots=True)
-class McpConfig:
-    """``[mcp]``: the MCP server (``cairn mcp``).
-
-    Attributes:
-        allow_write: list and allow the tools that change the index (default off: an
-            agent sees read-only tools only).
-        host / port: the address of the streamable HTTP transport (loopback only).
-    """
-
-    allow_write: bool = False
-    host: str = "127.0.0.1"
-    port: int = 8766
-
-
-@dataclass(frozen=True, slots=True)
 class Config:
     """The whole configuration, frozen.
 
@@ -274,8 +242,9 @@ class Config:
         index / watch: the ``[index]`` and ``[watch]`` tables, read-only (see
             :class:`cairn.ingest.limits.IndexLimits` and
             :class:`cairn.interfaces.watch.WatchSettings`).
-        db_url: the PostgreSQL URL when ``[store] backend = "postgres"`` (``url``, or
-            ``CAIRN_DB_URL``); ``None`` for the SQLite file at ``db_path``.
+        db_url: the URL of an index on a database server (``--db URL``, ``CAIRN_DB_URL``,
+            or ``[store] url`` with ``backend = "postgres"``; :mod:`cairn.config.locations`);
+            ``None`` for the index file at ``db_path``.
         backup_dir: ``[writeback] backup_dir`` (see :attr:`backup_folder`).
         backup_keep_days / backup_keep_per_file: ``[writeback] keep_days`` (default 30)
             and ``keep_per_file`` (default 10), how long and how many backups of a file
@@ -398,7 +367,7 @@ def load_config(
 
     store = section("store")
     db_path: Path
-    if db and not str(db).startswith(("postgresql:/", "postgres:/")):
+    if db and server_backend(str(db)) is None:
         db_path = Path(db).expanduser()
     elif db:
         db_path = _default_data_dir() / "cairn.db"  # unused: the index is on the server
@@ -442,161 +411,27 @@ def load_config(
                 raise TypeError(f"weights.{k} must be a number, not {v!r}")
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{path}: [graph] {exc}") from exc
-    serve, mcp = _doors(path, section("serve"), section("mcp"))
+    serve, mcp = read_doors(path, section("serve"), section("mcp"))
     return Config(
         db_path=db_path.absolute(),
         config_file=used,
         search=search,
         org=org,
-        graph=_frozen(graph),
+        graph=frozen(graph),
         embed=_env_embed(env, section("embed")),
-        fusion=_frozen(section("fusion")),
-        chunking=_frozen(section("chunking")),
+        fusion=frozen(section("fusion")),
+        chunking=frozen(section("chunking")),
         serve=serve,
         mcp=mcp,
-        index=_frozen(section("index")),
-        watch=_frozen(section("watch")),
-        web=_web(path, section("web")),
-        dream=_frozen(section("dream")),
-        backup_dir=_backup_dir(path, section("writeback")),
-        db_url=_db_url(path, store, env, str(db) if db else None),
-        redact=_redact(path, section("redact")),
-        enrich=_frozen(section("enrich")),
-        rerank=_frozen(section("rerank")),
-        backup_keep_days=_keep(path, section("writeback"), "keep_days", 30.0),
-        backup_keep_per_file=int(_keep(path, section("writeback"), "keep_per_file", 10)),
+        index=frozen(section("index")),
+        watch=frozen(section("watch")),
+        web=read_web(path, section("web")),
+        dream=frozen(section("dream")),
+        backup_dir=read_backup_dir(path, section("writeback")),
+        db_url=read_db_url(path, store, env, str(db) if db else None),
+        redact=read_redact(path, section("redact")),
+        enrich=frozen(section("enrich")),
+        rerank=frozen(section("rerank")),
+        backup_keep_days=read_keep(path, section("writeback"), "keep_days", 30.0),
+        backup_keep_per_file=int(read_keep(path, section("writeback"), "keep_per_file", 10)),
     )
-
-
-def _db_url(
-    path: Path, store: Mapping[str, Any], env: Mapping[str, str], db: str | None
-) -> str | None:
-    """The PostgreSQL URL, or ``None`` for SQLite: ``--db postgresql://…`` (an explicit
-    file path means SQLite), else ``CAIRN_DB_URL`` (which selects the backend by
-    itself), else ``[store] backend`` and ``url``."""
-    if db is not None:
-        if db.startswith(("postgresql:/", "postgres:/")) and "://" not in db:
-            raise ConfigError(f"{db}: a PostgreSQL URL lost a slash on the way (a path "
-                              "option); give it as CAIRN_DB_URL or [store] url instead")
-        return db if db.startswith(("postgresql://", "postgres://")) else None
-    backend = str(store.get("backend", "postgres" if env.get("CAIRN_DB_URL") else "sqlite"))
-    if backend not in ("sqlite", "postgres"):
-        raise ConfigError(f"{path}: [store] backend must be \"sqlite\" or \"postgres\", "
-                          f"not {backend!r}")
-    if backend == "sqlite":
-        return None
-    url = env.get("CAIRN_DB_URL") or store.get("url")
-    if not isinstance(url, str) or not url.startswith(("postgresql://", "postgres://")):
-        raise ConfigError(f"{path}: [store] backend = \"postgres\" needs url = "
-                          "\"postgresql://user@host/dbname\" (or CAIRN_DB_URL)")
-    return url
-
-
-REDACT_MODES = ("mask", "drop-unit", "off")
-
-
-def _redact(path: Path, redact: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``[redact] on_ingest``: one mode for every format, or a table of modes keyed by
-    ``chats``, ``notes`` or a format name (``markdown``, ``chatgpt`` …); the value is
-    normalised to that table."""
-    value = redact.get("on_ingest")
-    if value is None:
-        return MappingProxyType({})
-    table = {"chats": value, "notes": value} if isinstance(value, str) else value
-    if not isinstance(table, Mapping) or any(
-        not isinstance(v, str) or v not in REDACT_MODES for v in table.values()
-    ):
-        raise ConfigError(
-            f"{path}: [redact] on_ingest must be one of {', '.join(REDACT_MODES)}, or a "
-            'table of them keyed by "chats", "notes" or a format name, e.g. '
-            '{ chats = "mask", notes = "mask", markdown = "off" }'
-        )
-    frozen: Mapping[str, Any] = _frozen({"on_ingest": dict(table)})
-    return frozen
-
-
-def _backup_dir(path: Path, writeback: Mapping[str, Any]) -> Path | None:
-    """``[writeback] backup_dir``: a folder path (``~`` expanded), or ``None``."""
-    value = writeback.get("backup_dir")
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{path}: [writeback] backup_dir must be a folder path")
-    return Path(value).expanduser().absolute()
-
-
-def _keep(path: Path, writeback: Mapping[str, Any], key: str, default: float) -> float:
-    """``[writeback] keep_days`` / ``keep_per_file``: a number ≥ 0 (``0``: no limit;
-    ``keep_per_file`` a whole number)."""
-    value = writeback.get(key, default)
-    whole = key == "keep_per_file"
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0 or (
-        whole and not float(value).is_integer()
-    ):
-        kind = "a whole number" if whole else "a number"
-        raise ConfigError(f"{path}: [writeback] {key} must be {kind} ≥ 0 (0: no limit)")
-    return float(value)
-
-
-def _web(path: Path, web: Mapping[str, Any]) -> Mapping[str, Any]:
-    """The ``[web]`` section, checked: ``editor_url`` is a string holding ``{path}``."""
-    url = web.get("editor_url")
-    if url is not None and (not isinstance(url, str) or "{path}" not in url):
-        raise ConfigError(f"{path}: [web] editor_url must be a string holding {{path}} "
-                          "(and optionally {line}), e.g. \"vscode://file{path}:{line}\"")
-    frozen: Mapping[str, Any] = _frozen(web)
-    return frozen
-
-
-def _doors(
-    path: Path, serve: Mapping[str, Any], mcp: Mapping[str, Any]
-) -> tuple[ServeConfig, McpConfig]:
-    """The ``[serve]`` and ``[mcp]`` sections, checked (a wrong type is a ConfigError)."""
-
-    def strings(value: Any, key: str) -> tuple[str, ...]:
-        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            raise TypeError(f"{key} must be a list of strings")
-        return tuple(value)
-
-    def positive(value: Any, key: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise TypeError(f"{key} must be a positive integer")
-        return value
-
-    def port(value: Any, key: str) -> int:
-        if positive(value, key) > 65535:
-            raise TypeError(f"{key} must be a TCP port, 1 to 65535")
-        return int(value)
-
-    def text(value: Any, key: str) -> str:
-        if not isinstance(value, str) or not value:
-            raise TypeError(f"{key} must be a non-empty string")
-        return value
-
-    d = ServeConfig()
-    try:
-        s = ServeConfig(
-            host=text(serve.get("host", d.host), "host"),
-            port=port(serve.get("port", d.port), "port"),
-            token_env=text(serve.get("token_env", d.token_env), "token_env"),
-            allowed_hosts=strings(serve.get("allowed_hosts", ()), "allowed_hosts"),
-            cors_origins=strings(serve.get("cors_origins", ()), "cors_origins"),
-            max_body_bytes=positive(serve.get("max_body_bytes", d.max_body_bytes),
-                                    "max_body_bytes"),
-            max_query_chars=positive(serve.get("max_query_chars", d.max_query_chars),
-                                     "max_query_chars"),
-        )
-    except TypeError as exc:
-        raise ConfigError(f"{path}: [serve] {exc}") from exc
-    m = McpConfig()
-    try:
-        if not isinstance(mcp.get("allow_write", False), bool):
-            raise TypeError("allow_write must be true or false")
-        mc = McpConfig(
-            allow_write=bool(mcp.get("allow_write", False)),
-            host=text(mcp.get("host", m.host), "host"),
-            port=port(mcp.get("port", m.port), "port"),
-        )
-    except TypeError as exc:
-        raise ConfigError(f"{path}: [mcp] {exc}") from exc
-    return s, mc

@@ -13,12 +13,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 from cairn.errors import StoreError
 from cairn.store.base import Store
 from cairn.store.lock import WriterLock
-from cairn.store.registry import open_location
+from cairn.store.registry import location_of, open_location
 
 _FIRST = ("roots", "files", "documents", "units", "unit_tags", "links", "attachments",
           "runs", "units_fts", "chunks", "embeddings", "vector_spaces", "edges")
@@ -119,8 +118,7 @@ class IndexCopier:
             IndexBusy: another process is writing the source index.
             ProviderUnavailable: a PostgreSQL target without psycopg installed.
         """
-        url = target.startswith(("postgresql://", "postgres://"))
-        dest = open_location(target if url else Path(target).expanduser())
+        dest = open_location(location_of(target))
         try:
             with self.writer_lock.hold(wait=0):
                 return copy_store(self.store, dest, progress=progress)

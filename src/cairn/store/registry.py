@@ -11,17 +11,15 @@ commands that never open an index).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from cairn.config.locations import BACKEND_SCHEMES, FILE_BACKEND, redact_password, url_scheme
 from cairn.errors import ProviderUnavailable, StoreError
 from cairn.store.base import Store
 
-__all__ = ["BACKENDS", "Backend", "backend_for", "open_location", "register"]
-
-_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+__all__ = ["BACKENDS", "Backend", "backend_for", "location_of", "open_location", "register"]
 
 
 @dataclass(frozen=True)
@@ -97,8 +95,8 @@ def register(backend: Backend) -> None:
     BACKENDS[backend.name] = backend
 
 
-register(Backend("sqlite", ("sqlite",), _open_sqlite))
-register(Backend("postgres", ("postgresql", "postgres"), _open_postgres))
+register(Backend("sqlite", BACKEND_SCHEMES["sqlite"], _open_sqlite))
+register(Backend("postgres", BACKEND_SCHEMES["postgres"], _open_postgres))
 
 
 def backend_for(location: str | Path) -> Backend:
@@ -109,18 +107,30 @@ def backend_for(location: str | Path) -> Backend:
         cairn.errors.StoreError: the location has a URL scheme no backend opens.
     """
     text = str(location)
-    m = None if isinstance(location, Path) else _SCHEME.match(text)
-    if m is None or len(m.group(1)) == 1:
-        return BACKENDS["sqlite"]  # a path (a one-letter scheme is a Windows drive)
-    scheme = m.group(1).lower()
+    scheme = None if isinstance(location, Path) else url_scheme(text)
+    if scheme is None:
+        return BACKENDS[FILE_BACKEND]  # a path (a one-letter scheme is a Windows drive)
     for backend in BACKENDS.values():
         if scheme in backend.schemes:
             return backend
-    if not text.startswith(m.group(0) + "//"):
-        return BACKENDS["sqlite"]  # 'notes:2024.db' is a file name, not a URL
+    if text[len(scheme) + 1:len(scheme) + 3] != "//":
+        return BACKENDS[FILE_BACKEND]  # 'notes:2024.db' is a file name, not a URL
     known = ", ".join(f"{s}:" for b in BACKENDS.values() for s in b.schemes)
-    raise StoreError(f"{_redact(text)}: no storage backend opens {scheme}: URLs "
+    raise StoreError(f"{redact_password(text)}: no storage backend opens {scheme}: URLs "
                      f"(known: {known} or a file path)")
+
+
+def location_of(text: str) -> str | Path:
+    """What a user typed as an index's location, as :func:`open_location` takes it: a URL
+    (``scheme:`` of a registered backend, or any ``scheme://``) stays a string, so an
+    unknown scheme is refused by name; anything else is a file path, ``~`` expanded."""
+    scheme = url_scheme(text)
+    if scheme is not None and (
+        any(scheme in b.schemes for b in BACKENDS.values())
+        or text[len(scheme) + 1:len(scheme) + 3] == "//"
+    ):
+        return text
+    return Path(text).expanduser()
 
 
 def open_location(location: str | Path) -> Store:
@@ -132,8 +142,3 @@ def open_location(location: str | Path) -> Store:
         cairn.errors.ProviderUnavailable: the backend's driver is not installed.
     """
     return backend_for(location).open(location)
-
-
-def _redact(url: str) -> str:
-    """``url`` without a password (for the message of an unknown scheme)."""
-    return re.sub(r"(//[^:/@]+):[^@]*@", r"\1:***@", url)

@@ -20,13 +20,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
+from cairn.config.locations import redact_password
 from cairn.errors import StoreError
 from cairn.store.lock import WriterLock
 from cairn.store.postgres.connection import (
     Connection,
     configure,
     error_class,
-    redact_url,
     row_factory,
 )
 from cairn.store.postgres.schema import PostgresSchema
@@ -81,7 +81,7 @@ class PostgresBase(PostgresSchema):
 
     def __init__(self, url: str, *, wait: float = 5.0, pool_size: int = POOL_SIZE) -> None:
         self.url = url
-        self.path = redact_url(url)
+        self.path = redact_password(url)
         self.wait = wait
         self.pool_size = pool_size
         self.primary_keys: dict[str, tuple[str, ...]] = {}

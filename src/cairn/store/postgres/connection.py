@@ -10,7 +10,6 @@ store that owns the connections, their pool and the transactions is
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -24,11 +23,6 @@ class Owner(Protocol):
 
     path: str
     primary_keys: dict[str, tuple[str, ...]]
-
-
-def redact_url(url: str) -> str:
-    """``url`` without its password (for messages and ``store.path``)."""
-    return re.sub(r"(//[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
 class Row(tuple[Any, ...]):

@@ -253,8 +253,8 @@ class PostgresBase(PostgresSchema):
 
         Autovacuum does the same, but a minute or more later: during a first bulk load
         the planner would otherwise plan the graph step's queries over ``units`` for an
-        empty table (a nested loop over every unit: 98 of a 134 s run at 12,000
-        chunks, 149 ms with statistics). Errors (no right to analyze) are ignored."""
+        empty table (a nested loop over every unit, which then takes most of the run).
+        Errors (no right to analyze) are ignored."""
         now = time.monotonic()
         if now - self._analyzed_at < ANALYZE_EVERY:
             return

@@ -137,7 +137,7 @@ def configure(raw: Any) -> None:
     """Set up a new connection: Python booleans as integers, as the shared schema
     stores them, and every statement planned for its own parameters: a generic plan
     (chosen once psycopg has prepared a statement) suits a rare word and ruins a common
-    one (SciFact keyword p95 31 → 100 ms from the second pass on)."""
+    one, so every search after the first few would slow down."""
     import psycopg
     from psycopg.adapt import Dumper
 

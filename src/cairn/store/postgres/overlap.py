@@ -23,9 +23,8 @@ everything). Scores are summed as the whole-list read sums them
 same units with the same scores; it needs the live column weights to be the frozen ones
 (the stored impacts are then the terms of the score).
 
-Measured on a 1,399,410-unit index (``bench/scale.py --chunks 1000000``), the query
-``trial gene turtur`` (84k, 84k and 30k postings, 12k units in the overlap): 64–83 ms
-against 940–1,030 ms for the whole-list read (the figures of the whole benchmark are in
+On a large index a query of long lists overlaps in few units, so this reads a small
+part of what the whole-list read does (``bench/scale.py``; the figures are in
 docs/benchmarks-earlier.md).
 """
 
@@ -49,8 +48,7 @@ MAX_CANDIDATES = 2_000
 """The most units whose common word's share is computed from their vectors; more (a
 common word weighing too much) and the common word's list is read too. The statement
 counts the candidates first and reads no vector when they are too many (each costs a
-random read of ``units_fts``: 2,001 of them took 230–276 ms at 1.4M units, wasted when
-the statement then gave up)."""
+random read of ``units_fts``, wasted when the statement then gives up)."""
 
 _M = "m AS MATERIALIZED (SELECT rowid FROM units_fts WHERE doc @@ ?::tsquery)"
 _MS = """ms AS (SELECT p.rowid, sum(q.idf * p.imp) AS score

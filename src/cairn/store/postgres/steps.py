@@ -150,7 +150,7 @@ PG_STEPS += (
     # once per unit — per-unit insertion made the postings' random page writes (and
     # the full-page images in the WAL after each checkpoint) grow with the table and
     # halved indexing throughput at 20,000 notes. Readers see postings and units
-    # commit together, as before. A bulk load (REBUILD_FROM) rebuilds the index.
+    # commit together. A bulk load (REBUILD_FROM) rebuilds the index.
     (
         "CREATE TABLE fts_pending (rowid BIGINT PRIMARY KEY)",
         f"""CREATE OR REPLACE FUNCTION cairn_fts_ins() RETURNS trigger LANGUAGE plpgsql
@@ -262,7 +262,7 @@ PG_STEPS += (
     # when the mean drifts by more than DRIFT); the B-tree on (lexeme, impact, unit) is
     # read backwards, best impact first, in growing blocks. Lexemes are ids (fts_lex,
     # with their document frequency, so idf needs no count) and the occurrences per
-    # column are no longer stored: a candidate's exact score comes from its tsvector.
+    # column are not stored: a candidate's exact score comes from its tsvector.
     (
         "DROP TABLE fts_postings",
         "CREATE TABLE fts_lex (id INTEGER GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
@@ -322,9 +322,9 @@ PG_STEPS += (
 
 FEW_UNPOSTED = 2_000
 """Units deleted or updated in one statement below which their postings are deleted by
-key lookups (the planner, not knowing a transition table's size, read all of
-``fts_postings`` through a hash join: 189 ms to delete a 7-unit note at 1.4M units,
-16 ms by lookups); from it on, the whole-table hash join is the quicker."""
+key lookups (the planner, not knowing a transition table's size, would read all of
+``fts_postings`` through a hash join to delete a small note's few postings); from it
+on, the whole-table hash join is the quicker."""
 
 
 def _unpost_by_size(then: str) -> str:

@@ -3,8 +3,8 @@ threshold algorithm as PL/pgSQL (``cairn_top_k``), so a query is one round trip.
 
 The Python loop holds the interpreter lock while it keeps its candidates and makes two
 to four round trips per block; with several clients in one process they queue for the
-lock and for the server in turn (keyword p95 at 16 clients 854 ms against the whole-list
-read's 454 ms at 120,000 chunks). Here the server runs the same rounds — a block of
+lock and for the server in turn, so under load it answers slower than the whole-list
+read. Here the server runs the same rounds — a block of
 each lexeme's postings best impact first (growing ×4), the best ``2·limit + 10``
 candidates by upper bound scored exactly, candidates below the k-th best closed, the
 stop rule — over arrays in the function's own memory, and returns the result.

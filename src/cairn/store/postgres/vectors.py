@@ -69,10 +69,9 @@ the number of chunks asked for when that is larger, up to 1000)."""
 OVERFETCH = 2
 """Chunks asked of the HNSW index per unit wanted (a unit's chunks collapse to its best,
 and alternate units are dropped after the index is read; a short answer asks again for
-four times as many). 4 cost an ``ef_search`` of 400 for hybrid's 100 units: the
-``nearest`` p50 at 1.2M chunks 65 -> 39-41 ms with 2, and hybrid's top 10 agrees with
-10's on 0.970 of hits (0.973 with 4): ``python bench/search_parts.py URL`` and its
-``--overfetch 2,4``."""
+four times as many). A larger factor raises ``ef_search`` with it (hybrid asks for
+100 units), which slows ``nearest`` on a large index for a top 10 that barely changes:
+``python bench/search_parts.py URL --overfetch 2,4`` compares them."""
 
 _SETUP = (
     "CREATE TABLE IF NOT EXISTS pg_vectors (space TEXT COLLATE \"C\" NOT NULL, "

@@ -6,8 +6,8 @@ ones inserted under new ``AUTOINCREMENT`` ids, and a vector is keyed by the hash
 text it embeds. So the live rows of a space are fully named by the ids of the chunks
 that have a vector in it, and a matrix loaded earlier becomes the current one by
 dropping the rows whose chunk id is gone and reading only the rows whose id is new —
-after an index run that changed 40 notes that is about 25 ms of CPU instead of a whole
-reload (0.6 s for the 25,000 chunks of the shared corpus). The rows keep the order of a
+after an index run that changed a few notes, a small part of the cost of a whole
+reload. The rows keep the order of a
 full load (by chunk id) and the unit list its first-appearance order, so a patched
 matrix equals a freshly loaded one.
 
@@ -15,19 +15,18 @@ Both read inside one read transaction (a WAL snapshot), so the generation they r
 is exactly that of the rows they hold. A live chunk never loses its vector (pruning
 removes only vectors no chunk uses) unless its whole space is dropped, which records
 the generation after it (:data:`DROPPED_AT`; an older matrix is then loaded whole):
-so a patch reads only the chunk ids, as one row of text (2–3 ms on the shared corpus;
-a row per id took 8 ms quiet, and handed the interpreter lock back and forth 25,000
-times in a busy server), and the rows of the chunks it did not hold.
+so a patch reads only the chunk ids, as one row of text (a row per id would hand
+the interpreter lock back and forth once per chunk in a busy server), and the rows
+of the chunks it did not hold.
 
-A patch does not copy the matrix (38 MB on the shared corpus, 10 ms of CPU and up to
-100 ms with the page faults of a fresh allocation, twice a second in a server that
-re-indexes): the rows of chunks gone stay in place, marked ``dead``, and new rows are
-written into spare rows after the old matrix's end, in the buffer it is a view of
-(:func:`_append`). Readers of the old matrix never see them: it ends where they begin,
-and only the newest matrix of a buffer appends to it. Once dead rows pass
-:data:`DEAD_SHARE` of the rows, the buffer is full, or new rows would break the
-chunk-id order, the patch copies the live rows into a new buffer with room to spare
-(:func:`_merge`): that matrix equals a full load.
+A patch does not copy the matrix (tens of megabytes for a corpus of notes, and the page
+faults of a fresh allocation, as often as a server re-indexes): the rows of chunks gone
+stay in place, marked ``dead``, and new rows are written into spare rows after the old
+matrix's end, in the buffer it is a view of (:func:`_append`). Readers of the old matrix
+never see them: it ends where they begin, and only the newest matrix of a buffer appends
+to it. Once dead rows pass :data:`DEAD_SHARE` of the rows, the buffer is full, or new
+rows would break the chunk-id order, the patch copies the live rows into a new buffer
+with room to spare (:func:`_merge`): that matrix equals a full load.
 """
 
 from __future__ import annotations
@@ -51,9 +50,9 @@ PATCH_SHARE = 0.25
 (one statement instead of several)."""
 
 # chunks first, by id (CROSS JOIN fixes SQLite's join order): left to itself the
-# planner walks every vector of the space and looks each chunk up by hash, 220 ms of
-# CPU to read 60 chunks by id on the shared corpus (0.2 ms this way), and a full load
-# then also sorts what it read
+# planner walks every vector of the space and looks each chunk up by hash, so reading
+# a few chunks by id costs as much as reading them all, and a full load then also
+# sorts what it read
 _ROW_SQL = (
     "SELECT c.id, c.unit_id, c.ordinal, c.start, c.end, u.alternate, e.vector FROM chunks c "
     "CROSS JOIN units u CROSS JOIN embeddings e "

@@ -41,9 +41,9 @@ FROM g WHERE is_root IS NOT TRUE
 """Per unit of the documents in ``{where}`` (except a document's preamble root): its
 effective parent (``NULL``: none), its next sibling (``NULL``: last) and its document.
 One pass of window functions, no join: a document's first unit (by ordinal) is the
-root when it is a preamble. (A correlated ``min(ordinal)`` joined back to the units, as
-before, was planned on PostgreSQL as a nested loop rescanning every unit per unit when
-the statistics were young: 98 s of a 134 s index run at 12,000 chunks.)"""
+root when it is a preamble. (A correlated ``min(ordinal)`` joined back to the units is
+planned on PostgreSQL as a nested loop rescanning every unit per unit while the
+statistics are young, as they are during a first load.)"""
 
 _COUNTS = (
     "SELECT count(parent), count(nxt) FROM (" + _ROWS + ") s"

@@ -10,8 +10,8 @@ stale count at once and counts again in a background thread once the index holds
 An index run leaves its final count in the index (:meth:`WaitingCounts.record_waiting`,
 ``vector_meta`` key ``waiting:<space>``, with the generation and last unit it counted):
 a process that finds the index as that run left it takes the count from there instead
-of scanning — a server after each run of its index process (18 ms of CPU per run on the
-shared corpus, twice a second under continuous re-indexing), a new ``cairn search``.
+of scanning — a server after each run of its index process (as often as it re-indexes),
+a new ``cairn search``.
 """
 
 from __future__ import annotations
@@ -51,8 +51,7 @@ _COUNT_SQLITE = (
 )
 """The same count for SQLite, about half the work: SQLite then walks the units and
 chunks in their narrow covering indexes (the ids; the hashes) and reads only the rows
-that wait (a scan of the ``units`` table reads every body). 40 ms instead of 80 on the
-shared corpus."""
+that wait (a scan of the ``units`` table reads every body)."""
 
 
 def count_in_background(enabled: bool = True) -> None:

@@ -25,8 +25,8 @@ META_WEIGHT = 2.0
 ``meta``."""
 FILTER_FIRST = 4
 """A query with words and filters first ranks this many times the results wanted by
-BM25 alone and filters those (:meth:`SearchMixin._top_then_filter`): 'format:org babel
-src block' took 7.4 ms joining its 3,800 matches, 3.3 ms this way."""
+BM25 alone and filters those (:meth:`SearchMixin._top_then_filter`): a filter that
+passes many units then costs a few joins instead of one per match."""
 FILTER_FIRST_MIN = 128
 """... and at least this many rows."""
 
@@ -155,8 +155,9 @@ class SearchMixin(SearchBase):
             # a filter naming its units by rowid (id:, tag:, +word: few units, as a
             # rule) is checked on the FTS row, before its BM25 and the joins: ranking a
             # document's units for id:DOC (a title-only preamble's document,
-            # Ranker._settle_preambles) took 9.3 ms, now 1.3; other filters (format:,
-            # kind:, path: …) most often pass many units: the best rows first
+            # Ranker._settle_preambles) then reads only that document's rows; other
+            # filters (format:, kind:, path: …) most often pass many units: the best
+            # rows first
             listed = [x for x in where if "u.rowid IN (" in x]
             if not listed:
                 top = self._top_then_filter(match, w, where, args, limit)

@@ -144,26 +144,9 @@ class PostgresSchema(SQLBase):
         if self._read_version("components", name) == len(migrations):
             return  # current: no writer's lock for a reader
         with self._migrating():
-            self.db.execute(
-                "CREATE TABLE IF NOT EXISTS components (name TEXT PRIMARY KEY, version BIGINT)"
-            )
-            row = self.db.execute("SELECT version FROM components WHERE name=?",
-                                  (name,)).fetchone()
-            version = int(row[0]) if row else 0
-            if version > len(migrations):
-                raise StoreError(
-                    f"{self.path}: component {name!r} is at version {version}, newer than "
-                    f"this cairn ({len(migrations)}); upgrade cairn or rebuild the index"
-                )
+            version = self._component_version(name, migrations)
             for i in range(version, len(migrations)):
-                for stmt in migrations[i].split(";"):
-                    if stmt.strip():
-                        self.db.execute(stmt)
-                self.db.execute(
-                    "INSERT INTO components(name, version) VALUES (?, ?) "
-                    "ON CONFLICT(name) DO UPDATE SET version=excluded.version",
-                    (name, i + 1),
-                )
+                self._component_step(name, migrations, i)
         if len(migrations) > version:
             self._load_primary_keys()
 

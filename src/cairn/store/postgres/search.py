@@ -388,17 +388,7 @@ class PostgresSearchMixin(SearchBase):
 
     def integrity_check(self) -> list[str]:
         """Problems found by cairn's consistency checks ([] = fine), one sentence each."""
-        problems: list[str] = []
-        n_units = self.db.execute("SELECT count(*) FROM units").fetchone()[0]
-        n_fts = self.db.execute("SELECT count(*) FROM units_fts").fetchone()[0]
-        if n_units != n_fts:
-            problems.append(f"units ({n_units}) and FTS rows ({n_fts}) differ")
-        orphans = self.db.execute(
-            "SELECT count(*) FROM units_fts WHERE rowid NOT IN (SELECT rowid FROM units)"
-        ).fetchone()[0]
-        if orphans:
-            problems.append(f"{orphans} FTS rows without a unit (`cairn check --repair`)")
-        return problems
+        return self._keyword_row_problems("units_fts")
 
     def repair(self) -> list[str]:
         """See :meth:`cairn.store.base.Store.repair`: keyword rows whose unit is gone are

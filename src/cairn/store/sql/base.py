@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+from cairn.errors import StoreError
 from cairn.store.lock import WriterLock
 
 FTS_COLUMNS = ("rowid", "title", "outline_path", "tags", "body", "cjk", "meta")
@@ -69,6 +70,37 @@ class SQLBase:
             StoreError: the database holds a newer version of the component.
         """
         raise NotImplementedError
+
+    def _component_version(self, name: str, migrations: Sequence[str]) -> int:
+        """The version of optional component ``name`` this index holds (0: none; the
+        ``components`` table made when missing), for :meth:`ensure_component`.
+
+        Raises:
+            StoreError: the index holds a newer version than ``migrations`` reach.
+        """
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS components (name TEXT PRIMARY KEY, version INTEGER)"
+        )
+        row = self.db.execute("SELECT version FROM components WHERE name=?", (name,)).fetchone()
+        version = int(row[0]) if row else 0
+        if version > len(migrations):
+            raise StoreError(
+                f"{self.path}: component {name!r} is at version {version}, newer than this "
+                f"cairn ({len(migrations)}); upgrade cairn or rebuild the index"
+            )
+        return version
+
+    def _component_step(self, name: str, migrations: Sequence[str], step: int) -> None:
+        """Run ``migrations[step]`` (``;``-separated statements) and record component
+        ``name`` at version ``step + 1``; inside the caller's transaction."""
+        for stmt in migrations[step].split(";"):
+            if stmt.strip():
+                self.db.execute(stmt)
+        self.db.execute(
+            "INSERT INTO components(name, version) VALUES (?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET version=excluded.version",
+            (name, step + 1),
+        )
 
     def _after_migration(self, version: int) -> None:
         """A migration's work beyond its SQL, the same on every backend (each backend's

@@ -58,6 +58,22 @@ _FILTER_VALUES = {
 class SearchBase(SQLBase):
     """Filters and typed hit data over the shared tables; a backend adds ranking."""
 
+    def _keyword_row_problems(self, text_table: str) -> list[str]:
+        """The keyword index's rows against ``units``, one sentence a problem: a count
+        that differs, rows of ``text_table`` (where a backend keeps their text) whose
+        unit is gone."""
+        problems: list[str] = []
+        n_units = self.db.execute("SELECT count(*) FROM units").fetchone()[0]
+        n_fts = self.db.execute("SELECT count(*) FROM units_fts").fetchone()[0]
+        if n_units != n_fts:
+            problems.append(f"units ({n_units}) and FTS rows ({n_fts}) differ")
+        orphans = self.db.execute(
+            f"SELECT count(*) FROM {text_table} WHERE rowid NOT IN (SELECT rowid FROM units)"
+        ).fetchone()[0]
+        if orphans:
+            problems.append(f"{orphans} FTS rows without a unit (`cairn check --repair`)")
+        return problems
+
     # --- filters ----------------------------------------------------------------------
     def _filter_sql(
         self, filters: Sequence[Filter], *, first_unit: bool = False

@@ -280,26 +280,10 @@ class SQLiteBase(SQLBase):
         Raises:
             StoreError: the database holds a newer version of the component.
         """
-        self.db.execute(
-            "CREATE TABLE IF NOT EXISTS components (name TEXT PRIMARY KEY, version INTEGER)"
-        )
-        row = self.db.execute("SELECT version FROM components WHERE name=?", (name,)).fetchone()
-        version = int(row[0]) if row else 0
-        if version > len(migrations):
-            raise StoreError(
-                f"{self.path}: component {name!r} is at version {version}, newer than this "
-                f"cairn ({len(migrations)}); upgrade cairn or rebuild the index"
-            )
+        version = self._component_version(name, migrations)
         for i in range(version, len(migrations)):
             with self.transaction():
-                for stmt in migrations[i].split(";"):
-                    if stmt.strip():
-                        self.db.execute(stmt)
-                self.db.execute(
-                    "INSERT INTO components(name, version) VALUES (?, ?) "
-                    "ON CONFLICT(name) DO UPDATE SET version=excluded.version",
-                    (name, i + 1),
-                )
+                self._component_step(name, migrations, i)
 
     def writer_lock(self) -> WriterLock:
         """A new handle on the index's writer lock: ``<index>.lock`` beside the file."""

@@ -281,16 +281,7 @@ class SearchMixin(SearchBase):
         except sqlite3.DatabaseError as exc:
             if "readonly" not in str(exc):  # the check is a write: not on read-only media
                 problems.append(f"fts5: {exc}")
-        n_units = self.db.execute("SELECT count(*) FROM units").fetchone()[0]
-        n_fts = self.db.execute("SELECT count(*) FROM units_fts").fetchone()[0]
-        if n_units != n_fts:
-            problems.append(f"units ({n_units}) and FTS rows ({n_fts}) differ")
-        orphans = self.db.execute(
-            "SELECT count(*) FROM units_fts_text WHERE rowid NOT IN (SELECT rowid FROM units)"
-        ).fetchone()[0]
-        if orphans:
-            problems.append(f"{orphans} FTS rows without a unit (`cairn check --repair`)")
-        return problems
+        return problems + self._keyword_row_problems("units_fts_text")
 
     def repair(self) -> list[str]:
         """See :meth:`cairn.store.base.Store.repair`: text rows of the keyword index

@@ -426,11 +426,16 @@ class SQLiteEdgeIndex(GraphReadsMixin):
 
     def documents_named(self, keys: Iterable[str]) -> set[str]:
         """Documents (and attachment pseudo-ids) answering to any of ``keys``."""
+        return self._documents_by_key("graph_names", keys)
+
+    def _documents_by_key(self, table: str, keys: Iterable[str]) -> set[str]:
+        """The ``document_id`` of the rows of ``table`` (``graph_names``, ``graph_wants``)
+        whose ``key`` is any of ``keys``."""
         out: set[str] = set()
         for part in chunks(sorted(set(keys))):
             q = ",".join("?" * len(part))
             out.update(r[0] for r in self.db.execute(
-                f"SELECT DISTINCT document_id FROM graph_names WHERE key IN ({q})", list(part)))
+                f"SELECT DISTINCT document_id FROM {table} WHERE key IN ({q})", list(part)))
         return out
 
     def set_wants(self, source: str, wants: Mapping[str, Iterable[str]]) -> None:
@@ -449,12 +454,7 @@ class SQLiteEdgeIndex(GraphReadsMixin):
 
     def documents_wanting(self, keys: Iterable[str]) -> set[str]:
         """Documents whose links or relation values look for any of ``keys``."""
-        out: set[str] = set()
-        for part in chunks(sorted(set(keys))):
-            q = ",".join("?" * len(part))
-            out.update(r[0] for r in self.db.execute(
-                f"SELECT DISTINCT document_id FROM graph_wants WHERE key IN ({q})", list(part)))
-        return out
+        return self._documents_by_key("graph_wants", keys)
 
     def forget_wants(self, document_ids: Sequence[str]) -> None:
         """Drop every want of the given (removed) documents."""

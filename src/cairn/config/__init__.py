@@ -42,13 +42,13 @@ from cairn.config.sections import (
     REDACT_MODES,
     McpConfig,
     ServeConfig,
-    frozen,
-    read_backup_dir,
-    read_db_url,
-    read_doors,
-    read_keep,
-    read_redact,
-    read_web,
+    _backup_dir,
+    _db_url,
+    _doors,
+    _frozen,
+    _keep,
+    _redact,
+    _web,
 )
 from cairn.errors import ConfigError
 
@@ -185,7 +185,7 @@ def _env_embed(env: Mapping[str, str], table: Mapping[str, Any] | None = None) -
     embed = dict(table or {})
     if env.get("CAIRN_EMBED"):
         embed["provider"] = env["CAIRN_EMBED"]
-    return frozen(embed)
+    return _frozen(embed)
 
 
 def _default_data_dir() -> Path:
@@ -242,9 +242,8 @@ class Config:
         index / watch: the ``[index]`` and ``[watch]`` tables, read-only (see
             :class:`cairn.ingest.limits.IndexLimits` and
             :class:`cairn.interfaces.watch.WatchSettings`).
-        db_url: the URL of an index on a database server (``--db URL``, ``CAIRN_DB_URL``,
-            or ``[store] url`` with ``backend = "postgres"``; :mod:`cairn.config.locations`);
-            ``None`` for the index file at ``db_path``.
+        db_url: the PostgreSQL URL when ``[store] backend = "postgres"`` (``url``, or
+            ``CAIRN_DB_URL``); ``None`` for the SQLite file at ``db_path``.
         backup_dir: ``[writeback] backup_dir`` (see :attr:`backup_folder`).
         backup_keep_days / backup_keep_per_file: ``[writeback] keep_days`` (default 30)
             and ``keep_per_file`` (default 10), how long and how many backups of a file
@@ -411,27 +410,27 @@ def load_config(
                 raise TypeError(f"weights.{k} must be a number, not {v!r}")
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"{path}: [graph] {exc}") from exc
-    serve, mcp = read_doors(path, section("serve"), section("mcp"))
+    serve, mcp = _doors(path, section("serve"), section("mcp"))
     return Config(
         db_path=db_path.absolute(),
         config_file=used,
         search=search,
         org=org,
-        graph=frozen(graph),
+        graph=_frozen(graph),
         embed=_env_embed(env, section("embed")),
-        fusion=frozen(section("fusion")),
-        chunking=frozen(section("chunking")),
+        fusion=_frozen(section("fusion")),
+        chunking=_frozen(section("chunking")),
         serve=serve,
         mcp=mcp,
-        index=frozen(section("index")),
-        watch=frozen(section("watch")),
-        web=read_web(path, section("web")),
-        dream=frozen(section("dream")),
-        backup_dir=read_backup_dir(path, section("writeback")),
-        db_url=read_db_url(path, store, env, str(db) if db else None),
-        redact=read_redact(path, section("redact")),
-        enrich=frozen(section("enrich")),
-        rerank=frozen(section("rerank")),
-        backup_keep_days=read_keep(path, section("writeback"), "keep_days", 30.0),
-        backup_keep_per_file=int(read_keep(path, section("writeback"), "keep_per_file", 10)),
+        index=_frozen(section("index")),
+        watch=_frozen(section("watch")),
+        web=_web(path, section("web")),
+        dream=_frozen(section("dream")),
+        backup_dir=_backup_dir(path, section("writeback")),
+        db_url=_db_url(path, store, env, str(db) if db else None),
+        redact=_redact(path, section("redact")),
+        enrich=_frozen(section("enrich")),
+        rerank=_frozen(section("rerank")),
+        backup_keep_days=_keep(path, section("writeback"), "keep_days", 30.0),
+        backup_keep_per_file=int(_keep(path, section("writeback"), "keep_per_file", 10)),
     )

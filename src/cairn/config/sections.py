@@ -5,7 +5,8 @@
 number (``KEYS``) before it hands a section's table to its reader here; a reader checks
 what a value must be beyond that (a port, a folder, a template holding ``{path}``, a
 known backend and its URL) and raises :class:`~cairn.errors.ConfigError` naming the
-file, the section and the key.
+file, the section and the key. The readers are the package's own (hence the ``_``):
+only :func:`cairn.config.load_config` calls them.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ from cairn.config.locations import (
 from cairn.errors import ConfigError
 
 
-def frozen(value: Any) -> Any:
+def _frozen(value: Any) -> Any:
     """A read-only copy: tables become ``MappingProxyType``, arrays tuples."""
     if isinstance(value, Mapping):
-        return MappingProxyType({str(k): frozen(v) for k, v in value.items()})
+        return MappingProxyType({str(k): _frozen(v) for k, v in value.items()})
     if isinstance(value, list | tuple):
-        return tuple(frozen(v) for v in value)
+        return tuple(_frozen(v) for v in value)
     return value
 
 
@@ -74,7 +75,7 @@ class McpConfig:
     port: int = 8766
 
 
-def read_db_url(
+def _db_url(
     path: Path, store: Mapping[str, Any], env: Mapping[str, str], db: str | None
 ) -> str | None:
     """The URL of a database server's index, or ``None`` for the index file: ``--db
@@ -118,7 +119,7 @@ def _first_server() -> str:
 REDACT_MODES = ("mask", "drop-unit", "off")
 
 
-def read_redact(path: Path, redact: Mapping[str, Any]) -> Mapping[str, Any]:
+def _redact(path: Path, redact: Mapping[str, Any]) -> Mapping[str, Any]:
     """``[redact] on_ingest``: one mode for every format, or a table of modes keyed by
     ``chats``, ``notes`` or a format name (``markdown``, ``chatgpt`` …); the value is
     normalised to that table."""
@@ -134,11 +135,11 @@ def read_redact(path: Path, redact: Mapping[str, Any]) -> Mapping[str, Any]:
             'table of them keyed by "chats", "notes" or a format name, e.g. '
             '{ chats = "mask", notes = "mask", markdown = "off" }'
         )
-    table_: Mapping[str, Any] = frozen({"on_ingest": dict(table)})
+    table_: Mapping[str, Any] = _frozen({"on_ingest": dict(table)})
     return table_
 
 
-def read_backup_dir(path: Path, writeback: Mapping[str, Any]) -> Path | None:
+def _backup_dir(path: Path, writeback: Mapping[str, Any]) -> Path | None:
     """``[writeback] backup_dir``: a folder path (``~`` expanded), or ``None``."""
     value = writeback.get("backup_dir")
     if value is None:
@@ -148,7 +149,7 @@ def read_backup_dir(path: Path, writeback: Mapping[str, Any]) -> Path | None:
     return Path(value).expanduser().absolute()
 
 
-def read_keep(path: Path, writeback: Mapping[str, Any], key: str, default: float) -> float:
+def _keep(path: Path, writeback: Mapping[str, Any], key: str, default: float) -> float:
     """``[writeback] keep_days`` / ``keep_per_file``: a number ≥ 0 (``0``: no limit;
     ``keep_per_file`` a whole number)."""
     value = writeback.get(key, default)
@@ -161,17 +162,17 @@ def read_keep(path: Path, writeback: Mapping[str, Any], key: str, default: float
     return float(value)
 
 
-def read_web(path: Path, web: Mapping[str, Any]) -> Mapping[str, Any]:
+def _web(path: Path, web: Mapping[str, Any]) -> Mapping[str, Any]:
     """The ``[web]`` section, checked: ``editor_url`` is a string holding ``{path}``."""
     url = web.get("editor_url")
     if url is not None and (not isinstance(url, str) or "{path}" not in url):
         raise ConfigError(f"{path}: [web] editor_url must be a string holding {{path}} "
                           "(and optionally {line}), e.g. \"vscode://file{path}:{line}\"")
-    checked: Mapping[str, Any] = frozen(web)
+    checked: Mapping[str, Any] = _frozen(web)
     return checked
 
 
-def read_doors(
+def _doors(
     path: Path, serve: Mapping[str, Any], mcp: Mapping[str, Any]
 ) -> tuple[ServeConfig, McpConfig]:
     """The ``[serve]`` and ``[mcp]`` sections, checked (a wrong type is a ConfigError)."""

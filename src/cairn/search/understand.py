@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from cairn.model import Filter, Term, TextQuery
 from cairn.search.dates import resolve
 from cairn.search.fusion import Fused, make_distinct
-from cairn.search.query import STOPWORDS, Query
+from cairn.search.query import Query
+from cairn.search.stopwords import STOPWORDS
 from cairn.store import Store
 from cairn.text import fold_key
 

@@ -43,7 +43,7 @@ from cairn.search.stopwords import STOPWORDS
 from cairn.store import Store
 from cairn.text import fold_key
 
-BOOST = 0.5
+BOOST = 1.0
 """Share of the best score a unit gains when what it carries covers every content word
 of the query (tuned on the judged set's dev split)."""
 MAX_WORDS = 3

@@ -101,6 +101,19 @@ def test_plain_words_for_a_todo_state_find_the_tasks_in_it(cairn: Cairn) -> None
     assert task.rank <= 2 and _matched(dict(task.explain)) == ["matched todo WAITING"]
 
 
+def test_the_task_in_the_named_state_outranks_a_heading_that_repeats_the_word(
+    cairn: Cairn,
+) -> None:
+    """``tasks waiting`` asks for the tasks in the WAITING state: the one task in it
+    ranks above the "Waiting rooms" heading that says "waiting" four times (the state's
+    boost, a share of the best score for the query words it covers, outweighs a
+    heading's repeats of one of them)."""
+    hits = cairn.search("tasks waiting", mode="keyword", explain=True).hits
+    assert [h.title for h in hits[:2]] == ["Plumber visit", "Waiting rooms"]
+    assert hits[0].todo == "WAITING"
+    assert _matched(dict(hits[0].explain)) == ["matched todo WAITING"]
+
+
 def test_a_month_written_in_words_raises_the_units_dated_in_it(
         cairn: Cairn, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CAIRN_TODAY", "2024-06-20")  # a lone month: the last one

@@ -13,7 +13,10 @@ ranking independent of ``limit``): the same hits, higher scores where a heading 
 its preamble's score — the same answers a fresh index of :data:`FILES` gives. Those to
 ``apollo`` and ``beta text`` were recorded again when query understanding came
 (:mod:`cairn.search.understand`): the same hits in the same order, higher scores where a
-unit carries a property the query names (``project: Apollo``, ``depends_on: [[Beta]]``).
+unit carries a property the query names (``project: Apollo``, ``depends_on: [[Beta]]``);
+and again when that boost became the whole best score (``BOOST`` 1.0): higher scores,
+and for ``beta text`` the two sections of ``alpha.md``, which carry ``depends_on:
+[[Beta]]``, now above the preamble of ``tasks.org``, which only says "text".
 """
 
 from __future__ import annotations

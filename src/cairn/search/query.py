@@ -43,38 +43,13 @@ from __future__ import annotations
 import datetime as _dt
 import re
 import unicodedata
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from cairn.model import Filter, Term, TextQuery
-from cairn.search.dates import DATE_FIELDS, WRITTEN, WRITTEN_FIELDS, resolve
 from cairn.search.dates import today as _today
+from cairn.search.filters import FILTER_FIELDS, open_only, parse_filter
+from cairn.search.stopwords import content_terms
 from cairn.text import cjk_run, fts_text, fts_tokens, has_cjk
-
-FILTER_FIELDS = frozenset(
-    {
-        "tag",
-        "type",
-        "todo",
-        "priority",
-        "path",
-        "source",
-        "format",
-        "prop",
-        "before",
-        "after",
-        "role",
-        "kind",
-        "id",
-        "file",
-        "heading",
-        "section",
-        "level",
-        "lang",
-        *DATE_FIELDS,
-    }
-)
 
 MAX_QUERY_CHARS = 1000
 """Characters of a query that are read; the rest is ignored, with a note."""
@@ -83,8 +58,6 @@ MAX_TERMS = 32
 MAX_FILTERS = 32
 """Filters of a query that are used; the rest are ignored, with a note."""
 _SURROGATE = re.compile("[\ud800-\udfff]")
-
-_DATE = re.compile(r"^\d{4}(-\d{2}(-\d{2}(T[\d:]+Z?)?)?)?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,37 +320,13 @@ def _one_word(st: _Parse, word: str) -> None:
             if not value:
                 st.notes.append(f"ignored empty {key_l}: filter")
                 return
-            f = _filters(key_l, raw_value, negate, st.notes, st.now)
+            f = parse_filter(key_l, raw_value, negate, st.notes, st.now)
             if f:
                 st.filters.append(f)
-                if _open_only(key_l, raw_value, negate):
+                if open_only(key_l, raw_value, negate):
                     st.filters.append(Filter("todo", "done", negate=True))
             return
     st.add(_term(body.replace('"', " "), negate))
-
-
-def _open_only(key: str, raw: str, negate: bool) -> bool:
-    """Whether ``deadline:`` / ``scheduled:`` asks for what is still to do: ``soon`` or
-    ``overdue`` (every alternative), so a task in a done state (``DONE``, or a keyword
-    after ``|`` in the file's ``#+TODO:``) is left out, as Org's agenda leaves it out."""
-    parts = _split(raw)
-    return (key in ("deadline", "scheduled") and not negate and bool(parts)
-            and all(p.strip().casefold() in ("soon", "overdue") for p in parts))
-
-
-def _valid_date(value: str) -> bool:
-    """``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD`` (optionally with a time) naming a real date."""
-    if not _DATE.match(value):
-        return False
-    parts = value[:10].split("-")
-    try:
-        year = int(parts[0])
-        month = int(parts[1]) if len(parts) > 1 else 1
-        day = int(parts[2]) if len(parts) > 2 else 1
-        _dt.date(year, month, day)
-    except ValueError:
-        return False
-    return True
 
 
 def _safe_today() -> _dt.date:
@@ -385,180 +334,3 @@ def _safe_today() -> _dt.date:
         return _today()
     except ValueError:
         return _dt.date.today()
-
-
-_COMMA = re.compile(r',(?=(?:[^"]*"[^"]*")*[^"]*$)')
-_LEVEL = re.compile(r"^(<=|>=|<|>)?(\d{1,2})(?:\.\.(\d{1,2})?)?$")
-
-
-def _split(value: str) -> list[str]:
-    """A filter value's comma-separated alternatives (quotes kept out), without empties."""
-    return [p.replace('"', "") for p in _COMMA.split(value) if p.replace('"', "")]
-
-
-def _filters(key: str, raw: str, negate: bool, notes: list[str], now: _dt.date) -> Filter | None:
-    """One filter of ``key`` with every comma-separated alternative of ``raw``."""
-    prefix = ""
-    if key == "prop":
-        k, sep, v = raw.partition("=")
-        if not sep:
-            return _filter(key, raw.replace('"', ""), negate, notes, now)
-        prefix = k.replace('"', "") + "="
-        raw = v
-    parts = _split(raw) or [""]
-    if key == "type":  # a type is written as a name or as a link to its note: find both
-        names = dict.fromkeys(n for p in parts for n in _type_name(p))
-        parts = [f for n in names for f in (n, f"[[{n}]]")] or parts
-    made = [_filter(key, prefix + p, negate, notes, now) for p in parts]
-    kept = [f for f in made if f is not None]
-    if not kept:
-        return None
-    return replace(kept[0], any_of=tuple(f.value for f in kept[1:]))
-
-
-_LINKED = re.compile(r"^!?\[\[([^\]|#]*)(?:[#|][^\]]*)?\]\]$")
-
-
-def _type_name(value: str) -> list[str]:
-    """A ``type:`` value as the type's name: ``[[Authors]]`` (or ``[[Types/Authors|a]]``)
-    is ``Authors``, as the Markdown parser reads a ``type`` front matter value."""
-    m = _LINKED.match(value.strip())
-    name = m.group(1).strip().rsplit("/", 1)[-1].removesuffix(".md") if m else value.strip()
-    return [name] if name else []
-
-
-def _filter(key: str, value: str, negate: bool, notes: list[str], now: _dt.date) -> Filter | None:
-    if key in DATE_FIELDS:
-        # "=" first: the date as written, a repeating timestamp not expanded
-        written = value.startswith("=") and key in WRITTEN_FIELDS
-        value = value[1:] if written else value
-        rng = resolve(value, now)
-        if rng is None:
-            notes.append(
-                f"ignored {key}: filter, not a date, range, comparison or relative date: {value!r}"
-            )
-            return None
-        start, _, end = rng.partition("..")
-        if start and end and start >= end:  # written backwards (2024-05..2024-03): read forwards
-            first, _, last = value.partition("..")
-            rng = resolve(f"{last}..{first}", now) or rng
-            notes.append(f"{key}:{value} runs backwards; read as {key}:{last}..{first}")
-        if written and rng == "soon":
-            notes.append(f"{key}:=soon reads as {key}:soon (a due date is always expanded)")
-            written = False
-        return Filter(key, WRITTEN + rng if written else rng, key=now.isoformat(), negate=negate)
-    if key == "level":
-        m = _LEVEL.match(value)
-        if not m:
-            notes.append(f"ignored level: filter, not a heading depth (2, <=2, 1..3): {value!r}")
-            return None
-        op, a, b = m.group(1), int(m.group(2)), m.group(3)
-        lo, hi = {
-            None: (a, int(b) if b else (99 if ".." in value else a)),
-            "<": (0, a - 1),
-            "<=": (0, a),
-            ">": (a + 1, 99),
-            ">=": (a, 99),
-        }[op]
-        if lo > hi and op is None:  # level:9..1: read forwards
-            lo, hi = hi, lo
-            notes.append(f"level:{value} runs backwards; read as level:{lo}..{hi}")
-        elif lo > hi:
-            notes.append(f"level:{value} matches no heading depth (they run from 0 to 99)")
-        return Filter("level", f"{lo}..{hi}", negate=negate)
-    if key == "prop":
-        k, sep, v = value.partition("=")
-        if not k:
-            notes.append(f"ignored prop filter without a key: {value!r}")
-            return None
-        return Filter("prop", v if sep else "", key=k, negate=negate)
-    if key == "source":
-        value = resolve_source(value)
-    if key in ("before", "after") and not _valid_date(value):
-        notes.append(f"ignored {key}: filter, not a valid date (YYYY[-MM[-DD]]): {value!r}")
-        return None
-    return Filter(key, value, negate=negate)
-
-
-def resolve_source(value: str) -> str:
-    """A ``source:`` value naming a folder as the absolute, symlink-free path a root is
-    registered under (``~/notes``, ``./notes``, ``/link/to/notes``); other values (a
-    format, a provider, a folder name) as given."""
-    if not (value.startswith(("~", "/", "./", "../")) or value in (".", "..")):
-        return value
-    p = Path(value).expanduser()
-    try:
-        return p.resolve().as_posix() if p.exists() else p.absolute().as_posix()
-    except (OSError, RuntimeError):
-        return value
-
-
-STOPWORDS = frozenset(
-    {
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "but",
-        "by",
-        "do",
-        "does",
-        "did",
-        "for",
-        "from",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "so",
-        "than",
-        "that",
-        "the",
-        "their",
-        "then",
-        "there",
-        "these",
-        "this",
-        "those",
-        "to",
-        "was",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "why",
-        "will",
-        "with",
-        "you",
-        "your",
-    }
-)
-"""English function words dropped from OR-ed queries that also hold a content word."""
-
-
-def _is_stopword(t: Term) -> bool:
-    return not t.cjk and len(t.tokens) == 1 and t.tokens[0].casefold() in STOPWORDS
-
-
-def content_terms(terms: Sequence[Term]) -> tuple[Term, ...]:
-    """``terms`` without single-word English function words (:data:`STOPWORDS`) when
-    another term is not one: OR-ing ``the`` or ``to`` matches nearly every unit, costs
-    time in proportion, and adds almost nothing to BM25 (their IDF is near zero), nor
-    should it be highlighted. Phrases keep every word (``"state of the art"``)."""
-    if any(not _is_stopword(t) for t in terms):
-        return tuple(t for t in terms if not _is_stopword(t))
-    return tuple(terms)

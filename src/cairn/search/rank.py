@@ -14,38 +14,37 @@ The query language is the keyword one: filters restrict both lists (the semantic
 to the units the filters allow), ``-word`` terms remove units from both, and the
 semantic query text is the positive words and phrases.
 
-One rule of what is listed lives here (:func:`drop_shadowed`): a document's title-only
-preamble is not listed when another unit of its document is. It is applied before the
-list is cut, asking the lists for more when it removed too much, so ``limit`` hits come
-back whenever that many units match. In the keyword list the rule does not depend on
-how deep the list is (:meth:`Ranker._settle_preambles`): a preamble's document keeps the
-preamble's place, held by its best other matching unit when it has one, so the top
-``k`` hits are a prefix of the top ``k + n``.
+The rule that a document's title-only preamble is not listed when another unit of its
+document is (:mod:`cairn.search.preambles`) is applied here before the list is cut,
+asking the lists for more when it removed too much, so ``limit`` hits come back whenever
+that many units match. The blend's other inputs are :mod:`cairn.search.blend`'s, the
+exact-title rule :mod:`cairn.search.titles`'.
 """
 
 from __future__ import annotations
 
-import math
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 from cairn.config import SearchConfig
 from cairn.embed.base import Embedder
 from cairn.embed.rerank import Reranker
 from cairn.errors import ProviderUnavailable
-from cairn.model import Filter, TextQuery, UnitFacts
+from cairn.model import TextQuery, UnitFacts
+from cairn.search.blend import Proximity, blend_signals
 from cairn.search.dates import DATE_FIELDS, today
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
-from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
+from cairn.search.fusion import Fused, FusionConfig, linear, rrf, single
+from cairn.search.preambles import drop_shadowed, settle_preambles
 from cairn.search.query import Query, parse_query
 from cairn.search.rerank import rerank_fused
 from cairn.search.speakers import boost_speakers
+from cairn.search.titles import TITLE_WINDOW, promote_exact_titles
 from cairn.search.turns import with_turn_context
 from cairn.search.understand import DEPTH, Recognised, Vocabulary, boost, recognise
 from cairn.store import Store
@@ -54,10 +53,6 @@ MODES = ("keyword", "semantic", "hybrid")
 SPARE = 10
 """Candidates asked for beyond the cut (units shadowed or gone since ranking)."""
 _ALL = 1 << 30
-
-Proximity = Callable[[Sequence[tuple[str, float]]], Mapping[str, float]]
-"""``[(unit id, score)]`` best first → ``unit id -> graph proximity in [0, 1]``."""
-
 
 @dataclass(frozen=True, slots=True)
 class Ranking:
@@ -87,74 +82,6 @@ class Ranking:
     took_ms: float = 0.0
     reranked_by: str | None = None
     rerank_ms: float = 0.0
-
-
-def drop_shadowed(keys: Sequence[Any], facts: Mapping[str, UnitFacts]) -> list[int]:
-    """Positions in ``keys`` (unit ids, or items with a ``key``) to keep: units that
-    exist, less title-only preambles of a document another kept unit belongs to (one
-    result per place to read)."""
-    ids = [k if isinstance(k, str) else k.key for k in keys]
-    with_content = {facts[u].document_id for u in ids if u in facts and not facts[u].title_only}
-    return [
-        i
-        for i, u in enumerate(ids)
-        if u in facts and not (facts[u].title_only and facts[u].document_id in with_content)
-    ]
-
-
-TITLE_WINDOW = 30
-"""How many of the best fused results are checked for an exact title match."""
-
-
-def _title_words(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.casefold()))
-
-
-def promote_exact_titles(
-    fused: Sequence[Fused], query: Query, titles: Mapping[str, str]
-) -> list[Fused]:
-    """An exact title match wins: results whose title has exactly the query's words
-    (case, punctuation and spacing aside: ``Clocking Work Time``) get a ``title_match``
-    summand equal to the best score, so they rank above every other result (in their
-    own order) and their summands still add up. ``titles``: unit id -> title of the
-    results to consider; others are left as they are. Scores must be positive (BM25,
-    RRF), so semantic lists are not passed here."""
-    want = _title_words(" ".join(t.text or " ".join(t.tokens) for t in query.positive))
-    if not want or not fused:
-        return list(fused)
-    bonus = abs(fused[0].score)
-    out: list[Fused] = []
-    for f in fused:
-        t = titles.get(f.key)
-        if t is not None and _title_words(t) == want:
-            summands = {**f.summands, "title_match": bonus}
-            f = Fused(f.key, math.fsum(summands.values()), summands, f.ranks, f.raw)
-        out.append(f)
-    return sorted(out, key=lambda f: -f.score)
-
-
-def age_days(f: UnitFacts, now: float) -> float | None:
-    """Age in days from a unit's time, its document's modified/created date, or mtime."""
-    for v in (f.time, f.modified, f.created):
-        if v:
-            ts = _parse_time(str(v))
-            if ts is not None:
-                return max(0.0, (now - ts) / 86400.0)
-    return max(0.0, (now - f.mtime) / 86400.0) if f.mtime else None
-
-
-def _parse_time(value: str) -> float | None:
-    v = value.strip().replace("Z", "+00:00")
-    try:
-        dt = datetime.fromisoformat(v[:10] if len(v) == 10 else v)
-    except ValueError:
-        try:
-            dt = datetime.fromisoformat(v[:10])
-        except ValueError:
-            return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
 
 
 SIDE_WORKERS = 4
@@ -272,78 +199,13 @@ class Ranker:
         words = {t.casefold() for term in tq.positive for t in term.tokens}
         return with_turn_context(self.store, search(limit), limit, search, words)
 
-    def _settle_preambles(
-        self,
-        kw: Sequence[tuple[str, float]],
-        tq: TextQuery,
-        facts: dict[str, UnitFacts],
+    def _settle(
+        self, kw: Sequence[tuple[str, float]], tq: TextQuery, facts: dict[str, UnitFacts]
     ) -> list[tuple[str, float]]:
-        """The keyword list with title-only preambles settled the same way at any depth,
-        so the top ``k`` is a prefix of the top ``k + n``: a preamble whose document
-        has a matching unit ranked above it is dropped; one whose document's best other
-        matching unit ranks below it (in the list or, beyond the list, in the store)
-        gives that unit its place and score; one whose document has no other match
-        stays. Units gone from the index are dropped. ``facts`` gains the units found
-        beyond the list. ``kw``: ``[(unit id, BM25)]`` best first, one try's list."""
-        best_other: dict[str, str] = {}
-        for u, _ in kw:
-            f = facts.get(u)
-            if f is not None and not f.title_only:
-                best_other.setdefault(f.document_id, u)
-        if tq.positive:
-            pending = [(u, facts[u].document_id) for u, _ in kw if u in facts
-                       and facts[u].title_only and facts[u].document_id not in best_other]
-            top, more = self._best_two(tq, [d for _, d in pending])
-            for u, doc in pending:
-                if doc in best_other:
-                    continue
-                for k in top.get(doc, ()):
-                    if k != u and k in more and not more[k].title_only:
-                        best_other[doc] = k
-                        facts[k] = more[k]
-                        break
-        out: list[tuple[str, float]] = []
-        placed: set[str] = set()
-        for u, score in kw:
-            f = facts.get(u)
-            if f is None or u in placed:
-                continue
-            if f.title_only and f.document_id in best_other:
-                other = best_other[f.document_id]
-                if other not in placed:  # ranked below: it takes the preamble's place
-                    out.append((other, score))
-                    placed.add(other)
-                continue
-            out.append((u, score))
-            placed.add(u)
-        return out
-
-    def _best_two(
-        self, tq: TextQuery, docs: Sequence[str]
-    ) -> tuple[dict[str, list[str]], dict[str, UnitFacts]]:
-        """Each document's two best units for ``tq`` (what ``tq`` with ``id:DOC`` lists
-        first) and the facts of the units read: one keyword search with ``id:`` naming
-        every document (a unit's score does not depend on the filter, so a document's
-        units keep their order), read deeper only while a document has fewer than two
-        and the list was full."""
-        docs = list(dict.fromkeys(docs))
-        if not docs:
-            return {}, {}
-        named = Filter("id", docs[0], any_of=tuple(docs[1:]))
-        inside = replace(tq, filters=(*tq.filters, named))
-        n = 2 * len(docs)
-        while True:
-            found = self._keyword(inside, n, turns=False)
-            more = self.store.unit_facts([k for k, _ in found])
-            top: dict[str, list[str]] = {d: [] for d in docs}
-            for k, _ in found:  # id:DOC names the document's units and a unit called DOC
-                owner = more[k].document_id if k in more else None
-                for d in dict.fromkeys((owner, k)):
-                    if d in top and len(top[d]) < 2:
-                        top[d].append(k)
-            if len(found) < n or all(len(v) == 2 for v in top.values()):
-                return top, more
-            n *= 4
+        """The keyword list with title-only preambles settled at any depth
+        (:func:`cairn.search.preambles.settle_preambles`)."""
+        return settle_preambles(
+            kw, tq, facts, lambda q, n: self._keyword(q, n, turns=False), self.store.unit_facts)
 
     def _semantic(
         self, query: Query, tq: TextQuery, limit: int
@@ -389,33 +251,6 @@ class Ranker:
         floor = self.fusion.min_similarity
         return [h for h in hits if h.score >= floor], qvec
 
-    def _signals(
-        self,
-        kw: list[tuple[str, float]],
-        sem: list[tuple[str, float]],
-        qvec: Any,
-        facts: Mapping[str, UnitFacts],
-    ) -> Signals:
-        keys = list(dict.fromkeys([k for k, _ in kw] + [k for k, _ in sem]))
-        in_sem = {k for k, _ in sem}
-        sims: dict[str, float] = {}
-        if qvec is not None and self.dense is not None:
-            sims = self.dense.unit_similarity(qvec, [k for k in keys if k not in in_sem])
-        now = self.now if self.now is not None else time.time()
-        ages: dict[str, float | None] = {}
-        tw: dict[str, float] = {}
-        for key in keys:
-            f = facts.get(key)
-            if f is None:
-                continue
-            ages[key] = age_days(f, now)
-            tw[key] = self.type_weights.get((f.type or "").casefold(), 1.0)
-        graph: Mapping[str, float] = {}
-        if self.graph_proximity is not None:  # the γ·graph term: nearness to the top hits
-            seeds = sorted({**dict(sem), **dict(kw)}.items(), key=lambda kv: -kv[1])
-            graph = self.graph_proximity(seeds)
-        return Signals(sim=sims, age_days=ages, type_weight=tw, graph=dict(graph))
-
     def _unembedded(
         self, kw: Sequence[tuple[str, float]], dense: Sequence[DenseHit], qvec: Any
     ) -> set[str]:
@@ -437,7 +272,7 @@ class Ranker:
         if mode == "keyword":
             kw = self._keyword(tq, n)
             facts = self.store.unit_facts([k for k, _ in kw])
-            kept = self._settle_preambles(kw, tq, facts)
+            kept = self._settle(kw, tq, facts)
             return single("bm25", kept), {}, facts, len(kw) >= n
         if mode == "semantic":
             dense, _ = self._semantic(query, tq, n)
@@ -450,10 +285,14 @@ class Ranker:
         dense, qvec = side() if side else self._semantic(query, tq, depth)
         facts = self.store.unit_facts([k for k, _ in kw] + [h.unit_id for h in dense])
         # ranks in the keyword list are counted after shadowed preambles are settled
-        kw_kept = self._settle_preambles(kw, tq, facts)
+        kw_kept = self._settle(kw, tq, facts)
         sem = [(h.unit_id, h.score) for h in dense]
         if self.fusion.method == "linear":
-            fused = linear(kw_kept, sem, self._signals(kw_kept, sem, qvec, facts), self.fusion)
+            now = self.now if self.now is not None else time.time()
+            signals = blend_signals(kw_kept, sem, qvec, facts, dense=self.dense, now=now,
+                                    type_weights=self.type_weights,
+                                    graph_proximity=self.graph_proximity)
+            fused = linear(kw_kept, sem, signals, self.fusion)
         else:
             fused = rrf(
                 {"keyword": kw_kept, "semantic": sem},

@@ -38,12 +38,13 @@ from cairn.embed.rerank import RerankConfig, Reranker, make_reranker
 from cairn.errors import ConfigError, ProviderUnavailable, QueryError
 from cairn.model import Hit
 from cairn.model.search_request import SearchRequest
+from cairn.search.blend import Proximity
 from cairn.search.dates import today as today_of
 from cairn.search.expand import POOL, Entry, expand_entries
 from cairn.search.fusion import FusionConfig
 from cairn.search.hits import build_hits, explain_fused
 from cairn.search.query import Query, parse_query
-from cairn.search.rank import Proximity, Ranker, Ranking
+from cairn.search.rank import Ranker, Ranking
 from cairn.search.sort import SORT_POOL, parse_sort, sort_units
 from cairn.store import Store
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from cairn.model import Term
-from cairn.search.query import content_terms
+from cairn.search.stopwords import content_terms
 
 _LATIN_TAIL = r"[A-Za-z0-9\u00C0-\u024F]*"
 _FLAT = re.compile(r"\s+")

@@ -38,11 +38,12 @@ from dataclasses import dataclass
 from cairn.model import Filter, Term, TextQuery
 from cairn.search.dates import resolve
 from cairn.search.fusion import Fused, make_distinct
-from cairn.search.query import STOPWORDS, Query
+from cairn.search.query import Query
+from cairn.search.stopwords import STOPWORDS
 from cairn.store import Store
 from cairn.text import fold_key
 
-BOOST = 0.5
+BOOST = 1.0
 """Share of the best score a unit gains when what it carries covers every content word
 of the query (tuned on the judged set's dev split)."""
 MAX_WORDS = 3

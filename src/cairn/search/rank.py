@@ -40,12 +40,12 @@ from cairn.embed.base import Embedder
 from cairn.embed.rerank import Reranker
 from cairn.errors import ProviderUnavailable
 from cairn.model import Filter, TextQuery, UnitFacts
+from cairn.search.conversation import rank_turns
 from cairn.search.dates import DATE_FIELDS, today
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.fusion import Fused, FusionConfig, Signals, linear, rrf, single
 from cairn.search.query import Query, parse_query
 from cairn.search.rerank import rerank_fused
-from cairn.search.speakers import boost_speakers
 from cairn.search.turns import with_turn_context
 from cairn.search.understand import DEPTH, Recognised, Vocabulary, boost, recognise
 from cairn.store import Store
@@ -462,7 +462,7 @@ class Ranker:
                 unlistable={"semantic": self._unembedded(kw_kept, dense, qvec)},
                 relative=self.fusion.relative,
             )
-        fused = boost_speakers(self.store, tq, fused, facts)  # "Caroline" names a speaker
+        fused = rank_turns(self.store, tq, fused, facts)  # speakers; a question answered
         more = len(kw) >= depth or len(dense) >= depth
         return fused, {h.unit_id: h for h in dense}, facts, more
 

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 
 from cairn.model import TextQuery, UnitFacts
 from cairn.search.fusion import Fused, make_distinct
-from cairn.search.speakers import boost_speakers
+from cairn.search.speakers import DEPTH, boost_speakers
 from cairn.store import Store
 
 PREVIOUS_WEIGHT = 0.25
@@ -47,21 +47,30 @@ def rank_turns(
     """``fused`` (best first, unit ids as keys) with the speaker summand
     (:func:`cairn.search.speakers.boost_speakers`) and the ``context previous turn``
     summand of the module docstring, best first; the same list when no candidate is a
-    dated chat message after a question. ``facts``: unit facts of the fused units.
-    Raises what the store raises."""
-    fused = boost_speakers(store, tq, fused, facts)
+    dated chat message. ``facts``: unit facts of the fused units. Raises what the store
+    raises.
+
+    A question gives its share only from among the first :data:`DEPTH` candidates, so
+    only those and the turns after them are looked up whole."""
     dated = [f.key for f in fused
              if (fact := facts.get(f.key)) is not None and fact.time is not None]
     if not dated:
-        return fused
-    turns = {u: t for u, t in store.hit_units(dated).items() if t.kind == "message"}
-    at = {(t.document_id, t.ordinal): u for u, t in turns.items()}
+        return list(fused)
+    head = {f.key for f in fused[:DEPTH]}
+    shapes = store.edges.unit_shapes(dated)
+    at = {(s.document_id, s.ordinal): u for u, s in shapes.items()}
+    answers = {q: a for q, s in shapes.items() if q in head
+               and (a := at.get((s.document_id, s.ordinal + 1))) is not None}
+    turns = store.hit_units(list(dict.fromkeys(
+        [*(u for u in dated if u in head), *answers.values()])))
+    fused = boost_speakers(tq, fused, turns)
     score = {f.key: f.score for f in fused}
     gains: dict[str, float] = {}
-    for uid, t in turns.items():
-        before = at.get((t.document_id, t.ordinal - 1))
-        if before is not None and _ASKS.search(turns[before].body):
-            gains[uid] = PREVIOUS_WEIGHT * score[before]
+    for q, a in answers.items():
+        asked, answer = turns.get(q), turns.get(a)
+        if (asked is not None and answer is not None and asked.kind == "message"
+                and answer.kind == "message" and _ASKS.search(asked.body)):
+            gains[a] = PREVIOUS_WEIGHT * score[q]
     if not gains:
         return fused
     out: list[Fused] = []

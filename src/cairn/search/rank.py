@@ -37,13 +37,13 @@ from cairn.embed.rerank import Reranker
 from cairn.errors import ProviderUnavailable
 from cairn.model import TextQuery, UnitFacts
 from cairn.search.blend import Proximity, blend_signals
+from cairn.search.conversation import rank_turns
 from cairn.search.dates import DATE_FIELDS, today
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.fusion import Fused, FusionConfig, linear, rrf, single
 from cairn.search.preambles import drop_shadowed, settle_preambles
 from cairn.search.query import Query, parse_query
 from cairn.search.rerank import rerank_fused
-from cairn.search.speakers import boost_speakers
 from cairn.search.titles import TITLE_WINDOW, promote_exact_titles
 from cairn.search.turns import with_turn_context
 from cairn.search.understand import DEPTH, Recognised, Vocabulary, boost, recognise
@@ -301,7 +301,7 @@ class Ranker:
                 unlistable={"semantic": self._unembedded(kw_kept, dense, qvec)},
                 relative=self.fusion.relative,
             )
-        fused = boost_speakers(self.store, tq, fused, facts)  # "Caroline" names a speaker
+        fused = rank_turns(self.store, tq, fused, facts)  # speakers; a question answered
         more = len(kw) >= depth or len(dense) >= depth
         return fused, {h.unit_id: h for h in dense}, facts, more
 

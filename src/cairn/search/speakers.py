@@ -18,10 +18,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from cairn.model import TextQuery, UnitFacts
+from cairn.model import HitUnit, TextQuery
 from cairn.search.fusion import Fused, make_distinct
 from cairn.search.turns import speaker
-from cairn.store import Store
 
 SPEAKER_BOOST = 0.25
 """Share of the best fused score a message gains when the query names its speaker
@@ -31,26 +30,21 @@ DEPTH = 50
 
 
 def boost_speakers(
-    store: Store, tq: TextQuery, fused: Sequence[Fused], facts: Mapping[str, UnitFacts]
+    tq: TextQuery, fused: Sequence[Fused], turns: Mapping[str, HitUnit]
 ) -> list[Fused]:
-    """``fused`` (best first, unit ids as keys) with the dated chat messages among the
-    first :data:`DEPTH` whose speaker a positive word of ``tq`` names raised (see the
-    module docstring), best first; the same list when none is. ``facts``: unit facts of
-    the fused units (a unit without a ``time`` is not a dated message and is not looked
-    up). Raises what the store raises."""
+    """``fused`` (best first, unit ids as keys) with the chat messages among the first
+    :data:`DEPTH` whose speaker a positive word of ``tq`` names raised (see the module
+    docstring), best first; the same list when none is. ``turns``: the looked-up units
+    of the dated candidates among the first :data:`DEPTH` (a unit absent from it is not
+    raised)."""
     words = {t.casefold() for term in tq.positive for t in term.tokens}
-    if not words or not fused:
+    if not words or not fused or not turns:
         return list(fused)
-    dated = [f.key for f in fused[:DEPTH]
-             if (fact := facts.get(f.key)) is not None and fact.time is not None]
-    if not dated:
-        return list(fused)
-    units = store.hit_units(dated)
     gain = SPEAKER_BOOST * abs(fused[0].score)
     out: list[Fused] = []
     raised = False
-    for f in fused:
-        unit = units.get(f.key)
+    for i, f in enumerate(fused):
+        unit = turns.get(f.key) if i < DEPTH else None
         who = speaker(unit.title) if unit is not None and unit.kind == "message" else ""
         if who and who.casefold() in words:
             summands = {k: v for k, v in f.summands.items() if k != "order"}

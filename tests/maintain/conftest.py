@@ -8,6 +8,7 @@ one at a time, so no test sees another's writes, and none waits for an index run
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -53,6 +54,13 @@ def index_scratch(base: Path, db: Path) -> Cairn:
     return cairn
 
 
+def _writable_then_retry(func: Callable[[str], object], path: str, _exc: object) -> None:
+    """Let ``rmtree`` remove what a read-only copy of the corpus holds: make the folder
+    writable and try again."""
+    os.chmod(os.path.dirname(path), 0o755)
+    func(path)
+
+
 @dataclass(frozen=True)
 class Built:
     """One set of parts, indexed: the index file (closed, never opened again), the notes
@@ -67,7 +75,7 @@ class Built:
         to them) and copy the index to ``db``; returns the notes folder. ``copytree``
         keeps modification times, so the index sees every file as unchanged."""
         if self.notes.exists():
-            shutil.rmtree(self.notes)
+            shutil.rmtree(self.notes, onerror=_writable_then_retry)
         shutil.copytree(self.pristine, self.notes, symlinks=True)
         shutil.copyfile(self.db, db)
         return self.notes

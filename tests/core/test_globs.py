@@ -5,10 +5,9 @@ never cost indexed files: not at registration, not when a root registered with o
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,8 +17,6 @@ from cairn.errors import ConfigError
 from cairn.globs import glob_match, glob_problem
 from cairn.ingest.limits import MassDelete
 from cairn.model import SourceRoot
-
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 @pytest.mark.parametrize(
@@ -78,16 +75,15 @@ def _indexed(c: Cairn) -> set[str]:
     return {d.path for r in c.store.roots() for d in c.store.documents_of_root(r.id)}
 
 
-def test_a_bad_include_on_the_cli_is_an_error_and_changes_nothing(tmp_path: Path) -> None:
+def test_a_bad_include_on_the_cli_is_an_error_and_changes_nothing(
+    tmp_path: Path, cli: Callable[..., Any]
+) -> None:
     folder, db = _notes(tmp_path), tmp_path / "i.db"
     with Cairn(load_config(db=db)) as c:
         c.index([folder], embed=False)
-    res = subprocess.run(
-        [sys.executable, "-m", "cairn.interfaces.cli", "--db", str(db), "index", str(folder),
-         "--include", "[", "--no-embed", "--json"],
-        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(SRC)},
-    )
-    assert res.returncode == 2, res.stdout + res.stderr
+    res = cli("--db", str(db), "index", str(folder), "--include", "[", "--no-embed", "--json",
+              check=False)
+    assert res.code == 2, res.stdout + res.stderr
     data = json.loads(res.stdout)
     assert data["type"] == "ConfigError"
     assert "--include '['" in data["error"] and "never closed" in data["error"]

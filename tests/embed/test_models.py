@@ -83,6 +83,7 @@ def test_minilm_sentence_transformers(minilm: Embedder, static: Embedder) -> Non
     assert minilm.fingerprint != static.fingerprint
 
 
+@pytest.mark.slow  # its float reference loads torch and sentence-transformers
 def test_minilm_onnx_int8_shipped(minilm: Embedder) -> None:
     pytest.importorskip("onnxruntime")
     from cairn.embed.onnx import OnnxEmbedder

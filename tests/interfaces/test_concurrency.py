@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 
 from cairn.app import Cairn
 from cairn.config import load_config
@@ -24,6 +25,7 @@ def write(folder: Path, round_: int, n: int = 60) -> None:
                                              encoding="utf-8")
 
 
+@pytest.mark.slow  # four readers hammer a real server through rounds of re-indexing
 def test_readers_never_see_half_a_file(tmp_path: Path, port: int, uvicorn_server: Any) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,12 +39,13 @@ def _changed_lines(old: bytes, new: bytes) -> tuple[list[str], list[str]]:
     return gone, added
 
 
-def _cli(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": SRC, "CAIRN_EMBED": "none"}
-    return subprocess.run(
-        [sys.executable, "-m", "cairn.interfaces.cli", *args, "--db", str(db)],
-        capture_output=True, text=True, env=env, timeout=300, check=False,
-    )
+@pytest.fixture
+def _cli(cli: Callable[..., Any]) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """``_cli(*args, db=...)``: ``cairn ARGS --db DB`` in this process, without embeddings."""
+    def run(*args: str, db: Path) -> subprocess.CompletedProcess[str]:
+        res = cli(*args, "--db", str(db), env={"CAIRN_EMBED": "none"}, check=False)
+        return subprocess.CompletedProcess(args, res.code, res.stdout, res.stderr)
+    return run
 
 
 # --- the report -------------------------------------------------------------------------
@@ -267,7 +269,9 @@ def test_dry_run_writes_nothing_and_refuses_a_changed_file(fresh: Fresh) -> None
     assert victim.read_bytes() == edited
 
 
-def test_cli_dream_restore_and_unresolved(fresh: Fresh, tmp_path: Path) -> None:
+def test_cli_dream_restore_and_unresolved(
+    fresh: Fresh, tmp_path: Path, _cli: Callable[..., subprocess.CompletedProcess[str]]
+) -> None:
     base, c = fresh({"markdown": ["kepano-obsidian"]})
     c.close()
     db = tmp_path / "index.db"

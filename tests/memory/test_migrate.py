@@ -32,6 +32,7 @@ def _graph(n: int = 300) -> dict[str, object]:
     return {"directed": True, "multigraph": False, "graph": {}, "nodes": nodes, "links": links}
 
 
+@pytest.mark.slow  # writes 301 notes, each atomically and synced to disk: disk-bound
 @pytest.mark.parametrize("suffix", [".json", ".yaml"])
 def test_import_generated_graph(tmp_path: Path, suffix: str) -> None:
     g = _graph()

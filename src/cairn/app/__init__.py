@@ -1,7 +1,10 @@
 """``Cairn``: the composition root and the public Python API.
 
-Built from a :class:`cairn.config.Config`, it opens the store and wires the indexer and
-the searcher; every interface (CLI, and later HTTP, MCP, web) calls one method of it.
+Built from a :class:`cairn.config.Config`, it opens the store and the embedder and builds
+the services over them (each in the package whose job it is, handed only what it needs,
+never the ``Cairn``), exposed as attributes: ``cairn.runs`` (index runs),
+``cairn.notes`` (show, stats, checks), ``cairn.doors``, ``cairn.graph``, ``cairn.memory``
+… Every door (CLI, HTTP, MCP, web) calls them, or the few core verbs kept here.
 
 Example::
 
@@ -25,25 +28,18 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from cairn.app import services
-from cairn.app.background import BackgroundIndexMixin
-from cairn.app.doors import DoorsMixin
-from cairn.app.fast_profile import FastProfileMixin, fast_embed
-from cairn.app.reliability import ReliabilityMixin
-from cairn.app.roots import add_roots as register_roots
 from cairn.config import Config, in_file, load_config
 from cairn.conversations import reading_order
 from cairn.embed.base import Embedder
-from cairn.errors import CairnError, ConfigError, NotFound, QueryError
+from cairn.embed.profile import fast_embed
+from cairn.errors import ConfigError, NotFound
 from cairn.formats import note_formats
 from cairn.formats.types import RootTypes, load_root_types
-from cairn.model import (
-    EmbedStep,
-    Run,
-    SourceRoot,
-)
+from cairn.model import Run, SourceRoot
 from cairn.model.search_request import SearchRequest
+from cairn.notes.doors import Doors
+from cairn.notes.service import NoteService
 from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
-from cairn.sources import is_within
 from cairn.store import Store, open_store, open_url
 from cairn.store.lock import WriterLock
 
@@ -58,21 +54,23 @@ if TYPE_CHECKING:
     from cairn.fields.service import FieldsService
     from cairn.graph.queries import GraphQueries
     from cairn.graph.service import GraphService
+    from cairn.ingest.background import BackgroundIndex
     from cairn.ingest.embed_step import EmbeddingStep
     from cairn.ingest.embedding import EmbedProgress
-    from cairn.ingest.pipeline import Indexer, Progress
+    from cairn.ingest.pipeline import Progress
+    from cairn.ingest.service import IndexService
+    from cairn.ingest.static_training import StaticTrainer
     from cairn.maintain.service import MaintainService
     from cairn.memory.service import MemoryService
+    from cairn.model import ShowView
     from cairn.model.reliability import Wait
     from cairn.redact.service import RedactService
     from cairn.store.copy import IndexCopier
 
-__all__ = ["Cairn", "note_formats", "reading_order"]
+__all__ = ["Cairn", "note_formats", "reading_order", "refused_mass_delete"]
 
 
-
-class Cairn(DoorsMixin, ReliabilityMixin,
-            BackgroundIndexMixin, FastProfileMixin):
+class Cairn:
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -99,7 +97,9 @@ class Cairn(DoorsMixin, ReliabilityMixin,
         self.config = config
         try:  # given settings are checked at once (a ConfigError names them and the file)
             if config.index:
-                _ = self.limits
+                from cairn.ingest.limits import IndexLimits
+
+                IndexLimits.from_mapping(config.index)
             if config.chunking:  # before a run, not after its files were indexed
                 from cairn.ingest.chunking import ChunkConfig
 
@@ -125,7 +125,8 @@ class Cairn(DoorsMixin, ReliabilityMixin,
             store = open_store(config.db_path)
         self.store: Store = store
         self.writer_lock: WriterLock = store.writer_lock()
-        """The index's writer lock (see :meth:`writing`)."""
+        """The index's writer lock (held through :meth:`IndexService.writing
+        <cairn.ingest.service.IndexService.writing>`)."""
         self.types = self._load_types()
         self._graph: GraphService | None = None  # built on first use (see `graph`)
         self._graph_build = threading.Lock()
@@ -137,13 +138,36 @@ class Cairn(DoorsMixin, ReliabilityMixin,
             types=self.types.merged,
             graph_factory=lambda: self.graph_service,
         )
-        self.last_embed: EmbedStep | None = None
-        self._last_indexer: Indexer | None = None
+        self.notes = NoteService(store, config, shown_text=self._shown_text,
+                                 load_types=self._load_types)
+        """Show a reference, the text of a file, stats and checks
+        (:mod:`cairn.notes.service`)."""
+        self.doors = Doors(store, self.notes)
+        """Paths confined to the roots, provenance, recent changes
+        (:mod:`cairn.notes.doors`)."""
         self._embed_signature = (
             f"given:{embedder.fingerprint}"
             if embedder is not None
             else self.semantic.config.embed.signature
         )
+
+    @cached_property
+    def runs(self) -> IndexService:
+        """Index runs: full runs, runs of named files, a watcher's batches, the writer
+        lock and the ``[index]`` limits (:mod:`cairn.ingest.service`)."""
+        return services.runs(self)
+
+    @cached_property
+    def background(self) -> BackgroundIndex:
+        """A server's index runs, in a child process at a lower priority
+        (:mod:`cairn.ingest.background`)."""
+        return services.background(self)
+
+    @cached_property
+    def training(self) -> StaticTrainer:
+        """The fast profile's static model trained on this index
+        (:mod:`cairn.ingest.static_training`)."""
+        return services.training(self)
 
     @cached_property
     def agenda(self) -> AgendaService:
@@ -212,10 +236,6 @@ class Cairn(DoorsMixin, ReliabilityMixin,
         (:mod:`cairn.graph.queries`)."""
         return services.graph(self)
 
-    def _fresh_graph(self) -> GraphService:
-        """The graph service, brought up to date first if the index changed."""
-        return self.graph.fresh()
-
     @property
     def graph_service(self) -> GraphService:
         """The graph service over this store, built on first use (a keyword search
@@ -273,7 +293,9 @@ class Cairn(DoorsMixin, ReliabilityMixin,
 
     def close(self) -> None:
         """Close the store (and stop a server's index process)."""
-        self.close_index_worker()
+        background = self.__dict__.get("background")
+        if background is not None:
+            background.close()
         self.store.close()
 
     def __enter__(self) -> Cairn:
@@ -288,20 +310,6 @@ class Cairn(DoorsMixin, ReliabilityMixin,
         self.close()
 
     # --- indexing ---------------------------------------------------------------------
-    def _parse_options(self) -> dict[str, dict[str, object]]:
-        org = self.config.org
-        if not (org.tags_exclude_from_inheritance or org.inherited_property_keys):
-            return {}
-        try:
-            from cairn.formats.org import OrgOptions
-        except ImportError:
-            return {}
-        opts = OrgOptions(
-            tags_exclude_from_inheritance=frozenset(org.tags_exclude_from_inheritance),
-            inherited_property_keys=tuple(org.inherited_property_keys),
-        )
-        return {"org": {"options": opts}}
-
     def add_roots(
         self,
         paths: Iterable[str | os.PathLike[str]],
@@ -316,7 +324,7 @@ class Cairn(DoorsMixin, ReliabilityMixin,
             ConfigError: a glob is unusable (:func:`cairn.globs.glob_problem`);
                 nothing is registered.
         """
-        return register_roots(self.store, paths, include=include, exclude=exclude)
+        return self.runs.add_roots(paths, include=include, exclude=exclude)
 
     def index(
         self,
@@ -342,15 +350,16 @@ class Cairn(DoorsMixin, ReliabilityMixin,
             embed: chunk and embed what changed (``False``: keyword search only until a
                 later run embeds; without a model the same happens, with one notice).
             embed_progress: ``progress(done, total, what)`` while embedding.
-            wait / on_wait: for the writer lock (see :meth:`writing`).
+            wait / on_wait: for the writer lock (see
+                :meth:`cairn.ingest.service.IndexService.writing`).
             allow_mass_delete: remove files even when more than ``[index]
                 mass_delete_share`` of a root is gone.
 
         Returns:
             The :class:`Run` record (also stored), with ``graph`` and ``embedding``
-            (also kept as :attr:`last_embed`) saying what those steps did; notices of
-            the embedding step (model missing, turned off) are added to its
-            ``warnings`` as ``info``.
+            saying what those steps did (``embedding.interrupted`` after Ctrl-C in the
+            embedding step); notices of the embedding step (model missing, turned off)
+            are added to its ``warnings`` as ``info``.
 
         Raises:
             QueryError: ``include``/``exclude`` given without ``paths``.
@@ -361,63 +370,11 @@ class Cairn(DoorsMixin, ReliabilityMixin,
             cairn.errors.StoreError: the index cannot be written (disk full, read-only);
                 what was committed before stays usable.
         """
-        self._last_indexer = None
-        with self.writing(wait, on_wait), self._failed_run_recorded():
-            return self._index(
-                paths, include, exclude, progress, embed, embed_progress, allow_mass_delete
-            )
-
-    def _index(
-        self,
-        paths: Iterable[str | os.PathLike[str]] | None,
-        include: Sequence[str],
-        exclude: Sequence[str],
-        progress: Progress | None,
-        embed: bool,
-        embed_progress: EmbedProgress | None,
-        allow_mass_delete: bool,
-    ) -> Run:
-        plist = list(paths or [])
-        if not plist and (include or exclude):
-            raise QueryError(
-                "--include/--exclude apply to the folders given (and are kept for later "
-                "runs): run `cairn index FOLDER --exclude GLOB`; `cairn roots` lists the "
-                "registered folders"
-            )
-        before = {r.id: r for r in self.store.roots()}
-        try:
-            roots = (
-                self.add_roots(plist, include=include, exclude=exclude)
-                if plist
-                else self.store.roots()
-            )
-        except CairnError:
-            self._discard_if_new()
-            raise
-        try:
-            return self._run_roots(roots, progress, embed, embed_progress, allow_mass_delete)
-        except CairnError as exc:  # the guard refused: roots keep the globs they had
-            from cairn.ingest.limits import MassDelete
-
-            for r in roots if isinstance(exc, MassDelete) else ():
-                if r.id in before and before[r.id] != r:
-                    self.store.upsert_root(before[r.id])
-            raise
-
-    def _run_roots(
-        self,
-        roots: list[SourceRoot],
-        progress: Progress | None,
-        embed: bool,
-        embed_progress: EmbedProgress | None,
-        allow_mass_delete: bool,
-    ) -> Run:
-        """A full run of these registered roots (their globs as registered)."""
-        types = self._reload_types()
-        run = self._indexer().run(roots, progress, allow_mass_delete=allow_mass_delete)
-        if types.problems:
-            run = dataclasses.replace(run, warnings=(*run.warnings, *types.problems))
-        return self._complete(run, embed=embed, embed_progress=embed_progress)
+        return self.runs.index(
+            paths, include=include, exclude=exclude, progress=progress, embed=embed,
+            embed_progress=embed_progress, wait=wait, on_wait=on_wait,
+            allow_mass_delete=allow_mass_delete,
+        )
 
     def index_paths(
         self,
@@ -443,70 +400,10 @@ class Cairn(DoorsMixin, ReliabilityMixin,
             NotFound: a path is not inside any registered root.
             IndexBusy / MassDelete / StoreError: as for :meth:`index`.
         """
-        self._last_indexer = None
-        with self.writing(wait, on_wait), self._failed_run_recorded():
-            return self._index_paths(files, progress, embed, embed_progress, allow_mass_delete)
-
-    def _index_paths(
-        self,
-        files: Iterable[str | os.PathLike[str]],
-        progress: Progress | None,
-        embed: bool,
-        embed_progress: EmbedProgress | None,
-        allow_mass_delete: bool,
-    ) -> Run:
-        by_root: dict[str, tuple[SourceRoot, list[str]]] = {}
-        roots = self.store.roots()
-        for f in files:
-            path = Path(f).expanduser().absolute()
-            # the folder holding it, resolved (a symlinked root), then the name as given
-            real = Path(os.path.realpath(path.parent)) / path.name
-            root = next((r for r in roots if is_within(Path(r.path), real)), None)
-            if root is None or real == Path(root.path):
-                raise NotFound(f"{path}: not inside a registered source root")
-            rel = real.relative_to(root.path).as_posix()
-            by_root.setdefault(root.id, (root, []))[1].append(rel)
-        self._reload_types()
-        indexer = self._indexer()
-        runs = [
-            indexer.run_paths(root, rels, progress, allow_mass_delete=allow_mass_delete)
-            for root, rels in by_root.values()
-        ]
-        run = runs[0] if len(runs) == 1 else Run.merged(runs) if runs else indexer.run([])
-        return self._complete(run, embed=embed, embed_progress=embed_progress)
-
-    def _indexer(self) -> Indexer:
-        from cairn.ingest.pipeline import Indexer
-
-        self._last_indexer = Indexer(
-            self.store,
-            config_hash=self.config.fingerprint(),
-            parse_options=self._parse_options(),
-            limits=self.limits,
-            redact=self.redact.redactor(),
-            scrub=self.redact.message_scrubber(),
+        return self.runs.index_paths(
+            files, progress=progress, embed=embed, embed_progress=embed_progress,
+            wait=wait, on_wait=on_wait, allow_mass_delete=allow_mass_delete,
         )
-        return self._last_indexer
-
-    def _complete(self, run: Run, *, embed: bool, embed_progress: EmbedProgress | None) -> Run:
-        """The graph and embedding steps of a run (see :mod:`cairn.ingest.run`)."""
-        from cairn.ingest.run import complete_run
-
-        settings = self.embedding.settings()
-        indexer = self._last_indexer
-        run = complete_run(
-            self.store,
-            run,
-            self.graph_service,
-            settings,
-            embed=embed,
-            progress=embed_progress,
-            relinked=bool(indexer is not None and indexer.relinked),
-        )
-        self.last_embed = run.embedding
-        self.enrich.refresh()  # enrichment units and llm edges a re-index dropped
-        self.embedding.record_waiting()  # for a server, or the next search, to take
-        return run
 
     def _discard_if_new(self) -> None:
         """A first run that failed before anything was registered leaves no empty index
@@ -535,6 +432,24 @@ class Cairn(DoorsMixin, ReliabilityMixin,
                 return n
         raise NotFound(f"{real}: not a registered source root")
 
+    # --- lookups ----------------------------------------------------------------------
+    def show(self, ref: str) -> ShowView:
+        """A document or unit with its metadata, outline, links and backlinks (see
+        :meth:`cairn.notes.service.NoteService.show`).
+
+        Raises:
+            NotFound: nothing matches ``ref``, a prefix is ambiguous, or the line is
+                outside the file.
+        """
+        return self.notes.show(ref)
+
+    def stats(self) -> dict[str, Any]:
+        """The index at a glance (see :meth:`cairn.notes.service.NoteService.stats`)."""
+        return self.notes.stats()
+
+    def _shown_text(self, root_id: str, relpath: str, text: str) -> str:
+        return self.redact.shown_text(root_id, relpath, text)
+
     # --- search -----------------------------------------------------------------------
     def search(self, request: SearchRequest | str, /, **options: Any) -> SearchResult:
         """Search; see :class:`cairn.model.SearchRequest` for the fields,
@@ -562,3 +477,12 @@ class Cairn(DoorsMixin, ReliabilityMixin,
         note = self.embedding.waiting_note(mode)
         return result if note is None else dataclasses.replace(
             result, notes=(*result.notes, note))
+
+
+def refused_mass_delete(exc: BaseException) -> bool:
+    """Whether ``exc`` is the deletion guard's refusal
+    (:class:`cairn.ingest.limits.MassDelete`): a decision, not a transient error, for
+    callers outside the ingest layer."""
+    from cairn.ingest.limits import MassDelete
+
+    return isinstance(exc, MassDelete)

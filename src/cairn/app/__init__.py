@@ -46,26 +46,11 @@ from cairn.store.lock import WriterLock
 # Loaded when a method needs them (a keyword search needs none of them: start-up time
 # of a new `cairn search` process, see bench/startup.py).
 if TYPE_CHECKING:
-    from cairn.agenda.service import AgendaService
-    from cairn.conversations.service import ConversationService
-    from cairn.enrich.service import EnrichService
-    from cairn.evaluation import Evaluator
-    from cairn.export.service import ExportService
-    from cairn.fields.service import FieldsService
-    from cairn.graph.queries import GraphQueries
     from cairn.graph.service import GraphService
-    from cairn.ingest.background import BackgroundIndex
-    from cairn.ingest.embed_step import EmbeddingStep
     from cairn.ingest.embedding import EmbedProgress
     from cairn.ingest.pipeline import Progress
-    from cairn.ingest.service import IndexService
-    from cairn.ingest.static_training import StaticTrainer
-    from cairn.maintain.service import MaintainService
-    from cairn.memory.service import MemoryService
     from cairn.model import ShowView
     from cairn.model.reliability import Wait
-    from cairn.redact.service import RedactService
-    from cairn.store.copy import IndexCopier
 
 __all__ = ["Cairn", "note_formats", "reading_order", "refused_mass_delete"]
 
@@ -151,90 +136,23 @@ class Cairn:
             else self.semantic.config.embed.signature
         )
 
-    @cached_property
-    def runs(self) -> IndexService:
-        """Index runs: full runs, runs of named files, a watcher's batches, the writer
-        lock and the ``[index]`` limits (:mod:`cairn.ingest.service`)."""
-        return services.runs(self)
-
-    @cached_property
-    def background(self) -> BackgroundIndex:
-        """A server's index runs, in a child process at a lower priority
-        (:mod:`cairn.ingest.background`)."""
-        return services.background(self)
-
-    @cached_property
-    def training(self) -> StaticTrainer:
-        """The fast profile's static model trained on this index
-        (:mod:`cairn.ingest.static_training`)."""
-        return services.training(self)
-
-    @cached_property
-    def agenda(self) -> AgendaService:
-        """The agenda, day by day (:mod:`cairn.agenda.service`)."""
-        return services.agenda(self)
-
-    @cached_property
-    def conversations(self) -> ConversationService:
-        """The conversations of the index's chat exports (:mod:`cairn.conversations`)."""
-        return services.conversations(self)
-
-    @cached_property
-    def enrich(self) -> EnrichService:
-        """Summaries, insights and relations of conversations by the ``[enrich]`` model
-        (:mod:`cairn.enrich.service`)."""
-        return services.enrich(self)
-
-    @cached_property
-    def memory(self) -> MemoryService:
-        """Agent memory on OKF bundles (:mod:`cairn.memory.service`)."""
-        return services.memory(self)
-
-    @cached_property
-    def maintain(self) -> MaintainService:
-        """The dream cycle, backups and restore (:mod:`cairn.maintain.service`)."""
-        return services.maintain(self)
-
-    @cached_property
-    def fields(self) -> FieldsService:
-        """Facets of a search, hits as table columns, a term across the index
-        (:mod:`cairn.fields.service`)."""
-        return services.fields(self)
-
-    @cached_property
-    def redact(self) -> RedactService:
-        """The ingest hook's redaction, what doors show of a file, the scan
-        (:mod:`cairn.redact.service`)."""
-        return services.redact(self)
-
-    @cached_property
-    def export(self) -> ExportService:
-        """Export as an OKF bundle, an Obsidian vault or JSON, and the round trip
-        (:mod:`cairn.export.service`)."""
-        return services.export(self)
-
-    @cached_property
-    def storage(self) -> IndexCopier:
-        """This index copied into another backend (:mod:`cairn.store.copy`)."""
-        return services.storage(self)
-
-    @cached_property
-    def evaluation(self) -> Evaluator:
-        """This index's model and settings measured on a BEIR data set
-        (:mod:`cairn.evaluation`)."""
-        return services.evaluation(self)
-
-    @cached_property
-    def embedding(self) -> EmbeddingStep:
-        """The embedding step on its own (``cairn embed``) and the units still waiting
-        for a vector (:mod:`cairn.ingest.embed_step`)."""
-        return services.embedding(self)
-
-    @cached_property
-    def graph(self) -> GraphQueries:
-        """The graph as doors ask it, brought up to date before each read
-        (:mod:`cairn.graph.queries`)."""
-        return services.graph(self)
+    # the services, each built on first use from :mod:`cairn.app.services` (a keyword
+    # search builds none of them: start-up time of a new `cairn search` process)
+    runs = cached_property(services.runs)
+    background = cached_property(services.background)
+    training = cached_property(services.training)
+    agenda = cached_property(services.agenda)
+    conversations = cached_property(services.conversations)
+    enrich = cached_property(services.enrich)
+    memory = cached_property(services.memory)
+    maintain = cached_property(services.maintain)
+    fields = cached_property(services.fields)
+    redact = cached_property(services.redact)
+    export = cached_property(services.export)
+    storage = cached_property(services.storage)
+    evaluation = cached_property(services.evaluation)
+    embedding = cached_property(services.embedding)
+    graph = cached_property(services.graph)
 
     @property
     def graph_service(self) -> GraphService:
@@ -340,36 +258,8 @@ class Cairn:
         allow_mass_delete: bool = False,
     ) -> Run:
         """Index folders (registering them as roots), or every registered root, then
-        bring the graph and the embeddings up to date.
-
-        Args:
-            paths: folders (or single export files) to index; ``None`` or empty means
-                every registered root.
-            include / exclude: globs for the roots given (kept for later runs).
-            progress: ``progress(done, total, relpath)`` after each file.
-            embed: chunk and embed what changed (``False``: keyword search only until a
-                later run embeds; without a model the same happens, with one notice).
-            embed_progress: ``progress(done, total, what)`` while embedding.
-            wait / on_wait: for the writer lock (see
-                :meth:`cairn.ingest.service.IndexService.writing`).
-            allow_mass_delete: remove files even when more than ``[index]
-                mass_delete_share`` of a root is gone.
-
-        Returns:
-            The :class:`Run` record (also stored), with ``graph`` and ``embedding``
-            saying what those steps did (``embedding.interrupted`` after Ctrl-C in the
-            embedding step); notices of the embedding step (model missing, turned off)
-            are added to its ``warnings`` as ``info``.
-
-        Raises:
-            QueryError: ``include``/``exclude`` given without ``paths``.
-            CairnError: a path does not exist or would nest roots (a new, empty index
-                file is then removed again).
-            cairn.store.lock.IndexBusy: another process is writing this index.
-            cairn.ingest.limits.MassDelete: the deletion guard stopped the run.
-            cairn.errors.StoreError: the index cannot be written (disk full, read-only);
-                what was committed before stays usable.
-        """
+        the graph and the embeddings; the arguments, the :class:`Run` returned and the
+        errors raised are those of :meth:`cairn.ingest.service.IndexService.index`."""
         return self.runs.index(
             paths, include=include, exclude=exclude, progress=progress, embed=embed,
             embed_progress=embed_progress, wait=wait, on_wait=on_wait,
@@ -387,19 +277,8 @@ class Cairn:
         on_wait: Callable[[str], None] | None = None,
         allow_mass_delete: bool = False,
     ) -> Run:
-        """Index the given files (of registered roots) and only them, then the graph and
-        embeddings, exactly as a full :meth:`index` would leave them: a file that no
-        longer exists, or that the root's globs exclude, is removed from the index.
-
-        Args:
-            files: absolute paths (or relative to the current folder) inside registered
-                roots, e.g. what a file watcher saw change.
-            wait / on_wait / allow_mass_delete: as for :meth:`index`.
-
-        Raises:
-            NotFound: a path is not inside any registered root.
-            IndexBusy / MassDelete / StoreError: as for :meth:`index`.
-        """
+        """Index the given files (of registered roots) and only them, as
+        :meth:`cairn.ingest.service.IndexService.index_paths` describes."""
         return self.runs.index_paths(
             files, progress=progress, embed=embed, embed_progress=embed_progress,
             wait=wait, on_wait=on_wait, allow_mass_delete=allow_mass_delete,

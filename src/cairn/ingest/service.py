@@ -151,8 +151,36 @@ class IndexService:
         on_wait: Callable[[str], None] | None = None,
         allow_mass_delete: bool = False,
     ) -> Run:
-        """A full run: see :meth:`cairn.app.Cairn.index` (the arguments, the result and
-        the errors are the same)."""
+        """Index folders (registering them as roots), or every registered root, then
+        bring the graph and the embeddings up to date.
+
+        Args:
+            paths: folders (or single export files) to index; ``None`` or empty means
+                every registered root.
+            include / exclude: globs for the roots given (kept for later runs).
+            progress: ``progress(done, total, relpath)`` after each file.
+            embed: chunk and embed what changed (``False``: keyword search only until a
+                later run embeds; without a model the same happens, with one notice).
+            embed_progress: ``progress(done, total, what)`` while embedding.
+            wait / on_wait: for the writer lock (see :meth:`writing`).
+            allow_mass_delete: remove files even when more than ``[index]
+                mass_delete_share`` of a root is gone.
+
+        Returns:
+            The :class:`Run` record (also stored), with ``graph`` and ``embedding``
+            saying what those steps did (``embedding.interrupted`` after Ctrl-C in the
+            embedding step); notices of the embedding step (model missing, turned off)
+            are added to its ``warnings`` as ``info``.
+
+        Raises:
+            QueryError: ``include``/``exclude`` given without ``paths``.
+            CairnError: a path does not exist or would nest roots (a new, empty index
+                file is then removed again).
+            cairn.store.lock.IndexBusy: another process is writing this index.
+            cairn.ingest.limits.MassDelete: the deletion guard stopped the run.
+            cairn.errors.StoreError: the index cannot be written (disk full, read-only);
+                what was committed before stays usable.
+        """
         attempt = _Attempt()
         with self.writing(wait, on_wait), self._recorded(attempt):
             plist = list(paths or [])
@@ -193,7 +221,19 @@ class IndexService:
         on_wait: Callable[[str], None] | None = None,
         allow_mass_delete: bool = False,
     ) -> Run:
-        """A run of the given files only: see :meth:`cairn.app.Cairn.index_paths`."""
+        """Index the given files (of registered roots) and only them, then the graph and
+        embeddings, exactly as a full :meth:`index` would leave them: a file that no
+        longer exists, or that the root's globs exclude, is removed from the index.
+
+        Args:
+            files: absolute paths (or relative to the current folder) inside registered
+                roots, e.g. what a file watcher saw change.
+            wait / on_wait / allow_mass_delete: as for :meth:`index`.
+
+        Raises:
+            NotFound: a path is not inside any registered root.
+            IndexBusy / MassDelete / StoreError: as for :meth:`index`.
+        """
         attempt = _Attempt()
         with self.writing(wait, on_wait), self._recorded(attempt):
             return self._run_paths(

@@ -28,18 +28,17 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from cairn.app import services
-from cairn.config import Config, in_file, load_config
+from cairn.config import Config, load_config
 from cairn.conversations import reading_order
 from cairn.embed.base import Embedder
-from cairn.embed.profile import fast_embed
-from cairn.errors import ConfigError, NotFound
+from cairn.errors import NotFound
 from cairn.formats import note_formats
 from cairn.formats.types import RootTypes, load_root_types
 from cairn.model import Run, SourceRoot
 from cairn.model.search_request import SearchRequest
 from cairn.notes.doors import Doors
 from cairn.notes.service import NoteService
-from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
+from cairn.search.service import UNSET, SearchResult, SearchService
 from cairn.store import Store, open_store, open_url
 from cairn.store.lock import WriterLock
 
@@ -80,21 +79,7 @@ class Cairn:
         create: bool = True,
     ) -> None:
         self.config = config
-        try:  # given settings are checked at once (a ConfigError names them and the file)
-            if config.index:
-                from cairn.ingest.limits import IndexLimits
-
-                IndexLimits.from_mapping(config.index)
-            if config.chunking:  # before a run, not after its files were indexed
-                from cairn.ingest.chunking import ChunkConfig
-
-                ChunkConfig.from_mapping(config.chunking)
-            semantic = SemanticConfig.from_mapping(
-                {"embed": fast_embed(config), "fusion": config.fusion, "chunking": config.chunking,
-                 "rerank": config.rerank}
-            )
-        except ConfigError as exc:
-            raise in_file(exc, config.config_file) from None
+        semantic = services.search_settings(config)
         self._created = False
         self.own_parts = store is None and embedder is None  # a child can open the same
         if store is None and config.db_url is not None:
@@ -159,18 +144,9 @@ class Cairn:
         """The graph service over this store, built on first use (a keyword search
         never needs it, so a new process does not import the graph builders)."""
         if self._graph is None:
-            from cairn.export.graph import render as render_graph
-            from cairn.graph.expand import ExpandConfig
-            from cairn.graph.service import GraphService
-
             with self._graph_build:  # a server's threads build it once
                 if self._graph is None:
-                    self._graph = GraphService(
-                        self.store,
-                        types=self.types.merged,
-                        renderer=render_graph,
-                        expand_config=ExpandConfig.from_mapping(self.config.graph),
-                    )
+                    self._graph = services.graph_service(self)
         return self._graph
 
     @graph_service.setter

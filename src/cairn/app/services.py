@@ -6,7 +6,10 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from cairn.config import load_config
+from cairn.config import Config, in_file, load_config
+from cairn.embed.profile import fast_embed
+from cairn.errors import ConfigError
+from cairn.search.service import SemanticConfig
 
 if TYPE_CHECKING:
     from cairn.agenda.service import AgendaService
@@ -17,6 +20,7 @@ if TYPE_CHECKING:
     from cairn.export.service import ExportService
     from cairn.fields.service import FieldsService
     from cairn.graph.queries import GraphQueries
+    from cairn.graph.service import GraphService
     from cairn.ingest.background import BackgroundIndex
     from cairn.ingest.embed_step import EmbeddingStep
     from cairn.ingest.service import IndexService
@@ -30,6 +34,31 @@ if TYPE_CHECKING:
 GRAPH_REFRESH = threading.Lock()
 """Serialises graph refreshes triggered by reads (a refresh writes), in the whole
 process."""
+
+
+def search_settings(config: Config) -> SemanticConfig:
+    """The search settings of ``config``; every given ``[index]`` and ``[chunking]``
+    setting is checked now, before a run, not after its files were indexed (their
+    modules load only when those tables are given: a keyword search needs neither).
+
+    Raises:
+        ConfigError: a bad value, naming it and the configuration file.
+    """
+    try:
+        if config.index:
+            from cairn.ingest.limits import IndexLimits
+
+            IndexLimits.from_mapping(config.index)
+        if config.chunking:
+            from cairn.ingest.chunking import ChunkConfig
+
+            ChunkConfig.from_mapping(config.chunking)
+        return SemanticConfig.from_mapping(
+            {"embed": fast_embed(config), "fusion": config.fusion, "chunking": config.chunking,
+             "rerank": config.rerank}
+        )
+    except ConfigError as exc:
+        raise in_file(exc, config.config_file) from None
 
 
 def conversations(cairn: Cairn) -> ConversationService:
@@ -123,6 +152,16 @@ def graph(cairn: Cairn) -> GraphQueries:
 
     return GraphQueries(cairn.store, lambda: cairn.graph_service,
                         busy=BackgroundIndex.busy, refresh_lock=GRAPH_REFRESH)
+
+
+def graph_service(cairn: Cairn) -> GraphService:
+    """The graph service over the index, with the note types and ``[graph]``."""
+    from cairn.export.graph import render as render_graph
+    from cairn.graph.expand import ExpandConfig
+    from cairn.graph.service import GraphService
+
+    return GraphService(cairn.store, types=cairn.types.merged, renderer=render_graph,
+                        expand_config=ExpandConfig.from_mapping(cairn.config.graph))
 
 
 def agenda(cairn: Cairn) -> AgendaService:

@@ -8,7 +8,7 @@ model (``CAIRN_EMBED=static``: the embedding pass) or ``cairn watch`` (which the
 more edits), kills it with SIGKILL after a random delay, then checks the index it left:
 
 1. ``PRAGMA integrity_check`` says ``ok``;
-2. ``Cairn.check()`` (``cairn check``) finds no problem;
+2. ``Cairn.notes.check()`` (``cairn check``) finds no problem;
 3. a search still answers (the last committed state);
 4. a converging run (``Cairn.index`` with the static model) gives exactly what a clean
    build of the same files gives (:meth:`cairn.app.Cairn.snapshot`: files, documents,
@@ -155,7 +155,7 @@ def trial(
         tally.corrupt += 1
         problems.append(f"integrity_check: {state}")
     with Cairn.open(db=db) as c:
-        found = c.check()
+        found = c.notes.check()
         if found:
             tally.check_problems += 1
             problems.append(f"check: {found[:3]}")

@@ -17,7 +17,7 @@ vocabulary-averaged model, or any static-model folder such as one made by
   chunks (the texts the index pass embeds, in its batches), and the model file's size.
 
 ``--train NAME=SAMPLE[:EPOCHS[:DIMS]]`` adds the fast profile as a user gets it: on each
-store, :meth:`cairn.app.Cairn.train_static` (``cairn embed --train-static --sample
+store, ``cairn.training.train`` (``cairn embed --train-static --sample
 SAMPLE``) trains a static model on SAMPLE random chunks of that store's own corpus —
 SciFact's abstracts for SciFact, the shared corpus for the notes set; never a query —
 from the shipped model, and the variant is evaluated with it. Its cost is reported
@@ -94,7 +94,7 @@ def speed(store: Store, emb: Embedder, sample: int, batch: int = 64) -> float:
 
 def train_on(db: Path, spec: str, out: Path) -> dict[str, Any]:
     """Train the fast profile's model on the store ``db`` (``SAMPLE[:EPOCHS[:DIMS]]``)
-    with :meth:`Cairn.train_static`, move it to ``out``; its figures."""
+    with ``Cairn.training.train``, move it to ``out``; its figures."""
     from cairn.app import Cairn
 
     parts = [int(x) for x in spec.split(":")]
@@ -103,7 +103,7 @@ def train_on(db: Path, spec: str, out: Path) -> dict[str, Any]:
     conf.write_text('[embed]\nprovider = "static"\n', encoding="utf-8")
     cairn = Cairn(load_config(db=str(db), config_file=conf))
     try:
-        res = cairn.train_static(sample, epochs=epochs, dims=dims)
+        res = cairn.training.train(sample, epochs=epochs, dims=dims)
     finally:
         cairn.close()
     shutil.rmtree(out, ignore_errors=True)

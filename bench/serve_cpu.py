@@ -86,7 +86,7 @@ def measure(db: Path, rounds: int, runs: int) -> dict[str, Any]:
                             timed(mode, lambda q=q, mode=mode: json.dumps(to_data(
                                 answer(cairn.search(q, mode=mode, limit=10), q))))
                         timed("get", lambda i=i: json.dumps(to_data(
-                            cairn.get(units[i % len(units)]))))
+                            cairn.doors.get(units[i % len(units)]))))
                         timed("backlinks", lambda i=i: json.dumps(to_data(
                             cairn.graph.backlinks(docs[i % len(docs)]))))
                     if r:  # the first round warms up

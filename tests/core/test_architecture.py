@@ -52,6 +52,8 @@ ALLOWED: dict[str, set[str]] = {
     "conversations": BASE | {"conversations", "store", "formats"},
     "fields": BASE | {"fields", "store", "search", "formats", "sources"},
     "agenda": BASE | {"agenda", "store", "search"},
+    "notes": BASE | {"notes", "store", "config", "conversations", "sources", "formats",
+                     "maintain"},
     "export": BASE | {
         "export", "writeback", "store", "graph", "config", "formats", "conversations",
         "sources", "redact",
@@ -61,7 +63,7 @@ ALLOWED: dict[str, set[str]] = {
 }
 FEATURES = {
     "enrich", "memory", "maintain", "export", "redact", "conversations", "graph", "fields",
-    "agenda",
+    "agenda", "notes",
 }
 """Feature packages: each holds its service; none imports ``app`` or ``interfaces``."""
 ALLOWED["app"] = set(ALLOWED) - {"interfaces"}  # the composition root: every lower floor

@@ -155,7 +155,7 @@ def test_049_fts_rows_survive_metadata_updates(tmp_path: Path) -> None:
     os.utime(vault / "kite.md", (later, later))
     c.index()
     assert c.store.counts()["fts_rows"] == n
-    assert c.check() == []
+    assert c.notes.check() == []
     text = (vault / "kite.md").read_text(encoding="utf-8")
     assert "tail" in text
     (vault / "kite.md").write_text(text.replace("tail", "ribbon"), encoding="utf-8")
@@ -164,7 +164,7 @@ def test_049_fts_rows_survive_metadata_updates(tmp_path: Path) -> None:
     assert _paths(c, "ribbon") == ["kite.md"]
     assert "kite.md" not in _paths(c, "tail")
     assert c.store.counts()["fts_rows"] == n
-    assert c.check() == []
+    assert c.notes.check() == []
 
 
 # --- a large file ---------------------------------------------------------------------
@@ -212,10 +212,10 @@ def test_047_symlinks_outside_the_vault(tmp_path: Path) -> None:
     from cairn.errors import NotFound
 
     with pytest.raises(NotFound):
-        c.read_file("../outside/secret.md")
+        c.notes.read_file("../outside/secret.md")
     with pytest.raises(NotFound):
-        c.read_file(tmp_path / "vault" / "leak.md")
-    assert "sparrows" in c.read_file("note.md")
+        c.notes.read_file(tmp_path / "vault" / "leak.md")
+    assert "sparrows" in c.notes.read_file("note.md")
 
 
 # --- source files are never written -----------------------------------------------------

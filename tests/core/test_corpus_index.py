@@ -176,5 +176,5 @@ def test_touch_change_and_delete_on_a_copy(tmp_path: Path) -> None:
     assert c.search("Installing from MELPA").hits == () or all(
         "org-roam.org" not in h.path for h in c.search("Installing from MELPA").hits
     )
-    assert c.check() == []
+    assert c.notes.check() == []
     c.close()

@@ -105,7 +105,7 @@ def test_reimport_rewrites_only_changed_conversations(tmp_path: Path) -> None:
     c.index()
     assert set(_rows(c)) == {"Soup", "Bikes"}
     assert c.search("prune apples").hits == ()
-    assert c.check() == []
+    assert c.notes.check() == []
     c.close()
 
 

@@ -89,7 +89,7 @@ def test_touch_without_change_keeps_fts_rows(vault: Path, tmp_path: Path) -> Non
         assert (run.changed, run.unchanged) == (0, 5)
         assert c.store.counts()["fts_rows"] == fts
         assert _ids(c) == before
-        assert c.check() == []
+        assert c.notes.check() == []
 
 
 def test_one_change_reindexes_only_that_file(vault: Path, tmp_path: Path) -> None:

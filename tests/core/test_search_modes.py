@@ -25,7 +25,7 @@ def test_hybrid_is_the_default_once_embedded(sample_copy: Path, tmp_path: Path) 
     with Cairn.open(db=tmp_path / "i.db") as c:
         run = c.index([sample_copy])
         assert run.failed == 0
-        assert c.last_embed is not None and c.last_embed.chunks_added > 0
+        assert run.embedding is not None and run.embedding.chunks_added > 0
         # words that appear in no note: keyword search finds nothing, meaning does
         assert c.search("earthworm dirt chemistry", mode="keyword").hits == ()
         sem = c.search("earthworm dirt chemistry", mode="semantic", limit=3)
@@ -39,7 +39,7 @@ def test_hybrid_is_the_default_once_embedded(sample_copy: Path, tmp_path: Path) 
             assert h.score == h.explain["score"]
         # a no-change run neither re-embeds nor loads anything new
         again = c.index()
-        assert again.changed == 0 and c.last_embed is None
+        assert again.changed == 0 and again.embedding is None
 
 
 def test_no_embed_degrades_to_keyword_with_one_notice(sample_copy: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""``Cairn.validate``: note types from types.yaml and OKF bundles, through the index."""
+"""``Cairn.notes.validate``: note types from types.yaml and OKF bundles, through the index."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_types_yaml_in_the_vault_is_checked(tmp_path: Path) -> None:
     with Cairn.open(db=tmp_path / "i.db") as c:
         run = c.index([vault])
         assert run.failed == 0  # type problems never stop indexing
-        found = c.validate()
+        found = c.notes.validate()
     by_file: dict[str, list[str]] = {}
     for d in found:
         by_file.setdefault(d["path"], []).append(d["message"])
@@ -41,7 +41,7 @@ def test_types_yaml_in_the_vault_is_checked(tmp_path: Path) -> None:
 def test_corpus_bundles_conform_and_a_broken_copy_does_not(tmp_path: Path) -> None:
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([OKF])
-        found = c.validate()
+        found = c.notes.validate()
         assert [d for d in found if d["severity"] == "error"] == []
         assert c.search("format:okf type:Metric").hits
     broken = tmp_path / "wiki"
@@ -51,7 +51,7 @@ def test_corpus_bundles_conform_and_a_broken_copy_does_not(tmp_path: Path) -> No
     concept.write_text(text.replace("type:", "kind:", 1), encoding="utf-8")
     with Cairn.open(db=tmp_path / "j.db") as c:
         c.index([broken])
-        errors = [d for d in c.validate() if d["severity"] == "error"]
+        errors = [d for d in c.notes.validate() if d["severity"] == "error"]
     rel = concept.relative_to(broken).as_posix()
     assert any(d["path"] == f"wiki/{rel}" and "type" in d["message"] for d in errors)
 
@@ -66,22 +66,22 @@ def test_a_folder_or_file_inside_a_root_is_validated(tmp_path: Path) -> None:
     (vault / "ships" / "odd.md").write_text("---\ntype: spaceship\n---\n# Odd\n")
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([vault])
-        every = {d["path"] for d in c.validate()}
+        every = {d["path"] for d in c.notes.validate()}
         assert every == {"vault/people/ann.md", "vault/people/cy.md", "vault/ships/odd.md"}
         # was refused: "not a registered source root"
-        assert {d["path"] for d in c.validate([vault / "people"])} == {
+        assert {d["path"] for d in c.notes.validate([vault / "people"])} == {
             "vault/people/ann.md", "vault/people/cy.md"}
-        assert {d["path"] for d in c.validate([vault / "people" / "cy.md"])} == {
+        assert {d["path"] for d in c.notes.validate([vault / "people" / "cy.md"])} == {
             "vault/people/cy.md"}
-        both = c.validate([vault / "ships", vault / "people" / "ann.md"])
+        both = c.notes.validate([vault / "ships", vault / "people" / "ann.md"])
         assert {d["path"] for d in both} == {"vault/people/ann.md", "vault/ships/odd.md"}
-        assert {d["path"] for d in c.validate([vault])} == every
+        assert {d["path"] for d in c.notes.validate([vault])} == every
         with pytest.raises(NotFound, match="not inside a registered source root"):
-            c.validate([tmp_path / "elsewhere"])
+            c.notes.validate([tmp_path / "elsewhere"])
         with pytest.raises(NotFound):
-            c.validate([tmp_path / "vault-2"])  # a sibling sharing the root's prefix
+            c.notes.validate([tmp_path / "vault-2"])  # a sibling sharing the root's prefix
         with pytest.raises(NotFound, match="peeple: no such file or folder"):
-            c.validate([vault / "peeple"])  # a typo inside the root checked nothing
+            c.notes.validate([vault / "peeple"])  # a typo inside the root checked nothing
 
 
 @pytest.mark.corpus
@@ -95,11 +95,11 @@ def test_a_bundle_folder_inside_a_root_is_validated(tmp_path: Path) -> None:
     rel = concept.relative_to(broken).as_posix()
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([broken])
-        inside = c.validate([broken / "wiki"])
+        inside = c.notes.validate([broken / "wiki"])
         assert any(d["path"] == f"okf/{rel}" and d["severity"] == "error" for d in inside)
         assert all(d["path"].startswith("okf/wiki/") for d in inside)
         sub = concept.parent
-        assert any(d["path"] == f"okf/{rel}" for d in c.validate([sub]))
+        assert any(d["path"] == f"okf/{rel}" for d in c.notes.validate([sub]))
 
 
 def test_a_fifo_or_a_link_out_of_a_bundle_neither_hangs_nor_is_read(tmp_path: Path) -> None:
@@ -147,7 +147,7 @@ def test_a_type_written_as_a_link_or_a_list_is_checked_like_a_name(tmp_path: Pat
     (vault / "other.md").write_text('---\ntype: ["[[Books]]"]\n---\n# other\n')
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([vault])
-        found = {d["path"]: d["message"] for d in c.validate()}
+        found = {d["path"]: d["message"] for d in c.notes.validate()}
         assert set(found) == {f"vault/{n}" for n in forms} | {"vault/other.md"}
         missing = "type 'Authors' requires field 'twitter', which is missing"
         for name in forms:
@@ -165,7 +165,7 @@ def test_kepanos_list_of_links_types_are_validated_and_filtered(tmp_path: Path) 
     (vault / "types.yaml").write_text("types:\n  Authors:\n    required: [twitter]\n")
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([vault])
-        found = c.validate([vault / "References"])  # a folder inside the root
+        found = c.notes.validate([vault / "References"])  # a folder inside the root
         by_name = {h.path for h in c.search("type:Authors", mode="keyword", limit=50).hits}
         by_link = {h.path for h in c.search("type:[[Authors]]", mode="keyword", limit=50).hits}
     authors = [d for d in found if "'Authors'" in d["message"]]

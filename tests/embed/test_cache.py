@@ -168,7 +168,7 @@ def test_deleting_a_note_leaves_no_chunk_vector_or_fts_row(
         assert _unit_ids(cairn, "garden.md") == []
         assert cairn.store.hit_units(garden) == {}
         assert c["vectors"] == c["chunks"]
-        assert cairn.check() == []
+        assert cairn.notes.check() == []
 
 
 def test_no_embedder_degrades_with_one_notice(tmp_path: Path) -> None:

@@ -11,9 +11,10 @@ import pytest
 from typer.testing import CliRunner
 
 from cairn.app import Cairn
-from cairn.app.fast_profile import DEFAULT_SAMPLE, fast_embed, fast_model_folder
 from cairn.config import Config, load_config
+from cairn.embed.profile import fast_embed, fast_model_folder
 from cairn.embed.static import StaticEmbedder
+from cairn.ingest.static_training import DEFAULT_SAMPLE
 from cairn.interfaces.cli import app as cli
 
 TOPICS = [
@@ -164,13 +165,13 @@ def test_pca_keeps_the_principal_subspace() -> None:
 @pytest.mark.embed
 @pytest.mark.parametrize("dims", [4, 500])
 def test_bad_dims_are_refused(tmp_path: Path, dims: int) -> None:
-    from cairn.app.fast_profile import TrainingError
+    from cairn.ingest.static_training import TrainingError
 
     db, conf = setup(tmp_path, "fast")
     with Cairn(load_config(db=str(db), config_file=conf)) as c, pytest.raises(
         TrainingError, match="dims"
     ):
-        c.train_static(30, dims=dims)
+        c.training.train(30, dims=dims)
 
 
 # --- one model folder per PostgreSQL database ------------------------------------------

@@ -79,7 +79,7 @@ def test_check_repair_mends_orphan_rows_an_earlier_version_left(
     assert _check(db, cfg) == (0, {"ok": True, "problems": [], "repaired": []})
     with _open(db, cfg) as c:  # the next enrichment writes its units again
         c.enrich.run()
-        assert c.check() == []
+        assert c.notes.check() == []
         assert c.store.enrichments.counts()["insights"] == 9
 
 

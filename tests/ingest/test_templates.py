@@ -103,7 +103,7 @@ def test_index_skips_templates_and_removes_them_from_an_old_index(tmp_path: Path
         # a template written later (a watcher's event) is not indexed either
         new = vault / "Templates" / "Movie Template.md"
         new.write_text('---\ncategories: "[[Movies]]"\n---\n', encoding="utf-8")
-        c.apply_changes([str(new)])
+        c.runs.apply_changes([str(new)])
         c.index_paths([new])
         assert not c.search("prop:categories=Movies", limit=5).hits
 

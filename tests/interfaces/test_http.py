@@ -47,7 +47,7 @@ def test_search_answers_what_cli_json_prints(api: httpx2.Client, vault: Any) -> 
 
 
 def test_units_documents_graph_stats_roots(api: httpx2.Client, cairn: Cairn) -> None:
-    view = cairn.get("projects/garden.org:15")
+    view = cairn.doors.get("projects/garden.org:15")
     unit_id = view.unit.id  # type: ignore[union-attr]
     doc_id = view.unit.document_id  # type: ignore[union-attr]
     u = api.get(f"/v1/units/{unit_id}").json()

@@ -48,9 +48,9 @@ def test_a_run_happens_in_a_child_and_readers_see_it(tmp_path: Path) -> None:
                                      encoding="utf-8")
         (folder / "types.yaml").write_text("types:\n  recipe:\n    retriever_weight: 2\n",
                                            encoding="utf-8")
-        run = cairn.index_in_background()
+        run = cairn.background.run()
         assert run.added == 1
-        worker = cairn._index_worker
+        worker = cairn.background._index_worker
         assert worker is not None and worker._proc is not None
         pid = worker._proc.pid
         assert pid != os.getpid() and _alive(pid)
@@ -59,7 +59,7 @@ def test_a_run_happens_in_a_child_and_readers_see_it(tmp_path: Path) -> None:
         hits = cairn.search("custard", mode="keyword").hits
         assert [h.title for h in hits] == ["Lisbon"]
         assert "recipe" in cairn.types.merged.types  # read again after the run
-        again = cairn.index_in_background()  # the same child, model kept
+        again = cairn.background.run()  # the same child, model kept
         assert again.unchanged == 2 and worker._proc.pid == pid
     deadline = time.monotonic() + 30
     while _alive(pid):  # close() stopped it
@@ -72,25 +72,25 @@ def test_errors_travel_and_a_dead_child_is_replaced(tmp_path: Path) -> None:
     folder, db = _vault(tmp_path)
     config = dataclasses.replace(load_config(db=db), index={"wait": 120})
     with Cairn(config, create=False) as cairn:
-        cairn.index_in_background()
-        worker = cairn._index_worker
+        cairn.background.run()
+        worker = cairn.background._index_worker
         assert worker is not None and worker._proc is not None
         first = worker._proc.pid
         os.kill(first, signal.SIGKILL)  # between runs: replaced at the next one
         worker._proc.wait(30)
-        assert cairn.index_in_background().unchanged == 1 and worker._proc.pid != first
+        assert cairn.background.run().unchanged == 1 and worker._proc.pid != first
         second = worker._proc.pid
         os.kill(second, signal.SIGKILL)  # not reaped yet: the run goes to a new child
-        assert cairn.index_in_background().unchanged == 1 and worker._proc.pid != second
-        with Cairn(load_config(db=db), create=False) as other, other.writing():
+        assert cairn.background.run().unchanged == 1 and worker._proc.pid != second
+        with Cairn(load_config(db=db), create=False) as other, other.runs.writing():
             quick = dataclasses.replace(config, index={})
             with Cairn(quick, create=False) as impatient, pytest.raises(IndexBusy):
-                impatient.index_in_background()  # the lock is held elsewhere
+                impatient.background.run()  # the lock is held elsewhere
             failed: list[BaseException] = []
 
             def run() -> None:
                 try:
-                    cairn.index_in_background()
+                    cairn.background.run()
                 except BaseException as exc:
                     failed.append(exc)
 
@@ -106,7 +106,7 @@ def test_errors_travel_and_a_dead_child_is_replaced(tmp_path: Path) -> None:
         assert len(failed) == 1 and isinstance(failed[0], StoreError)
         assert "index process ended" in str(failed[0])
         (folder / "c.md").write_text("# Bread\n\nFeed the starter.\n", encoding="utf-8")
-        assert cairn.index_in_background().added == 1  # a new child
+        assert cairn.background.run().added == 1  # a new child
 
 
 def test_a_cairn_around_a_given_store_indexes_on_a_thread(tmp_path: Path) -> None:
@@ -116,8 +116,8 @@ def test_a_cairn_around_a_given_store_indexes_on_a_thread(tmp_path: Path) -> Non
     (folder / "d.md").write_text("# Tea\n\nSteep three minutes.\n", encoding="utf-8")
     with Cairn(Config(db_path=db), store=open_store(db)) as cairn:
         assert not cairn.own_parts
-        assert cairn.index_in_background().added == 1
-        assert cairn._index_worker is None
+        assert cairn.background.run().added == 1
+        assert cairn.background._index_worker is None
 
 
 def test_closing_during_a_run_does_not_wait_for_it(tmp_path: Path) -> None:
@@ -130,15 +130,16 @@ def test_closing_during_a_run_does_not_wait_for_it(tmp_path: Path) -> None:
 
     def run() -> None:
         try:
-            cairn.index_in_background()
+            cairn.background.run()
         except BaseException as exc:
             failed.append(exc)
 
-    with Cairn(load_config(db=db), create=False) as other, other.writing():
+    with Cairn(load_config(db=db), create=False) as other, other.runs.writing():
         t = threading.Thread(target=run)
         t.start()
         deadline = time.monotonic() + 60
-        while cairn._index_worker is None or not cairn._index_worker._lock.locked():
+        bg = cairn.background
+        while bg._index_worker is None or not bg._index_worker._lock.locked():  # type: ignore[attr-defined]
             assert time.monotonic() < deadline
             time.sleep(0.01)
         t0 = time.monotonic()

@@ -162,7 +162,7 @@ def test_every_path_out_of_the_roots_is_refused(cairn: Cairn, bad_refs: list[str
 
 
 def test_resources_read_documents_and_refuse_paths_out(cairn: Cairn, vault: Any) -> None:
-    doc_id = cairn.get("projects/garden.org").document.id  # type: ignore[union-attr]
+    doc_id = cairn.doors.get("projects/garden.org").document.id  # type: ignore[union-attr]
 
     async def main() -> None:
         async with Client(build_server(cairn)) as client:

@@ -163,7 +163,7 @@ def test_fts_snippets_show_and_semantic_search_give_placeholders(
             res = c.search("deploy token compost", mode=mode, explain=True, limit=10)
             text = to_json(res)
             assert res.hits and all(v not in text for v in VALUES), mode
-        shown = "".join(to_json(c.get(h.unit_id)) for h in hits)
+        shown = "".join(to_json(c.doors.get(h.unit_id)) for h in hits)
         assert "[SECRET:github-token#1]" in shown and GH not in shown
 
 
@@ -245,10 +245,10 @@ def test_file_texts_doors_show_are_masked_too(indexed: tuple[Path, Path, Path],
                                              logs: list[str]) -> None:
     chats, _, _ = indexed
     with _open(indexed) as c:
-        note = c.read_file(chats.parent / "notes" / "ops.md")
-        export = c.read_file(chats / "conversations.json")
-        doc = c.get(str(chats.parent / "notes" / "ops.md"))
-        text = c.document_text(doc.document.id)  # type: ignore[union-attr]
+        note = c.notes.read_file(chats.parent / "notes" / "ops.md")
+        export = c.notes.read_file(chats / "conversations.json")
+        doc = c.doors.get(str(chats.parent / "notes" / "ops.md"))
+        text = c.doors.document_text(doc.document.id)  # type: ignore[union-attr]
     assert "[SECRET:openai-key#1]" in note and NOTE_KEY not in note and NOTE_KEY not in text
     assert "[SECRET:github-token#1]" in export
     assert all(v not in export for v in VALUES)
@@ -260,4 +260,4 @@ def test_file_texts_of_notes_left_as_written_are_shown_as_written(tmp_path: Path
     (tmp_path / "cairn.toml").write_text('[embed]\nprovider = "none"\n', encoding="utf-8")
     with Cairn(load_config(db=tmp_path / "i.db", config_file=tmp_path / "cairn.toml")) as c:
         c.index([tmp_path / "n"], embed=False)
-        assert NOTE_KEY in c.read_file(tmp_path / "n" / "a.md")
+        assert NOTE_KEY in c.notes.read_file(tmp_path / "n" / "a.md")

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from cairn.app import Cairn
-from cairn.app.background import lower_thread_priority
 from cairn.config import load_config
 from cairn.errors import CairnError
 from cairn.formats import okf
+from cairn.ingest.background import lower_thread_priority
 from cairn.model.serialize import to_data
 
 
@@ -94,7 +94,7 @@ def test_index_in_background_runs_on_its_own_lower_priority_thread(tmp_path: Pat
 
         def spy(*args: object, **kwargs: object) -> object:
             seen["thread"] = threading.current_thread().name
-            seen["running"] = cairn._index_running
+            seen["running"] = cairn.background.busy()
             if sys.platform.startswith("linux"):
                 seen["nice"] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
             return original(*args, **kwargs)  # type: ignore[arg-type]
@@ -102,10 +102,10 @@ def test_index_in_background_runs_on_its_own_lower_priority_thread(tmp_path: Pat
         cairn.index = spy  # type: ignore[method-assign]
         cairn.own_parts = False  # the thread path (a given store; test_index_process: a child)
         (folder / "c.md").write_text("# C\n\nThird note.\n", encoding="utf-8")
-        run = cairn.index_in_background(nice=5)
+        run = cairn.background.run(nice=5)
         assert run.added == 1
         assert seen["thread"] == "cairn-index"
-        assert seen["running"] == 1  # inside indexing(): readers do not refresh the graph
+        assert seen["running"] is True  # inside indexing(): readers do not refresh the graph
         if sys.platform.startswith("linux"):
             assert seen["nice"] == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 5)
         # this thread's priority is untouched
@@ -124,7 +124,7 @@ def test_index_in_background_raises_the_runs_error_in_the_caller(tmp_path: Path)
         cairn.index = broken  # type: ignore[method-assign]
         cairn.own_parts = False  # the thread path
         with pytest.raises(CairnError, match="on fire"):
-            cairn.index_in_background()
+            cairn.background.run()
 
 
 def test_lower_thread_priority_refuses_nothing_silly() -> None:

@@ -40,7 +40,7 @@ def test_okf_export_validates(indexed: Path, tmp_path: Path) -> None:
             c.export.write("okf", tmp_path / "okf")  # never overwrites
     with Cairn(load_config(db=tmp_path / "o.db")) as o:
         o.index([tmp_path / "okf"], embed=False)
-        diags = o.validate()
+        diags = o.notes.validate()
         assert [d for d in diags if d["severity"] == "error"] == []
         assert o.stats()["documents"] >= rep.documents
 

@@ -32,7 +32,7 @@ def test_the_statuses_cairn_writes_validate(tmp_path: Path) -> None:
             if line.startswith("status: ")
         }
         assert statuses == {"active", "superseded", "archived"}
-        assert _codes(c.validate([b]), "W-status") == []
+        assert _codes(c.notes.validate([b]), "W-status") == []
         # a value outside the memory life cycle is still a warning, and a plain OKF
         # concept keeps OKF's own statuses
         odd = b / "concepts/active" / f"{concepts[2]}.md"
@@ -42,7 +42,8 @@ def test_the_statuses_cairn_writes_validate(tmp_path: Path) -> None:
         (notes / "index.md").write_text("---\nokf_version: \"0.2\"\n---\n\n# Notes\n")
         (notes / "a.md").write_text("---\ntype: Note\ntitle: A\nstatus: active\n---\n\nA.\n")
         c.index([notes])
-        warned = {Path(str(d["path"])).name for d in _codes(c.validate([b, notes]), "W-status")}
+        found = c.notes.validate([b, notes])
+        warned = {Path(str(d["path"])).name for d in _codes(found, "W-status")}
         assert warned == {f"{concepts[2]}.md", "a.md"}
 
 
@@ -63,7 +64,7 @@ def test_relations_follow_an_archived_concept_and_dangling_ones_are_always_repor
         moved = "concepts/archive/" + fade.rsplit("/", 1)[1]
         assert rep.archived == [moved] and rep.dangling == []
         assert f"target: /{moved}" in (b / keep).read_text()
-        assert _codes(c.validate([b]), "W-relation") == []
+        assert _codes(c.notes.validate([b]), "W-relation") == []
         # a relation that leads nowhere is reported by every cycle and by validate
         kept = b / keep
         kept.write_text(kept.read_text().replace(f"target: /{moved}",
@@ -72,5 +73,5 @@ def test_relations_follow_an_archived_concept_and_dangling_ones_are_always_repor
             assert c.memory.maintain(b).dangling == [
                 {"from": keep, "to": "concepts/active/gone.md"}]
         c.index([b])
-        warned = _codes(c.validate([b]), "W-relation")
+        warned = _codes(c.notes.validate([b]), "W-relation")
         assert [Path(str(d["path"])).name for d in warned] == [Path(keep).name]

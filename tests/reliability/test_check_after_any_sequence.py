@@ -120,6 +120,6 @@ def test_check_passes_after_every_step(name: str, tmp_path: Path, server: Replay
     for n, step in enumerate(SEQUENCES[name]):
         with w.open() as c:
             step(w, c)
-            assert c.check() == [], f"after step {n} ({step.__name__})"
+            assert c.notes.check() == [], f"after step {n} ({step.__name__})"
     res = CliRunner().invoke(app, ["--config", str(w.cfg), "check", "--db", str(w.db)])
     assert res.exit_code == 0 and "ok" in res.output, res.output

@@ -67,7 +67,7 @@ def test_two_writers_at_once_never_both_write(tmp_path: Path) -> None:
     def writer() -> None:
         with Cairn.open(db=db) as c:
             try:
-                with c.writing():
+                with c.runs.writing():
                     if not inside.acquire(blocking=False):
                         overlap.append(True)
                         return

@@ -67,7 +67,7 @@ def test_two_writers_on_a_brand_new_index(tmp_path: Path) -> None:
         assert "another cairn process is writing" in e and "damaged" not in e
         assert "already exists" not in e
     with Cairn.open(db=db) as c:
-        assert c.stats()["documents"] == 30 and c.check() == []
+        assert c.stats()["documents"] == 30 and c.notes.check() == []
 
 
 def test_a_second_writer_is_refused_or_waits(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_a_second_writer_is_refused_or_waits(tmp_path: Path) -> None:
     db = tmp_path / "i.db"
     holder = Cairn.open(db=db)
     holder.index([folder])
-    with holder.writing():
+    with holder.runs.writing():
         res = _cli_process("--db", str(db), "index")
         assert res.returncode == 2
         assert "another cairn process is writing this index" in res.stderr

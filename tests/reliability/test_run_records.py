@@ -74,7 +74,7 @@ def test_an_interrupted_run_stays_visible_as_unfinished(tmp_path: Path) -> None:
     )
     with Cairn.open(db=db) as c:
         assert c.stats()["last_run"].finished is None
-        assert c.check() == []
+        assert c.notes.check() == []
         run = c.index()
         assert run.failed == 0 and c.stats()["documents"] == 80
 
@@ -104,7 +104,7 @@ def test_a_watcher_batch_that_needs_a_full_run_reports_its_counts(tmp_path: Path
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([root], embed=False)
         shutil.rmtree(root / "plants")
-        done = c.apply_changes([str(root / "plants")], embed=False)
+        done = c.runs.apply_changes([str(root / "plants")], embed=False)
         assert done is not None and done.full
         assert (done.run.removed, done.run.unchanged) == (2, 1)
         assert [d.path for d in c.store.documents_of_root(c.roots()[0].id)] == [

@@ -100,13 +100,13 @@ def test_a_full_disk_ends_the_run_with_one_clear_message(tmp_path: Path) -> None
             c.index(embed=False)
         assert "full" in str(exc.value) and "free some disk space" in str(exc.value)
         assert [h.path for h in c.search("alpha", mode="keyword").hits] == ["a.md"]
-        assert c.check() == []
+        assert c.notes.check() == []
     raw = _sqlite3.connect(tmp_path / "i.db")
     assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     raw.close()
     with Cairn(Config(db_path=tmp_path / "i.db")) as c:  # space again: it converges
         run = c.index(embed=False)
-        assert run.failed == 0 and c.check() == []
+        assert run.failed == 0 and c.notes.check() == []
         assert len(c.search("filler", mode="keyword", limit=500).hits) == 300
 
 

@@ -84,8 +84,8 @@ def test_enrich_again_leaves_both_backends_sound_and_repair_mends_a_stray_row(
                 c.index([chats])
                 for _ in range(3):
                     c.enrich.run(relations=False)
-                    assert c.check() == []
-                assert c.repair() == []  # nothing to mend
+                    assert c.notes.check() == []
+                assert c.runs.repair() == []  # nothing to mend
                 rowid = c.store.db.execute("SELECT max(rowid) FROM units").fetchone()[0] + 1000
                 with c.store.transaction():  # a keyword row whose unit is gone
                     if hasattr(c.store, "url"):
@@ -96,6 +96,6 @@ def test_enrich_again_leaves_both_backends_sound_and_repair_mends_a_stray_row(
                         c.store.db.execute(
                             "INSERT INTO units_fts_text(rowid, title, body) "
                             "VALUES (?, 'x', 'stray words')", (rowid,))
-                assert any("1 FTS rows without a unit" in p for p in c.check())
-                assert c.repair() == ["removed 1 FTS rows without a unit"]
-                assert c.check() == []
+                assert any("1 FTS rows without a unit" in p for p in c.notes.check())
+                assert c.runs.repair() == ["removed 1 FTS rows without a unit"]
+                assert c.notes.check() == []

@@ -19,8 +19,8 @@ _HEADING = re.compile(r"<h([1-6])[^>]*>(.*?)</h\1>", re.S)
 
 def repeated_headings(c: Cairn, document_id: str) -> list[str]:
     """Titles of the page's sections that a unit's body renders again as a heading."""
-    view = c.get(document_id)
-    ctx = note_context(view, c.document_text(document_id), None)  # type: ignore[arg-type]
+    view = c.doors.get(document_id)
+    ctx = note_context(view, c.doors.document_text(document_id), None)  # type: ignore[arg-type]
     titles = {u["unit"].title.strip() for u in ctx["units"] if u["unit"].kind == "heading"}
     inner = [html.unescape(re.sub(r"<[^>]+>", "", m.group(2))).strip()
              for u in ctx["units"] for m in _HEADING.finditer(str(u["body"]))]
@@ -40,7 +40,7 @@ def test_a_title_only_preamble_does_not_repeat_the_first_section(tmp_path: Path)
         c.index([folder])
         (doc_id,) = _document_ids(c, "markdown")
         assert repeated_headings(c, doc_id) == []
-        ctx = note_context(c.get(doc_id), c.document_text(doc_id), None)  # type: ignore[arg-type]
+        ctx = note_context(c.doors.get(doc_id), c.doors.document_text(doc_id), None)  # type: ignore[arg-type]
         page = "".join(str(u["body"]) for u in ctx["units"])
         assert page.count("body one") == 1 and page.count("more") == 1
 

@@ -140,7 +140,7 @@ def test_a_unit_id_redirects_to_its_heading_and_unknown_ids_are_404(
 
 def test_a_chat_export_file_lists_its_conversations(server: Serve, vault: Vault) -> None:
     with Cairn(load_config(db=vault.db), create=False) as c:
-        docs = [d for d in c.recent("36500d", limit=1000)
+        docs = [d for d in c.doors.recent("36500d", limit=1000)
                 if d.path == "xss/conversations.json"]
     assert len(docs) > 50
     status, _, html = get(server, "/note/" + docs[0].document_id)

@@ -24,7 +24,7 @@ from conftest import Serve, Vault
 def hostile_documents(vault: Vault) -> list[tuple[str, str]]:
     """(document id, path) of every indexed document under ``xss/``."""
     with Cairn(load_config(db=vault.db), create=False) as c:
-        return [(d.document_id, d.path) for d in c.recent("36500d", limit=1000)
+        return [(d.document_id, d.path) for d in c.doors.recent("36500d", limit=1000)
                 if d.path.startswith("xss/")]
 
 

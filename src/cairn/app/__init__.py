@@ -1,7 +1,10 @@
 """``Cairn``: the composition root and the public Python API.
 
-Built from a :class:`cairn.config.Config`, it opens the store and wires the indexer and
-the searcher; every interface (CLI, and later HTTP, MCP, web) calls one method of it.
+Built from a :class:`cairn.config.Config`, it opens the store and the embedder and builds
+the services over them (each in the package whose job it is, handed only what it needs,
+never the ``Cairn``), exposed as attributes: ``cairn.runs`` (index runs),
+``cairn.notes`` (show, stats, checks), ``cairn.doors``, ``cairn.graph``, ``cairn.memory``
+… Every door (CLI, HTTP, MCP, web) calls them, or the few core verbs kept here.
 
 Example::
 
@@ -25,54 +28,33 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from cairn.app import services
-from cairn.app.background import BackgroundIndexMixin
-from cairn.app.doors import DoorsMixin
-from cairn.app.fast_profile import FastProfileMixin, fast_embed
-from cairn.app.reliability import ReliabilityMixin
-from cairn.app.roots import add_roots as register_roots
-from cairn.config import Config, in_file, load_config
+from cairn.config import Config, load_config
 from cairn.conversations import reading_order
 from cairn.embed.base import Embedder
-from cairn.errors import CairnError, ConfigError, NotFound, QueryError
+from cairn.errors import NotFound
 from cairn.formats import note_formats
 from cairn.formats.types import RootTypes, load_root_types
-from cairn.model import (
-    EmbedStep,
-    Run,
-    SourceRoot,
-)
+from cairn.model import Run, SourceRoot
 from cairn.model.search_request import SearchRequest
-from cairn.search.service import UNSET, SearchResult, SearchService, SemanticConfig
-from cairn.sources import is_within
+from cairn.notes.doors import Doors
+from cairn.notes.service import NoteService
+from cairn.search.service import UNSET, SearchResult, SearchService
 from cairn.store import Store, open_store, open_url
 from cairn.store.lock import WriterLock
 
 # Loaded when a method needs them (a keyword search needs none of them: start-up time
 # of a new `cairn search` process, see bench/startup.py).
 if TYPE_CHECKING:
-    from cairn.agenda.service import AgendaService
-    from cairn.conversations.service import ConversationService
-    from cairn.enrich.service import EnrichService
-    from cairn.evaluation import Evaluator
-    from cairn.export.service import ExportService
-    from cairn.fields.service import FieldsService
-    from cairn.graph.queries import GraphQueries
     from cairn.graph.service import GraphService
-    from cairn.ingest.embed_step import EmbeddingStep
     from cairn.ingest.embedding import EmbedProgress
-    from cairn.ingest.pipeline import Indexer, Progress
-    from cairn.maintain.service import MaintainService
-    from cairn.memory.service import MemoryService
+    from cairn.ingest.pipeline import Progress
+    from cairn.model import ShowView
     from cairn.model.reliability import Wait
-    from cairn.redact.service import RedactService
-    from cairn.store.copy import IndexCopier
 
-__all__ = ["Cairn", "note_formats", "reading_order"]
+__all__ = ["Cairn", "note_formats", "reading_order", "refused_mass_delete"]
 
 
-
-class Cairn(DoorsMixin, ReliabilityMixin,
-            BackgroundIndexMixin, FastProfileMixin):
+class Cairn:
     """One knowledge base: a store plus the services over it.
 
     Args:
@@ -97,19 +79,7 @@ class Cairn(DoorsMixin, ReliabilityMixin,
         create: bool = True,
     ) -> None:
         self.config = config
-        try:  # given settings are checked at once (a ConfigError names them and the file)
-            if config.index:
-                _ = self.limits
-            if config.chunking:  # before a run, not after its files were indexed
-                from cairn.ingest.chunking import ChunkConfig
-
-                ChunkConfig.from_mapping(config.chunking)
-            semantic = SemanticConfig.from_mapping(
-                {"embed": fast_embed(config), "fusion": config.fusion, "chunking": config.chunking,
-                 "rerank": config.rerank}
-            )
-        except ConfigError as exc:
-            raise in_file(exc, config.config_file) from None
+        semantic = services.search_settings(config)
         self._created = False
         self.own_parts = store is None and embedder is None  # a child can open the same
         if store is None and config.db_url is not None:
@@ -125,7 +95,8 @@ class Cairn(DoorsMixin, ReliabilityMixin,
             store = open_store(config.db_path)
         self.store: Store = store
         self.writer_lock: WriterLock = store.writer_lock()
-        """The index's writer lock (see :meth:`writing`)."""
+        """The index's writer lock (held through :meth:`IndexService.writing
+        <cairn.ingest.service.IndexService.writing>`)."""
         self.types = self._load_types()
         self._graph: GraphService | None = None  # built on first use (see `graph`)
         self._graph_build = threading.Lock()
@@ -137,102 +108,45 @@ class Cairn(DoorsMixin, ReliabilityMixin,
             types=self.types.merged,
             graph_factory=lambda: self.graph_service,
         )
-        self.last_embed: EmbedStep | None = None
-        self._last_indexer: Indexer | None = None
+        self.notes = NoteService(store, config, shown_text=self._shown_text,
+                                 load_types=self._load_types)
+        """Show a reference, the text of a file, stats and checks
+        (:mod:`cairn.notes.service`)."""
+        self.doors = Doors(store, self.notes)
+        """Paths confined to the roots, provenance, recent changes
+        (:mod:`cairn.notes.doors`)."""
         self._embed_signature = (
             f"given:{embedder.fingerprint}"
             if embedder is not None
             else self.semantic.config.embed.signature
         )
 
-    @cached_property
-    def agenda(self) -> AgendaService:
-        """The agenda, day by day (:mod:`cairn.agenda.service`)."""
-        return services.agenda(self)
-
-    @cached_property
-    def conversations(self) -> ConversationService:
-        """The conversations of the index's chat exports (:mod:`cairn.conversations`)."""
-        return services.conversations(self)
-
-    @cached_property
-    def enrich(self) -> EnrichService:
-        """Summaries, insights and relations of conversations by the ``[enrich]`` model
-        (:mod:`cairn.enrich.service`)."""
-        return services.enrich(self)
-
-    @cached_property
-    def memory(self) -> MemoryService:
-        """Agent memory on OKF bundles (:mod:`cairn.memory.service`)."""
-        return services.memory(self)
-
-    @cached_property
-    def maintain(self) -> MaintainService:
-        """The dream cycle, backups and restore (:mod:`cairn.maintain.service`)."""
-        return services.maintain(self)
-
-    @cached_property
-    def fields(self) -> FieldsService:
-        """Facets of a search, hits as table columns, a term across the index
-        (:mod:`cairn.fields.service`)."""
-        return services.fields(self)
-
-    @cached_property
-    def redact(self) -> RedactService:
-        """The ingest hook's redaction, what doors show of a file, the scan
-        (:mod:`cairn.redact.service`)."""
-        return services.redact(self)
-
-    @cached_property
-    def export(self) -> ExportService:
-        """Export as an OKF bundle, an Obsidian vault or JSON, and the round trip
-        (:mod:`cairn.export.service`)."""
-        return services.export(self)
-
-    @cached_property
-    def storage(self) -> IndexCopier:
-        """This index copied into another backend (:mod:`cairn.store.copy`)."""
-        return services.storage(self)
-
-    @cached_property
-    def evaluation(self) -> Evaluator:
-        """This index's model and settings measured on a BEIR data set
-        (:mod:`cairn.evaluation`)."""
-        return services.evaluation(self)
-
-    @cached_property
-    def embedding(self) -> EmbeddingStep:
-        """The embedding step on its own (``cairn embed``) and the units still waiting
-        for a vector (:mod:`cairn.ingest.embed_step`)."""
-        return services.embedding(self)
-
-    @cached_property
-    def graph(self) -> GraphQueries:
-        """The graph as doors ask it, brought up to date before each read
-        (:mod:`cairn.graph.queries`)."""
-        return services.graph(self)
-
-    def _fresh_graph(self) -> GraphService:
-        """The graph service, brought up to date first if the index changed."""
-        return self.graph.fresh()
+    # the services, each built on first use from :mod:`cairn.app.services` (a keyword
+    # search builds none of them: start-up time of a new `cairn search` process)
+    runs = cached_property(services.runs)
+    background = cached_property(services.background)
+    training = cached_property(services.training)
+    agenda = cached_property(services.agenda)
+    conversations = cached_property(services.conversations)
+    enrich = cached_property(services.enrich)
+    memory = cached_property(services.memory)
+    maintain = cached_property(services.maintain)
+    fields = cached_property(services.fields)
+    redact = cached_property(services.redact)
+    export = cached_property(services.export)
+    storage = cached_property(services.storage)
+    evaluation = cached_property(services.evaluation)
+    embedding = cached_property(services.embedding)
+    graph = cached_property(services.graph)
 
     @property
     def graph_service(self) -> GraphService:
         """The graph service over this store, built on first use (a keyword search
         never needs it, so a new process does not import the graph builders)."""
         if self._graph is None:
-            from cairn.export.graph import render as render_graph
-            from cairn.graph.expand import ExpandConfig
-            from cairn.graph.service import GraphService
-
             with self._graph_build:  # a server's threads build it once
                 if self._graph is None:
-                    self._graph = GraphService(
-                        self.store,
-                        types=self.types.merged,
-                        renderer=render_graph,
-                        expand_config=ExpandConfig.from_mapping(self.config.graph),
-                    )
+                    self._graph = services.graph_service(self)
         return self._graph
 
     @graph_service.setter
@@ -273,7 +187,9 @@ class Cairn(DoorsMixin, ReliabilityMixin,
 
     def close(self) -> None:
         """Close the store (and stop a server's index process)."""
-        self.close_index_worker()
+        background = self.__dict__.get("background")
+        if background is not None:
+            background.close()
         self.store.close()
 
     def __enter__(self) -> Cairn:
@@ -288,20 +204,6 @@ class Cairn(DoorsMixin, ReliabilityMixin,
         self.close()
 
     # --- indexing ---------------------------------------------------------------------
-    def _parse_options(self) -> dict[str, dict[str, object]]:
-        org = self.config.org
-        if not (org.tags_exclude_from_inheritance or org.inherited_property_keys):
-            return {}
-        try:
-            from cairn.formats.org import OrgOptions
-        except ImportError:
-            return {}
-        opts = OrgOptions(
-            tags_exclude_from_inheritance=frozenset(org.tags_exclude_from_inheritance),
-            inherited_property_keys=tuple(org.inherited_property_keys),
-        )
-        return {"org": {"options": opts}}
-
     def add_roots(
         self,
         paths: Iterable[str | os.PathLike[str]],
@@ -316,7 +218,7 @@ class Cairn(DoorsMixin, ReliabilityMixin,
             ConfigError: a glob is unusable (:func:`cairn.globs.glob_problem`);
                 nothing is registered.
         """
-        return register_roots(self.store, paths, include=include, exclude=exclude)
+        return self.runs.add_roots(paths, include=include, exclude=exclude)
 
     def index(
         self,
@@ -332,92 +234,13 @@ class Cairn(DoorsMixin, ReliabilityMixin,
         allow_mass_delete: bool = False,
     ) -> Run:
         """Index folders (registering them as roots), or every registered root, then
-        bring the graph and the embeddings up to date.
-
-        Args:
-            paths: folders (or single export files) to index; ``None`` or empty means
-                every registered root.
-            include / exclude: globs for the roots given (kept for later runs).
-            progress: ``progress(done, total, relpath)`` after each file.
-            embed: chunk and embed what changed (``False``: keyword search only until a
-                later run embeds; without a model the same happens, with one notice).
-            embed_progress: ``progress(done, total, what)`` while embedding.
-            wait / on_wait: for the writer lock (see :meth:`writing`).
-            allow_mass_delete: remove files even when more than ``[index]
-                mass_delete_share`` of a root is gone.
-
-        Returns:
-            The :class:`Run` record (also stored), with ``graph`` and ``embedding``
-            (also kept as :attr:`last_embed`) saying what those steps did; notices of
-            the embedding step (model missing, turned off) are added to its
-            ``warnings`` as ``info``.
-
-        Raises:
-            QueryError: ``include``/``exclude`` given without ``paths``.
-            CairnError: a path does not exist or would nest roots (a new, empty index
-                file is then removed again).
-            cairn.store.lock.IndexBusy: another process is writing this index.
-            cairn.ingest.limits.MassDelete: the deletion guard stopped the run.
-            cairn.errors.StoreError: the index cannot be written (disk full, read-only);
-                what was committed before stays usable.
-        """
-        self._last_indexer = None
-        with self.writing(wait, on_wait), self._failed_run_recorded():
-            return self._index(
-                paths, include, exclude, progress, embed, embed_progress, allow_mass_delete
-            )
-
-    def _index(
-        self,
-        paths: Iterable[str | os.PathLike[str]] | None,
-        include: Sequence[str],
-        exclude: Sequence[str],
-        progress: Progress | None,
-        embed: bool,
-        embed_progress: EmbedProgress | None,
-        allow_mass_delete: bool,
-    ) -> Run:
-        plist = list(paths or [])
-        if not plist and (include or exclude):
-            raise QueryError(
-                "--include/--exclude apply to the folders given (and are kept for later "
-                "runs): run `cairn index FOLDER --exclude GLOB`; `cairn roots` lists the "
-                "registered folders"
-            )
-        before = {r.id: r for r in self.store.roots()}
-        try:
-            roots = (
-                self.add_roots(plist, include=include, exclude=exclude)
-                if plist
-                else self.store.roots()
-            )
-        except CairnError:
-            self._discard_if_new()
-            raise
-        try:
-            return self._run_roots(roots, progress, embed, embed_progress, allow_mass_delete)
-        except CairnError as exc:  # the guard refused: roots keep the globs they had
-            from cairn.ingest.limits import MassDelete
-
-            for r in roots if isinstance(exc, MassDelete) else ():
-                if r.id in before and before[r.id] != r:
-                    self.store.upsert_root(before[r.id])
-            raise
-
-    def _run_roots(
-        self,
-        roots: list[SourceRoot],
-        progress: Progress | None,
-        embed: bool,
-        embed_progress: EmbedProgress | None,
-        allow_mass_delete: bool,
-    ) -> Run:
-        """A full run of these registered roots (their globs as registered)."""
-        types = self._reload_types()
-        run = self._indexer().run(roots, progress, allow_mass_delete=allow_mass_delete)
-        if types.problems:
-            run = dataclasses.replace(run, warnings=(*run.warnings, *types.problems))
-        return self._complete(run, embed=embed, embed_progress=embed_progress)
+        the graph and the embeddings; the arguments, the :class:`Run` returned and the
+        errors raised are those of :meth:`cairn.ingest.service.IndexService.index`."""
+        return self.runs.index(
+            paths, include=include, exclude=exclude, progress=progress, embed=embed,
+            embed_progress=embed_progress, wait=wait, on_wait=on_wait,
+            allow_mass_delete=allow_mass_delete,
+        )
 
     def index_paths(
         self,
@@ -430,83 +253,12 @@ class Cairn(DoorsMixin, ReliabilityMixin,
         on_wait: Callable[[str], None] | None = None,
         allow_mass_delete: bool = False,
     ) -> Run:
-        """Index the given files (of registered roots) and only them, then the graph and
-        embeddings, exactly as a full :meth:`index` would leave them: a file that no
-        longer exists, or that the root's globs exclude, is removed from the index.
-
-        Args:
-            files: absolute paths (or relative to the current folder) inside registered
-                roots, e.g. what a file watcher saw change.
-            wait / on_wait / allow_mass_delete: as for :meth:`index`.
-
-        Raises:
-            NotFound: a path is not inside any registered root.
-            IndexBusy / MassDelete / StoreError: as for :meth:`index`.
-        """
-        self._last_indexer = None
-        with self.writing(wait, on_wait), self._failed_run_recorded():
-            return self._index_paths(files, progress, embed, embed_progress, allow_mass_delete)
-
-    def _index_paths(
-        self,
-        files: Iterable[str | os.PathLike[str]],
-        progress: Progress | None,
-        embed: bool,
-        embed_progress: EmbedProgress | None,
-        allow_mass_delete: bool,
-    ) -> Run:
-        by_root: dict[str, tuple[SourceRoot, list[str]]] = {}
-        roots = self.store.roots()
-        for f in files:
-            path = Path(f).expanduser().absolute()
-            # the folder holding it, resolved (a symlinked root), then the name as given
-            real = Path(os.path.realpath(path.parent)) / path.name
-            root = next((r for r in roots if is_within(Path(r.path), real)), None)
-            if root is None or real == Path(root.path):
-                raise NotFound(f"{path}: not inside a registered source root")
-            rel = real.relative_to(root.path).as_posix()
-            by_root.setdefault(root.id, (root, []))[1].append(rel)
-        self._reload_types()
-        indexer = self._indexer()
-        runs = [
-            indexer.run_paths(root, rels, progress, allow_mass_delete=allow_mass_delete)
-            for root, rels in by_root.values()
-        ]
-        run = runs[0] if len(runs) == 1 else Run.merged(runs) if runs else indexer.run([])
-        return self._complete(run, embed=embed, embed_progress=embed_progress)
-
-    def _indexer(self) -> Indexer:
-        from cairn.ingest.pipeline import Indexer
-
-        self._last_indexer = Indexer(
-            self.store,
-            config_hash=self.config.fingerprint(),
-            parse_options=self._parse_options(),
-            limits=self.limits,
-            redact=self.redact.redactor(),
-            scrub=self.redact.message_scrubber(),
+        """Index the given files (of registered roots) and only them, as
+        :meth:`cairn.ingest.service.IndexService.index_paths` describes."""
+        return self.runs.index_paths(
+            files, progress=progress, embed=embed, embed_progress=embed_progress,
+            wait=wait, on_wait=on_wait, allow_mass_delete=allow_mass_delete,
         )
-        return self._last_indexer
-
-    def _complete(self, run: Run, *, embed: bool, embed_progress: EmbedProgress | None) -> Run:
-        """The graph and embedding steps of a run (see :mod:`cairn.ingest.run`)."""
-        from cairn.ingest.run import complete_run
-
-        settings = self.embedding.settings()
-        indexer = self._last_indexer
-        run = complete_run(
-            self.store,
-            run,
-            self.graph_service,
-            settings,
-            embed=embed,
-            progress=embed_progress,
-            relinked=bool(indexer is not None and indexer.relinked),
-        )
-        self.last_embed = run.embedding
-        self.enrich.refresh()  # enrichment units and llm edges a re-index dropped
-        self.embedding.record_waiting()  # for a server, or the next search, to take
-        return run
 
     def _discard_if_new(self) -> None:
         """A first run that failed before anything was registered leaves no empty index
@@ -535,6 +287,24 @@ class Cairn(DoorsMixin, ReliabilityMixin,
                 return n
         raise NotFound(f"{real}: not a registered source root")
 
+    # --- lookups ----------------------------------------------------------------------
+    def show(self, ref: str) -> ShowView:
+        """A document or unit with its metadata, outline, links and backlinks (see
+        :meth:`cairn.notes.service.NoteService.show`).
+
+        Raises:
+            NotFound: nothing matches ``ref``, a prefix is ambiguous, or the line is
+                outside the file.
+        """
+        return self.notes.show(ref)
+
+    def stats(self) -> dict[str, Any]:
+        """The index at a glance (see :meth:`cairn.notes.service.NoteService.stats`)."""
+        return self.notes.stats()
+
+    def _shown_text(self, root_id: str, relpath: str, text: str) -> str:
+        return self.redact.shown_text(root_id, relpath, text)
+
     # --- search -----------------------------------------------------------------------
     def search(self, request: SearchRequest | str, /, **options: Any) -> SearchResult:
         """Search; see :class:`cairn.model.SearchRequest` for the fields,
@@ -562,3 +332,12 @@ class Cairn(DoorsMixin, ReliabilityMixin,
         note = self.embedding.waiting_note(mode)
         return result if note is None else dataclasses.replace(
             result, notes=(*result.notes, note))
+
+
+def refused_mass_delete(exc: BaseException) -> bool:
+    """Whether ``exc`` is the deletion guard's refusal
+    (:class:`cairn.ingest.limits.MassDelete`): a decision, not a transient error, for
+    callers outside the ingest layer."""
+    from cairn.ingest.limits import MassDelete
+
+    return isinstance(exc, MassDelete)

@@ -33,10 +33,13 @@ from types import MappingProxyType
 from typing import IO, TYPE_CHECKING, Any
 
 from cairn.errors import CairnError, ChildUnavailable, StoreError
+from cairn.ingest.background import INDEX_NICE
 
 if TYPE_CHECKING:
     from cairn.config import Config
     from cairn.model import Run
+
+__all__ = ["INDEX_NICE", "IndexWorker", "channel", "portable", "receive", "send", "start_child"]
 
 _LEN = struct.Struct(">Q")
 

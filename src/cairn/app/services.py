@@ -3,9 +3,13 @@
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
-from cairn.config import load_config
+from cairn.config import Config, in_file, load_config
+from cairn.embed.profile import fast_embed
+from cairn.errors import ConfigError
+from cairn.search.service import SemanticConfig
 
 if TYPE_CHECKING:
     from cairn.agenda.service import AgendaService
@@ -16,12 +20,45 @@ if TYPE_CHECKING:
     from cairn.export.service import ExportService
     from cairn.fields.service import FieldsService
     from cairn.graph.queries import GraphQueries
+    from cairn.graph.service import GraphService
+    from cairn.ingest.background import BackgroundIndex
     from cairn.ingest.embed_step import EmbeddingStep
+    from cairn.ingest.service import IndexService
+    from cairn.ingest.static_training import StaticTrainer
     from cairn.maintain.service import MaintainService
     from cairn.memory.service import MemoryService
-    from cairn.model import EmbedStep
     from cairn.redact.service import RedactService
     from cairn.store.copy import IndexCopier
+
+
+GRAPH_REFRESH = threading.Lock()
+"""Serialises graph refreshes triggered by reads (a refresh writes), in the whole
+process."""
+
+
+def search_settings(config: Config) -> SemanticConfig:
+    """The search settings of ``config``; every given ``[index]`` and ``[chunking]``
+    setting is checked now, before a run, not after its files were indexed (their
+    modules load only when those tables are given: a keyword search needs neither).
+
+    Raises:
+        ConfigError: a bad value, naming it and the configuration file.
+    """
+    try:
+        if config.index:
+            from cairn.ingest.limits import IndexLimits
+
+            IndexLimits.from_mapping(config.index)
+        if config.chunking:
+            from cairn.ingest.chunking import ChunkConfig
+
+            ChunkConfig.from_mapping(config.chunking)
+        return SemanticConfig.from_mapping(
+            {"embed": fast_embed(config), "fusion": config.fusion, "chunking": config.chunking,
+             "rerank": config.rerank}
+        )
+    except ConfigError as exc:
+        raise in_file(exc, config.config_file) from None
 
 
 def conversations(cairn: Cairn) -> ConversationService:
@@ -42,9 +79,9 @@ def enrich(cairn: Cairn) -> EnrichService:
     from cairn.enrich.service import EnrichService
 
     return EnrichService(
-        cairn.store, cairn.config, writing=cairn.writing,
+        cairn.store, cairn.config, writing=cairn.runs.writing,
         vectors=Vectors(cairn.semantic.has_vectors, lambda: cairn.semantic.embedder),
-        locate=cairn._locate_path,
+        locate=cairn.notes.locate_path,
     )
 
 
@@ -65,8 +102,8 @@ def maintain(cairn: Cairn) -> MaintainService:
     from cairn.maintain.service import MaintainService
 
     return MaintainService(
-        cairn.store, cairn.config, types=lambda: cairn.types, fresh_graph=cairn._fresh_graph,
-        index_paths=cairn.index_paths,
+        cairn.store, cairn.config, types=lambda: cairn.types,
+        fresh_graph=lambda: cairn.graph.fresh(), index_paths=cairn.index_paths,
         maintain_memory=lambda bundle, dry_run: cairn.memory.maintain(bundle, dry_run=dry_run),
     )
 
@@ -102,7 +139,7 @@ def export(cairn: Cairn) -> ExportService:
 
     return ExportService(
         cairn.store, cairn.config, keyword_documents=keyword_documents,
-        shown_text=cairn.redact.shown_text, fresh_graph=cairn._fresh_graph,
+        shown_text=cairn.redact.shown_text, fresh_graph=lambda: cairn.graph.fresh(),
         scratch=lambda db: type(cairn)(load_config(db=db)),
     )
 
@@ -111,10 +148,20 @@ def graph(cairn: Cairn) -> GraphQueries:
     """The graph as doors ask it, brought up to date before each read
     (:mod:`cairn.graph.queries`)."""
     from cairn.graph.queries import GraphQueries
+    from cairn.ingest.background import BackgroundIndex
 
     return GraphQueries(cairn.store, lambda: cairn.graph_service,
-                        busy=lambda: bool(cairn._index_running),
-                        refresh_lock=cairn._graph_refresh)
+                        busy=BackgroundIndex.busy, refresh_lock=GRAPH_REFRESH)
+
+
+def graph_service(cairn: Cairn) -> GraphService:
+    """The graph service over the index, with the note types and ``[graph]``."""
+    from cairn.export.graph import render as render_graph
+    from cairn.graph.expand import ExpandConfig
+    from cairn.graph.service import GraphService
+
+    return GraphService(cairn.store, types=cairn.types.merged, renderer=render_graph,
+                        expand_config=ExpandConfig.from_mapping(cairn.config.graph))
 
 
 def agenda(cairn: Cairn) -> AgendaService:
@@ -162,11 +209,53 @@ def embedding(cairn: Cairn) -> EmbeddingStep:
             signature=cairn._embed_signature,
         )
 
-    def step_done(step: EmbedStep) -> None:
-        cairn.last_embed = step
-
     return EmbeddingStep(
-        cairn.store, settings=settings, writing=cairn.writing,
+        cairn.store, settings=settings, writing=cairn.runs.writing,
         reload_types=cairn._reload_types, embedder=lambda: sem.embedder,
-        loaded=lambda: sem._embedder, has_vectors=sem.has_vectors, on_step=step_done,
+        loaded=lambda: sem._embedder, has_vectors=sem.has_vectors,
+    )
+
+
+def runs(cairn: Cairn) -> IndexService:
+    """Index runs, whole (:mod:`cairn.ingest.service`)."""
+    from cairn.ingest.service import IndexService, RunHooks
+
+    def after_run() -> None:
+        cairn.enrich.refresh()  # enrichment units and llm edges a re-index dropped
+        cairn.embedding.record_waiting()  # for a server, or the next search, to take
+
+    hooks = RunHooks(
+        graph=lambda: cairn.graph_service, reload_types=cairn._reload_types,
+        embed_settings=lambda: cairn.embedding.settings(),
+        redactor=lambda: cairn.redact.redactor(),
+        scrubber=lambda: cairn.redact.message_scrubber(),
+        after_run=after_run, discard_new=cairn._discard_if_new,
+    )
+    return IndexService(cairn.store, cairn.config, writer_lock=cairn.writer_lock, hooks=hooks)
+
+
+def background(cairn: Cairn) -> BackgroundIndex:
+    """A server's index runs, in a child process (or on a thread for a ``Cairn`` built
+    around a given store or embedder, which another process cannot open again)."""
+    from cairn.ingest.background import BackgroundIndex, Worker
+
+    def start_worker(nice: int) -> Worker:
+        from cairn.app.index_worker import IndexWorker
+
+        return IndexWorker(cairn.config, nice=nice)
+
+    return BackgroundIndex(
+        lambda: cairn.index(), start_worker=start_worker if cairn.own_parts else None,
+        reload_types=cairn._reload_types,
+    )
+
+
+def training(cairn: Cairn) -> StaticTrainer:
+    """The fast profile's model trained on this index
+    (:mod:`cairn.ingest.static_training`)."""
+    from cairn.ingest.static_training import StaticTrainer
+
+    return StaticTrainer(
+        cairn.store, cairn.config, writing=cairn.runs.writing, embedding=cairn.embedding,
+        use_embedder=cairn.semantic.use_embedder,
     )

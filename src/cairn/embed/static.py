@@ -6,7 +6,7 @@ data: all-MiniLM-L6-v2 distilled by vocabulary averaging (``bench/distill_static
 then trained tokenlearn-style on licensed corpus texts (``bench/train_static.py``,
 :mod:`cairn.embed.train`; 256 dimensions, int8, 7.7 MB; see its README.md). The fast
 profile (``[embed] provider = "fast"``) is such a model trained on one's own index by
-``cairn embed --train-static`` (:mod:`cairn.app.fast_profile`), loaded from
+``cairn embed --train-static`` (:mod:`cairn.ingest.static_training`), loaded from
 ``<index>.models/fast``; any other folder loads with ``[embed] model``.
 
 A folder holds ``model.safetensors`` (``embeddings`` ``[V, d]`` in float16/float32/int8,

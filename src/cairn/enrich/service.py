@@ -178,7 +178,7 @@ class EnrichService:
             on_estimate: called with the conversation requests' estimate before the
                 first request (the CLI prints it).
             sleep: how rate-limit waits are made (tests record them).
-            wait / on_wait: as for :meth:`cairn.app.Cairn.writing` (default ``[index]
+            wait / on_wait: as for ``IndexService.writing`` (default ``[index]
                 wait``: refuse at once when another process writes).
 
         Returns:

@@ -41,7 +41,6 @@ class EmbeddingStep:
         embedder: the configured embedder, loaded on first call (``None``: none).
         loaded: the embedder if it is loaded already, else ``None`` (never loads it).
         has_vectors: whether the index holds any vectors.
-        on_step: told each finished step (``Cairn.last_embed``).
     """
 
     def __init__(
@@ -54,7 +53,6 @@ class EmbeddingStep:
         embedder: Callable[[], Embedder | None],
         loaded: Callable[[], object | None],
         has_vectors: Callable[[], bool],
-        on_step: Callable[[EmbedStep], None],
     ) -> None:
         self.store = store
         self.settings = settings
@@ -63,7 +61,6 @@ class EmbeddingStep:
         self._embedder = embedder
         self._loaded = loaded
         self._has_vectors = has_vectors
-        self._on_step = on_step
 
     def run(
         self,
@@ -79,10 +76,11 @@ class EmbeddingStep:
 
         Args:
             progress: ``progress(done, total, phase)``, phase ``chunk`` or ``embed``.
-            wait / on_wait: for the writer lock (see ``Cairn.writing``).
+            wait / on_wait: for the writer lock
+                (:meth:`cairn.ingest.service.IndexService.writing`).
 
         Returns:
-            The :class:`EmbedStep` (also ``Cairn.last_embed``): ``embedded`` texts,
+            The :class:`EmbedStep`: ``embedded`` texts,
             ``pending`` chunks still without a vector, ``interrupted`` after Ctrl-C
             (finished batches are kept), ``notices`` when no model is available.
 
@@ -92,9 +90,7 @@ class EmbeddingStep:
         """
         with self._writing(wait, on_wait):
             self._reload_types()
-            step = embed_now(self.store, self.settings(), progress)
-        self._on_step(step)
-        return step
+            return embed_now(self.store, self.settings(), progress)
 
     def waiting_units(self) -> int | None:
         """Units the configured model's semantic search cannot find yet (see

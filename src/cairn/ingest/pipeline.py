@@ -23,13 +23,14 @@ from cairn.graph.resolve import resolve_links
 from cairn.ingest import ids
 from cairn.ingest.batch import BATCH, Batch
 from cairn.ingest.bundles import bundle_of
+from cairn.ingest.exports import store_export
 from cairn.ingest.limits import IndexLimits, check_mass_delete, glob_failure
 from cairn.ingest.prepare import Job, Prepared, Preparer
 from cairn.ingest.tally import Tally as _Tally
 from cairn.ingest.tally import epoch as _epoch
 from cairn.ingest.tally import now_iso as _now_iso
 from cairn.model import Diagnostic, Document, Failure, FileState, Run, SourceRoot
-from cairn.sources import SourceFile, content_hash, discover, source_file
+from cairn.sources import SourceFile, discover, source_file
 from cairn.store import Store
 
 RACY_SECONDS = 2.0
@@ -421,7 +422,10 @@ class Indexer:
         fmt = formats.by_name(item.fmt)
         assert fmt is not None
         if item.outcome == "export":
-            self._index_export(root, sf, state, digest, fmt, tally)
+            store_export(
+                self.store, root, sf, state, digest, fmt, tally,
+                max_entry=self.limits.max_bytes, redact=self.redact, scrub=self._failure,
+            )
             return
         docs, failures = [self.redact(d) for d in item.docs], list(item.failures)
         tally.failures.extend(failures)
@@ -465,132 +469,7 @@ class Indexer:
         else:
             tally.changed += 1
 
-    def _index_export(
-        self,
-        root: SourceRoot,
-        sf: SourceFile,
-        state: FileState | None,
-        digest: str,
-        fmt: formats.Format,
-        tally: _Tally,
-    ) -> None:
-        """Index a multi-document export as a stream, in bounded memory.
-
-        Each document is stored as soon as it is parsed; one whose content hash is
-        unchanged since the last import is left alone (its rows and ids stay), so a newer
-        export of the same account only rewrites the conversations that changed.
-        Documents gone from the export are removed at the end, unless the parser
-        stopped early.
-        """
-        existing = self.store.document_hashes(root.id, sf.relpath)
-        seen: set[str] = set()
-        taken_docs: set[str] = set()
-        failures: list[Failure] = []
-        stored = rewritten = 0
-        crashed = False
-        warnings: list[Diagnostic] = []
-        try:
-            with self.store.transaction():
-                self.store.upsert_file(
-                    root.id,
-                    sf.relpath,
-                    size=sf.size,
-                    mtime=sf.mtime,
-                    hash_=digest,
-                    format_=fmt.name,
-                )
-                try:
-                    # a streamed export may be of any size; one conversation may not
-                    parse = fmt.file_parser()
-                    for item in parse(sf.path, sf.relpath, max_entry=self.limits.max_bytes):
-                        if isinstance(item, Failure):
-                            failures.append(self._failure(item))
-                            continue
-                        item = self.redact(item)
-                        # a unit id is checked against this document's ids and the
-                        # store, which holds the export's earlier documents already:
-                        # no set of every unit id of the export is kept
-                        doc = ids.assign_doc_ids(self.store, root, sf, item, taken_docs, set())
-                        doc = dataclasses.replace(doc, content_hash=_document_hash(item))
-                        seen.add(doc.id)
-                        stored += 1
-                        warnings.extend(doc.warnings)
-                        if existing.get(doc.id) != doc.content_hash:
-                            self.store.replace_document(doc)
-                            rewritten += 1
-                except Exception as exc:  # a parser bug: keep what was read
-                    crashed = True
-                    failures.append(self._failure(
-                        Failure(sf.relpath, f"parser error: {type(exc).__name__}: {exc}")
-                    ))
-                if not stored and failures:
-                    raise _NothingStored
-                if not crashed:
-                    for gone in set(existing) - seen:
-                        self.store.delete_document(gone)
-                if failures:
-                    self.store.upsert_file(
-                        root.id,
-                        sf.relpath,
-                        size=sf.size,
-                        mtime=sf.mtime,
-                        hash_=digest,
-                        format_=fmt.name,
-                        failure=failures[0],
-                    )
-        except _NothingStored:
-            if failures[0].reason.startswith(formats.NOT_THIS_FORMAT):
-                tally.skipped += 1
-                tally.warnings.append(
-                    Diagnostic(sf.relpath, failures[0].reason + "; skipped", severity="info")
-                )
-                return
-            tally.failed += 1
-            tally.failures.extend(failures)
-            self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, digest, failures[0])
-            return
-        except StoreUnwritable:
-            raise
-        except Exception as exc:  # a store-level fault for this file only
-            failure = self._failure(
-                Failure(sf.relpath, f"could not store: {type(exc).__name__}: {exc}")
-            )
-            tally.failures.append(failure)
-            tally.failed += 1
-            self.store.record_failure(root.id, sf.relpath, sf.size, sf.mtime, digest, failure)
-            return
-        tally.warnings.extend(warnings)
-        # parts that failed: the file itself is indexed, so they are warnings naming it
-        tally.warnings.extend(
-            Diagnostic(
-                sf.relpath,
-                f"partly indexed: {f.reason}" + (f" (line {f.line})" if f.line else ""),
-            )
-            for f in failures
-        )
-        if state is None:
-            tally.added += 1
-        else:
-            tally.changed += 1
-        if rewritten < stored:
-            tally.warnings.append(
-                Diagnostic(
-                    sf.relpath,
-                    f"{rewritten} of {stored} documents changed; the rest kept as indexed",
-                    severity="info",
-                )
-            )
-
 
 def _heavy(item: Prepared) -> bool:
     """Whether storing this file may take a while (a big file or many units)."""
     return item.file.size > 1_000_000 or sum(len(d.units) for d in item.docs) > 2000
-
-
-class _NothingStored(Exception):
-    """Raised inside an export's transaction to undo it when nothing could be read."""
-
-
-def _document_hash(doc: Document) -> str:
-    """A content hash of a parsed document (before ids), to skip unchanged ones."""
-    return content_hash(repr(doc).encode("utf-8", "surrogatepass"))

@@ -19,12 +19,12 @@ import threading
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from cairn import formats
 from cairn.errors import ParseError
+from cairn.ingest.guards import TimeUp, die_with_parent, limit_memory, time_limit
 from cairn.ingest.stuck import STUCK_GRACE, AnswerClock, deadline, processes, wait_exits
 from cairn.model import Diagnostic, Document, Failure
 from cairn.sources import SourceFile, content_hash, decode, open_source, too_big
@@ -106,9 +106,9 @@ def prepare(job: Job) -> Prepared:
     if fmt.kind == "file":
         return Prepared(sf, "export", digest, fmt.name)
     try:
-        with _time_limit(job.seconds):
+        with time_limit(job.seconds):
             docs, failures = parse_text(fmt, sf, data, job.bundle, job.options.get(fmt.name, {}))
-    except _TimeUp:
+    except TimeUp:
         docs, failures = [], [
             Failure(
                 sf.relpath,
@@ -192,7 +192,7 @@ def parse_text(
         if decode_warnings:
             doc = dataclasses.replace(doc, warnings=(*decode_warnings, *doc.warnings))
         return [doc], []
-    except (_TimeUp, MemoryError):
+    except (TimeUp, MemoryError):
         raise
     except ParseError as exc:
         return [], [Failure(sf.relpath, exc.reason, exc.line)]
@@ -200,37 +200,6 @@ def parse_text(
         return [], [Failure(sf.relpath, "parser error: nesting too deep")]
     except Exception as exc:  # a parser bug must not stop the run
         return [], [Failure(sf.relpath, f"parser error: {type(exc).__name__}: {exc}")]
-
-
-class _TimeUp(BaseException):
-    """Raised by the alarm inside a parse that ran out of time (a ``BaseException``, so
-    a parser's ``except Exception`` does not swallow it)."""
-
-
-@contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
-    """Raise :class:`_TimeUp` in the block after ``seconds`` (no limit off the main
-    thread, without ``setitimer``, or for ``seconds <= 0``)."""
-    if (
-        seconds <= 0
-        or not hasattr(signal, "setitimer")
-        or threading.current_thread() is not threading.main_thread()
-    ):
-        yield
-        return
-
-    def on_alarm(_signum: int, _frame: Any) -> None:
-        raise _TimeUp
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    # repeats every 0.5 s: an alarm that lands where Python cannot raise (a gc
-    # callback) is not lost
-    signal.setitimer(signal.ITIMER_REAL, seconds, 0.5)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def _worker_init(mb: int, parent: int | None) -> None:
@@ -243,43 +212,7 @@ def _worker_init(mb: int, parent: int | None) -> None:
     traceback of its own; the parent stops the pool."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent(_LOADED_IN if parent is None else parent)
-    _limit_memory(mb)
-
-
-def die_with_parent(parent: int) -> None:
-    """Ask Linux to SIGKILL this process when its parent dies (``PR_SET_PDEATHSIG``);
-    exit at once if the parent (``parent``, a process id) is already gone. Nothing
-    elsewhere.
-
-    The signal comes when the *thread* that started this process ends: call it only in
-    a process started from a thread that lives as long as its process (a main thread,
-    the ``forkserver``)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):  # not Linux
-        return
-    if os.getppid() != parent:
-        os._exit(1)
-
-
-def _limit_memory(mb: int) -> None:
-    """Cap this worker's address space (a parse that needs more gets ``MemoryError``,
-    reported as that file's failure)."""
-    if mb <= 0:
-        return
-    try:
-        import resource
-
-        limit = mb * 1024 * 1024
-        _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-        if hard != resource.RLIM_INFINITY:
-            limit = min(limit, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (ImportError, ValueError, OSError):  # not on this platform
-        pass
+    limit_memory(mb)
 
 
 def default_workers() -> int:

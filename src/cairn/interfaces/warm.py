@@ -228,7 +228,7 @@ class WarmServer:
             request = SearchRequest.from_mapping({k: v for k, v in req.items() if k != "op"})
             text = request.text
             res = self.cairn.search(request)
-            empty = not res.hits and self.cairn.is_empty()
+            empty = not res.hits and self.cairn.notes.is_empty()
             result = to_data({"query": text, "took_ms": res.took_ms, "notes": res.notes,
                               "hits": res.hits})
             body: dict[str, Any] = {"ok": True, "result": result, "empty": empty}

@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cairn.app import Cairn
-from cairn.app.reliability import refused_mass_delete
+from cairn.app import Cairn, refused_mass_delete
 from cairn.errors import (
     CairnError,
     ConfigError,
@@ -169,7 +168,7 @@ def watch(
         on_batch: called after each batch with a :class:`WatchBatch`.
         on_ready: called with the catch-up run once the index is current.
         progress: ``progress(done, total, relpath)`` during the catch-up run.
-        wait / on_wait: for the writer lock (see :meth:`Cairn.writing`).
+        wait / on_wait: for the writer lock (see ``Cairn.runs.writing``).
         embed: embed new and changed notes (``False``: keyword search only).
         allow_mass_delete: let a batch remove more than ``[index] mass_delete_share``.
         between: called between batches (at least every 200 ms once the index is
@@ -192,7 +191,7 @@ def watch(
         ) from exc
     cfg = settings or WatchSettings.from_mapping(cairn.config.watch)
     stop = stop or threading.Event()
-    with cairn.writing(wait, on_wait):
+    with cairn.runs.writing(wait, on_wait):
         ready = cairn.index(
             list(paths or []),
             progress=progress,
@@ -353,7 +352,7 @@ def _index_batch(
     """
     t0 = time.perf_counter()
     try:
-        done = cairn.apply_changes(
+        done = cairn.runs.apply_changes(
             changed, roots=roots, embed=embed, allow_mass_delete=allow_mass_delete
         )
     except CairnError as exc:

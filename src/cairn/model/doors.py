@@ -37,7 +37,7 @@ class Provenance:
 
 @dataclass(frozen=True, slots=True)
 class RecentDocument:
-    """A document that changed since a given time (see ``Cairn.recent``).
+    """A document that changed since a given time (see ``Cairn.doors.recent``).
 
     Attributes:
         document_id / title / format: the document.

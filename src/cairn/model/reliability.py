@@ -41,7 +41,7 @@ class IndexSnapshot:
 
 @dataclass(frozen=True, slots=True)
 class AppliedChanges:
-    """What :meth:`cairn.app.Cairn.apply_changes` did with a batch of changed paths.
+    """What ``IndexService.apply_changes`` did with a batch of changed paths.
 
     Attributes:
         run: the index run (of the last step when a full run was needed too).

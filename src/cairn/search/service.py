@@ -238,7 +238,7 @@ class SearchService:
 
     def use_embedder(self, embedder: Embedder | None) -> None:
         """Search and embed with ``embedder`` from now on (e.g. the fast profile's
-        model just trained, :meth:`cairn.app.Cairn.train_static`); the rankers that
+        model just trained, ``StaticTrainer.train``); the rankers that
         held the old one are rebuilt on the next search."""
         self._embedder = embedder
         self._ranker = None

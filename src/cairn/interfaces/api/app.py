@@ -243,7 +243,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         """``{"status": "ok"}`` while the server answers and its child processes run;
         ``{"status": "degraded", "children": {name: why}}`` (503) while one is dead or
         being restarted (results may be stale)."""
-        problems = cairn.child_problems()
+        problems = cairn.background.child_problems()
         if problems:
             return JSONResponse({"status": "degraded", "children": problems},
                                 status_code=503)
@@ -268,7 +268,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     def unit(id: Id) -> JSONResponse:
         """One unit: ``cairn show UNIT --json`` (``{"kind": "unit", "unit", "document",
         "links", "siblings"}``)."""
-        view = cairn.get(id)
+        view = cairn.doors.get(id)
         if not isinstance(view, UnitView):
             raise NotFound(f"{id}: not a unit id")
         return JSONResponse(to_data(view))
@@ -277,7 +277,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     def document(id: Id) -> JSONResponse:
         """One document: ``cairn show DOCUMENT --json`` (``{"kind": "document",
         "document", "units", "links", "backlinks"}``)."""
-        view = cairn.get(id)
+        view = cairn.doors.get(id)
         if not isinstance(view, DocumentView):
             raise NotFound(f"{id}: not a document id")
         return JSONResponse(to_data(view))
@@ -293,7 +293,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     ) -> JSONResponse:
         """Nodes within ``hops`` of a node: ``cairn graph neighbors --json``."""
         return JSONResponse(to_data(cairn.graph.neighbors(
-            cairn.confine(node), hops=hops, relations=relations, direction=direction,
+            cairn.doors.confine(node), hops=hops, relations=relations, direction=direction,
             limit=limit)))
 
     @api.get("/v1/graph/backlinks", response_model=Data, responses=ERRORS, tags=["graph"])
@@ -303,7 +303,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
                                         "document")] = False,
     ) -> JSONResponse:
         """Who links to a node: ``cairn graph backlinks --json``."""
-        return JSONResponse(to_data(cairn.graph.backlinks(cairn.confine(node),
+        return JSONResponse(to_data(cairn.graph.backlinks(cairn.doors.confine(node),
                                                        include_internal=internal)))
 
     @api.get("/v1/graph/path", response_model=Data, responses=ERRORS, tags=["graph"])
@@ -315,7 +315,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     ) -> JSONResponse:
         """A shortest path between two nodes: ``cairn graph path --json``."""
         return JSONResponse(to_data(cairn.graph.path(
-            cairn.confine(source), cairn.confine(target),
+            cairn.doors.confine(source), cairn.doors.confine(target),
             direction="out" if directed else "both", max_hops=max_hops)))
 
     @api.get("/v1/graph/subgraph", response_model=Data, responses=ERRORS, tags=["graph"])
@@ -325,7 +325,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         hops: Annotated[int, Query(ge=1, le=3, description="How far around")] = 1,
     ) -> JSONResponse:
         """The subgraph around a node as node-link JSON: ``cairn graph export --around``."""
-        text = cairn.graph.export("json", around=cairn.confine(node), hops=hops,
+        text = cairn.graph.export("json", around=cairn.doors.confine(node), hops=hops,
                                   relations=relations)
         return JSONResponse(json.loads(text))
 
@@ -337,7 +337,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     ) -> JSONResponse:
         """Documents whose file changed since a time, newest first."""
         return JSONResponse({"since": since,
-                             "documents": to_data(cairn.recent(since, limit=limit))})
+                             "documents": to_data(cairn.doors.recent(since, limit=limit))})
 
     @api.get("/v1/stats", response_model=Data, tags=["index"])
     def stats() -> JSONResponse:
@@ -357,7 +357,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
         """Re-index every registered folder (admin: needs the token); the run record as
         ``cairn index --json``. One run at a time; readers go on meanwhile."""
         with index_lock:  # the run on a thread of its own, at a lower CPU priority
-            return JSONResponse(to_data(cairn.index_in_background()))
+            return JSONResponse(to_data(cairn.background.run()))
 
     def facts() -> tuple[int, int, float | None]:
         st = cairn.stats()

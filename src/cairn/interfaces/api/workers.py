@@ -115,7 +115,7 @@ def stopping(config: Any, cairn: Cairn) -> Any:
             first = not self.should_exit
             super().handle_exit(sig, frame)
             if first:  # a signal handler must not wait: the children stop on a thread
-                threading.Thread(target=cairn.stop_index_runs, daemon=True,
+                threading.Thread(target=cairn.background.stop, daemon=True,
                                  name="cairn-stop-index").start()
 
     return Server(config)
@@ -166,7 +166,7 @@ class Workers:
                     "error", CairnError(f"unknown request {request!r}"))
             else:
                 try:
-                    reply = ("ok", self.cairn.index_in_background())
+                    reply = ("ok", self.cairn.background.run())
                 except Exception as exc:  # handed to the asking process, raised there
                     reply = ("error", portable(exc))
             try:
@@ -199,7 +199,7 @@ class Workers:
 
 class FirstProcess:
     """What another server process asks of the first: its index runs
-    (:class:`cairn.app.background.IndexRunner`), over the private pipe."""
+    (:class:`cairn.ingest.background.IndexRunner`), over the private pipe."""
 
     def __init__(self, inp: IO[bytes], out: IO[bytes], stop: threading.Event) -> None:
         self._inp, self._out, self._stop = inp, out, stop
@@ -250,7 +250,7 @@ def main() -> int:
     setup_logging()
     stop = threading.Event()
     with Cairn(config_) as cairn:
-        cairn.hand_index_to(FirstProcess(inp, out, stop))
+        cairn.background.hand_index_to(FirstProcess(inp, out, stop))
         with suppress(CairnError):  # warm: the model and the matrix, before any request
             cairn.search("warm up", mode="hybrid", limit=1)
         server = uvicorn.Server(uvicorn.Config(create_app(cairn, policy), **server_options()))

@@ -158,6 +158,7 @@ class _Answered:
         self.config = config
         self._result = RemoteResult(answer["result"])
         self._empty = bool(answer.get("empty"))
+        self.notes = self  # ``cairn.notes.is_empty()``
 
     def search(self, request: Any) -> Any:
         """The server's result (the request already carried the arguments)."""

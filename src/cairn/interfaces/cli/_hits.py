@@ -73,7 +73,7 @@ def run_search(
             fields = "rank,title,path,line"
         with opener(db) as cairn:
             res = cairn.search(request)
-            empty = not res.hits and cairn.is_empty()
+            empty = not res.hits and cairn.notes.is_empty()
             # a PostgreSQL index is named by its URL without the password
             where = cairn.store.path if cairn.config.db_url else str(cairn.config.db_path)
             if fields:

@@ -83,7 +83,7 @@ class PlainProgress:
         self._step(phase, done, total)
 
     def training(self, phase: str, done: int, total: int) -> None:
-        """The ``progress`` callback of :meth:`Cairn.train_static`: ``phase`` is
+        """The ``progress`` callback of ``Cairn.training.train``: ``phase`` is
         ``teacher`` (chunks) or ``train`` (epochs)."""
         self._step(phase, done, total)
 

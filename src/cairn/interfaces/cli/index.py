@@ -97,7 +97,7 @@ def index(
             run = _run(
                 cairn, paths, include or [], exclude or [], as_json or quiet, no_embed, lock
             )
-            report = cairn.last_embed
+            report = run.embedding
     except CairnError as exc:
         raise fail(exc, as_json) from None
     except KeyboardInterrupt:  # Ctrl-C before the embedding step, which reports its own
@@ -149,7 +149,7 @@ def embed(
             "--sample",
             help="With --train-static: chunks to train on (more: better model, slower).",
         ),
-    ] = 3000,  # cairn.app.fast_profile.DEFAULT_SAMPLE (not imported: --help stays fast)
+    ] = 3000,  # cairn.ingest.static_training.DEFAULT_SAMPLE (not imported: --help stays fast)
 ) -> None:
     """Finish embedding what an earlier run left without vectors.
 

@@ -89,15 +89,15 @@ def _watching(enabled: bool, cairn: Cairn) -> Iterator[None]:
     if not enabled:
         yield
         return
-    from cairn.app.background import INDEX_NICE
+    from cairn.app.index_worker import INDEX_NICE
     from cairn.interfaces.watch_child import WatchChild
 
     child = WatchChild(cairn.config, nice=INDEX_NICE)
-    cairn.hand_index_to(child)  # it holds the writer lock: POST /v1/index runs there
+    cairn.background.hand_index_to(child)  # it holds the writer lock: POST /v1/index runs there
     try:
         yield
     finally:
-        cairn.hand_index_to(None)
+        cairn.background.hand_index_to(None)
         child.close()
 
 

@@ -107,7 +107,7 @@ def validate(
     """
     try:
         with common.open_cairn(db) as cairn:
-            found: list[dict[str, Any]] = to_data(cairn.validate(paths))
+            found: list[dict[str, Any]] = to_data(cairn.notes.validate(paths))
     except CairnError as exc:
         raise fail(exc, as_json) from None
     errors = sum(1 for d in found if d["severity"] == "error")
@@ -147,8 +147,8 @@ def check(
     try:
         with common.open_cairn(db) as cairn:
             if repair:
-                repaired = cairn.repair()
-            problems = cairn.check()
+                repaired = cairn.runs.repair()
+            problems = cairn.notes.check()
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

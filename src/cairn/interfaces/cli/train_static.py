@@ -1,5 +1,5 @@
 """``cairn embed --train-static``: the fast profile's own model (calls
-:meth:`cairn.app.Cairn.train_static`, then prints what it did)."""
+:meth:`cairn.ingest.static_training.StaticTrainer.train`, then prints what it did)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def run_training(
     lines = None if as_json or quiet else PlainProgress()
     try:
         with common.open_cairn(db, create=False) as cairn:
-            res = cairn.train_static(
+            res = cairn.training.train(
                 sample,
                 progress=None if lines is None else lines.training,
                 embed_progress=None if lines is None else lines.embedding,

@@ -2,7 +2,7 @@
 pin, forget, relate, supersede and verify on a memory bundle (one ``cairn.memory.*``
 call each). They change files (or, for recall, the access log), so they are listed only
 when writes are enabled; the bundle must lie inside a registered folder
-(:meth:`Cairn.inside_roots`)."""
+(``Cairn.doors.inside_roots``)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def memory_tools(cairn: Cairn, lock: threading.Lock) -> list[Callable[..., dict[
     writes are enabled); ``lock`` is the server's index run lock."""
 
     def where(bundle: str) -> str:
-        return str(cairn.inside_roots(bundle))
+        return str(cairn.doors.inside_roots(bundle))
 
     def memory_remember(
         bundle: Bundle,

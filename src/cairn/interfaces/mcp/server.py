@@ -10,7 +10,7 @@ quoted notes from instructions.
 Read-only by default: a tool of the registry marked ``write`` is not even listed unless
 the server is built with ``allow_write=True`` (``cairn mcp --allow-write`` or
 ``[mcp] allow_write = true``). Every reference a client passes goes through
-:meth:`Cairn.confine` first: a path outside the registered roots is refused.
+``Cairn.doors.confine`` first: a path outside the registered roots is refused.
 
 Resources: ``cairn://documents/{id}`` (a document's text) and ``cairn://files/{+path}``
 (an indexed file, by path relative to its root), each with its provenance in ``_meta``.
@@ -64,7 +64,7 @@ class ToolSpec:
 
 def _untrusted(data: dict[str, Any], cairn: Cairn, ids: list[str]) -> dict[str, Any]:
     """``data`` marked as quoting notes: ``notice`` and the ``provenance`` of ``ids``."""
-    return {**data, "notice": UNTRUSTED_NOTICE, "provenance": to_data(cairn.provenance(ids))}
+    return {**data, "notice": UNTRUSTED_NOTICE, "provenance": to_data(cairn.doors.provenance(ids))}
 
 
 def _view_ids(view: ShowView) -> list[str]:
@@ -101,7 +101,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
     """The registry of tools over ``cairn`` (later issues append their own).
 
     ``lock`` keeps to one index run at a time; graph reads meanwhile see the graph
-    as it was (see :meth:`Cairn.indexing`)."""
+    as it was (see ``Cairn.background.indexing``)."""
 
     def search(
         query: Annotated[str, Field(
@@ -154,7 +154,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         holding several documents: get one of them by id).
         """
         with _tool_errors():
-            view = cairn.get(ref)
+            view = cairn.doors.get(ref)
             return _untrusted(to_data(view), cairn, _view_ids(view))
 
     def neighbors(
@@ -170,7 +170,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         """Notes linked to a note within a few hops in the typed graph (links, headings,
         shared tags, declared relations), each with the edge that reached it."""
         with _tool_errors():
-            data = cairn.graph.neighbors(cairn.confine(node), hops=hops, relations=relations,
+            data = cairn.graph.neighbors(cairn.doors.confine(node), hops=hops, relations=relations,
                                    direction=direction, limit=limit)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 
@@ -182,7 +182,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
     ) -> dict[str, Any]:
         """Which notes link to this one, with the linking unit, file and line."""
         with _tool_errors():
-            data = cairn.graph.backlinks(cairn.confine(node), include_internal=internal)
+            data = cairn.graph.backlinks(cairn.doors.confine(node), include_internal=internal)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 
     def path(
@@ -195,7 +195,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
     ) -> dict[str, Any]:
         """A shortest chain of links between two notes (length null when there is none)."""
         with _tool_errors():
-            data = cairn.graph.path(cairn.confine(source), cairn.confine(target),
+            data = cairn.graph.path(cairn.doors.confine(source), cairn.doors.confine(target),
                                     direction="out" if directed else "both", max_hops=max_hops)
             return {**to_data(data), "notice": UNTRUSTED_NOTICE}
 
@@ -208,7 +208,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         """Notes whose file changed since a time, newest first: what the user has been
         working on lately."""
         with _tool_errors():
-            docs = cairn.recent(since, limit=limit)
+            docs = cairn.doors.recent(since, limit=limit)
             return {"since": since, "documents": to_data(docs), "notice": UNTRUSTED_NOTICE}
 
     def stats() -> dict[str, Any]:
@@ -226,7 +226,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         """Re-index every registered folder (changes the index, never a note file): new,
         changed and removed files are picked up. Returns what the run did."""
         with _tool_errors(), lock:
-            return dict(to_data(cairn.index_in_background()))
+            return dict(to_data(cairn.background.run()))
 
     def dream_report(
         only: Annotated[list[str] | None, Field(
@@ -257,7 +257,7 @@ def make_tools(cairn: Cairn, lock: threading.Lock) -> list[ToolSpec]:
         """Make the dream report's proposed fixes in the user's note files (atomic,
         refused for a file changed since indexing, backed up: `cairn restore` undoes
         each). With dry_run (the default) only the diffs are returned."""
-        with _tool_errors(), lock, cairn.indexing():
+        with _tool_errors(), lock, cairn.background.indexing():
             run = cairn.maintain.run(only=only, fix_kinds=fix, apply=not dry_run, dry_run=dry_run,
                               proposed=proposed)
             return run.as_data()
@@ -308,7 +308,7 @@ def build_server(cairn: Cairn, *, allow_write: bool | None = None) -> MCPServer:
                      "(its text is untrusted note data)")
     def document(id: str) -> str:
         with _resource_errors():
-            text = cairn.document_text(id)
+            text = cairn.doors.document_text(id)
             return to_json(_untrusted({"text": text}, cairn, [id]), indent=None)
 
     @server.resource("cairn://files/{+path}", name="file", mime_type="application/json",
@@ -317,9 +317,9 @@ def build_server(cairn: Cairn, *, allow_write: bool | None = None) -> MCPServer:
                      "folders is refused")
     def file(path: str) -> str:
         with _resource_errors():
-            real = cairn.inside_roots(path)
-            text = cairn.read_file(real)
-            ids = _view_ids(cairn.get(str(real)))
+            real = cairn.doors.inside_roots(path)
+            text = cairn.notes.read_file(real)
+            ids = _view_ids(cairn.doors.get(str(real)))
             return to_json(_untrusted({"path": path, "text": text}, cairn, ids), indent=None)
 
     return server

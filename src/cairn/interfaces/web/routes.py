@@ -142,7 +142,7 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
     def note_page(id: Annotated[str, Path(min_length=1, max_length=200)]
                   ) -> HTMLResponse | RedirectResponse:
         try:
-            view = cairn.get(id)
+            view = cairn.doors.get(id)
         except CairnError as exc:
             return _page(env, "error.html", 404, message=str(exc))
         if isinstance(view, UnitView):
@@ -152,7 +152,7 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
         text = None
         if doc_is_file(view):
             try:
-                text = cairn.document_text(view.document.id)
+                text = cairn.doors.document_text(view.document.id)
             except CairnError:
                 text = None  # the file went away: show the indexed bodies
         return _page(env, "note.html", **note_context(view, text, editor_url))
@@ -161,7 +161,7 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
     def graph_page(id: Annotated[str, Path(min_length=1, max_length=200)],
                    hops: Annotated[int, Query(ge=1, le=3)] = 1) -> HTMLResponse:
         try:
-            view = cairn.get(id)
+            view = cairn.doors.get(id)
         except CairnError as exc:
             return _page(env, "error.html", 404, message=str(exc))
         title = (view.document.title if isinstance(view, DocumentView)
@@ -171,7 +171,7 @@ def mount(api: FastAPI, cairn: Cairn, *, editor_url: str | None = None) -> None:
     @api.get("/ui/graph.json", include_in_schema=False)
     def graph_json(node: Annotated[str, Query(min_length=1, max_length=4096)],
                    hops: Annotated[int, Query(ge=1, le=3)] = 1) -> Response:
-        text = cairn.graph.export("cytoscape", around=cairn.confine(node), hops=hops)
+        text = cairn.graph.export("cytoscape", around=cairn.doors.confine(node), hops=hops)
         capped = cap_graph(json.loads(text), node)
         return Response(json.dumps(capped), media_type="application/json", headers=HEADERS)
 
@@ -328,8 +328,8 @@ def note_context(view: DocumentView, text: str | None,
     links with their unit and line, the backlinks, and the frontmatter as rows.
 
     Args:
-        view: the document (:meth:`cairn.app.Cairn.get`).
-        text: its file's text (:meth:`cairn.app.Cairn.document_text`) when the file
+        view: the document (:meth:`cairn.notes.doors.Doors.get`).
+        text: its file's text (:meth:`cairn.notes.doors.Doors.document_text`) when the file
             holds only this document, else ``None`` (a conversation of a chat export).
         editor_url: the ``[web] editor_url`` template, or ``None``.
     """

@@ -1,21 +1,24 @@
-"""The lookup and status part of :class:`cairn.app.Cairn`: show, stats, validation."""
+"""Documents and units by reference (``show``), the text of an indexed file, the index
+at a glance (``stats``) and its checks (``validate``, ``check``)."""
 
 from __future__ import annotations
 
 import os
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cairn import model
-from cairn.app.parts import Parts
+from cairn.config import Config
 from cairn.conversations import reading_order
 from cairn.errors import NotFound
 from cairn.sources import is_within
+from cairn.store import Store
 
 if TYPE_CHECKING:
+    from cairn.formats.types import RootTypes
     from cairn.model import (
         DocumentView,
         ShowView,
@@ -25,10 +28,32 @@ if TYPE_CHECKING:
     )
 
 
-class LookupsMixin(Parts):
-    """Documents and units by reference, backlinks, file text, status and checks."""
+class NoteService:
+    """Documents and units by reference, backlinks, file text, status and checks.
 
-    def _locate_path(self, text: str) -> tuple[str, str, int | None] | None:
+    Args:
+        store: the index.
+        config: the configuration (where the index is, for ``stats``).
+        shown_text: what a reader is shown of a file's text
+            (:meth:`cairn.redact.service.RedactService.shown_text`:
+            ``shown_text(root_id, relpath, text)``).
+        load_types: reads the roots' note types (``types.yaml``) now.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        config: Config,
+        *,
+        shown_text: Callable[[str, str, str], str],
+        load_types: Callable[[], RootTypes],
+    ) -> None:
+        self.store = store
+        self.config = config
+        self._shown_text = shown_text
+        self._load_types = load_types
+
+    def locate_path(self, text: str) -> tuple[str, str, int | None] | None:
         """``(root id, relpath, line)`` for ``PATH[:LINE]`` given absolute, relative to
         the current folder, or relative to a root; a path through a symbolic link to a
         root (or inside one) is followed. ``None`` when no indexed file matches."""
@@ -86,7 +111,7 @@ class LookupsMixin(Parts):
         doc = self.store.document(ref)
         if doc is not None:
             return self._document_view(doc)
-        loc = self._locate_path(ref)
+        loc = self.locate_path(ref)
         anchored = self._anchored(ref) if loc is None and "#" in ref else None
         if anchored is not None:
             return anchored
@@ -122,7 +147,7 @@ class LookupsMixin(Parts):
             NotFound: the file is indexed but holds no such block or heading.
         """
         path, _, anchor = ref.rpartition("#")
-        loc = self._locate_path(path) if path and anchor else None
+        loc = self.locate_path(path) if path and anchor else None
         if loc is None:
             return None
         root_id, rel, _ = loc
@@ -176,7 +201,7 @@ class LookupsMixin(Parts):
                     rel = Path(os.path.realpath(cand)).relative_to(os.path.realpath(rp))
                 except ValueError:  # cannot name it: shown as redaction shows any file
                     rel = Path(cand.name)
-                return self.redact.shown_text(r.id, rel.as_posix(), text)
+                return self._shown_text(r.id, rel.as_posix(), text)
         raise NotFound(f"{p}: not a file inside a registered source root")
 
     # --- status -----------------------------------------------------------------------

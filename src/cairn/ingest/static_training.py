@@ -1,12 +1,13 @@
-"""The fast profile's own model: a static model trained on this index (issue 12).
+"""The fast profile's own model: a static model trained on this index.
 
-``cairn embed --train-static`` (:meth:`FastProfileMixin.train_static`) does what
+``cairn embed --train-static`` (:meth:`StaticTrainer.train`) does what
 model2vec's tokenlearn does, on the user's own notes: it embeds a random sample of the
 index's chunks with the teacher (the int8 MiniLM, about 150 chunks/s; vectors already
 stored in the teacher's space are reused, new ones are kept for the next training),
 trains the static token table on that sample, starting from the shipped
 ``minilm-l6-static`` (:func:`cairn.embed.train.fit_static`: chunk texts only, never a
-query), and writes the model folder :func:`fast_model_folder` beside the index. With
+query), and writes the model folder :func:`cairn.embed.profile.fast_model_folder`
+beside the index. With
 ``[embed] provider = "fast"`` (or ``CAIRN_EMBED=fast``) that folder is the index's
 model — the shipped static model until it exists — and the index is then embedded with
 it at thousands of chunks a second. ``bench/fast_profile.py --train`` measures it.
@@ -18,24 +19,22 @@ import os
 import random
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from cairn.app.parts import Parts
+from cairn.embed.profile import FAST, fast_model_folder
 from cairn.errors import CairnError
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
-
     from cairn.config import Config
+    from cairn.embed.base import Embedder
+    from cairn.ingest.embed_step import EmbeddingStep, Writing
     from cairn.ingest.embedding import EmbedProgress
     from cairn.model import EmbedStep
     from cairn.model.reliability import Wait
+    from cairn.store import Store
 
-FAST = "fast"
-"""The ``[embed] provider`` of the fast profile."""
 DEFAULT_SAMPLE = 3000
 """Chunks the teacher embeds for training by default (``bench/fast_profile.py`` measures
 other sizes)."""
@@ -46,56 +45,6 @@ TEACHER_BATCH = 256
 TrainProgress = Callable[[str, int, int], None]
 """``progress(phase, done, total)``: ``teacher`` (chunks embedded by the teacher) or
 ``train`` (epochs)."""
-
-
-def fast_model_folder(config: Config) -> Path:
-    """Where the fast profile's trained model lives: ``<index file>.models/fast``
-    beside the index; for a PostgreSQL index, one folder per database under the backup
-    folder's parent, ``models/pg-<dbname>-<key>/fast`` (:func:`database_key`), so two
-    databases never share a model."""
-    if config.db_url is not None:
-        return config.backup_folder.parent / "models" / database_key(config.db_url) / FAST
-    return config.db_path.with_name(config.db_path.name + ".models") / FAST
-
-
-def database_key(url: str) -> str:
-    """A folder name for one PostgreSQL database: ``pg-<dbname>-<12 hex digits>``, the
-    digits a SHA-256 of the URL without its password (user, host, port, database and
-    the other parameters), so changing the password keeps the folder and the name
-    shows no secret. ``postgres://`` and ``postgresql://`` name the same database."""
-    import hashlib
-    import re
-    from urllib.parse import parse_qsl, urlencode, urlsplit
-
-    parts = urlsplit(url)
-    netloc = parts.netloc.rpartition("@")
-    user = netloc[0].partition(":")[0]
-    query = urlencode(sorted((k, v) for k, v in parse_qsl(parts.query) if k != "password"))
-    ident = f"postgresql://{user}@{netloc[2].lower()}{parts.path}?{query}"
-    digest = hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", parts.path.strip("/"))[:40].strip("._") or "db"
-    return f"pg-{name}-{digest}"
-
-
-def _legacy_folder(config: Config) -> Path | None:
-    """The one folder every PostgreSQL index shared before :func:`database_key`; a
-    model trained there is still used until this database trains its own."""
-    if config.db_url is None:
-        return None
-    return config.backup_folder.parent / "models" / FAST
-
-
-def fast_embed(config: Config) -> Mapping[str, Any]:
-    """The ``[embed]`` table search and indexing use: for provider ``fast`` without a
-    ``model``, the trained folder :func:`fast_model_folder` when it holds a model
-    (else the table is unchanged: the shipped static model)."""
-    table = config.embed
-    if table.get("provider") != FAST or table.get("model"):
-        return table
-    for folder in (fast_model_folder(config), _legacy_folder(config)):
-        if folder is not None and (folder / "model.safetensors").is_file():
-            return {**table, "model": str(folder)}
-    return table
 
 
 class TrainingError(CairnError):
@@ -134,16 +83,34 @@ class StaticTraining:
     notices: tuple[str, ...] = ()
 
 
-class FastProfileMixin(Parts):
-    """``train_static``: the fast profile's model, trained on this index."""
+class StaticTrainer:
+    """``cairn embed --train-static``: the fast profile's model, trained on this index.
 
-    if TYPE_CHECKING:  # given by the other mixins of Cairn (not shadowed at run time)
+    Args:
+        store: the index.
+        config: the configuration (``[embed]``, where the index lives).
+        writing: holds the index's writer lock (``writing(wait, on_wait)``).
+        embedding: the embedding step (its chunking settings, and the step that
+            follows a training the index uses).
+        use_embedder: makes search and indexing use the newly trained model.
+    """
 
-        def writing(
-            self, wait: Wait = "config", on_wait: Callable[[str], None] | None = None
-        ) -> AbstractContextManager[None]: ...
+    def __init__(
+        self,
+        store: Store,
+        config: Config,
+        *,
+        writing: Writing,
+        embedding: EmbeddingStep,
+        use_embedder: Callable[[Embedder], None],
+    ) -> None:
+        self.store = store
+        self.config = config
+        self.writing = writing
+        self.embedding = embedding
+        self._use_embedder = use_embedder
 
-    def train_static(
+    def train(
         self,
         sample: int = DEFAULT_SAMPLE,
         *,
@@ -166,7 +133,7 @@ class FastProfileMixin(Parts):
             dims: the model's dimensions (PCA of the teacher's 384).
             progress: ``progress(phase, done, total)`` (see :data:`TrainProgress`).
             embed_progress: the following embedding step's progress.
-            wait / on_wait: for the writer lock (see :meth:`writing`).
+            wait / on_wait: for the writer lock.
 
         Returns:
             A :class:`StaticTraining`.
@@ -266,7 +233,7 @@ class FastProfileMixin(Parts):
         embedding = None
         notices: tuple[str, ...] = ()
         if active:
-            self.semantic.use_embedder(StaticEmbedder(folder=folder))
+            self._use_embedder(StaticEmbedder(folder=folder))
             embedding = self.embedding.run(progress=embed_progress, wait=wait, on_wait=on_wait)
         else:
             notices = (

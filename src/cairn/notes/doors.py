@@ -1,44 +1,36 @@
-"""What the doors (the MCP server and the HTTP API) need of :class:`cairn.app.Cairn`:
+"""What the doors (the MCP server and the HTTP API) need on top of the note lookups:
 paths confined to the roots, provenance of quoted note text, recent changes."""
 
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from cairn.app.lookups import LookupsMixin
 from cairn.conversations import reading_order
 from cairn.errors import NotFound, QueryError
+from cairn.notes.service import NoteService
 from cairn.sources import is_within
+from cairn.store import Store
 
 if TYPE_CHECKING:
     from cairn.model import Provenance, RecentDocument, ShowView, StoredDocument
 
 
-class DoorsMixin(LookupsMixin):
-    """Confinement, provenance and recent changes, for agents and programs."""
+class Doors:
+    """Confinement, provenance and recent changes, for agents and programs.
 
-    _index_running = 0
-    """How many :meth:`indexing` blocks are open (graph reads then skip refreshing)."""
-    _graph_refresh = threading.Lock()
-    """Serialises graph refreshes triggered by reads (a refresh writes)."""
+    Args:
+        store: the index.
+        notes: the note lookups (``show``, the text of a file).
+    """
 
-    @contextmanager
-    def indexing(self) -> Iterator[None]:
-        """Mark an index run the doors start while readers go on: reads of the graph
-        do not refresh it meanwhile (they would race the run for the write lock); they
-        see the graph as it was, and the run updates it when it ends."""
-        type(self)._index_running += 1
-        try:
-            yield
-        finally:
-            type(self)._index_running -= 1
+    def __init__(self, store: Store, notes: NoteService) -> None:
+        self.store = store
+        self.notes = notes
 
     def inside_roots(self, path: str) -> Path:
         """Resolve a path a client passed and make sure it lies inside a registered root.
@@ -109,13 +101,13 @@ class DoorsMixin(LookupsMixin):
         return ref
 
     def get(self, ref: str) -> ShowView:
-        """:meth:`show` for a client of a door: ``ref`` is checked by :meth:`confine`
+        """:meth:`NoteService.show` for a client of a door: ``ref`` is checked by :meth:`confine`
         first, so no path outside the roots is ever looked at.
 
         Raises:
             QueryError: a path outside every root. NotFound: nothing matches.
         """
-        return self.show(self.confine(ref))
+        return self.notes.show(self.confine(ref))
 
     def provenance(self, ids: Sequence[str]) -> list[Provenance]:
         """Where each quoted unit or document comes from (file, line span, content
@@ -212,7 +204,7 @@ class DoorsMixin(LookupsMixin):
         if doc is None:
             raise NotFound(f"{document_id}: no such document")
         if len(self.store.documents_at(doc.root_id, doc.path)) == 1:
-            return self.read_file(doc.abs_path)
+            return self.notes.read_file(doc.abs_path)
         units = reading_order(self.store.units_of(doc.id))
         return "\n\n".join(f"{u.title}\n{u.body}".strip() for u in units)
 

@@ -2,9 +2,9 @@
 at a lower CPU priority (:mod:`cairn.app.index_worker`), so that on a small machine the
 requests keep the cores and the interpreter lock.
 
-A door (``POST /v1/index``, the MCP ``index`` tool) calls :meth:`BackgroundIndexMixin.
-index_in_background`; the run itself is :meth:`cairn.app.Cairn.index`, unchanged, in the
-child, while the server marks it with :meth:`cairn.app.doors.DoorsMixin.indexing`.
+A door (``POST /v1/index``, the MCP ``index`` tool) calls :meth:`BackgroundIndex.run`;
+the run itself is :meth:`cairn.ingest.service.IndexService.index`, unchanged, in the
+child, while the server marks it with :meth:`BackgroundIndex.indexing`.
 A ``Cairn`` built around a given store or embedder (tests, another backend handed in)
 cannot be rebuilt in another process: it runs the index on a thread of its own instead.
 On Linux a thread has its own nice value (``setpriority(PRIO_PROCESS, thread id)``),
@@ -18,14 +18,12 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, ClassVar, Protocol
 
-from cairn.app.parts import Parts
-
-if TYPE_CHECKING:
-    from cairn.app.index_worker import IndexWorker
-    from cairn.model import Run
+from cairn.errors import ServerStopping, StoreError
+from cairn.model import Run
 
 INDEX_NICE = 10
 """How much lower (in nice steps, 0–19) a server's index run is scheduled."""
@@ -50,6 +48,22 @@ def lower_thread_priority(steps: int) -> bool:
     return True
 
 
+class Worker(Protocol):
+    """A child process that runs index runs (:class:`cairn.app.index_worker.IndexWorker`)."""
+
+    def index(self) -> Run:
+        """One index run of every registered root, in the child."""
+        ...
+
+    def kill(self) -> None:
+        """Stop the child now (a run in progress rolls back)."""
+        ...
+
+    def close(self) -> None:
+        """Stop the child after the run it may be in (idempotent)."""
+        ...
+
+
 class IndexRunner(Protocol):
     """Who runs a server's index runs when it is not this process's index child: the
     watching child of ``serve --watch`` (it holds the writer lock), or the first
@@ -64,47 +78,72 @@ class IndexRunner(Protocol):
         ...
 
 
-class BackgroundIndexMixin(Parts):
-    """Index runs for servers, at a lower priority than the requests they answer."""
+class BackgroundIndex:
+    """Index runs for servers, at a lower priority than the requests they answer.
 
-    _index_worker: IndexWorker | None = None
-    _index_runner: IndexRunner | None = None
-    _worker_lock = threading.Lock()
-    _stopping = False
-    own_parts = False
-    """Whether this ``Cairn`` opened its store and embedder from its configuration
-    (then a child process can open the same ones: :meth:`index_in_background`)."""
+    Args:
+        index: one full index run in this process (:meth:`IndexService.index
+            <cairn.ingest.service.IndexService.index>`).
+        start_worker: starts the index child process with a nice value; ``None`` when
+            the index cannot be opened again in another process (a ``Cairn`` built
+            around a given store or embedder): runs then go on a thread.
+        reload_types: reads the note types again (after a run in the child).
+    """
 
-    if TYPE_CHECKING:
-        def index(self) -> Run: ...
+    _running: ClassVar[int] = 0
+    """How many :meth:`indexing` blocks are open in this process (graph reads then skip
+    refreshing; every index of the process counts, as a reader cannot tell)."""
 
-        def indexing(self) -> AbstractContextManager[None]: ...
+    def __init__(
+        self,
+        index: Callable[[], Run],
+        *,
+        start_worker: Callable[[int], Worker] | None,
+        reload_types: Callable[[], object],
+    ) -> None:
+        self._index = index
+        self._start_worker = start_worker
+        self._reload_types = reload_types
+        self._worker_lock = threading.Lock()
+        self._index_worker: Worker | None = None
+        self._index_runner: IndexRunner | None = None
+        self._stopping = False
+        self.own_parts = start_worker is not None
+        """Whether runs go to a child process (else to a thread of this one)."""
 
-        def _reload_types(self) -> object: ...
+    @classmethod
+    def busy(cls) -> bool:
+        """Whether an index run a door started is writing (see :meth:`indexing`)."""
+        return bool(cls._running)
 
-        last_embed: object
+    @contextmanager
+    def indexing(self) -> Iterator[None]:
+        """Mark an index run the doors start while readers go on: reads of the graph
+        do not refresh it meanwhile (they would race the run for the write lock); they
+        see the graph as it was, and the run updates it when it ends."""
+        BackgroundIndex._running += 1
+        try:
+            yield
+        finally:
+            BackgroundIndex._running -= 1
 
-    def index_in_background(self, *, nice: int = INDEX_NICE) -> Run:
-        """:meth:`index` of every registered root while readers go on (inside
+    def run(self, *, nice: int = INDEX_NICE) -> Run:
+        """An index run of every registered root while readers go on (inside
         :meth:`indexing`), ``nice`` steps lower in CPU priority than the process; waits
         for it. The run happens where :meth:`hand_index_to` said, else in the server's
-        index process
-        (:class:`cairn.app.index_worker.IndexWorker`, started on the first call and
-        kept until :meth:`close_index_worker`) when this ``Cairn`` opened its own store
-        and embedder, else on a new thread ``cairn-index`` (see
+        index process (started on the first call and kept until :meth:`close`) when
+        ``start_worker`` was given, else on a new thread ``cairn-index`` (see
         :func:`lower_thread_priority`). After a run in the child, the note types are
         read again here, as the run read them there.
 
         Returns:
-            The run record, as :meth:`index` returns it.
+            The run record (with its graph and embedding steps).
 
         Raises:
-            Whatever :meth:`index` raises (``IndexBusy``, ``MassDelete``,
-            ``StoreError`` …), re-raised in the caller's thread; ``StoreError`` when
-            the index process died.
+            Whatever the run raises (``IndexBusy``, ``MassDelete``, ``StoreError`` …),
+            re-raised in the caller's thread; ``StoreError`` when the index process
+            died; :class:`ServerStopping` once :meth:`stop` was called.
         """
-        from cairn.errors import ServerStopping, StoreError
-
         if self._stopping:
             raise ServerStopping("server shutting down")
         runner = self._index_runner
@@ -118,23 +157,21 @@ class BackgroundIndexMixin(Parts):
                     raise ServerStopping("server shutting down") from exc
                 raise
             self._reload_types()  # a types.yaml may have changed: the child read it
-            self.last_embed = run.embedding
             return run
-        return self._index_on_thread(nice)
+        return self._on_thread(nice)
 
     def hand_index_to(self, runner: IndexRunner | None) -> None:
-        """From now on, :meth:`index_in_background` asks ``runner`` for its runs (the
-        watching child, which holds the writer lock; the process of a multi-process
-        server that owns the index runs) instead of starting an index process of its
-        own; ``None``: back to that."""
+        """From now on, :meth:`run` asks ``runner`` for its runs (the watching child,
+        which holds the writer lock; the process of a multi-process server that owns
+        the index runs) instead of starting an index process of its own; ``None``:
+        back to that."""
         self._index_runner = runner
 
-    def _worker(self, nice: int) -> IndexWorker:
+    def _worker(self, nice: int) -> Worker:
         with self._worker_lock:
             if self._index_worker is None:
-                from cairn.app.index_worker import IndexWorker
-
-                self._index_worker = IndexWorker(self.config, nice=nice)
+                assert self._start_worker is not None
+                self._index_worker = self._start_worker(nice)
             return self._index_worker
 
     def child_problems(self) -> dict[str, str]:
@@ -144,7 +181,7 @@ class BackgroundIndexMixin(Parts):
         problem = getattr(self._index_runner, "problem", "")
         return {"watcher": problem} if problem else {}
 
-    def stop_index_runs(self) -> None:
+    def stop(self) -> None:
         """The server is stopping: no index run starts from now on, and the one in
         progress is stopped (its child process is killed: the run's transaction rolls
         back); its caller gets :class:`cairn.errors.ServerStopping`."""
@@ -157,21 +194,21 @@ class BackgroundIndexMixin(Parts):
         if worker is not None:
             worker.kill()
 
-    def close_index_worker(self) -> None:
+    def close(self) -> None:
         """Stop the index process, if one was started (idempotent)."""
         with self._worker_lock:
             worker, self._index_worker = self._index_worker, None
         if worker is not None:
             worker.close()
 
-    def _index_on_thread(self, nice: int) -> Run:
+    def _on_thread(self, nice: int) -> Run:
         out: dict[str, Any] = {}
 
         def work() -> None:
             lower_thread_priority(nice)
             try:
                 with self.indexing():
-                    out["run"] = self.index()
+                    out["run"] = self._index()
             except BaseException as exc:  # handed to the caller, raised there
                 out["error"] = exc
 

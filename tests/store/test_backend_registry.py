@@ -106,7 +106,7 @@ NAMES_BACKENDS = {
     "config/locations.py", "store/registry.py",
     # a database's trained-model folder is keyed by its URL written with one scheme:
     # the key must not change, or trained models would be left behind
-    "app/fast_profile.py",
+    "embed/profile.py",
 }
 """The modules that may spell a backend's name or URL scheme in code (docstrings and
 messages aside); the backends' own packages are theirs."""

@@ -248,10 +248,10 @@ def test_similar_conversations_get_typed_llm_edges(tmp_path: Path, server: Repla
         first = c.store.edges.first_units(list(docs.values()))
         # the later conversation builds on the earlier one
         near = c.graph.neighbors(first[docs["Garden planning"]], origins=["llm"])
-        vias = [n["via"] for n in near["neighbors"]]
-        assert {v["relation"] for v in vias} == {"builds_on"}
-        assert {v["origin"] for v in vias} == {"llm"} and all(v["weight"] == 0.82 for v in vias)
-        assert all(v["direction"] == "out" for v in vias)
+        vias = [n.via for n in near.neighbors]
+        assert {v.relation for v in vias} == {"builds_on"}
+        assert {v.origin for v in vias} == {"llm"} and all(v.weight == 0.82 for v in vias)
+        assert all(v.forward for v in vias)
         data = json.loads(c.graph.export("json", origins=["llm"]))
         edges = data.get("links") or data.get("edges")
         assert len(edges) == 3

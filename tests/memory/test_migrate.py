@@ -64,7 +64,7 @@ def test_import_generated_graph(tmp_path: Path, suffix: str) -> None:
         assert e.meta["node_type"] == "Insight" and e.tags == ["group5"]
         # the relations are graph edges once indexed
         stats = cairn.graph.stats()
-        assert stats["edges"] >= good_links
+        assert stats.edges >= good_links
         diags = cairn.validate([bundle])
         assert not [d for d in diags if d["severity"] == "error"]
         again = cairn.memory.import_graph(bundle, src)  # never overwrites

@@ -209,9 +209,9 @@ def unresolved(db: DbOpt = None, as_json: JsonOpt = False) -> None:
         emit_json(data)
         return
     for u in data:
-        where = f"{u['path']}:{u['line']}" if u["line"] else u["path"]
-        out.print(f"[blue]{escape(where)}[/blue]  {escape(u['raw'] or u['target'])}  "
-                  f"[dim]{escape(u['reason'])}[/dim]")
+        where = f"{u.path}:{u.line}" if u.line else u.path
+        out.print(f"[blue]{escape(where)}[/blue]  {escape(u.raw or u.target)}  "
+                  f"[dim]{escape(u.reason)}[/dim]")
     out.print(f"[dim]{len(data)} unresolved links[/dim]")
 
 

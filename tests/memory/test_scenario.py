@@ -137,7 +137,7 @@ def test_memory_scenario(tmp_path: Path) -> None:
     rep = cairn.memory.maintain(bundle)
     assert sorted(rep.superseded) == sorted([by_tag["deploy"], by_tag["backup"]])
     assert rep.recalled[by_tag["tea"]] == 2  # two recalls (others may have come along)
-    assert all(c["concept"] not in rep.recalled for c in rep.decayed)
+    assert all(c.concept not in rep.recalled for c in rep.decayed)
     tea = (bundle / by_tag["tea"]).read_text()
     assert "retrieval_count: 2" in tea and "confidence: 1.0" in tea
     assert _status(bundle) == set(rep.changed)

@@ -208,7 +208,7 @@ def maintain(
     for c in rep.cycles:
         out.print(f"[yellow]cycle[/yellow] depends_on: {escape(' -> '.join(c))}")
     for d in rep.dangling:
-        out.print(f"[yellow]dangling[/yellow] {escape(d['from'])} -> {escape(d['to'])}")
+        out.print(f"[yellow]dangling[/yellow] {escape(d.source)} -> {escape(d.target)}")
     for u in rep.unsourced:
         out.print(f"[yellow]symmetry[/yellow] {escape(u)} is the source of no active concept")
     if dry_run:

@@ -154,7 +154,7 @@ def _print(r: EnrichReport) -> None:
             f"{r.relations} relations ({r.llm_edges} llm edges)"
         )
     for s in r.skipped:
-        err.print(f"[yellow]skipped[/yellow] {escape(s['item'])}: {escape(s['reason'])}")
+        err.print(f"[yellow]skipped[/yellow] {escape(s.item)}: {escape(s.reason)}")
     for n in r.notes:
         err.print(f"[dim]{escape(n)}[/dim]")
 

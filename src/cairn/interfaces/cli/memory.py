@@ -328,7 +328,7 @@ def import_graph(
         return
     for u in rep.unmapped:
         out.print(
-            f"[yellow]not mapped[/yellow] {u['what']} {escape(u['id'])}: {escape(u['reason'])}"
+            f"[yellow]not mapped[/yellow] {u.what} {escape(u.id)}: {escape(u.reason)}"
         )
     out.print(f"{rep.concepts} concepts, {rep.relations} relations, {len(rep.unmapped)} not mapped")
 

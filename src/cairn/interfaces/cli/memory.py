@@ -128,7 +128,7 @@ def recall(
         emit_json(to_data(res))
         return
     for i, h in enumerate(res.hits, 1):
-        via = f"  [dim](via {h.via['type']} of {escape(h.via['from'])})[/dim]" if h.via else ""
+        via = f"  [dim](via {h.via.type} of {escape(h.via.source)})[/dim]" if h.via else ""
         out.print(f"{i:>2}. [bold]{escape(h.title)}[/bold]  [blue]{escape(h.path)}[/blue]{via}")
         if h.snippet:
             out.print(f"    {escape(h.snippet)}")

@@ -267,7 +267,10 @@ def test_similar_conversations_get_typed_llm_edges(tmp_path: Path, server: Repla
                   for e in p["edges"] if e["origin"] == "llm"]
         assert walked and walked[0]["evidence"][0]["reason"]
         shown = c.enrich.show(docs["Garden planning"])
-        assert {r["direction"] for r in shown.relations} == {"out"}
+        assert {r.direction for r in shown.relations} == {"out"}
+        assert list(to_data(shown)["relations"][0]) == [  # the JSON keeps its keys
+            "relation", "direction", "document_id", "title", "confidence", "reason",
+            "similarity"]
         # a full graph rebuild (settings changed) drops every edge: the next run's
         # refresh writes the llm edges again, without a request
         n = len(server.bodies)

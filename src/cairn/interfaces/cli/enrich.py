@@ -187,9 +187,9 @@ def show(
         out.print("tags: " + ", ".join(
             t.tag + ("" if t.status == "existing" else f" ({t.status})") for t in e.tags))
     for r in got.relations:
-        arrow = "→" if r["direction"] == "out" else "←"
-        out.print(f"  {arrow} {r['relation']} {escape(r['title'])} "
-                  f"[dim]{r['confidence']:.2f} · {escape(r['reason'])}[/dim]")
+        arrow = "→" if r.direction == "out" else "←"
+        out.print(f"  {arrow} {r.relation} {escape(r.title)} "
+                  f"[dim]{r.confidence:.2f} · {escape(r.reason)}[/dim]")
 
 
 def register(app: typer.Typer) -> None:

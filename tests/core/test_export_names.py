@@ -4,6 +4,7 @@ OKF bundle's ``index.md`` links every concept with a destination that resolves."
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -35,12 +36,18 @@ def test_obsidian_export_writes_both_notes_when_an_org_and_a_markdown_note_share
     out = tmp_path / "out"
     assert (out / "note.md").read_bytes() == (root / "note.md").read_bytes()  # copied as is
     assert "# Org version" in (out / "note~2.md").read_text()
-    assert rep.renamed == [{"path": "note.org", "to": "note~2.md"}]
+    assert [(r.path, r.to) for r in rep.renamed] == [("note.org", "note~2.md")]
     res = CliRunner().invoke(app, ["export", "compare", str(root), "--kind", "obsidian",
                                    "--db", str(db)])
     assert res.exit_code == 0, res.output
     assert res.output.rstrip().endswith("same")
     assert f"exception: 1 {RENAMED}" in " ".join(res.output.split())
+    # --json lists the renames (and what was left out) as objects
+    res = CliRunner().invoke(app, ["export", "obsidian", str(tmp_path / "out2"), "--root",
+                                   str(root), "--json", "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert (data["renamed"], data["skipped"]) == ([{"path": "note.org", "to": "note~2.md"}], [])
 
 
 def test_obsidian_export_names_an_org_note_without_characters_obsidian_forbids(
@@ -56,9 +63,9 @@ def test_obsidian_export_names_an_org_note_without_characters_obsidian_forbids(
         res = c.export.compare(root, kind="obsidian", exported=tmp_path / "out")
     safe = "sub/we ird _1 _2.md"
     assert (tmp_path / "out" / safe).is_file()
-    assert rep.renamed == [{"path": "sub/we ird #1 ^2.org", "to": safe}]
+    assert [(r.path, r.to) for r in rep.renamed] == [("sub/we ird #1 ^2.org", safe)]
     assert "[[sub/we ird _1 _2|weird]]" in (tmp_path / "out" / "o.md").read_text()
-    assert res["same"], (res["missing"], res["extra"])
+    assert res.same, (res.missing, res.extra)
 
 
 def test_okf_index_links_resolve_for_names_with_hash_percent_and_brackets(
@@ -72,10 +79,10 @@ def test_okf_index_links_resolve_for_names_with_hash_percent_and_brackets(
         index = (out / "index.md").read_text()
         href = index.split("](", 1)[1].split(")", 1)[0]
         assert "#" not in href and (out / unquote(href)).is_file()
-        assert c.export.compare(root, kind="okf", exported=out)["same"]
+        assert c.export.compare(root, kind="okf", exported=out).same
         # a destination that encodes only spaces ("#" starts a fragment) is a loss
         (out / "index.md").write_text(index.replace(href, f"sub/{WEIRD}.md".replace(
             " ", "%20")))
         res = c.export.compare(root, kind="okf", exported=out)
-    assert not res["same"]
-    assert res["differences"]["index"] == [1, 0]
+    assert not res.same
+    assert res.differences["index"] == (1, 0)

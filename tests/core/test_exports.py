@@ -177,7 +177,7 @@ def test_exports_write_the_live_branch_of_conversations(tmp_path: Path) -> None:
         text = "\n".join(p.read_text() for p in notes)
         assert "add cumin" in text and "oil it" in text and "squeaky chain" in text
         assert "DISCARDED" not in text
-        assert [s["reason"] for s in rep.skipped] == [
+        assert [s.reason for s in rep.skipped] == [
             "1 alternate messages (regenerations, edits) off the live branch: not exported"
         ]
     assert vault.documents == 2

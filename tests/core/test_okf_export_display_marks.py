@@ -39,12 +39,12 @@ def test_okf_export_keeps_callout_types_fold_state_and_embed_sizes(tmp_path: Pat
         assert "> Open <!-- [!info]+ -->\n" in text
         assert "<!-- size:100 -->" in text and "<!-- size:200 -->" in text
         res = c.export.compare(root, kind="okf", exported=out)
-        assert res["same"], (res["missing"], res["extra"])
-        assert res["display"] == [4, 4]
+        assert res.same, (res.missing, res.extra)
+        assert res.counts["display"] == (4, 4)
         # the same export without the marks (a plain quote, an image of no size) is a loss
         (out / "Tips.md").write_text(
             text.replace(" <!-- [!tip]- -->", "").replace("<!-- size:100 -->", ""),
             encoding="utf-8")
         res = c.export.compare(root, kind="okf", exported=out)
-    assert not res["same"]
-    assert res["differences"]["display"] == [2, 0]
+    assert not res.same
+    assert res.differences["display"] == (2, 0)

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.interfaces.cli import app
+from cairn.model.serialize import to_data
 
 
 def _open(db: Path, cfg: Path, env: dict[str, str] | None = None) -> Cairn:
@@ -112,14 +113,15 @@ def test_bad_replies_are_retried_once_then_skipped_with_a_reason(
         rep = c.enrich.run()
     assert rep.requests == 5 and rep.retried == 2 and rep.answered == 2
     assert len(rep.skipped) == 1
-    item, reason = rep.skipped[0]["item"], rep.skipped[0]["reason"]
+    item, reason = rep.skipped[0].item, rep.skipped[0].reason
+    assert to_data(rep)["skipped"] == [{"item": item, "reason": reason}]  # the JSON
     assert "Sensor calibration" in item
     assert "invalid reply twice" in reason and "$.insights" in reason
     n = len(server.bodies)
     with _open(db, cfg) as c:
         again = c.enrich.run()
         assert len(server.bodies) == n and again.requests == 0  # the refusal is cached
-        assert "invalid reply (cached)" in again.skipped[0]["reason"]
+        assert "invalid reply (cached)" in again.skipped[0].reason
         third = c.enrich.run(retry_invalid=True)  # asked again on request
     assert third.requests == 1 and third.answered == 1 and not third.skipped
     assert third.enriched == 3
@@ -149,7 +151,7 @@ def test_a_request_failing_every_time_is_skipped_and_asked_again_next_run(
         rep = c.enrich.run(sleep=waits.append, relations=False)
     assert waits == [5.0, 5.0]  # retry_after_max caps the wait
     assert rep.answered == 2 and len(rep.skipped) == 1
-    assert "rate limited" in rep.skipped[0]["reason"]
+    assert "rate limited" in rep.skipped[0].reason
     with _open(db, cfg) as c:
         again = c.enrich.run(relations=False)
     assert again.requests == 1 and again.answered == 1 and again.cached == 2
@@ -248,10 +250,10 @@ def test_similar_conversations_get_typed_llm_edges(tmp_path: Path, server: Repla
         first = c.store.edges.first_units(list(docs.values()))
         # the later conversation builds on the earlier one
         near = c.graph.neighbors(first[docs["Garden planning"]], origins=["llm"])
-        vias = [n["via"] for n in near["neighbors"]]
-        assert {v["relation"] for v in vias} == {"builds_on"}
-        assert {v["origin"] for v in vias} == {"llm"} and all(v["weight"] == 0.82 for v in vias)
-        assert all(v["direction"] == "out" for v in vias)
+        vias = [n.via for n in near.neighbors]
+        assert {v.relation for v in vias} == {"builds_on"}
+        assert {v.origin for v in vias} == {"llm"} and all(v.weight == 0.82 for v in vias)
+        assert all(v.forward for v in vias)
         data = json.loads(c.graph.export("json", origins=["llm"]))
         edges = data.get("links") or data.get("edges")
         assert len(edges) == 3
@@ -265,7 +267,10 @@ def test_similar_conversations_get_typed_llm_edges(tmp_path: Path, server: Repla
                   for e in p["edges"] if e["origin"] == "llm"]
         assert walked and walked[0]["evidence"][0]["reason"]
         shown = c.enrich.show(docs["Garden planning"])
-        assert {r["direction"] for r in shown.relations} == {"out"}
+        assert {r.direction for r in shown.relations} == {"out"}
+        assert list(to_data(shown)["relations"][0]) == [  # the JSON keeps its keys
+            "relation", "direction", "document_id", "title", "confidence", "reason",
+            "similarity"]
         # a full graph rebuild (settings changed) drops every edge: the next run's
         # refresh writes the llm edges again, without a request
         n = len(server.bodies)

@@ -136,7 +136,7 @@ def test_smollm2_end_to_end(tmp_path: Path, smol_url: str) -> None:
         # every conversation either met the schema (stored, with 3-10 insights) or was
         # skipped with the validator's reason
         assert rep.answered + len(rep.skipped) == 3
-        assert all("invalid reply" in s["reason"] for s in rep.skipped)
+        assert all("invalid reply" in s.reason for s in rep.skipped)
         for e in c.store.enrichments.enrichments():
             assert 3 <= len(e.insights) <= 10 and e.summary
         again = c.enrich.run()

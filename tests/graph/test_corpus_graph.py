@@ -125,11 +125,11 @@ def test_obsidian_help_backlink_counts(corpus_graph: Any, rel: str) -> None:
     name = Path(rel).stem.casefold()
     assert len(list(HELP.rglob(Path(rel).name))) == 1  # the name is unique in the vault
     bl = g.backlinks(str(HELP / rel))
-    sources = {b["source"]["path"] for b in bl["backlinks"]}
+    sources = {b.source.path for b in bl.backlinks}
     expected = _independent_backlinks(name)
     assert len(expected) >= 10
     assert sources == expected
-    assert bl["sources"] == len(expected)
+    assert bl.sources == len(expected)
 
 
 def test_reindex_creates_no_duplicates_and_matches_a_rebuild(corpus_graph: Any) -> None:
@@ -181,7 +181,7 @@ def test_deleting_a_note(braindump: Any) -> None:
     es = c.store.edges
     (doc,) = es.documents_at_path(c.roots()[0].id, victim)
     assert es.edges_of_origin("declared", [doc.id])
-    incoming = {b["source"]["id"] for b in g.backlinks(victim)["backlinks"]}
+    incoming = {b.source.id for b in g.backlinks(victim).backlinks}
     assert len(incoming) >= 10
     (root / victim).unlink()
     c.index([root])
@@ -196,7 +196,7 @@ def test_deleting_a_note(braindump: Any) -> None:
         assert stubs[src][0].startswith("stub:")
         assert "no heading or file has ID" in stubs[src][1]
     stub_ids = {stubs[s][0] for s in incoming}
-    wanting = {b["source"]["id"] for s in stub_ids for b in g.backlinks(s)["backlinks"]}
+    wanting = {b.source.id for s in stub_ids for b in g.backlinks(s).backlinks}
     assert incoming <= wanting
 
 

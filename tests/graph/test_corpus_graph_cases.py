@@ -55,9 +55,9 @@ class Case:
 
     def backlink_sources(self, ref: str) -> dict[str, int]:
         out: dict[str, int] = {}
-        for b in self.graph.backlinks(ref)["backlinks"]:
-            path = b["source"]["path"]
-            out[path] = out.get(path, 0) + b["count"]
+        for b in self.graph.backlinks(ref).backlinks:
+            path = str(b.source.path)
+            out[path] = out.get(path, 0) + b.count
         return out
 
     def stub_ids(self) -> list[str]:
@@ -91,7 +91,7 @@ def test_012_links_in_property_drawer(case: Any) -> None:
         ("bookmarks.org#Editor manual", "references", "topics.org#Keyboards", 1),
     ]
     editors = c.graph.backlinks("topics.org:3")  # the heading Editors
-    assert [c.label(b["source"]["id"]) for b in editors["backlinks"]] == [
+    assert [c.label(b.source.id) for b in editors.backlinks] == [
         "bookmarks.org#Editor manual"]
     assert c.backlink_sources("topics.org") == {"bookmarks.org": 3}
     assert c.stubs() == []
@@ -125,7 +125,7 @@ def test_026_case_insensitive_and_missing_target(case: Any) -> None:
         ("weekly.md#Weekly", "unresolved", "stub:Nonexistent Idea", 1),
     ]
     assert c.backlink_sources("project plan.md") == {"weekly.md": 2}
-    assert c.graph.backlinks("project plan.md")["sources"] == 1
+    assert c.graph.backlinks("project plan.md").sources == 1
     (stub,) = c.stub_ids()
     assert c.backlink_sources(stub) == {"weekly.md": 1}
     # the missing note appears: the link resolves without touching weekly.md

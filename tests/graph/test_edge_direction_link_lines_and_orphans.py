@@ -52,10 +52,10 @@ def test_backlinks_give_the_line_of_the_link(make_vault: Any) -> None:
                      "and [[target]] again on seven\n",
     })
     data = v.graph.backlinks("target.md")
-    (b,) = data["backlinks"]
-    assert b["source"]["path"] == "source.md"
-    assert b["lines"] == [5, 7]
-    assert b["source"]["line"] == 5  # the unit starts on line 1
+    (b,) = data.backlinks
+    assert b.source.path == "source.md"
+    assert b.lines == (5, 7)
+    assert b.source.line == 5  # the unit starts on line 1
 
 
 def test_orphans_are_documents_with_id_and_title(make_vault: Any, tmp_path: Path) -> None:
@@ -67,13 +67,13 @@ def test_orphans_are_documents_with_id_and_title(make_vault: Any, tmp_path: Path
     shutil.copy(export, v.root / "chats" / "conversations.json")
     v.reindex()
     orphans = v.graph.orphans()
-    chats = [o for o in orphans if o["path"] == "chats/conversations.json"]
+    chats = [o for o in orphans if o.path == "chats/conversations.json"]
     assert len(chats) == 2  # two conversations: two documents
-    assert len({o["document_id"] for o in chats}) == 2
-    assert all(o["title"] and o["format"] for o in chats)
-    assert len({o["document_id"] for o in orphans}) == len(orphans)
-    lonely = next(o for o in orphans if o["path"] == "lonely.md")
-    assert lonely["title"] == "Lonely" and lonely["abs_path"].endswith("/lonely.md")
+    assert len({o.document_id for o in chats}) == 2
+    assert all(o.title and o.format for o in chats)
+    assert len({o.document_id for o in orphans}) == len(orphans)
+    lonely = next(o for o in orphans if o.path == "lonely.md")
+    assert lonely.title == "Lonely" and lonely.abs_path.endswith("/lonely.md")
 
 
 def test_bad_arguments_raise_query_error(small: Any) -> None:

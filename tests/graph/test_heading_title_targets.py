@@ -87,4 +87,4 @@ def test_corpus_links_to_heading_targets_resolve_to_those_headings(
             unit = cairn.store.hit_units([lk.resolved_unit_id])[lk.resolved_unit_id]
             assert unit.title == title and unit.path == key[1]
         assert not [u for u in cairn.maintain.unresolved_links()
-                    if (u["target"], u["path"].split("/", 1)[1]) in want]
+                    if (u.target, u.path.split("/", 1)[1]) in want]

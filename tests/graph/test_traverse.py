@@ -12,6 +12,7 @@ pytest.importorskip("cairn.formats.markdown")
 pytest.importorskip("cairn.formats.org")
 
 from cairn.errors import NotFound, QueryError
+from cairn.model.graph_results import Neighbors
 
 
 @pytest.fixture
@@ -23,8 +24,8 @@ def vault(make_vault: Any, small_files: dict[str, str]) -> Any:
     return make_vault(small_files)
 
 
-def _labels(v: Any, data: dict[str, Any]) -> set[str]:
-    return {v.label(n["node"]["id"]) for n in data["neighbors"]}
+def _labels(v: Any, data: Neighbors) -> set[str]:
+    return {v.label(n.node.id) for n in data.neighbors}
 
 
 def test_neighbors_one_hop_with_filters(vault: Any) -> None:
@@ -40,8 +41,8 @@ def test_neighbors_one_hop_with_filters(vault: Any) -> None:
     assert _labels(vault, refs) == {"beta.md#", "gamma.md#", "sub/delta.md#", "tasks.org#Other"}
     inbound = g.neighbors("alpha.md", relations=["references"], direction="in")
     assert _labels(vault, inbound) == {"tasks.org#Other"}
-    (via,) = [n["via"] for n in inbound["neighbors"]]
-    assert (via["relation"], via["origin"], via["direction"]) == ("references", "declared", "in")
+    (via,) = [n.via for n in inbound.neighbors]
+    assert (via.relation, via.origin, via.forward) == ("references", "declared", False)
     structural = g.neighbors(vault.uid("sub/delta.md#Delta"), origins=["structural"])
     assert _labels(vault, structural) == {"sub/delta.md#"}
 
@@ -49,8 +50,8 @@ def test_neighbors_one_hop_with_filters(vault: Any) -> None:
 def test_neighbors_two_hops(vault: Any) -> None:
     data = vault.graph.neighbors("sub/delta.md", hops=2, origins=["declared"])
     by_hop: dict[int, set[str]] = {}
-    for n in data["neighbors"]:
-        by_hop.setdefault(n["hop"], set()).add(vault.label(n["node"]["id"]))
+    for n in data.neighbors:
+        by_hop.setdefault(n.hop, set()).add(vault.label(n.node.id))
     assert by_hop == {
         1: {"alpha.md#Alpha"},
         2: {"beta.md#", "gamma.md#Part two", "stub:Missing Note"},
@@ -67,49 +68,49 @@ def test_symmetric_implicit_edges_are_walked_both_ways(vault: Any) -> None:
 def test_backlinks_are_the_reverse_of_declared_edges(vault: Any) -> None:
     g = vault.graph
     beta = g.backlinks("beta.md")
-    assert {(vault.label(b["source"]["id"]), tuple(b["relations"]), b["count"])
-            for b in beta["backlinks"]} == {
+    assert {(vault.label(b.source.id), b.relations, b.count) for b in beta.backlinks} == {
         ("alpha.md#", ("depends_on",), 1),
         ("alpha.md#Alpha", ("references",), 2),
     }
-    assert (beta["count"], beta["sources"]) == (3, 1)
+    assert (beta.count, beta.sources) == (3, 1)
     gamma = g.backlinks(str(vault.root / "gamma.md"))  # an absolute path works too
-    assert {(vault.label(b["source"]["id"]), vault.label(b["target"]["id"]))
-            for b in gamma["backlinks"]} == {
+    assert {(vault.label(b.source.id), vault.label(b.target.id))
+            for b in gamma.backlinks} == {
         ("alpha.md#", "gamma.md#"),
         ("alpha.md#Alpha", "gamma.md#Part two"),
         ("alpha.md#Section A", "gamma.md#"),
         ("tasks.org#Plan", "gamma.md#"),
     }
-    assert (gamma["count"], gamma["sources"]) == (4, 2)
+    assert (gamma.count, gamma.sources) == (4, 2)
     # PATH:LINE names one heading: gamma.md line 9 is in "Part two"
     part_two = g.backlinks("gamma.md:9")
-    assert [vault.label(b["source"]["id"]) for b in part_two["backlinks"]] == ["alpha.md#Alpha"]
+    assert [vault.label(b.source.id) for b in part_two.backlinks] == ["alpha.md#Alpha"]
     # a stub's backlinks: the notes that want the missing note
     (stub,) = [i for i, (_k, label, _t) in vault.stubs().items() if label == "Missing Note"]
-    assert [vault.label(b["source"]["id"]) for b in g.backlinks(stub)["backlinks"]] == [
+    assert [vault.label(b.source.id) for b in g.backlinks(stub).backlinks] == [
         "alpha.md#Alpha"]
     # links inside the node set are left out unless asked for
-    assert g.backlinks("tasks.org")["count"] == 0
-    assert g.backlinks("tasks.org", include_internal=True)["count"] == 2
+    assert g.backlinks("tasks.org").count == 0
+    assert g.backlinks("tasks.org", include_internal=True).count == 2
 
 
 def test_shortest_path(vault: Any) -> None:
     g = vault.graph
     p = g.path("sub/delta.md", "tasks.org")
-    assert p["length"] == 3
-    steps = p["steps"]
-    assert vault.label(steps[0]["from"]).startswith("sub/delta.md#")
-    assert vault.label(steps[-1]["to"]).startswith("tasks.org#")
+    assert p.length == 3
+    steps = [s.step for s in p.steps]
+    assert vault.label(steps[0].frm).startswith("sub/delta.md#")
+    assert vault.label(steps[-1].to).startswith("tasks.org#")
     for a, b in itertools.pairwise(steps):
-        assert a["to"] == b["from"]
+        assert a.to == b.frm
+    assert [(s.from_node.id, s.to_node.id) for s in p.steps] == [(s.frm, s.to) for s in steps]
     declared = g.path("tasks.org:13", "gamma.md:9", origins=["declared"])  # Other → Part two
-    assert declared["length"] == 4
-    assert [s["relation"] for s in declared["steps"]] == [
+    assert declared.length == 4
+    assert [s.step.relation for s in declared.steps] == [
         "references", "depends_on", "references", "embeds"]
-    assert [s["direction"] for s in declared["steps"]] == ["out", "out", "in", "out"]
-    assert g.path("sub/delta.md", "tasks.org", direction="out")["length"] is None
-    assert g.path("alpha.md", "alpha.md")["length"] == 0
+    assert [s.step.forward for s in declared.steps] == [True, True, False, True]
+    assert g.path("sub/delta.md", "tasks.org", direction="out").length is None
+    assert g.path("alpha.md", "alpha.md").length == 0
 
 
 def test_subgraph(vault: Any) -> None:
@@ -124,26 +125,27 @@ def test_subgraph(vault: Any) -> None:
 
 
 def test_orphans(vault: Any) -> None:
-    assert [(o["path"], o["unresolved_links"]) for o in vault.graph.orphans()] == [
+    assert [(o.path, o.unresolved_links) for o in vault.graph.orphans()] == [
         ("lonely.md", 1), ("self.md", 0)]
 
 
 def test_stats(vault: Any) -> None:
     s = vault.graph.stats()
     # units: alpha 4, beta 2, gamma 4, delta 2, tasks 4, lonely 2, self 4
-    assert s["nodes"] == {"units": 22, "stubs": 5, "documents": 7}
-    assert s["by_relation"] == {
+    assert (s.nodes.units, s.nodes.stubs, s.nodes.documents) == (22, 5, 7)
+    assert s.by_relation == {
         "references": 7,  # 6 in the small vault + self.md's [[#B]]
         "embeds": 1, "depends_on": 1, "related": 1, "part_of": 1,
         "unresolved": 5, "parent": 15, "next": 4, "previous": 4, "shares_tag": 2,
         "shares_property": 3,
     }
-    assert s["edges"] == sum(s["by_relation"].values())
-    assert s["unresolved_links"] == 5
-    assert sum(s["degree"]["histogram"].values()) == 22 + 5
+    assert s.edges == sum(s.by_relation.values())
+    assert s.unresolved_links == 5
+    assert sum(s.degree.histogram.values()) == 22 + 5
     # the small vault is one component; lonely.md (+ its stub) and self.md are two more
-    assert s["components"] == {"count": 3, "largest": 20, "isolated": 0}
-    assert s["top_linked"][0]["path"] in ("alpha.md", "gamma.md")
+    c = s.components
+    assert (c.count, c.largest, c.isolated) == (3, 20, 0)
+    assert s.top_linked[0].path in ("alpha.md", "gamma.md")
 
 
 def test_references(vault: Any) -> None:

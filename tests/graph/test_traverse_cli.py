@@ -71,12 +71,12 @@ def test_graph_commands_go_through_cairn(small: Any, monkeypatch: pytest.MonkeyP
 
     monkeypatch.chdir(small.root)
     c = small.cairn
-    assert c.graph.backlinks("beta.md")["count"] == 3
-    assert {n["hop"] for n in c.graph.neighbors("sub/delta.md", hops=2, origins=["declared"])[
-        "neighbors"]} == {1, 2}
-    assert c.graph.path("sub/delta.md", "tasks.org")["length"] == 3
+    assert c.graph.backlinks("beta.md").count == 3
+    assert {n.hop for n in c.graph.neighbors("sub/delta.md", hops=2,
+                                             origins=["declared"]).neighbors} == {1, 2}
+    assert c.graph.path("sub/delta.md", "tasks.org").length == 3
     assert c.graph.orphans() == []
-    assert c.graph.stats()["by_relation"]["unresolved"] == 4
+    assert c.graph.stats().by_relation["unresolved"] == 4
     assert json.loads(c.graph.export("json"))["nodes"]
     with pytest.raises(QueryError):
         c.graph.neighbors("beta.md", direction="sideways")

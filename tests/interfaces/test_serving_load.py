@@ -59,12 +59,12 @@ def test_backlinks_see_another_process_run_after_being_cached(tmp_path: Path) ->
         writer.index([folder], embed=False)
         with Cairn(load_config(db=db), create=False) as reader:
             before = reader.graph.backlinks("target.md")
-            assert before["sources"] == 1
-            assert reader.graph.backlinks("target.md")["sources"] == 1  # from the skip path
+            assert before.sources == 1
+            assert reader.graph.backlinks("target.md").sources == 1  # from the skip path
             (folder / "b.md").write_text("# B\n\nAlso [[target]].\n", encoding="utf-8")
             writer.index(embed=False)
             after = reader.graph.backlinks("target.md")
-            assert after["sources"] == 2
+            assert after.sources == 2
 
 
 def test_a_reader_refreshes_the_graph_when_another_connection_made_it_stale(
@@ -81,7 +81,7 @@ def test_a_reader_refreshes_the_graph_when_another_connection_made_it_stale(
             with writer.store.transaction():
                 writer.store.edges.forget_docs([doc.id])  # the graph no longer knows a.md
             assert writer.store.edges.changed_documents()[0] == [doc.id]
-            assert reader.graph.backlinks("target.md")["sources"] == 1
+            assert reader.graph.backlinks("target.md").sources == 1
             assert writer.store.edges.changed_documents() == ([], [])  # the reader rebuilt
 
 

@@ -183,7 +183,7 @@ def test_fix_retarget_link(fresh: Fresh) -> None:
         for g, a in zip(gone, added, strict=True):
             assert a == g.replace("[[Kevin Kelly]]", "[[Kevin J Kelly]]", 1)
     # re-indexed: the links resolve now
-    assert not [u for u in c.maintain.unresolved_links() if u["target"] == "Kevin Kelly"]
+    assert not [u for u in c.maintain.unresolved_links() if u.target == "Kevin Kelly"]
     target = c.store.documents_at(c.roots()[0].id, "kepano-obsidian/References/Kevin J Kelly.md")
     assert len(c.store.backlinks(target[0].id)) >= 3
 
@@ -227,13 +227,13 @@ def test_fix_mark_status_logs_in_the_bundle(fresh: Fresh) -> None:
 
 def test_fix_create_entity_note(fresh: Fresh) -> None:
     base, c = fresh({"markdown": ["kepano-obsidian"]})
-    assert [u for u in c.maintain.unresolved_links() if u["target"] == "Published"]
+    assert [u for u in c.maintain.unresolved_links() if u.target == "Published"]
     changed = _apply(c, "create_note", "entities")
     created = {p.name: n for p, o, n in changed}
     assert "Published.md" in created
     note = base / "markdown" / "entities" / "Published.md"
     assert note.read_text(encoding="utf-8").startswith("# Published\n")
-    assert not [u for u in c.maintain.unresolved_links() if u["target"] == "Published"]
+    assert not [u for u in c.maintain.unresolved_links() if u.target == "Published"]
 
 
 def test_fix_normalise_tag(fresh: Fresh) -> None:
@@ -376,4 +376,4 @@ def test_dream_on_a_schedule_runs_until_stopped(fresh: Fresh) -> None:
             stop.set()
 
     assert c.maintain.every(stop, minutes=0.002, on_report=report) == 2
-    assert seen and c.maintain.reports()[0]["id"] == seen[0]
+    assert seen and c.maintain.reports()[0].id == seen[0]

@@ -71,7 +71,7 @@ def test_a_bare_name_linked_from_three_notes_is_created_by_apply(tmp_path: Path)
     assert (root / "entities" / "Widget.md").read_text(encoding="utf-8").startswith(
         "# Widget\n")
     with Cairn.open(db=db) as c:
-        assert not [u for u in c.maintain.unresolved_links() if u["target"].lower() == "widget"]
+        assert not [u for u in c.maintain.unresolved_links() if u.target.lower() == "widget"]
 
 
 def test_weaker_evidence_is_only_proposed(tmp_path: Path) -> None:

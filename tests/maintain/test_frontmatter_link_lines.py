@@ -38,5 +38,5 @@ def test_dream_and_backlinks_name_the_item_line_on_kepanos_vault(tmp_path: Path)
     note = (KEPANO / "References" / "The Machine Stops.md").resolve().as_posix()
     assert broken == {(note, 5), (note, 12)}
     # categories:\n  - "[[Books]]" is line 3 of the note
-    lines = {b["source"]["path"]: b["lines"] for b in back["backlinks"]}
-    assert lines["References/The Machine Stops.md"] == [3]
+    lines = {b.source.path: b.lines for b in back.backlinks}
+    assert lines["References/The Machine Stops.md"] == (3,)

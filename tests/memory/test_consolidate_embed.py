@@ -14,6 +14,7 @@ from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.memory.layout import Entry
 from cairn.memory.similarity import Cluster
+from cairn.model.serialize import to_data
 
 CAT = ("The cat sleeps on the sofa all afternoon", "My kitten naps on the couch after lunch")
 BACKUP = "The nightly backup job copies the database to the offsite bucket"
@@ -39,10 +40,10 @@ def test_paraphrases_merge_by_embedding(tmp_path: Path, static) -> None:  # type
     with Cairn(load_config(db=tmp_path / "i.db"), embedder=static) as c:
         _remember_all(c, bundle)
         res, _ = c.memory.consolidate(bundle)
-    groups = sorted(len(g["memories"]) for g in res.clusters)
+    groups = sorted(len(g.memories) for g in res.clusters)
     assert groups == [1, 2] and len(res.created) == 2
-    both = next(g for g in res.clusters if len(g["memories"]) == 2)
-    text = (bundle / both["concept"]).read_text()
+    both = next(g for g in res.clusters if len(g.memories) == 2)
+    text = (bundle / both.concept).read_text()
     assert "sofa" in text and "couch" in text and "backup" not in text
 
 
@@ -70,7 +71,7 @@ def test_a_proposal_is_checked_by_the_same_rules(tmp_path: Path) -> None:
         res, _ = c.memory.consolidate(bundle, embed=False, proposer=_Proposer())
         rep = c.memory.maintain(bundle, decay=False)
     # the ghost is dropped; the backup memory, left out, is clustered deterministically
-    assert sorted(len(g["memories"]) for g in res.clusters) == [1, 2]
+    assert sorted(len(g.memories) for g in res.clusters) == [1, 2]
     assert len(res.subsumed) == 3 and rep.unsourced == [] and rep.pending == 0
 
 
@@ -88,7 +89,7 @@ def test_a_shared_tag_alone_never_merges(tmp_path: Path) -> None:
         for text in UNRELATED:
             c.memory.remember(bundle, text, tags=["team"])
         res, _ = c.memory.consolidate(bundle, embed=False, llm=False)
-    assert len(res.created) == 4 and sorted(len(g["memories"]) for g in res.clusters) == [1] * 4
+    assert len(res.created) == 4 and sorted(len(g.memories) for g in res.clusters) == [1] * 4
     titles = sorted(
         line.removeprefix("title: ")
         for p in res.created
@@ -105,6 +106,8 @@ def test_a_true_duplicate_pair_with_a_shared_tag_merges(tmp_path: Path) -> None:
         c.memory.remember(bundle, UNRELATED[1], tags=["team"])
         c.memory.remember(bundle, "Alice leads the payments team since May", tags=["team"])
         res, _ = c.memory.consolidate(bundle, embed=False, llm=False)
-    assert sorted(len(g["memories"]) for g in res.clusters) == [1, 2]
-    pair = next(g for g in res.clusters if len(g["memories"]) == 2)
-    assert "since May" in (bundle / pair["concept"]).read_text()
+    assert sorted(len(g.memories) for g in res.clusters) == [1, 2]
+    pair = next(g for g in res.clusters if len(g.memories) == 2)
+    assert "since May" in (bundle / pair.concept).read_text()
+    assert to_data(pair) == {"concept": pair.concept, "memories": list(pair.memories),
+                             "new": True, "by": "rules"}  # the JSON

@@ -79,7 +79,7 @@ def test_the_rules_check_a_hand_written_proposal(tmp_path: Path) -> None:
     assert "'m99': not a memory" in problems and "proposed twice" in problems
     assert "'c42': not a concept" in problems
     assert f"nothing shared with {backup}" in problems and len(res.problems) == 4
-    by = {tuple(sorted(Path(m).name.split("_", 2)[2] for m in g["memories"])): g["by"]
+    by = {tuple(sorted(Path(m).name.split("_", 2)[2] for m in g.memories)): g.by
           for g in res.clusters}
     assert sorted(by.values()) == ["model", "model", "rules"]
     # the right merge is made, the new concept has the model's title
@@ -100,7 +100,7 @@ def test_an_unusable_answer_leaves_everything_to_the_rules(tmp_path: Path) -> No
             bundle, proposer=ModelProposer(lambda s, u: next(replies), batch=2), embed=False
         )
     assert len(res.problems) == 2 and all("no usable answer" in p for p in res.problems)
-    assert all(g["by"] == "rules" for g in res.clusters) and len(res.subsumed) == 4
+    assert all(g.by == "rules" for g in res.clusters) and len(res.subsumed) == 4
 
 
 def test_reply_shape_and_titles() -> None:
@@ -163,6 +163,6 @@ def test_a_real_model_proposes_through_enrich(
     assert "alice.smith@fastmail.net" not in prompts[-1] and "m4:" in prompts[-1]
     print("model proposal:", res.clusters, res.problems)
     assert len(res.subsumed) == 4 and report.unsourced == [] and report.pending == 0
-    placed = [m for g in res.clusters for m in g["memories"]]
+    placed = [m for g in res.clusters for m in g.memories]
     assert len(placed) == len(set(placed)) == 4
     assert errors == []

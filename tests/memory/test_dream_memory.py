@@ -34,7 +34,7 @@ def test_dream_runs_memory_maintenance(tmp_path: Path) -> None:
         res, _ = c.memory.consolidate(bundle)
         assert len(res.created) == 3
         concept = {
-            t: next(p for p in res.clusters if t in (bundle / p["concept"]).read_text())["concept"]
+            t: next(p for p in res.clusters if t in (bundle / p.concept).read_text()).concept
             for t in ("build", "deploy", "backup")
         }
         c.memory.relate(bundle, concept["deploy"], "depends_on", concept["build"])

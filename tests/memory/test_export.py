@@ -10,6 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from cairn.app import Cairn
 from cairn.config import load_config
@@ -17,6 +18,8 @@ from cairn.errors import CairnError
 from cairn.export.notes import concept_rel
 from cairn.export.service import units_links
 from cairn.export.signature import signature
+from cairn.interfaces.cli._app import app
+from cairn.model.serialize import to_data
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 
@@ -102,9 +105,40 @@ def test_round_trip_of_a_markdown_folder(tmp_path: Path) -> None:
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
         res = c.export.compare(root)
-    assert res["units"][0] == res["units"][1] >= 3
-    assert res["links"] == [2, 2] and res["edges"][0] == res["edges"][1]
-    assert res["same"], (res["missing"], res["extra"])
+    assert res.counts["units"][0] == res.counts["units"][1] >= 3
+    assert res.counts["links"] == (2, 2) and res.counts["edges"][0] == res.counts["edges"][1]
+    assert res.same, (res.missing, res.extra)
+
+
+def test_round_trip_json_keeps_its_keys(tmp_path: Path) -> None:
+    """``cairn export compare --json``: the aspects' counts sit at the top level, in
+    the order the comparison makes them, pairs as arrays; what an export lost is
+    listed as arrays of strings."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.md").write_text("# Alpha\n\nSee [[b]].\n")
+    (root / "b.md").write_text("# Beta\n\nBack.\n")
+    db = tmp_path / "i.db"
+    with Cairn(load_config(db=db)) as c:
+        c.index([root], embed=False)
+    res = CliRunner().invoke(app, ["export", "compare", str(root), "--json", "--db", str(db)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    aspects = ["units", "links", "edges", "footnotes", "tasks", "index", "display"]
+    assert list(data) == ["root", "kind", "same", "documents", *aspects, "differences",
+                          "exceptions", "missing", "extra"]
+    assert (data["root"], data["kind"], data["same"]) == (str(root.resolve()), "okf", True)
+    assert data["documents"][0] == 2  # the bundle adds its own (index.md …)
+    assert data["links"] == [1, 1] and data["differences"]["links"] == [0, 0]
+    assert list(data["differences"]) == list(data["missing"]) == aspects
+    assert data["exceptions"] == {} and data["missing"]["links"] == []
+    out = tmp_path / "out"
+    with Cairn(load_config(db=db)) as c:
+        c.export.write("okf", out, roots=[root])
+        (out / "a.md").write_text((out / "a.md").read_text().replace("b.md", "gone.md"))
+        lossy = to_data(c.export.compare(root, exported=out))
+    assert lossy["same"] is False and lossy["differences"]["links"] == [1, 1]
+    assert lossy["missing"]["links"] == [["Alpha", "Alpha", "=Beta", "1"]]
 
 
 @pytest.mark.corpus
@@ -127,7 +161,7 @@ def test_round_trip_is_exact_on_the_corpus(root: str, tmp_path: Path) -> None:
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([CORPUS / root], embed=False)
         res = c.export.compare(CORPUS / root)
-    assert res["units"][0] > 10 and res["same"], (res["missing"], res["extra"])
+    assert res.counts["units"][0] > 10 and res.same, (res.missing, res.extra)
 
 
 def test_obsidian_syntax_becomes_okf_markdown(tmp_path: Path) -> None:
@@ -143,7 +177,7 @@ def test_obsidian_syntax_becomes_okf_markdown(tmp_path: Path) -> None:
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
         res = c.export.compare(root)
-        assert res["same"], (res["missing"], res["extra"])
+        assert res.same, (res.missing, res.extra)
         rep = c.export.write("okf", tmp_path / "out")
     text = (tmp_path / "out" / "a.md").read_text()
     assert "[b](/sub/b.md)" in text and "[the second](/sub/b.md#two)" in text
@@ -179,7 +213,7 @@ def test_round_trip_of_the_obsidian_help_classes(tmp_path: Path) -> None:
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
         res = c.export.compare(root)
-        assert res["same"], (res["missing"], res["extra"])
+        assert res.same, (res.missing, res.extra)
         (r,) = c.store.roots()
         docs = c.store.documents_of_root(r.id)
         sig = signature(docs, c.store.edges.all_edges(), *units_links(c.store, docs))
@@ -216,8 +250,8 @@ def test_okf_export_embeds_attachments_kept_in_folders(tmp_path: Path) -> None:
         c.export.write("okf", tmp_path / "out")
         vault = c.export.compare(root, kind="obsidian")  # the vault copies them too
         c.export.write("obsidian", tmp_path / "vault-out")
-    assert res["same"], (res["missing"], res["extra"])
-    assert vault["same"], (vault["missing"], vault["extra"])
+    assert res.same, (res.missing, res.extra)
+    assert vault.same, (vault.missing, vault.extra)
     assert (tmp_path / "vault-out" / "Templates" / "Bases" / "Books.base").is_file()
     text = (tmp_path / "out" / "a.md").read_text()
     assert "![pic.png](/Attachments/pic.png)" in text
@@ -234,12 +268,12 @@ def test_compare_fails_on_a_broken_embed_in_the_export(tmp_path: Path) -> None:
         c.index([root], embed=False)
         out = tmp_path / "out"
         c.export.write("okf", out)
-        assert c.export.compare(root, exported=out)["same"]
+        assert c.export.compare(root, exported=out).same
         page = out / "a.md"
         page.write_text(page.read_text().replace("(/Attachments/pic.png)", "(/pic.png)"))
         res = c.export.compare(root, exported=out)
-    assert not res["same"]
-    assert ["a", "Books", "@Attachments/pic.png", "1"] in res["missing"]["links"]
+    assert not res.same
+    assert ("a", "Books", "@Attachments/pic.png", "1") in res.missing["links"]
 
 
 def test_exports_carry_the_masked_text(tmp_path: Path) -> None:
@@ -292,7 +326,7 @@ def test_obsidian_export_keeps_org_tasks_and_compare_counts_them(tmp_path: Path)
         c.index([root], embed=False)
         for kind in ("obsidian", "okf"):
             res = c.export.compare(root, kind=kind)
-            assert res["same"] and res["tasks"] == [4, 4], (kind, res["missing"], res["extra"])
+            assert res.same and res.counts["tasks"] == (4, 4), (kind, res.missing, res.extra)
         out = tmp_path / "vault"
         c.export.write("obsidian", out)
         text = (out / "t.md").read_text()
@@ -301,10 +335,10 @@ def test_obsidian_export_keeps_org_tasks_and_compare_counts_them(tmp_path: Path)
         assert "# TODO Repeat\n\ndeadline:: <2024-03-05 Tue +1w -2d>\n" in text
         (out / "t.md").write_text(text.replace("scheduled:: 2024-03-01\n", ""))
         res = c.export.compare(root, kind="obsidian", exported=out)
-    assert not res["same"]
-    assert res["missing"]["tasks"] == [
-        ["Tasks", "This is done", "DONE", "A", "2024-03-01", "", "2024-03-02T10:00"]
-    ]
+    assert not res.same
+    assert res.missing["tasks"] == (
+        ("Tasks", "This is done", "DONE", "A", "2024-03-01", "", "2024-03-02T10:00"),
+    )
 
 
 @pytest.mark.corpus
@@ -318,8 +352,8 @@ def test_obsidian_export_of_nested_okf_bundles_loses_no_link(tmp_path: Path) -> 
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
         res = c.export.compare(root, kind="obsidian")
-    assert res["links"][0] > 100
-    assert not any(res["missing"].values()), res["missing"]
+    assert res.counts["links"][0] > 100
+    assert not any(res.missing.values()), res.missing
 
 
 def test_okf_export_of_org_keeps_its_links(tmp_path: Path) -> None:
@@ -340,7 +374,7 @@ def test_okf_export_of_org_keeps_its_links(tmp_path: Path) -> None:
         c.index([root], embed=False)
         res = c.export.compare(root)
         c.export.write("okf", tmp_path / "out")
-    assert res["links"] == [3, 3] and res["same"], (res["missing"], res["extra"])
+    assert res.counts["links"] == (3, 3) and res.same, (res.missing, res.extra)
     text = (tmp_path / "out" / "a.md").read_text()
     assert "See [the beta note](/b.md) and [b file](/b.md)." in text
     assert "More about [beta's second part](/b.md#second)." in text
@@ -361,7 +395,7 @@ def test_okf_export_keeps_an_obsidian_comment_byte_for_byte(tmp_path: Path) -> N
     out = tmp_path / "out"
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
-        assert c.export.compare(root)["same"]
+        assert c.export.compare(root).same
         c.export.write("okf", out)
         text = (out / "a.md").read_text()
         # the compare reads the comments' text: a lossy escape ("--" as "- -") differs
@@ -369,7 +403,7 @@ def test_okf_export_keeps_an_obsidian_comment_byte_for_byte(tmp_path: Path) -> N
         lossy = c.export.compare(root, kind="okf", exported=out)
     assert [x.strip() for x in uncomment(text)] == [hidden, block]
     assert "after." in text and text.count("-->") == 2
-    assert not lossy["same"] and lossy["differences"]["display"] == [2, 2]
+    assert not lossy.same and lossy.differences["display"] == (2, 2)
 
 
 def test_okf_link_to_a_nested_heading_has_one_fragment(tmp_path: Path) -> None:

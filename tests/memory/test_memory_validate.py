@@ -7,6 +7,7 @@ from pathlib import Path
 
 from cairn.app import Cairn
 from cairn.config import load_config
+from cairn.model.serialize import to_data
 
 
 def _codes(diags: list[dict[str, object]], code: str) -> list[dict[str, object]]:
@@ -70,8 +71,10 @@ def test_relations_follow_an_archived_concept_and_dangling_ones_are_always_repor
         kept.write_text(kept.read_text().replace(f"target: /{moved}",
                                                  "target: /concepts/active/gone.md"))
         for _ in range(2):
-            assert c.memory.maintain(b).dangling == [
-                {"from": keep, "to": "concepts/active/gone.md"}]
+            rep = c.memory.maintain(b)
+            assert [(d.source, d.target) for d in rep.dangling] == [
+                (keep, "concepts/active/gone.md")]
+            assert to_data(rep)["dangling"] == [{"from": keep, "to": "concepts/active/gone.md"}]
         c.index([b])
         warned = _codes(c.notes.validate([b]), "W-relation")
         assert [Path(str(d["path"])).name for d in warned] == [Path(keep).name]

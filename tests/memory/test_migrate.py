@@ -54,7 +54,7 @@ def test_import_generated_graph(tmp_path: Path, suffix: str) -> None:
         rep = cairn.memory.import_graph(bundle, src)
         assert rep.concepts == 301
         assert rep.relations == good_links + 1  # "causes" imported as related
-        reasons = {(u["id"], u["reason"]) for u in rep.unmapped}
+        reasons = {(u.id, u.reason) for u in rep.unmapped}
         assert ("n1->ghost", "unknown node") in reasons
         assert ("n2->n3", "type 'causes' imported as 'related'") in reasons
         assert ("odd", "node type 'Mystery' imported as Fact") in reasons
@@ -65,7 +65,7 @@ def test_import_generated_graph(tmp_path: Path, suffix: str) -> None:
         assert e.meta["node_type"] == "Insight" and e.tags == ["group5"]
         # the relations are graph edges once indexed
         stats = cairn.graph.stats()
-        assert stats["edges"] >= good_links
+        assert stats.edges >= good_links
         diags = cairn.notes.validate([bundle])
         assert not [d for d in diags if d["severity"] == "error"]
         again = cairn.memory.import_graph(bundle, src)  # never overwrites
@@ -87,7 +87,7 @@ def test_import_keeps_pinned_and_reports_a_non_boolean(tmp_path: Path) -> None:
         assert b.read(concept_path("plain")).meta["pinned"] is False
         assert b.read(concept_path("odd")).meta["pinned"] is False
         assert ("odd", "pinned 1 imported as false") in {
-            (u["id"], u["reason"]) for u in rep.unmapped
+            (u.id, u.reason) for u in rep.unmapped
         }
         assert "pinned" not in b.read(concept_path("keep")).meta.get("attributes", {})
         # a pinned concept never decays
@@ -103,13 +103,16 @@ def test_dry_run_import_plans_into_a_new_folder_and_writes_nothing(tmp_path: Pat
     from cairn.interfaces.cli import app
 
     src = tmp_path / "g.json"
-    src.write_text(json.dumps(_graph(5)))
+    graph = _graph(5)
+    graph["links"] = [*graph["links"], {"source": "n1", "target": "ghost"}]
+    src.write_text(json.dumps(graph))
     bundle = tmp_path / "new" / "mem"
     res = CliRunner().invoke(app, ["--db", str(tmp_path / "i.db"), "memory", "import",
                                    str(src), "-b", str(bundle), "--dry-run", "--json"])
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert data["dry_run"] is True and data["concepts"] == 5
+    assert data["unmapped"] == [{"what": "link", "id": "n1->ghost", "reason": "unknown node"}]
     assert not (tmp_path / "new").exists()
     # a folder that is not a bundle is still refused on a dry run
     notes = tmp_path / "notes"

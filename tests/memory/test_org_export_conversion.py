@@ -96,10 +96,10 @@ def test_an_org_root_exports_with_nothing_lost_or_added(tmp_path: Path, kind: st
         out = tmp_path / "out"
         c.export.write(kind, out, roots=[root])
         res = c.export.compare(root, kind=kind, exported=out)
-    assert res["same"], (res["missing"], res["extra"])
-    assert res["exceptions"] == {DRAWER_LINK: 1}  # the :REFERENCES: drawer's link
+    assert res.same, (res.missing, res.extra)
+    assert res.exceptions == {DRAWER_LINK: 1}  # the :REFERENCES: drawer's link
     assert "https://example.org/ref" in next(out.rglob("garden.md")).read_text()
-    assert res["tasks"] == [2, 2] and res["links"][0] >= 5
+    assert res.counts["tasks"] == (2, 2) and res.counts["links"][0] >= 5
     garden = next(out.rglob("garden.md")).read_text(encoding="utf-8")
     for md in ("**bold**", "*italic*", "`verbatim`", "`code`", "~~gone~~", "<u>under</u>",
                "[a site](https://example.org/x?a=1)", "- [X] dig", "- [ ] plant",
@@ -224,8 +224,8 @@ def test_org_edge_cases_export_with_nothing_lost_or_added(tmp_path: Path, kind: 
         out = tmp_path / "out"
         c.export.write(kind, out, roots=[root])
         res = c.export.compare(root, kind=kind, exported=out)
-    assert res["same"], (res["missing"], res["extra"], res.get("differences"))
-    assert res["tasks"] == [2, 2]
+    assert res.same, (res.missing, res.extra, res.differences)
+    assert res.counts["tasks"] == (2, 2)
     md = next(out.rglob("edges.md")).read_text(encoding="utf-8")
     for want in ("#work\n\norg-tags:: :#11:@home:\n", "# DONE\n", "- 2\\. On iOS",
                  "- \\+ and this", "> \\> 2) put", "[C-\\\\]", "`+{\\(keyboard\\|typ\\)ing}`",
@@ -271,9 +271,9 @@ def test_a_link_to_a_custom_id_not_in_its_file_is_a_named_exception(
         # still a link to compare: an export that drops it differs
         (out / "guide.md").write_text(guide.replace("(#setup)", ""), encoding="utf-8")
         dropped = c.export.compare(root, kind=kind, exported=out)
-    assert res["same"], (res["missing"], res["extra"])
-    assert res["exceptions"] == {SELF_ANCHOR: 2}
-    assert not dropped["same"] and dropped["differences"]["links"][0] == 1
+    assert res.same, (res.missing, res.extra)
+    assert res.exceptions == {SELF_ANCHOR: 2}
+    assert not dropped.same and dropped.differences["links"][0] == 1
     # the in-file anchor as Org means it (Org's HTML export writes href="#missing")
     assert "[the missing part](#missing)" in guide
     assert "[how to set up](#setup)" in guide
@@ -310,8 +310,8 @@ def test_an_unresolved_search_of_its_own_file_links_no_other_note(
         c.export.write(kind, out, roots=[root])
         res = c.export.compare(root, kind=kind, exported=out)
     text = (out / "sub" / "w.md").read_text(encoding="utf-8")
-    assert res["same"], (res["missing"], res["extra"])
-    assert res["exceptions"] == {SELF_SEARCH: 3}
+    assert res.same, (res.missing, res.extra)
+    assert res.exceptions == {SELF_SEARCH: 3}
     assert "[nowhere](#nowhere)" in text and "[Missing heading](#missing-heading)" in text
     assert "# Head [brackets](#brackets) here" in text
     if kind == "obsidian":  # found in the file: a link to that heading
@@ -337,7 +337,7 @@ def test_okf_description_of_an_org_note_is_plain_text(tmp_path: Path) -> None:
         out = tmp_path / "out"
         c.export.write("okf", out, roots=[root])
         res = c.export.compare(root, kind="okf", exported=out)
-    assert res["same"], (res["missing"], res["extra"])
+    assert res.same, (res.missing, res.extra)
     text = (out / "marked.md").read_text(encoding="utf-8")
     assert ("description: Bold and italic with verb and code, see a site and "
             "other.org.\n") in text

@@ -39,8 +39,8 @@ def test_a_footnote_stays_a_footnote_when_a_later_section_holds_a_list(
     md, res = _export(tmp_path, {"f.org": FOOTNOTE_THEN_LIST}, kind)
     assert "named[^1] here." in md and "[^1]: Named def." in md
     assert "fn:" not in md.split("\n---\n", 1)[1]  # the body (not the front matter)
-    assert res["same"], (res["missing"], res["extra"])
-    assert res["footnotes"] == [1, 1]
+    assert res.same, (res.missing, res.extra)
+    assert res.counts["footnotes"] == (1, 1)
 
 
 def test_compare_finds_a_footnote_written_as_text(tmp_path: Path) -> None:
@@ -55,9 +55,9 @@ def test_compare_finds_a_footnote_written_as_text(tmp_path: Path) -> None:
     with Cairn(load_config(db=tmp_path / "i.db")) as c:
         c.index([root], embed=False)
         res = c.export.compare(root, kind="obsidian", exported=lossy)
-    assert not res["same"]
-    assert res["differences"]["footnotes"] == [1, 0]
-    assert res["missing"]["footnotes"] == [["f", "H", "[^1]"]]
+    assert not res.same
+    assert res.differences["footnotes"] == (1, 0)
+    assert res.missing["footnotes"] == (("f", "H", "[^1]"),)
 
 
 def test_an_unreferenced_footnote_definition_stays_text_without_a_stray_backslash(
@@ -65,7 +65,7 @@ def test_an_unreferenced_footnote_definition_stays_text_without_a_stray_backslas
 ) -> None:
     md, res = _export(tmp_path, {"f.org": "* H\n[fn:9] Never referenced.\n"}, "obsidian")
     assert "\\[fn:9\\] Never referenced." in md.splitlines()
-    assert res["same"], (res["missing"], res["extra"])
+    assert res.same, (res.missing, res.extra)
 
 
 def test_an_indented_footnote_reference_on_its_own_line_stays_a_reference(
@@ -74,8 +74,8 @@ def test_an_indented_footnote_reference_on_its_own_line_stays_a_reference(
     text = "* H\nSee below.\n\n    [fn:up]\n\n[fn:up] Up one folder.\n"
     md, res = _export(tmp_path, {"f.org": text}, "obsidian")
     assert "[^up]\n" in md and "[^up]: Up one folder." in md
-    assert res["same"], (res["missing"], res["extra"])
-    assert res["footnotes"] == [1, 1]
+    assert res.same, (res.missing, res.extra)
+    assert res.counts["footnotes"] == (1, 1)
 
 
 LOGBOOK = """:LOGBOOK:
@@ -96,7 +96,7 @@ def test_a_drawer_kept_in_an_html_comment_reads_back_byte_for_byte(
     comment = md[md.index("<!-- ") + 5 : md.index(" -->")]
     assert "--" not in comment  # nothing that could end the comment early
     assert "=&gt;" in comment and "?b=1&c=2" in comment  # the rest as written
-    assert res["same"], (res["missing"], res["extra"])
+    assert res.same, (res.missing, res.extra)
 
 
 def test_a_partly_done_checkbox_is_not_exported_as_done(tmp_path: Path) -> None:
@@ -105,8 +105,8 @@ def test_a_partly_done_checkbox_is_not_exported_as_done(tmp_path: Path) -> None:
     text = "* H\n- [-] parent\n  - [X] one\n  - [ ] two\n"
     md, res = _export(tmp_path, {"f.org": text}, "obsidian")
     assert "- [ ] parent\n  - [X] one\n  - [ ] two" in md
-    assert res["same"], (res["missing"], res["extra"])
-    assert res["exceptions"] == {PARTIAL_BOX: 1}
+    assert res.same, (res.missing, res.extra)
+    assert res.exceptions == {PARTIAL_BOX: 1}
 
 
 def test_a_verse_block_keeps_its_indents_and_stanzas(tmp_path: Path) -> None:
@@ -115,22 +115,22 @@ def test_a_verse_block_keeps_its_indents_and_stanzas(tmp_path: Path) -> None:
     md, res = _export(tmp_path, {"f.org": text}, "obsidian")
     assert ("Great clouds overhead\\\n" + "&nbsp;" * 4 + "Tiny black birds rise\n\n"
             "A new stanza") in md
-    assert res["same"], (res["missing"], res["extra"])
+    assert res.same, (res.missing, res.extra)
 
 
 def test_a_vert_entity_in_a_table_cell_is_a_bar(tmp_path: Path) -> None:
     text = "* H\n| a | b |\n|---+---|\n| x\\vert{}y | z\\vert w |\n"
     md, res = _export(tmp_path, {"f.org": text}, "obsidian")
     assert "| x\\|y | z\\| w |" in md
-    assert res["same"], (res["missing"], res["extra"])
+    assert res.same, (res.missing, res.extra)
 
 
 def test_a_url_property_value_stays_as_written(tmp_path: Path) -> None:
     text = "* H\n:PROPERTIES:\n:URL: https://x.org/a::b\n:END:\nText.\n"
     md, res = _export(tmp_path, {"f.org": text}, "obsidian")
     assert "url:: https://x.org/a::b\n" in md
-    assert res["same"], (res["missing"], res["extra"])
-    assert res["links"] == [1, 1]
+    assert res.same, (res.missing, res.extra)
+    assert res.counts["links"] == (1, 1)
 
 
 def test_a_file_link_text_search_is_reported_as_an_exception(tmp_path: Path) -> None:
@@ -140,5 +140,5 @@ def test_a_file_link_text_search_is_reported_as_an_exception(tmp_path: Path) -> 
              "b.org": "* Bh\nHere is Some text.\n"}
     md, res = _export(tmp_path, files, "obsidian")
     assert "[[b|b]]" in md and "[[b#Bh|bh]]" in md  # Obsidian links no text search
-    assert res["same"], (res["missing"], res["extra"])
-    assert res["exceptions"] == {SEARCH_OPTION: 1}
+    assert res.same, (res.missing, res.extra)
+    assert res.exceptions == {SEARCH_OPTION: 1}

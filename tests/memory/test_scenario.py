@@ -15,6 +15,7 @@ import pytest
 
 from cairn.app import Cairn
 from cairn.config import load_config
+from cairn.model.serialize import to_data
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 TOPICS = {
@@ -130,14 +131,16 @@ def test_memory_scenario(tmp_path: Path) -> None:
     assert _status(bundle) == {by_tag["deploy"], by_tag["backup"], by_tag["oncall"], "log.md"}
     _commit(bundle)
     expanded = cairn.memory.recall(bundle, "oncall rotation Monday", record=False)
-    assert any(h.path == by_tag["tea"] and h.via for h in expanded.hits)
+    (tea,) = [h for h in expanded.hits if h.path == by_tag["tea"] and h.via]
+    assert tea.via is not None and (tea.via.source, tea.via.type) == (by_tag["oncall"], "related")
+    assert to_data(tea)["via"] == {"from": by_tag["oncall"], "type": "related"}  # the JSON
     cairn.memory.supersede(bundle, by_tag["build"])
     cairn.memory.pin(bundle, by_tag["oncall"])
     _commit(bundle)
     rep = cairn.memory.maintain(bundle)
     assert sorted(rep.superseded) == sorted([by_tag["deploy"], by_tag["backup"]])
     assert rep.recalled[by_tag["tea"]] == 2  # two recalls (others may have come along)
-    assert all(c["concept"] not in rep.recalled for c in rep.decayed)
+    assert all(c.concept not in rep.recalled for c in rep.decayed)
     tea = (bundle / by_tag["tea"]).read_text()
     assert "retrieval_count: 2" in tea and "confidence: 1.0" in tea
     assert _status(bundle) == set(rep.changed)

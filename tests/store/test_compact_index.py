@@ -64,13 +64,13 @@ def answers(cairn: Any, root: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     units = [n for n in es.node_ids() if not n.startswith("stub:")]
     for n in units:
-        out[f"neighbors {n}"] = g.neighbors(n, hops=2)
-        out[f"backlinks {n}"] = g.backlinks(n)
+        out[f"neighbors {n}"] = to_data(g.neighbors(n, hops=2))
+        out[f"backlinks {n}"] = to_data(g.backlinks(n))
         out[f"subgraph {n}"] = g.subgraph(n)
     for a, b in zip(units, units[3:] + units[:3], strict=True):
-        out[f"path {a} {b}"] = g.path(a, b)
-    out["stats"] = g.stats()
-    out["orphans"] = g.orphans()
+        out[f"path {a} {b}"] = to_data(g.path(a, b))
+    out["stats"] = to_data(g.stats())
+    out["orphans"] = to_data(g.orphans())
     out["export"] = json.loads(g.export("json"))
     for q in QUERIES:
         r = to_data(cairn.search(q, mode="keyword", limit=20, explain=True, expand=True))
@@ -152,9 +152,9 @@ def test_the_upgraded_index_keeps_working(tmp_path: Path) -> None:
         assert {h.path for h in c.search("quokka", mode="keyword").hits} == {"beta.md"}
         assert not c.search('"beta text"', mode="keyword").hits
         beta = c.graph.resolve(str(root / "beta.md"))
-        later = [n for n in c.graph.neighbors(beta.ids[0], hops=2)["neighbors"]
-                 if n["node"].get("title") == "Later"]
-        assert [n["via"]["relation"] for n in later] == ["parent"]
+        later = [n for n in c.graph.neighbors(beta.ids[0], hops=2).neighbors
+                 if n.node.title == "Later"]
+        assert [n.via.relation for n in later] == ["parent"]
 
 
 def test_derived_structural_edges_are_what_the_builder_makes(tmp_path: Path) -> None:

@@ -63,6 +63,15 @@ NOT_CONFIGURED = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A task (a conversation or a pair of them, by its label) left without a usable
+    reply, and why."""
+
+    item: str
+    reason: str
+
+
 @dataclass(frozen=True)
 class EnrichReport:
     """What ``cairn enrich`` did (or, with ``dry_run``, would do).
@@ -78,7 +87,7 @@ class EnrichReport:
             summaries cached so far).
         requests / cached / answered / retried: requests made, tasks answered from the
             cache, tasks answered by the model, bad replies asked again.
-        skipped: ``{"item", "reason"}`` of each task without a usable reply.
+        skipped: each task without a usable reply.
         input_tokens / output_tokens: counted by the server (else estimated).
         enriched / insights / relations / llm_edges: stored after the run.
         seconds: wall time.
@@ -98,7 +107,7 @@ class EnrichReport:
     cached: int = 0
     answered: int = 0
     retried: int = 0
-    skipped: tuple[dict[str, str], ...] = ()
+    skipped: tuple[Skipped, ...] = ()
     input_tokens: int = 0
     output_tokens: int = 0
     enriched: int = 0
@@ -304,7 +313,7 @@ class EnrichService:
             cached=stats.cached,
             answered=stats.answered,
             retried=stats.retried,
-            skipped=tuple({"item": i, "reason": r} for i, r in stats.skipped),
+            skipped=tuple(Skipped(i, r) for i, r in stats.skipped),
             input_tokens=stats.input_tokens,
             output_tokens=stats.output_tokens,
             enriched=counts["conversations"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cairn.errors import NotFound
 
@@ -18,16 +18,36 @@ Locate = Callable[[str], "tuple[str, str, int | None] | None"]
 """``PATH[:LINE]`` → ``(root id, relpath, line)``, or ``None`` when it names no file."""
 
 
+@dataclass(frozen=True, slots=True)
+class ConversationRelation:
+    """A relation the model found between this conversation and another.
+
+    Attributes:
+        relation: its type (``builds_on`` …); ``direction``: ``out`` when this
+            conversation is its source, else ``in``.
+        document_id / title: the other conversation (``title`` empty when it is gone).
+        confidence / reason: the model's; ``similarity``: of the two conversations'
+            embeddings.
+    """
+
+    relation: str
+    direction: str
+    document_id: str
+    title: str
+    confidence: float
+    reason: str
+    similarity: float
+
+
 @dataclass(frozen=True)
 class EnrichedConversation:
-    """``cairn enrich show``: one conversation's enrichment and its relations
-    (``{"relation", "document_id", "title", "direction", "confidence", "reason"}``)."""
+    """``cairn enrich show``: one conversation's enrichment and its relations."""
 
     document_id: str
     title: str
     path: str
     enrichment: Enrichment
-    relations: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    relations: tuple[ConversationRelation, ...] = field(default_factory=tuple)
 
 
 def enriched_document(store: Store, ref: str, locate: Locate) -> StoredDocument:
@@ -83,16 +103,14 @@ def enriched_conversation(store: Store, ref: str, locate: Locate) -> EnrichedCon
     doc = enriched_document(store, ref, locate)
     e = en.enrichment(doc.id)
     assert e is not None  # checked by enriched_document
-    rels: list[dict[str, Any]] = []
+    rels: list[ConversationRelation] = []
     for r in en.relations():
         if doc.id not in (r.source_document_id, r.target_document_id):
             continue
         other = r.target_document_id if r.source_document_id == doc.id else r.source_document_id
         od = store.document(other)
         out = other == r.target_document_id
-        rels.append({
-            "relation": r.relation, "direction": "out" if out else "in",
-            "document_id": other, "title": od.title if od else "",
-            "confidence": r.confidence, "reason": r.reason, "similarity": r.similarity,
-        })
+        rels.append(ConversationRelation(
+            r.relation, "out" if out else "in", other, od.title if od else "",
+            r.confidence, r.reason, r.similarity))
     return EnrichedConversation(doc.id, doc.title, doc.path, e, tuple(rels))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from cairn.export.results import Skipped
 from cairn.model import CODE, StoredUnit
 
 
@@ -48,8 +49,8 @@ def conversation_markdown(units: Sequence[StoredUnit]) -> tuple[str, int]:
     return "".join(parts).rstrip() + "\n", dropped
 
 
-def skipped_alternates(path: str, key: str | None, n: int) -> dict[str, str]:
+def skipped_alternates(path: str, key: str | None, n: int) -> Skipped:
     """The report entry of a conversation whose ``n`` alternates were left out."""
     where = f"{path}#{key}" if key else path
-    return {"path": where, "reason": f"{n} alternate messages (regenerations, edits) off "
-            "the live branch: not exported"}
+    return Skipped(where, f"{n} alternate messages (regenerations, edits) off the live "
+                   "branch: not exported")

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cairn.export.results import Skipped
 from cairn.writeback import create_file
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def copy_attachments(
         try:
             data = Path(source).read_bytes()
         except OSError as exc:
-            rep.skipped.append({"path": relpath, "reason": f"cannot read: {exc.strerror or exc}"})
+            rep.skipped.append(Skipped(relpath, f"cannot read: {exc.strerror or exc}"))
             continue
         used.add(out.lower())
         create_file(dest / out, data)

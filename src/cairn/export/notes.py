@@ -46,6 +46,7 @@ from cairn.export.markdown import (
 from cairn.export.org_inline import plain_text
 from cairn.export.org_links import link_renderer
 from cairn.export.org_markdown import org_to_markdown
+from cairn.export.results import Renamed, Skipped
 from cairn.export.tasks import heading_text, planning_lines
 from cairn.model import Document, Edge, StoredLink, StoredUnit
 from cairn.writeback import create_file
@@ -66,10 +67,9 @@ class ExportReport:
     files: list[str] = field(default_factory=list)
     relations: int = 0
     links: int = 0
-    skipped: list[dict[str, str]] = field(default_factory=list)
-    renamed: list[dict[str, str]] = field(default_factory=list)
-    """``{"path", "to"}``: a note written under another name than its source's (a name
-    the target does not allow, or a clash with another note of the same folder)."""
+    skipped: list[Skipped] = field(default_factory=list)
+    renamed: list[Renamed] = field(default_factory=list)
+    """Notes written under another name than their source's."""
 
 
 def prepare_dest(dest: Path) -> Path:
@@ -102,17 +102,16 @@ _OBSIDIAN_BAD = re.compile(r"[#^\[\]|]")
 
 def plan_rels(
     docs: Sequence[tuple[str, Document]], *, obsidian: bool
-) -> tuple[dict[str, str], list[dict[str, str]]]:
+) -> tuple[dict[str, str], list[Renamed]]:
     """Every document's dest-relative ``.md`` file, planned before anything is written:
     a name already taken (case-insensitively) becomes ``name~2.md``, ``~3`` …; for an
     Obsidian vault, a converted note's name loses what Obsidian does not allow, and the
     notes copied byte for byte claim their names first. Returns ``(document id → file,
-    renamed)``, ``renamed``: ``{"path", "to"}`` of each note written under another name
-    than its source's."""
+    renamed)``, ``renamed``: each note written under another name than its source's."""
     order = sorted(docs, key=lambda rd: rd[1].format == "org" or bool(rd[1].key)) \
         if obsidian else list(docs)
     rel_of: dict[str, str] = {}
-    renamed: list[dict[str, str]] = []
+    renamed: list[Renamed] = []
     used: set[str] = set()
     for root_name, doc in order:
         rel = concept_rel(root_name, doc)
@@ -126,7 +125,7 @@ def plan_rels(
         rel_of[doc.id] = rel
         natural = posixpath.join(root_name, posixpath.splitext(doc.path)[0] + ".md")
         if not doc.key and rel != natural:
-            renamed.append({"path": doc.path, "to": rel})
+            renamed.append(Renamed(doc.path, rel))
     return rel_of, renamed
 
 
@@ -300,7 +299,7 @@ def write_okf(
         if doc.format == "org" and not doc.key:
             text = org_text(raw, doc.id)
             if text is None:
-                rep.skipped.append({"path": doc.path, "reason": "org: source not readable"})
+                rep.skipped.append(Skipped(doc.path, "org: source not readable"))
                 continue
             parts.append(_org_body(text, doc, root_name, units, links, rel_of, heading_of,
                                    okf=True, rep=rep))
@@ -436,7 +435,7 @@ def write_obsidian(
         if doc.format != "org":
             data = read.get(doc.id)
             if data is None:
-                rep.skipped.append({"path": doc.path, "reason": f"{doc.format}: not exported"})
+                rep.skipped.append(Skipped(doc.path, f"{doc.format}: not exported"))
                 continue
             prefix = bundle_prefix(rel, doc.metadata.get("concept_id"))
             if doc.format == "okf" and prefix:  # a nested bundle's "/x.md" → its folder
@@ -448,7 +447,7 @@ def write_obsidian(
             continue
         source = org_text(read, doc.id)
         if source is None:
-            rep.skipped.append({"path": doc.path, "reason": "org: source not readable"})
+            rep.skipped.append(Skipped(doc.path, "org: source not readable"))
             continue
         body = _org_body(source, doc, root_name, units, links, rel_of, heading, okf=False,
                          rep=rep)

@@ -4,7 +4,6 @@ index of its export (:class:`ExportService`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -15,6 +14,7 @@ from urllib.parse import unquote, urlsplit
 
 from cairn.conversations import reading_order
 from cairn.errors import CairnError, NotFound
+from cairn.export.results import RoundTrip
 from cairn.sources import is_within
 
 if TYPE_CHECKING:
@@ -290,7 +290,7 @@ class ExportService:
         *,
         kind: str = "okf",
         exported: str | os.PathLike[str] | None = None,
-    ) -> dict[str, Any]:
+    ) -> RoundTrip:
         """The round trip: export ``root`` (a registered Markdown or OKF folder), index
         the export into a throwaway index, and compare units, links and edges (see
         :func:`cairn.export.signature.signature`; ``tasks``: each heading's task keyword,
@@ -300,10 +300,9 @@ class ExportService:
         instead of writing one.
 
         Returns:
-            ``{"root", "kind", "same", "documents", "units", "links", "edges", "tasks",
-            "differences", "missing", "extra"}``: counts on each side, per aspect how
-            many items the export lost and added (``differences``: ``[lost, added]``)
-            and what they are (``missing``, ``extra``: at most 20 each).
+            A :class:`~cairn.export.results.RoundTrip`: counts on each side, per aspect
+            how many items the export lost and added and what they are (at most 20
+            each).
 
         Raises:
             NotFound: ``root`` is not registered.
@@ -369,19 +368,19 @@ class ExportService:
                              for t in side["tasks"]}
         lost = {k: sorted(a[k] - b[k]) for k in a}
         added = {k: sorted(b[k] - a[k]) for k in a}
-        missing = {k: v[:20] for k, v in lost.items()}
-        extra = {k: v[:20] for k, v in added.items()}
-        return {
-            "root": r.path,
-            "kind": kind,
-            "same": not any(missing.values()) and not any(extra.values()),
-            "documents": [len(mine), len(theirs)],
-            **{k: [len(a[k]), len(b[k])] for k in a},
-            "differences": {k: [len(lost[k]), len(added[k])] for k in a},
-            "exceptions": exceptions,
-            "missing": json.loads(json.dumps(missing)),
-            "extra": json.loads(json.dumps(extra)),
-        }
+        missing = {k: tuple(v[:20]) for k, v in lost.items()}
+        extra = {k: tuple(v[:20]) for k, v in added.items()}
+        return RoundTrip(
+            root=r.path,
+            kind=kind,
+            same=not any(missing.values()) and not any(extra.values()),
+            documents=(len(mine), len(theirs)),
+            counts={k: (len(a[k]), len(b[k])) for k in a},
+            differences={k: (len(lost[k]), len(added[k])) for k in a},
+            exceptions=exceptions,
+            missing=missing,
+            extra=extra,
+        )
 
 
 def _org_self_anchors(

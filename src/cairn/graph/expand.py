@@ -31,8 +31,9 @@ from typing import Any
 
 from cairn.errors import QueryError
 from cairn.graph.edges import SYMMETRIC
-from cairn.graph.traverse import Step, steps_from
+from cairn.graph.traverse import steps_from
 from cairn.model import UnitShape
+from cairn.model.graph_results import Step
 from cairn.store import EdgeIndex
 
 DEFAULT_WEIGHTS: Mapping[str, float] = {
@@ -294,7 +295,7 @@ def explain(es: EdgeIndex, hit: ExpandedHit) -> dict[str, Any]:
         source, target = (s.frm, s.to) if s.forward else (s.to, s.frm)
         e = rows.get(s.edge_id)
         return {
-            **s.as_dict(),
+            **s.to_mapping(),
             "from": label(source),
             "to": label(target),
             "walked_from": s.frm,

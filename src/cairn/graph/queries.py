@@ -1,6 +1,7 @@
 """``cairn.graph``: the graph as the doors ask it — neighbours, backlinks, paths,
 orphans, statistics and export — each over a graph brought up to date first
-(:class:`GraphQueries`), with bad arguments as :class:`~cairn.errors.QueryError`."""
+(:class:`GraphQueries`), with bad arguments as :class:`~cairn.errors.QueryError`; the
+results are the typed values of :mod:`cairn.model.graph_results`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 from cairn.errors import CairnError, QueryError
 
 if TYPE_CHECKING:
-    from cairn.graph.service import GraphService, NodeRef, UpdateReport
+    from cairn.graph.service import GraphService, UpdateReport
+    from cairn.model import OrphanDocument
+    from cairn.model.graph_results import Backlinks, GraphPath, GraphStats, Neighbors, NodeRef
     from cairn.store import Store
 
 
@@ -89,7 +92,7 @@ class GraphQueries:
         origins: Sequence[str] | None = None,
         direction: str = "both",
         limit: int | None = 500,
-    ) -> dict[str, Any]:
+    ) -> Neighbors:
         """Nodes within ``hops`` of ``node`` (see :meth:`GraphService.neighbors`).
 
         ``node`` is a unit, document or stub id, a unique id prefix, or ``PATH[:LINE]``;
@@ -102,10 +105,11 @@ class GraphQueries:
             return self.fresh().neighbors(node, hops=hops, relations=relations,
                                           origins=origins, direction=direction, limit=limit)
 
-    def backlinks(self, node: str, *, include_internal: bool = False) -> dict[str, Any]:
-        """Declared edges into ``node`` (see :meth:`GraphService.backlinks`): ``{"node",
-        "count", "sources", "backlinks"}``. The one backlinks API (a document's view,
-        :attr:`cairn.model.DocumentView.backlinks`, lists the same links by line).
+    def backlinks(self, node: str, *, include_internal: bool = False) -> Backlinks:
+        """Declared edges into ``node`` (see :meth:`GraphService.backlinks`), one
+        :class:`~cairn.model.graph_results.InboundLink` per linking unit. The one
+        backlinks API (a document's view, :attr:`cairn.model.DocumentView.backlinks`, lists the same
+        links by line).
 
         Raises:
             NotFound: no such node.
@@ -122,7 +126,7 @@ class GraphQueries:
         origins: Sequence[str] | None = None,
         direction: str = "both",
         max_hops: int = 12,
-    ) -> dict[str, Any]:
+    ) -> GraphPath:
         """A shortest path between two nodes (see :meth:`GraphService.path`);
         ``length`` is ``None`` when there is none within ``max_hops``.
 
@@ -133,12 +137,12 @@ class GraphQueries:
             return self.fresh().path(source, target, relations=relations, origins=origins,
                                      direction=direction, max_hops=max_hops)
 
-    def orphans(self) -> list[dict[str, Any]]:
+    def orphans(self) -> list[OrphanDocument]:
         """Notes with no link in or out (see :meth:`GraphService.orphans`)."""
         with _query_errors():
             return list(self.fresh().orphans())
 
-    def stats(self, *, origins: Sequence[str] | None = None) -> dict[str, Any]:
+    def stats(self, *, origins: Sequence[str] | None = None) -> GraphStats:
         """Nodes, edges per relation and origin, degrees, components (see
         :meth:`GraphService.stats`)."""
         with _query_errors():

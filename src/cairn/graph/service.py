@@ -14,7 +14,8 @@ differently, and only those, with the changed ones, get their declared and rule 
 rebuilt. Every query takes a node reference: a unit id, a document id, a stub id, a
 unique id prefix, or a file path — absolute, relative to the current folder, or relative
 to a source root — optionally ``PATH:LINE`` for the unit at that line. A file or
-document stands for all its units. Results are JSON-ready dicts.
+document stands for all its units. Results are the typed values of
+:mod:`cairn.model.graph_results`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,29 +39,21 @@ from cairn.graph.expand import (
     proximity,
 )
 from cairn.graph.resolve import DOCUMENT_CHUNK
-from cairn.model import GraphNode
+from cairn.model import OrphanDocument
+from cairn.model.graph_results import (
+    Backlinks,
+    GraphPath,
+    GraphStats,
+    InboundLink,
+    Neighbors,
+    NodeRef,
+    PathStep,
+    Reached,
+    ShownNode,
+)
 from cairn.store import Store
 
-
-def node_dict(n: GraphNode) -> dict[str, Any]:
-    """A node as graph results give it (JSON-ready; the keys they have always had)."""
-    if n.type == "stub":
-        return {"id": n.id, "type": "stub", "title": n.title, "kind": n.kind,
-                "target": n.target, "reason": n.reason, "document_id": None, "path": None}
-    return {"id": n.id, "type": "unit", "title": n.title, "kind": n.kind,
-            "document_id": n.document_id, "doc_title": n.doc_title, "doc_type": n.doc_type,
-            "path": n.path, "abs_path": n.abs_path, "line": n.line,
-            "outline_path": list(n.outline_path)}
-
-
-@dataclass(frozen=True, slots=True)
-class NodeRef:
-    """What a reference names: the node ids it stands for and a label."""
-
-    ids: tuple[str, ...]
-    label: str
-    document_id: str | None = None
-    path: str | None = None
+__all__ = ["GraphService", "NodeRef", "UpdateReport"]
 
 
 class GraphService:
@@ -214,8 +206,10 @@ class GraphService:
         return None
 
     # --- queries ----------------------------------------------------------------------
-    def _node_dicts(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        return {k: node_dict(n) for k, n in self.es.nodes(ids).items()}
+    def _shown(self, ids: Iterable[str]) -> Callable[[str], ShownNode]:
+        """``shown(id)``: the node of each of ``ids`` as results show it (one lookup)."""
+        info = self.es.nodes(ids)
+        return lambda i: ShownNode.of(i, info.get(i))
 
     def neighbors(
         self,
@@ -226,9 +220,8 @@ class GraphService:
         origins: Sequence[str] | None = None,
         direction: str = "both",
         limit: int | None = 500,
-    ) -> dict[str, Any]:
-        """Nodes within ``hops`` of ``ref``: ``{"node", "neighbors": [{"node": {...},
-        "hop", "via": step}]}``.
+    ) -> Neighbors:
+        """Nodes within ``hops`` of ``ref``, nearest first.
 
         Raises:
             NotFound: ``ref`` names nothing. QueryError: bad hops or direction.
@@ -236,39 +229,29 @@ class GraphService:
         node = self.resolve(ref)
         found = tv.neighbors(self.es, node.ids, hops=hops, relations=relations,
                              origins=origins, direction=direction, limit=limit)
-        info = self._node_dicts(n.node for n in found)
-        return {
-            "node": self._ref_dict(node),
-            "neighbors": [
-                {"node": info.get(n.node, {"id": n.node}), "hop": n.hop, "via": n.via.as_dict()}
-                for n in found
-            ],
-        }
+        shown = self._shown(n.node for n in found)
+        return Neighbors(node, tuple(Reached(shown(n.node), n.hop, n.via) for n in found))
 
-    def backlinks(self, ref: str, *, include_internal: bool = False) -> dict[str, Any]:
-        """Declared edges into ``ref``: ``{"node", "count", "sources", "backlinks": [{"source":
-        {...}, "target": {...}, "relations", "count", "lines", "edge_ids"}]}``; ``count`` is
-        link occurrences, ``sources`` distinct source documents, ``lines`` the lines of
-        the link occurrences; the source node's ``line`` is that of its first link to
-        the target (the unit's first line when the edge comes from metadata).
+    def backlinks(self, ref: str, *, include_internal: bool = False) -> Backlinks:
+        """Declared edges into ``ref``, one
+        :class:`~cairn.model.graph_results.InboundLink` per linking unit; ``count`` is
+        link occurrences, ``sources`` distinct source documents.
 
         Raises:
             NotFound: ``ref`` names nothing.
         """
         node = self.resolve(ref)
         bl = tv.backlinks(self.es, node.ids, include_internal=include_internal)
-        info = self._node_dicts([x for b in bl for x in (b.source, b.target)])
-        items: list[dict[str, Any]] = []
+        shown = self._shown([x for b in bl for x in (b.source, b.target)])
+        items: list[InboundLink] = []
         for b in bl:
-            source = dict(info.get(b.source, {"id": b.source}))
+            source = shown(b.source)
             if b.lines:
-                source["line"] = b.lines[0]
-            items.append({"source": source, "target": info.get(b.target, {"id": b.target}),
-                          "relations": list(b.relations), "count": b.count,
-                          "lines": list(b.lines), "edge_ids": list(b.edge_ids)})
-        docs = {i["source"].get("document_id") for i in items}
-        return {"node": self._ref_dict(node), "count": sum(b.count for b in bl),
-                "sources": len(docs), "backlinks": items}
+                source = dataclasses.replace(source, line=b.lines[0])
+            items.append(InboundLink(source, shown(b.target), tuple(b.relations), b.count,
+                                  tuple(b.lines), tuple(b.edge_ids)))
+        docs = {i.source.document_id for i in items}
+        return Backlinks(node, sum(b.count for b in bl), len(docs), tuple(items))
 
     def path(
         self,
@@ -279,23 +262,15 @@ class GraphService:
         origins: Sequence[str] | None = None,
         direction: str = "both",
         max_hops: int = 12,
-    ) -> dict[str, Any]:
-        """A shortest path between two references: ``{"from", "to", "length", "steps":
-        [step with "from_node"/"to_node"]}``; ``length`` is ``None`` when none exists."""
+    ) -> GraphPath:
+        """A shortest path between two references; ``length`` is ``None`` when none
+        exists."""
         na, nb = self.resolve(a), self.resolve(b)
         steps = tv.shortest_path(self.es, na.ids, nb.ids, relations=relations,
                                  origins=origins, direction=direction, max_hops=max_hops)
-        info = self._node_dicts([x for s in steps or [] for x in (s.frm, s.to)])
-        return {
-            "from": self._ref_dict(na),
-            "to": self._ref_dict(nb),
-            "length": None if steps is None else len(steps),
-            "steps": [
-                {**s.as_dict(), "from_node": info.get(s.frm, {"id": s.frm}),
-                 "to_node": info.get(s.to, {"id": s.to})}
-                for s in steps or []
-            ],
-        }
+        shown = self._shown([x for s in steps or [] for x in (s.frm, s.to)])
+        return GraphPath(na, nb, None if steps is None else len(steps),
+                         tuple(PathStep(s, shown(s.frm), shown(s.to)) for s in steps or []))
 
     def subgraph(
         self,
@@ -312,19 +287,13 @@ class GraphService:
                                       origins=origins)
         return tv.graph_data(self.es, nodes, edge_ids)
 
-    def orphans(self) -> list[dict[str, Any]]:
+    def orphans(self) -> list[OrphanDocument]:
         """Documents with no resolved declared link in or out, one entry per document
-        (each conversation of a chat export is one): ``[{"document_id", "title", "path",
-        "abs_path", "format", "unresolved_links"}]`` by root, path and id (see
+        (each conversation of a chat export is one), by root, path and id (see
         :func:`cairn.graph.traverse.orphans`)."""
-        return [
-            {"document_id": o.document_id, "title": o.title, "path": o.path,
-             "abs_path": o.abs_path, "format": o.format,
-             "unresolved_links": o.unresolved_links}
-            for o in tv.orphans(self.es)
-        ]
+        return list(tv.orphans(self.es))
 
-    def stats(self, *, origins: Sequence[str] | None = None) -> dict[str, Any]:
+    def stats(self, *, origins: Sequence[str] | None = None) -> GraphStats:
         """Graph statistics (see :func:`cairn.graph.traverse.stats`)."""
         return tv.stats(self.es, origins=origins)
 
@@ -380,7 +349,3 @@ class GraphService:
     def explain(self, hit: ExpandedHit) -> dict[str, Any]:
         """The edges that brought ``hit`` in (see :func:`cairn.graph.expand.explain`)."""
         return explain(self.es, hit)
-
-    def _ref_dict(self, node: NodeRef) -> dict[str, Any]:
-        return {"ids": list(node.ids), "label": node.label, "document_id": node.document_id,
-                "path": node.path}

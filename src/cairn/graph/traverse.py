@@ -20,37 +20,17 @@ from typing import Any
 from cairn.errors import QueryError
 from cairn.graph.edges import DECLARED, SYMMETRIC
 from cairn.model import Edge, OrphanDocument
+from cairn.model.graph_results import (
+    Components,
+    Degrees,
+    GraphStats,
+    NodeCounts,
+    Step,
+    TopLinked,
+)
 from cairn.store import EdgeIndex
 
 DIRECTIONS = ("out", "in", "both")
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One edge walked from ``frm`` to ``to``.
-
-    ``forward`` is ``True`` when the edge was followed from its source to its target.
-    """
-
-    edge_id: str
-    frm: str
-    to: str
-    relation: str
-    origin: str
-    weight: float
-    forward: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        """JSON-ready form."""
-        return {
-            "edge_id": self.edge_id,
-            "from": self.frm,
-            "to": self.to,
-            "relation": self.relation,
-            "origin": self.origin,
-            "weight": self.weight,
-            "direction": "out" if self.forward else "in",
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,18 +315,10 @@ def _bucket(d: int) -> str:
     return "101+"
 
 
-def stats(es: EdgeIndex, *, origins: Sequence[str] | None = None) -> dict[str, Any]:
-    """Graph statistics.
-
-    Returns:
-        ``{"nodes": {"units", "stubs", "documents"}, "edges": total,
-        "by_relation": {relation: n}, "by_origin": {origin: n},
-        "unresolved_links": link occurrences pointing at stubs,
-        "degree": {"max", "mean", "histogram": {bucket: units}},
-        "components": {"count", "largest", "isolated"}, "top_linked": [...]}``.
-        Degree and components count every unit and stub, over the edges of ``origins``
-        (all by default), edges taken as undirected.
-    """
+def stats(es: EdgeIndex, *, origins: Sequence[str] | None = None) -> GraphStats:
+    """Graph statistics (see :class:`cairn.model.graph_results.GraphStats`). Degree and
+    components count every unit and stub, over the edges of ``origins`` (all by
+    default), edges taken as undirected."""
     c = es.counts()
     degree: Counter[str] = Counter()
     dsu = _DSU()
@@ -359,28 +331,25 @@ def stats(es: EdgeIndex, *, origins: Sequence[str] | None = None) -> dict[str, A
     sizes: Counter[str] = Counter(dsu.find(n) for n in all_nodes)
     order = ["0", "1", "2", "3-5", "6-10", "11-20", "21-50", "51-100", "101+"]
     degs = [degree.get(n, 0) for n in all_nodes]
-    top = es.top_linked(10)
-    n_units, n_stubs, n_docs = c.units, c.stubs, c.documents
-    by_rel, by_origin, unresolved = c.by_relation, c.by_origin, c.unresolved_links
-    return {
-        "nodes": {"units": n_units, "stubs": n_stubs, "documents": n_docs},
-        "edges": int(sum(by_rel.values())),
-        "by_relation": {str(k): int(v) for k, v in by_rel.items()},
-        "by_origin": {str(k): int(v) for k, v in by_origin.items()},
-        "unresolved_links": int(unresolved),
-        "degree": {
-            "max": max(degs) if degs else 0,
-            "mean": round(sum(degs) / len(degs), 3) if degs else 0.0,
-            "histogram": {b: hist[b] for b in order if hist.get(b)},
-        },
-        "components": {
-            "count": len(sizes),
-            "largest": max(sizes.values()) if sizes else 0,
-            "isolated": sum(1 for n in all_nodes if degree.get(n, 0) == 0),
-        },
-        "top_linked": [{"document_id": d, "path": p, "linking_documents": n}
-                       for d, p, n in top],
-    }
+    by_rel, by_origin = c.by_relation, c.by_origin
+    return GraphStats(
+        nodes=NodeCounts(c.units, c.stubs, c.documents),
+        edges=int(sum(by_rel.values())),
+        by_relation={str(k): int(v) for k, v in by_rel.items()},
+        by_origin={str(k): int(v) for k, v in by_origin.items()},
+        unresolved_links=int(c.unresolved_links),
+        degree=Degrees(
+            max=max(degs) if degs else 0,
+            mean=round(sum(degs) / len(degs), 3) if degs else 0.0,
+            histogram={b: hist[b] for b in order if hist.get(b)},
+        ),
+        components=Components(
+            count=len(sizes),
+            largest=max(sizes.values()) if sizes else 0,
+            isolated=sum(1 for n in all_nodes if degree.get(n, 0) == 0),
+        ),
+        top_linked=tuple(TopLinked(d, p, n) for d, p, n in es.top_linked(10)),
+    )
 
 
 def edge_dict(e: Edge) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import contextlib
 import datetime as _dt
 import secrets
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -60,6 +60,46 @@ class DreamRun:
             "applied": self.applied,
             "before": None if self.before is None else self.before.id,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class ReportSummary:
+    """A stored dream report at a glance (what :meth:`MaintainService.reports` lists).
+
+    Attributes:
+        id: the report's id (sortable by time); ``created``: ISO 8601 UTC.
+        checks: the checks that ran.
+        summary: ``{"findings", "new", "persists", "fixed"}``; ``counts``: findings per
+            check (as in ``cairn dream --json``; ``None`` for a report stored without).
+    """
+
+    id: str
+    created: str
+    checks: tuple[str, ...]
+    summary: Mapping[str, int] | None
+    counts: Mapping[str, int] | None
+
+
+@dataclass(frozen=True, slots=True)
+class UnresolvedLink:
+    """A link or anchor that names nothing (what ``cairn graph unresolved`` lists).
+
+    Attributes:
+        path: ``<root folder name>/<path in the root>``; ``abs_path``: the file.
+        line: the link's line (``None`` when not known).
+        kind: the link's kind (``wikilink``, ``org-file`` …); ``target`` and ``anchor``
+            (the part after ``#``, or ``None``) what it names; ``raw``: its text.
+        reason: why it does not resolve.
+    """
+
+    path: str
+    abs_path: str
+    line: int | None
+    kind: str
+    target: str
+    anchor: str | None
+    raw: str
+    reason: str
 
 
 class MaintainService:
@@ -231,12 +271,11 @@ class MaintainService:
                 break
         return runs
 
-    def reports(self, limit: int = 10) -> list[dict[str, Any]]:
-        """The last stored reports, newest first: ``{"id", "created", "checks",
-        "summary", "counts"}`` each."""
+    def reports(self, limit: int = 10) -> list[ReportSummary]:
+        """The last stored reports, newest first."""
         return [
-            {"id": r.id, "created": r.created, "checks": list(r.checks),
-             "summary": r.data.get("summary"), "counts": r.data.get("counts")}
+            ReportSummary(r.id, r.created, tuple(r.checks), r.data.get("summary"),
+                          r.data.get("counts"))
             for r in self._store.reports.recent(limit)
         ]
 
@@ -311,14 +350,13 @@ class MaintainService:
                 self._index_paths(paths, embed=False)
         return done
 
-    def unresolved_links(self) -> list[dict[str, Any]]:
-        """Every unresolved link and anchor (URLs left out): ``{"path", "abs_path",
-        "line", "kind", "target", "anchor", "raw", "reason"}``, by path and line. A link
+    def unresolved_links(self) -> list[UnresolvedLink]:
+        """Every unresolved link and anchor (URLs left out), by path and line. A link
         whose note resolves but whose anchor names nothing there is listed too."""
         from cairn.graph.catalog import is_missing_anchor
 
         roots = {r.id: r.path for r in self._store.roots()}
-        out = []
+        out: list[UnresolvedLink] = []
         for x in self._store.links_from(None):
             if x.kind == "url" or not x.unresolved_reason:
                 continue
@@ -327,10 +365,8 @@ class MaintainService:
             if x.resolved_document_id and not is_missing_anchor(x.unresolved_reason):
                 continue
             root = roots.get(x.root_id, "")
-            out.append({
-                "path": f"{Path(root).name}/{x.path}", "abs_path": f"{root}/{x.path}",
-                "line": x.line, "kind": x.kind, "target": x.target, "anchor": x.anchor,
-                "raw": x.raw, "reason": x.unresolved_reason,
-            })
-        out.sort(key=lambda d: (d["path"], d["line"] or 0))
+            out.append(UnresolvedLink(
+                f"{Path(root).name}/{x.path}", f"{root}/{x.path}", x.line, x.kind, x.target,
+                x.anchor, x.raw, x.unresolved_reason))
+        out.sort(key=lambda u: (u.path, u.line or 0))
         return out

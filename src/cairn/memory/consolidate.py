@@ -123,18 +123,33 @@ def content_similarity(
     return text_similarity(jaccard(a_sh, b_sh), cos)
 
 
+@dataclass(frozen=True, slots=True)
+class ConceptSources:
+    """A concept and the memories it was built from in one consolidation.
+
+    Attributes:
+        concept: the concept's path; ``new``: created now (else merged into).
+        memories: the memories' paths (their new place, ``memories/subsumed/…``).
+        by: ``model`` (the proposer's cluster, kept by the rules) or ``rules``.
+    """
+
+    concept: str
+    memories: tuple[str, ...]
+    new: bool
+    by: str
+
+
 @dataclass(frozen=True)
 class Consolidated:
     """What consolidation did: ``created`` and ``merged`` concept paths, ``subsumed``
     memory paths (their new place), ``clusters``: for each concept, the memories it
-    was built from (``{"concept", "memories", "new", "by"}``, ``by`` = ``model`` or
-    ``rules``), ``proposer``: who proposed (``None``: the rules alone), ``problems``:
-    what the rules refused of the proposal, one line each."""
+    was built from, ``proposer``: who proposed (``None``: the rules alone),
+    ``problems``: what the rules refused of the proposal, one line each."""
 
     created: tuple[str, ...]
     merged: tuple[str, ...]
     subsumed: tuple[str, ...]
-    clusters: tuple[dict[str, Any], ...]
+    clusters: tuple[ConceptSources, ...]
     proposer: str | None = None
     problems: tuple[str, ...] = ()
 
@@ -254,7 +269,7 @@ def consolidate(
     created: list[str] = []
     merged: list[str] = []
     subsumed: list[str] = []
-    report: list[dict[str, Any]] = []
+    report: list[ConceptSources] = []
     for g in groups:
         moved: list[tuple[Entry, str]] = []
         for m in g.members:
@@ -314,8 +329,8 @@ def consolidate(
         for m, dest in moved:
             bundle.move(m, "memories/subsumed")
             subsumed.append(dest)
-        report.append({"concept": rel, "memories": [d for _, d in moved],
-                       "new": g.concept is None, "by": "model" if id(g) in by_model else "rules"})
+        report.append(ConceptSources(rel, tuple(d for _, d in moved), g.concept is None,
+                                     "model" if id(g) in by_model else "rules"))
     bundle.flush_log()
     return Consolidated(
         tuple(created), tuple(merged), tuple(subsumed), tuple(report),

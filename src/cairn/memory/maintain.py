@@ -35,6 +35,35 @@ ARCHIVE_AT = 0.2
 """At or below this confidence a decayed concept is archived."""
 
 
+@dataclass(frozen=True, slots=True)
+class MissingSource:
+    """A concept's source seal that names no memory in the bundle."""
+
+    concept: str
+    seal: str
+
+
+@dataclass(frozen=True, slots=True)
+class Decayed:
+    """A concept's confidence after this cycle's decay."""
+
+    concept: str
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
+class Dangling:
+    """A relation or body link of an active concept (``source``) that leads to no
+    concept file (``target``); JSON ``{"from", "to"}``."""
+
+    source: str
+    target: str
+
+    def to_mapping(self) -> dict[str, str]:
+        """The JSON object ``{"from", "to"}``."""
+        return {"from": self.source, "to": self.target}
+
+
 @dataclass
 class MaintainReport:
     """One maintenance cycle.
@@ -42,15 +71,14 @@ class MaintainReport:
     Attributes:
         checked: memories whose seal was recomputed; ``integrity``: the mismatches.
         unsourced: subsumed memories that are the source of no active concept.
-        missing_sources: ``{"concept", "seal"}`` sources naming no memory in the bundle.
+        missing_sources: sources naming no memory in the bundle.
         pending: memories still waiting for consolidation.
         superseded: concepts superseded by truth maintenance in this cycle.
         cycles: ``depends_on`` cycles, each a sorted list of concept paths.
         recalled: concept path → recalls counted in this cycle.
-        decayed: ``{"concept", "confidence"}`` after this cycle's decay.
+        decayed: the concepts' confidence after this cycle's decay.
         archived: concepts moved to ``concepts/archive/`` (their new paths).
-        dangling: ``{"from", "to"}`` relations or links of active concepts that lead
-            to no concept file.
+        dangling: relations or links of active concepts that lead to no concept file.
         problems: files that could not be read.
         changed: every bundle file written or moved.
         dry_run: nothing was written (``diffs`` holds what would have been).
@@ -59,14 +87,14 @@ class MaintainReport:
     checked: int = 0
     integrity: list[SealProblem] = field(default_factory=list)
     unsourced: list[str] = field(default_factory=list)
-    missing_sources: list[dict[str, str]] = field(default_factory=list)
+    missing_sources: list[MissingSource] = field(default_factory=list)
     pending: int = 0
     superseded: list[str] = field(default_factory=list)
     cycles: list[list[str]] = field(default_factory=list)
     recalled: dict[str, int] = field(default_factory=dict)
-    decayed: list[dict[str, Any]] = field(default_factory=list)
+    decayed: list[Decayed] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)
-    dangling: list[dict[str, str]] = field(default_factory=list)
+    dangling: list[Dangling] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
     dry_run: bool = False
@@ -79,10 +107,10 @@ def _target(rel: Mapping[str, Any]) -> str:
 
 def dangling(
     metas: Mapping[str, Mapping[str, Any]], bodies: Mapping[str, str], present: set[str]
-) -> list[dict[str, str]]:
+) -> list[Dangling]:
     """Every relation (``relations[].target``) or body link (``/concepts/…`` or
     ``(concepts/…)``) of the concepts in ``metas`` that leads to no concept in
-    ``present`` (bundle-relative paths), as ``{"from", "to"}``, sorted."""
+    ``present`` (bundle-relative paths), sorted."""
     out: set[tuple[str, str]] = set()
     for p, meta in metas.items():
         rels = meta.get("relations")
@@ -92,7 +120,7 @@ def dangling(
         for m in _CONCEPT_LINK.finditer(bodies.get(p, "")):
             if m.group(1) not in present:
                 out.add((p, m.group(1)))
-    return [{"from": a, "to": b} for a, b in sorted(out)]
+    return [Dangling(a, b) for a, b in sorted(out)]
 
 
 _CONCEPT_LINK = re.compile(r"[(/](concepts/(?:active|archive)/[^)\s#]+\.md)")
@@ -190,7 +218,7 @@ def maintain(
     for p, e in sorted({**concepts, **archived}.items()):
         for s in e.source_seals:
             if s not in seals_of_memories:
-                rep.missing_sources.append({"concept": p, "seal": s})
+                rep.missing_sources.append(MissingSource(p, s))
 
     # truth maintenance
     rep.cycles = depends_cycles(concepts)
@@ -236,7 +264,7 @@ def maintain(
             conf = concepts[p].confidence
             new = round(max(0.0, conf - DECAY_STEP), 4)
             m["confidence"] = new
-            rep.decayed.append({"concept": p, "confidence": new})
+            rep.decayed.append(Decayed(p, new))
             if new <= ARCHIVE_AT + 1e-9:
                 to_archive.append(p)
 

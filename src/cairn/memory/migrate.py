@@ -44,16 +44,26 @@ _KNOWN = {
 }
 
 
+@dataclass(frozen=True, slots=True)
+class Unmapped:
+    """A node, link or value of an imported graph that could not be mapped as is
+    (written with a fallback, or skipped): ``what`` (``node``, ``link``), its ``id``
+    (``#<position>`` when it has none; ``source->target`` for a link) and why."""
+
+    what: str
+    id: str
+    reason: str
+
+
 @dataclass
 class ImportReport:
     """What an import did: ``concepts`` written, ``relations`` written, and
-    ``unmapped``: ``{"what", "id", "reason"}`` for every node, link or value that could
-    not be mapped as is (written with a fallback, or skipped)."""
+    ``unmapped``: every node, link or value that could not be mapped as is."""
 
     source: str
     concepts: int = 0
     relations: int = 0
-    unmapped: list[dict[str, str]] = field(default_factory=list)
+    unmapped: list[Unmapped] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     dry_run: bool = False
 
@@ -88,31 +98,31 @@ def import_node_link(bundle: MemoryBundle, data: Mapping[str, Any], source: str)
     nodes: dict[str, dict[str, Any]] = {}
     for i, n in enumerate(data.get("nodes") or []):
         if not isinstance(n, dict) or n.get("id") is None:
-            rep.unmapped.append({"what": "node", "id": f"#{i}", "reason": "no id"})
+            rep.unmapped.append(Unmapped("node", f"#{i}", "no id"))
             continue
         nid = str(n["id"])
         if nid in nodes:
-            rep.unmapped.append({"what": "node", "id": nid, "reason": "duplicate id"})
+            rep.unmapped.append(Unmapped("node", nid, "duplicate id"))
             continue
         nodes[nid] = n
     rels: dict[str, list[dict[str, Any]]] = {k: [] for k in nodes}
     links = data.get("links", data.get("edges")) or []
     for i, link in enumerate(links if isinstance(links, list) else []):
         if not isinstance(link, dict):
-            rep.unmapped.append({"what": "link", "id": f"#{i}", "reason": "not a mapping"})
+            rep.unmapped.append(Unmapped("link", f"#{i}", "not a mapping"))
             continue
         s, t = str(link.get("source")), str(link.get("target"))
         lid = f"{s}->{t}"
         if s not in nodes or t not in nodes:
-            rep.unmapped.append({"what": "link", "id": lid, "reason": "unknown node"})
+            rep.unmapped.append(Unmapped("link", lid, "unknown node"))
             continue
         if s == t:
-            rep.unmapped.append({"what": "link", "id": lid, "reason": "link to itself"})
+            rep.unmapped.append(Unmapped("link", lid, "link to itself"))
             continue
         rtype = str(link.get("type") or link.get("relation") or link.get("label") or "related")
         if rtype not in RELATION_TYPES:
             rep.unmapped.append(
-                {"what": "link", "id": lid, "reason": f"type {rtype!r} imported as 'related'"}
+                Unmapped("link", lid, f"type {rtype!r} imported as 'related'")
             )
             rtype = "related"
         conf = link.get("confidence", link.get("weight", 1.0))
@@ -123,12 +133,12 @@ def import_node_link(bundle: MemoryBundle, data: Mapping[str, Any], source: str)
     for nid, n in nodes.items():
         rel = concept_path(nid)
         if bundle.abs(rel).exists():
-            rep.unmapped.append({"what": "node", "id": nid, "reason": f"{rel} exists; skipped"})
+            rep.unmapped.append(Unmapped("node", nid, f"{rel} exists; skipped"))
             continue
         node_type = str(n.get("node_type") or n.get("type") or "Fact")
         if node_type not in NODE_TYPES:
             rep.unmapped.append(
-                {"what": "node", "id": nid, "reason": f"node type {node_type!r} imported as Fact"}
+                Unmapped("node", nid, f"node type {node_type!r} imported as Fact")
             )
             node_type = "Fact"
         conf = n.get("confidence", 1.0)
@@ -136,7 +146,7 @@ def import_node_link(bundle: MemoryBundle, data: Mapping[str, Any], source: str)
             conf = 1.0
         if n.get("pinned") is not None and not isinstance(n.get("pinned"), bool):
             rep.unmapped.append(
-                {"what": "node", "id": nid, "reason": f"pinned {n['pinned']!r} imported as false"}
+                Unmapped("node", nid, f"pinned {n['pinned']!r} imported as false")
             )
         tags = n.get("tags")
         title = str(n.get("title") or n.get("label") or n.get("name") or nid)

@@ -24,6 +24,19 @@ SEARCHED = ("concepts/active/", "memories/active/")
 consolidated memory is reached through its concept, whose body links it)."""
 
 
+@dataclass(frozen=True, slots=True)
+class Via:
+    """How expansion reached a concept: a relation of ``type`` from the concept at
+    ``source`` (a bundle-relative path); JSON ``{"from", "type"}``."""
+
+    source: str
+    type: str
+
+    def to_mapping(self) -> dict[str, str]:
+        """The JSON object ``{"from", "type"}``."""
+        return {"from": self.source, "type": self.type}
+
+
 @dataclass(frozen=True)
 class RecallHit:
     """One recalled concept or memory.
@@ -31,8 +44,8 @@ class RecallHit:
     Attributes:
         path: bundle-relative path; ``kind``: ``concept`` or ``memory``.
         title / snippet / score: what to show (score: higher is better).
-        via: for a concept reached by expansion, ``{"from": <concept path>, "type":
-            <relation type>}``; ``None`` for a direct hit.
+        via: for a concept reached by expansion, the relation followed; ``None`` for
+            a direct hit.
         status / confidence / retrieval_count / pinned: a concept's fields (``None``
             for memories).
     """
@@ -42,7 +55,7 @@ class RecallHit:
     title: str
     snippet: str
     score: float
-    via: dict[str, str] | None = None
+    via: Via | None = None
     status: str | None = None
     confidence: float | None = None
     retrieval_count: int | None = None
@@ -61,7 +74,7 @@ class RecallResult:
 
 
 def _concept_hit(
-    bundle: MemoryBundle, rel: str, score: float, snippet: str, via: dict[str, str] | None
+    bundle: MemoryBundle, rel: str, score: float, snippet: str, via: Via | None
 ) -> RecallHit | None:
     try:
         e = bundle.read(rel)
@@ -126,7 +139,7 @@ def recall_hits(
                 if target in best and best[target].score >= score:
                     continue
                 got = _concept_hit(
-                    bundle, target, score, "", {"from": hit.path, "type": str(r.get("type"))}
+                    bundle, target, score, "", Via(hit.path, str(r.get("type")))
                 )
                 if got is not None and got.status == "active":
                     best[target] = got

@@ -4,9 +4,12 @@ Every interface (the CLI's ``--json``, later HTTP and MCP) turns what a
 :class:`cairn.app.Cairn` method returns into JSON here, so the field names and shapes
 are the same everywhere and are what docs/reference/json.md documents.
 
-Rules: a dataclass becomes an object with its fields in declaration order (the views
-of ``cairn show`` put their ``kind`` first); tuples and lists become arrays; mappings
-become objects; everything else (str, int, float, bool, None) is kept.
+Rules: a dataclass with a ``to_mapping()`` method becomes what that method returns
+(serialised in turn: a result whose JSON names differ from its attributes, or whose
+keys depend on its kind); any other dataclass becomes an object with its fields in
+declaration order (the views of ``cairn show`` put their ``kind`` first); tuples and
+lists become arrays; mappings become objects; everything else (str, int, float, bool,
+None) is kept.
 """
 
 from __future__ import annotations
@@ -28,17 +31,23 @@ def _kind_first() -> tuple[type, ...]:
 
 
 _SCALARS = (str, int, float, bool, type(None))
+_MAPPED = ("to_mapping()",)
+"""The field names recorded for a dataclass that serialises itself (``to_mapping``)."""
 _FIELDS: dict[type, tuple[str, ...] | None] = {}
-"""Per type: its dataclass field names in declaration order, or ``None`` (not a
-dataclass); looked up once per type, not once per value (a search page holds
-thousands of values)."""
+"""Per type: its dataclass field names in declaration order, :data:`_MAPPED`, or
+``None`` (not a dataclass); looked up once per type, not once per value (a search page
+holds thousands of values)."""
 
 
 def _field_names(cls: type) -> tuple[str, ...] | None:
     names = _FIELDS.get(cls, ())
     if names == ():
-        names = (tuple(f.name for f in dataclasses.fields(cls))
-                 if dataclasses.is_dataclass(cls) else None)
+        if not dataclasses.is_dataclass(cls):
+            names = None
+        elif callable(getattr(cls, "to_mapping", None)):
+            names = _MAPPED
+        else:
+            names = tuple(f.name for f in dataclasses.fields(cls))
         _FIELDS[cls] = names
     return names
 
@@ -57,6 +66,8 @@ def to_data(value: Any) -> Any:
     if cls in _SCALARS:
         return value
     names = _field_names(cls)
+    if names is _MAPPED:
+        return to_data(value.to_mapping())
     if names is not None:
         out = {name: to_data(getattr(value, name)) for name in names}
         if cls.__name__ in _KIND_FIRST and isinstance(value, _kind_first()):

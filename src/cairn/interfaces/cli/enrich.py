@@ -154,7 +154,7 @@ def _print(r: EnrichReport) -> None:
             f"{r.relations} relations ({r.llm_edges} llm edges)"
         )
     for s in r.skipped:
-        err.print(f"[yellow]skipped[/yellow] {escape(s['item'])}: {escape(s['reason'])}")
+        err.print(f"[yellow]skipped[/yellow] {escape(s.item)}: {escape(s.reason)}")
     for n in r.notes:
         err.print(f"[dim]{escape(n)}[/dim]")
 
@@ -187,9 +187,9 @@ def show(
         out.print("tags: " + ", ".join(
             t.tag + ("" if t.status == "existing" else f" ({t.status})") for t in e.tags))
     for r in got.relations:
-        arrow = "→" if r["direction"] == "out" else "←"
-        out.print(f"  {arrow} {r['relation']} {escape(r['title'])} "
-                  f"[dim]{r['confidence']:.2f} · {escape(r['reason'])}[/dim]")
+        arrow = "→" if r.direction == "out" else "←"
+        out.print(f"  {arrow} {r.relation} {escape(r.title)} "
+                  f"[dim]{r.confidence:.2f} · {escape(r.reason)}[/dim]")
 
 
 def register(app: typer.Typer) -> None:

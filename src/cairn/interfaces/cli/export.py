@@ -66,7 +66,7 @@ def _run(
     if rep.skipped:  # said plainly: what the export does not hold
         out.print(f"[yellow]{len(rep.skipped)} left out:[/yellow]")
         for item in rep.skipped[:10]:
-            out.print(f"  {escape(item['path'])}: {escape(item['reason'])}")
+            out.print(f"  {escape(item.path)}: {escape(item.reason)}")
         if len(rep.skipped) > 10:
             out.print(f"  … and {len(rep.skipped) - 10} more (--json lists them all)")
 
@@ -143,18 +143,18 @@ def compare(
         emit_json(res)
     else:
         for aspect in ("units", "links", "edges", "footnotes", "tasks", "index", "display"):
-            if aspect not in res:
+            if aspect not in res.counts:
                 continue
-            a, b = res[aspect]
+            a, b = res.counts[aspect]
             out.print(f"{aspect}: {a} in the root, {b} in the export")
-            for item in res["missing"][aspect][:5]:
+            for item in res.missing[aspect][:5]:
                 out.print(f"  [red]-[/red] {escape(' | '.join(item)[:160])}")
-            for item in res["extra"][aspect][:5]:
+            for item in res.extra[aspect][:5]:
                 out.print(f"  [green]+[/green] {escape(' | '.join(item)[:160])}")
-        for reason, n in res.get("exceptions", {}).items():  # by design, not a loss
+        for reason, n in res.exceptions.items():  # by design, not a loss
             out.print(f"exception: {n} {escape(reason)}")
-        out.print("same" if res["same"] else "[yellow]differences found[/yellow]")
-    if not res["same"]:
+        out.print("same" if res.same else "[yellow]differences found[/yellow]")
+    if not res.same:
         raise typer.Exit(1)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -21,6 +21,9 @@ from rich.markup import escape
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
+
+if TYPE_CHECKING:
+    from cairn.model.graph_results import ShownNode
 
 graph_app = typer.Typer(
     name="graph",
@@ -50,14 +53,14 @@ OriginOpt = Annotated[
 ]
 
 
-def _where(node: dict[str, Any]) -> str:
-    if node.get("type") == "stub":
-        if node.get("kind") == "attachment" and not node.get("reason"):
+def _where(node: ShownNode) -> str:
+    if node.type == "stub":
+        if node.kind == "attachment" and not node.reason:
             # an existing non-note file (an image, a ``.base``): linked, not missing
-            return f"[cyan]file[/cyan] {escape(str(node.get('title')))}"
-        return f"[yellow]missing[/yellow] {escape(str(node.get('title')))}"
-    title = escape(str(node.get("title") or ""))
-    return f"{title}  [blue]{escape(str(node.get('path')))}:{node.get('line')}[/blue]"
+            return f"[cyan]file[/cyan] {escape(str(node.title))}"
+        return f"[yellow]missing[/yellow] {escape(str(node.title))}"
+    title = escape(str(node.title or ""))
+    return f"{title}  [blue]{escape(str(node.path))}:{node.line}[/blue]"
 
 
 @graph_app.command()
@@ -87,14 +90,13 @@ def neighbors(
     if as_json:
         emit_json(data)
         return
-    for n in data["neighbors"]:
-        via = n["via"]
-        arrow = "→" if via["direction"] == "out" else "←"
+    for n in data.neighbors:
+        arrow = "→" if n.via.forward else "←"
         out.print(
-            f"{n['hop']} {arrow} [magenta]{via['relation']}[/magenta] "
-            f"[dim]({via['origin']})[/dim] {_where(n['node'])}"
+            f"{n.hop} {arrow} [magenta]{n.via.relation}[/magenta] "
+            f"[dim]({n.via.origin})[/dim] {_where(n.node)}"
         )
-    out.print(f"[dim]{len(data['neighbors'])} neighbours[/dim]")
+    out.print(f"[dim]{len(data.neighbors)} neighbours[/dim]")
 
 
 @graph_app.command()
@@ -115,13 +117,13 @@ def backlinks(
     if as_json:
         emit_json(data)
         return
-    for b in data["backlinks"]:
-        times = f" ×{b['count']}" if b["count"] > 1 else ""
+    for b in data.backlinks:
+        times = f" ×{b.count}" if b.count > 1 else ""
         out.print(
-            f"{_where(b['source'])}  [magenta]{','.join(b['relations'])}[/magenta]{times}"
-            f" → {escape(str(b['target'].get('title')))}"
+            f"{_where(b.source)}  [magenta]{','.join(b.relations)}[/magenta]{times}"
+            f" → {escape(str(b.target.title))}"
         )
-    out.print(f"[dim]{data['count']} links from {data['sources']} documents[/dim]")
+    out.print(f"[dim]{data.count} links from {data.sources} documents[/dim]")
 
 
 @graph_app.command()
@@ -152,19 +154,19 @@ def path(
         raise fail(exc, as_json) from None
     if as_json:
         emit_json(data)
-    elif data["length"] is None:
+    elif data.length is None:
         out.print("[dim]no path[/dim]")
     else:
-        for s in data["steps"]:
-            arrow = "→" if s["direction"] == "out" else "←"
+        for s in data.steps:
+            arrow = "→" if s.step.forward else "←"
             out.print(
-                f"{_where(s['from_node'])}\n  {arrow} [magenta]{s['relation']}[/magenta] "
-                f"[dim]({s['origin']})[/dim]"
+                f"{_where(s.from_node)}\n  {arrow} [magenta]{s.step.relation}[/magenta] "
+                f"[dim]({s.step.origin})[/dim]"
             )
-        if data["steps"]:
-            out.print(_where(data["steps"][-1]["to_node"]))
-        out.print(f"[dim]length {data['length']}[/dim]")
-    if data["length"] is None:
+        if data.steps:
+            out.print(_where(data.steps[-1].to_node))
+        out.print(f"[dim]length {data.length}[/dim]")
+    if data.length is None:
         raise typer.Exit(1)
 
 
@@ -181,13 +183,13 @@ def orphans(db: DbOpt = None, as_json: JsonOpt = False) -> None:
         return
     for o in data:
         extra = (
-            f"  [yellow]{o['unresolved_links']} broken links[/yellow]"
-            if o["unresolved_links"]
+            f"  [yellow]{o.unresolved_links} broken links[/yellow]"
+            if o.unresolved_links
             else ""
         )
         out.print(
-            f"{escape(str(o['title']))}  [blue]{escape(o['abs_path'])}[/blue]"
-            f"  [dim]{o['document_id']}[/dim]{extra}"
+            f"{escape(str(o.title))}  [blue]{escape(o.abs_path)}[/blue]"
+            f"  [dim]{o.document_id}[/dim]{extra}"
         )
     out.print(f"[dim]{len(data)} orphans[/dim]")
 
@@ -207,9 +209,9 @@ def unresolved(db: DbOpt = None, as_json: JsonOpt = False) -> None:
         emit_json(data)
         return
     for u in data:
-        where = f"{u['path']}:{u['line']}" if u["line"] else u["path"]
-        out.print(f"[blue]{escape(where)}[/blue]  {escape(u['raw'] or u['target'])}  "
-                  f"[dim]{escape(u['reason'])}[/dim]")
+        where = f"{u.path}:{u.line}" if u.line else u.path
+        out.print(f"[blue]{escape(where)}[/blue]  {escape(u.raw or u.target)}  "
+                  f"[dim]{escape(u.reason)}[/dim]")
     out.print(f"[dim]{len(data)} unresolved links[/dim]")
 
 
@@ -227,17 +229,17 @@ def stats(origin: OriginOpt = None, db: DbOpt = None, as_json: JsonOpt = False) 
     if as_json:
         emit_json(data)
         return
-    n = data["nodes"]
+    n = data.nodes
     out.print(
-        f"{n['units']} units, {n['stubs']} stubs (missing targets), "
-        f"{n['documents']} documents; {data['edges']} edges"
+        f"{n.units} units, {n.stubs} stubs (missing targets), "
+        f"{n.documents} documents; {data.edges} edges"
     )
-    out.print("by origin: " + ", ".join(f"{k} {v}" for k, v in data["by_origin"].items()))
-    out.print("by relation: " + ", ".join(f"{k} {v}" for k, v in data["by_relation"].items()))
-    d, c = data["degree"], data["components"]
-    out.print(f"degree: max {d['max']}, mean {d['mean']}; histogram {d['histogram']}")
-    out.print(f"components: {c['count']} (largest {c['largest']}, isolated {c['isolated']})")
-    out.print(f"unresolved link occurrences: {data['unresolved_links']}")
+    out.print("by origin: " + ", ".join(f"{k} {v}" for k, v in data.by_origin.items()))
+    out.print("by relation: " + ", ".join(f"{k} {v}" for k, v in data.by_relation.items()))
+    d, c = data.degree, data.components
+    out.print(f"degree: max {d.max}, mean {d.mean}; histogram {d.histogram}")
+    out.print(f"components: {c.count} (largest {c.largest}, isolated {c.isolated})")
+    out.print(f"unresolved link occurrences: {data.unresolved_links}")
 
 
 @graph_app.command()

@@ -128,7 +128,7 @@ def recall(
         emit_json(to_data(res))
         return
     for i, h in enumerate(res.hits, 1):
-        via = f"  [dim](via {h.via['type']} of {escape(h.via['from'])})[/dim]" if h.via else ""
+        via = f"  [dim](via {h.via.type} of {escape(h.via.source)})[/dim]" if h.via else ""
         out.print(f"{i:>2}. [bold]{escape(h.title)}[/bold]  [blue]{escape(h.path)}[/blue]{via}")
         if h.snippet:
             out.print(f"    {escape(h.snippet)}")
@@ -208,7 +208,7 @@ def maintain(
     for c in rep.cycles:
         out.print(f"[yellow]cycle[/yellow] depends_on: {escape(' -> '.join(c))}")
     for d in rep.dangling:
-        out.print(f"[yellow]dangling[/yellow] {escape(d['from'])} -> {escape(d['to'])}")
+        out.print(f"[yellow]dangling[/yellow] {escape(d.source)} -> {escape(d.target)}")
     for u in rep.unsourced:
         out.print(f"[yellow]symmetry[/yellow] {escape(u)} is the source of no active concept")
     if dry_run:
@@ -328,7 +328,7 @@ def import_graph(
         return
     for u in rep.unmapped:
         out.print(
-            f"[yellow]not mapped[/yellow] {u['what']} {escape(u['id'])}: {escape(u['reason'])}"
+            f"[yellow]not mapped[/yellow] {u.what} {escape(u.id)}: {escape(u.reason)}"
         )
     out.print(f"{rep.concepts} concepts, {rep.relations} relations, {len(rep.unmapped)} not mapped")
 

@@ -79,9 +79,9 @@ class MemoryCheck:
             add("unsourced-memory", rel,
                 f"{rel} is consolidated but the source of no active concept")
         for m in rep.missing_sources:
-            add("missing-source", m["concept"],
-                f"{m['concept']} names a source memory that is not in the bundle",
-                m["seal"], dict(m), subject=m["seal"])
+            add("missing-source", m.concept,
+                f"{m.concept} names a source memory that is not in the bundle",
+                m.seal, {"concept": m.concept, "seal": m.seal}, subject=m.seal)
         if rep.pending:
             add("pending-consolidation", "memories/active",
                 f"{rep.pending} memories wait for consolidation (cairn memory consolidate)",
@@ -95,7 +95,7 @@ class MemoryCheck:
                 "maintenance supersedes it")
         for moved in rep.archived:
             rel = "concepts/active/" + moved.rsplit("/", 1)[1]
-            dangling = [d["from"] for d in rep.dangling if d["to"] == rel]
+            dangling = [d.source for d in rep.dangling if d.target == rel]
             add("would-archive", rel,
                 f"{rel} decays to the archive threshold: maintenance archives it"
                 + (f" ({len(dangling)} concepts link to it)" if dangling else ""),

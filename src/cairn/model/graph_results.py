@@ -1,0 +1,261 @@
+"""The typed results of the graph queries (:class:`cairn.graph.queries.GraphQueries`):
+neighbours, backlinks, a path, statistics, and the step of a walk they are made of.
+
+Each is a frozen dataclass read by attribute; :func:`cairn.model.serialize.to_data`
+turns it into the JSON of ``cairn graph … --json``, ``/v1/graph/…`` and the MCP graph
+tools (docs/reference/json.md), through ``to_mapping()`` where the JSON names differ
+from the attributes or depend on the kind of node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cairn.model.graph import GraphNode, NodeType
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One edge walked from ``frm`` to ``to``.
+
+    ``forward`` is ``True`` when the edge was followed from its source to its target.
+    """
+
+    edge_id: str
+    frm: str
+    to: str
+    relation: str
+    origin: str
+    weight: float
+    forward: bool
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The step's JSON object: ``{"edge_id", "from", "to", "relation", "origin",
+        "weight", "direction"}`` (``direction``: ``out`` when followed forwards)."""
+        return {
+            "edge_id": self.edge_id,
+            "from": self.frm,
+            "to": self.to,
+            "relation": self.relation,
+            "origin": self.origin,
+            "weight": self.weight,
+            "direction": "out" if self.forward else "in",
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRef:
+    """What a reference names: the node ids it stands for and a label.
+
+    Attributes:
+        ids: unit or stub ids (a document or file stands for all its units).
+        label: a title, else the path or id.
+        document_id / path: the document and root-relative path, when one is named.
+    """
+
+    ids: tuple[str, ...]
+    label: str
+    document_id: str | None = None
+    path: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ShownNode:
+    """A node as graph results show it: a unit with its document, a stub (a link target
+    that does not exist, or a non-note file), or an id the index no longer knows
+    (``type`` ``None``: only ``id``, and ``line`` when a backlink gives one).
+
+    The JSON of a unit is ``{"id", "type", "title", "kind", "document_id",
+    "doc_title", "doc_type", "path", "abs_path", "line", "outline_path"}``; of a stub
+    ``{"id", "type", "title", "kind", "target", "reason", "document_id", "path"}``.
+    """
+
+    id: str
+    type: NodeType | None = None
+    title: str | None = None
+    kind: str | None = None
+    document_id: str | None = None
+    doc_title: str | None = None
+    doc_type: str | None = None
+    path: str | None = None
+    abs_path: str | None = None
+    line: int | None = None
+    outline_path: tuple[str, ...] = ()
+    target: str | None = None
+    reason: str | None = None
+
+    @classmethod
+    def of(cls, node_id: str, node: GraphNode | None) -> ShownNode:
+        """``node`` (the index's display data of ``node_id``, ``None`` when it has
+        none) as a result shows it."""
+        if node is None:
+            return cls(node_id)
+        if node.type == "stub":
+            return cls(node.id, "stub", node.title, node.kind, target=node.target,
+                       reason=node.reason)
+        return cls(node.id, "unit", node.title, node.kind, node.document_id, node.doc_title,
+                   node.doc_type, node.path, node.abs_path, node.line,
+                   tuple(node.outline_path))
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The node's JSON object (keys by kind, see the class docstring)."""
+        if self.type == "unit":
+            return {"id": self.id, "type": "unit", "title": self.title, "kind": self.kind,
+                    "document_id": self.document_id, "doc_title": self.doc_title,
+                    "doc_type": self.doc_type, "path": self.path, "abs_path": self.abs_path,
+                    "line": self.line, "outline_path": list(self.outline_path)}
+        if self.type == "stub":
+            out: dict[str, Any] = {
+                "id": self.id, "type": "stub", "title": self.title, "kind": self.kind,
+                "target": self.target, "reason": self.reason, "document_id": None,
+                "path": None}
+        else:
+            out = {"id": self.id}
+        if self.line is not None:  # a backlink's line on a node without one of its own
+            out["line"] = self.line
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Reached:
+    """A node within N hops, with its distance and the step that first reached it."""
+
+    node: ShownNode
+    hop: int
+    via: Step
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbors:
+    """What :meth:`GraphQueries.neighbors` returns: the node asked about and the nodes
+    reached, nearest first (JSON ``{"node", "neighbors": [{"node", "hop", "via"}]}``)."""
+
+    node: NodeRef
+    neighbors: tuple[Reached, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class InboundLink:
+    """Declared edges from one unit into the node asked about.
+
+    Attributes:
+        source: the linking unit; its ``line`` is that of its first link to the
+            target (the unit's first line when the edge comes from metadata).
+        target: the unit (or stub) linked to.
+        relations: the relations of the edges (``references``, ``embeds`` …).
+        count: link occurrences; ``lines``: their lines; ``edge_ids``: the edges.
+    """
+
+    source: ShownNode
+    target: ShownNode
+    relations: tuple[str, ...]
+    count: int
+    lines: tuple[int, ...]
+    edge_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Backlinks:
+    """What :meth:`GraphQueries.backlinks` returns (JSON ``{"node", "count", "sources",
+    "backlinks"}``): ``count`` link occurrences from ``sources`` distinct documents."""
+
+    node: NodeRef
+    count: int
+    sources: int
+    backlinks: tuple[InboundLink, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PathStep:
+    """One edge of a path with the nodes at its two ends (JSON: the step's own keys,
+    ``{"edge_id", "from", "to", "relation", "origin", "weight", "direction"}``, then
+    ``"from_node"`` and ``"to_node"``)."""
+
+    step: Step
+    from_node: ShownNode
+    to_node: ShownNode
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The step's JSON object."""
+        return {**self.step.to_mapping(), "from_node": self.from_node,
+                "to_node": self.to_node}
+
+
+@dataclass(frozen=True, slots=True)
+class GraphPath:
+    """What :meth:`GraphQueries.path` returns: a shortest path from ``source`` to
+    ``target``; ``length`` is ``None`` (and ``steps`` empty) when there is none within
+    the hops allowed (JSON ``{"from", "to", "length", "steps"}``)."""
+
+    source: NodeRef
+    target: NodeRef
+    length: int | None
+    steps: tuple[PathStep, ...]
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The path's JSON object."""
+        return {"from": self.source, "to": self.target, "length": self.length,
+                "steps": self.steps}
+
+
+@dataclass(frozen=True, slots=True)
+class NodeCounts:
+    """Nodes of the graph: units, stubs (missing targets) and documents."""
+
+    units: int
+    stubs: int
+    documents: int
+
+
+@dataclass(frozen=True, slots=True)
+class Degrees:
+    """Node degrees (edges taken as undirected): the largest, the mean (3 decimals) and
+    how many nodes fall in each bucket (``"0"``, ``"1"``, ``"3-5"`` …; empty buckets
+    left out)."""
+
+    max: int
+    mean: float
+    histogram: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Components:
+    """Connected components: how many, the size of the largest, isolated nodes."""
+
+    count: int
+    largest: int
+    isolated: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopLinked:
+    """A document many others link to, with how many do."""
+
+    document_id: str
+    path: str
+    linking_documents: int
+
+
+@dataclass(frozen=True, slots=True)
+class GraphStats:
+    """What :meth:`GraphQueries.stats` returns.
+
+    Attributes:
+        nodes: units, stubs, documents.
+        edges: every edge; ``by_relation`` / ``by_origin``: per relation and origin.
+        unresolved_links: link occurrences pointing at stubs.
+        degree / components: over the edges of the origins asked for (all by default).
+        top_linked: the ten documents linked from the most documents.
+    """
+
+    nodes: NodeCounts
+    edges: int
+    by_relation: Mapping[str, int]
+    by_origin: Mapping[str, int]
+    unresolved_links: int
+    degree: Degrees
+    components: Components
+    top_linked: tuple[TopLinked, ...]

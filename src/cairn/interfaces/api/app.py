@@ -53,7 +53,10 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     mount(api, cairn, editor_url=cairn.config.web.get("editor_url"))
     errors.install(api)
     for router in ROUTERS:
-        api.include_router(router)
+        # their routes, not the routers: FastAPI matches the routes of an included
+        # router through a layer of its own on every request; each route already
+        # carries its router's tags and responses
+        api.router.routes.extend(router.routes)
 
     from cairn.interfaces.web.login import CookieLogin
 

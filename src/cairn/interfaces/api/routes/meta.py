@@ -7,7 +7,7 @@ from fastapi.responses import JSONResponse, Response
 
 from cairn.interfaces.api.models import HealthOut
 from cairn.interfaces.api.observe import Metrics
-from cairn.interfaces.api.routes.common import CairnDep
+from cairn.interfaces.api.routes.common import cairn_of
 
 router = APIRouter(tags=["meta"])
 
@@ -15,10 +15,11 @@ router = APIRouter(tags=["meta"])
 @router.get("/healthz", response_model=HealthOut,
             responses={503: {"model": HealthOut, "description": "A child process "
                              "(the watcher) is dead or restarting"}})
-def healthz(cairn: CairnDep) -> JSONResponse:
+def healthz(request: Request) -> JSONResponse:
     """``{"status": "ok"}`` while the server answers and its child processes run;
     ``{"status": "degraded", "children": {name: why}}`` (503) while one is dead or
     being restarted (results may be stale)."""
+    cairn = cairn_of(request)
     problems = cairn.child_problems()
     if problems:
         return JSONResponse({"status": "degraded", "children": problems}, status_code=503)

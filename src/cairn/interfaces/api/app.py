@@ -54,8 +54,9 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
     errors.install(api)
     for router in ROUTERS:
         # their routes, not the routers: FastAPI matches the routes of an included
-        # router through a layer of its own on every request; each route already
-        # carries its router's tags and responses
+        # router through a layer of its own on every request. Each route already
+        # carries its router's tags and responses, and max_body_size above wraps
+        # the whole application, these routes included
         api.router.routes.extend(router.routes)
 
     from cairn.interfaces.web.login import CookieLogin

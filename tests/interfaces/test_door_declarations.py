@@ -86,6 +86,6 @@ def test_the_openapi_document_has_exactly_the_declared_routes(cairn: Cairn) -> N
                 if isinstance(route, APIRoute) and route.include_in_schema
                 for method in route.methods}
     assert declared == served
-    # every route reads the knowledge base through the dependency, not a parameter
+    # a route reads the knowledge base from its request: no client ever passes it
     assert not any(p.get("name") == "cairn" for item in doc["paths"].values()
                    for op in item.values() for p in op.get("parameters", []))

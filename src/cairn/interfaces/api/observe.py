@@ -20,8 +20,12 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+if TYPE_CHECKING:
+    from cairn.app import Cairn
 
 log = logging.getLogger("cairn.http")
 
@@ -120,3 +124,12 @@ def now() -> float:
     return time.perf_counter()
 
 
+def index_facts(cairn: Cairn) -> tuple[int, int, float | None]:
+    """What :class:`Metrics` reads from the index at a scrape: ``(documents, units,
+    the last run's finish in POSIX seconds or None)``."""
+    st = cairn.stats()
+    last = st["last_run"]
+    when = None
+    if last is not None and last.finished:
+        when = datetime.fromisoformat(last.finished.replace("Z", "+00:00")).timestamp()
+    return int(st["documents"]), int(st["units"]), when

@@ -3,7 +3,8 @@
 ``python -m cairn.interfaces.mcp.reference > docs/reference/mcp.md`` asks a server over a
 throwaway index (writes enabled, so every tool is listed) for its tools through the
 SDK's own client, and prints each tool's name, whether it writes, its description and
-its parameters from the JSON schema. ``tests/core/test_docs.py`` fails while the
+its parameters from the JSON schema, grouped by the module that declares the tool
+(:data:`cairn.interfaces.mcp.tools.GROUPS`). ``tests/core/test_docs.py`` fails while the
 checked-in page differs from what this prints.
 """
 
@@ -13,6 +14,7 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 HEADER = """# MCP tools
@@ -45,41 +47,62 @@ def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;")
 
 
-def render_tools(tools: list[Any]) -> str:
-    """The page for ``tools`` (the SDK's ``Tool`` objects, in the server's order)."""
+def _tool(tool: Any) -> list[str]:
+    """One tool's section: its name, whether it writes, description and parameters."""
+    writes = not (tool.annotations and tool.annotations.read_only_hint)
+    out = [f"### `{tool.name}`\n",
+           "*Writes: listed only with writes enabled.*\n" if writes else "*Read-only.*\n",
+           " ".join((tool.description or "").split()) + "\n"]
+    props: dict[str, Any] = tool.input_schema.get("properties", {})
+    required = set(tool.input_schema.get("required", ()))
+    if props:
+        out.append("| parameter | type | default | meaning |\n| --- | --- | --- | --- |")
+        for name, schema in props.items():
+            default = ("required" if name in required
+                       else f"`{json.dumps(schema.get('default'), ensure_ascii=False)}`")
+            out.append(f"| `{name}` | {_cell(_type(schema))} | {_cell(default)} | "
+                       f"{_cell(schema.get('description', ''))} |")
+        out.append("")
+    return out
+
+
+def render_tools(tools: list[Any], groups: tuple[ModuleType, ...]) -> str:
+    """The page for ``tools`` (the SDK's ``Tool`` objects a client is offered), one
+    section per tool module of ``groups`` (its docstring, then its tools in the order
+    it declares them).
+
+    Raises:
+        ValueError: a listed tool no module declares, or a declared one not listed.
+    """
+    by_name = {tool.name: tool for tool in tools}
+    declared = [tool.name for group in groups for tool in group.TOOLS]
+    if sorted(declared) != sorted(by_name):
+        raise ValueError(f"listed {sorted(by_name)} but declared {sorted(declared)}")
     out = [HEADER]
-    for tool in tools:
-        writes = not (tool.annotations and tool.annotations.read_only_hint)
-        out.append(f"## `{tool.name}`\n")
-        out.append("*Writes: listed only with writes enabled.*\n" if writes else "*Read-only.*\n")
-        out.append(" ".join((tool.description or "").split()) + "\n")
-        props: dict[str, Any] = tool.input_schema.get("properties", {})
-        required = set(tool.input_schema.get("required", ()))
-        if props:
-            out.append("| parameter | type | default | meaning |\n| --- | --- | --- | --- |")
-            for name, schema in props.items():
-                default = ("required" if name in required
-                           else f"`{json.dumps(schema.get('default'), ensure_ascii=False)}`")
-                out.append(f"| `{name}` | {_cell(_type(schema))} | {_cell(default)} | "
-                           f"{_cell(schema.get('description', ''))} |")
-            out.append("")
+    for group in groups:
+        title = group.__name__.rsplit(".", 1)[-1].capitalize()
+        out.append(f"## {title}\n")
+        out.append(" ".join((group.__doc__ or "").split()).replace("``", "`") + "\n")
+        for tool in group.TOOLS:
+            out.extend(_tool(by_name[tool.name]))
     return "\n".join(out).rstrip("\n") + "\n"
 
 
 def render() -> str:
-    """The whole page: the tools of a server over an empty throwaway index."""
+    """The whole page: the tools of a server over an empty throwaway index, grouped."""
     import anyio
     from mcp import Client
 
     from cairn.app import Cairn
     from cairn.interfaces.mcp.server import build_server
+    from cairn.interfaces.mcp.tools import GROUPS
 
     async def tools(cairn: Cairn) -> list[Any]:
         async with Client(build_server(cairn, allow_write=True)) as client:
             return list((await client.list_tools()).tools)
 
     with tempfile.TemporaryDirectory() as folder, Cairn.open(db=Path(folder) / "i.db") as c:
-        return render_tools(anyio.run(tools, c))
+        return render_tools(anyio.run(tools, c), GROUPS)
 
 
 def main() -> None:

@@ -90,7 +90,7 @@ async def _send(send: Send, status: int, body: str = "",
 
 
 class CookieLogin:
-    """ASGI middleware in front of :class:`cairn.interfaces.api.app.Guard` (see the
+    """ASGI middleware in front of :class:`cairn.interfaces.api.guard.Guard` (see the
     module docstring)."""
 
     def __init__(self, app: ASGIApp, policy: Policy) -> None:

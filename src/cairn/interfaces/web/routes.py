@@ -6,7 +6,7 @@ Each page calls one :class:`cairn.app.Cairn` method and renders its typed result
 Jinja2 template (autoescaping on); note text is rendered by :mod:`.render` and
 sanitised there. Every HTML answer carries :data:`CSP` — scripts only from
 ``/static/``, no inline script or style, nothing from another origin — and the pages
-pass the same :class:`~cairn.interfaces.api.app.Guard` as the API (Host/Origin
+pass the same :class:`~cairn.interfaces.api.guard.Guard` as the API (Host/Origin
 allowlist, token).
 """
 

@@ -13,7 +13,9 @@ Like the Typer command (``ignore_unknown_options``), words starting with a singl
 A search that may need the embedding model (any mode but ``keyword``) is first sent to
 a ``cairn serve`` / ``mcp`` / ``watch`` process advertised for the same index and
 settings (:mod:`cairn.interfaces.warm`), whose model is already loaded; its answer is
-printed by the same code as a local one. ``CAIRN_NO_WARM=1`` always searches locally.
+printed by the same code as a local one. When none answers, the search runs locally and
+then starts the per-user query daemon (:mod:`cairn.interfaces.daemon`) for the next
+ones (``CAIRN_DAEMON=0`` does not). ``CAIRN_NO_WARM=1`` always searches locally.
 """
 
 from __future__ import annotations
@@ -127,15 +129,22 @@ def fast_search(argv: Sequence[str]) -> int | None:
     except QueryError as exc:
         return error(exc, args.as_json)
 
+    cold: list[Cairn] = []  # the index this process opened itself (no warm answer)
+
     def opener(db: Path | None) -> AbstractContextManager[Cairn]:
         warm = _warm(args.config, args.search_db or args.outer_db, request) \
             if request.mode != "keyword" else None
         if warm is not None:
             return warm
-        return open_index(db or args.outer_db, args.config)
+        cairn = open_index(db or args.outer_db, args.config)
+        cold.append(cairn)
+        return cairn
 
     try:
-        return run_search(opener, args.search_db, request, as_json=args.as_json)
+        code = run_search(opener, args.search_db, request, as_json=args.as_json)
+        if code == 0 and cold and request.mode != "keyword":
+            _start_daemon(cold[0])
+        return code
     except BrokenPipeError:  # `cairn search x | head`
         sys.stderr.close()
         return 0
@@ -143,10 +152,10 @@ def fast_search(argv: Sequence[str]) -> int | None:
         err.line("aborted")
         return 130
     except Exception as exc:
-        code = backend_error(exc, args.as_json)
-        if code is None:
+        failed = backend_error(exc, args.as_json)
+        if failed is None:
             raise
-        return code
+        return failed
 
 
 class _Answered:
@@ -166,6 +175,20 @@ class _Answered:
     def is_empty(self) -> bool:
         """Whether the server found the index empty."""
         return self._empty
+
+
+def _start_daemon(cairn: Cairn) -> None:
+    """Start the query daemon for the next searches on ``cairn``'s index, when allowed
+    (:func:`cairn.interfaces.daemon.enabled`); never raises, prints nothing."""
+    if os.environ.get("CAIRN_NO_WARM"):
+        return
+    from cairn.interfaces import daemon
+
+    try:
+        if daemon.enabled(cairn.config):
+            daemon.spawn(cairn.config)
+    except (OSError, ValueError, TypeError):
+        return
 
 
 def _warm(config_file: Path | None, db: Path | None, request: SearchRequest

@@ -9,7 +9,9 @@ from launch to exit, p50 and p95, and the p50 of its CPU time (user + system), i
 - ``floor``: ``python -c`` opening the index with :mod:`sqlite3` and running one FTS5
   MATCH with BM25 (no cairn at all): what any Python tool pays;
 - ``python -c pass``: the interpreter alone;
-- ``keyword``: ``python -m cairn.interfaces.cli search Q --mode keyword --db DB``;
+- ``keyword``: ``python -m cairn.interfaces.cli search Q --mode keyword --db DB``
+  (``CAIRN_NO_WARM=1``: local), then the same looking for a warm process first (none
+  runs) and with the query daemon running for ``DB``;
 - ``hybrid (static)``: the same with ``--mode hybrid``, ``CAIRN_EMBED=static``, over an
   index embedded with the static model (the model is loaded in every process);
 - ``hybrid (static, warm server)``: the same command while a ``cairn serve`` runs for
@@ -230,6 +232,10 @@ def main() -> None:
         ("python -c pass", [sys.executable, "-c", "pass"], env, None),
         ("cairn search (keyword)", _cli("search", q, "--mode", "keyword", "--db", db), env,
          None),
+        ("  … looking for a warm process first",
+         _cli("search", q, "--mode", "keyword", "--db", db), _env(CAIRN_DAEMON="0"), None),
+        ("  … with the query daemon", _cli("search", q, "--mode", "keyword", "--db", db),
+         _env(CAIRN_DAEMON="0"), ("daemon", args.db)),
     ]
     if not args.no_hybrid:
         hybrid = _cli("search", q, "--mode", "hybrid", "--db", hdb)

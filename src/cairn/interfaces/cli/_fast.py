@@ -10,12 +10,14 @@ left to Typer (it returns ``None``), so usage errors and help look as before.
 Like the Typer command (``ignore_unknown_options``), words starting with a single
 ``-`` (``-tag:done``, ``-draft``) are query words.
 
-A search that may need the embedding model (any mode but ``keyword``) is first sent to
-a ``cairn serve`` / ``mcp`` / ``watch`` process advertised for the same index and
-settings (:mod:`cairn.interfaces.warm`), whose model is already loaded; its answer is
-printed by the same code as a local one. When none answers, the search runs locally and
-then starts the per-user query daemon (:mod:`cairn.interfaces.daemon`) for the next
-ones (``CAIRN_DAEMON=0`` does not). ``CAIRN_NO_WARM=1`` always searches locally.
+A search is first sent to a ``cairn serve`` / ``mcp`` / ``watch`` process or query
+daemon advertised for the same index and settings (:mod:`cairn.interfaces.warm`), whose
+model and index are already open; its answer is printed by the same code as a local
+one. Keyword searches too: the CLI's side of a warm answer (no store, no search
+service) costs less CPU than a local keyword search (``bench/startup.py``). When none
+answers, the search runs locally, and one that may need the model (any mode but
+``keyword``) then starts the per-user query daemon (:mod:`cairn.interfaces.daemon`) for
+the next ones (``CAIRN_DAEMON=0`` does not). ``CAIRN_NO_WARM=1`` always searches locally.
 """
 
 from __future__ import annotations
@@ -132,8 +134,7 @@ def fast_search(argv: Sequence[str]) -> int | None:
     cold: list[Cairn] = []  # the index this process opened itself (no warm answer)
 
     def opener(db: Path | None) -> AbstractContextManager[Cairn]:
-        warm = _warm(args.config, args.search_db or args.outer_db, request) \
-            if request.mode != "keyword" else None
+        warm = _warm(args.config, args.search_db or args.outer_db, request)
         if warm is not None:
             return warm
         cairn = open_index(db or args.outer_db, args.config)

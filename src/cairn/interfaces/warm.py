@@ -34,10 +34,8 @@ in the CLI's fast path.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -46,6 +44,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import socket
+
     from cairn.app import Cairn
     from cairn.config import Config
 
@@ -68,6 +68,8 @@ exit -6); a model load or a search ends well within this."""
 def has_sockets() -> bool:
     """Whether this platform has Unix domain sockets (otherwise nothing is advertised
     and every CLI search loads its own model)."""
+    import socket  # not on a keyword search's path when nothing is advertised
+
     return hasattr(socket, "AF_UNIX")
 
 
@@ -94,6 +96,7 @@ def settings_hash(config: Config) -> str:
     """A short hash of the settings that change a search's answer: the index file,
     the config file, and the ``[search]``, ``[graph]``, ``[embed]`` (with
     ``CAIRN_EMBED``), ``[fusion]`` and ``[chunking]`` settings."""
+    import hashlib  # only once an advert is found: a keyword search hashes nothing else
     data = {
         "db": str(config.db_path.resolve()),
         "config": str(config.config_file.resolve()) if config.config_file else None,
@@ -149,6 +152,8 @@ class WarmServer:
 
     def __init__(self, cairn: Cairn, kind: str) -> None:
         self.cairn, self.kind = cairn, kind
+        import hashlib
+
         self.index_file = cairn.config.db_path.resolve()
         digest = hashlib.sha256(str(self.index_file).encode()).hexdigest()[:12]
         prefix = "daemon-" if kind == "daemon" else ""
@@ -170,6 +175,8 @@ class WarmServer:
         """
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()
+        import socket
+
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
@@ -348,14 +355,12 @@ def remote_search(config: Config, request: Mapping[str, Any]) -> dict[str, Any] 
         The answer ``{"ok": true, "result", "empty"}``, or ``None`` when no live
         server with the same settings answered (stale adverts are removed on the way).
     """
-    if not has_sockets():
-        return None
     folder = advert_folder(config.db_path)
     try:
         adverts = sorted(folder.glob("*.json"))
     except OSError:
         return None
-    if not adverts:
+    if not adverts or not has_sockets():
         return None
     settings = settings_hash(config)
     uid = os.getuid() if hasattr(os, "getuid") else None
@@ -425,6 +430,8 @@ def _remove_stale(advert: Path, sock_path: str) -> None:
 def ask(sock_path: str, line: bytes) -> dict[str, Any] | str | None:
     """Send one request line; the decoded answer, ``"refused"`` when nobody listens,
     ``None`` on any other failure."""
+    import socket
+
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.settimeout(CONNECT_TIMEOUT)

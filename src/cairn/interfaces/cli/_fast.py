@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from cairn.app import Cairn
+    from cairn.config import Config
     from cairn.model.search_request import SearchRequest
 
 _GLOBAL = ("--db", "--config")
@@ -134,10 +135,15 @@ def fast_search(argv: Sequence[str]) -> int | None:
     cold: list[Cairn] = []  # the index this process opened itself (no warm answer)
 
     def opener(db: Path | None) -> AbstractContextManager[Cairn]:
-        warm = _warm(args.config, args.search_db or args.outer_db, request)
+        warm, config = _warm(args.config, db or args.outer_db, request)
         if warm is not None:
             return warm
-        cairn = open_index(db or args.outer_db, args.config)
+        if config is not None:  # read once: the same settings the warm look-up used
+            from cairn.app import Cairn
+
+            cairn = Cairn(config, create=False)
+        else:  # CAIRN_NO_WARM, or the configuration has an error: reported from here
+            cairn = open_index(db or args.outer_db, args.config)
         cold.append(cairn)
         return cairn
 
@@ -193,26 +199,31 @@ def _start_daemon(cairn: Cairn) -> None:
 
 
 def _warm(config_file: Path | None, db: Path | None, request: SearchRequest
-          ) -> AbstractContextManager[Cairn] | None:
-    """The answer of a warm server for this search, as an opener's context manager, or
-    ``None`` (no server, other settings, an error: search locally)."""
+          ) -> tuple[AbstractContextManager[Cairn] | None, Config | None]:
+    """``(the answer of a warm process for this search as an opener's context manager,
+    the configuration read)``; the answer is ``None`` when the search runs locally (no
+    warm process, other settings, an error), the configuration when it could not be
+    read (or ``CAIRN_NO_WARM`` is set)."""
     if os.environ.get("CAIRN_NO_WARM"):
-        return None
+        return None, None
     from cairn.config import load_config
     from cairn.errors import CairnError
     from cairn.interfaces.warm import remote_search
 
     try:
         config = load_config(db=db, config_file=config_file)
+    except (CairnError, OSError, ValueError):
+        return None, None
+    try:
         answer = remote_search(config, request.to_mapping())
         if answer is None:
-            return None
+            return None, config
         answered = _Answered(config, answer)
     except (CairnError, OSError, KeyError, TypeError, ValueError):
-        return None
+        return None, config
 
     @contextmanager
     def given() -> Iterator[Cairn]:
         yield cast("Cairn", answered)
 
-    return given()
+    return given(), config

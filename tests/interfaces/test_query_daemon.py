@@ -198,3 +198,28 @@ def test_a_daemon_whose_index_file_is_replaced_exits(index: Path, tmp_path: Path
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_daemon_that_cannot_start_is_not_started_again_by_every_search(
+    index: Path, tmp_path: Path
+) -> None:
+    # a file where the adverts' folder would be: no daemon can advertise itself
+    blocker = warm.advert_folder(index)
+    blocker.write_text("not a folder", encoding="utf-8")
+    env = _env(tmp_path)
+    config = load_config(db=index, env={"CAIRN_EMBED": "static"})
+    _lock, log, failed = daemon._files(config)
+    failed.unlink(missing_ok=True)
+    before = log.read_text(encoding="utf-8").count(str(blocker)) if log.exists() else 0
+    try:
+        first = _cli(index, "search", "compost", "--json", env=env)
+        assert first.returncode == 0 and _hits(first.stdout)  # searched locally
+        _wait("the failed daemon's marker", failed.exists, 90)
+        _wait("the failed daemon to exit", lambda: not _daemon_pids(index), 60)
+        for _ in range(2):
+            again = _cli(index, "search", "compost", "--json", env=env)
+            assert again.returncode == 0 and _hits(again.stdout) == _hits(first.stdout)
+            assert _daemon_pids(index) == []  # none started: the marker is recent
+        assert log.read_text(encoding="utf-8").count(str(blocker)) == before + 1
+    finally:
+        failed.unlink(missing_ok=True)

@@ -16,7 +16,10 @@ kind ``daemon``). The first search never waits for it.
   :data:`IDLE_MINUTES`) without a request, when its index file is deleted or replaced
   (another inode: the next search starts a new daemon on the new file), and on
   ``SIGTERM`` or ``{"op": "stop"}`` (``cairn daemon stop``). A re-index is seen by its
-  searches as by a server's: through SQLite (WAL) and the store's change token.
+  searches as by a server's: through SQLite (WAL) and the store's change token. A
+  daemon that cannot start (the index cannot be opened, no advert can be written
+  beside it) leaves ``daemon-<settings hash>.failed``, and the CLI starts none for
+  that index and settings within the quiet period.
 * **Off**: ``CAIRN_DAEMON=0`` (or ``CAIRN_NO_WARM=1``, or ``idle_minutes = 0``) never
   starts one; nor does an index without a model (provider ``none``) or on PostgreSQL.
 * **Never required**: any failure to start or to answer leaves the CLI searching
@@ -67,15 +70,28 @@ def enabled(config: Config, env: dict[str, str] | None = None) -> bool:
     return idle_minutes(config) > 0
 
 
-def _files(config: Config) -> tuple[Path, Path]:
-    """The lock and log files of the daemon of ``config``'s index and settings.
+def _files(config: Config) -> tuple[Path, Path, Path]:
+    """The lock, log and failure-marker files of the daemon of ``config``'s index and
+    settings.
 
     Raises:
         OSError: the per-user socket folder is not private (see :func:`warm.socket_folder`).
     """
     key = warm.settings_hash(config)
     folder = warm.socket_folder()
-    return folder / f"daemon-{key}.lock", folder / f"daemon-{key}.log"
+    return (folder / f"daemon-{key}.lock", folder / f"daemon-{key}.log",
+            folder / f"daemon-{key}.failed")
+
+
+def _failed_lately(marker: Path, config: Config) -> bool:
+    """Whether a daemon for these settings failed to start within the quiet period (a
+    new one would fail the same way: an index folder where no advert can be written),
+    so searches do not start one each."""
+    try:
+        age = time.time() - marker.stat().st_mtime
+    except OSError:
+        return False
+    return age < idle_minutes(config) * 60.0
 
 
 def spawn(config: Config) -> int | None:
@@ -88,7 +104,9 @@ def spawn(config: Config) -> int | None:
     import subprocess  # only when a daemon is started
 
     try:
-        _lock, log = _files(config)
+        _lock, log, failed = _files(config)
+        if _failed_lately(failed, config):
+            return None
         argv = [sys.executable, "-m", "cairn.interfaces.daemon",
                 "--db", str(config.db_path.resolve())]
         if config.config_file is not None:
@@ -167,7 +185,7 @@ def serve(db: Path, config_file: Path | None) -> int:
 
     try:
         config = load_config(db=db, config_file=config_file)
-        lock_path, _log = _files(config)
+        lock_path, _log, failed = _files(config)
         lock = open(lock_path, "a+b")  # noqa: SIM115 - held for the daemon's whole life
     except (CairnError, OSError) as exc:
         print(f"cairn daemon: {exc}", file=sys.stderr)
@@ -180,7 +198,12 @@ def serve(db: Path, config_file: Path | None) -> int:
         lock.close()
         return 0  # another daemon answers for this index and these settings
     try:
-        return _answer_until_quiet(config)
+        code = _answer_until_quiet(config)
+        if code:
+            failed.touch()  # the next searches start none for a while
+        else:
+            failed.unlink(missing_ok=True)
+        return code
     finally:
         lock.close()
 

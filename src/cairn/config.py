@@ -123,9 +123,8 @@ _INTS = {"search.limit", "embed.batch_size", "embed.dim", "embed.threads", "fusi
 _NUMBERS = {*(f"fusion.{k}" for k in ("rrf_k", "alpha", "beta", "gamma", "delta", "epsilon",
                                       "lambda", "decay_lambda", "min_similarity", "relative")),
             "rerank.timeout", "graph.alpha", "graph.reverse", "index.file_seconds",
-            "index.max_file_mb", "index.mass_delete_share", "index.wait",
-            "watch.recheck_seconds", "daemon.idle_minutes", "dream.duplicate_similarity",
-            "dream.schedule_minutes",
+            "index.max_file_mb", "index.mass_delete_share", "index.wait", "daemon.idle_minutes",
+            "watch.recheck_seconds", "dream.duplicate_similarity", "dream.schedule_minutes",
             *(f"enrich.{k}" for k in ("timeout", "similarity", "min_confidence",
                                       "retry_after_max", "price_input", "price_output"))}
 """Keys whose value is a number (``_INTS``: a whole one), checked as the file is read."""
@@ -273,10 +272,10 @@ class Config:
             :class:`cairn.embed.registry.EmbedConfig`,
             :class:`cairn.search.fusion.FusionConfig` and the chunking settings.
         serve / mcp: the HTTP API's and the MCP server's settings.
-        index / watch / daemon: the ``[index]``, ``[watch]`` and ``[daemon]`` tables,
-            read-only (see :class:`cairn.ingest.limits.IndexLimits`,
-            :class:`cairn.interfaces.watch.WatchSettings` and
-            :mod:`cairn.interfaces.daemon`).
+        index / watch: the ``[index]`` and ``[watch]`` tables, read-only (see
+            :class:`cairn.ingest.limits.IndexLimits` and
+            :class:`cairn.interfaces.watch.WatchSettings`).
+        daemon: the ``[daemon]`` table, read-only (:mod:`cairn.interfaces.daemon`).
         db_url: the PostgreSQL URL when ``[store] backend = "postgres"`` (``url``, or
             ``CAIRN_DB_URL``); ``None`` for the SQLite file at ``db_path``.
         backup_dir: ``[writeback] backup_dir`` (see :attr:`backup_folder`).

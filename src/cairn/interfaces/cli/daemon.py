@@ -26,7 +26,7 @@ def _config(db: DbOpt) -> Config:
 
 @daemon_app.command("status")
 def status(db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Say whether a query daemon runs for the index, and how to stop it.
+    """Say whether a query daemon runs for the index.
 
     A semantic or hybrid `cairn search` starts one when no `cairn serve`, `mcp` or
     `watch` runs for the index; it exits after \\[daemon] idle_minutes without a search.
@@ -65,8 +65,10 @@ def stop(
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Stop the query daemon of the index (the next search starts a new one unless
-    CAIRN_DAEMON=0)."""
+    """Stop the query daemon of the index.
+
+    The next semantic or hybrid search starts a new one, unless CAIRN_DAEMON=0.
+    """
     from cairn.interfaces import daemon
 
     try:

@@ -90,6 +90,9 @@ def soak(work: Path, seconds: float, readers: int = 8, seed: int = 1) -> SoakRes
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a script started in the background ignores SIGINT, and the watcher would inherit
+        # that and never see the Ctrl-C that ends the soak
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert watcher.stdout is not None
     first = watcher.stdout.readline()  # {"event": "ready", ...}

@@ -9,14 +9,21 @@ from launch to exit, p50 and p95, and the p50 of its CPU time (user + system), i
 - ``floor``: ``python -c`` opening the index with :mod:`sqlite3` and running one FTS5
   MATCH with BM25 (no cairn at all): what any Python tool pays;
 - ``python -c pass``: the interpreter alone;
-- ``keyword``: ``python -m cairn.interfaces.cli search Q --mode keyword --db DB``;
+- ``keyword``: ``python -m cairn.interfaces.cli search Q --mode keyword --db DB``
+  (``CAIRN_NO_WARM=1``: local), then the same looking for a warm process first (none
+  runs) and with the query daemon running for ``DB``;
 - ``hybrid (static)``: the same with ``--mode hybrid``, ``CAIRN_EMBED=static``, over an
   index embedded with the static model (the model is loaded in every process);
 - ``hybrid (static, warm server)``: the same command while a ``cairn serve`` runs for
   that index (started by this script, stopped after): the CLI sends the query to it
   (:mod:`cairn.interfaces.warm`) instead of loading the model;
+- ``hybrid (static, query daemon)``: the same while the query daemon the CLI starts
+  (:mod:`cairn.interfaces.daemon`) runs for that index (started by this script, stopped
+  after); the CLI's side is the same for any mode, so this row is also what a keyword
+  search sent to a warm process would cost the CLI;
 - with ``--model-db`` (an index embedded with the default ONNX model, e.g. of the whole
-  shared corpus): ``hybrid (default model)`` cold and with a warm server;
+  shared corpus): ``hybrid (default model)`` cold, with a warm server and with the
+  query daemon;
 - ``--help``: ``cairn --help`` (Typer and Rich load here).
 
 Then one instrumented keyword run (and one hybrid run) gives the split: Python start
@@ -152,6 +159,25 @@ def _warm_server(db: Path, env: dict[str, str]) -> Iterator[None]:
         proc.wait(30)
 
 
+@contextlib.contextmanager
+def _query_daemon(db: Path, env: dict[str, str]) -> Iterator[None]:
+    """The query daemon for ``db`` until the block ends, once its advert is written."""
+    folder = db.resolve().with_name(db.resolve().name + ".servers")
+    proc = subprocess.Popen([sys.executable, "-m", "cairn.interfaces.daemon", "--db",
+                             str(db.resolve())], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not (folder / f"{proc.pid}.json").exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit("the query daemon did not start (is one running already?)")
+            time.sleep(0.1)
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def _p95(xs: list[float]) -> float:
     return statistics.quantiles(xs, n=20, method="inclusive")[18] if len(xs) > 1 else xs[0]
 
@@ -195,29 +221,43 @@ def main() -> None:
     _ensure(args.db, static=False)
     if not args.no_hybrid:
         _ensure(args.hybrid_db, static=True)
-    env, static = _env(CAIRN_NO_WARM="1"), _env(CAIRN_EMBED="static", CAIRN_NO_WARM="1")
-    warm_static = _env(CAIRN_EMBED="static")
+    # no row starts a query daemon of its own (that would warm the rows after it)
+    env = _env(CAIRN_NO_WARM="1", CAIRN_DAEMON="0")
+    static = _env(CAIRN_EMBED="static", CAIRN_NO_WARM="1", CAIRN_DAEMON="0")
+    warm_static = _env(CAIRN_EMBED="static", CAIRN_DAEMON="0")
     q, db, hdb = args.query, str(args.db), str(args.hybrid_db)
-    Row = tuple[str, list[str], dict[str, str], Path | None]
+    Row = tuple[str, list[str], dict[str, str], tuple[str, Path] | None]
     rows: list[Row] = [
         ("floor: python + sqlite3 FTS5", [sys.executable, "-c", FLOOR, db, q], env, None),
         ("python -c pass", [sys.executable, "-c", "pass"], env, None),
         ("cairn search (keyword)", _cli("search", q, "--mode", "keyword", "--db", db), env,
          None),
+        ("  … looking for a warm process first",
+         _cli("search", q, "--mode", "keyword", "--db", db), _env(CAIRN_DAEMON="0"), None),
+        ("  … with the query daemon", _cli("search", q, "--mode", "keyword", "--db", db),
+         _env(CAIRN_DAEMON="0"), ("daemon", args.db)),
     ]
     if not args.no_hybrid:
         hybrid = _cli("search", q, "--mode", "hybrid", "--db", hdb)
         rows.append(("cairn search (hybrid, static)", hybrid, static, None))
-        rows.append(("  … with a warm server", hybrid, warm_static, args.hybrid_db))
+        rows.append(("  … with a warm server", hybrid, warm_static, ("serve", args.hybrid_db)))
+        rows.append(("  … with the query daemon", hybrid, warm_static,
+                     ("daemon", args.hybrid_db)))
     if args.model_db is not None:
         model = _cli("search", q, "--mode", "hybrid", "--db", str(args.model_db))
         rows.append(("cairn search (hybrid, default model)", model, env, None))
-        rows.append(("  … with a warm server", model, _env(), args.model_db))
+        warm = _env(CAIRN_DAEMON="0")
+        rows.append(("  … with a warm server", model, warm, ("serve", args.model_db)))
+        rows.append(("  … with the query daemon", model, warm, ("daemon", args.model_db)))
     rows.append(("cairn --help", _cli("--help"), env, None))
     print(f"load average: {os.getloadavg()[0]:.2f}; {args.rounds} runs each; query {q!r}")
     print(f"{'':38} {'p50 ms':>8} {'p95 ms':>8} {'CPU p50':>8}")
     for name, cmd, e, served in rows:
-        with _warm_server(served, e) if served is not None else contextlib.nullcontext():
+        if served is None:
+            ctx: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+        else:
+            ctx = (_warm_server if served[0] == "serve" else _query_daemon)(served[1], e)
+        with ctx:
             xs, cpu = _time(cmd, e, args.rounds)
         print(f"{name:38} {statistics.median(xs):8.1f} {_p95(xs):8.1f} "
               f"{statistics.median(cpu):8.1f}", flush=True)

@@ -86,7 +86,14 @@ def _keyword_only() -> Iterator[None]:
     fixtures see it too."""
     old = os.environ.get("CAIRN_EMBED")
     os.environ["CAIRN_EMBED"] = "none"
+    # no test leaves a query daemon behind: only the daemon's own tests start one
+    old_daemon = os.environ.get("CAIRN_DAEMON")
+    os.environ["CAIRN_DAEMON"] = "0"
     yield
+    if old_daemon is None:
+        os.environ.pop("CAIRN_DAEMON", None)
+    else:
+        os.environ["CAIRN_DAEMON"] = old_daemon
     if old is None:
         os.environ.pop("CAIRN_EMBED", None)
     else:
@@ -132,7 +139,8 @@ def run_cli(*args: str, env: Mapping[str, str | None] | None = None,
     with the streams and environment isolated by Typer's ``CliRunner``.
 
     The environment is a user's: every ``CAIRN_*`` variable of the test session is
-    unset (``CAIRN_EMBED=none`` included, so an index run embeds), then ``env`` is
+    unset (``CAIRN_EMBED=none`` included, so an index run embeds; not ``CAIRN_DAEMON``:
+    a search starts no query daemon), then ``env`` is
     applied (a ``None`` value unsets); ``COLUMNS=200`` keeps Rich from wrapping lines
     unless ``env`` says otherwise. ``cwd`` is the working
     folder during the run, restored afterwards.
@@ -144,7 +152,8 @@ def run_cli(*args: str, env: Mapping[str, str | None] | None = None,
     """
     from cairn.interfaces.cli import main
 
-    unset: dict[str, str | None] = {k: None for k in os.environ if k.startswith("CAIRN_")}
+    unset: dict[str, str | None] = {k: None for k in os.environ
+                                    if k.startswith("CAIRN_") and k != "CAIRN_DAEMON"}
     env = {**unset, "COLUMNS": "200", **(env or {})}
     runner = CliRunner()
     old_cwd, old_argv = Path.cwd(), sys.argv

@@ -34,6 +34,7 @@ def free_port() -> int:
 def cli_env(db: Path, **extra: str) -> dict[str, str]:
     """The environment of a CLI child: no inherited ``CAIRN_*``, keyword search only."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("CAIRN_")}
+    env["CAIRN_DAEMON"] = "0"  # a search starts no query daemon that outlives the test
     env.update(CAIRN_DB=str(db), CAIRN_EMBED="none", CAIRN_TOKEN=TOKEN, **extra)
     return env
 

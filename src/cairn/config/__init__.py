@@ -102,6 +102,7 @@ KEYS: Mapping[str, frozenset[str]] = {
          "templates"}
     ),
     "watch": frozenset({"debounce_ms", "poll", "poll_ms", "recheck_seconds"}),
+    "daemon": frozenset({"idle_minutes"}),
     "writeback": frozenset({"backup_dir", "keep_days", "keep_per_file"}),
     "web": frozenset({"editor_url"}),
     "dream": frozenset(
@@ -139,7 +140,7 @@ _INTS = {"search.limit", "embed.batch_size", "embed.dim", "embed.threads", "fusi
 _NUMBERS = {*(f"fusion.{k}" for k in ("rrf_k", "alpha", "beta", "gamma", "delta", "epsilon",
                                       "lambda", "decay_lambda", "min_similarity", "relative")),
             "rerank.timeout", "graph.alpha", "graph.reverse", "index.file_seconds",
-            "index.max_file_mb", "index.mass_delete_share", "index.wait",
+            "index.max_file_mb", "index.mass_delete_share", "index.wait", "daemon.idle_minutes",
             "watch.recheck_seconds", "dream.duplicate_similarity", "dream.schedule_minutes",
             *(f"enrich.{k}" for k in ("timeout", "similarity", "min_confidence",
                                       "retry_after_max", "price_input", "price_output"))}
@@ -242,6 +243,7 @@ class Config:
         index / watch: the ``[index]`` and ``[watch]`` tables, read-only (see
             :class:`cairn.ingest.limits.IndexLimits` and
             :class:`cairn.interfaces.watch.WatchSettings`).
+        daemon: the ``[daemon]`` table, read-only (:mod:`cairn.interfaces.daemon`).
         db_url: the PostgreSQL URL when ``[store] backend = "postgres"`` (``url``, or
             ``CAIRN_DB_URL``); ``None`` for the SQLite file at ``db_path``.
         backup_dir: ``[writeback] backup_dir`` (see :attr:`backup_folder`).
@@ -270,6 +272,7 @@ class Config:
     mcp: McpConfig = field(default_factory=McpConfig)
     index: Mapping[str, Any] = field(default_factory=dict)
     watch: Mapping[str, Any] = field(default_factory=dict)
+    daemon: Mapping[str, Any] = field(default_factory=dict)
     web: Mapping[str, Any] = field(default_factory=dict)
     dream: Mapping[str, Any] = field(default_factory=dict)
     backup_dir: Path | None = None
@@ -424,6 +427,7 @@ def load_config(
         mcp=mcp,
         index=_frozen(section("index")),
         watch=_frozen(section("watch")),
+        daemon=_frozen(section("daemon")),
         web=_web(path, section("web")),
         dream=_frozen(section("dream")),
         backup_dir=_backup_dir(path, section("writeback")),

@@ -163,8 +163,8 @@ def embed_missing(
         ``(distinct texts embedded, chunks that lacked a vector, seconds in embedder)``.
 
     Raises:
-        KeyboardInterrupt: passed on after the batch in progress was dropped (the
-            ones committed before stay).
+        KeyboardInterrupt: passed on after the vectors embedded before it were
+            committed (the embedder call it interrupted is dropped).
     """
     vs: VectorIndex = store.vectors
     space = embedder.fingerprint
@@ -188,21 +188,30 @@ def embed_missing(
     most = bs * 16
     held: list[tuple[str, Any]] = []
     since = 0.0  # model seconds since the last commit
-    for i in range(0, len(order), bs):
-        part = order[i : i + bs]
-        t0 = time.perf_counter()
-        vecs = embedder.embed([texts[h] for h in part])
-        took = time.perf_counter() - t0
-        t.spent += took
-        since += took
-        held.extend(zip(part, vecs, strict=True))
-        if since >= COMMIT_SECONDS or len(held) >= most or i + bs >= len(order):
+    try:
+        for i in range(0, len(order), bs):
+            part = order[i : i + bs]
+            t0 = time.perf_counter()
+            vecs = embedder.embed([texts[h] for h in part])
+            took = time.perf_counter() - t0
+            t.spent += took
+            since += took
+            held.extend(zip(part, vecs, strict=True))
+            if since >= COMMIT_SECONDS or len(held) >= most or i + bs >= len(order):
+                with store.transaction():
+                    vs.put_vectors(space, held)
+                t.embedded += len(held)
+                held, since = [], 0.0
+                if progress:
+                    progress(t.embedded, len(order), "embed")
+    except KeyboardInterrupt:
+        # the signal lands between two embedder calls: the vectors made before it are
+        # kept (the next pass embeds only the rest), the call it interrupted is dropped
+        if held:
             with store.transaction():
                 vs.put_vectors(space, held)
             t.embedded += len(held)
-            held, since = [], 0.0
-            if progress:
-                progress(t.embedded, len(order), "embed")
+        raise
     return t.embedded, t.missing, t.spent
 
 

@@ -4,7 +4,9 @@ A ``cairn serve``, ``cairn mcp`` (either transport) or ``cairn watch`` process k
 its embedding model loaded; a new ``cairn search`` process would spend most of a
 second loading its own. So each of those processes *advertises* itself while it runs
 (:func:`advertise`), and the CLI's fast path asks it first (:func:`remote_search`),
-loading the model itself only when no server answers.
+loading the model itself only when no server answers. When none runs, the CLI starts
+the per-user query daemon (:mod:`cairn.interfaces.daemon`), which advertises itself
+the same way.
 
 * **The advert**: ``<index file>.servers/<pid>.json`` beside the index —
   ``{"pid", "kind", "socket", "db", "settings", "started"}``. ``settings`` is a hash
@@ -21,7 +23,8 @@ loading the model itself only when no server answers.
   …; :meth:`~cairn.model.SearchRequest.to_mapping`), at most 64 KiB; answer
   ``{"ok": true, "result": {"query", "took_ms", "notes", "hits"}, "empty": bool}``
   (``result`` is exactly what ``cairn search --json`` prints) or ``{"ok": false,
-  "error", "type"}``. On any error the CLI searches locally instead, so a failure
+  "error", "type"}``. A daemon also answers ``{"op": "stop"}`` (``{"ok": true,
+  "stopping": pid}``) and then exits. On any error the CLI searches locally instead, so a failure
   reads as the same message a local search gives.
 
 This module imports only the standard library at module level: the client side runs
@@ -31,10 +34,8 @@ in the CLI's fast path.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import socket
 import sys
 import threading
 import time
@@ -43,6 +44,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import socket
+
     from cairn.app import Cairn
     from cairn.config import Config
 
@@ -65,6 +68,8 @@ exit -6); a model load or a search ends well within this."""
 def has_sockets() -> bool:
     """Whether this platform has Unix domain sockets (otherwise nothing is advertised
     and every CLI search loads its own model)."""
+    import socket  # not on a keyword search's path when nothing is advertised
+
     return hasattr(socket, "AF_UNIX")
 
 
@@ -91,6 +96,7 @@ def settings_hash(config: Config) -> str:
     """A short hash of the settings that change a search's answer: the index file,
     the config file, and the ``[search]``, ``[graph]``, ``[embed]`` (with
     ``CAIRN_EMBED``), ``[fusion]`` and ``[chunking]`` settings."""
+    import hashlib  # only once an advert is found: a keyword search hashes nothing else
     data = {
         "db": str(config.db_path.resolve()),
         "config": str(config.config_file.resolve()) if config.config_file else None,
@@ -103,7 +109,7 @@ def settings_hash(config: Config) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _socket_folder() -> Path:
+def socket_folder() -> Path:
     """The per-user folder of sockets (made 0700 if missing).
 
     Raises:
@@ -120,7 +126,7 @@ def _socket_folder() -> Path:
     return folder
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Whether a process ``pid`` exists (one of another user counts as alive)."""
     try:
         os.kill(pid, 0)
@@ -138,20 +144,28 @@ class WarmServer:
 
     Args:
         cairn: the open index whose searches are answered (its model stays loaded).
-        kind: ``serve``, ``mcp`` or ``watch`` (shown in the advert).
+        kind: ``serve``, ``mcp``, ``watch`` or ``daemon`` (shown in the advert; a
+            daemon also answers ``{"op": "stop"}``, see :mod:`cairn.interfaces.daemon`).
 
     Use :func:`advertise` rather than this class directly.
     """
 
     def __init__(self, cairn: Cairn, kind: str) -> None:
         self.cairn, self.kind = cairn, kind
+        import hashlib
+
         self.index_file = cairn.config.db_path.resolve()
         digest = hashlib.sha256(str(self.index_file).encode()).hexdigest()[:12]
-        self.socket_path = _socket_folder() / f"{digest}-{os.getpid()}.sock"
+        prefix = "daemon-" if kind == "daemon" else ""
+        self.socket_path = socket_folder() / f"{prefix}{digest}-{os.getpid()}.sock"
         self.advert = advert_folder(self.index_file) / f"{os.getpid()}.json"
         self._sock: socket.socket | None = None
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self.last_used = time.monotonic()
+        """``time.monotonic()`` of the last answer (a daemon's quiet period counts from it)."""
+        self.stop_asked = threading.Event()
+        """Set when a client asked this daemon to stop (``{"op": "stop"}``)."""
 
     def start(self) -> None:
         """Listen, write the advert, and answer in :data:`WORKERS` threads.
@@ -161,6 +175,8 @@ class WarmServer:
         """
         with contextlib.suppress(FileNotFoundError):
             self.socket_path.unlink()
+        import socket
+
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
@@ -211,6 +227,8 @@ class WarmServer:
                     conn.sendall(self.answer(_read_line(conn)) + b"\n")
                 except OSError:
                     continue
+                finally:
+                    self.last_used = time.monotonic()
 
     def answer(self, line: bytes) -> bytes:
         """The answer to one request line (see the module docstring); never raises."""
@@ -220,6 +238,9 @@ class WarmServer:
 
         try:
             req = json.loads(line.decode("utf-8"))
+            if isinstance(req, dict) and req.get("op") == "stop" and self.kind == "daemon":
+                self.stop_asked.set()
+                return json.dumps({"ok": True, "stopping": os.getpid()}).encode("utf-8")
             if not isinstance(req, dict) or req.get("op") != "search":
                 raise CairnError("unknown request: only op=search is answered")
             text = req.get("query")
@@ -334,14 +355,12 @@ def remote_search(config: Config, request: Mapping[str, Any]) -> dict[str, Any] 
         The answer ``{"ok": true, "result", "empty"}``, or ``None`` when no live
         server with the same settings answered (stale adverts are removed on the way).
     """
-    if not has_sockets():
-        return None
     folder = advert_folder(config.db_path)
     try:
         adverts = sorted(folder.glob("*.json"))
     except OSError:
         return None
-    if not adverts:
+    if not adverts or not has_sockets():
         return None
     settings = settings_hash(config)
     uid = os.getuid() if hasattr(os, "getuid") else None
@@ -354,14 +373,14 @@ def remote_search(config: Config, request: Mapping[str, Any]) -> dict[str, Any] 
             pid, sock_path = int(ad["pid"]), str(ad["socket"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if not _alive(pid):
+        if not alive(pid):
             _remove_stale(path, sock_path)
             continue
         if ad.get("settings") != settings:
             continue
-        answer = _ask(sock_path, line)
+        answer = ask(sock_path, line)
         if answer == "refused":
-            if not _alive(pid) or not Path(sock_path).exists():
+            if not alive(pid) or not Path(sock_path).exists():
                 _remove_stale(path, sock_path)
             continue
         if isinstance(answer, dict) and answer.get("ok") is True:
@@ -404,13 +423,15 @@ def _remove_stale(advert: Path, sock_path: str) -> None:
         advert.parent.rmdir()  # only when it is empty now
     with contextlib.suppress(OSError):
         sock = Path(sock_path)
-        if sock.parent == _socket_folder():
+        if sock.parent == socket_folder():
             sock.unlink()
 
 
-def _ask(sock_path: str, line: bytes) -> dict[str, Any] | str | None:
+def ask(sock_path: str, line: bytes) -> dict[str, Any] | str | None:
     """Send one request line; the decoded answer, ``"refused"`` when nobody listens,
     ``None`` on any other failure."""
+    import socket
+
     s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         s.settimeout(CONNECT_TIMEOUT)

@@ -181,7 +181,9 @@ def watch(
         cairn.store.lock.IndexBusy: another process is writing the index.
         CairnError: a path does not exist; the first run failed; later, a fatal
             error (:func:`_fatal`) — any other error is reported and tried again.
-        KeyboardInterrupt: Ctrl-C (after the current batch was committed or undone).
+        KeyboardInterrupt: Ctrl-C (after the current batch was committed or undone;
+            during an embedding step, after the embedder call in progress: the vectors
+            made so far are kept and the rest are embedded by the next run).
     """
     try:
         import watchfiles
@@ -192,12 +194,12 @@ def watch(
     cfg = settings or WatchSettings.from_mapping(cairn.config.watch)
     stop = stop or threading.Event()
     with cairn.runs.writing(wait, on_wait):
-        ready = cairn.index(
+        ready = _stopped_if_interrupted(cairn.index(
             list(paths or []),
             progress=progress,
             embed=embed,
             allow_mass_delete=allow_mass_delete,
-        )
+        ))
         roots = _watched_roots(cairn, paths)
         if not roots:
             raise CairnError(
@@ -243,6 +245,7 @@ def watch(
                 except Exception as exc:
                     failed("the catch-up index run", exc, full=True)
                     continue
+                _stopped_if_interrupted(again)
                 caught_up = True
                 backoff.reset()
                 if on_ready is not None:
@@ -286,6 +289,10 @@ def watch(
             pending = _Pending()
             if batch is None:
                 continue
+            if batch.run is not None and _interrupted(batch.run):
+                if on_batch is not None:
+                    on_batch(batch)
+                raise KeyboardInterrupt
             for p in batch.paths:  # modified in the same tick as indexed: look again
                 try:
                     if time.time() - os.lstat(p).st_mtime < cfg.recheck_seconds:
@@ -296,6 +303,20 @@ def watch(
                 on_batch(batch)
             if stop.is_set():
                 break
+
+
+def _interrupted(run: Run) -> bool:
+    """Whether Ctrl-C stopped ``run``'s embedding step (the step ends early and returns
+    instead of raising, so the run is recorded: :func:`cairn.ingest.embedding.embed_pass`)."""
+    return run.embedding is not None and run.embedding.interrupted
+
+
+def _stopped_if_interrupted(run: Run) -> Run:
+    """``run``, or ``KeyboardInterrupt`` when Ctrl-C stopped its embedding step: the
+    watch ends there instead of embedding the rest in its next run."""
+    if _interrupted(run):
+        raise KeyboardInterrupt
+    return run
 
 
 def _cause(exc: BaseException) -> str:

@@ -25,6 +25,7 @@ from rich.markup import escape
 
 import cairn.interfaces.cli._common as _common
 import cairn.interfaces.cli.agenda as agenda
+import cairn.interfaces.cli.daemon as daemon
 import cairn.interfaces.cli.dream as dream
 import cairn.interfaces.cli.enrich as enrich
 import cairn.interfaces.cli.evaluate as evaluate
@@ -91,7 +92,7 @@ def _main(
 
 for _group in (
     index, watch, search, show, status, graph, evaluate, serve, mcp_server, store, dream,
-    restore, agenda, redact, terms, memory, export, enrich,
+    restore, agenda, redact, terms, memory, export, enrich, daemon,
 ):
     _group.register(app)
 

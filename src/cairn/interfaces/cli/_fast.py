@@ -10,10 +10,14 @@ left to Typer (it returns ``None``), so usage errors and help look as before.
 Like the Typer command (``ignore_unknown_options``), words starting with a single
 ``-`` (``-tag:done``, ``-draft``) are query words.
 
-A search that may need the embedding model (any mode but ``keyword``) is first sent to
-a ``cairn serve`` / ``mcp`` / ``watch`` process advertised for the same index and
-settings (:mod:`cairn.interfaces.warm`), whose model is already loaded; its answer is
-printed by the same code as a local one. ``CAIRN_NO_WARM=1`` always searches locally.
+A search is first sent to a ``cairn serve`` / ``mcp`` / ``watch`` process or query
+daemon advertised for the same index and settings (:mod:`cairn.interfaces.warm`), whose
+model and index are already open; its answer is printed by the same code as a local
+one. Keyword searches too: the CLI's side of a warm answer (no store, no search
+service) costs less CPU than a local keyword search (``bench/startup.py``). When none
+answers, the search runs locally, and one that may need the model (any mode but
+``keyword``) then starts the per-user query daemon (:mod:`cairn.interfaces.daemon`) for
+the next ones (``CAIRN_DAEMON=0`` does not). ``CAIRN_NO_WARM=1`` always searches locally.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from cairn.app import Cairn
+    from cairn.config import Config
     from cairn.model.search_request import SearchRequest
 
 _GLOBAL = ("--db", "--config")
@@ -127,15 +132,26 @@ def fast_search(argv: Sequence[str]) -> int | None:
     except QueryError as exc:
         return error(exc, args.as_json)
 
+    cold: list[Cairn] = []  # the index this process opened itself (no warm answer)
+
     def opener(db: Path | None) -> AbstractContextManager[Cairn]:
-        warm = _warm(args.config, args.search_db or args.outer_db, request) \
-            if request.mode != "keyword" else None
+        warm, config = _warm(args.config, db or args.outer_db, request)
         if warm is not None:
             return warm
-        return open_index(db or args.outer_db, args.config)
+        if config is not None:  # read once: the same settings the warm look-up used
+            from cairn.app import Cairn
+
+            cairn = Cairn(config, create=False)
+        else:  # CAIRN_NO_WARM, or the configuration has an error: reported from here
+            cairn = open_index(db or args.outer_db, args.config)
+        cold.append(cairn)
+        return cairn
 
     try:
-        return run_search(opener, args.search_db, request, as_json=args.as_json)
+        code = run_search(opener, args.search_db, request, as_json=args.as_json)
+        if code == 0 and cold and request.mode != "keyword":
+            _start_daemon(cold[0])
+        return code
     except BrokenPipeError:  # `cairn search x | head`
         sys.stderr.close()
         return 0
@@ -143,10 +159,10 @@ def fast_search(argv: Sequence[str]) -> int | None:
         err.line("aborted")
         return 130
     except Exception as exc:
-        code = backend_error(exc, args.as_json)
-        if code is None:
+        failed = backend_error(exc, args.as_json)
+        if failed is None:
             raise
-        return code
+        return failed
 
 
 class _Answered:
@@ -169,27 +185,46 @@ class _Answered:
         return self._empty
 
 
-def _warm(config_file: Path | None, db: Path | None, request: SearchRequest
-          ) -> AbstractContextManager[Cairn] | None:
-    """The answer of a warm server for this search, as an opener's context manager, or
-    ``None`` (no server, other settings, an error: search locally)."""
+def _start_daemon(cairn: Cairn) -> None:
+    """Start the query daemon for the next searches on ``cairn``'s index, when allowed
+    (:func:`cairn.interfaces.daemon.enabled`); never raises, prints nothing."""
     if os.environ.get("CAIRN_NO_WARM"):
-        return None
+        return
+    from cairn.interfaces import daemon
+
+    try:
+        if daemon.enabled(cairn.config):
+            daemon.spawn(cairn.config)
+    except (OSError, ValueError, TypeError):
+        return
+
+
+def _warm(config_file: Path | None, db: Path | None, request: SearchRequest
+          ) -> tuple[AbstractContextManager[Cairn] | None, Config | None]:
+    """``(the answer of a warm process for this search as an opener's context manager,
+    the configuration read)``; the answer is ``None`` when the search runs locally (no
+    warm process, other settings, an error), the configuration when it could not be
+    read (or ``CAIRN_NO_WARM`` is set)."""
+    if os.environ.get("CAIRN_NO_WARM"):
+        return None, None
     from cairn.config import load_config
     from cairn.errors import CairnError
     from cairn.interfaces.warm import remote_search
 
     try:
         config = load_config(db=db, config_file=config_file)
+    except (CairnError, OSError, ValueError):
+        return None, None
+    try:
         answer = remote_search(config, request.to_mapping())
         if answer is None:
-            return None
+            return None, config
         answered = _Answered(config, answer)
     except (CairnError, OSError, KeyError, TypeError, ValueError):
-        return None
+        return None, config
 
     @contextmanager
     def given() -> Iterator[Cairn]:
         yield cast("Cairn", answered)
 
-    return given()
+    return given(), config

@@ -22,9 +22,12 @@ from cairn.model.serialize import to_data
 
 def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Counts per format, the last run, and files that failed."""
+    from cairn.interfaces.daemon import running
+
     try:
         with common.open_cairn(db) as cairn:
             data = to_data(cairn.stats())
+            daemons = running(cairn.config)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
@@ -49,6 +52,8 @@ def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
         out.print(f"[red]failed[/red] {escape(f['path'])}: {escape(f['reason'] or '')}")
     if data["warnings"]:
         out.print(f"{len(data['warnings'])} document warnings (see --json)")
+    for ad in daemons:
+        out.print(f"query daemon running (pid {ad['pid']}); `cairn daemon stop` stops it")
 
 
 def roots(

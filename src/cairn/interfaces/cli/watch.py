@@ -107,6 +107,14 @@ def watch(
         if not quiet and not as_json and err.is_terminal and (done % 50 == 0 or done == total):
             err.print(f"catching up: {done}/{total} files", end="\r")
 
+    import signal
+    import threading
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # SIGTERM stops as Ctrl-C does: between embedder calls
+
+    main = threading.current_thread() is threading.main_thread()
+    old_term = signal.signal(signal.SIGTERM, interrupt) if main else None
     try:
         from cairn.interfaces.warm import advertise
 
@@ -134,6 +142,9 @@ def watch(
         return
     except CairnError as exc:
         raise fail(exc, as_json) from None
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, old_term)
 
 
 def register(app: typer.Typer) -> None:

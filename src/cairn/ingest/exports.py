@@ -3,7 +3,6 @@ soon as it is parsed, an unchanged one left alone, in bounded memory."""
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
 from cairn import formats
@@ -35,11 +34,22 @@ def store_export(
     export of the same account only rewrites the conversations that changed.
     Documents gone from the export are removed at the end, unless the parser
     stopped early. What happened is added to ``tally``; ``max_entry`` bounds one
-    conversation, ``redact`` passes every document, ``scrub`` every failure.
+    conversation, ``redact`` passes every document that is stored, ``scrub`` every
+    failure.
+
+    When ``redact`` has a ``fingerprint`` (a ``str`` that changes whenever its output
+    could: :class:`cairn.redact.service.Redactor`), "unchanged" is decided before
+    redaction, from a hash of the parsed document and that fingerprint, so an
+    unchanged conversation is neither redacted nor rewritten; a new fingerprint (new
+    settings, a new detector) makes every document count as changed. A hook without
+    one is run on every document and its output is hashed.
 
     Raises:
         StoreUnwritable: the index cannot be written (the run stops).
     """
+    fingerprint = getattr(redact, "fingerprint", None)
+    if not isinstance(fingerprint, str):
+        fingerprint = None
     existing = store.document_hashes(root.id, sf.relpath)
     seen: set[str] = set()
     taken_docs: set[str] = set()
@@ -64,18 +74,33 @@ def store_export(
                     if isinstance(item, Failure):
                         failures.append(scrub(item))
                         continue
-                    item = redact(item)
+                    if fingerprint is None:  # an opaque hook: judge by its output
+                        item = redact(item)
+                    hash_ = _document_hash(item, fingerprint or "")
+                    doc_id, conflict = ids.document_id_of(store, root, sf, item, taken_docs)
+                    seen.add(doc_id)
+                    stored += 1
+                    if existing.get(doc_id) == hash_:
+                        # unchanged, and redaction would make what it made before:
+                        # neither pass is run again (a parse warning is still masked)
+                        if item.warnings and fingerprint is not None:
+                            item = redact(item)
+                        warnings.extend(item.warnings)
+                        if conflict is not None:
+                            warnings.append(conflict)
+                        continue
+                    if fingerprint is not None:
+                        item = redact(item)
                     # a unit id is checked against this document's ids and the
                     # store, which holds the export's earlier documents already:
                     # no set of every unit id of the export is kept
-                    doc = ids.assign_doc_ids(store, root, sf, item, taken_docs, set())
-                    doc = dataclasses.replace(doc, content_hash=_document_hash(item))
-                    seen.add(doc.id)
-                    stored += 1
+                    doc = ids.assign_doc_ids(
+                        store, root, sf, item, taken_docs, set(),
+                        content_hash=hash_, known=(doc_id, conflict),
+                    )
                     warnings.extend(doc.warnings)
-                    if existing.get(doc.id) != doc.content_hash:
-                        store.replace_document(doc)
-                        rewritten += 1
+                    store.replace_document(doc)
+                    rewritten += 1
             except Exception as exc:  # a parser bug: keep what was read
                 crashed = True
                 failures.append(scrub(
@@ -144,6 +169,9 @@ class _NothingStored(Exception):
     """Raised inside an export's transaction to undo it when nothing could be read."""
 
 
-def _document_hash(doc: Document) -> str:
-    """A content hash of a parsed document (before ids), to skip unchanged ones."""
-    return content_hash(repr(doc).encode("utf-8", "surrogatepass"))
+def _document_hash(doc: Document, fingerprint: str) -> str:
+    """A content hash of a parsed document (before ids) and of the redaction it gets,
+    to skip unchanged ones: the text is hashed, never stored or logged."""
+    return content_hash(
+        (fingerprint + "\x00" + repr(doc)).encode("utf-8", "surrogatepass")
+    )

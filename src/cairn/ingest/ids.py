@@ -75,30 +75,17 @@ def assign_doc_ids(
     taken_units: set[str],
     *,
     content_hash: str | None = None,
+    known: tuple[str, Diagnostic | None] | None = None,
 ) -> Document:
     """One document's id (its declared id when no other file uses it, else a
     path-based UUIDv5) and its units' ids; ``taken_*`` hold ids already given out
     for this file (``taken_units`` may hold only this document's when the file's
     earlier documents are in the store already, where :meth:`Store.unit_owner` finds
-    their units); ``content_hash`` (when given) replaces the document's."""
-    doc_id = document_id(root.id, sf.relpath, doc.key)
-    if doc.declared_id and doc.declared_id not in taken_docs:
-        owner = store.document_owner(doc.declared_id)
-        if owner is None or owner == (root.id, sf.relpath):
-            doc_id = doc.declared_id
-        else:
-            doc = dataclasses.replace(
-                doc,
-                warnings=(
-                    *doc.warnings,
-                    Diagnostic(
-                        sf.relpath,
-                        f"id {doc.declared_id} is already used by {owner[1]}; "
-                        "a path-based id is used instead",
-                    ),
-                ),
-            )
-    taken_docs.add(doc_id)
+    their units); ``content_hash`` (when given) replaces the document's; ``known``
+    is the id and warning :func:`document_id_of` gave this document already."""
+    doc_id, conflict = known or document_id_of(store, root, sf, doc, taken_docs)
+    if conflict is not None:
+        doc = dataclasses.replace(doc, warnings=(*doc.warnings, conflict))
     units = _unit_ids(store, doc_id, doc.units, taken_units)
     if content_hash is None:
         content_hash = doc.content_hash
@@ -106,6 +93,27 @@ def assign_doc_ids(
         doc, id=doc_id, root_id=root.id, size=sf.size, mtime=sf.mtime, units=units,
         content_hash=content_hash,
     )
+
+
+def document_id_of(
+    store: Store, root: SourceRoot, sf: SourceFile, doc: Document, taken_docs: set[str]
+) -> tuple[str, Diagnostic | None]:
+    """One document's id, added to ``taken_docs``: its declared id when no other file
+    uses it, else a path-based UUIDv5 and the warning that says why (else ``None``)."""
+    doc_id = document_id(root.id, sf.relpath, doc.key)
+    conflict = None
+    if doc.declared_id and doc.declared_id not in taken_docs:
+        owner = store.document_owner(doc.declared_id)
+        if owner is None or owner == (root.id, sf.relpath):
+            doc_id = doc.declared_id
+        else:
+            conflict = Diagnostic(
+                sf.relpath,
+                f"id {doc.declared_id} is already used by {owner[1]}; "
+                "a path-based id is used instead",
+            )
+    taken_docs.add(doc_id)
+    return doc_id, conflict
 
 
 def _unit_ids(

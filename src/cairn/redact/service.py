@@ -72,19 +72,12 @@ class RedactService:
         self._store = store
         self._config = config
 
-    def redactor(self) -> Callable[[Document], Document]:
+    def redactor(self) -> Redactor:
         """The ingest hook: a parsed document → the document to store, masked (or its
         finding units dropped) by its ``on_ingest`` mode. The user's file is never
         changed; this runs between parsing and storing, so the FTS table, the chunks
         and vectors, snippets, ``show`` and every door see only the masked text."""
-        table: Mapping[str, str] = dict(self._config.redact.get("on_ingest", {}))
-
-        def redact(doc: Document) -> Document:
-            from cairn.redact import redact_document
-
-            return redact_document(doc, mode_for(doc, table)).document
-
-        return redact
+        return Redactor(dict(self._config.redact))
 
     def message_scrubber(self) -> Callable[[str], str]:
         """What every message of an index run passes through before it is printed or
@@ -133,6 +126,37 @@ class RedactService:
         """
         plist = list(paths) or [r.path for r in self._store.roots()]
         return scan_paths(plist, progress=progress)
+
+
+class Redactor:
+    """The ingest hook: ``redactor(doc)`` is the document to store, masked (or its
+    finding units dropped) by its ``on_ingest`` mode.
+
+    Args:
+        settings: the ``[redact]`` table of the configuration.
+    """
+
+    def __init__(self, settings: Mapping[str, object]) -> None:
+        self._settings = settings
+        on_ingest = settings.get("on_ingest", {})
+        self._table: Mapping[str, str] = dict(on_ingest) if isinstance(on_ingest, Mapping) else {}
+        self._fingerprint: str | None = None
+
+    def __call__(self, doc: Document) -> Document:
+        from cairn.redact import redact_document
+
+        return redact_document(doc, mode_for(doc, self._table)).document
+
+    @property
+    def fingerprint(self) -> str:
+        """A hash of everything that changes this hook's output (the settings, the
+        detectors, the masking code: :func:`cairn.redact.fingerprint.redaction_fingerprint`);
+        a document seen before with the same fingerprint needs no second pass."""
+        if self._fingerprint is None:
+            from cairn.redact.fingerprint import redaction_fingerprint
+
+            self._fingerprint = redaction_fingerprint(self._settings)
+        return self._fingerprint
 
 
 def _unchanged(text: str) -> str:

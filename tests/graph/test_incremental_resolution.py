@@ -26,6 +26,7 @@ from cairn.graph.resolve import resolve_links
 from cairn.graph.service import GraphService
 from cairn.ingest import pipeline
 from cairn.ingest.pipeline import Indexer
+from cairn.redact.fingerprint import index_config_hash
 
 FILES = {
     "alpha.md": "---\nrelated: [Gamma]\n---\n# Alpha\n\nSee [[Beta]], [[Beta#Part two]], "
@@ -75,7 +76,7 @@ class Incremental:
     def run(self) -> None:
         """One index run of the pipeline alone (no link resolution, no graph update)."""
         store = self.c.store
-        Indexer(store, config_hash=self.c.config.fingerprint()).run(store.roots())
+        Indexer(store, config_hash=index_config_hash(self.c.config)).run(store.roots())
 
     def step(self) -> None:
         store = self.c.store

@@ -219,6 +219,7 @@ def embedding(cairn: Cairn) -> EmbeddingStep:
 def runs(cairn: Cairn) -> IndexService:
     """Index runs, whole (:mod:`cairn.ingest.service`)."""
     from cairn.ingest.service import IndexService, RunHooks
+    from cairn.redact.fingerprint import index_config_hash
 
     def after_run() -> None:
         cairn.enrich.refresh()  # enrichment units and llm edges a re-index dropped
@@ -229,6 +230,7 @@ def runs(cairn: Cairn) -> IndexService:
         embed_settings=lambda: cairn.embedding.settings(),
         redactor=lambda: cairn.redact.redactor(),
         scrubber=lambda: cairn.redact.message_scrubber(),
+        config_hash=lambda: index_config_hash(cairn.config),
         after_run=after_run, discard_new=cairn._discard_if_new,
     )
     return IndexService(cairn.store, cairn.config, writer_lock=cairn.writer_lock, hooks=hooks)

@@ -49,6 +49,9 @@ class RunHooks:
         embed_settings: how the embedding step runs now.
         redactor / scrubber: the redaction hook every parsed document passes, and what
             every failure's text passes (:mod:`cairn.redact.service`).
+        config_hash: the hash of everything that changes what a run stores (the
+            settings, the redaction detectors), compared with the last run's; a new
+            one re-indexes every file (:func:`cairn.redact.fingerprint.index_config_hash`).
         after_run: called after each completed run (enrichment rows a re-index
             dropped, the count of units waiting for a vector).
         discard_new: a first run that failed before anything was registered removes
@@ -60,6 +63,7 @@ class RunHooks:
     embed_settings: Callable[[], EmbedSettings]
     redactor: Callable[[], Callable[[Document], Document]]
     scrubber: Callable[[], Callable[[str], str]]
+    config_hash: Callable[[], str]
     after_run: Callable[[], None]
     discard_new: Callable[[], None]
 
@@ -76,7 +80,7 @@ class IndexService:
 
     Args:
         store: the open index.
-        config: the configuration (``[index]``, ``[org]``, the fingerprint).
+        config: the configuration (``[index]``, ``[org]``).
         writer_lock: the index's writer lock.
         hooks: see :class:`RunHooks`.
 
@@ -342,7 +346,7 @@ class IndexService:
 
         attempt.indexer = Indexer(
             self.store,
-            config_hash=self.config.fingerprint(),
+            config_hash=self.hooks.config_hash(),
             parse_options=self._parse_options(),
             limits=self.limits,
             redact=self.hooks.redactor(),

@@ -11,6 +11,10 @@ import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cairn.config import Config
 
 VERSION = 1
 """Raised by hand when redaction's output changes in a way the code below cannot see."""
@@ -41,3 +45,17 @@ def redaction_fingerprint(settings: Mapping[str, object]) -> str:
         except OSError:
             continue
     return h.hexdigest()
+
+
+def index_config_hash(config: Config) -> str:
+    """The configuration hash an index run records and compares with the last run's:
+    :meth:`cairn.config.Config.fingerprint` (the settings that change parsing) and
+    :func:`redaction_fingerprint` of its ``[redact]`` table. A new hash re-indexes every
+    file once, unchanged bytes or not, so an upgrade that adds or sharpens a detector
+    reaches the secrets already in the index.
+
+    Never raises (see :func:`redaction_fingerprint`).
+    """
+    redaction = redaction_fingerprint(dict(config.redact))
+    data = f"{config.fingerprint()}\x00{redaction}".encode()
+    return hashlib.sha256(data).hexdigest()[:16]

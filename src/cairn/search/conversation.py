@@ -18,7 +18,8 @@ Notes, other units and messages without a time are left as they are; a list with
 dated chat message is returned as it came.
 
 The keyword list weighs a turn's neighbours and its speaker as well
-(:mod:`cairn.search.turns`), inside its BM25 score.
+(:mod:`cairn.search.turns`), inside its BM25 score; ``--explain`` shows those as the
+parts of the keyword score (``keyword.parts``), not as summands.
 """
 
 from __future__ import annotations

@@ -2,7 +2,9 @@
 explanations.
 
 With ``explain``, each hit's ``explain`` holds the mode, each list's rank and raw score
-(``keyword: {rank, bm25}``, ``semantic: {rank, cosine, chunk}``), the fusion settings,
+(``keyword: {rank, bm25}``, ``semantic: {rank, cosine, chunk}``; a chat message whose
+keyword score its neighbouring turns or its speaker raised also has ``keyword.parts``,
+named parts adding up to ``bm25``: :func:`cairn.search.turns.keyword_parts`), the fusion settings,
 with a reranker ``rerank: {model, rank_before, fused_score, relevance, retrieval_weight}``,
 the named ``summands`` and the ``score`` they add up to (``math.fsum``); graph
 expansion adds a ``graph_expansion`` summand and a ``graph`` section.
@@ -11,7 +13,7 @@ expansion adds a ``graph_expansion`` summand and a ``graph`` section.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cairn.model import Hit, HitUnit
@@ -89,14 +91,20 @@ def explain_fused(
     syntax: str | None,
     model: str | None,
     reranker: str | None = None,
+    keyword_parts: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """The explanation of one fused result (see the module docstring); a re-ranked
-    one also has a ``rerank`` section (:func:`cairn.search.rerank.explain_rerank`)."""
+    one also has a ``rerank`` section (:func:`cairn.search.rerank.explain_rerank`).
+    ``keyword_parts``: the parts of its keyword raw score
+    (:attr:`cairn.search.rank.Ranking.keyword_parts`), shown only when they add up to
+    it (a score a preamble passed on is not the message's own)."""
     exp: dict[str, Any] = {"mode": mode}
     kw_name = "keyword" if "keyword" in f.ranks else "bm25"
     sem_name = "semantic" if "semantic" in f.ranks else "cosine"
     if kw_name in f.ranks:
         exp["keyword"] = {"rank": f.ranks[kw_name], "bm25": f.raw[kw_name]}
+        if keyword_parts and _adds_up(keyword_parts.values(), f.raw[kw_name]):
+            exp["keyword"]["parts"] = dict(keyword_parts)
     if sem_name in f.ranks:
         sem: dict[str, Any] = {"rank": f.ranks[sem_name], "cosine": f.raw[sem_name]}
         if chunk is not None:
@@ -132,8 +140,12 @@ def explain_fused(
 
 def summands_add_up(explain: Mapping[str, Any], tol: float = 1e-12) -> bool:
     """Whether an explanation's summands add up to its score (within ``tol``)."""
-    s = math.fsum(float(v) for v in explain.get("summands", {}).values())
-    return abs(s - float(explain.get("score", math.nan))) <= tol * max(1.0, abs(s))
+    return _adds_up(explain.get("summands", {}).values(), explain.get("score", math.nan), tol)
+
+
+def _adds_up(parts: Iterable[Any], total: Any, tol: float = 1e-12) -> bool:
+    s = math.fsum(float(v) for v in parts)
+    return abs(s - float(total)) <= tol * max(1.0, abs(s))
 
 
 def build_hits(

@@ -70,6 +70,9 @@ class Ranking:
         took_ms: time spent.
         reranked_by: the reranker's name when the top results were re-ranked.
         rerank_ms: time the re-rank took (0 when none ran).
+        keyword_parts: unit id → the named parts of a chat message's keyword score
+            that its neighbours or its speaker raised
+            (:func:`cairn.search.turns.keyword_parts`); other units are absent.
     """
 
     query: Query
@@ -82,6 +85,7 @@ class Ranking:
     took_ms: float = 0.0
     reranked_by: str | None = None
     rerank_ms: float = 0.0
+    keyword_parts: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 SIDE_WORKERS = 4
@@ -184,9 +188,11 @@ class Ranker:
 
     # --- lists ------------------------------------------------------------------------
     def _keyword(
-        self, tq: TextQuery, limit: int, turns: bool = True
+        self, tq: TextQuery, limit: int, turns: bool = True,
+        parts: dict[str, dict[str, float]] | None = None,
     ) -> list[tuple[str, float]]:
-        """The keyword list; ``turns``: chat turns weighed with their neighbours."""
+        """The keyword list; ``turns``: chat turns weighed with their neighbours (the
+        parts of the raised scores go to ``parts``)."""
         if not tq.positive and not tq.filters:
             return []
 
@@ -197,7 +203,7 @@ class Ranker:
             return search(limit)
         # chat turns: a neighbouring turn's match counts (cairn.search.turns)
         words = {t.casefold() for term in tq.positive for t in term.tokens}
-        return with_turn_context(self.store, search(limit), limit, search, words)
+        return with_turn_context(self.store, search(limit), limit, search, words, parts)
 
     def _settle(
         self, kw: Sequence[tuple[str, float]], tq: TextQuery, facts: dict[str, UnitFacts]
@@ -265,12 +271,14 @@ class Ranker:
         return set(rest) - set(self.dense.unit_similarity(qvec, rest))
 
     def _fuse(
-        self, mode: str, query: Query, tq: TextQuery, k: int, n: int
+        self, mode: str, query: Query, tq: TextQuery, k: int, n: int,
+        parts: dict[str, dict[str, float]] | None = None,
     ) -> tuple[list[Fused], dict[str, DenseHit], dict[str, UnitFacts], bool]:
         """One try for ``k`` results: lists of ``n`` candidates (hybrid: ``k`` but at
-        least ``depth`` each), fused; the last value says whether a list may hold more."""
+        least ``depth`` each), fused; the last value says whether a list may hold more.
+        ``parts`` gains the keyword list's :attr:`Ranking.keyword_parts`."""
         if mode == "keyword":
-            kw = self._keyword(tq, n)
+            kw = self._keyword(tq, n, parts=parts)
             facts = self.store.unit_facts([k for k, _ in kw])
             kept = self._settle(kw, tq, facts)
             return single("bm25", kept), {}, facts, len(kw) >= n
@@ -281,7 +289,7 @@ class Ranker:
             return fused, {h.unit_id: h for h in dense}, facts, len(dense) >= n
         depth = max(k, self.fusion.depth)
         side = _side_by_side(self.store, self._semantic, query, tq, depth)
-        kw = self._keyword(tq, depth)
+        kw = self._keyword(tq, depth, parts=parts)
         dense, qvec = side() if side else self._semantic(query, tq, depth)
         facts = self.store.unit_facts([k for k, _ in kw] + [h.unit_id for h in dense])
         # ranks in the keyword list are counted after shadowed preambles are settled
@@ -369,8 +377,10 @@ class Ranker:
         # would boost a unit a shallower one left out
         need = max(k, DEPTH) if found else k
         n, goal = need + SPARE, need
+        parts: dict[str, dict[str, float]] = {}
         while True:
-            fused, chunks, facts, more = self._fuse(want, query, tq, goal, n)
+            parts.clear()  # a deeper try may see other neighbours
+            fused, chunks, facts, more = self._fuse(want, query, tq, goal, n, parts)
             fused = [fused[i] for i in drop_shadowed(fused, facts)]
             if len(fused) >= need or not more:
                 break
@@ -398,5 +408,6 @@ class Ranker:
         took = (time.perf_counter() - t0) * 1000
         syntax = self.store.text_query_syntax(tq) if want != "semantic" else None
         return Ranking(
-            query, want, fused, chunks, facts, syntax, tuple(notes), took, reranked_by, rerank_ms
+            query, want, fused, chunks, facts, syntax, tuple(notes), took, reranked_by, rerank_ms,
+            parts,
         )

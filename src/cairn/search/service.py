@@ -379,6 +379,7 @@ class SearchService:
                     syntax=ranking.syntax,
                     model=model,
                     reranker=ranking.reranked_by,
+                    keyword_parts=ranking.keyword_parts.get(f.key),
                 )
                 if explain
                 else {}

@@ -14,6 +14,11 @@ counts. Notes, other units and messages without a time keep their BM25; a list w
 a dated chat message (the unit's ``time`` fact, a light look-up) is returned as it
 came, and only dated messages are looked up whole (their position and speaker). This is the one
 place ranking treats conversations apart.
+
+The raised score stays one keyword score (moving the terms out of BM25 ranks worse), so
+that ``--explain`` can still say why, each raised message's score is split into
+:func:`keyword_parts`: its own ``bm25``, the ``context neighbouring turn`` term and the
+``speaker <name>`` term, which add up to it.
 """
 
 from __future__ import annotations
@@ -36,10 +41,14 @@ def with_turn_context(
     limit: int,
     deeper: Callable[[int], Sequence[tuple[str, float]]],
     words: Collection[str] = (),
+    parts: dict[str, dict[str, float]] | None = None,
 ) -> list[tuple[str, float]]:
     """``ranked`` (unit id, BM25 score; best first, ``limit`` at most) with every chat
     message's score raised by its neighbours' (see the module docstring), best first,
     ``limit`` at most.
+
+    ``parts``: when given, gains unit id → :func:`keyword_parts` for every message
+    whose score was raised (entries of units not raised are left as they are).
 
     ``words``: the query's words, case-folded; a message whose speaker one of them
     names scores :data:`SPEAKER_BOOST` times higher.
@@ -73,13 +82,31 @@ def with_turn_context(
                           at.get((turn.document_id, turn.ordinal + 1)))
                 if n is not None
             ]
-            s += CONTEXT_WEIGHT * max(near, default=0.0)
-            if words and speaker(turn.title).casefold() in words:
+            own, context = s, CONTEXT_WEIGHT * max(near, default=0.0)
+            s += context
+            who = speaker(turn.title)
+            named = bool(words) and who.casefold() in words
+            if named:
                 s *= SPEAKER_BOOST
+            if parts is not None and (context or named):
+                parts[uid] = keyword_parts(own, context, who if named else None)
         out.append((uid, s))
     out.sort(key=lambda x: -x[1])
     return out[:limit]
 
+
+def keyword_parts(own: float, context: float, who: str | None = None) -> dict[str, float]:
+    """A raised message's keyword score, ``(own + context) × SPEAKER_BOOST`` when the
+    query names its speaker ``who`` (``None``: it does not; else ``own + context``), as
+    named parts that add up to it (``math.fsum``, within rounding): ``{"bm25": own,
+    "context neighbouring turn": context, "speaker <who>": (SPEAKER_BOOST - 1) × (own +
+    context)}``; a part that adds nothing is left out (``bm25`` never is)."""
+    out = {"bm25": own}
+    if context:
+        out["context neighbouring turn"] = context
+    if who is not None:
+        out[f"speaker {who}".rstrip()] = (SPEAKER_BOOST - 1.0) * (own + context)
+    return out
 
 
 def speaker(title: str) -> str:

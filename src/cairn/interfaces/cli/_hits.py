@@ -143,8 +143,9 @@ def print_hit(h: Hit, explain: bool) -> None:
 
 
 def explain_table(e: dict[str, Any], score: float) -> Table:
-    """One hit's explanation as a small Rich table: each list's rank and raw score,
-    each summand, and the total they add up to."""
+    """One hit's explanation as a small Rich table: each list's rank and raw score
+    (under the keyword list, the parts of its raw score, ``· speaker Caroline``), each
+    summand, and the total they add up to."""
     from rich.table import Table
 
     table = Table(
@@ -165,6 +166,8 @@ def explain_table(e: dict[str, Any], score: float) -> Table:
             f"{lst[raw_key]:.4f}" if raw_key in lst else "",
             f"{sums.pop(key):.6g}" if key else "",
         )
+        for part, value in (lst.get("parts") or {}).items():
+            table.add_row(f"  · {part}", "", f"{value:.4f}", "")
     rr = e.get("rerank")
     if isinstance(rr, dict):  # the blend: the fused rank's part and the reranker's
         rel = rr.get("relevance")

@@ -64,7 +64,8 @@ def explain_rows(exp: Mapping[str, Any]) -> dict[str, Any] | None:
         ``{"score", "summands": [(name, value)], "lists": [(list, rank, raw name,
         raw value)], "params": [(name, value)], "paths": [{"seed", "contribution",
         "edges": [{"from", "to", "relation", "origin", "direction"}]}]}`` with numbers
-        as text; the summands add up to ``score``.
+        as text; the summands add up to ``score``; a list's raw score split into parts
+        (``keyword.parts``) is followed by one ``("· <part>", "", "part", value)`` row each.
     """
     if not exp:
         return None
@@ -74,6 +75,8 @@ def explain_rows(exp: Mapping[str, Any]) -> dict[str, Any] | None:
         part = exp.get(name)
         if isinstance(part, Mapping):
             lists.append((name, _num(part.get("rank")), raw, _num(part.get(raw))))
+            lists += [(f"· {k}", "", "part", _num(v))
+                      for k, v in dict(part.get("parts") or {}).items()]
     params = [("mode", str(exp.get("mode", "")))]
     for key in ("fusion", "rrf_k", "relative", "fts_query", "model"):
         if key in exp:

@@ -65,7 +65,10 @@ def test_units_documents_graph_stats_roots(api: httpx2.Client, cairn: Cairn) -> 
                                           "target": "reference/composting.md"}).json()
     assert p["length"] is not None
     s = api.get("/v1/graph/subgraph", params={"node": doc_id}).json()
-    assert s["nodes"] and ("links" in s or "edges" in s)
+    assert s["nodes"] and s["edges"]
+    # the body is the typed subgraph's, which is the node-link export around the node
+    assert s == to_data(cairn.graph.subgraph(doc_id))
+    assert s == json.loads(cairn.graph.export("json", around=doc_id))
     assert api.get("/v1/stats").json()["documents"] == cairn.stats().documents
     assert api.get("/v1/roots").json() == to_data(cairn.roots())
     assert api.get("/v1/recent", params={"since": "2000-01-01"}).json()["documents"]

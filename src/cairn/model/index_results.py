@@ -4,14 +4,14 @@
 Each is a frozen dataclass read by attribute; :func:`cairn.model.serialize.to_data`
 turns it into the JSON of ``cairn stats --json`` / ``/v1/stats`` / the MCP ``stats``
 tool and of ``cairn validate --json`` (docs/reference/json.md). Their fields are
-declared in the JSON's order, so none needs a ``to_mapping()``.
+declared in the JSON's order; only :class:`IndexStats` names one differently.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from cairn.model.core import Run
@@ -44,7 +44,8 @@ class IndexStats:
     """The index at a glance.
 
     Attributes:
-        db: the index file (or the database URL, its password hidden).
+        index: the index file (or the database URL, its password hidden); ``db`` in
+            the JSON.
         schema_version: the schema the index is at.
         roots … fts_rows: counts of registered roots, files, documents, units, links
             (``links_unresolved`` leaves out URLs and attachments) and full-text rows.
@@ -54,7 +55,7 @@ class IndexStats:
         warnings: every indexed document's warnings.
     """
 
-    db: str
+    index: str
     schema_version: int
     roots: int
     files: int
@@ -68,6 +69,11 @@ class IndexStats:
     formats: Mapping[str, FormatCount]
     last_run: Run | None
     warnings: tuple[DocumentWarning, ...]
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The JSON object: the fields in order, ``index`` named ``db``."""
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {"db": out.pop("index"), **out}
 
 
 @dataclass(frozen=True, slots=True)

@@ -215,7 +215,7 @@ class NoteService:
         and every document's warnings (see :class:`cairn.model.index_results.IndexStats`)."""
         counts = self.store.counts()
         return IndexStats(
-            db=self.store.path if self.config.db_url else str(self.config.db_path),
+            index=self.store.path if self.config.db_url else str(self.config.db_path),
             schema_version=self.store.schema_version,
             roots=int(counts["roots"]),
             files=int(counts["files"]),

@@ -33,7 +33,7 @@ def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(to_data(st))
         return
-    out.print(f"index: {escape(st.db)} (schema v{st.schema_version})")
+    out.print(f"index: {escape(st.index)} (schema v{st.schema_version})")
     out.print(
         f"{st.roots} roots, {st.documents} documents, {st.units} units, "
         f"{st.links} links ({st.links_unresolved} unresolved)"

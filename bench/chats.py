@@ -77,9 +77,9 @@ def main() -> None:
             secs = time.perf_counter() - t0
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             print(
-                f"indexed {counts['documents']} conversations ({counts['units']} units, "
+                f"indexed {counts.documents} conversations ({counts.units} units, "
                 f"{run.failed} failed files) in {secs:.2f} s: "
-                f"{counts['documents'] / secs:,.0f} conversations/s"
+                f"{counts.documents / secs:,.0f} conversations/s"
             )
             print(f"  ru_maxrss: {rss:.0f} MB (before indexing: {rss_before:.0f} MB)")
             print(f"target peak memory < 500 MB: {'met' if rss < 500 else 'NOT met'}")

@@ -37,7 +37,7 @@ def main() -> None:
     db = Path(args.db) if args.db else Path(tempfile.mkdtemp()) / "dates.db"
     with Cairn(Config(db_path=db)) as c:
         c.index([args.folder])
-        print(f"{c.stats()['units']} units in {db}")
+        print(f"{c.stats().units} units in {db}")
         for q, kw in QUERIES:
             times = []
             for _ in range(7):

@@ -74,7 +74,7 @@ def test_a_run_the_deletion_guard_stops_is_recorded_as_stopped(tmp_path: Path) -
         assert last.finished is None
         assert last.failures and last.failures[0].reason.startswith("run stopped:")
         # the files the guard protected are still indexed
-        assert c.stats()["documents"] == 10
+        assert c.stats().documents == 10
 
 
 def test_a_watcher_batch_goes_through_the_same_run(tmp_path: Path) -> None:

@@ -54,9 +54,9 @@ def test_every_file_is_indexed_or_a_failure_with_a_reason(indexed: tuple[Cairn, 
     assert run.failed == len({f.path for f in run.failures})
     assert all(f.reason for f in run.failures)
     stats = c.stats()
-    assert stats["files"] == run.added + run.failed
-    assert stats["fts_rows"] == stats["units"] > 15000
-    assert {"org", "markdown"} <= set(stats["formats"])
+    assert stats.files == run.added + run.failed
+    assert stats.fts_rows == stats.units > 15000
+    assert {"org", "markdown"} <= set(stats.formats)
 
 
 def test_second_run_changes_nothing_and_keeps_ids(indexed: tuple[Cairn, Run]) -> None:

@@ -111,7 +111,7 @@ def test_a_failed_run_on_an_existing_index_keeps_it(tmp_path: Path) -> None:
     with Cairn(Config(db_path=db)) as c:
         with pytest.raises(CairnError):
             c.index([tmp_path / "nonexistent"])
-        assert c.stats()["documents"] == 3
+        assert c.stats().documents == 3
 
 
 def test_an_include_that_matches_nothing_says_what_it_removes(tmp_path: Path) -> None:

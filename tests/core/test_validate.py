@@ -30,7 +30,7 @@ def test_types_yaml_in_the_vault_is_checked(tmp_path: Path) -> None:
         found = c.notes.validate()
     by_file: dict[str, list[str]] = {}
     for d in found:
-        by_file.setdefault(d["path"], []).append(d["message"])
+        by_file.setdefault(d.path, []).append(d.message)
     assert set(by_file) == {"vault/ann.md", "vault/odd.md"}
     assert any("requires field 'email'" in m for m in by_file["vault/ann.md"])
     assert any("'born'" in m and "date" in m for m in by_file["vault/ann.md"])
@@ -42,7 +42,7 @@ def test_corpus_bundles_conform_and_a_broken_copy_does_not(tmp_path: Path) -> No
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([OKF])
         found = c.notes.validate()
-        assert [d for d in found if d["severity"] == "error"] == []
+        assert [d for d in found if d.severity == "error"] == []
         assert c.search("format:okf type:Metric").hits
     broken = tmp_path / "wiki"
     shutil.copytree(OKF / "okf-starter" / "wiki", broken)
@@ -51,9 +51,9 @@ def test_corpus_bundles_conform_and_a_broken_copy_does_not(tmp_path: Path) -> No
     concept.write_text(text.replace("type:", "kind:", 1), encoding="utf-8")
     with Cairn.open(db=tmp_path / "j.db") as c:
         c.index([broken])
-        errors = [d for d in c.notes.validate() if d["severity"] == "error"]
+        errors = [d for d in c.notes.validate() if d.severity == "error"]
     rel = concept.relative_to(broken).as_posix()
-    assert any(d["path"] == f"wiki/{rel}" and "type" in d["message"] for d in errors)
+    assert any(d.path == f"wiki/{rel}" and "type" in d.message for d in errors)
 
 
 def test_a_folder_or_file_inside_a_root_is_validated(tmp_path: Path) -> None:
@@ -66,16 +66,16 @@ def test_a_folder_or_file_inside_a_root_is_validated(tmp_path: Path) -> None:
     (vault / "ships" / "odd.md").write_text("---\ntype: spaceship\n---\n# Odd\n")
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([vault])
-        every = {d["path"] for d in c.notes.validate()}
+        every = {d.path for d in c.notes.validate()}
         assert every == {"vault/people/ann.md", "vault/people/cy.md", "vault/ships/odd.md"}
         # was refused: "not a registered source root"
-        assert {d["path"] for d in c.notes.validate([vault / "people"])} == {
+        assert {d.path for d in c.notes.validate([vault / "people"])} == {
             "vault/people/ann.md", "vault/people/cy.md"}
-        assert {d["path"] for d in c.notes.validate([vault / "people" / "cy.md"])} == {
+        assert {d.path for d in c.notes.validate([vault / "people" / "cy.md"])} == {
             "vault/people/cy.md"}
         both = c.notes.validate([vault / "ships", vault / "people" / "ann.md"])
-        assert {d["path"] for d in both} == {"vault/people/ann.md", "vault/ships/odd.md"}
-        assert {d["path"] for d in c.notes.validate([vault])} == every
+        assert {d.path for d in both} == {"vault/people/ann.md", "vault/ships/odd.md"}
+        assert {d.path for d in c.notes.validate([vault])} == every
         with pytest.raises(NotFound, match="not inside a registered source root"):
             c.notes.validate([tmp_path / "elsewhere"])
         with pytest.raises(NotFound):
@@ -96,10 +96,10 @@ def test_a_bundle_folder_inside_a_root_is_validated(tmp_path: Path) -> None:
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([broken])
         inside = c.notes.validate([broken / "wiki"])
-        assert any(d["path"] == f"okf/{rel}" and d["severity"] == "error" for d in inside)
-        assert all(d["path"].startswith("okf/wiki/") for d in inside)
+        assert any(d.path == f"okf/{rel}" and d.severity == "error" for d in inside)
+        assert all(d.path.startswith("okf/wiki/") for d in inside)
         sub = concept.parent
-        assert any(d["path"] == f"okf/{rel}" for d in c.notes.validate([sub]))
+        assert any(d.path == f"okf/{rel}" for d in c.notes.validate([sub]))
 
 
 def test_a_fifo_or_a_link_out_of_a_bundle_neither_hangs_nor_is_read(tmp_path: Path) -> None:
@@ -147,7 +147,7 @@ def test_a_type_written_as_a_link_or_a_list_is_checked_like_a_name(tmp_path: Pat
     (vault / "other.md").write_text('---\ntype: ["[[Books]]"]\n---\n# other\n')
     with Cairn.open(db=tmp_path / "i.db") as c:
         c.index([vault])
-        found = {d["path"]: d["message"] for d in c.notes.validate()}
+        found = {d.path: d.message for d in c.notes.validate()}
         assert set(found) == {f"vault/{n}" for n in forms} | {"vault/other.md"}
         missing = "type 'Authors' requires field 'twitter', which is missing"
         for name in forms:
@@ -168,10 +168,10 @@ def test_kepanos_list_of_links_types_are_validated_and_filtered(tmp_path: Path) 
         found = c.notes.validate([vault / "References"])  # a folder inside the root
         by_name = {h.path for h in c.search("type:Authors", mode="keyword", limit=50).hits}
         by_link = {h.path for h in c.search("type:[[Authors]]", mode="keyword", limit=50).hits}
-    authors = [d for d in found if "'Authors'" in d["message"]]
+    authors = [d for d in found if "'Authors'" in d.message]
     # Steph Ango has a twitter key; Kevin Kelly does not; the template is outside References
-    assert [d["path"] for d in authors] == ["kepano-obsidian/References/Kevin Kelly.md"]
-    assert all(d["path"].startswith("kepano-obsidian/References/") for d in found)
+    assert [d.path for d in authors] == ["kepano-obsidian/References/Kevin Kelly.md"]
+    assert all(d.path.startswith("kepano-obsidian/References/") for d in found)
     assert by_name == by_link == {
         "References/Kevin Kelly.md", "References/Steph Ango.md", "Templates/Author Template.md",
     }

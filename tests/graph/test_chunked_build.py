@@ -125,7 +125,7 @@ def test_generated_export_graph_is_the_same_built_in_small_chunks(tmp_path: Path
     db = tmp_path / "chats.db"
     with Cairn.open(db=db) as c:
         c.index([folder], embed=False)
-        assert c.stats()["documents"] == 120
+        assert c.stats().documents == 120
     indexed = _dump(db)
     for cold in (True, False):
         one = _build(_copy(db, tmp_path / "one.db"), ONE_PASS, cold_incremental=cold)

@@ -127,3 +127,11 @@ def test_unresolved_json(cli: Any) -> None:
                            "anchor:null,raw:str,reason:str}]")
     assert {u["target"] for u in data} >= {"Nowhere else", "Missing Note"}
     assert data == to_data(cli.cairn.maintain.unresolved_links())
+
+
+def test_subgraph_json_is_the_node_link_export_around_the_node(cli: Any) -> None:
+    data = cli("export", "--around", "alpha.md", "--format", "json")
+    assert list(data) == ["directed", "multigraph", "graph", "nodes", "edges"]
+    assert data["nodes"] and data["edges"]
+    assert all("key" in e and "id" not in e for e in data["edges"])
+    assert data == to_data(cli.cairn.graph.subgraph("alpha.md"))

@@ -115,10 +115,10 @@ def test_shortest_path(vault: Any) -> None:
 
 def test_subgraph(vault: Any) -> None:
     sub = vault.graph.subgraph("beta.md", origins=["declared"])
-    assert {vault.label(n["id"]) for n in sub["nodes"]} == {
+    assert {vault.label(n["id"]) for n in sub.nodes} == {
         "beta.md#", "beta.md#Beta", "alpha.md#", "alpha.md#Alpha"}
     assert {(vault.label(e["source"]), e["relation"], vault.label(e["target"]))
-            for e in sub["edges"]} == {
+            for e in sub.edges} == {
         ("alpha.md#", "depends_on", "beta.md#"),
         ("alpha.md#Alpha", "references", "beta.md#"),
     }

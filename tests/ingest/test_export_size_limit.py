@@ -43,7 +43,7 @@ def test_a_chat_export_larger_than_max_file_mb_is_indexed_but_a_note_is_not(
     (folder / "big.md").write_bytes(b"# Big\n\n" + b"word " * 400_000)
     with Cairn.open(db=tmp_path / "i.db", config_file=_config(tmp_path, 1)) as c:
         run = c.index([folder], embed=False)
-        assert c.stats()["documents"] == 150
+        assert c.stats().documents == 150
     assert [f.path for f in run.failures] == ["big.md"]
     assert "larger than the 1 MiB limit ([index] max_file_mb)" in run.failures[0].reason
 
@@ -56,7 +56,7 @@ def test_a_conversation_larger_than_max_file_mb_is_skipped_and_named(tmp_path: P
     (folder / "conversations.json").write_text(json.dumps(convs), "utf-8")
     with Cairn.open(db=tmp_path / "i.db", config_file=_config(tmp_path, 1)) as c:
         run = c.index([folder], embed=False)
-        assert c.stats()["documents"] == 11
+        assert c.stats().documents == 11
     assert not run.failures  # the file is indexed, in part: a warning names the rest
     (part,) = [w for w in run.warnings if w.message.startswith("partly indexed")]
     assert part.path == "conversations.json"
@@ -65,7 +65,7 @@ def test_a_conversation_larger_than_max_file_mb_is_skipped_and_named(tmp_path: P
     # without a limit the same conversation is read
     with Cairn.open(db=tmp_path / "all.db", config_file=_config(tmp_path, 0)) as c:
         assert not c.index([folder], embed=False).failures
-        assert c.stats()["documents"] == 12
+        assert c.stats().documents == 12
 
 
 def test_an_entry_over_the_limit_is_skipped_without_being_held() -> None:

@@ -65,8 +65,11 @@ def test_units_documents_graph_stats_roots(api: httpx2.Client, cairn: Cairn) -> 
                                           "target": "reference/composting.md"}).json()
     assert p["length"] is not None
     s = api.get("/v1/graph/subgraph", params={"node": doc_id}).json()
-    assert s["nodes"] and ("links" in s or "edges" in s)
-    assert api.get("/v1/stats").json()["documents"] == cairn.stats()["documents"]
+    assert s["nodes"] and s["edges"]
+    # the body is the typed subgraph's, which is the node-link export around the node
+    assert s == to_data(cairn.graph.subgraph(doc_id))
+    assert s == json.loads(cairn.graph.export("json", around=doc_id))
+    assert api.get("/v1/stats").json()["documents"] == cairn.stats().documents
     assert api.get("/v1/roots").json() == to_data(cairn.roots())
     assert api.get("/v1/recent", params={"since": "2000-01-01"}).json()["documents"]
     assert api.get("/v1/recent", params={"since": "yesterday"}).status_code == 400
@@ -242,7 +245,7 @@ def test_metrics(api: httpx2.Client, cairn: Cairn) -> None:
     text = api.get("/metrics").text
     assert 'cairn_http_requests_total{method="POST",route="/v1/search",status="200"} 1.0' in text
     assert "cairn_http_request_seconds_bucket" in text
-    assert f"cairn_index_documents {float(cairn.stats()['documents'])}" in text
+    assert f"cairn_index_documents {float(cairn.stats().documents)}" in text
     assert "cairn_index_last_run_timestamp_seconds" in text
 
 

@@ -138,7 +138,7 @@ def test_graph_recent_stats_roots(cairn: Cairn, vault: Any) -> None:
     assert out["neighbors"]["neighbors"]
     assert out["path"]["length"] is not None
     assert out["recent"]["documents"] and out["recent"]["documents"][0]["content_hash"]
-    assert out["stats"]["documents"] == cairn.stats()["documents"]
+    assert out["stats"]["documents"] == cairn.stats().documents
     assert out["list_roots"]["roots"][0]["path"] == str(vault.folder.resolve())
 
 

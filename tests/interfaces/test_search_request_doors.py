@@ -23,6 +23,7 @@ from cairn.interfaces.cli._fast import parse
 from cairn.interfaces.mcp.server import build_server
 from cairn.interfaces.warm import WarmServer
 from cairn.model import SearchRequest
+from cairn.model.search_body import search_body
 from cairn.model.serialize import to_data
 
 FIELDS = set(SearchRequest.__dataclass_fields__)
@@ -119,6 +120,40 @@ def test_paging_is_the_same_over_http_mcp_and_python(
         assert r.json()["hits"] == from_python
     assert _mcp_hits(cairn, {"query": "garden", "mode": "keyword", "limit": 2,
                              "offset": 1})["hits"] == from_python
+
+
+def test_every_door_answers_with_one_body_builder(
+    cairn: Cairn, vault: Any, port: int, uvicorn_server: Any
+) -> None:
+    """The CLI, HTTP, MCP and the warm socket answer ``{"query", "took_ms", "notes",
+    "hits"}`` as :func:`search_body` builds it; only the query each echoes differs
+    (MCP strips it, and adds its notice and provenance after the body)."""
+    req = SearchRequest("  compost tag:garden ", mode="keyword", limit=4)
+    local = search_body(req.text, cairn.search(req))
+    assert local["hits"] and list(local) == ["query", "took_ms", "notes", "hits"]
+
+    def same(body: dict[str, Any], query: str) -> None:
+        assert list(body)[:4] == list(local)
+        assert isinstance(body["took_ms"], float)
+        assert {**body, "took_ms": 0.0} == {**local, "query": query, "took_ms": 0.0}
+
+    res = CliRunner().invoke(cli, ["--db", str(vault.db), "search", *_cli_argv(req), "--json"])
+    assert res.exit_code == 0, res.output
+    same(json.loads(res.stdout), req.text)
+
+    with uvicorn_server(create_app(cairn, Policy.for_bind("127.0.0.1", port, token=None)),
+                        port) as srv:
+        r = httpx2.post(f"{srv.url}/v1/search", json={"query": req.query, "mode": "keyword",
+                                                      "limit": 4})
+        same(r.json(), req.query)
+
+    tool = _mcp_hits(cairn, {"query": req.query, "mode": "keyword", "limit": 4})
+    assert list(tool)[4:] == ["notice", "provenance"]
+    same({k: tool[k] for k in list(tool)[:4]}, req.text.strip())
+
+    answer = json.loads(WarmServer(cairn, "serve").answer(
+        json.dumps({"op": "search", **req.to_mapping()}).encode()))
+    same(answer["result"], req.text)
 
 
 def test_each_doors_fields_are_request_fields(cairn: Cairn) -> None:

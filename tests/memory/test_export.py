@@ -45,7 +45,7 @@ def test_okf_export_validates(indexed: Path, tmp_path: Path) -> None:
         o.index([tmp_path / "okf"], embed=False)
         diags = o.notes.validate()
         assert [d for d in diags if d["severity"] == "error"] == []
-        assert o.stats()["documents"] >= rep.documents
+        assert o.stats().documents >= rep.documents
 
 
 @pytest.mark.corpus
@@ -71,7 +71,7 @@ def test_json_and_obsidian_exports(indexed: Path, tmp_path: Path) -> None:
     with Cairn(load_config(db=tmp_path / "v.db")) as v:
         v.index([tmp_path / "vault"], embed=False)
         s = v.stats()
-        assert s["documents"] == vault.documents
+        assert s.documents == vault.documents
         vdocs = v.store.documents_of_root(v.store.roots()[0].id)
         path_of = {d.id: d.path for d in vdocs}
         after: Counter[tuple[str, str]] = Counter(

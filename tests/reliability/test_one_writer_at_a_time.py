@@ -67,7 +67,7 @@ def test_two_writers_on_a_brand_new_index(tmp_path: Path) -> None:
         assert "another cairn process is writing" in e and "damaged" not in e
         assert "already exists" not in e
     with Cairn.open(db=db) as c:
-        assert c.stats()["documents"] == 30 and c.notes.check() == []
+        assert c.stats().documents == 30 and c.notes.check() == []
 
 
 def test_a_second_writer_is_refused_or_waits(tmp_path: Path) -> None:

@@ -33,13 +33,13 @@ def test_deletion_guard_stops_a_run_that_would_empty_a_root(cairn_cmd: Cli, tmp_
     res = cairn_cmd("--db", str(db), "index")
     assert res.code == 2 and "--allow-mass-delete" in res.stderr
     with Cairn.open(db=db) as c:
-        assert c.stats()["documents"] == 20  # nothing dropped
+        assert c.stats().documents == 20  # nothing dropped
         with pytest.raises(MassDelete):
             c.index()
     res = cairn_cmd("--db", str(db), "index", "--allow-mass-delete")
     assert res.code == 0, res.stderr
     with Cairn.open(db=db) as c:
-        assert c.stats()["documents"] == 5
+        assert c.stats().documents == 5
 
 
 def test_a_failed_run_is_recorded_as_such(tmp_path: Path) -> None:
@@ -50,10 +50,10 @@ def test_a_failed_run_is_recorded_as_such(tmp_path: Path) -> None:
             p.unlink()
         with pytest.raises(MassDelete):
             c.index()
-        refused = c.stats()["last_run"]  # recorded as a run that did not finish
+        refused = c.stats().last_run  # recorded as a run that did not finish
         assert refused.finished is None and "--allow-mass-delete" in refused.failures[0].reason
         c.index(allow_mass_delete=True)
-        last = c.stats()["last_run"]
+        last = c.stats().last_run
         assert last.finished is not None and last.removed == 15
 
 
@@ -73,10 +73,10 @@ def test_an_interrupted_run_stays_visible_as_unfinished(tmp_path: Path) -> None:
         timeout=120,
     )
     with Cairn.open(db=db) as c:
-        assert c.stats()["last_run"].finished is None
+        assert c.stats().last_run.finished is None
         assert c.notes.check() == []
         run = c.index()
-        assert run.failed == 0 and c.stats()["documents"] == 80
+        assert run.failed == 0 and c.stats().documents == 80
 
 
 def test_chunks_of_a_no_embed_run_are_embedded_by_the_next_run(

@@ -208,7 +208,7 @@ def test_shared_watch_cases(case: str, tmp_path: Path, watching: Start) -> None:
         elif case.startswith("040"):
             assert docs == ["Test.md", "note.md"]
             assert search("half written") == ["Test.md"]
-            assert not c.stats()["failed_files"]
+            assert not c.stats().failed_files
             assert not [b for b in w.batches if b.error]
         else:
             assert search("basalt") == ["session.md"] == search('"obsidian glass"')

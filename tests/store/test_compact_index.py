@@ -66,7 +66,8 @@ def answers(cairn: Any, root: str) -> dict[str, Any]:
     for n in units:
         out[f"neighbors {n}"] = to_data(g.neighbors(n, hops=2))
         out[f"backlinks {n}"] = to_data(g.backlinks(n))
-        out[f"subgraph {n}"] = g.subgraph(n)
+        sub = g.subgraph(n)  # as export data, the shape the stored answers hold
+        out[f"subgraph {n}"] = {"directed": True, "nodes": sub.nodes, "edges": sub.edges}
     for a, b in zip(units, units[3:] + units[:3], strict=True):
         out[f"path {a} {b}"] = to_data(g.path(a, b))
     out["stats"] = to_data(g.stats())

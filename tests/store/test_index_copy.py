@@ -37,7 +37,7 @@ def test_the_python_copy_searches_as_the_source(tmp_path: Path) -> None:
             cairn.storage.copy(str(target))
     with Cairn(Config(db_path=target), create=False) as copy:
         assert [h.unit_id for h in copy.search("compost", mode="keyword").hits] == want
-        assert copy.stats()["documents"] == 2
+        assert copy.stats().documents == 2
 
 
 def test_the_cli_copies_and_reports_rows_as_json(tmp_path: Path) -> None:
@@ -61,7 +61,7 @@ def test_a_sqlite_url_target_is_the_file_it_names(tmp_path: Path) -> None:
         cairn.storage.copy(f"sqlite://{target}")
     assert target.is_file() and not (tmp_path / "sqlite:").exists()
     with Cairn(Config(db_path=target), create=False) as copy:
-        assert copy.stats()["documents"] == 2
+        assert copy.stats().documents == 2
 
 
 def test_a_target_of_an_unknown_scheme_is_refused_by_name_and_nothing_is_made(

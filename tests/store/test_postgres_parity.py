@@ -270,7 +270,7 @@ def test_config_selects_the_backend(tmp_path: Path, pg_url: str) -> None:
     try:
         c.index([str(_notes(tmp_path))])
         status = c.stats()
-        assert status["db"].startswith("postgresql://") and status["documents"] == 4
+        assert status.index.startswith("postgresql://") and status.documents == 4
     finally:
         c.close()
     assert load_config(env={"CAIRN_DB_URL": pg_url}).db_url == pg_url

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from cairn.ingest.embedding import EmbedProgress
     from cairn.ingest.pipeline import Progress
     from cairn.model import ShowView
+    from cairn.model.index_results import IndexStats
     from cairn.model.reliability import Wait
 
 __all__ = ["Cairn", "note_formats", "reading_order", "refused_mass_delete"]
@@ -298,7 +299,7 @@ class Cairn:
         """
         return self.notes.show(ref)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> IndexStats:
         """The index at a glance (see :meth:`cairn.notes.service.NoteService.stats`)."""
         return self.notes.stats()
 

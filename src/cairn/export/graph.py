@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from cairn.model.graph_results import NodeLinkGraph
+
 FORMATS = ("json", "graphml", "cytoscape")
 
 _NODE_ATTRS: tuple[tuple[str, str], ...] = (
@@ -48,16 +50,8 @@ _XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 def node_link(data: Mapping[str, Any]) -> dict[str, Any]:
     """Node-link data as ``networkx.node_link_data(G, edges="edges")`` writes it for a
-    ``MultiDiGraph`` (``key`` = edge id)."""
-    return {
-        "directed": True,
-        "multigraph": True,
-        "graph": {"name": "cairn"},
-        "nodes": [{k: v for k, v in n.items() if v is not None} for n in data["nodes"]],
-        "edges": [
-            {**{k: v for k, v in e.items() if k != "id"}, "key": e["id"]} for e in data["edges"]
-        ],
-    }
+    ``MultiDiGraph`` (``key`` = edge id; see :class:`NodeLinkGraph`)."""
+    return NodeLinkGraph(tuple(data["nodes"]), tuple(data["edges"])).to_mapping()
 
 
 def cytoscape(data: Mapping[str, Any]) -> dict[str, Any]:

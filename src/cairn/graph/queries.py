@@ -15,7 +15,14 @@ from cairn.errors import CairnError, QueryError
 if TYPE_CHECKING:
     from cairn.graph.service import GraphService, UpdateReport
     from cairn.model import OrphanDocument
-    from cairn.model.graph_results import Backlinks, GraphPath, GraphStats, Neighbors, NodeRef
+    from cairn.model.graph_results import (
+        Backlinks,
+        GraphPath,
+        GraphStats,
+        Neighbors,
+        NodeLinkGraph,
+        NodeRef,
+    )
     from cairn.store import Store
 
 
@@ -147,6 +154,24 @@ class GraphQueries:
         :meth:`GraphService.stats`)."""
         with _query_errors():
             return self.fresh().stats(origins=origins)
+
+    def subgraph(
+        self,
+        around: str,
+        *,
+        hops: int = 1,
+        relations: Sequence[str] | None = None,
+        origins: Sequence[str] | None = None,
+    ) -> NodeLinkGraph:
+        """The subgraph ``hops`` around a node (see :meth:`GraphService.subgraph`);
+        its JSON is ``export("json", around=...)``'s.
+
+        Raises:
+            NotFound: ``around`` names no node. QueryError: bad arguments.
+        """
+        with _query_errors():
+            return self.fresh().subgraph(around, hops=hops, relations=relations,
+                                         origins=origins)
 
     def export(
         self,

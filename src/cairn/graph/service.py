@@ -46,6 +46,7 @@ from cairn.model.graph_results import (
     GraphStats,
     InboundLink,
     Neighbors,
+    NodeLinkGraph,
     NodeRef,
     PathStep,
     Reached,
@@ -279,13 +280,18 @@ class GraphService:
         hops: int = 1,
         relations: Sequence[str] | None = None,
         origins: Sequence[str] | None = None,
-    ) -> dict[str, Any]:
-        """The nodes within ``hops`` of ``ref`` and the edges among them:
-        ``{"nodes": [...], "edges": [...]}`` (edge dicts as in exports)."""
+    ) -> NodeLinkGraph:
+        """The nodes within ``hops`` of ``ref`` and the edges among them (of
+        ``relations`` / ``origins``, all by default), as export data.
+
+        Raises:
+            NotFound: ``ref`` matches nothing.
+        """
         node = self.resolve(ref)
         nodes, edge_ids = tv.subgraph(self.es, node.ids, hops=hops, relations=relations,
                                       origins=origins)
-        return tv.graph_data(self.es, nodes, edge_ids)
+        data = tv.graph_data(self.es, nodes, edge_ids)
+        return NodeLinkGraph(tuple(data["nodes"]), tuple(data["edges"]))
 
     def orphans(self) -> list[OrphanDocument]:
         """Documents with no resolved declared link in or out, one entry per document

@@ -233,8 +233,8 @@ class WarmServer:
     def answer(self, line: bytes) -> bytes:
         """The answer to one request line (see the module docstring); never raises."""
         from cairn.errors import CairnError
+        from cairn.model.search_body import search_body
         from cairn.model.search_request import SearchRequest
-        from cairn.model.serialize import to_data
 
         try:
             req = json.loads(line.decode("utf-8"))
@@ -247,11 +247,9 @@ class WarmServer:
             if not isinstance(text, str) or not text or len(text) > MAX_REQUEST:
                 raise CairnError("query must be a non-empty string")
             request = SearchRequest.from_mapping({k: v for k, v in req.items() if k != "op"})
-            text = request.text
             res = self.cairn.search(request)
             empty = not res.hits and self.cairn.notes.is_empty()
-            result = to_data({"query": text, "took_ms": res.took_ms, "notes": res.notes,
-                              "hits": res.hits})
+            result = search_body(request.text, res)
             body: dict[str, Any] = {"ok": True, "result": result, "empty": empty}
         except (CairnError, ValueError, TypeError) as exc:
             body = {"ok": False, "error": str(exc), "type": type(exc).__name__}

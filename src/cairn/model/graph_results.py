@@ -259,3 +259,36 @@ class GraphStats:
     degree: Degrees
     components: Components
     top_linked: tuple[TopLinked, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class NodeLinkGraph:
+    """A graph or the subgraph around a node (what :meth:`GraphQueries.subgraph`
+    returns), as export data.
+
+    Attributes:
+        nodes: ``{"id", "type" (unit|stub), "label", "kind", "document_id", "path",
+            "line", "doc_title", "reason"}`` per node, sorted by id.
+        edges: ``{"id", "source", "target", "relation", "origin", "weight", "count",
+            "evidence"}`` per edge between two of the nodes, sorted by id.
+
+    Its JSON is node-link data as ``networkx.node_link_data(G, edges="edges")`` writes
+    it for a ``MultiDiGraph``: ``None`` node fields left out, the edge id as ``key``
+    (``cairn graph export --format json``, ``/v1/graph/subgraph``).
+    """
+
+    nodes: tuple[Mapping[str, Any], ...]
+    edges: tuple[Mapping[str, Any], ...]
+
+    def to_mapping(self) -> dict[str, Any]:
+        """``{"directed", "multigraph", "graph", "nodes", "edges"}`` (node-link)."""
+        return {
+            "directed": True,
+            "multigraph": True,
+            "graph": {"name": "cairn"},
+            "nodes": [{k: v for k, v in n.items() if v is not None} for n in self.nodes],
+            "edges": [
+                {**{k: v for k, v in e.items() if k != "id"}, "key": e["id"]}
+                for e in self.edges
+            ],
+        }

@@ -6,14 +6,19 @@ from __future__ import annotations
 import os
 import unicodedata
 from collections.abc import Callable, Iterable
-from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cairn import model
 from cairn.config import Config
 from cairn.conversations import reading_order
 from cairn.errors import NotFound
+from cairn.model.index_results import (
+    DocumentWarning,
+    FormatCount,
+    IndexStats,
+    ValidationFinding,
+)
 from cairn.sources import is_within
 from cairn.store import Store
 
@@ -205,32 +210,37 @@ class NoteService:
         raise NotFound(f"{p}: not a file inside a registered source root")
 
     # --- status -----------------------------------------------------------------------
-    def stats(self) -> dict[str, Any]:
-        """The index at a glance.
-
-        Returns:
-            ``{"db", "schema_version", <the store's counts: roots, files, documents,
-            units, links, links_resolved, links_unresolved, fts_rows, failed_files,
-            formats>, "last_run": Run | None, "failed_files": [FailedFile], "warnings":
-            [{"root", "path", "message", "line", "severity"}]}``; ``failed_files`` here
-            lists the files (the count is in the store's counts, replaced).
-        """
-        return {
-            "db": self.store.path if self.config.db_url else str(self.config.db_path),
-            "schema_version": self.store.schema_version,
-            **self.store.counts(),
-            "last_run": self.store.last_run(),
-            "failed_files": self.store.failed_files(),
-            "warnings": [
-                {"root": root, "path": path, **asdict(w)}
-                for root, path, ws in self.store.document_warnings()
+    def stats(self) -> IndexStats:
+        """The index at a glance: counts, formats, the last run, the files that failed
+        and every document's warnings (see :class:`cairn.model.index_results.IndexStats`)."""
+        counts = self.store.counts()
+        return IndexStats(
+            index=self.store.path if self.config.db_url else str(self.config.db_path),
+            schema_version=self.store.schema_version,
+            roots=int(counts["roots"]),
+            files=int(counts["files"]),
+            documents=int(counts["documents"]),
+            units=int(counts["units"]),
+            links=int(counts["links"]),
+            links_resolved=int(counts["links_resolved"]),
+            links_unresolved=int(counts["links_unresolved"]),
+            fts_rows=int(counts["fts_rows"]),
+            failed_files=tuple(self.store.failed_files()),
+            formats={
+                fmt: FormatCount(int(c["documents"]), int(c["units"]))
+                for fmt, c in counts["formats"].items()
+            },
+            last_run=self.store.last_run(),
+            warnings=tuple(
+                DocumentWarning(root, w.path, w.message, w.line, w.severity)
+                for root, _path, ws in self.store.document_warnings()
                 for w in ws
-            ],
-        }
+            ),
+        )
 
     def validate(
         self, paths: Iterable[str | os.PathLike[str]] | None = None
-    ) -> list[dict[str, Any]]:
+    ) -> list[ValidationFinding]:
         """Check note types (``types.yaml``) and OKF bundle conformance.
 
         Args:
@@ -239,9 +249,9 @@ class NoteService:
                 notes.
 
         Returns:
-            Diagnostics as dicts ``{path, line, severity, message}``; ``severity`` is
-            ``error`` (an OKF conformance failure, a ``types.yaml`` that cannot be
-            read), ``warning`` or ``info``.
+            One :class:`~cairn.model.index_results.ValidationFinding` per problem;
+            ``severity`` is ``error`` (an OKF conformance failure, a ``types.yaml``
+            that cannot be read), ``warning`` or ``info``.
 
         Raises:
             NotFound: a path is neither a registered root nor inside one, or does not
@@ -267,7 +277,7 @@ class NoteService:
                 chosen[root.id] = root
             roots = list(chosen.values())
         return [
-            {"path": d.path, "line": d.line, "severity": d.severity, "message": d.message}
+            ValidationFinding(d.path, d.line, d.severity, d.message)
             for d in validate_roots(self.store, roots, self._load_types(), within)
         ]
 

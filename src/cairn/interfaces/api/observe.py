@@ -128,8 +128,8 @@ def index_facts(cairn: Cairn) -> tuple[int, int, float | None]:
     """What :class:`Metrics` reads from the index at a scrape: ``(documents, units,
     the last run's finish in POSIX seconds or None)``."""
     st = cairn.stats()
-    last = st["last_run"]
+    last = st.last_run
     when = None
     if last is not None and last.finished:
         when = datetime.fromisoformat(last.finished.replace("Z", "+00:00")).timestamp()
-    return int(st["documents"]), int(st["units"]), when
+    return st.documents, st.units, when

@@ -22,6 +22,7 @@ from cairn.interfaces.cli._plain import (
     quote_path,
 )
 from cairn.model.core import SEARCH_MODES
+from cairn.model.search_body import search_body
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -99,7 +100,7 @@ def run_search(
             " first (or pick another with --db)",
         )
     if as_json:
-        emit_json({"query": text, "took_ms": res.took_ms, "notes": res.notes, "hits": res.hits})
+        emit_json(search_body(text, res))
         return 0
     for n in res.notes:
         err.line(err.paint("note:", "yellow"), " ", err.paint(n))

@@ -7,7 +7,7 @@ Each calls one method of :class:`cairn.app.Cairn` (``stats``, ``roots`` /
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -26,32 +26,32 @@ def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
 
     try:
         with common.open_cairn(db) as cairn:
-            data = to_data(cairn.stats())
+            st = cairn.stats()
             daemons = running(cairn.config)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
-        emit_json(data)
+        emit_json(to_data(st))
         return
-    out.print(f"index: {escape(data['db'])} (schema v{data['schema_version']})")
+    out.print(f"index: {escape(st.index)} (schema v{st.schema_version})")
     out.print(
-        f"{data['roots']} roots, {data['documents']} documents, {data['units']} units, "
-        f"{data['links']} links ({data['links_unresolved']} unresolved)"
+        f"{st.roots} roots, {st.documents} documents, {st.units} units, "
+        f"{st.links} links ({st.links_unresolved} unresolved)"
     )
     table = Table("format", "documents", "units", box=None)
-    for fmt, c in data["formats"].items():
-        table.add_row(fmt, str(c["documents"]), str(c["units"]))
+    for fmt, c in st.formats.items():
+        table.add_row(fmt, str(c.documents), str(c.units))
     out.print(table)
-    run = data["last_run"]
+    run = st.last_run
     if run:
         out.print(
-            f"last run {run['finished']}: {run['seen']} seen, {run['added']} added, "
-            f"{run['changed']} changed, {run['removed']} removed, {run['failed']} failed"
+            f"last run {run.finished}: {run.seen} seen, {run.added} added, "
+            f"{run.changed} changed, {run.removed} removed, {run.failed} failed"
         )
-    for f in data["failed_files"]:
-        out.print(f"[red]failed[/red] {escape(f['path'])}: {escape(f['reason'] or '')}")
-    if data["warnings"]:
-        out.print(f"{len(data['warnings'])} document warnings (see --json)")
+    for f in st.failed_files:
+        out.print(f"[red]failed[/red] {escape(f.path)}: {escape(f.reason or '')}")
+    if st.warnings:
+        out.print(f"{len(st.warnings)} document warnings (see --json)")
     for ad in daemons:
         out.print(f"query daemon running (pid {ad['pid']}); `cairn daemon stop` stops it")
 
@@ -112,19 +112,19 @@ def validate(
     """
     try:
         with common.open_cairn(db) as cairn:
-            found: list[dict[str, Any]] = to_data(cairn.notes.validate(paths))
+            found = cairn.notes.validate(paths)
     except CairnError as exc:
         raise fail(exc, as_json) from None
-    errors = sum(1 for d in found if d["severity"] == "error")
+    errors = sum(1 for d in found if d.severity == "error")
     if as_json:
-        emit_json({"ok": errors == 0, "errors": errors, "diagnostics": found})
+        emit_json({"ok": errors == 0, "errors": errors, "diagnostics": to_data(found)})
     else:
         colour = {"error": "red", "warning": "yellow", "info": "dim"}
         for d in found:
-            path = quote_path(d["path"])
-            where = f"{path}:{d['line']}" if d["line"] else path
-            c = colour.get(d["severity"], "white")
-            out.print(f"[{c}]{d['severity']}[/{c}] {escape(where)}: {escape(d['message'])}")
+            path = quote_path(d.path)
+            where = f"{path}:{d.line}" if d.line else path
+            c = colour.get(d.severity, "white")
+            out.print(f"[{c}]{d.severity}[/{c}] {escape(where)}: {escape(d.message)}")
         out.print(f"{errors} errors, {len(found) - errors} warnings and notes")
     if errors:
         raise typer.Exit(1)

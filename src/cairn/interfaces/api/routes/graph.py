@@ -3,7 +3,6 @@ node (``cairn graph … --json``); every node is confined to the registered fold
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query, Request
@@ -70,6 +69,5 @@ def subgraph(
 ) -> JSONResponse:
     """The subgraph around a node as node-link JSON: ``cairn graph export --around``."""
     cairn = cairn_of(request)
-    text = cairn.graph.export("json", around=cairn.doors.confine(node), hops=hops,
-                              relations=relations)
-    return JSONResponse(json.loads(text))
+    return JSONResponse(to_data(cairn.graph.subgraph(
+        cairn.doors.confine(node), hops=hops, relations=relations)))

@@ -9,7 +9,7 @@ from fastapi.responses import JSONResponse
 
 from cairn.interfaces.api.models import SearchOut, SearchRequest
 from cairn.interfaces.api.routes.common import ERRORS, cairn_of
-from cairn.model.serialize import to_data
+from cairn.model.search_body import search_body
 
 router = APIRouter(tags=["search"])
 
@@ -19,5 +19,4 @@ def search(req: Annotated[SearchRequest, Body()], request: Request) -> JSONRespo
     """Search: the same parameters and the same JSON as ``cairn search --json``."""
     cairn = cairn_of(request)
     res = cairn.search(req.to_request())
-    return JSONResponse(to_data({"query": req.query, "took_ms": res.took_ms,
-                                 "notes": res.notes, "hits": res.hits}))
+    return JSONResponse(search_body(req.query, res))

@@ -22,7 +22,7 @@ def dream_report(
     missing entity notes, contradictions, integrity problems, tag spellings — each
     with file, line, evidence and a proposed fix; new / persists / fixed since the
     last stored report (this look is not stored: it changes nothing)."""
-    report = ctx.cairn.maintain.run(only=only, save=False).as_data()["report"]
+    report = ctx.cairn.maintain.run(only=only, save=False).report.as_data()
     return {**report, "notice": UNTRUSTED_NOTICE}
 
 

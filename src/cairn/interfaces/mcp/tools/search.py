@@ -8,7 +8,7 @@ from pydantic import Field
 
 from cairn.interfaces.mcp.tools.base import Tool, ToolContext, untrusted
 from cairn.model import SearchMode, SearchRequest
-from cairn.model.serialize import to_data
+from cairn.model.search_body import search_body
 
 
 def search(
@@ -46,9 +46,8 @@ def search(
                                offset=offset, explain=explain, alternates=alternates,
                                expand=expand, sort=sort, rerank=rerank)
     res = ctx.cairn.search(request)
-    data = {"query": request.text.strip(), "took_ms": res.took_ms,
-            "notes": res.notes, "hits": to_data(res.hits)}
-    return untrusted(data, ctx.cairn, [h.unit_id for h in res.hits])
+    body = search_body(request.text.strip(), res)
+    return untrusted(body, ctx.cairn, [h.unit_id for h in res.hits])
 
 
 TOOLS = (Tool(search),)

@@ -91,6 +91,9 @@ def keywords(text: str, limit: int = 5) -> list[str]:
 def keywords_of_lower(lower: str, limit: int = 5) -> list[str]:
     """:func:`keywords` of a text already lower-cased (``text.lower()``), for a caller
     that lowers the text once for several rules."""
-    counts = Counter([w for w in _KW_TOKEN.findall(lower) if w not in STOPWORDS])
-    # Counter keeps first-occurrence order and sorted() is stable, so ties keep it
+    counts = Counter(_KW_TOKEN.findall(lower))
+    for word in STOPWORDS.intersection(counts):  # per distinct word, not per occurrence
+        del counts[word]
+    # Counter keeps first-occurrence order (deleting keys leaves the others' order) and
+    # sorted() is stable, so ties keep it
     return sorted(counts, key=counts.__getitem__, reverse=True)[:limit]

@@ -11,7 +11,13 @@ from typing import Any
 def _fmt(dt: datetime) -> str:
     dt = dt.astimezone(UTC)
     ms = dt.microsecond // 1000
-    base = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    if dt.year >= 1000:  # an f-string is much cheaper than strftime, same text here
+        base = (
+            f"{dt.year}-{dt.month:02d}-{dt.day:02d}T"
+            f"{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}"
+        )
+    else:  # strftime writes such a year without padding; keep its text
+        base = dt.strftime("%Y-%m-%dT%H:%M:%S")
     return f"{base}.{ms:03d}Z" if ms else f"{base}Z"
 
 

@@ -85,6 +85,12 @@ def test_relative_dates_are_resolved_against_the_message_time(tmp_path: Path) ->
         ("5 years ago", [("2018-01-01", "2018-12-31")]),
         ("a few weeks ago", []),
         ("the yesterdays of lastweek", []),
+        # the phrase matches regardless of case, even where lower-casing changes the
+        # letter ("İ" lowers to "i" plus a dot), so a cheap pre-check must not miss it
+        ("LAST NİGHT", [("2023-05-24", None)]),
+        ("TONİGHT", [("2023-05-25", None)]),
+        ("THİS MORNİNG", [("2023-05-25", None)]),
+        ("LAST WEEKEND", [("2023-05-20", "2023-05-21")]),
     ],
 )
 def test_relative_date_phrases(text: str, expected: list[tuple[str, str | None]]) -> None:
@@ -96,6 +102,13 @@ def test_no_time_no_relative_dates() -> None:
     assert relative_dates("yesterday", None) == ()
     assert relative_dates("yesterday", "not a time") == ()
     assert relative_dates("10000 years ago", "2023-05-25T13:14:00Z") == ()
+
+
+def test_text_already_lowered_by_the_caller_gives_the_same_dates() -> None:
+    text = "We met Last Friday and again yesterday; no date word in this other clause."
+    at = "2023-05-25T13:14:00Z"
+    assert relative_dates(text, at, text.lower()) == relative_dates(text, at)
+    assert [t.raw for t in relative_dates(text, at)] == ["Last Friday", "yesterday"]
 
 
 def test_speaker_and_resolved_dates_are_searchable(tmp_path: Path) -> None:

@@ -10,15 +10,11 @@ from typing import Any
 import pytest
 
 from cairn.formats.chats import parse_file
-from cairn.formats.chats._common import (
-    Message,
-    code_blocks,
-    iso_from_epoch,
-    iso_from_text,
-    keywords,
-    message_kind,
-)
+from cairn.formats.chats._common import Message
+from cairn.formats.chats._document import message_kind
 from cairn.formats.chats._html import html_to_text
+from cairn.formats.chats._text import code_blocks, keywords
+from cairn.formats.chats._times import iso_from_epoch, iso_from_text
 from cairn.model import Document
 
 

@@ -29,7 +29,8 @@ import dataclasses
 import re
 from pathlib import PurePosixPath
 
-from cairn.formats.chats._common import Conversation, Message, build_document
+from cairn.formats.chats._common import Conversation, Message
+from cairn.formats.chats._document import build_document
 from cairn.formats.chats._html import html_to_text
 from cairn.formats.guard import check_text
 from cairn.model import Document

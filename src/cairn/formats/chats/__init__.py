@@ -54,7 +54,7 @@ alternates, plus provider fields (gizmo_id, is_archived, …).
 ``line_start``/``line_end`` are 1: JSON exports have no useful lines.
 
 **Message kind** (``extra["kind"]``, first rule that matches; see
-:func:`._common.message_kind`): ``reference`` for tool results (quoted web pages, code
+:func:`._document.message_kind`): ``reference`` for tool results (quoted web pages, code
 output), attachment- or file-only messages and user system instructions; ``code`` for a
 code message or when fenced code makes up at least half of the body; ``decision`` when
 the text states a choice (``decided``, ``let's go with``, ``we'll use``, ``settled on``,

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from cairn.formats.chats import chatgpt, claude, gemini, generic
-from cairn.formats.chats._common import Conversation, ConversationError, build_document
+from cairn.formats.chats._common import Conversation, ConversationError
+from cairn.formats.chats._document import build_document
 from cairn.formats.chats._json import (
     BadEntry,
     EntryUnreadable,

@@ -112,11 +112,23 @@ def _resolve(m: re.Match[str], day: date) -> tuple[date, date | None] | None:
     return date(day.year - n, 1, 1), date(day.year - n, 12, 31)
 
 
-def relative_dates(text: str, time: str | None) -> tuple[Timestamp, ...]:
+# Every phrase holds one of these (weekdays end in "day", "ago" follows day|week|month|
+# year), so a text without any has no relative date and skips the costly scan. None
+# holds an "i": under re.IGNORECASE "İ" and "ı" match "i" but do not lower to it.
+_CUES = ("day", "ght", "tomorrow", "morn", "noon", "even", "week", "month", "year")
+
+
+def relative_dates(
+    text: str, time: str | None, lower: str | None = None
+) -> tuple[Timestamp, ...]:
     """The relative dates of ``text`` resolved against ``time`` (an ISO 8601 string;
     ``None`` or unreadable: none), as inactive body timestamps, at most
-    :data:`MAX_DATES`, each date once (see the module docstring)."""
+    :data:`MAX_DATES`, each date once (see the module docstring). ``lower`` is
+    ``text.lower()`` when the caller has it already."""
     if not time or not text:
+        return ()
+    low = text.lower() if lower is None else lower
+    if not any(cue in low for cue in _CUES):
         return ()
     try:
         day = datetime.fromisoformat(time.replace("Z", "+00:00")).date()

@@ -40,11 +40,10 @@ from cairn.formats.chats._common import (
     ConversationBuilder,
     ConversationError,
     Message,
-    epoch_seconds,
-    iso_from_epoch,
     walk_up,
     with_files,
 )
+from cairn.formats.chats._times import epoch_seconds, iso_from_epoch
 from cairn.formats.chats._values import as_dict, as_list, as_str
 from cairn.model import URL, Link
 

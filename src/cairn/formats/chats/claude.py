@@ -34,9 +34,9 @@ from cairn.formats.chats._common import (
     ConversationBuilder,
     ConversationError,
     Message,
-    iso_from_text,
     walk_up,
 )
+from cairn.formats.chats._times import iso_from_text
 from cairn.formats.chats._values import as_dict, as_list, as_str
 from cairn.model import URL, Link
 

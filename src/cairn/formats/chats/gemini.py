@@ -32,11 +32,11 @@ from cairn.formats.chats._common import (
     ConversationBuilder,
     ConversationError,
     Message,
-    first_words,
-    iso_from_text,
     with_files,
 )
 from cairn.formats.chats._html import html_to_text
+from cairn.formats.chats._text import first_words
+from cairn.formats.chats._times import iso_from_text
 from cairn.formats.chats._values import as_dict, as_list, as_str
 
 PROMPT_PREFIXES = ("Prompted ", "Asked ")

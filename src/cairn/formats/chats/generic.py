@@ -27,11 +27,9 @@ from cairn.formats.chats._common import (
     ConversationBuilder,
     ConversationError,
     Message,
-    epoch_seconds,
-    iso_from_epoch,
-    iso_from_text,
     walk_up,
 )
+from cairn.formats.chats._times import epoch_seconds, iso_from_epoch, iso_from_text
 from cairn.formats.chats._values import as_dict, as_list, as_str
 
 _CONV_TIMES = ("created_at", "create_time", "timestamp")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
+import subprocess
 import threading
 import time
 from contextlib import suppress
@@ -17,7 +18,7 @@ import pytest
 from cairn.app import Cairn
 from cairn.config import Config, load_config
 from cairn.errors import StoreError
-from cairn.store.lock import IndexBusy
+from cairn.store.lock import IndexBusy, lock_path
 
 
 def _vault(tmp_path: Path) -> tuple[Path, Path]:
@@ -120,30 +121,60 @@ def test_a_cairn_around_a_given_store_indexes_on_a_thread(tmp_path: Path) -> Non
         assert cairn.background._index_worker is None
 
 
+def _child_waiting_for(cairn: Cairn, lock: Path) -> subprocess.Popen[bytes]:
+    """The index child once it has the writer lock's file open: it is in the run,
+    trying to take the lock (which the test holds)."""
+    deadline = time.monotonic() + 120
+    while True:
+        worker = cairn.background._index_worker
+        proc = None if worker is None else worker._proc  # type: ignore[attr-defined]
+        if proc is not None:
+            with suppress(OSError):
+                fds = os.listdir(f"/proc/{proc.pid}/fd")
+                if any(_link(f"/proc/{proc.pid}/fd/{fd}") == str(lock) for fd in fds):
+                    return proc  # type: ignore[no-any-return]
+        assert time.monotonic() < deadline, "the run never reached the writer lock"
+        time.sleep(0.01)
+
+
+def _link(path: str) -> str:
+    with suppress(OSError):
+        return os.readlink(path)
+    return ""
+
+
 def test_closing_during_a_run_does_not_wait_for_it(tmp_path: Path) -> None:
     """A server stopped while its index process waits (here for a writer lock held
-    elsewhere) stops it within seconds; the run's caller gets a StoreError."""
+    elsewhere, for up to an hour) stops it: ``close`` returns, the child is gone and the
+    run's caller has a StoreError, all while the lock is still held, so before the run
+    could have ended. Closing that waited for the run would hang here until the test's
+    timeout, and its caller would get IndexBusy."""
     _, db = _vault(tmp_path)
-    config = dataclasses.replace(load_config(db=db), index={"wait": 300})
+    config = dataclasses.replace(load_config(db=db), index={"wait": 3600})
     cairn = Cairn(config, create=False)
+    events: list[str] = []
     failed: list[BaseException] = []
 
     def run() -> None:
         try:
             cairn.background.run()
+            events.append("run returned")
         except BaseException as exc:
             failed.append(exc)
+            events.append("run failed")
 
     with Cairn(load_config(db=db), create=False) as other, other.runs.writing():
-        t = threading.Thread(target=run)
+        t = threading.Thread(target=run, daemon=True)
         t.start()
-        deadline = time.monotonic() + 60
-        bg = cairn.background
-        while bg._index_worker is None or not bg._index_worker._lock.locked():  # type: ignore[attr-defined]
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        t0 = time.monotonic()
+        proc = _child_waiting_for(cairn, lock_path(db))
+        events.append("close called")
         cairn.close()
-        t.join(60)
-        assert not t.is_alive() and time.monotonic() - t0 < 30
+        events.append("close returned")
+        assert proc.poll() is not None  # the child waiting for the lock is gone
+        t.join()
+        events.append("lock released")
+    # the run failed before the lock was let go (whether before or after close returned)
+    assert events[0] == "close called" and events[-1] == "lock released"
+    assert sorted(events[1:3]) == ["close returned", "run failed"]
     assert len(failed) == 1 and isinstance(failed[0], StoreError)
+    assert not isinstance(failed[0], IndexBusy)  # stopped, not timed out on the lock

@@ -113,7 +113,7 @@ class IndexWorker:
         if proc is not None and proc.poll() is None:
             return proc
         if proc is not None:  # it died between runs: a new one
-            _close_pipes(proc)
+            close_pipes(proc)
         with self._state:
             if self._closed:
                 raise StoreError("the server is closing: no more index runs")
@@ -191,7 +191,7 @@ class IndexWorker:
             proc.kill()
             proc.wait(timeout=10)
         finally:
-            _close_pipes(proc)
+            close_pipes(proc)
 
 
 def start_child(module: str, first: object, *,
@@ -240,11 +240,12 @@ def _reap(proc: subprocess.Popen[bytes]) -> int:
     except subprocess.TimeoutExpired:  # alive but mute: no use any more
         proc.kill()
         code = proc.wait(timeout=30)
-    _close_pipes(proc)
+    close_pipes(proc)
     return code
 
 
-def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
+def close_pipes(proc: subprocess.Popen[bytes]) -> None:
+    """Close this process's ends of a child's standard input and output pipes."""
     for pipe in (proc.stdin, proc.stdout):
         if pipe is not None:
             with suppress(OSError):
@@ -263,16 +264,32 @@ def prepare_child(nice: int) -> None:
     set_default_threads(1)
 
 
-def main() -> int:
-    """The child: read the configuration, then answer ``"index"`` requests until the
-    input ends. Each answer is ``("ok", run)`` or ``("error", exception)``."""
+def start_in_child() -> tuple[IO[bytes], IO[bytes], Config] | None:
+    """In a server's child process that :func:`start_child` started with
+    ``(config, nice)``: take the channel to the server (:func:`channel`), read that
+    start-up message and lower the priority (:func:`prepare_child`).
+
+    Returns:
+        ``(out, inp, config)``: the channel, standard input and the configuration;
+        ``None`` when the input ended before the message came (the server is gone).
+    """
     out = channel()
     inp = sys.stdin.buffer
     try:
         config, nice = receive(inp)
     except EOFError:
-        return 0
+        return None
     prepare_child(nice)
+    return out, inp, config
+
+
+def main() -> int:
+    """The child: read the configuration, then answer ``"index"`` requests until the
+    input ends. Each answer is ``("ok", run)`` or ``("error", exception)``."""
+    started = start_in_child()
+    if started is None:
+        return 0
+    out, inp, config = started
     from cairn.app import Cairn
 
     with Cairn(config) as cairn:

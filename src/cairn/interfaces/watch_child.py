@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING, Any
 
 from cairn.app.index_worker import (
     answer,
-    channel,
-    prepare_child,
+    close_pipes,
     receive,
     send,
     start_child,
+    start_in_child,
 )
 from cairn.errors import CairnError, ChildUnavailable
 
@@ -131,7 +131,7 @@ class WatchChild:
                     self.problem = f"the watching process cannot be started: {exc}"
                     _say(f"cairn: {self.problem}")
                     continue
-            _close_pipes(proc)
+            close_pipes(proc)
             self.restarts += 1
             self.problem = (f"the watching process was restarted after it exited "
                             f"(exit status {code}); catching up")
@@ -200,15 +200,8 @@ class WatchChild:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
-        _close_pipes(proc)
+        close_pipes(proc)
         self._supervisor.join(timeout=10)
-
-
-def _close_pipes(proc: subprocess.Popen[bytes]) -> None:
-    for pipe in (proc.stdin, proc.stdout):
-        if pipe is not None:
-            with suppress(OSError):
-                pipe.close()
 
 
 def main() -> int:
@@ -220,13 +213,10 @@ def main() -> int:
         0 when stopped by the server, 2 when the watch ended on an error (reported on
         standard error).
     """
-    out = channel()
-    inp = sys.stdin.buffer
-    try:
-        config, nice = receive(inp)
-    except EOFError:
+    started = start_in_child()
+    if started is None:
         return 0
-    prepare_child(nice)
+    out, inp, config = started
     stop = threading.Event()
     requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
 

@@ -8,7 +8,7 @@ output look and behave the same everywhere. It imports no command module.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -36,6 +36,20 @@ DB_HELP = (
 DbOpt = Annotated[Path | None, typer.Option("--db", help=DB_HELP, show_default=False)]
 """``--db`` after the command: beats ``--db`` before it, which beats ``CAIRN_DB``."""
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+WaitOpt = Annotated[
+    bool, typer.Option("--wait", help="If another cairn process is writing the index, wait for it.")
+]
+"""``--wait``: wait for the writer lock instead of stopping at once."""
+
+
+def mass_delete_option(after: str = ".") -> Any:
+    """The ``--allow-mass-delete`` option (for ``Annotated[bool, ...]``), its help
+    ending in ``after`` (what the command does without it)."""
+    return typer.Option(
+        "--allow-mass-delete",
+        help="Remove files from the index even when more than \\[index] "
+        "mass_delete_share of a folder is gone" + after,
+    )
 
 
 class State:

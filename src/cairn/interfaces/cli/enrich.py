@@ -13,7 +13,7 @@ from rich.markup import escape
 
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, WaitOpt, emit_json, err, fail, out
 from cairn.model.serialize import to_data
 
 if TYPE_CHECKING:
@@ -63,9 +63,6 @@ NoRelationsOpt = Annotated[
 ]
 RetryOpt = Annotated[
     bool, typer.Option("--retry-invalid", help="Ask again where a reply was invalid twice.")
-]
-WaitOpt = Annotated[
-    bool, typer.Option("--wait", help="If another cairn process is writing the index, wait for it.")
 ]
 
 

@@ -10,7 +10,17 @@ from rich.markup import escape
 
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out, plural
+from cairn.interfaces.cli._common import (
+    DbOpt,
+    JsonOpt,
+    WaitOpt,
+    emit_json,
+    err,
+    fail,
+    mass_delete_option,
+    out,
+    plural,
+)
 from cairn.model import EmbedStep, Run
 from cairn.model.serialize import to_data
 
@@ -60,19 +70,9 @@ def index(
             help="Skip embeddings: keyword search only until a later run embeds.",
         ),
     ] = False,
-    wait: Annotated[
-        bool,
-        typer.Option(
-            "--wait", help="If another cairn process is writing the index, wait for it."
-        ),
-    ] = False,
+    wait: WaitOpt = False,
     allow_mass_delete: Annotated[
-        bool,
-        typer.Option(
-            "--allow-mass-delete",
-            help="Remove files from the index even when more than \\[index] "
-            "mass_delete_share of a folder is gone (else the run stops first).",
-        ),
+        bool, mass_delete_option(" (else the run stops first).")
     ] = False,
 ) -> None:
     """Index folders of notes; only what changed is parsed again.
@@ -127,12 +127,7 @@ def embed(
     db: DbOpt = None,
     as_json: JsonOpt = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    wait: Annotated[
-        bool,
-        typer.Option(
-            "--wait", help="If another cairn process is writing the index, wait for it."
-        ),
-    ] = False,
+    wait: WaitOpt = False,
     train_static: Annotated[
         bool,
         typer.Option(

@@ -13,7 +13,7 @@ from rich.markup import escape
 
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces.cli._common import DbOpt, JsonOpt, err, fail, out
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, WaitOpt, err, fail, mass_delete_option, out
 from cairn.model.serialize import to_data, to_json
 
 
@@ -50,18 +50,8 @@ def watch(
             "FUSE drives); also \\[watch] poll.",
         ),
     ] = False,
-    wait: Annotated[
-        bool,
-        typer.Option("--wait", help="If another cairn process is writing the index, wait for it."),
-    ] = False,
-    allow_mass_delete: Annotated[
-        bool,
-        typer.Option(
-            "--allow-mass-delete",
-            help="Remove files from the index even when more than \\[index] "
-            "mass_delete_share of a folder is gone.",
-        ),
-    ] = False,
+    wait: WaitOpt = False,
+    allow_mass_delete: Annotated[bool, mass_delete_option()] = False,
 ) -> None:
     """Index the folders, then follow their changes (Ctrl-C stops).
 

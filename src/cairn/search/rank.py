@@ -318,7 +318,8 @@ class Ranker:
         """``fused`` with the units carrying what the query's words name (``found``)
         raised (:func:`cairn.search.understand.boost`); units it brings in join
         ``facts``."""
-        fused, added = boost(self.store, query, fused, found, today=self._today(query))
+        fused, added = boost(self.store, query, fused, found, today=self._today(query),
+                             weights=self.config.weights)
         if added:
             facts.update(self.store.unit_facts(added))
             fused = [fused[i] for i in drop_shadowed(fused, facts)]

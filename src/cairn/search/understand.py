@@ -24,7 +24,11 @@ results carry a value is asked of the store with the value as a filter (``tag:``
 ``todo:``, ``prop:``, ``heading:``, ``ts:``/``created:``) over the results' ids. A value
 few units carry (:data:`INJECT` at most; the vocabulary files their ids) brings those
 missing from the results in with the boost alone as their score: a TODO state that no
-query word matches is still found.
+query word matches is still found. A commoner value, and every date, brings in from
+the whole index the units that carry it and match another content word of the query
+(:func:`bring_in`: one keyword query per filter of the value, at most :data:`FETCH`
+units), boosted the same way and shown as ``matched date 2023-05-07 (brought in)``; a
+value alone brings in nothing, or a date would flood the results.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from cairn.model import Filter, Term, TextQuery
@@ -63,6 +67,9 @@ this many, so a result's boost does not depend on how many results were asked fo
 INJECT = 10
 """A recognised value carried by at most this many units brings those missing from the
 results in (a TODO state no query word matches is found); a commoner one only boosts."""
+FETCH = 24
+"""Units a recognised value with many carriers (or a date) brings in at most: those
+that carry it and match another content word of the query, best keyword match first."""
 _MONTHS = {
     m: i + 1
     for i, names in enumerate([
@@ -107,6 +114,11 @@ class Recognised:
         """The summand's name in explanations: ``matched tag books``."""
         if self.kind == "property":
             return f"matched property {self.key}={self.value}"
+        if self.kind == "date":
+            lo, _, hi = self.value.partition("..")
+            one_day = hi and _dt.date.fromisoformat(lo) + _dt.timedelta(days=1) == (
+                _dt.date.fromisoformat(hi))
+            return f"matched date {lo if one_day else self.value}"
         return f"matched {self.kind} {self.value}"
 
     def filters(self, today: _dt.date) -> list[Filter]:
@@ -327,6 +339,49 @@ def recognise(store: Store, query: Query, today: _dt.date,
     return found[:MAX_VALUES]
 
 
+def _others(query: Query, words: _Words, r: Recognised) -> tuple[Term, ...]:
+    """The query's positive terms that hold a content word ``r`` does not cover (and
+    none it covers), as :class:`_Words` numbers their words."""
+    out: list[Term] = []
+    pos = 0
+    for t in query.positive:
+        if t.group or t.cjk:
+            continue
+        span = frozenset(range(pos, pos + len(t.tokens)))
+        pos += len(t.tokens)
+        if span & words.content and not span & r.words:
+            out.append(t)
+    return tuple(out)
+
+
+def bring_in(store: Store, query: Query, found: Sequence[Recognised], *, today: _dt.date,
+             weights: Mapping[str, float]) -> list[str]:
+    """Units that carry a recognised value too common for its carriers to be filed
+    (a date, a common tag) and match another content word of the query, wherever they
+    rank: per value, the value's filter(s) and the query's own filters over the query's
+    other words (keyword match, its ``alternates`` honoured), :data:`FETCH` at most,
+    best match first. A value alone (no other content word) brings in nothing: a date
+    or a common tag would flood the results.
+
+    Raises:
+        StoreError: the backend failed.
+    """
+    words = _Words.of(query)
+    tq = query.for_store()
+    out: dict[str, None] = {}
+    for r in found:
+        others = _others(query, words, r) if not r.carriers else ()
+        if not others:
+            continue
+        got: list[tuple[str, float]] = []
+        for flt in r.filters(today):
+            q = TextQuery((*others, *tq.negative), (*tq.filters, flt), tq.alternates)
+            got += store.search_text(q, limit=FETCH, weights=weights)
+        got.sort(key=lambda g: -g[1])
+        out.update(dict.fromkeys(list(dict.fromkeys(u for u, _ in got))[:FETCH]))
+    return list(out)
+
+
 def boost(
     store: Store,
     query: Query,
@@ -334,6 +389,7 @@ def boost(
     found: Sequence[Recognised],
     *,
     today: _dt.date,
+    weights: Mapping[str, float] | None = None,
 ) -> tuple[list[Fused], list[str]]:
     """``fused`` with the units carrying what the query names raised, best first, and
     the ids of the units it brought in (see the module).
@@ -345,6 +401,8 @@ def boost(
         fused: results best first (scores positive, as every mode's are).
         found: what :func:`recognise` found in the query.
         today: the day relative dates count from.
+        weights: the keyword index's field weights for :func:`bring_in` (``None``:
+            bring in only a value's few filed carriers).
 
     Raises:
         StoreError: the backend failed.
@@ -359,7 +417,14 @@ def boost(
     # the query's filters hold for what is brought in; a -word cannot be checked cheaply
     added = ([] if not missing or tq.negative else
              store.filter_units(missing, tq))
-    pool = [*fused[:DEPTH], *(Fused(u, 0.0, {}, {}, {}) for u in added)]
+    looked = {f.key for f in fused[:DEPTH]}
+    deep = ([u for u in bring_in(store, query, found, today=today, weights=weights)
+             if u not in looked] if weights is not None else [])
+    later = {f.key: f for f in fused[DEPTH:]}
+    brought = set(deep)  # from beyond the looked-at results (few carriers: filed)
+    added += [u for u in deep if u not in have and u not in added]
+    pool = [*fused[:DEPTH], *(later[u] for u in deep if u in later),
+            *(Fused(u, 0.0, {}, {}, {}) for u in added)]
     ids = [f.key for f in pool]
     # a unit-level value's few carriers are known; the rest are asked of the store
     carriers = [
@@ -377,11 +442,13 @@ def boost(
             new = (r.words & words.content) - covered if hit.key in holding else set()
             if new:
                 covered |= new
-                parts[r.label] = BOOST * top * len(new) / n
+                label = f"{r.label} (brought in)" if hit.key in brought else r.label
+                parts[label] = BOOST * top * len(new) / n
         if parts:
             summands = {**hit.summands, **parts}
             hit = Fused(hit.key, math.fsum(summands.values()), summands, hit.ranks, hit.raw)
         out.append(hit)
-    out += fused[DEPTH:]
+    pooled = set(ids)
+    out += [f for f in fused[DEPTH:] if f.key not in pooled]
     out.sort(key=lambda h: -h.score)
     return make_distinct(out, key_order=False), added

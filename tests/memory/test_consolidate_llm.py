@@ -158,7 +158,7 @@ def test_a_real_model_proposes_through_enrich(
         before = len(prompts)
         res, _ = c.memory.consolidate(bundle, embed=False)
         report = c.memory.maintain(bundle, dry_run=True, decay=False)
-        errors = [d for d in c.notes.validate() if d["severity"] == "error"]
+        errors = [d for d in c.notes.validate() if d.severity == "error"]
     assert res.proposer == "ModelProposer" and len(prompts) == before + 1
     assert "alice.smith@fastmail.net" not in prompts[-1] and "m4:" in prompts[-1]
     print("model proposal:", res.clusters, res.problems)

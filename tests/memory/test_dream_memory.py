@@ -69,4 +69,4 @@ def test_dream_runs_memory_maintenance(tmp_path: Path) -> None:
         assert "would-supersede" not in after
         assert "seal-mismatch" in after  # a tampered memory is reported, never fixed
         assert victim.read_text().startswith("---")
-        assert [d for d in c.notes.validate() if d["severity"] == "error"] == []
+        assert [d for d in c.notes.validate() if d.severity == "error"] == []

@@ -44,7 +44,7 @@ def test_okf_export_validates(indexed: Path, tmp_path: Path) -> None:
     with Cairn(load_config(db=tmp_path / "o.db")) as o:
         o.index([tmp_path / "okf"], embed=False)
         diags = o.notes.validate()
-        assert [d for d in diags if d["severity"] == "error"] == []
+        assert [d for d in diags if d.severity == "error"] == []
         assert o.stats().documents >= rep.documents
 
 

@@ -69,5 +69,5 @@ def test_the_log_rotates_and_stays_valid(tmp_path: Path, monkeypatch: pytest.Mon
             assert p.read_text().startswith(LOG_TITLE + "\n## ")
             assert "Event number" in _log_text(c, folder, rel)
         assert "Event number 29" in _log_text(c, folder)
-        errors = [d for d in c.notes.validate() if d["severity"] == "error"]
+        errors = [d for d in c.notes.validate() if d.severity == "error"]
         assert errors == []

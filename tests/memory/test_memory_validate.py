@@ -7,11 +7,12 @@ from pathlib import Path
 
 from cairn.app import Cairn
 from cairn.config import load_config
+from cairn.model.index_results import ValidationFinding
 from cairn.model.serialize import to_data
 
 
-def _codes(diags: list[dict[str, object]], code: str) -> list[dict[str, object]]:
-    return [d for d in diags if str(d["message"]).startswith(code)]
+def _codes(diags: list[ValidationFinding], code: str) -> list[ValidationFinding]:
+    return [d for d in diags if d.message.startswith(code)]
 
 
 def test_the_statuses_cairn_writes_validate(tmp_path: Path) -> None:
@@ -44,7 +45,7 @@ def test_the_statuses_cairn_writes_validate(tmp_path: Path) -> None:
         (notes / "a.md").write_text("---\ntype: Note\ntitle: A\nstatus: active\n---\n\nA.\n")
         c.index([notes])
         found = c.notes.validate([b, notes])
-        warned = {Path(str(d["path"])).name for d in _codes(found, "W-status")}
+        warned = {Path(d.path).name for d in _codes(found, "W-status")}
         assert warned == {f"{concepts[2]}.md", "a.md"}
 
 
@@ -77,4 +78,4 @@ def test_relations_follow_an_archived_concept_and_dangling_ones_are_always_repor
             assert to_data(rep)["dangling"] == [{"from": keep, "to": "concepts/active/gone.md"}]
         c.index([b])
         warned = _codes(c.notes.validate([b]), "W-relation")
-        assert [Path(str(d["path"])).name for d in warned] == [Path(keep).name]
+        assert [Path(d.path).name for d in warned] == [Path(keep).name]

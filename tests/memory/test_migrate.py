@@ -67,7 +67,7 @@ def test_import_generated_graph(tmp_path: Path, suffix: str) -> None:
         stats = cairn.graph.stats()
         assert stats.edges >= good_links
         diags = cairn.notes.validate([bundle])
-        assert not [d for d in diags if d["severity"] == "error"]
+        assert not [d for d in diags if d.severity == "error"]
         again = cairn.memory.import_graph(bundle, src)  # never overwrites
         assert again.concepts == 0 and len(again.unmapped) >= 301
 

@@ -175,9 +175,9 @@ def test_stale_adverts_are_ignored_and_removed(embedded: Path, tmp_path: Path) -
     deaf.write_text(json.dumps({"pid": os.getpid(), "socket": str(tmp_path / "deaf.sock"),
                                 "settings": warm.settings_hash(config)}), encoding="utf-8")
     (folder / "junk.json").write_text("{not json", encoding="utf-8")
-    t0 = time.perf_counter()
+    # neither advert is waited on: a dead pid or a socket nobody listens on fails at
+    # once (a hang would meet the test's timeout, not a clock assert)
     assert warm.remote_search(config, {"query": "compost"}) is None
-    assert time.perf_counter() - t0 < 5
     assert not gone.exists() and not deaf.exists()
     assert (folder / "junk.json").exists()  # not ours to judge: left alone, skipped
     # and the CLI searches locally, as if no server had ever run

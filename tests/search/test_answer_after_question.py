@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _sessions import chat_session
 
 from cairn.app import Cairn
 from cairn.config import load_config
@@ -21,21 +22,8 @@ pytestmark = pytest.mark.embed  # hybrid needs vectors: the shipped model embeds
 KEY = "context previous turn"
 
 
-def _session(sid: str, when: str, turns: list[tuple[str, str]]) -> dict[str, Any]:
-    return {
-        "id": sid,
-        "name": "Caroline and Melanie",
-        "created_at": when,
-        "messages": [
-            {"id": f"{sid}:{i}", "role": "user" if who == "Caroline" else "assistant",
-             "name": who, "content": text}
-            for i, (who, text) in enumerate(turns, 1)
-        ],
-    }
-
-
 SESSIONS = [
-    _session("s1", "2023-06-27T10:00:00Z", [
+    chat_session("s1", "2023-06-27T10:00:00Z", [
         ("Caroline", "Wow, what an amazing family pic! How long have you been married?"),
         ("Melanie", "Five years already! Time flies, it feels like yesterday."),
         ("Caroline", "My cousin got married in a castle last spring."),
@@ -43,7 +31,7 @@ SESSIONS = [
         ("Caroline", "Look at this: ![a married couple](https://example.org/p.jpg?w=2)"),
         ("Melanie", "They seem happy together."),
     ]),
-    _session("s2", "2023-07-03T10:00:00Z", [
+    chat_session("s2", "2023-07-03T10:00:00Z", [
         ("Caroline", "I went hiking in the hills with friends."),
         ("Melanie", "We baked bread and read books all weekend."),
         ("Caroline", "The garden needs watering again."),

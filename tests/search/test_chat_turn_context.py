@@ -9,26 +9,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+from _sessions import chat_session
+
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.search.turns import speaker
 
-
-def _session(sid: str, when: str, turns: list[tuple[str, str]]) -> dict[str, Any]:
-    return {
-        "id": sid,
-        "name": "Caroline and Melanie",
-        "created_at": when,
-        "messages": [
-            {"id": f"{sid}:{i}", "role": "user" if who == "Caroline" else "assistant",
-             "name": who, "content": text}
-            for i, (who, text) in enumerate(turns, 1)
-        ],
-    }
-
-
 SESSIONS = [
-    _session("s1", "2023-06-27T10:00:00Z", [
+    chat_session("s1", "2023-06-27T10:00:00Z", [
         ("Caroline", "Hi Mel!"),
         ("Melanie", "Hi Caroline! What kind of counseling do you want to pursue?"),
         ("Caroline", "I'm thinking of working with trans people, helping them accept "
@@ -36,7 +24,7 @@ SESSIONS = [
         ("Caroline", "Sounds good."),
         ("Melanie", "Thanks!"),
     ]),
-    _session("s2", "2023-07-03T10:00:00Z", [
+    chat_session("s2", "2023-07-03T10:00:00Z", [
         ("Caroline", "I went hiking."),
         ("Melanie", "Last year I painted a lake sunrise, early in the morning by the "
                     "water, on a quiet weekend away with the kids."),
@@ -97,12 +85,12 @@ def test_a_title_only_preamble_s_lookup_stays_shallow(tmp_path: Path) -> None:
     """A conversation whose title matches (a title-only preamble) while its matching
     turn ranks beyond the list: finding that turn reads two units, not the deep list
     turns are weighed in (that made each such query read 100 units per session)."""
-    talk = _session("s3", "2023-08-01T10:00:00Z", [
+    talk = chat_session("s3", "2023-08-01T10:00:00Z", [
         ("Caroline", "We talked for hours about glazes, kilns, wheels, clay bodies and "
                      "the pottery studio downtown that opened a new evening class."),
     ])
     talk["name"] = "Pottery"
-    other = _session("s4", "2023-08-02T10:00:00Z", [("Melanie", "Pottery!")] * 14)
+    other = chat_session("s4", "2023-08-02T10:00:00Z", [("Melanie", "Pottery!")] * 14)
     with _index(tmp_path, (talk, other)) as c:
         limits: list[tuple[int, bool]] = []
         real = c.store.search_text

@@ -13,27 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _sessions import chat_session
 
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.interfaces.web.explain import explain_rows
 from cairn.model import Hit
 
-
-def _session(sid: str, when: str, turns: list[tuple[str, str]]) -> dict[str, Any]:
-    return {
-        "id": sid,
-        "name": "Caroline and Melanie",
-        "created_at": when,
-        "messages": [
-            {"id": f"{sid}:{i}", "role": "user" if who == "Caroline" else "assistant",
-             "name": who, "content": text}
-            for i, (who, text) in enumerate(turns, 1)
-        ],
-    }
-
-
-SESSION = _session("s1", "2023-07-03T10:00:00Z", [
+SESSION = chat_session("s1", "2023-07-03T10:00:00Z", [
     ("Caroline", "I went hiking."),
     ("Melanie", "Last year I painted a lake sunrise, early in the morning by the water."),
     ("Caroline", "So nice. Did you paint it at the lake?"),

@@ -7,29 +7,15 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 import pytest
+from _sessions import chat_session
 
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.search.speakers import SPEAKER_BOOST
 
 pytestmark = pytest.mark.embed  # hybrid needs vectors: the shipped model embeds
-
-
-def _session(sid: str, when: str, turns: list[tuple[str, str]],
-             named: bool = True) -> dict[str, Any]:
-    return {
-        "id": sid,
-        "name": "Caroline and Melanie",
-        "created_at": when,
-        "messages": [
-            {"id": f"{sid}:{i}", "role": "user" if who == "Caroline" else "assistant",
-             **({"name": who} if named else {}), "content": text}
-            for i, (who, text) in enumerate(turns, 1)
-        ],
-    }
 
 
 TURNS = [
@@ -44,7 +30,7 @@ def _index(tmp_path: Path, named: bool = True) -> Cairn:
     folder = tmp_path / "chats"
     folder.mkdir()
     (folder / "s1.json").write_text(
-        json.dumps(_session("s1", "2023-06-27T10:00:00Z", TURNS, named)), encoding="utf-8")
+        json.dumps(chat_session("s1", "2023-06-27T10:00:00Z", TURNS, named)), encoding="utf-8")
     (folder / "camping.md").write_text("# Camping\n\nCamping by the lake: tents, kids, "
                                        "friends.\n", encoding="utf-8")
     cairn = Cairn(load_config(db=tmp_path / "i.db"))

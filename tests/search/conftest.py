@@ -1,0 +1,8 @@
+"""The search tests' shared helpers (``_sessions.py``) importable by their test files."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))

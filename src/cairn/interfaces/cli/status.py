@@ -43,7 +43,13 @@ def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
         table.add_row(fmt, str(c.documents), str(c.units))
     out.print(table)
     run = st.last_run
-    if run:
+    if run and run.finished is None:
+        # A run records itself as started before its first file, so one killed or
+        # interrupted (or still going) has no finish and no counts worth printing.
+        out.print(f"last run started {run.started} and did not finish (stopped, or still running)")
+        for f in run.failures:
+            out.print(f"  {escape(f.reason)}")
+    elif run:
         out.print(
             f"last run {run.finished}: {run.seen} seen, {run.added} added, "
             f"{run.changed} changed, {run.removed} removed, {run.failed} failed"

@@ -125,9 +125,11 @@ def layout(fmt: str | None, fields: str | None) -> tuple[str | None, str | None]
     Raises:
         cairn.errors.CairnError: an unknown format.
     """
+    if fmt is None:
+        return fmt, fields
     from cairn.interfaces.cli._layouts import FORMATS
 
-    if fmt not in (None, *FORMATS):
+    if fmt not in FORMATS:
         raise CairnError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}")
     if fmt == "csv" and not fields:
         fields = "rank,title,path,line"

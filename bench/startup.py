@@ -28,7 +28,7 @@ from launch to exit, p50 and p95, and the p50 of its CPU time (user + system), i
 
 With ``--src`` (given once per tree, e.g. ``--src /tmp/old/src --src src``) every
 ``cairn`` row runs once per tree, one after the other (the same load), each labelled with
-its tree; a warm server or daemon is started from the same tree as the CLI it answers.
+its tree's number; a warm server or daemon is started from the same tree as the CLI it answers.
 
 The processes read cached bytecode, as an installed package does: each run sets
 ``PYTHONPYCACHEPREFIX`` to a folder of its own and lifts ``PYTHONDONTWRITEBYTECODE``
@@ -254,7 +254,7 @@ def main() -> None:
     model = _cli("search", q, "--mode", "hybrid", "--db", str(args.model_db))
     cairn_rows: list[Row] = []
     for tree in trees:
-        label = f" [{tree}]" if len(trees) > 1 else ""
+        label = f" [{trees.index(tree) + 1}]" if len(trees) > 1 else ""
         local = _env(tree, CAIRN_NO_WARM="1", CAIRN_DAEMON="0")
         warm = _env(tree, CAIRN_DAEMON="0")
         cairn_rows += [
@@ -284,7 +284,9 @@ def main() -> None:
     per_tree = len(cairn_rows) // len(trees)
     rows += [cairn_rows[t * per_tree + i] for i in range(per_tree) for t in range(len(trees))]
     print(f"load average: {os.getloadavg()[0]:.2f}; {args.rounds} runs each; query {q!r}")
-    print(f"{'':38} {'p50 ms':>8} {'p95 ms':>8} {'CPU p50':>8} {'÷ floor':>8}")
+    for number, tree in enumerate(trees if len(trees) > 1 else (), 1):
+        print(f"[{number}] {tree}")
+    print(f"{'':42} {'p50 ms':>8} {'p95 ms':>8} {'CPU p50':>8} {'÷ floor':>8}")
     floor_cpu = 0.0
     for name, cmd, e, served in rows:
         if served is None:
@@ -294,7 +296,7 @@ def main() -> None:
         with ctx:
             xs, cpu = _time(cmd, e, args.rounds)
         floor_cpu = floor_cpu or statistics.median(cpu)
-        print(f"{name:38} {statistics.median(xs):8.1f} {_p95(xs):8.1f} "
+        print(f"{name:42} {statistics.median(xs):8.1f} {_p95(xs):8.1f} "
               f"{statistics.median(cpu):8.1f} {statistics.median(cpu) / floor_cpu:8.2f}",
               flush=True)
     static = _env(trees[-1], CAIRN_EMBED="static", CAIRN_NO_WARM="1", CAIRN_DAEMON="0")

@@ -30,6 +30,8 @@ READ_BY_BOTH = [
     ["--config", "c.toml", "--db=a.db", "search", "tag:\"Big Table\"", "C++"],
     ["search", "x", "--limit", "007"],
     ["search", ""],
+    ["search", "x", "--mode=", "--sort=", "--fields=", "--format", ""],
+    ["--db=", "search", "x", "--db="],
 ]
 """Command lines both read, into the same search."""
 
@@ -54,6 +56,7 @@ REFUSED_BY_TYPER = [
     ["--db"],
     ["--db", "a.db"],
     ["search", "x", "--", "--limit"],
+    ["search", "x", "--limit", "\u0663"],  # an Arabic-Indic three
 ]
 """Command lines Typer refuses (a usage error, or a query word that is an unknown
 option): the fast path leaves each to Typer, which says what is wrong."""
@@ -64,6 +67,7 @@ LEFT_TO_TYPER = [
     ["search", "--", "-x"],
     ["search", "x", "--limit", "+3"],
     ["search", "x", "--mode", "-x"],
+    ["search", "x", "--limit", "1_0"],
 ]
 """Command lines Typer accepts that the fast path does not read itself (another
 command, or a spelling it cannot be certain Click reads the same way)."""

@@ -64,13 +64,13 @@ def fast_search(argv: Sequence[str]) -> int | None:
     db = args.search_db or args.outer_db
     cold: list[Cairn] = []  # the index this process opened itself (no warm answer)
 
-    def opener(_: Path | None) -> Cairn:
-        if config is not None:  # read once: the same settings the warm look-up used
+    def opener(path: Path | None) -> Cairn:
+        if config is not None:  # read once for ``path``: the settings the warm look-up used
             from cairn.app import Cairn
 
             cairn = Cairn(config, create=False)
         else:  # CAIRN_NO_WARM, or the configuration has an error: reported from here
-            cairn = open_index(db, args.config)
+            cairn = open_index(path, args.config)
         cold.append(cairn)
         return cairn
 

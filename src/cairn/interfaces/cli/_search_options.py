@@ -215,7 +215,10 @@ def _read_options(argv: Sequence[str], i: int, options: Sequence[Option], stop: 
         if opt.kind == "int":
             if not value.isascii() or not value.isdigit():
                 return i, None
-            number = int(value)
+            try:
+                number = int(value)
+            except ValueError:  # more digits than int() reads: Click refuses it
+                return i, None
             if opt.minimum is not None and number < opt.minimum:
                 return i, None
             values[opt.dest] = number

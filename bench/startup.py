@@ -1,7 +1,7 @@
 """New-process latency of ``cairn search``, beside a plain-Python FTS5 query as the floor.
 
 Usage: python bench/startup.py [--rounds N] [--query Q] [--db PATH] [--hybrid-db PATH]
-       [--model-db PATH]
+       [--model-db PATH] [--src SRC]...
 
 Each row starts a new Python process N times (default 20) and reports the wall time
 from launch to exit, p50 and p95, and the p50 of its CPU time (user + system), in milliseconds:
@@ -25,6 +25,15 @@ from launch to exit, p50 and p95, and the p50 of its CPU time (user + system), i
   shared corpus): ``hybrid (default model)`` cold, with a warm server and with the
   query daemon;
 - ``--help``: ``cairn --help`` (Typer and Rich load here).
+
+With ``--src`` (given once per tree, e.g. ``--src /tmp/old/src --src src``) every
+``cairn`` row runs once per tree, one after the other (the same load), each labelled with
+its tree's number; a warm server or daemon is started from the same tree as the CLI it answers.
+
+The processes read cached bytecode, as an installed package does: each run sets
+``PYTHONPYCACHEPREFIX`` to a folder of its own and lifts ``PYTHONDONTWRITEBYTECODE``
+(without cached bytecode every new process compiles every module it imports, the
+standard library's too, which multiplies the CPU of a new process).
 
 Then one instrumented keyword run (and one hybrid run) gives the split: Python start
 (launch to the first line of the script), imports (the CLI, the app, the store and
@@ -93,9 +102,16 @@ sys.stderr.write(json.dumps([t_start, t_imports, t_open, t_model, t_query]))
 """
 
 
-def _env(**extra: str) -> dict[str, str]:
+PYCACHE = Path("/tmp/cairn-startup-pyc")
+"""Where the measured processes keep their bytecode (one folder for every tree: the
+cache is keyed by each file's path)."""
+
+
+def _env(src: Path = SRC, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(SRC), env.get("PYTHONPATH")]))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
     env.update(extra)
     return env
 
@@ -217,41 +233,61 @@ def main() -> None:
     ap.add_argument("--model-db", type=Path, default=None,
                     help="an index embedded with the default model: its hybrid rows too")
     ap.add_argument("--no-hybrid", action="store_true", help="skip the hybrid rows")
+    ap.add_argument("--src", type=Path, action="append", default=None,
+                    help="a tree's src folder to run the cairn rows from (repeat it to "
+                    "compare trees side by side; default: this clone's src)")
     args = ap.parse_args()
+    trees = [p.resolve() for p in args.src] if args.src else [SRC]
     _ensure(args.db, static=False)
     if not args.no_hybrid:
         _ensure(args.hybrid_db, static=True)
     # no row starts a query daemon of its own (that would warm the rows after it)
     env = _env(CAIRN_NO_WARM="1", CAIRN_DAEMON="0")
-    static = _env(CAIRN_EMBED="static", CAIRN_NO_WARM="1", CAIRN_DAEMON="0")
-    warm_static = _env(CAIRN_EMBED="static", CAIRN_DAEMON="0")
     q, db, hdb = args.query, str(args.db), str(args.hybrid_db)
     Row = tuple[str, list[str], dict[str, str], tuple[str, Path] | None]
     rows: list[Row] = [
         ("floor: python + sqlite3 FTS5", [sys.executable, "-c", FLOOR, db, q], env, None),
         ("python -c pass", [sys.executable, "-c", "pass"], env, None),
-        ("cairn search (keyword)", _cli("search", q, "--mode", "keyword", "--db", db), env,
-         None),
-        ("  … looking for a warm process first",
-         _cli("search", q, "--mode", "keyword", "--db", db), _env(CAIRN_DAEMON="0"), None),
-        ("  … with the query daemon", _cli("search", q, "--mode", "keyword", "--db", db),
-         _env(CAIRN_DAEMON="0"), ("daemon", args.db)),
     ]
-    if not args.no_hybrid:
-        hybrid = _cli("search", q, "--mode", "hybrid", "--db", hdb)
-        rows.append(("cairn search (hybrid, static)", hybrid, static, None))
-        rows.append(("  … with a warm server", hybrid, warm_static, ("serve", args.hybrid_db)))
-        rows.append(("  … with the query daemon", hybrid, warm_static,
-                     ("daemon", args.hybrid_db)))
-    if args.model_db is not None:
-        model = _cli("search", q, "--mode", "hybrid", "--db", str(args.model_db))
-        rows.append(("cairn search (hybrid, default model)", model, env, None))
-        warm = _env(CAIRN_DAEMON="0")
-        rows.append(("  … with a warm server", model, warm, ("serve", args.model_db)))
-        rows.append(("  … with the query daemon", model, warm, ("daemon", args.model_db)))
-    rows.append(("cairn --help", _cli("--help"), env, None))
+    keyword = _cli("search", q, "--mode", "keyword", "--db", db)
+    hybrid = _cli("search", q, "--mode", "hybrid", "--db", hdb)
+    model = _cli("search", q, "--mode", "hybrid", "--db", str(args.model_db))
+    cairn_rows: list[Row] = []
+    for tree in trees:
+        label = f" [{trees.index(tree) + 1}]" if len(trees) > 1 else ""
+        local = _env(tree, CAIRN_NO_WARM="1", CAIRN_DAEMON="0")
+        warm = _env(tree, CAIRN_DAEMON="0")
+        cairn_rows += [
+            ("cairn search (keyword)" + label, keyword, local, None),
+            ("  … looking for a warm process first" + label, keyword, warm, None),
+            ("  … with the query daemon" + label, keyword, warm, ("daemon", args.db)),
+        ]
+        if not args.no_hybrid:
+            static = _env(tree, CAIRN_EMBED="static", CAIRN_NO_WARM="1", CAIRN_DAEMON="0")
+            warm_static = _env(tree, CAIRN_EMBED="static", CAIRN_DAEMON="0")
+            cairn_rows += [
+                ("cairn search (hybrid, static)" + label, hybrid, static, None),
+                ("  … with a warm server" + label, hybrid, warm_static,
+                 ("serve", args.hybrid_db)),
+                ("  … with the query daemon" + label, hybrid, warm_static,
+                 ("daemon", args.hybrid_db)),
+            ]
+        if args.model_db is not None:
+            cairn_rows += [
+                ("cairn search (hybrid, default model)" + label, model, local, None),
+                ("  … with a warm server" + label, model, warm, ("serve", args.model_db)),
+                ("  … with the query daemon" + label, model, warm,
+                 ("daemon", args.model_db)),
+            ]
+        cairn_rows.append(("cairn --help" + label, _cli("--help"), local, None))
+    # each row once per tree in turn: the trees' figures of a row come from the same load
+    per_tree = len(cairn_rows) // len(trees)
+    rows += [cairn_rows[t * per_tree + i] for i in range(per_tree) for t in range(len(trees))]
     print(f"load average: {os.getloadavg()[0]:.2f}; {args.rounds} runs each; query {q!r}")
-    print(f"{'':38} {'p50 ms':>8} {'p95 ms':>8} {'CPU p50':>8}")
+    for number, tree in enumerate(trees if len(trees) > 1 else (), 1):
+        print(f"[{number}] {tree}")
+    print(f"{'':42} {'p50 ms':>8} {'p95 ms':>8} {'CPU p50':>8} {'÷ floor':>8}")
+    floor_cpu = 0.0
     for name, cmd, e, served in rows:
         if served is None:
             ctx: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
@@ -259,8 +295,12 @@ def main() -> None:
             ctx = (_warm_server if served[0] == "serve" else _query_daemon)(served[1], e)
         with ctx:
             xs, cpu = _time(cmd, e, args.rounds)
-        print(f"{name:38} {statistics.median(xs):8.1f} {_p95(xs):8.1f} "
-              f"{statistics.median(cpu):8.1f}", flush=True)
+        floor_cpu = floor_cpu or statistics.median(cpu)
+        print(f"{name:42} {statistics.median(xs):8.1f} {_p95(xs):8.1f} "
+              f"{statistics.median(cpu):8.1f} {statistics.median(cpu) / floor_cpu:8.2f}",
+              flush=True)
+    static = _env(trees[-1], CAIRN_EMBED="static", CAIRN_NO_WARM="1", CAIRN_DAEMON="0")
+    env = _env(trees[-1], CAIRN_NO_WARM="1", CAIRN_DAEMON="0")
     splits = [("keyword", args.db, env)]
     if not args.no_hybrid:
         splits.append(("hybrid", args.hybrid_db, static))

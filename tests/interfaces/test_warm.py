@@ -94,7 +94,8 @@ def test_cli_hybrid_search_through_a_warm_server_is_identical(embedded: Path) ->
         for args in (["compost pile", "--mode", "hybrid", "--json"],
                      ["kitten", "--mode", "semantic", "--json", "--explain"],
                      ["tag:trip ocean", "--json"],
-                     ["feed the starter", "--mode", "hybrid", "--limit", "2"]):
+                     ["feed the starter", "--mode", "hybrid", "--limit", "2"],
+                     ["compost", "--mode", "hybrid", "--files"]):
             remote = _cli(embedded, *args)
             local = _cli(embedded, *args, CAIRN_NO_WARM="1")
             assert remote.returncode == local.returncode == 0, remote.stderr
@@ -111,7 +112,7 @@ def test_cli_hybrid_search_through_a_warm_server_is_identical(embedded: Path) ->
                 def body(text: str) -> list[str]:
                     return [ln for ln in text.splitlines() if " ms" not in ln]
                 assert body(remote.stdout) == body(local.stdout)
-                assert "Sourdough" in remote.stdout
+                assert ("garden.md" if "--files" in args else "Sourdough") in remote.stdout
         # keyword searches too: the CLI's side of a warm answer costs less than a search
         keyword = _cli(embedded, "compost", "--mode", "keyword", "--json")
         local = _cli(embedded, "compost", "--mode", "keyword", "--json", CAIRN_NO_WARM="1")
@@ -119,6 +120,11 @@ def test_cli_hybrid_search_through_a_warm_server_is_identical(embedded: Path) ->
         a, b = json.loads(keyword.stdout), json.loads(local.stdout)
         a.pop("took_ms"), b.pop("took_ms")
         assert a["hits"] and a == b
+        # a table reads the index itself: searched locally, printed the same
+        table = ["compost", "--mode", "hybrid", "--format", "csv", "--fields", "title,path"]
+        remote, local = _cli(embedded, *table), _cli(embedded, *table, CAIRN_NO_WARM="1")
+        assert remote.returncode == 0 and remote.stdout == local.stdout
+        assert "title,path" in remote.stdout
     finally:
         server.terminate()
         server.wait(30)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -190,15 +191,38 @@ def _env_embed(env: Mapping[str, str], table: Mapping[str, Any] | None = None) -
 
 
 def _default_data_dir() -> Path:
+    plain = _xdg("XDG_DATA_HOME", ".local/share")
+    if plain is not None:
+        return plain
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("cairn", appauthor=False))
 
 
 def _default_config_file() -> Path:
+    plain = _xdg("XDG_CONFIG_HOME", ".config")
+    if plain is not None:
+        return plain / "cairn.toml"
     from platformdirs import user_config_dir
 
     return Path(user_config_dir("cairn", appauthor=False)) / "cairn.toml"
+
+
+def _xdg(variable: str, under_home: str) -> Path | None:
+    """cairn's folder under an XDG base directory on Linux in the plain cases (the
+    variable an absolute path, or unset with an absolute ``$HOME``), as
+    :mod:`platformdirs` names it; ``None`` for platformdirs to decide (other systems,
+    unusual settings). Importing platformdirs costs a new ``cairn search`` more than
+    its keyword search does."""
+    if sys.platform != "linux":
+        return None
+    base = os.environ.get(variable, "")
+    if os.path.isabs(base):
+        return Path(base, "cairn")
+    home = os.environ.get("HOME", "")
+    if base or not os.path.isabs(home):
+        return None
+    return Path(home, under_home, "cairn")
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,10 +26,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cairn.config import SearchConfig
 from cairn.embed.base import Embedder
@@ -48,6 +47,9 @@ from cairn.search.titles import TITLE_WINDOW, promote_exact_titles
 from cairn.search.turns import with_turn_context
 from cairn.search.understand import DEPTH, Recognised, Vocabulary, boost, recognise
 from cairn.store import Store
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 MODES = ("keyword", "semantic", "hybrid")
 SPARE = 10
@@ -107,6 +109,9 @@ def _side_by_side(store: Store, fn: Callable[..., Any], *args: Any
         return None
     with _side_lock:
         if _side_pool is None:
+            # imported here: it loads logging, which a keyword search never needs
+            from concurrent.futures import ThreadPoolExecutor
+
             _side_pool = ThreadPoolExecutor(SIDE_WORKERS, thread_name_prefix="cairn-side")
     try:
         fut = _side_pool.submit(fn, *args)

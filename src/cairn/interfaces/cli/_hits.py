@@ -8,6 +8,7 @@ Rich, for its table).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from cairn.app import Cairn
+    from cairn.config import Config
     from cairn.model import Hit, SearchRequest, Timestamp
 
 MODES = SEARCH_MODES
@@ -42,6 +44,51 @@ Opener = Callable[[Path | None], "AbstractContextManager[Cairn]"]
 def planning_text(planning: Sequence[Timestamp]) -> str:
     """``SCHEDULED: <2026-03-20 Fri> DEADLINE: <…>`` as on an Org planning line."""
     return " ".join(f"{t.role.upper()}: {t.raw}" for t in planning)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A search's answer as ``cairn search`` prints it, from a local search
+    (:func:`find`) or a warm process (:mod:`._fast`)."""
+
+    hits: Sequence[Hit]
+    notes: Sequence[str]
+    took_ms: float
+    empty: bool
+    """No hits, and the index is empty (a note says so)."""
+    where: str
+    """The index, as that note names it (a PostgreSQL URL without its password)."""
+    rows: list[dict[str, str | None]] | None = None
+    """``--fields``: the table's rows."""
+    positions: Sequence[tuple[int, int]] = ()
+    """``--format vimgrep``: each hit's match positions."""
+
+
+def index_name(config: Config) -> str:
+    """The index ``config`` names, as messages show it (a URL without its password)."""
+    if config.db_url:
+        from cairn.config.locations import redact_password
+
+        return redact_password(config.db_url)
+    return str(config.db_path)
+
+
+def find(cairn: Cairn, request: SearchRequest, *, fmt: str | None = None,
+         fields: str | None = None) -> Found:
+    """Run ``request`` on ``cairn``, with the table rows of ``fields`` and, for ``fmt``
+    ``vimgrep``, the match positions.
+
+    Raises:
+        cairn.errors.CairnError: the search or a field failed.
+    """
+    res = cairn.search(request)
+    return Found(
+        res.hits, res.notes, res.took_ms,
+        empty=not res.hits and cairn.notes.is_empty(),
+        where=index_name(cairn.config),
+        rows=cairn.fields.columns(res.hits, fields) if fields else None,
+        positions=cairn.fields.positions(res.hits, request.text) if fmt == "vimgrep" else (),
+    )
 
 
 def run_search(
@@ -61,55 +108,75 @@ def run_search(
     groups hits per file; ``fmt`` is ``text``, ``json`` (as ``--json``),
     ``csv`` or ``vimgrep``; ``fields`` (``"title,todo,prop:OWNER"``) prints a table
     (as text, or with ``fmt`` CSV or JSON)."""
-    from cairn.interfaces.cli._layouts import FORMATS, print_files, print_table, print_vimgrep
-
-    rows: list[dict[str, str | None]] | None = None
-    text, explain = request.text, request.explain
     if fmt == "json":
         as_json, fmt = True, None
     try:
-        if fmt not in (None, *FORMATS):
-            raise CairnError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}")
-        if fmt == "csv" and not fields:
-            fields = "rank,title,path,line"
+        fmt, fields = layout(fmt, fields)
         with opener(db) as cairn:
-            res = cairn.search(request)
-            empty = not res.hits and cairn.notes.is_empty()
-            # a PostgreSQL index is named by its URL without the password
-            where = cairn.store.path if cairn.config.db_url else str(cairn.config.db_path)
-            if fields:
-                rows = cairn.fields.columns(res.hits, fields)
-            positions = cairn.fields.positions(res.hits, text) if fmt == "vimgrep" else []
+            found = find(cairn, request, fmt=fmt, fields=fields)
     except CairnError as exc:
         return error(exc, as_json)
-    if rows is not None and fields:
+    return print_found(found, request, as_json=as_json, files=files, fmt=fmt, fields=fields)
+
+
+def layout(fmt: str | None, fields: str | None) -> tuple[str | None, str | None]:
+    """``(fmt, fields)`` checked, a CSV's default columns filled in.
+
+    Raises:
+        cairn.errors.CairnError: an unknown format.
+    """
+    if fmt is None:
+        return fmt, fields
+    from cairn.interfaces.cli._layouts import FORMATS
+
+    if fmt not in FORMATS:
+        raise CairnError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}")
+    if fmt == "csv" and not fields:
+        fields = "rank,title,path,line"
+    return fmt, fields
+
+
+def print_found(found: Found, request: SearchRequest, *, as_json: bool = False,
+                files: bool = False, fmt: str | None = None,
+                fields: str | None = None) -> int:
+    """Print ``found`` as :func:`run_search` does (its options); returns 0."""
+    text, explain = request.text, request.explain
+    if fmt == "json":
+        as_json, fmt = True, None
+    if found.rows is not None and fields:
+        from cairn.interfaces.cli._layouts import print_table
+
         names = [n.strip() for n in fields.split(",") if n.strip()]
-        print_table(rows, names, "json" if as_json else (fmt or "text"))
+        print_table(found.rows, names, "json" if as_json else (fmt or "text"))
         return 0
     if files:
-        print_files(res.hits, res.took_ms, as_json, text, res.notes)
+        from cairn.interfaces.cli._layouts import print_files
+
+        print_files(found.hits, found.took_ms, as_json, text, found.notes)
         return 0
     if fmt == "vimgrep":
-        print_vimgrep(res.hits, positions)
+        from cairn.interfaces.cli._layouts import print_vimgrep
+
+        print_vimgrep(found.hits, found.positions)
         return 0
-    if empty:
+    if found.empty:
         err.line(
             err.paint("note:", "yellow"),
-            f" the index {where} is empty; run ",
+            f" the index {found.where} is empty; run ",
             err.paint("cairn index FOLDER", "bold"),
             " first (or pick another with --db)",
         )
     if as_json:
-        emit_json(search_body(text, res))
+        emit_json(search_body(text, found))
         return 0
-    for n in res.notes:
+    for n in found.notes:
         err.line(err.paint("note:", "yellow"), " ", err.paint(n))
-    if not res.hits:
+    if not found.hits:
         out.line(out.paint("no hits", "dim"))
         return 0
-    for h in res.hits:
+    for h in found.hits:
         print_hit(h, explain)
-    out.line(out.paint(f"{plural(len(res.hits), 'hit')} in {res.took_ms:.1f} ms", "dim"))
+    out.line(out.paint(f"{plural(len(found.hits), 'hit')} in {found.took_ms:.1f} ms", "dim"))
     return 0
 
 

@@ -1,10 +1,11 @@
-"""``cairn search``: its options; the body (:meth:`Cairn.search`, then the hits or
-``--json``) is :func:`._hits.run_search`, shared with the fast path (:mod:`._fast`)."""
+"""``cairn search``: its options (declared in :mod:`._search_options`); the body
+(:meth:`Cairn.search`, then the hits or ``--json``) is :func:`._hits.run_search`, shared
+with the fast path (:mod:`._fast`)."""
 
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -13,94 +14,31 @@ from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, fail
 from cairn.interfaces.cli._hits import run_search
 from cairn.interfaces.cli._plain import error
+from cairn.interfaces.cli._search_options import QUERY_HELP, SearchArgs, option
 from cairn.model.search_request import SearchRequest
 
-MODE_HELP = (
-    "keyword (BM25), semantic (embeddings) or hybrid (both, fused); "
-    "default: hybrid when the index has embeddings, else keyword."
-)
+
+def _option(dest: str) -> Any:
+    """The Typer option declared as ``dest`` in :data:`._search_options.OPTIONS`."""
+    opt = option(dest)
+    extra: dict[str, Any] = {} if opt.minimum is None else {"min": opt.minimum}
+    names = ["/".join(opt.names)] if opt.kind == "switch" else list(opt.names)
+    return typer.Option(*names, help=opt.help, show_default=opt.show_default, **extra)
 
 
 def search(
     ctx: typer.Context,
-    query: Annotated[
-        list[str],
-        typer.Argument(
-            help='Words (any may match), "phrases", -exclusions and filters: tag:, '
-            "todo:, priority:, path:, format:, source:, type:, prop:KEY=VALUE, before:, "
-            "after:, role:, kind:, file:, heading:, section:, level:; dates: scheduled:, "
-            "deadline:, closed:, ts:, ts-inactive:, created:, modified: (2024-03, "
-            "2024-03..2024-04, <2024-06-01, today, +7d, this-week, soon; a repeating "
-            "timestamp counts on each repeat, ts:=2024-03 only on its written date). "
-            "A comma list "
-            "is an OR (tag:work,home). Quote values with spaces: type:\"Big Table\". "
-            "Relative dates count from $CAIRN_TODAY when set.",
-        ),
-    ],
-    limit: Annotated[
-        int | None,
-        typer.Option("--limit", min=1, help="Number of hits (default: config, 10)."),
-    ] = None,
-    explain: Annotated[
-        bool, typer.Option("--explain", help="Show each hit's score and how it was made.")
-    ] = False,
-    alternates: Annotated[
-        bool,
-        typer.Option("--alternates", help="Include chat messages off the canonical branch."),
-    ] = False,
-    mode: Annotated[str | None, typer.Option("--mode", help=MODE_HELP, show_default=False)] = None,
-    expand: Annotated[
-        bool | None,
-        typer.Option(
-            "--expand/--no-expand",
-            help="Graph expansion: follow links 1-2 hops from the top hits and re-rank; "
-            "--explain then names the edges walked (default: \\[graph] expand, off).",
-            show_default=False,
-        ),
-    ] = None,
-    rerank: Annotated[
-        bool | None,
-        typer.Option(
-            "--rerank/--no-rerank",
-            help="Re-rank the top hits (default 30) with the \\[rerank] cross-encoder or "
-            "/rerank endpoint, blended with their fused rank; --explain shows each hit's "
-            "relevance and rank before (default: \\[rerank] enabled, off).",
-            show_default=False,
-        ),
-    ] = None,
-    sort: Annotated[
-        str | None,
-        typer.Option(
-            "--sort",
-            help="Order by fields, comma-separated, compared in turn: relevance, deadline, "
-            "scheduled, priority, modified (newest first), title; e.g. --sort "
-            "priority,deadline (default: relevance).",
-            show_default=False,
-        ),
-    ] = None,
-    files: Annotated[
-        bool,
-        typer.Option("--files", help="Group hits per file: each file once, then its hits."),
-    ] = False,
-    fmt: Annotated[
-        str | None,
-        typer.Option(
-            "--format",
-            help="text (default), json (as --json), csv (a table; --fields, else "
-            "rank,title,path,line) or vimgrep (path:line:col:text, for editors).",
-            show_default=False,
-        ),
-    ] = None,
-    fields: Annotated[
-        str | None,
-        typer.Option(
-            "--fields",
-            help="Print a table of these fields, comma-separated: title, doc_title, path, "
-            "abs_path, line, rank, score, kind, format, todo, priority, tags, deadline, "
-            "scheduled, closed, prop:KEY (a property or frontmatter value).",
-            show_default=False,
-        ),
-    ] = None,
+    query: Annotated[list[str], typer.Argument(help=QUERY_HELP)],
+    limit: Annotated[int | None, _option("limit")] = None,
+    explain: Annotated[bool, _option("explain")] = False,
+    alternates: Annotated[bool, _option("alternates")] = False,
+    mode: Annotated[str | None, _option("mode")] = None,
+    expand: Annotated[bool | None, _option("expand")] = None,
+    rerank: Annotated[bool | None, _option("rerank")] = None,
+    sort: Annotated[str | None, _option("sort")] = None,
+    files: Annotated[bool, _option("files")] = False,
+    fmt: Annotated[str | None, _option("fmt")] = None,
+    fields: Annotated[str | None, _option("fields")] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -114,14 +52,14 @@ def search(
     cairn search 'deadline:this-week todo:NEXT,WAIT' --sort priority,deadline.
     """
     _refuse_unknown_options(ctx, query, as_json)
+    outer = {"db": common.state.db_path, "config": common.state.config}
+    args = SearchArgs.of(outer, ctx.params)
     try:
-        request = SearchRequest.of(" ".join(query), mode=mode, limit=limit, explain=explain,
-                                   alternates=alternates, expand=expand, sort=sort,
-                                   rerank=rerank)
+        request = SearchRequest.from_mapping(args.fields)
     except CairnError as exc:
         raise typer.Exit(error(exc, as_json)) from None
-    code = run_search(common.open_cairn, db, request, as_json=as_json, files=files, fmt=fmt,
-                      fields=fields)
+    code = run_search(common.open_cairn, args.search_db, request, as_json=args.as_json,
+                      files=args.files, fmt=args.fmt, fields=args.columns)
     if code:
         raise typer.Exit(code)
 

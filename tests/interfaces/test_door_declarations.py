@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
+from fastapi import FastAPI
 from fastapi.routing import APIRoute
 from mcp import Client
 
@@ -25,6 +26,7 @@ from cairn.interfaces.api.security import Policy
 from cairn.interfaces.mcp import tools
 from cairn.interfaces.mcp.server import build_server
 from cairn.interfaces.mcp.tools import GROUPS, TOOLS, Tool
+from cairn.interfaces.web import routes as pages
 
 SHARED = {"base", "common"}
 """The modules of the two packages that declare nothing (what the others share)."""
@@ -75,6 +77,19 @@ def test_every_router_module_is_in_the_app_list() -> None:
     found = modules(routes)
     assert [m.router for m in found if m.router not in routes.ROUTERS] == []
     assert len(found) == len(routes.ROUTERS)
+
+
+def test_every_web_page_module_is_in_the_web_list(cairn: Cairn) -> None:
+    found = modules(pages)
+    assert [m.router for m in found if m.router not in pages.ROUTERS] == []
+    assert len(found) == len(pages.ROUTERS)
+    # mount serves every declared page route, and none is in the OpenAPI document
+    app = FastAPI()
+    pages.mount(app, cairn)
+    declared = [r for m in found for r in m.router.routes]
+    assert all(isinstance(r, APIRoute) and not r.include_in_schema for r in declared)
+    mounted = [r for r in app.router.routes if isinstance(r, APIRoute)]
+    assert sorted(map(id, mounted)) == sorted(map(id, declared))
 
 
 def test_the_openapi_document_has_exactly_the_declared_routes(cairn: Cairn) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from cairn.app import Cairn
 from cairn.config import load_config
-from cairn.interfaces.web.routes import note_context
+from cairn.interfaces.web.note_view import note_context
 
 _HEADING = re.compile(r"<h([1-6])[^>]*>(.*?)</h\1>", re.S)
 

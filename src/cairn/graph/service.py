@@ -39,7 +39,7 @@ from cairn.graph.expand import (
     proximity,
 )
 from cairn.graph.resolve import DOCUMENT_CHUNK
-from cairn.model import OrphanDocument
+from cairn.model import GraphNode, OrphanDocument
 from cairn.model.graph_results import (
     Backlinks,
     GraphPath,
@@ -50,7 +50,6 @@ from cairn.model.graph_results import (
     NodeRef,
     PathStep,
     Reached,
-    ShownNode,
 )
 from cairn.store import Store
 
@@ -207,10 +206,10 @@ class GraphService:
         return None
 
     # --- queries ----------------------------------------------------------------------
-    def _shown(self, ids: Iterable[str]) -> Callable[[str], ShownNode]:
+    def _shown(self, ids: Iterable[str]) -> Callable[[str], GraphNode]:
         """``shown(id)``: the node of each of ``ids`` as results show it (one lookup)."""
         info = self.es.nodes(ids)
-        return lambda i: ShownNode.of(i, info.get(i))
+        return lambda i: info.get(i) or GraphNode.unknown(i)
 
     def neighbors(
         self,

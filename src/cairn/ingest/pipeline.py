@@ -361,18 +361,11 @@ class Indexer:
             changed, removed = self.store.edges.changed_documents()
             with self.store.transaction():
                 resolve_links(self.store, changed, removed)
-        run = Run(
+        run = tally.record(
             id=self.run_id,
             started=started,
             finished=_now_iso(),
             config_hash=self.config_hash,
-            seen=tally.seen,
-            added=tally.added,
-            changed=tally.changed,
-            removed=tally.removed,
-            unchanged=tally.unchanged,
-            failed=tally.failed,
-            skipped=tally.skipped,
             failures=tuple(self._failure(f) for f in tally.failures),
             warnings=tuple(
                 dataclasses.replace(w, message=self.scrub(w.message)) for w in tally.warnings

@@ -291,7 +291,7 @@ class IndexService:
                 files = tuple(f for f in files if not f.startswith(tuple(tops)))
             if files or run is None:
                 more = self.index_paths(files, embed=embed, allow_mass_delete=allow_mass_delete)
-                run = more if run is None else _added(run, more)
+                run = more if run is None else Run.merged((run, more))
             return AppliedChanges(run, todo.files, bool(todo.full))
 
     # --- the steps --------------------------------------------------------------------
@@ -407,17 +407,3 @@ class IndexService:
                         )
                     )
             raise
-
-
-def _added(first: Run, then: Run) -> Run:
-    """One record of two runs of one watcher batch (a full run of some roots, then the
-    changed files of the others): counts, failures and warnings of both."""
-    counts = ("seen", "added", "changed", "removed", "unchanged", "failed", "skipped")
-    return dataclasses.replace(
-        first,
-        finished=then.finished,
-        **{k: getattr(first, k) + getattr(then, k) for k in counts},
-        failures=first.failures + then.failures,
-        warnings=first.warnings + then.warnings,
-        seconds=round(first.seconds + then.seconds, 4),
-    )

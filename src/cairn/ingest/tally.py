@@ -5,24 +5,51 @@ from __future__ import annotations
 
 import calendar
 import time
-from dataclasses import dataclass, field
+from typing import Any
 
-from cairn.model import Diagnostic, Failure
+from cairn.model import Diagnostic, Failure, Run
+from cairn.model.core import RUN_COUNTS
 
 
-@dataclass
+class _Count:
+    """One of :data:`RUN_COUNTS` on a :class:`Tally`, kept in its ``counts``."""
+
+    name: str
+
+    def __set_name__(self, owner: type[Tally], name: str) -> None:
+        if name not in RUN_COUNTS:
+            raise TypeError(f"{name}: not a count of Run")
+        self.name = name
+
+    def __get__(self, tally: Tally, owner: type[Tally] | None = None) -> int:
+        return tally.counts[self.name]
+
+    def __set__(self, tally: Tally, value: int) -> None:
+        tally.counts[self.name] = value
+
+
 class Tally:
-    """Counts, failures and warnings of one run, as the pipeline adds them."""
+    """The counts, failures and warnings of one run as the pipeline adds them: what
+    the :class:`~cairn.model.Run` it records will hold. Each count is an attribute
+    named as :class:`~cairn.model.Run`'s field (``tally.seen += 1``) and kept in
+    ``counts``, keyed by those names; :meth:`record` makes the run."""
 
-    seen: int = 0
-    added: int = 0
-    changed: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    failed: int = 0
-    skipped: int = 0
-    failures: list[Failure] = field(default_factory=list)
-    warnings: list[Diagnostic] = field(default_factory=list)
+    # every name of RUN_COUNTS, once (unpacking fails at import if one is missing)
+    seen, added, changed, removed, unchanged, failed, skipped = (_Count() for _ in RUN_COUNTS)
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = dict.fromkeys(RUN_COUNTS, 0)
+        self.failures: list[Failure] = []
+        self.warnings: list[Diagnostic] = []
+
+    def record(self, *, id: str, started: str, finished: str | None, config_hash: str,
+               seconds: float, failures: tuple[Failure, ...],
+               warnings: tuple[Diagnostic, ...]) -> Run:
+        """The run with these counts; ``failures`` and ``warnings`` as the caller made
+        them of :attr:`failures` and :attr:`warnings` (scrubbed, relative paths)."""
+        counts: dict[str, Any] = self.counts  # Run's int fields, by name
+        return Run(id, started, finished, config_hash, **counts, failures=failures,
+                   warnings=warnings, seconds=seconds)
 
 
 def epoch(iso: str) -> float:

@@ -302,6 +302,10 @@ class EmbedStep:
     notices: tuple[str, ...] = ()
 
 
+RUN_COUNTS = ("seen", "added", "changed", "removed", "unchanged", "failed", "skipped")
+"""The file counts of a :class:`Run`, in the order of its fields."""
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     """One indexing pass and what it did.
@@ -341,10 +345,7 @@ class Run:
         return dataclasses.replace(
             first,
             finished=runs[-1].finished,
-            **{
-                k: sum(getattr(r, k) for r in runs)
-                for k in ("seen", "added", "changed", "removed", "unchanged", "failed", "skipped")
-            },
+            **{k: sum(getattr(r, k) for r in runs) for k in RUN_COUNTS},
             failures=tuple(f for r in runs for f in r.failures),
             warnings=tuple(w for r in runs for w in r.warnings),
             seconds=round(sum(r.seconds for r in runs), 4),

@@ -96,15 +96,24 @@ class Stub:
 
 @dataclass(frozen=True, slots=True)
 class GraphNode:
-    """Display data of a graph node (a unit with its document, or a stub).
+    """A graph node as the store reads it and graph results show it: a unit with its
+    document, a stub (a link target that does not exist, or a non-note file), or an id
+    the index no longer knows (``type`` ``None``, :meth:`unknown`: only ``id``, and
+    ``line`` when a backlink gives one).
 
-    ``line`` is the unit's first line (1-based); ``abs_path`` the file's absolute path;
-    for a stub, ``title`` is its label, ``kind`` its :data:`StubKind`, ``target`` and
-    ``reason`` as in :class:`Stub`, and the document fields are ``None``.
+    ``line`` is the unit's first line (1-based) — in a backlink, that of the unit's
+    first link; ``abs_path`` the file's absolute path; for a stub, ``title`` is its
+    label, ``kind`` its :data:`StubKind`, ``target`` and ``reason`` as in :class:`Stub`,
+    and the document fields are ``None``.
+
+    The JSON of a unit is ``{"id", "type", "title", "kind", "document_id",
+    "doc_title", "doc_type", "path", "abs_path", "line", "outline_path"}``; of a stub
+    ``{"id", "type", "title", "kind", "target", "reason", "document_id", "path"}``; of
+    an unknown id ``{"id"}`` (a stub or unknown id with a backlink's line adds ``line``).
     """
 
     id: str
-    type: NodeType
+    type: NodeType | None
     title: str
     kind: str
     document_id: str | None = None
@@ -116,6 +125,29 @@ class GraphNode:
     outline_path: tuple[str, ...] = ()
     target: str | None = None
     reason: str | None = None
+
+    @classmethod
+    def unknown(cls, node_id: str) -> GraphNode:
+        """``node_id`` as a result shows an id the index has no node for."""
+        return cls(node_id, None, "", "")
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The node's JSON object (keys by kind, see the class docstring)."""
+        if self.type == "unit":
+            return {"id": self.id, "type": "unit", "title": self.title, "kind": self.kind,
+                    "document_id": self.document_id, "doc_title": self.doc_title,
+                    "doc_type": self.doc_type, "path": self.path, "abs_path": self.abs_path,
+                    "line": self.line, "outline_path": list(self.outline_path)}
+        if self.type == "stub":
+            out: dict[str, Any] = {
+                "id": self.id, "type": "stub", "title": self.title, "kind": self.kind,
+                "target": self.target, "reason": self.reason, "document_id": None,
+                "path": None}
+        else:
+            out = {"id": self.id}
+        if self.line is not None:  # a backlink's line on a node without one of its own
+            out["line"] = self.line
+        return out
 
 
 @dataclass(frozen=True, slots=True)

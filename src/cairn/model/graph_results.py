@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cairn.model.graph import GraphNode, NodeType
+    from cairn.model.graph import GraphNode
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,67 +63,10 @@ class NodeRef:
 
 
 @dataclass(frozen=True, slots=True)
-class ShownNode:
-    """A node as graph results show it: a unit with its document, a stub (a link target
-    that does not exist, or a non-note file), or an id the index no longer knows
-    (``type`` ``None``: only ``id``, and ``line`` when a backlink gives one).
-
-    The JSON of a unit is ``{"id", "type", "title", "kind", "document_id",
-    "doc_title", "doc_type", "path", "abs_path", "line", "outline_path"}``; of a stub
-    ``{"id", "type", "title", "kind", "target", "reason", "document_id", "path"}``.
-    """
-
-    id: str
-    type: NodeType | None = None
-    title: str | None = None
-    kind: str | None = None
-    document_id: str | None = None
-    doc_title: str | None = None
-    doc_type: str | None = None
-    path: str | None = None
-    abs_path: str | None = None
-    line: int | None = None
-    outline_path: tuple[str, ...] = ()
-    target: str | None = None
-    reason: str | None = None
-
-    @classmethod
-    def of(cls, node_id: str, node: GraphNode | None) -> ShownNode:
-        """``node`` (the index's display data of ``node_id``, ``None`` when it has
-        none) as a result shows it."""
-        if node is None:
-            return cls(node_id)
-        if node.type == "stub":
-            return cls(node.id, "stub", node.title, node.kind, target=node.target,
-                       reason=node.reason)
-        return cls(node.id, "unit", node.title, node.kind, node.document_id, node.doc_title,
-                   node.doc_type, node.path, node.abs_path, node.line,
-                   tuple(node.outline_path))
-
-    def to_mapping(self) -> dict[str, Any]:
-        """The node's JSON object (keys by kind, see the class docstring)."""
-        if self.type == "unit":
-            return {"id": self.id, "type": "unit", "title": self.title, "kind": self.kind,
-                    "document_id": self.document_id, "doc_title": self.doc_title,
-                    "doc_type": self.doc_type, "path": self.path, "abs_path": self.abs_path,
-                    "line": self.line, "outline_path": list(self.outline_path)}
-        if self.type == "stub":
-            out: dict[str, Any] = {
-                "id": self.id, "type": "stub", "title": self.title, "kind": self.kind,
-                "target": self.target, "reason": self.reason, "document_id": None,
-                "path": None}
-        else:
-            out = {"id": self.id}
-        if self.line is not None:  # a backlink's line on a node without one of its own
-            out["line"] = self.line
-        return out
-
-
-@dataclass(frozen=True, slots=True)
 class Reached:
     """A node within N hops, with its distance and the step that first reached it."""
 
-    node: ShownNode
+    node: GraphNode
     hop: int
     via: Step
 
@@ -149,8 +92,8 @@ class InboundLink:
         count: link occurrences; ``lines``: their lines; ``edge_ids``: the edges.
     """
 
-    source: ShownNode
-    target: ShownNode
+    source: GraphNode
+    target: GraphNode
     relations: tuple[str, ...]
     count: int
     lines: tuple[int, ...]
@@ -175,8 +118,8 @@ class PathStep:
     ``"from_node"`` and ``"to_node"``)."""
 
     step: Step
-    from_node: ShownNode
-    to_node: ShownNode
+    from_node: GraphNode
+    to_node: GraphNode
 
     def to_mapping(self) -> dict[str, Any]:
         """The step's JSON object."""

@@ -23,7 +23,7 @@ from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
 
 if TYPE_CHECKING:
-    from cairn.model.graph_results import ShownNode
+    from cairn.model import GraphNode
 
 graph_app = typer.Typer(
     name="graph",
@@ -53,7 +53,7 @@ OriginOpt = Annotated[
 ]
 
 
-def _where(node: ShownNode) -> str:
+def _where(node: GraphNode) -> str:
     if node.type == "stub":
         if node.kind == "attachment" and not node.reason:
             # an existing non-note file (an image, a ``.base``): linked, not missing

@@ -27,7 +27,7 @@ from urllib.parse import parse_qs, quote
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from cairn.interfaces.api.security import Policy
-from cairn.interfaces.web.routes import HEADERS
+from cairn.interfaces.web.routes.common import HEADERS
 
 COOKIE = "cairn_session"
 PAGES = ("/", "/note/", "/graph/", "/conversation", "/status")

@@ -47,8 +47,8 @@ def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
         # A run records itself as started before its first file, so one killed or
         # interrupted (or still going) has no finish and no counts worth printing.
         out.print(f"last run started {run.started} and did not finish (stopped, or still running)")
-        for f in run.failures:
-            out.print(f"  {escape(f.reason)}")
+        for stop in run.failures:
+            out.print(f"  {escape(stop.reason)}")
     elif run:
         out.print(
             f"last run {run.finished}: {run.seen} seen, {run.added} added, "

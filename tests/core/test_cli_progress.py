@@ -113,6 +113,10 @@ def test_index_json_writes_progress_events_on_stderr_and_the_same_result(
         for k in ("eta_s", "eta_low_s", "eta_high_s"):
             assert e[k] is None or e[k] >= 0
     assert events[0]["phase"] == "index" and events[0]["done"] == 12
+    page = (SAMPLE.parent / "docs" / "reference" / "json.md").read_text(encoding="utf-8")
+    table = page.split("## Progress events (standard error)")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| `(\w+)`(?:, `(\w+)`)?", table, re.M)
+    assert {k for row in rows for k in row if k} == keys, "docs/reference/json.md lists them"
     phases = [e["phase"] for e in events]
     if res.json()["embedding"]["embedded"]:  # the static model is there: both phases
         assert phases[-1] == "embed" and "chunk" in phases, phases

@@ -34,6 +34,8 @@ NOUNS = {
     "embed": "texts",
     "teacher": "chunks",
     "train": "epochs",
+    "enrich": "conversations",
+    "pairs": "pairs",
 }
 """What each phase counts (``items`` for a phase not listed)."""
 
@@ -158,15 +160,15 @@ class PlainProgress:
     def _phase(self, name: str, now: float, done: int | None) -> _Phase:
         p = self.phases.get(name)
         if p is None:
-            # the first phase starts when this reporter was made (just before the
-            # run, with nothing done); a later one at its first callback, counting from
-            # what it had done then (the graph step runs between files and chunks)
+            # the first phase's time counts from when this reporter was made (just
+            # before the run, with nothing done); a later one's from its first callback,
+            # its mean rate from what it had done then (the graph step runs between files
+            # and chunks). The estimator starts at the first callback either way: the
+            # scan before the first file says nothing about the rate of the files.
             first = not self.phases
             start = self.created if first else now
             base = 0 if first or done is None else done
             p = self.phases[name] = _Phase(start, base, last_line=start)
-            if first:
-                p.eta.update(start, 0, 0)
         return p
 
     def _step(self, name: str, done: int, total: int) -> None:

@@ -27,6 +27,10 @@ from cairn.model.serialize import to_data
 if TYPE_CHECKING:
     from cairn.app import Cairn
 
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress (bar, lines or --json events).")
+]
+
 
 def index(
     paths: Annotated[
@@ -56,7 +60,7 @@ def index(
     ] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: QuietOpt = False,
     verbose: Annotated[
         bool,
         typer.Option(
@@ -126,7 +130,7 @@ INTERRUPTED = 130
 def embed(
     db: DbOpt = None,
     as_json: JsonOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: QuietOpt = False,
     wait: WaitOpt = False,
     train_static: Annotated[
         bool,

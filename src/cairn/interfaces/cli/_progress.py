@@ -36,6 +36,7 @@ NOUNS = {
     "train": "epochs",
     "enrich": "conversations",
     "pairs": "pairs",
+    "scan": "files",
 }
 """What each phase counts (``items`` for a phase not listed)."""
 

@@ -61,7 +61,8 @@ class Bars:
     ) -> None:
         """``done`` of ``total`` items of ``task`` in ``phase`` (a new phase on the same
         bar, chunking then embedding, gets a new estimator), with other fields."""
-        est = self.progress.tasks[task].fields.get("eta")
+        (shown,) = (t for t in self.progress.tasks if t.id == task)
+        est = shown.fields.get("eta")
         if not isinstance(est, EtaEstimator) or self._phase.get(task, phase) != phase:
             est = EtaEstimator()
             fields["eta"] = est

@@ -105,3 +105,18 @@ def test_done_means_zero_and_memory_stays_bounded() -> None:
     est.update(100.0, 100_000, 100_000)
     e = est.estimate(100.0)
     assert e.eta_s == e.eta_low_s == e.eta_high_s == 0.0
+
+
+def test_a_slow_first_call_is_left_out_and_one_interval_is_not_enough() -> None:
+    """The embedding phase reports 0 before the model loads; the load (60 s here) ends
+    inside the first call and is not the rate of the texts."""
+    est = EtaEstimator()
+    est.update(0.0, 0, 1000)
+    est.update(61.0, 10, 1000)  # the model loaded, then 10 texts in 1 s
+    assert est.estimate(61.0).eta_s is None
+    est.update(62.0, 20, 1000)  # one interval: no way to tell a stable rate yet
+    e = est.estimate(62.0)
+    assert e.eta_s is None and e.rate == pytest.approx(10.0)
+    est.update(63.0, 30, 1000)
+    e = est.estimate(63.0)
+    assert e.stable and e.eta_s == pytest.approx(97.0)  # not (970 / 30 × 63) s

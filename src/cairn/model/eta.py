@@ -10,7 +10,9 @@ last, a model load makes the first batch slow, a stall makes no progress at all.
 embedded), else the item count — and splits the window in :data:`SEGMENTS` parts: when
 the parts' rates disagree by more than :attr:`EtaEstimator.tolerance` the estimate is a
 range (remaining work at the fastest and at the slowest recent rate), else a single
-figure. Before two samples show any work done, the estimate is unknown (``None``).
+figure. The rate starts at the first progress (the wait before it — a model loading in
+the first call — says nothing about the items), and the estimate is unknown (``None``)
+until :data:`MIN_SAMPLES` samples since then can be compared.
 
 Pure logic: the caller passes every timestamp (seconds, monotonic), so the estimator is
 tested on synthetic sequences without a clock.
@@ -24,6 +26,9 @@ from typing import Protocol, runtime_checkable
 
 SEGMENTS = 3
 """Parts of the window whose rates are compared to decide whether the rate is stable."""
+
+MIN_SAMPLES = 3
+"""Samples (after the first progress) before there is an ETA: two intervals to compare."""
 
 
 @dataclass(frozen=True)
@@ -98,7 +103,10 @@ class EtaEstimator:
         self.total = total
         self.total_work = float(total) if total_work is None else float(total_work)
         s = self._samples
-        if s and now < s[-1].t:  # a clock that went back: start over from here
+        if s and (now < s[-1].t or s[-1].work <= 0 < w):
+            # a clock that went back, or the first progress after none (a model loading
+            # in the first call): the rate starts from here, the wait before it says
+            # nothing about the rate of the items
             s.clear()
         if len(s) >= 2 and now - s[-2].t < self.window / 100:
             s[-1] = _Sample(now, done, w)
@@ -123,6 +131,8 @@ class EtaEstimator:
         span = last.t - first.t
         if len(s) < 2 or span <= 0 or last.work <= first.work:
             return Estimate(last.done, self.total, None if span <= 0 else 0.0)
+        if len(s) < MIN_SAMPLES:  # one interval cannot say whether the rate is stable
+            return Estimate(last.done, self.total, (last.done - first.done) / span)
         since = max(now - last.t, 0.0)
         stalled = since > self.stall_factor * span / (len(s) - 1)
         end = now if stalled else last.t

@@ -34,11 +34,16 @@ from cairn.ingest.chunking import (
     metadata_prefix,
 )
 from cairn.model import Chunk, ChunkSource, EmbedStep
+from cairn.model.eta import WeighsWork
 from cairn.store import Store, VectorIndex
 
 EmbedProgress = Callable[[int, int, str], None]
 """``progress(done, total, phase)``: ``phase`` is ``"chunk"`` or ``"embed"``; ``done``
-and ``total`` count units (chunk) or texts (embed)."""
+and ``total`` count units (chunk) or texts (embed). The embed phase is reported once
+before the first text (``done`` 0, so a display sees the phase start before the model
+loads) and after each commit; a callback that is also a
+:class:`cairn.model.eta.WeighsWork` is told the characters embedded before each call
+(texts go shortest first, so a count rate would promise too early an end)."""
 
 
 
@@ -188,22 +193,36 @@ def embed_missing(
     most = bs * 16
     held: list[tuple[str, Any]] = []
     since = 0.0  # model seconds since the last commit
+    weigh = progress.work if isinstance(progress, WeighsWork) else None
+    chars_total = sum(len(texts[h]) for h in order)
+    chars_done = chars_held = 0
+
+    def report() -> None:
+        if weigh is not None:
+            weigh(chars_done, chars_total, "embed")
+        if progress:
+            progress(t.embedded, len(order), "embed")
+
+    if order:
+        report()
     try:
         for i in range(0, len(order), bs):
             part = order[i : i + bs]
             t0 = time.perf_counter()
-            vecs = embedder.embed([texts[h] for h in part])
+            batch = [texts[h] for h in part]
+            vecs = embedder.embed(batch)
             took = time.perf_counter() - t0
             t.spent += took
             since += took
             held.extend(zip(part, vecs, strict=True))
+            chars_held += sum(len(x) for x in batch)
             if since >= COMMIT_SECONDS or len(held) >= most or i + bs >= len(order):
                 with store.transaction():
                     vs.put_vectors(space, held)
                 t.embedded += len(held)
-                held, since = [], 0.0
-                if progress:
-                    progress(t.embedded, len(order), "embed")
+                chars_done += chars_held
+                held, since, chars_held = [], 0.0, 0
+                report()
     except KeyboardInterrupt:
         # the signal lands between two embedder calls: the vectors made before it are
         # kept (the next pass embeds only the rest), the call it interrupted is dropped

@@ -4,6 +4,7 @@ prints one conversation's (:meth:`cairn.enrich.service.EnrichService.show`)."""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from typing import TYPE_CHECKING, Annotated, Any
@@ -14,6 +15,8 @@ from rich.markup import escape
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, WaitOpt, emit_json, err, fail, out
+from cairn.interfaces.cli._progress import eta_text, event
+from cairn.model.eta import EtaEstimator
 from cairn.model.serialize import to_data
 
 if TYPE_CHECKING:
@@ -34,16 +37,31 @@ enrich_app = typer.Typer(
 
 
 class _Progress:
-    """A plain line on stderr every 2 s, terminal or not."""
+    """A plain line on stderr every 2 s, terminal or not, with the time left (a range
+    while the rate of replies is unstable); with ``--json`` a progress event instead.
+    The relation pairs follow the conversations with their own count (``pairs``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, as_json: bool = False) -> None:
         self.t0 = self.last = time.monotonic()
+        self.as_json = as_json
+        self.phase, self.started, self.done = "enrich", self.t0, 0
+        self.eta = EtaEstimator()
 
     def __call__(self, done: int, total: int, item: str) -> None:
         now = time.monotonic()
+        if done < self.done:  # a new stage (relation pairs): a new rate
+            self.phase, self.started, self.eta = "pairs", now, EtaEstimator()
+        self.done = done
+        self.eta.update(now, done, total)
         if now - self.last >= 2.0 or done == total:
             self.last = now
-            print(f"enrich: {done}/{total} ({now - self.t0:.0f} s) {item[:70]}", file=sys.stderr)
+            e = self.eta.estimate(now)
+            if self.as_json:
+                ev = event(self.phase, e, now - self.started, e.rate)
+                print(json.dumps(ev), file=sys.stderr, flush=True)
+                return
+            print(f"{self.phase}: {done}/{total} ({now - self.t0:.0f} s, {eta_text(e)}) "
+                  f"{item[:70]}", file=sys.stderr)
 
 
 def _estimate_line(what: str, e: Estimate) -> str:
@@ -119,7 +137,7 @@ def _run(dry_run: bool, limit: int | None, no_relations: bool, retry_invalid: bo
         with common.open_cairn(db) as cairn:
             report = cairn.enrich.run(
                 dry_run=dry_run, limit=limit, relations=not no_relations,
-                retry_invalid=retry_invalid, progress=_Progress(),
+                retry_invalid=retry_invalid, progress=_Progress(as_json),
                 on_estimate=None if dry_run else estimate,
                 wait=None if wait else 0.0, on_wait=lambda m: err.print(escape(m)),
             )

@@ -27,6 +27,10 @@ from cairn.model.serialize import to_data
 if TYPE_CHECKING:
     from cairn.app import Cairn
 
+QuietOpt = Annotated[
+    bool, typer.Option("--quiet", "-q", help="No progress (bar, lines or --json events).")
+]
+
 
 def index(
     paths: Annotated[
@@ -56,7 +60,7 @@ def index(
     ] = None,
     db: DbOpt = None,
     as_json: JsonOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: QuietOpt = False,
     verbose: Annotated[
         bool,
         typer.Option(
@@ -95,7 +99,7 @@ def index(
     try:
         with common.open_cairn(db, create=True) as cairn:
             run = _run(
-                cairn, paths, include or [], exclude or [], as_json or quiet, no_embed, lock
+                cairn, paths, include or [], exclude or [], quiet, no_embed, lock, as_json
             )
             report = run.embedding
     except CairnError as exc:
@@ -126,7 +130,7 @@ INTERRUPTED = 130
 def embed(
     db: DbOpt = None,
     as_json: JsonOpt = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: QuietOpt = False,
     wait: WaitOpt = False,
     train_static: Annotated[
         bool,
@@ -167,7 +171,7 @@ def embed(
         return
     try:
         with common.open_cairn(db, create=False) as cairn:
-            step = _embed(cairn, as_json or quiet, None if wait else 0.0)
+            step = _embed(cairn, quiet, None if wait else 0.0, as_json)
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:
@@ -181,39 +185,32 @@ def embed(
         raise typer.Exit(INTERRUPTED)
 
 
-def _embed(cairn: Cairn, quiet: bool, wait: float | None) -> EmbedStep:
+def _embed(cairn: Cairn, quiet: bool, wait: float | None, as_json: bool = False) -> EmbedStep:
     def on_wait(message: str) -> None:
         err.print(f"[cyan]note[/cyan] {escape(message)}")
 
     if quiet:
         return cairn.embedding.run(wait=wait, on_wait=on_wait)
-    if not err.is_terminal:  # a log or a pipe: a plain line every few seconds
+    if as_json or not err.is_terminal:  # a log or a pipe: a line every few seconds
         from cairn.interfaces.cli._progress import PlainProgress
 
-        return cairn.embedding.run(progress=PlainProgress().embedding, wait=wait, on_wait=on_wait)
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+        lines = PlainProgress(as_json=as_json)
+        return cairn.embedding.run(progress=lines, wait=wait, on_wait=on_wait)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from cairn.interfaces.cli._bars import Bars, EtaColumn
 
     with Progress(
         TextColumn("[bold]{task.fields[what]}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TimeRemainingColumn(),
+        EtaColumn(),
         console=err,
         transient=True,
     ) as bar:
-        task = bar.add_task("embed", total=None, what="embedding")
-
-        def progress(done: int, total: int, what: str) -> None:
-            label = "chunking" if what == "chunk" else "embedding"
-            bar.update(task, completed=done, total=total, what=label)
-
-        return cairn.embedding.run(progress=progress, wait=wait, on_wait=on_wait)
+        bars = Bars(bar, labels={"chunk": "chunking", "embed": "embedding"})
+        bars.embed_task = bars.add(what="embedding")
+        return cairn.embedding.run(progress=bars, wait=wait, on_wait=on_wait)
 
 
 def _run(
@@ -224,6 +221,7 @@ def _run(
     quiet: bool,
     no_embed: bool,
     lock: dict[str, Any],
+    as_json: bool = False,
 ) -> Run:
     def on_wait(message: str) -> None:
         err.print(f"[cyan]note[/cyan] {escape(message)}")
@@ -233,51 +231,39 @@ def _run(
             paths, include=include, exclude=exclude, embed=not no_embed, on_wait=on_wait,
             **lock,
         )
-    if not err.is_terminal:  # a log or a pipe: a plain line every few seconds
+    if as_json or not err.is_terminal:  # a log or a pipe: a line every few seconds
         from cairn.interfaces.cli._progress import PlainProgress
 
-        lines = PlainProgress()
+        lines = PlainProgress(as_json=as_json)
         return cairn.index(
             paths,
             include=include,
             exclude=exclude,
             progress=lines.files,
             embed=not no_embed,
-            embed_progress=lines.embedding,
+            embed_progress=lines,
             on_wait=on_wait,
             **lock,
         )
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from cairn.interfaces.cli._bars import Bars, EtaColumn
 
     with Progress(
-        TextColumn("[bold]indexing"),
+        TextColumn("[bold]{task.fields[what]}"),
         BarColumn(),
         MofNCompleteColumn(),
-        TimeRemainingColumn(),
+        EtaColumn(),
         TextColumn("{task.fields[file]}", style="dim"),
         console=err,
         transient=True,
     ) as bar:
-        task = bar.add_task("index", total=None, file="")
-        embed_task = bar.add_task("embed", total=None, file="", visible=False)
+        bars = Bars(bar, labels={"chunk": "chunking", "embed": "embedding"})
+        task = bars.add(what="indexing", file="")
+        bars.embed_task = bars.add(what="embedding", file="", visible=False)
 
         def progress(done: int, total: int, rel: str) -> None:
-            bar.update(task, completed=done, total=total, file=rel[-50:])
-
-        def embed_progress(done: int, total: int, what: str) -> None:
-            bar.update(
-                embed_task,
-                visible=True,
-                completed=done,
-                total=total,
-                file=f"embedding {what}"[-50:],
-            )
+            bars.move(task, done, total, file=rel[-50:])
 
         return cairn.index(
             paths,
@@ -285,7 +271,7 @@ def _run(
             exclude=exclude,
             progress=progress,
             embed=not no_embed,
-            embed_progress=embed_progress,
+            embed_progress=bars,
             on_wait=on_wait,
             **lock,
         )

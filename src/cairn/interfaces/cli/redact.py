@@ -5,8 +5,10 @@ given outside any index). Prints file, line, kind and a masked preview — never
 
 from __future__ import annotations
 
+import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +18,8 @@ from rich.markup import escape
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, out
+from cairn.interfaces.cli._progress import eta_text, event
+from cairn.model.eta import EtaEstimator
 from cairn.model.serialize import to_data
 
 redact_app = typer.Typer(
@@ -28,17 +32,30 @@ redact_app = typer.Typer(
 )
 
 
-class _Progress:
-    """One plain line on stderr every 2 s (and none for a quick scan)."""
+def _stderr(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
 
-    def __init__(self) -> None:
-        self.t0 = self.last = time.monotonic()
+
+class _Progress:
+    """One plain line on stderr every 2 s with the time left (and none for a quick
+    scan); with ``as_json`` a progress event (phase ``scan``) instead of the line."""
+
+    def __init__(self, as_json: bool = False, clock: Callable[[], float] = time.monotonic,
+                 write: Callable[[str], None] = _stderr) -> None:
+        self.clock, self.write, self.as_json = clock, write, as_json
+        self.t0 = self.last = clock()
+        self.eta = EtaEstimator()
 
     def __call__(self, done: int, total: int, path: str) -> None:
-        now = time.monotonic()
+        now = self.clock()
+        self.eta.update(now, done, total)
         if now - self.last >= 2.0 or (done == total and now - self.t0 >= 2.0):
             self.last = now
-            print(f"scan: {done}/{total} files, {now - self.t0:.0f} s", file=sys.stderr)
+            e = self.eta.estimate(now)
+            if self.as_json:
+                self.write(json.dumps(event("scan", e, now - self.t0, e.rate)))
+            else:
+                self.write(f"scan: {done}/{total} files, {now - self.t0:.0f} s, {eta_text(e)}")
 
 
 @redact_app.command("scan")
@@ -63,10 +80,10 @@ def scan(
         if paths:
             from cairn.app.results import scan_paths
 
-            report = scan_paths(paths, progress=_Progress())
+            report = scan_paths(paths, progress=_Progress(as_json))
         else:
             with common.open_cairn(db) as cairn:
-                report = cairn.redact.scan(progress=_Progress())
+                report = cairn.redact.scan(progress=_Progress(as_json))
     except CairnError as exc:
         raise fail(exc, as_json) from None
     if as_json:

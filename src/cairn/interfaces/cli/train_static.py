@@ -37,13 +37,13 @@ def run_training(
     def on_wait(message: str) -> None:
         err.print(f"[cyan]note[/cyan] {escape(message)}")
 
-    lines = None if as_json or quiet else PlainProgress()
+    lines = None if quiet else PlainProgress(as_json=as_json)
     try:
         with common.open_cairn(db, create=False) as cairn:
             res = cairn.training.train(
                 sample,
                 progress=None if lines is None else lines.training,
-                embed_progress=None if lines is None else lines.embedding,
+                embed_progress=lines,
                 wait=wait,
                 on_wait=on_wait,
             )

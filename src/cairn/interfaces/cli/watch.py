@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -34,7 +35,10 @@ def watch(
     db: DbOpt = None,
     as_json: JsonOpt = False,
     quiet: Annotated[
-        bool, typer.Option("--quiet", "-q", help="No progress line while catching up.")
+        bool,
+        typer.Option(
+            "--quiet", "-q", help="No progress while catching up (line or --json events)."
+        ),
     ] = False,
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="One line per batch indexed.")
@@ -93,9 +97,27 @@ def watch(
             where = f"{f.path}:{f.line}" if f.line else f.path
             err.print(f"  [red]failed[/red] {escape(where)}: {escape(f.reason)}")
 
+    from cairn.interfaces.cli._progress import PlainProgress, eta_text
+    from cairn.model.eta import EtaEstimator
+
+    # the catch-up run: a line redrawn in place on a terminal; in a log or a pipe the
+    # index run's plain lines; with --json its progress events (standard error)
+    lines = None if quiet or (err.is_terminal and not as_json) else PlainProgress(
+        as_json=as_json
+    )
+    eta = EtaEstimator()
+
     def progress(done: int, total: int, rel: str) -> None:
-        if not quiet and not as_json and err.is_terminal and (done % 50 == 0 or done == total):
-            err.print(f"catching up: {done}/{total} files", end="\r")
+        if lines is not None:
+            lines.files(done, total, rel)
+            return
+        if quiet:
+            return
+        now = time.monotonic()
+        eta.update(now, done, total)
+        if done % 50 == 0 or done == total:
+            err.print(f"catching up: {done}/{total} files, {eta_text(eta.estimate(now))}",
+                      end="\r")
 
     import signal
     import threading

@@ -163,7 +163,7 @@ def _warm_server(db: Path, env: dict[str, str]) -> Iterator[None]:
 def _query_daemon(db: Path, env: dict[str, str]) -> Iterator[None]:
     """The query daemon for ``db`` until the block ends, once its advert is written."""
     folder = db.resolve().with_name(db.resolve().name + ".servers")
-    proc = subprocess.Popen([sys.executable, "-m", "cairn.interfaces.daemon", "--db",
+    proc = subprocess.Popen([sys.executable, "-m", "cairn.serving.daemon", "--db",
                              str(db.resolve())], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:

@@ -169,7 +169,7 @@ class _Answered:
     """What :func:`._hits.run_search` asks of a ``Cairn``, answered by a warm server."""
 
     def __init__(self, config: Any, answer: dict[str, Any]) -> None:
-        from cairn.interfaces.warm import RemoteResult
+        from cairn.serving.warm import RemoteResult
 
         self.config = config
         self._result = RemoteResult(answer["result"])
@@ -190,7 +190,7 @@ def _start_daemon(cairn: Cairn) -> None:
     (:func:`cairn.interfaces.daemon.enabled`); never raises, prints nothing."""
     if os.environ.get("CAIRN_NO_WARM"):
         return
-    from cairn.interfaces import daemon
+    from cairn.serving import daemon
 
     try:
         if daemon.enabled(cairn.config):
@@ -209,7 +209,7 @@ def _warm(config_file: Path | None, db: Path | None, request: SearchRequest
         return None, None
     from cairn.config import load_config
     from cairn.errors import CairnError
-    from cairn.interfaces.warm import remote_search
+    from cairn.serving.warm import remote_search
 
     try:
         config = load_config(db=db, config_file=config_file)

@@ -337,7 +337,7 @@ def cpu_seconds(pid: int) -> float:
 
 def descendants_cpu(pid: int) -> dict[int, tuple[float, bool]]:
     """CPU seconds per live descendant of ``pid`` and whether it is (or was started
-    by) an index process (``cairn.app.index_worker``); key ``-1``: what finished
+    by) an index process (``cairn.serving.index_worker``); key ``-1``: what finished
     children used (``cutime``, counted with the server)."""
     kids: dict[int, list[int]] = {}
     for p in Path("/proc").iterdir():
@@ -352,7 +352,8 @@ def descendants_cpu(pid: int) -> dict[int, tuple[float, bool]]:
     while todo:
         k, index = todo.pop()
         try:
-            index = index or b"cairn.app.index_worker" in Path(f"/proc/{k}/cmdline").read_bytes()
+            cmdline = Path(f"/proc/{k}/cmdline").read_bytes()
+            index = index or b"cairn.serving.index_worker" in cmdline
             out[k] = (cpu_seconds(k), index)
         except OSError:
             continue

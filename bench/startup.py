@@ -16,9 +16,9 @@ from launch to exit, p50 and p95, and the p50 of its CPU time (user + system), i
   index embedded with the static model (the model is loaded in every process);
 - ``hybrid (static, warm server)``: the same command while a ``cairn serve`` runs for
   that index (started by this script, stopped after): the CLI sends the query to it
-  (:mod:`cairn.interfaces.warm`) instead of loading the model;
+  (:mod:`cairn.serving.warm`) instead of loading the model;
 - ``hybrid (static, query daemon)``: the same while the query daemon the CLI starts
-  (:mod:`cairn.interfaces.daemon`) runs for that index (started by this script, stopped
+  (:mod:`cairn.serving.daemon`) runs for that index (started by this script, stopped
   after); the CLI's side is the same for any mode, so this row is also what a keyword
   search sent to a warm process would cost the CLI;
 - with ``--model-db`` (an index embedded with the default ONNX model, e.g. of the whole
@@ -179,7 +179,7 @@ def _warm_server(db: Path, env: dict[str, str]) -> Iterator[None]:
 def _query_daemon(db: Path, env: dict[str, str]) -> Iterator[None]:
     """The query daemon for ``db`` until the block ends, once its advert is written."""
     folder = db.resolve().with_name(db.resolve().name + ".servers")
-    proc = subprocess.Popen([sys.executable, "-m", "cairn.interfaces.daemon", "--db",
+    proc = subprocess.Popen([sys.executable, "-m", "cairn.serving.daemon", "--db",
                              str(db.resolve())], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:

@@ -1,6 +1,7 @@
-"""A server's index runs happen in a child process (``cairn.app.index_worker``): the
-server's readers see what it wrote, its errors reach the caller with their type, a dead
-child is reported and replaced, and closing the ``Cairn`` stops it."""
+"""A server's index runs happen in a child process (``cairn.serving.index_worker``, which
+a server attaches to its ``Cairn``): the server's readers see what it wrote, its errors
+reach the caller with their type, a dead child is reported and replaced, and closing the
+``Cairn`` stops it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import pytest
 from cairn.app import Cairn
 from cairn.config import Config, load_config
 from cairn.errors import StoreError
+from cairn.serving.index_worker import attach
 from cairn.store.lock import IndexBusy, lock_path
 
 
@@ -44,6 +46,7 @@ def test_a_run_happens_in_a_child_and_readers_see_it(tmp_path: Path) -> None:
     folder, db = _vault(tmp_path)
     with Cairn(load_config(db=db), create=False) as cairn:
         assert cairn.own_parts
+        attach(cairn)
         assert not cairn.search("custard", mode="keyword").hits
         (folder / "b.md").write_text("# Lisbon\n\nCustard tarts by the ocean.\n",
                                      encoding="utf-8")
@@ -73,6 +76,7 @@ def test_errors_travel_and_a_dead_child_is_replaced(tmp_path: Path) -> None:
     folder, db = _vault(tmp_path)
     config = dataclasses.replace(load_config(db=db), index={"wait": 120})
     with Cairn(config, create=False) as cairn:
+        attach(cairn)
         cairn.background.run()
         worker = cairn.background._index_worker
         assert worker is not None and worker._proc is not None
@@ -117,6 +121,7 @@ def test_a_cairn_around_a_given_store_indexes_on_a_thread(tmp_path: Path) -> Non
     (folder / "d.md").write_text("# Tea\n\nSteep three minutes.\n", encoding="utf-8")
     with Cairn(Config(db_path=db), store=open_store(db)) as cairn:
         assert not cairn.own_parts
+        attach(cairn)  # no child for it: it cannot be opened again in another process
         assert cairn.background.run().added == 1
         assert cairn.background._index_worker is None
 
@@ -152,6 +157,7 @@ def test_closing_during_a_run_does_not_wait_for_it(tmp_path: Path) -> None:
     _, db = _vault(tmp_path)
     config = dataclasses.replace(load_config(db=db), index={"wait": 3600})
     cairn = Cairn(config, create=False)
+    attach(cairn)
     events: list[str] = []
     failed: list[BaseException] = []
 

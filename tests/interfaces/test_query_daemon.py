@@ -20,7 +20,7 @@ import pytest
 
 from cairn.app import Cairn
 from cairn.config import load_config
-from cairn.interfaces import daemon, warm
+from cairn.serving import daemon, warm
 
 pytestmark = pytest.mark.skipif(not warm.has_sockets(), reason="no Unix domain sockets")
 
@@ -49,7 +49,7 @@ def _daemon_pids(db: Path) -> list[int]:
         with contextlib.suppress(OSError):
             cmd = (p / "cmdline").read_bytes().split(b"\0")
             stat = (p / "stat").read_text().rsplit(")", 1)[1].split()
-            if (b"cairn.interfaces.daemon" in cmd and str(db.resolve()).encode() in cmd
+            if (b"cairn.serving.daemon" in cmd and str(db.resolve()).encode() in cmd
                     and stat[0] != "Z"):
                 pids.append(int(p.name))
     return pids
@@ -167,7 +167,7 @@ def test_the_daemon_exits_after_its_quiet_period_and_runs_once_per_index(
     config_file = tmp_path / "cairn.toml"
     config_file.write_text("[daemon]\nidle_minutes = 0.05\n", encoding="utf-8")  # 3 s
     env = _env(tmp_path)
-    argv = [sys.executable, "-m", "cairn.interfaces.daemon", "--db", str(index),
+    argv = [sys.executable, "-m", "cairn.serving.daemon", "--db", str(index),
             "--config", str(config_file)]
     first = subprocess.Popen(argv, env=env, stderr=subprocess.PIPE)
     try:
@@ -186,7 +186,7 @@ def test_the_daemon_exits_after_its_quiet_period_and_runs_once_per_index(
 
 def test_a_daemon_whose_index_file_is_replaced_exits(index: Path, tmp_path: Path) -> None:
     env = _env(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "cairn.interfaces.daemon", "--db",
+    proc = subprocess.Popen([sys.executable, "-m", "cairn.serving.daemon", "--db",
                              str(index)], env=env, stderr=subprocess.DEVNULL)
     try:
         _wait("the daemon's advert", lambda: _daemon_advert(index) is not None)

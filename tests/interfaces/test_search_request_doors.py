@@ -21,10 +21,10 @@ from cairn.interfaces.api.security import Policy
 from cairn.interfaces.cli import app as cli
 from cairn.interfaces.cli._fast import parse
 from cairn.interfaces.mcp.server import build_server
-from cairn.interfaces.warm import WarmServer
 from cairn.model import SearchRequest
 from cairn.model.search_body import search_body
 from cairn.model.serialize import to_data
+from cairn.serving.warm import WarmServer
 
 FIELDS = set(SearchRequest.__dataclass_fields__)
 

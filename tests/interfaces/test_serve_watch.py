@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from cairn.interfaces.watch_child import READY
+from cairn.serving.watch_child import READY
 
 pytest.importorskip("watchfiles")
 pytest.importorskip("uvicorn")
@@ -90,7 +90,7 @@ def test_serve_with_watch_follows_a_new_note(tmp_path: Path, port: int) -> None:
                     raise
                 time.sleep(0.2)
         kids = _children(proc.pid)
-        watchers = [k for k, cmd in kids.items() if b"cairn.interfaces.watch_child" in cmd]
+        watchers = [k for k, cmd in kids.items() if b"cairn.serving.watch_child" in cmd]
         assert len(watchers) == 1, kids
         (notes / "b.md").write_text("# Beta\n\nzanzibar appears later\n")
         found: list[str] = []

@@ -81,7 +81,7 @@ def test_two_processes_share_the_port_the_index_runs_and_the_metrics(
         while True:  # both processes are up: the second logs its warm-up-free answers
             try:
                 kids = {k: c for k, c in _children(proc.pid).items()
-                        if b"cairn.interfaces.api.workers" in c}
+                        if b"cairn.interfaces.api.server" in c}
                 if _call(port, "/healthz")[0] == 200 and kids:
                     break
             except OSError:
@@ -121,7 +121,7 @@ def test_two_processes_share_the_port_the_index_runs_and_the_metrics(
             index_pids = {line["pid"] for line in _log_lines(log)
                           if line["route"] == "/v1/index" and line["status"] == 200}
         indexers = [k for k, c in _children(proc.pid).items()
-                    if b"cairn.app.index_worker" in c]
+                    if b"cairn.serving.index_worker" in c]
         assert len(indexers) == 1  # one index process, the first server's
         assert not [k for k, c in _children(other).items() if b"index_worker" in c]
         for _ in range(20):  # the second process sees the runs' commits

@@ -19,8 +19,8 @@ import pytest
 
 from cairn.app import Cairn
 from cairn.config import load_config
-from cairn.interfaces import warm
 from cairn.model.serialize import to_data
+from cairn.serving import warm
 
 pytestmark = pytest.mark.skipif(not warm.has_sockets(), reason="no Unix domain sockets")
 

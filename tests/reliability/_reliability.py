@@ -12,8 +12,8 @@ from typing import Any
 
 from cairn.app import Cairn
 from cairn.ingest.snapshot import index_snapshot
-from cairn.interfaces.watch import WatchBatch, WatchSettings, watch
 from cairn.model import IndexSnapshot
+from cairn.serving.watch import WatchBatch, WatchSettings, watch
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
 CASES = CORPUS.parent / "cases"
@@ -61,7 +61,7 @@ def settle(db: Path, expected: IndexSnapshot, timeout: float = 20.0) -> float:
 
 
 class Watching:
-    """``cairn.interfaces.watch.watch`` in a thread (its own ``Cairn``), stopped and
+    """``cairn.serving.watch.watch`` in a thread (its own ``Cairn``), stopped and
     joined on exit; an error in the thread fails the test."""
 
     def __init__(self, folder: Path, db: Path, **settings: Any) -> None:

@@ -20,16 +20,16 @@ import pytest
 from _reliability import settle, snapshot_of
 from _served import CLI, Served, alive, cli_env, descendants, wait_for
 
-from cairn.interfaces.watch_child import READY
 from cairn.model import IndexSnapshot
+from cairn.serving.watch_child import READY
 
 pytestmark = pytest.mark.faults
 pytest.importorskip("watchfiles")
 pytest.importorskip("uvicorn")
 
 SEED = 20261207
-WATCHER = "-m cairn.interfaces.watch_child"
-INDEXER = "-m cairn.app.index_worker"
+WATCHER = "-m cairn.serving.watch_child"
+INDEXER = "-m cairn.serving.index_worker"
 
 
 def _vault(tmp_path: Path, notes: int = 20) -> tuple[Path, Path]:

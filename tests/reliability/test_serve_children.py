@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from _served import CLI, Served, alive, cli_env, descendants, wait_for
 
-from cairn.interfaces.watch_child import READY
+from cairn.serving.watch_child import READY
 
 pytest.importorskip("watchfiles")
 pytest.importorskip("uvicorn")
@@ -101,8 +101,8 @@ def test_slow_sockets_past_the_file_limit_do_not_keep_new_clients_out(
         served.kill_all()
 
 
-WATCHER = "-m cairn.interfaces.watch_child"
-INDEXER = "-m cairn.app.index_worker"
+WATCHER = "-m cairn.serving.watch_child"
+INDEXER = "-m cairn.serving.index_worker"
 
 
 def test_a_killed_watcher_is_reported_restarted_and_follows_again(tmp_path: Path) -> None:

@@ -133,7 +133,7 @@ def test_bad_index_settings_are_config_errors(tmp_path: Path) -> None:
         Cairn.open(db=tmp_path / "i.db", config_file=cfg)
     cfg.write_text("[watch]\npoll = 'yes'\n", "utf-8")
     from cairn.config import load_config
-    from cairn.interfaces.watch import WatchSettings
+    from cairn.serving.watch import WatchSettings
 
     with pytest.raises(CairnError, match="poll"):
         WatchSettings.from_mapping(load_config(config_file=cfg).watch)

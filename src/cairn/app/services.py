@@ -237,19 +237,11 @@ def runs(cairn: Cairn) -> IndexService:
 
 
 def background(cairn: Cairn) -> BackgroundIndex:
-    """A server's index runs, in a child process (or on a thread for a ``Cairn`` built
-    around a given store or embedder, which another process cannot open again)."""
-    from cairn.ingest.background import BackgroundIndex, Worker
+    """A server's index runs: on a thread, or in the child process a server attaches
+    (:func:`cairn.serving.index_worker.attach`)."""
+    from cairn.ingest.background import BackgroundIndex
 
-    def start_worker(nice: int) -> Worker:
-        from cairn.app.index_worker import IndexWorker
-
-        return IndexWorker(cairn.config, nice=nice)
-
-    return BackgroundIndex(
-        lambda: cairn.index(), start_worker=start_worker if cairn.own_parts else None,
-        reload_types=cairn._reload_types,
-    )
+    return BackgroundIndex(lambda: cairn.index(), reload_types=cairn._reload_types)
 
 
 def training(cairn: Cairn) -> StaticTrainer:

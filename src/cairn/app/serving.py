@@ -1,12 +1,15 @@
-"""What a long-running server process asks of the engine before it opens an index
-(the doors may import only ``app`` and ``config``)."""
+"""What a long-running server process (and each of its child processes) asks of the
+engine before it opens an index (the doors and :mod:`cairn.serving` may import only
+``app`` and ``config``); :data:`INDEX_NICE`, the lower CPU priority of a server's index
+runs."""
 
 from __future__ import annotations
 
+from cairn.ingest.background import INDEX_NICE
 from cairn.search.dense import serve_mode as _dense_serve_mode
 from cairn.store.sql.waiting import count_in_background
 
-__all__ = ["serve_mode"]
+__all__ = ["INDEX_NICE", "child_mode", "serve_mode"]
 
 
 def serve_mode(enabled: bool = True) -> None:
@@ -17,3 +20,11 @@ def serve_mode(enabled: bool = True) -> None:
     no request waits for either after an index run."""
     _dense_serve_mode(enabled)
     count_in_background(enabled)
+
+
+def child_mode() -> None:
+    """What a server's child process sets before it opens an index: one thread per
+    local embedding model (the server's requests keep the other cores)."""
+    from cairn.embed.registry import set_default_threads
+
+    set_default_threads(1)

@@ -266,8 +266,8 @@ class Config:
         serve / mcp: the HTTP API's and the MCP server's settings.
         index / watch: the ``[index]`` and ``[watch]`` tables, read-only (see
             :class:`cairn.ingest.limits.IndexLimits` and
-            :class:`cairn.interfaces.watch.WatchSettings`).
-        daemon: the ``[daemon]`` table, read-only (:mod:`cairn.interfaces.daemon`).
+            :class:`cairn.serving.watch.WatchSettings`).
+        daemon: the ``[daemon]`` table, read-only (:mod:`cairn.serving.daemon`).
         db_url: the PostgreSQL URL when ``[store] backend = "postgres"`` (``url``, or
             ``CAIRN_DB_URL``); ``None`` for the SQLite file at ``db_path``.
         backup_dir: ``[writeback] backup_dir`` (see :attr:`backup_folder`).

@@ -1,12 +1,14 @@
 """Index runs a server starts while it answers readers: in a child process of its own
-at a lower CPU priority (:mod:`cairn.app.index_worker`), so that on a small machine the
-requests keep the cores and the interpreter lock.
+at a lower CPU priority once the server attached one (:meth:`BackgroundIndex.use_worker`,
+:func:`cairn.serving.index_worker.attach`), so that on a small machine the requests keep
+the cores and the interpreter lock.
 
 A door (``POST /v1/index``, the MCP ``index`` tool) calls :meth:`BackgroundIndex.run`;
 the run itself is :meth:`cairn.ingest.service.IndexService.index`, unchanged, in the
 child, while the server marks it with :meth:`BackgroundIndex.indexing`.
-A ``Cairn`` built around a given store or embedder (tests, another backend handed in)
-cannot be rebuilt in another process: it runs the index on a thread of its own instead.
+Without a child (a ``Cairn`` no server attached one to, or one built around a given
+store or embedder, which cannot be rebuilt in another process) the index runs on a
+thread of its own instead.
 On Linux a thread has its own nice value (``setpriority(PRIO_PROCESS, thread id)``),
 inherited by the threads and worker processes it starts (the parse workers of a large
 run); elsewhere the thread keeps the process's priority, since there the call would
@@ -49,7 +51,7 @@ def lower_thread_priority(steps: int) -> bool:
 
 
 class Worker(Protocol):
-    """A child process that runs index runs (:class:`cairn.app.index_worker.IndexWorker`)."""
+    """A child process that runs index runs (:class:`cairn.serving.index_worker.IndexWorker`)."""
 
     def index(self) -> Run:
         """One index run of every registered root, in the child."""
@@ -84,9 +86,8 @@ class BackgroundIndex:
     Args:
         index: one full index run in this process (:meth:`IndexService.index
             <cairn.ingest.service.IndexService.index>`).
-        start_worker: starts the index child process with a nice value; ``None`` when
-            the index cannot be opened again in another process (a ``Cairn`` built
-            around a given store or embedder): runs then go on a thread.
+        start_worker: starts the index child process with a nice value; ``None``
+            (until :meth:`use_worker` gives one): runs go on a thread.
         reload_types: reads the note types again (after a run in the child).
     """
 
@@ -98,7 +99,7 @@ class BackgroundIndex:
         self,
         index: Callable[[], Run],
         *,
-        start_worker: Callable[[int], Worker] | None,
+        start_worker: Callable[[int], Worker] | None = None,
         reload_types: Callable[[], object],
     ) -> None:
         self._index = index
@@ -108,8 +109,17 @@ class BackgroundIndex:
         self._index_worker: Worker | None = None
         self._index_runner: IndexRunner | None = None
         self._stopping = False
-        self.own_parts = start_worker is not None
+
+    @property
+    def own_parts(self) -> bool:
         """Whether runs go to a child process (else to a thread of this one)."""
+        return self._start_worker is not None
+
+    def use_worker(self, start_worker: Callable[[int], Worker]) -> None:
+        """From now on, runs go to the index child ``start_worker(nice)`` starts (on
+        the first run; kept until :meth:`close`)."""
+        with self._worker_lock:
+            self._start_worker = start_worker
 
     @classmethod
     def busy(cls) -> bool:

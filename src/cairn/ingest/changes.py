@@ -1,4 +1,4 @@
-"""Which files a batch of file system events concerns (for :mod:`cairn.interfaces.watch`).
+"""Which files a batch of file system events concerns (for :mod:`cairn.serving.watch`).
 
 Events are hints: a path that changed may be a note, a folder that appeared or was
 renamed (every file in it counts), a path that is gone (everything indexed under it

@@ -32,7 +32,7 @@ def create_app(cairn: Cairn, policy: Policy) -> ASGIApp:
 
     Returns:
         An ASGI application (serve it with uvicorn, see
-        :func:`cairn.interfaces.api.workers.serve`).
+        :func:`cairn.interfaces.api.server.serve`).
     """
     api = FastAPI(
         title="cairn",

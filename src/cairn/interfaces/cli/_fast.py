@@ -9,13 +9,13 @@ command — is left to Typer (it returns ``None``), so usage errors and help loo
 before.
 
 A search is first sent to a ``cairn serve`` / ``mcp`` / ``watch`` process or query
-daemon advertised for the same index and settings (:mod:`cairn.interfaces.warm`), whose
+daemon advertised for the same index and settings (:mod:`cairn.serving.warm`), whose
 model and index are already open; its answer (a :class:`._hits.Found`) is printed by
 the same code as a local one. Keyword searches too: the CLI's side of a warm answer (no
 store, no search service) costs less CPU than a local keyword search
 (``bench/startup.py``). When none answers, the search runs locally, and one that may
 need the model (any mode but ``keyword``) then starts the per-user query daemon
-(:mod:`cairn.interfaces.daemon`) for the next ones (``CAIRN_DAEMON=0`` does not).
+(:mod:`cairn.serving.daemon`) for the next ones (``CAIRN_DAEMON=0`` does not).
 ``CAIRN_NO_WARM=1`` always searches locally.
 """
 
@@ -101,10 +101,10 @@ def fast_search(argv: Sequence[str]) -> int | None:
 
 def _start_daemon(cairn: Cairn) -> None:
     """Start the query daemon for the next searches on ``cairn``'s index, when allowed
-    (:func:`cairn.interfaces.daemon.enabled`); never raises, prints nothing."""
+    (:func:`cairn.serving.daemon.enabled`); never raises, prints nothing."""
     if os.environ.get("CAIRN_NO_WARM"):
         return
-    from cairn.interfaces import daemon
+    from cairn.serving import daemon
 
     try:
         if daemon.enabled(cairn.config):
@@ -131,7 +131,7 @@ def _warm(config_file: Path | None, db: Path | None, request: SearchRequest, *,
     if skip:
         return None, config
     from cairn.interfaces.cli._hits import Found, index_name
-    from cairn.interfaces.warm import RemoteResult, remote_search
+    from cairn.serving.warm import RemoteResult, remote_search
 
     try:
         answer = remote_search(config, request.to_mapping())

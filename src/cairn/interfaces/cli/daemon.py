@@ -1,5 +1,5 @@
 """``cairn daemon status`` and ``cairn daemon stop``: the query daemon the CLI starts
-for semantic and hybrid searches (:mod:`cairn.interfaces.daemon`)."""
+for semantic and hybrid searches (:mod:`cairn.serving.daemon`)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def status(db: DbOpt = None, as_json: JsonOpt = False) -> None:
     `watch` runs for the index; it exits after \\[daemon] idle_minutes without a search.
     CAIRN_DAEMON=0 (or \\[daemon] idle_minutes = 0) never starts one.
     """
-    from cairn.interfaces import daemon
+    from cairn.serving import daemon
 
     try:
         config = _config(db)
@@ -69,7 +69,7 @@ def stop(
 
     The next semantic or hybrid search starts a new one, unless CAIRN_DAEMON=0.
     """
-    from cairn.interfaces import daemon
+    from cairn.serving import daemon
 
     try:
         config = None if every else _config(db)

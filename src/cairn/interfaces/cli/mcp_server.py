@@ -36,7 +36,7 @@ def mcp(
     try:
         if transport not in ("stdio", "http"):
             raise CairnError(f"unknown transport {transport!r}: use stdio or http")
-        from cairn.interfaces.warm import advertise
+        from cairn.serving.warm import advertise
 
         with common.open_cairn(db) as cairn:
             from cairn.interfaces.mcp.server import build_server, http_app
@@ -45,6 +45,9 @@ def mcp(
             from cairn.app.serving import serve_mode
 
             serve_mode()  # numpy is not loaded yet: one BLAS thread; background reloads
+            from cairn.serving.index_worker import attach
+
+            attach(cairn)  # index runs a request starts go to a child process
             if transport == "stdio":
                 with advertise(cairn, "mcp"):  # the CLI's hybrid searches come here
                     server.run("stdio")

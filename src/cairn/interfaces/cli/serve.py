@@ -52,11 +52,11 @@ def serve(
     POST /v1/index and for any non-loopback bind.
     """
     try:
-        from cairn.interfaces.warm import advertise
+        from cairn.serving.warm import advertise
 
         with common.open_cairn(db) as cairn, _watching(watch, cairn), _dreaming(cairn, db):
             from cairn.interfaces.api.security import Policy
-            from cairn.interfaces.api.workers import serve as run
+            from cairn.interfaces.api.server import serve as run
 
             conf = cairn.config.serve
             host_, port_ = host or conf.host, port or conf.port
@@ -73,6 +73,9 @@ def serve(
             from cairn.app.serving import serve_mode
 
             serve_mode()  # numpy is not loaded yet: one BLAS thread; background reloads
+            from cairn.serving.index_worker import attach
+
+            attach(cairn)  # index runs a request starts go to a child process
             with advertise(cairn, "serve"):  # the CLI's hybrid searches come here
                 run(cairn, policy, host=host_, port=port_, workers=procs)
     except CairnError as exc:
@@ -83,14 +86,14 @@ def serve(
 def _watching(enabled: bool, cairn: Cairn) -> Iterator[None]:
     """With ``--watch``: a child process that follows the registered folders (as
     ``cairn watch`` does) on the same index at a lower CPU priority, for as long as the
-    server runs (:mod:`cairn.interfaces.watch_child`); it stops (after its current
+    server runs (:mod:`cairn.serving.watch_child`); it stops (after its current
     batch) when the block ends. The server's own index runs (``POST /v1/index``) are
     handed to it meanwhile: it holds the writer lock."""
     if not enabled:
         yield
         return
-    from cairn.app.index_worker import INDEX_NICE
-    from cairn.interfaces.watch_child import WatchChild
+    from cairn.serving.index_worker import INDEX_NICE
+    from cairn.serving.watch_child import WatchChild
 
     child = WatchChild(cairn.config, nice=INDEX_NICE)
     cairn.background.hand_index_to(child)  # it holds the writer lock: POST /v1/index runs there

@@ -22,7 +22,7 @@ from cairn.model.serialize import to_data
 
 def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Counts per format, the last run, and files that failed."""
-    from cairn.interfaces.daemon import running
+    from cairn.serving.daemon import running
 
     try:
         with common.open_cairn(db) as cairn:

@@ -1,5 +1,5 @@
 """``cairn watch``: index, then follow edits live (calls
-:func:`cairn.interfaces.watch.watch`, which hands each batch to
+:func:`cairn.serving.watch.watch`, which hands each batch to
 :meth:`cairn.app.Cairn.index_paths`)."""
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def watch(
     """
     import dataclasses
 
-    from cairn.interfaces import watch as watcher
+    from cairn.serving import watch as watcher
 
     def on_wait(message: str) -> None:
         err.print(f"[cyan]note[/cyan] {escape(message)}")
@@ -128,7 +128,7 @@ def watch(
     main = threading.current_thread() is threading.main_thread()
     old_term = signal.signal(signal.SIGTERM, interrupt) if main else None
     try:
-        from cairn.interfaces.warm import advertise
+        from cairn.serving.warm import advertise
 
         with common.open_cairn(db, create=True) as cairn, advertise(
             cairn, "watch", warm_up=not no_embed

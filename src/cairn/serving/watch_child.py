@@ -1,18 +1,18 @@
 """``cairn serve --watch`` follows the folders in a child process of its own
-(``python -m cairn.interfaces.watch_child``), as ``POST /v1/index`` runs in one
-(:mod:`cairn.app.index_worker`): an index batch on a thread of the server would hold
+(``python -m cairn.serving.watch_child``), as ``POST /v1/index`` runs in one
+(:mod:`cairn.serving.index_worker`): an index batch on a thread of the server would hold
 the server's interpreter lock while requests wait for it, whatever its CPU priority.
 
 The child opens its own :class:`cairn.app.Cairn` from the server's configuration (the
 same index, the same settings), lowers its CPU priority (``os.nice``), and runs
-:func:`cairn.interfaces.watch.watch` until its standard input ends: the server closes
+:func:`cairn.serving.watch.watch` until its standard input ends: the server closes
 it to stop the child (after the batch in progress), and a server that dies closes it
 too (a child whose batch does not end within :data:`ORPHAN_GRACE` seconds then exits
 anyway). A child that exits unasked is restarted by :class:`WatchChild`'s supervisor.
-The configuration travels as one framed pickle on that private pipe
-(:func:`cairn.app.index_worker.start_child`); nothing a client sends is ever unpickled.
+It speaks :mod:`cairn.serving.child`'s protocol (start-up message ``(config, nice)``,
+requests ``"index"``); nothing a client sends is ever unpickled.
 Readers in the server see each batch's commit through SQLite (WAL) and the store's
-change token. The child reports on standard error, which it shares with the server:
+change token. The child reports on standard error, which the server relays to its own:
 ``cairn: watching …`` once the index is current, one line per batch that failed, and
 ``cairn: watching stopped: …`` when it ends on an error.
 
@@ -35,15 +35,9 @@ import time
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
-from cairn.app.index_worker import (
-    answer,
-    close_pipes,
-    receive,
-    send,
-    start_child,
-    start_in_child,
-)
 from cairn.errors import CairnError, ChildUnavailable
+from cairn.serving.child import Child, prepare_child, receive, start_in_child
+from cairn.serving.index_worker import answer
 
 if TYPE_CHECKING:
     from cairn.config import Config
@@ -64,9 +58,15 @@ ORPHAN_GRACE = 20.0
 """Seconds a child whose server is gone has to finish its batch before it exits."""
 
 
+MODULE = "cairn.serving.watch_child"
+NAME = "the watching process"
+
+
 def _say(line: str) -> None:
-    sys.stderr.write(line + "\n")
-    sys.stderr.flush()
+    """A line on standard error; a server gone (a closed pipe) is not an error here."""
+    with suppress(OSError, ValueError):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 class WatchChild:
@@ -85,7 +85,7 @@ class WatchChild:
         self._lock = threading.Lock()  # one index request at a time
         self._state = threading.Lock()  # a restart against close()
         self._closing = threading.Event()
-        self._proc = start_child("cairn.interfaces.watch_child", self._first)
+        self._child = Child(MODULE, self._first, name=NAME)
         self.problem = ""
         """Why the watcher is not running right now (``""``: it is)."""
         self.restarts = 0
@@ -97,7 +97,7 @@ class WatchChild:
     @property
     def pid(self) -> int:
         """The current child's process id."""
-        return self._proc.pid
+        return self._child.pid
 
     def _supervise(self) -> None:
         """Wait for the child; start it again when it exits unasked (with backoff).
@@ -105,20 +105,22 @@ class WatchChild:
         :data:`HEALTHY_SECONDS`."""
         in_a_row = 0
         while True:
-            proc = self._proc
+            child = self._child
             started = time.monotonic()
             try:
-                code = proc.wait(timeout=HEALTHY_SECONDS if self.problem else None)
+                code = child.proc.wait(timeout=HEALTHY_SECONDS if self.problem else None)
             except subprocess.TimeoutExpired:
                 self.problem = ""
-                code = proc.wait()
+                code = child.proc.wait()
             if self._closing.is_set():
                 return
             in_a_row = 0 if time.monotonic() - started > STEADY_SECONDS else in_a_row
             delay = RESTART_SECONDS[min(in_a_row, len(RESTART_SECONDS) - 1)]
             in_a_row += 1
+            said = child.tail()
             self.problem = (f"the watching process exited unexpectedly (exit status "
-                            f"{code}); restarting it in {delay:g} s")
+                            f"{code}); restarting it in {delay:g} s"
+                            + (f"; it said: {said}" if said else ""))
             _say(f"cairn: {self.problem}")
             if self._closing.wait(delay):
                 return
@@ -126,12 +128,12 @@ class WatchChild:
                 if self._closing.is_set():
                     return
                 try:
-                    self._proc = start_child("cairn.interfaces.watch_child", self._first)
+                    self._child = Child(MODULE, self._first, name=NAME)
                 except OSError as exc:
                     self.problem = f"the watching process cannot be started: {exc}"
                     _say(f"cairn: {self.problem}")
                     continue
-            close_pipes(proc)
+            child.close_pipes()
             self.restarts += 1
             self.problem = (f"the watching process was restarted after it exited "
                             f"(exit status {code}); catching up")
@@ -149,28 +151,14 @@ class WatchChild:
             stopped) or died during the run, naming why.
         """
         with self._lock:
-            proc = self._proc
-            code = proc.poll()
+            child = self._child
+            code = child.poll()
             if code is not None or self._closing.is_set():
                 raise ChildUnavailable(
                     "the watching process is stopping: no index run" if self._closing.is_set()
                     else f"the watching process exited (exit status {code}); it is "
                     "restarted: try again shortly")
-            try:
-                assert proc.stdin is not None and proc.stdout is not None
-                send(proc.stdin, "index")
-                kind, value = receive(proc.stdout)
-            except (OSError, EOFError, ValueError) as exc:
-                try:
-                    code = proc.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    code = None
-                raise ChildUnavailable(
-                    f"the watching process ended during the index run (exit status "
-                    f"{code}): {exc}; it is restarted") from None
-        if kind == "error":
-            raise value
-        run: Run = value
+            run: Run = child.call("index", doing="during the index run (it is restarted)")
         return run
 
     def kill(self) -> None:
@@ -178,12 +166,12 @@ class WatchChild:
         run rolls back, the request is answered at once); otherwise its input closes
         and it stops after its batch. The supervisor does not start it again."""
         self._closing.set()
-        with self._state, suppress(OSError):
-            proc = self._proc
+        with self._state:
+            child = self._child
             if self._lock.locked():
-                proc.kill()
-            elif proc.stdin is not None:
-                proc.stdin.close()
+                child.kill()
+            else:
+                child.close_input()
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop the child (idempotent): its input closes and it exits after the batch
@@ -191,16 +179,8 @@ class WatchChild:
         rolls back)."""
         self._closing.set()
         with self._state:
-            proc = self._proc
-        if proc.stdin is not None:
-            with suppress(OSError):
-                proc.stdin.close()
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        close_pipes(proc)
+            child = self._child
+        child.stop(timeout)
         self._supervisor.join(timeout=10)
 
 
@@ -216,7 +196,8 @@ def main() -> int:
     started = start_in_child()
     if started is None:
         return 0
-    out, inp, config = started
+    out, inp, (config, nice) = started
+    prepare_child(nice)
     stop = threading.Event()
     requests: queue.SimpleQueue[Any] = queue.SimpleQueue()
 
@@ -231,11 +212,9 @@ def main() -> int:
 
     threading.Thread(target=read_requests, name="cairn-watch-requests", daemon=True).start()
     from cairn.app import Cairn
-    from cairn.interfaces import watch as watcher
+    from cairn.serving import watch as watcher
 
-    def say(line: str) -> None:
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
+    say = _say
 
     def on_batch(batch: watcher.WatchBatch) -> None:
         if batch.error:
@@ -268,7 +247,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":  # the module's own names, not __main__'s, go into pickles
-    from cairn.interfaces.watch_child import main as _main
+    from cairn.serving.watch_child import main as _main
 
     code = _main()
     # the request reader may still be blocked reading standard input (the watch ended on

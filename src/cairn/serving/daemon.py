@@ -3,7 +3,7 @@ model warm.
 
 A new ``cairn search`` process that needs the embedding model (semantic or hybrid)
 spends most of a second loading it. When no ``cairn serve`` / ``mcp`` / ``watch``
-answers for the index and settings (:mod:`cairn.interfaces.warm`), the CLI searches
+answers for the index and settings (:mod:`cairn.serving.warm`), the CLI searches
 locally as before and then starts this daemon (:func:`spawn`), detached, in a session
 of its own; the daemon opens the index, loads the model and the vector matrix, and
 answers the next searches over the warm-model socket (same protocol, same adverts,
@@ -26,7 +26,7 @@ kind ``daemon``). The first search never waits for it.
   locally; the daemon writes its own errors to ``daemon-<settings hash>.log`` in the
   socket folder, nothing to the user's terminal.
 
-The module imports only the standard library (and :mod:`cairn.interfaces.warm`) at
+The module imports only the standard library (and :mod:`cairn.serving.warm`) at
 module level: :func:`spawn` runs in the CLI's fast path.
 """
 
@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cairn.interfaces import warm
+from cairn.serving import warm
 
 if TYPE_CHECKING:
     from cairn.config import Config
@@ -107,7 +107,7 @@ def spawn(config: Config) -> int | None:
         _lock, log, failed = _files(config)
         if _failed_lately(failed, config):
             return None
-        argv = [sys.executable, "-m", "cairn.interfaces.daemon",
+        argv = [sys.executable, "-m", "cairn.serving.daemon",
                 "--db", str(config.db_path.resolve())]
         if config.config_file is not None:
             argv += ["--config", str(config.config_file.resolve())]
@@ -231,7 +231,7 @@ def _answer_until_quiet(config: Config) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m cairn.interfaces.daemon --db FILE [--config FILE]``."""
+    """``python -m cairn.serving.daemon --db FILE [--config FILE]``."""
     args = list(sys.argv[1:] if argv is None else argv)
     db: Path | None = None
     config_file: Path | None = None

@@ -5,7 +5,7 @@ its embedding model loaded; a new ``cairn search`` process would spend most of a
 second loading its own. So each of those processes *advertises* itself while it runs
 (:func:`advertise`), and the CLI's fast path asks it first (:func:`remote_search`),
 loading the model itself only when no server answers. When none runs, the CLI starts
-the per-user query daemon (:mod:`cairn.interfaces.daemon`), which advertises itself
+the per-user query daemon (:mod:`cairn.serving.daemon`), which advertises itself
 the same way.
 
 * **The advert**: ``<index file>.servers/<pid>.json`` beside the index —
@@ -145,7 +145,7 @@ class WarmServer:
     Args:
         cairn: the open index whose searches are answered (its model stays loaded).
         kind: ``serve``, ``mcp``, ``watch`` or ``daemon`` (shown in the advert; a
-            daemon also answers ``{"op": "stop"}``, see :mod:`cairn.interfaces.daemon`).
+            daemon also answers ``{"op": "stop"}``, see :mod:`cairn.serving.daemon`).
 
     Use :func:`advertise` rather than this class directly.
     """

@@ -129,7 +129,7 @@ class _Dispatcher:
         self.recognised = 0
         self.documents = 0
         self.activity_skipped = 0
-        self.last_label: str | None = None
+        self.last_label: Callable[[], str] | None = None  # named only if reading stops
         self.stop = False
         self.keys: set[str] = set()
 
@@ -170,7 +170,7 @@ class _Dispatcher:
         if self.reuse is not None and text is not None:
             digest = entry_digest(text, kind, fallback)
             if self.reuse.unchanged(digest):
-                self.last_label = label()
+                self.last_label = label
                 self.documents += 1
                 yield Entry(digest, None)
                 return
@@ -195,7 +195,7 @@ class _Dispatcher:
             )
             return
         self.keys.add(doc.key or "")
-        self.last_label = label()
+        self.last_label = label
         self.documents += 1
         yield Entry(digest, doc)
 
@@ -296,7 +296,7 @@ def stream_json(
             EntryUnreadable: "unreadable JSON",
         }.get(type(exc), "invalid JSON")
         after = (
-            f"after conversation {disp.last_label} ({disp.documents} imported)"
+            f"after conversation {disp.last_label()} ({disp.documents} imported)"
             if disp.last_label
             else "before any conversation was read"
         )

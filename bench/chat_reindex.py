@@ -4,8 +4,11 @@ Generates one ChatGPT export of N conversations (``bench/gen_chats.py``) and a c
 which one conversation's title differs. For each source tree given (``--src``; default
 this checkout's ``src``), a fresh process indexes the export into a new SQLite file
 (the cold index), puts the changed copy in its place and indexes again; both are timed
-in CPU seconds of that process (``time.process_time``; embeddings off). With several
-trees the processes alternate, round by round, so old and new code share the load.
+in CPU seconds of that process (``time.process_time``; embeddings off), with the
+process's peak resident memory (``ru_maxrss``) over both runs. The export is written a
+conversation at a time (the same seed gives the same bytes), so this process stays
+small at any N. With several trees the processes alternate, round by round, so old and
+new code share the load.
 
 Usage::
 

@@ -31,9 +31,9 @@ def _gen() -> ModuleType:
     return module
 
 
-def _write(path: Path, text: str) -> None:
-    """Write ``text`` with an mtime later than any before (a new version of the file)."""
-    path.write_text(text, encoding="utf-8")
+def _write(path: Path, data: str | bytes) -> None:
+    """Write ``data`` with an mtime later than any before (a new version of the file)."""
+    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
     _STEP[0] += 10
     t = time.time() + _STEP[0]
     os.utime(path, (t, t))
@@ -171,3 +171,21 @@ def test_an_export_that_breaks_off_keeps_the_conversations_after_the_break(
         assert partly and partly[0].path == "conversations.json"
         assert "truncated JSON" in partly[0].message
         assert _dump(c) == before  # nothing indexed is lost
+
+
+def test_a_zipped_export_reuses_its_unchanged_conversations_too(tmp_path: Path) -> None:
+    folder = tmp_path / "export"
+    folder.mkdir()
+    gen = _gen()
+    gen.write_export(folder / "chatgpt.zip", 8, seed=2, zipped=True)
+    with Cairn.open(db=tmp_path / "i.db") as c:
+        c.index([folder], embed=False)
+        edited = gen.write_export(tmp_path / "edited.zip", 8, seed=2, zipped=True, retitle=3)
+        _write(folder / "chatgpt.zip", edited.read_bytes())
+        run = c.index([folder], embed=False)
+        titles = {str(r[0]) for r in c.store.db.execute(  # type: ignore[attr-defined]
+            "SELECT title FROM documents")}
+    text = _messages(run)
+    assert "1 of 8 documents changed" in text
+    assert "(7 recognised unchanged without being parsed)" in text
+    assert "A title changed by the benchmark" in titles and len(titles) == 8

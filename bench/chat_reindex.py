@@ -4,8 +4,11 @@ Generates one ChatGPT export of N conversations (``bench/gen_chats.py``) and a c
 which one conversation's title differs. For each source tree given (``--src``; default
 this checkout's ``src``), a fresh process indexes the export into a new SQLite file
 (the cold index), puts the changed copy in its place and indexes again; both are timed
-in CPU seconds of that process (``time.process_time``; embeddings off). With several
-trees the processes alternate, round by round, so old and new code share the load.
+in CPU seconds of that process (``time.process_time``; embeddings off), with the
+process's peak resident memory (``ru_maxrss``) over both runs. The export is written a
+conversation at a time (the same seed gives the same bytes), so this process stays
+small at any N. With several trees the processes alternate, round by round, so old and
+new code share the load.
 
 Usage::
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -26,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gen_chats import conversations
+from gen_chats import write_export
 
 HERE = Path(__file__).resolve()
 
@@ -42,8 +46,11 @@ def _child(db: Path, folder: Path, changed: Path) -> None:
         shutil.copyfile(changed, folder / "conversations.json")
         again = cairn.index([folder])
         t2 = time.process_time()
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(json.dumps({
         "cold_cpu": t1 - t0, "one_changed_cpu": t2 - t1,
+        "peak_rss_mib": peak, "worker_peak_rss_mib": workers,
         "cold_changed": cold.added + cold.changed, "again_changed": again.changed,
         "notes": [w.message for w in again.warnings if "documents changed" in w.message],
     }))
@@ -63,13 +70,10 @@ def main() -> None:
         return
     srcs = args.src or [str(HERE.parents[1] / "src")]
     with tempfile.TemporaryDirectory() as tmp:
-        convs = list(conversations(args.n))
-        export = Path(tmp) / "conversations.json"
-        export.write_text(json.dumps(convs), encoding="utf-8")
-        convs[args.n // 2]["title"] = "A title changed by the benchmark"
-        changed = Path(tmp) / "changed.json"
-        changed.write_text(json.dumps(convs), encoding="utf-8")
-        print(f"export: {args.n} conversations, {export.stat().st_size / 1e6:.1f} MB")
+        # written a conversation at a time: this process stays small at any N
+        export = write_export(Path(tmp) / "conversations.json", args.n)
+        changed = write_export(Path(tmp) / "changed.json", args.n, retitle=args.n // 2)
+        print(f"export: {args.n} conversations, {export.stat().st_size / 2**20:.1f} MiB")
         env = {**os.environ, "CAIRN_EMBED": "none"}
         for r in range(args.rounds):
             for i, src in enumerate(srcs):
@@ -85,7 +89,9 @@ def main() -> None:
                 )
                 res = json.loads(out.stdout.strip().splitlines()[-1])
                 print(f"round {r + 1} {src}: cold {res['cold_cpu']:.1f} CPU s, "
-                      f"one changed {res['one_changed_cpu']:.1f} CPU s {res['notes']}")
+                      f"one changed {res['one_changed_cpu']:.1f} CPU s, "
+                      f"peak RSS {res['peak_rss_mib']:.0f} MiB "
+                      f"(workers {res['worker_peak_rss_mib']:.0f} MiB) {res['notes']}")
                 shutil.rmtree(run)
 
 

@@ -29,6 +29,11 @@ _SYLLABLE_TEXT = "ka lo mi ne su ta ri vo pe da go fi ru zen bar tel mor quin sa
 _SYLLABLES = _SYLLABLE_TEXT.split()
 
 
+def _uid(rng: random.Random) -> str:
+    """A UUID drawn from ``rng``: the same seed writes the same export, byte for byte."""
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
 def _vocabulary(rng: random.Random, size: int = 4000) -> list[str]:
     words = {"".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 4))) for _ in range(size)}
     return sorted(words)
@@ -101,22 +106,22 @@ def conversation(rng: random.Random, vocab: list[str], index: int) -> dict[str, 
 
     last = add(
         "client-created-root",
-        _message(str(uuid.uuid4()), "system", "", t, None, hidden=True),
+        _message(_uid(rng), "system", "", t, None, hidden=True),
     )
     for _turn in range(rng.randint(2, 10)):
         t += rng.uniform(5, 120)
         question = _sentence(rng, vocab, rng.randint(5, 20))
-        last = add(last, _message(str(uuid.uuid4()), "user", question, t, None))
+        last = add(last, _message(_uid(rng), "user", question, t, None))
         if rng.random() < 0.15:  # a regenerated answer: the first try is a dead end
             t += rng.uniform(2, 30)
             add(
-                last, _message(str(uuid.uuid4()), "assistant", _paragraphs(rng, vocab, 1), t, model)
+                last, _message(_uid(rng), "assistant", _paragraphs(rng, vocab, 1), t, model)
             )
         t += rng.uniform(2, 60)
         answer = _paragraphs(rng, vocab, rng.randint(1, 4))
         if rng.random() < 0.3:
             answer += "\n\n" + _code(rng, vocab)
-        last = add(last, _message(str(uuid.uuid4()), "assistant", answer, t, model))
+        last = add(last, _message(_uid(rng), "assistant", answer, t, model))
     title = " ".join(rng.choice(vocab) for _ in range(rng.randint(2, 5))).title()
     return {
         "title": title,
@@ -144,13 +149,18 @@ def conversations(n: int, seed: int = 7) -> Iterator[dict[str, Any]]:
         yield conversation(rng, vocab, i)
 
 
-def write_export(out: Path, n: int, seed: int = 7, zipped: bool = False) -> Path:
+def write_export(
+    out: Path, n: int, seed: int = 7, zipped: bool = False, retitle: int | None = None
+) -> Path:
     """Write ``n`` conversations to ``out`` (``conversations.json`` inside a zip when
-    ``zipped``); returns ``out``."""
+    ``zipped``); returns ``out``. ``retitle``: the index of one conversation whose title
+    is changed (the same export, one conversation edited)."""
 
     def _write(fh: Any) -> None:
         fh.write(b"[")
         for i, conv in enumerate(conversations(n, seed)):
+            if i == retitle:
+                conv["title"] = "A title changed by the benchmark"
             if i:
                 fh.write(b",\n")
             fh.write(json.dumps(conv, ensure_ascii=False).encode("utf-8"))

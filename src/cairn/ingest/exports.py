@@ -3,7 +3,9 @@ soon as it is parsed, an unchanged one left alone, in bounded memory."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from cairn import formats
 from cairn.errors import StoreUnwritable
@@ -12,6 +14,9 @@ from cairn.ingest.tally import Tally
 from cairn.model import Diagnostic, Document, Failure, FileState, SourceRoot
 from cairn.sources import SourceFile, content_hash
 from cairn.store import Store
+
+if TYPE_CHECKING:
+    from cairn.formats.chats import Entry, Reuse
 
 
 def store_export(
@@ -33,16 +38,19 @@ def store_export(
     unchanged since the last import is left alone (its rows and ids stay), so a newer
     export of the same account only rewrites the conversations that changed.
     Documents gone from the export are removed at the end, unless the parser
-    stopped early. What happened is added to ``tally``; ``max_entry`` bounds one
-    conversation, ``redact`` passes every document that is stored, ``scrub`` every
-    failure.
+    stopped early (a parser error; truncated or invalid JSON: the conversations
+    after the break are kept as indexed). What happened is added to ``tally``;
+    ``max_entry`` bounds one conversation, ``redact`` passes every document that is
+    stored, ``scrub`` every failure.
 
     When ``redact`` has a ``fingerprint`` (a ``str`` that changes whenever its output
     could: :class:`cairn.redact.service.Redactor`), "unchanged" is decided before
-    redaction, from a hash of the parsed document and that fingerprint, so an
-    unchanged conversation is neither redacted nor rewritten; a new fingerprint (new
-    settings, a new detector) makes every document count as changed. A hook without
-    one is run on every document and its output is hashed.
+    parsing when the format can (``read_entries`` of :mod:`cairn.formats.chats`): from
+    a hash of the conversation's text in the file, of the parser and of that
+    fingerprint, so an unchanged conversation is not built, redacted nor rewritten;
+    else from a hash of the parsed document and the fingerprint. A new fingerprint (new
+    settings, a new detector) or a new parser makes every document count as changed. A
+    hook without a fingerprint is run on every document and its output is hashed.
 
     Raises:
         StoreUnwritable: the index cannot be written (the run stops).
@@ -51,10 +59,29 @@ def store_export(
     if not isinstance(fingerprint, str):
         fingerprint = None
     existing = store.document_hashes(root.id, sf.relpath)
+    by_hash = {h: d for d, h in existing.items()}
     seen: set[str] = set()
     taken_docs: set[str] = set()
+    reused_ids: set[str] = set()
     failures: list[Failure] = []
-    stored = rewritten = 0
+    stored = rewritten = reused = 0
+    cut_short: list[bool] = []  # the reader stopped before the export's end
+
+    def unchanged(digest: str) -> bool:
+        doc_id = by_hash.get(_entry_hash(digest, fingerprint or ""))
+        if doc_id is None or doc_id in seen:  # new, changed, or a second copy
+            return False
+        seen.add(doc_id)
+        taken_docs.add(doc_id)
+        reused_ids.add(doc_id)
+        return True
+
+    def claimed(key: str) -> bool:
+        # a reused document's id is its declared id or the path-based one
+        return bool(reused_ids) and (
+            key in reused_ids or ids.document_id(root.id, sf.relpath, key) in reused_ids
+        )
+
     crashed = False
     warnings: list[Diagnostic] = []
     try:
@@ -69,17 +96,27 @@ def store_export(
             )
             try:
                 # a streamed export may be of any size; one conversation may not
-                parse = fmt.file_parser()
-                for item in parse(sf.path, sf.relpath, max_entry=max_entry):
-                    if isinstance(item, Failure):
-                        failures.append(scrub(item))
+                for entry in _entries(
+                    fmt, sf, max_entry, fingerprint, unchanged, claimed,
+                    lambda: cut_short.append(True),
+                ):
+                    if isinstance(entry, Failure):
+                        failures.append(scrub(entry))
+                        continue
+                    stored += 1
+                    item = entry.doc
+                    if item is None:  # the same text as indexed: its rows stay
+                        reused += 1
                         continue
                     if fingerprint is None:  # an opaque hook: judge by its output
                         item = redact(item)
-                    hash_ = _document_hash(item, fingerprint or "")
+                    hash_ = (
+                        _entry_hash(entry.digest, fingerprint or "")
+                        if entry.digest
+                        else _document_hash(item, fingerprint or "")
+                    )
                     doc_id, conflict = ids.document_id_of(store, root, sf, item, taken_docs)
                     seen.add(doc_id)
-                    stored += 1
                     if existing.get(doc_id) == hash_:
                         # unchanged, and redaction would make what it made before:
                         # neither pass is run again (a parse warning is still masked)
@@ -108,7 +145,7 @@ def store_export(
                 ))
             if not stored and failures:
                 raise _NothingStored
-            if not crashed:
+            if not crashed and not cut_short:  # what was not read is not known gone
                 for gone in set(existing) - seen:
                     store.delete_document(gone)
             if failures:
@@ -159,10 +196,41 @@ def store_export(
         tally.warnings.append(
             Diagnostic(
                 sf.relpath,
-                f"{rewritten} of {stored} documents changed; the rest kept as indexed",
+                f"{rewritten} of {stored} documents changed; the rest kept as indexed"
+                + (f" ({reused} recognised unchanged without being parsed)" if reused else ""),
                 severity="info",
             )
         )
+
+
+def _entries(
+    fmt: formats.Format,
+    sf: SourceFile,
+    max_entry: int,
+    fingerprint: str | None,
+    unchanged: Callable[[str], bool],
+    claimed: Callable[[str], bool],
+    stopped: Callable[[], None],
+) -> Iterator[Entry | Failure]:
+    """The export's conversations as Entries: read with ``reuse`` (unchanged ones not
+    built) when the format offers ``read_entries`` and redaction has a fingerprint,
+    else every document parsed and given no digest."""
+    from cairn.formats.chats import Entry, Reuse
+
+    module = importlib.import_module(fmt.module)
+    read = getattr(module, "read_entries", None)
+    if read is not None and fingerprint is not None:
+        reuse: Reuse = Reuse(unchanged=unchanged, claimed=claimed, stopped=stopped)
+        yield from read(sf.path, sf.relpath, max_entry=max_entry, reuse=reuse)
+        return
+    for item in fmt.file_parser()(sf.path, sf.relpath, max_entry=max_entry):
+        yield item if isinstance(item, Failure) else Entry("", item)
+
+
+def _entry_hash(digest: str, fingerprint: str) -> str:
+    """The content hash stored for a conversation read by its text: its digest (text
+    and parser) and the redaction it gets."""
+    return content_hash((fingerprint + "\x00entry\x00" + digest).encode("utf-8"))
 
 
 class _NothingStored(Exception):

@@ -81,10 +81,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from cairn.formats.chats._entries import Entry, Reuse
 from cairn.formats.chats._stream import stream_json, stream_zip
 from cairn.model import Document, Failure
 
-__all__ = ["parse_file", "sniff"]
+__all__ = ["Entry", "Reuse", "parse_file", "read_entries", "sniff"]
 
 _ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 
@@ -114,6 +115,22 @@ def parse_file(path: Path, relpath: str, max_entry: int = 0) -> Iterator[Documen
 
     Never raises on bad input: an unreadable file gives one Failure.
     """
+    for item in read_entries(path, relpath, max_entry):
+        if isinstance(item, Failure):
+            yield item
+        elif item.doc is not None:  # always, without ``reuse``
+            yield item.doc
+
+
+def read_entries(
+    path: Path, relpath: str, max_entry: int = 0, reuse: Reuse | None = None
+) -> Iterator[Entry | Failure]:
+    """:func:`parse_file`, with each conversation as an :class:`Entry` that carries the
+    digest of its text, and without building the conversations ``reuse`` says the
+    caller holds (``Entry.doc`` is ``None`` for those: an index re-reading a newer
+    export builds only the conversations that changed). Without ``reuse`` no digest
+    is taken and every conversation is built. Never raises on bad input.
+    """
     try:
         with open(path, "rb") as fh:
             head = fh.read(4)
@@ -121,7 +138,7 @@ def parse_file(path: Path, relpath: str, max_entry: int = 0) -> Iterator[Documen
         yield Failure(relpath, f"cannot read file: {exc}")
         return
     if head.startswith(_ZIP_MAGIC):
-        yield from stream_zip(path, relpath, max_entry)
+        yield from stream_zip(path, relpath, max_entry, reuse)
         return
     try:
         fh = open(path, "rb")  # noqa: SIM115 - closed below, the generator owns it
@@ -129,4 +146,4 @@ def parse_file(path: Path, relpath: str, max_entry: int = 0) -> Iterator[Documen
         yield Failure(relpath, f"cannot read file: {exc}")
         return
     with fh:
-        yield from stream_json(fh, relpath, relpath, max_entry=max_entry)
+        yield from stream_json(fh, relpath, relpath, max_entry=max_entry, reuse=reuse)

@@ -92,6 +92,7 @@ class TextBuffer:
         self.base = 0  # characters dropped before buf[0]
         self.eof = False
         self.first = True
+        self.start = 0  # where the value last returned by value() begins in buf
 
     @property
     def offset(self) -> int:
@@ -167,8 +168,13 @@ class TextBuffer:
                 self._skip(f"a value cannot be read ({str(exc).split(':')[0]})")
             if end == len(self.buf) and not self.eof and self.fill():
                 continue  # a number may go on in the next chunk
-            self.pos = end
+            self.start, self.pos = self.pos, end
             return obj
+
+    def last_text(self) -> str:
+        """The text of the value :meth:`value` returned last, as written in the file
+        (valid until the next read: the buffer slides)."""
+        return self.buf[self.start : self.pos]
 
     def _skip(self, reason: str) -> None:
         """Move past the value at the read position without building it (brackets

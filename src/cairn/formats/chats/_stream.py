@@ -19,6 +19,7 @@ from typing import IO, Any
 from cairn.formats.chats import chatgpt, claude, gemini, generic
 from cairn.formats.chats._common import Conversation, ConversationError
 from cairn.formats.chats._document import build_document
+from cairn.formats.chats._entries import Entry, Reuse, entry_digest
 from cairn.formats.chats._json import (
     BadEntry,
     EntryUnreadable,
@@ -29,7 +30,7 @@ from cairn.formats.chats._json import (
     SizeLimit,
     TextBuffer,
 )
-from cairn.model import Document, Failure
+from cairn.model import Failure
 
 # --- limits (module constants so a caller or a test can lower them) -------------------
 MAX_MEMBER_BYTES = 4 * 1024**3
@@ -117,23 +118,29 @@ def _keys(obj: Any) -> str:
 
 
 class _Dispatcher:
-    """Turns top-level entries into Documents and Failures, counting as it goes."""
+    """Turns top-level entries into Documents and Failures, counting as it goes; with a
+    :class:`Reuse`, an entry whose text the caller holds is not built."""
 
-    def __init__(self, relpath: str, fallback_id: str) -> None:
+    def __init__(self, relpath: str, fallback_id: str, reuse: Reuse | None = None) -> None:
         self.relpath = relpath
         self.fallback_id = fallback_id
+        self.reuse = reuse
         self.entries = 0
         self.recognised = 0
         self.documents = 0
         self.activity_skipped = 0
-        self.last_label: str | None = None
+        self.last_label: Callable[[], str] | None = None  # named only if reading stops
         self.stop = False
         self.keys: set[str] = set()
 
     def fail(self, reason: str) -> Failure:
         return Failure(path=self.relpath, reason=reason)
 
-    def entry(self, obj: Any, whole_file: bool = False) -> Iterator[Document | Failure]:
+    def entry(
+        self, obj: Any, whole_file: bool = False, text: str | None = None
+    ) -> Iterator[Entry | Failure]:
+        """The Entry or Failure of one top-level entry ``obj``; ``text``: the entry as
+        written in the file, by which :attr:`reuse` recognises an unchanged one."""
         self.entries += 1
         index = self.entries
         fallback = self.fallback_id if whole_file else f"{self.fallback_id}#{index}"
@@ -156,9 +163,17 @@ class _Dispatcher:
         kind, reader, full_label = found
 
         def label() -> str:
-            text = full_label()
-            return text if len(text) <= 120 else text[:119] + "…"
+            shown = full_label()
+            return shown if len(shown) <= 120 else shown[:119] + "…"
 
+        digest = ""
+        if self.reuse is not None and text is not None:
+            digest = entry_digest(text, kind, fallback)
+            if self.reuse.unchanged(digest):
+                self.last_label = label
+                self.documents += 1
+                yield Entry(digest, None)
+                return
         try:
             conv = reader(obj)
             if conv is None:
@@ -171,16 +186,18 @@ class _Dispatcher:
         except Exception as exc:  # a parser never raises on bad input
             yield self.fail(f"conversation {label()}: cannot be read ({type(exc).__name__}: {exc})")
             return
-        if doc.key in self.keys:
+        if doc.key in self.keys or (
+            self.reuse is not None and doc.key and self.reuse.claimed(doc.key)
+        ):
             yield self.fail(
                 f"conversation {label()}: the same conversation id appears earlier in this "
                 "export; this copy is skipped"
             )
             return
         self.keys.add(doc.key or "")
-        self.last_label = label()
+        self.last_label = label
         self.documents += 1
-        yield doc
+        yield Entry(digest, doc)
 
     def finish(self) -> Iterator[Failure]:
         if self.documents == 0 and self.activity_skipped and not self.stop:
@@ -193,7 +210,7 @@ class _Dispatcher:
 # --- JSON ------------------------------------------------------------------------------
 
 
-def _object_entries(buf: TextBuffer, disp: _Dispatcher) -> Iterator[Document | Failure]:
+def _object_entries(buf: TextBuffer, disp: _Dispatcher) -> Iterator[Entry | Failure]:
     """A top-level object: stream its conversations array, or read it as one entry."""
     buf.take("{")
     top: dict[str, Any] = {}
@@ -209,7 +226,7 @@ def _object_entries(buf: TextBuffer, disp: _Dispatcher) -> Iterator[Document | F
             if key in STREAM_KEYS and buf.peek() == "[":
                 streamed = True
                 for item in buf.array_items():
-                    yield from disp.entry(item)
+                    yield from disp.entry(item, text=_text(buf, disp))
                     if disp.stop:
                         return
             else:
@@ -228,26 +245,35 @@ def _object_entries(buf: TextBuffer, disp: _Dispatcher) -> Iterator[Document | F
         yield from disp.entry(top, whole_file=True)
 
 
+def _text(buf: TextBuffer, disp: _Dispatcher) -> str | None:
+    """The text of the array item just read, when the dispatcher recognises entries by
+    it (a copy of the entry's text; not taken otherwise)."""
+    return buf.last_text() if disp.reuse is not None else None
+
+
 def stream_json(
     raw: IO[bytes],
     relpath: str,
     fallback_id: str,
     limit: int | None = None,
     max_entry: int = 0,
-) -> Iterator[Document | Failure]:
-    """Documents and Failures of one JSON export read from ``raw``.
+    reuse: Reuse | None = None,
+) -> Iterator[Entry | Failure]:
+    """The Entries (one per conversation) and Failures of one JSON export read from
+    ``raw``.
 
     ``fallback_id`` names conversations that carry no id (AI Studio, LibreChat);
     ``limit`` caps the bytes read (zip members); ``max_entry`` (``0``: none) the
-    characters of one conversation: a larger one is skipped, not held, and reported.
+    characters of one conversation: a larger one is skipped, not held, and reported;
+    ``reuse``: the entries the caller holds already, not built again.
     """
     buf = TextBuffer(raw, limit, max_entry)
-    disp = _Dispatcher(relpath, fallback_id)
+    disp = _Dispatcher(relpath, fallback_id, reuse)
     try:
         first = buf.peek()
         if first == "[":
             for item in buf.array_items():
-                yield from disp.entry(item)
+                yield from disp.entry(item, text=_text(buf, disp))
                 if disp.stop:
                     return
         elif first == "{":
@@ -257,22 +283,28 @@ def stream_json(
             yield Failure(relpath, f"not a recognised chat export: not JSON (starts with {shown})")
             return
     except SizeLimit as exc:
+        if reuse is not None:
+            reuse.stopped()
         yield Failure(relpath, f"possible zip bomb: {exc}; reading stopped")
         return
     except JsonStop as exc:
+        if reuse is not None:
+            reuse.stopped()
         kind = {
             JsonTruncated: "truncated JSON",
             JsonTooDeep: "JSON nested too deep",
             EntryUnreadable: "unreadable JSON",
         }.get(type(exc), "invalid JSON")
         after = (
-            f"after conversation {disp.last_label} ({disp.documents} imported)"
+            f"after conversation {disp.last_label()} ({disp.documents} imported)"
             if disp.last_label
             else "before any conversation was read"
         )
         yield Failure(relpath, f"{kind} at character {exc.offset} ({after}): {exc}")
         return
     except (OSError, zipfile.BadZipFile, EOFError) as exc:
+        if reuse is not None:
+            reuse.stopped()
         yield Failure(relpath, f"read error near byte {buf.bytes_read}: {exc}")
         return
     yield from disp.finish()
@@ -291,8 +323,10 @@ def _unsafe(name: str) -> str | None:
     return None
 
 
-def stream_zip(path: Path, relpath: str, max_entry: int = 0) -> Iterator[Document | Failure]:
-    """Documents and Failures of a zipped export (ChatGPT, Claude, Google Takeout).
+def stream_zip(
+    path: Path, relpath: str, max_entry: int = 0, reuse: Reuse | None = None
+) -> Iterator[Entry | Failure]:
+    """Entries and Failures of a zipped export (ChatGPT, Claude, Google Takeout).
 
     Only ``conversations.json`` (at the root or in one folder) and ``…/Gemini
     Apps/MyActivity.json`` are read. Every other member is checked by name only: unsafe
@@ -344,39 +378,40 @@ def stream_zip(path: Path, relpath: str, max_entry: int = 0) -> Iterator[Documen
         yield from odd
         exports.sort(key=lambda i: (i.filename.count("/"), i.filename))
         for info in exports:
-            yield from _read_member(zf, info, relpath, max_entry)
+            yield from _read_member(zf, info, relpath, max_entry, reuse)
 
 
 def _read_member(
-    zf: zipfile.ZipFile, info: zipfile.ZipInfo, relpath: str, max_entry: int
-) -> Iterator[Document | Failure]:
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, relpath: str, max_entry: int,
+    reuse: Reuse | None,
+) -> Iterator[Entry | Failure]:
+    """One export member's Entries and Failures. A member refused unread tells
+    ``reuse`` that reading stopped short: its conversations are not known gone."""
     name = info.filename
     size, packed = info.file_size, info.compress_size
+    refused: str | None = None
     if info.flag_bits & 0x1:
-        yield Failure(relpath, f"zip member {name!r}: encrypted; not read")
-        return
-    if size > MAX_MEMBER_BYTES:
-        yield Failure(
-            relpath,
-            f"zip member {name!r}: {size} bytes uncompressed exceeds the limit of "
-            f"{MAX_MEMBER_BYTES} (possible zip bomb); not read",
+        refused = "encrypted; not read"
+    elif size > MAX_MEMBER_BYTES:
+        refused = (
+            f"{size} bytes uncompressed exceeds the limit of {MAX_MEMBER_BYTES} "
+            "(possible zip bomb); not read"
         )
-        return
-    if size > 1024 * 1024 and (packed == 0 or size / packed > MAX_RATIO):
+    elif size > 1024 * 1024 and (packed == 0 or size / packed > MAX_RATIO):
         ratio = "infinite" if packed == 0 else f"{size / packed:.0f}:1"
-        yield Failure(
-            relpath,
-            f"zip member {name!r}: compression ratio {ratio} exceeds {MAX_RATIO}:1 "
-            "(possible zip bomb); not read",
-        )
-        return
-    try:
-        member = zf.open(info)
-    except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError) as exc:
-        yield Failure(relpath, f"zip member {name!r}: cannot be opened: {exc}")
+        refused = f"compression ratio {ratio} exceeds {MAX_RATIO}:1 (possible zip bomb); not read"
+    else:
+        try:
+            member = zf.open(info)
+        except (zipfile.BadZipFile, NotImplementedError, RuntimeError, OSError) as exc:
+            refused = f"cannot be opened: {exc}"
+    if refused is not None:
+        if reuse is not None:
+            reuse.stopped()
+        yield Failure(relpath, f"zip member {name!r}: {refused}")
         return
     with member:
-        for item in stream_json(member, relpath, f"{relpath}!{name}", size, max_entry):
+        for item in stream_json(member, relpath, f"{relpath}!{name}", size, max_entry, reuse):
             if isinstance(item, Failure) and not item.reason.startswith(
                 ("zip member", "conversation")
             ):

@@ -18,16 +18,22 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from typer.testing import CliRunner
+
+if TYPE_CHECKING:
+    from _corpus_index import CorpusIndexes
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 CORPUS = SHARED / "corpus"
 CASES = SHARED / "cases"
 HAVE_SHARED = CORPUS.is_dir() and CASES.is_dir()
+
+# the helper modules beside this file (``_corpus_index``) importable by every test
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 SLOW_TIERS = ("slow", "faults", "browser", "postgres", "corpus")
@@ -105,6 +111,17 @@ def _embed_when_marked(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     """Tests marked ``embed`` run the shipped model through ``Cairn``."""
     if request.node.get_closest_marker("embed") is not None:
         monkeypatch.delenv("CAIRN_EMBED", raising=False)
+
+
+@pytest.fixture(scope="session")
+def corpus_indexes(tmp_path_factory: pytest.TempPathFactory) -> CorpusIndexes:
+    """The session's indexes of the shared corpus, each built once
+    (:class:`_corpus_index.CorpusIndexes`): ``.over(roots).copy(db)`` for an index of
+    the corpus itself, ``.scratch(name, make).checkout(db)`` for one over a copy of the
+    notes that a test may write to."""
+    from _corpus_index import CorpusIndexes
+
+    return CorpusIndexes(tmp_path_factory)
 
 
 @pytest.fixture

@@ -38,6 +38,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 SLOW_TIERS = ("slow", "faults", "browser", "postgres", "corpus")
 """Markers of the tests a bare ``pytest`` leaves out (``--tier all`` runs them)."""
+POSTGRES_FIXTURES = frozenset({"pg_url", "pg_server_url"})
+"""Fixtures that start (or reach) a real PostgreSQL server: a test that uses one is in
+the ``postgres`` tier whether or not its module says so."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -60,8 +63,11 @@ def _tier(config: pytest.Config) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out the slower tiers from a fast run; skip ``corpus``-marked tests when
-    ``../shared`` is missing."""
+    """Mark the tests that need a PostgreSQL server ``postgres``; leave out the slower
+    tiers from a fast run; skip ``corpus``-marked tests when ``../shared`` is missing."""
+    for item in items:
+        if POSTGRES_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.postgres)
     if _tier(config) == "fast":
         left_out = [i for i in items if any(m in i.keywords for m in SLOW_TIERS)]
         if left_out:

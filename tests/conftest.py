@@ -18,10 +18,13 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from typer.testing import CliRunner
+
+if TYPE_CHECKING:
+    from _corpus_index import CorpusIndexes
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -29,9 +32,15 @@ CORPUS = SHARED / "corpus"
 CASES = SHARED / "cases"
 HAVE_SHARED = CORPUS.is_dir() and CASES.is_dir()
 
+# the helper modules beside this file (``_corpus_index``) importable by every test
+sys.path.insert(0, str(Path(__file__).parent))
+
 
 SLOW_TIERS = ("slow", "faults", "browser", "postgres", "corpus")
 """Markers of the tests a bare ``pytest`` leaves out (``--tier all`` runs them)."""
+POSTGRES_FIXTURES = frozenset({"pg_url", "pg_server_url"})
+"""Fixtures that start (or reach) a real PostgreSQL server: a test that uses one is in
+the ``postgres`` tier whether or not its module says so."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -54,8 +63,11 @@ def _tier(config: pytest.Config) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Leave out the slower tiers from a fast run; skip ``corpus``-marked tests when
-    ``../shared`` is missing."""
+    """Mark the tests that need a PostgreSQL server ``postgres``; leave out the slower
+    tiers from a fast run; skip ``corpus``-marked tests when ``../shared`` is missing."""
+    for item in items:
+        if POSTGRES_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.postgres)
     if _tier(config) == "fast":
         left_out = [i for i in items if any(m in i.keywords for m in SLOW_TIERS)]
         if left_out:
@@ -105,6 +117,17 @@ def _embed_when_marked(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     """Tests marked ``embed`` run the shipped model through ``Cairn``."""
     if request.node.get_closest_marker("embed") is not None:
         monkeypatch.delenv("CAIRN_EMBED", raising=False)
+
+
+@pytest.fixture(scope="session")
+def corpus_indexes(tmp_path_factory: pytest.TempPathFactory) -> CorpusIndexes:
+    """The session's indexes of the shared corpus, each built once
+    (:class:`_corpus_index.CorpusIndexes`): ``.over(roots).copy(db)`` for an index of
+    the corpus itself, ``.scratch(name, make).checkout(db)`` for one over a copy of the
+    notes that a test may write to."""
+    from _corpus_index import CorpusIndexes
+
+    return CorpusIndexes(tmp_path_factory)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from _corpus_index import CorpusIndexes
 from cairn import formats
 from cairn.app import Cairn
 from cairn.model import Run
@@ -26,11 +27,13 @@ ROOTS = [CORPUS / "org", CORPUS / "markdown"]
 
 
 @pytest.fixture(scope="module")
-def indexed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cairn, Run]]:
-    db = tmp_path_factory.mktemp("corpus") / "index.db"
-    c = Cairn.open(db=db)
-    run = c.index(ROOTS)
-    yield c, run
+def indexed(corpus_indexes: CorpusIndexes, tmp_path_factory: pytest.TempPathFactory
+            ) -> Iterator[tuple[Cairn, Run]]:
+    """A copy of the session's index of :data:`ROOTS` and the report of the run that
+    built it."""
+    built = corpus_indexes.over(ROOTS)
+    c = Cairn.open(db=built.copy(tmp_path_factory.mktemp("corpus") / "index.db"))
+    yield c, built.run
     c.close()
 
 

@@ -116,6 +116,7 @@ def _parses_and_round_trips(text: str) -> None:
     assert serialize(parse_tree(text)) == text
 
 
+@pytest.mark.slow  # a large generated input: 10,000 headings parsed and round-tripped
 def test_ten_thousand_headings() -> None:
     parts = []
     for i in range(10_000):
@@ -130,6 +131,7 @@ def test_ten_thousand_headings() -> None:
     _parses_and_round_trips(text)
 
 
+@pytest.mark.slow  # a large generated input: a 5 MB paragraph parsed and round-tripped
 def test_five_megabyte_paragraph() -> None:
     word = "lorem ipsum [[dolor *sit* amet <2024 consectetur https://x.y/z "
     text = "* One\n" + word * (5_000_000 // len(word))

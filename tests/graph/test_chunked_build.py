@@ -15,11 +15,11 @@ import functools
 import shutil
 import sqlite3
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from _corpus_index import FORMATS, CorpusIndexes
 from cairn.app import Cairn
 from cairn.graph.resolve import resolve_links
 from cairn.graph.service import GraphService
@@ -91,13 +91,12 @@ def _assert_same(a: dict[str, list[tuple[object, ...]]],
 
 
 @pytest.fixture(scope="module")
-def corpus_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    corpus = CORPUS
-    db = tmp_path_factory.mktemp("chunked") / "corpus.db"
-    with Cairn.open(db=db) as c:
-        c.index([corpus / "markdown", corpus / "org", corpus / "okf", corpus / "chats"],
-                embed=False)
-    yield db
+def corpus_db(corpus_indexes: CorpusIndexes, tmp_path_factory: pytest.TempPathFactory
+              ) -> Path:
+    """A copy of the session's index of a copy of the whole corpus, the one
+    ``tests/maintain/test_dream_fix_properties.py`` fixes."""
+    built = corpus_indexes.copy_of(FORMATS, embed=False)
+    return built.copy(tmp_path_factory.mktemp("chunked") / "corpus.db")
 
 
 @pytest.mark.corpus

@@ -24,6 +24,8 @@ from urllib.parse import unquote
 
 import pytest
 
+from _corpus_index import CorpusIndexes
+
 pytest.importorskip("cairn.formats.markdown")
 pytest.importorskip("cairn.formats.org")
 
@@ -40,10 +42,10 @@ BRAINDUMP = CORPUS / "org" / "braindump-NO-LICENCE" / "org" / "reference"
 
 
 @pytest.fixture(scope="module")
-def corpus_graph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cairn, GraphService]]:
-    db = tmp_path_factory.mktemp("corpus") / "index.db"
-    c = Cairn.open(db=db)
-    c.index([CORPUS / "markdown", CORPUS / "org", CORPUS / "okf"])
+def corpus_graph(corpus_indexes: CorpusIndexes, tmp_path_factory: pytest.TempPathFactory
+                 ) -> Iterator[tuple[Cairn, GraphService]]:
+    built = corpus_indexes.over([CORPUS / "markdown", CORPUS / "org", CORPUS / "okf"])
+    c = Cairn.open(db=built.copy(tmp_path_factory.mktemp("corpus") / "index.db"))
     g = GraphService(c.store, renderer=render)
     g.update()
     yield c, g

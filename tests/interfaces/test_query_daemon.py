@@ -106,6 +106,7 @@ def _hits(out: str) -> list[tuple[str, float]]:
     return [(h["unit_id"], h["score"]) for h in data["hits"]]
 
 
+@pytest.mark.slow  # a real daemon and a dozen cairn processes, each loading the model
 def test_a_hybrid_search_starts_a_daemon_that_answers_next_searches_as_a_local_one(
     index: Path, tmp_path: Path
 ) -> None:

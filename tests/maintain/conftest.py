@@ -1,21 +1,22 @@
 """A scratch copy of part of the shared corpus, indexed (never the corpus itself).
 
-Each set of corpus parts is copied and indexed once per session (:class:`Scratches`);
-a test gets its own copy of that index and a pristine copy of the notes at the path the
-index was built over, because an index records its roots as absolute paths. Tests run
-one at a time, so no test sees another's writes, and none waits for an index run.
+Each set of corpus parts is copied and indexed once per session (:class:`Scratches`, on
+the session's ``corpus_indexes``); a test gets its own copy of that index and a pristine
+copy of the notes at the path the index was built over, because an index records its
+roots as absolute paths. Tests run one at a time, so no test sees another's writes, and
+none waits for an index run.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from _corpus_index import Built, CorpusIndexes
 from cairn.app import Cairn
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
@@ -47,67 +48,36 @@ def make_scratch(base: Path, parts: Parts | None = None) -> Path:
     return base
 
 
-def index_scratch(base: Path, db: Path) -> Cairn:
-    """Index every format folder of ``base`` as its own root."""
-    cairn = Cairn.open(db=db)
-    cairn.index([base / fmt for fmt in sorted(p.name for p in base.iterdir() if p.is_dir())])
-    return cairn
-
-
-def _writable_then_retry(func: Callable[[str], object], path: str, _exc: object) -> None:
-    """Let ``rmtree`` remove what a read-only copy of the corpus holds: make the folder
-    writable and try again."""
-    os.chmod(os.path.dirname(path), 0o755)
-    func(path)
-
-
-@dataclass(frozen=True)
-class Built:
-    """One set of parts, indexed: the index file (closed, never opened again), the notes
-    folder it was built over, and an untouched copy of those notes."""
-
-    notes: Path
-    db: Path
-    pristine: Path
-
-    def checkout(self, db: Path) -> Path:
-        """Put the pristine notes back at :attr:`notes` (whatever an earlier test did
-        to them) and copy the index to ``db``; returns the notes folder. ``copytree``
-        keeps modification times, so the index sees every file as unchanged."""
-        if self.notes.exists():
-            shutil.rmtree(self.notes, onerror=_writable_then_retry)
-        shutil.copytree(self.pristine, self.notes, symlinks=True)
-        shutil.copyfile(self.db, db)
-        return self.notes
+def _parts_key(parts: Parts) -> str:
+    """The name of the scratch copy of ``parts``: the same parts, the same name."""
+    return ";".join(f"{f}:{','.join(sorted(n))}" for f, n in sorted(parts.items()))
 
 
 @dataclass
 class Scratches:
-    """Scratch corpora built on first use, one per set of parts (and purpose)."""
+    """Scratch corpora of corpus parts (:func:`make_scratch`), each indexed once per
+    session by the shared :class:`_corpus_index.CorpusIndexes`."""
 
-    factory: pytest.TempPathFactory
-    built: dict[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], Built] = field(
-        default_factory=dict)
+    indexes: CorpusIndexes
 
     def get(self, parts: Parts | None = None, *, purpose: str = "write") -> Built:
-        """The indexed scratch corpus of ``parts`` (default :data:`PARTS`); ``purpose``
-        keeps corpora apart whose notes folders must not be shared."""
+        """The indexed scratch corpus of ``parts`` (default :data:`PARTS`), each format
+        folder its own root; ``purpose`` keeps corpora apart whose notes folders must not
+        be shared."""
         chosen = parts or PARTS
-        key = (purpose, tuple(sorted((f, tuple(sorted(n))) for f, n in chosen.items())))
-        if key not in self.built:
-            home = self.factory.mktemp("scratch")
-            notes = make_scratch(home / "notes", chosen)
-            index_scratch(notes, home / "built.db").close()
-            pristine = home / "pristine"
-            shutil.copytree(notes, pristine, symlinks=True)
-            self.built[key] = Built(notes, home / "built.db", pristine)
-        return self.built[key]
+
+        def make(notes: Path) -> list[Path]:
+            make_scratch(notes, chosen)
+            return [notes / fmt for fmt in sorted(p.name for p in notes.iterdir()
+                                                  if p.is_dir())]
+
+        return self.indexes.scratch(f"maintain {purpose} {_parts_key(chosen)}", make)
 
 
 @pytest.fixture(scope="session")
-def scratches(tmp_path_factory: pytest.TempPathFactory) -> Scratches:
+def scratches(corpus_indexes: CorpusIndexes) -> Scratches:
     """The session's scratch corpora, each indexed once."""
-    return Scratches(tmp_path_factory)
+    return Scratches(corpus_indexes)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,6 @@ say below what it may change, or its case fails.
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from _corpus_index import FORMATS, CorpusIndexes
 from cairn.app import Cairn
 from cairn.maintain.dream.base import FIX_KINDS, Finding
 from cairn.maintain.dream.fixes import apply_fixes
@@ -27,7 +27,6 @@ from cairn.model.views import StoredUnit
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow, pytest.mark.timeout(900)]  # indexes all
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 TODAY = dt.date(2027, 6, 1)
 
 UNIT_FIELDS = ("kind", "level", "title", "outline_path", "tags", "properties", "todo",
@@ -52,14 +51,12 @@ class Corpus:
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
-    base = tmp_path_factory.mktemp("corpus") / "notes"
-    roots = []
-    for fmt in ("org", "markdown", "okf", "chats"):
-        shutil.copytree(CORPUS / fmt, base / fmt)
-        roots.append(base / fmt)
+def corpus(corpus_indexes: CorpusIndexes) -> Iterator[Corpus]:
+    """A pristine copy of the corpus (the session's, shared with
+    ``tests/graph/test_chunked_build.py``), its index and the dream cycle's findings."""
+    built = corpus_indexes.copy_of(FORMATS, embed=False)
+    base = built.checkout(built.notes.parent / "index.db")
     c = Cairn.open(db=base.parent / "index.db")
-    c.index(roots, embed=False)
     findings = list(c.maintain.run(today=TODAY).report.findings)
     yield Corpus(c, base, findings)
     c.close()

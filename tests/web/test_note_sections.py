@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from _corpus_index import CorpusIndexes
 from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.interfaces.web.note_view import note_context
@@ -46,10 +47,11 @@ def test_a_title_only_preamble_does_not_repeat_the_first_section(tmp_path: Path)
 
 
 @pytest.mark.corpus
-def test_no_markdown_note_page_of_the_corpus_repeats_a_section(corpus: Path,
-                                                              tmp_path: Path) -> None:
-    with Cairn(load_config(db=tmp_path / "i.db")) as c:
-        c.index([corpus / "markdown"])
+def test_no_markdown_note_page_of_the_corpus_repeats_a_section(
+        corpus: Path, corpus_indexes: CorpusIndexes, tmp_path: Path) -> None:
+    # the session's index of the Org and Markdown corpus (tests/core/test_corpus_index.py)
+    built = corpus_indexes.over([corpus / "org", corpus / "markdown"])
+    with Cairn(load_config(db=built.copy(tmp_path / "i.db"))) as c:
         ids = _document_ids(c, "markdown")
         repeats = {i: r for i in ids if (r := repeated_headings(c, i))}
     assert len(ids) >= 800

@@ -259,11 +259,19 @@ class SQLiteBase(SQLBase):
         self.db.execute(f"SAVEPOINT {name}")
         try:
             yield
-        except BaseException:
+        except BaseException as exc:
             # SQLite may have rolled the whole transaction back already (a full disk)
             with suppress(sqlite3.Error):
                 self.db.execute(f"ROLLBACK TO {name}")
                 self.db.execute(f"RELEASE {name}")
+            if isinstance(exc, sqlite3.Error) and (
+                _error(exc) is StoreUnwritable or not self.db.in_transaction
+            ):
+                # Not one unit of work's fault: the index cannot be written, or SQLite
+                # ended the whole transaction. A caller that records the failure and
+                # goes on would write outside any transaction and then fail to commit,
+                # so the run must stop here with the reason.
+                raise StoreUnwritable(f"{self.path}: cannot write: {_reason(exc)}") from exc
             raise
         else:
             self.db.execute(f"RELEASE {name}")

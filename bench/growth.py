@@ -27,6 +27,7 @@ is printed. ``--src OLD --src NEW`` runs both trees on the same copies side by s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -108,10 +109,8 @@ def build_corpus(roots: list[Path], copies: int, out: Path) -> tuple[int, int]:
             dest.parent.mkdir(parents=True, exist_ok=True)
             data = p.read_bytes()
             if p.suffix.lower() in (".md", ".org"):
-                try:
+                with contextlib.suppress(UnicodeDecodeError):
                     data = rewrite(data.decode("utf-8"), stems, tag).encode("utf-8")
-                except UnicodeDecodeError:
-                    pass
             dest.write_bytes(data)
             n += 1
             size += len(data)

@@ -152,6 +152,7 @@ def _index(tmp_path: Path, copies: int, work: Work) -> Growth:
         )
 
 
+@pytest.mark.slow  # two cold index runs: 540 notes, 0.7 MB in all
 def test_cold_index_and_keyword_search_work_grow_linearly_with_the_corpus(
     tmp_path: Path, work: Work
 ) -> None:

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -160,16 +161,15 @@ def child_plain(db: str, root: str, report: str) -> None:
     Path(report).write_text(json.dumps(_io_and_rss()), "utf-8")
 
 
-def _times(run: object, rounds: int) -> list[float]:
+def _times(search: Callable[[str], object], rounds: int) -> list[float]:
     """ms of each query of each round after one warm-up round."""
-    search = run  # a callable taking one query
     for q in QUERIES:
-        search(q)  # type: ignore[operator]
+        search(q)
     out = []
     for _ in range(rounds):
         for q in QUERIES:
             t0 = time.perf_counter()
-            search(q)  # type: ignore[operator]
+            search(q)
             out.append((time.perf_counter() - t0) * 1000)
     return out
 
@@ -277,11 +277,14 @@ def main() -> None:
     ap.add_argument("--child-query", nargs=2, default=None)
     args = ap.parse_args()
     if args.child_index:
-        return child_index(*args.child_index, args.report)
+        db, root = args.child_index
+        return child_index(db, root, args.report)
     if args.child_plain:
-        return child_plain(*args.child_plain, args.report)
+        db, root = args.child_plain
+        return child_plain(db, root, args.report)
     if args.child_query:
-        return child_query(*args.child_query, args.report, args.rounds)
+        db, plain = args.child_query
+        return child_query(db, plain, args.report, args.rounds)
     srcs = args.src or [HERE.parent / "src"]
     rows: list[dict[str, object]] = []
     print(

@@ -19,10 +19,10 @@ def test_a_full_disk_in_a_savepoint_is_the_index_being_unwritable(tmp_path: Path
         db.execute("CREATE TABLE filler(x BLOB)")
         pages = db.execute("PRAGMA page_count").fetchone()[0]
         db.execute(f"PRAGMA max_page_count = {pages + 5}")
-        with pytest.raises(StoreUnwritable) as exc, store.transaction():
-            with store.transaction():  # nested: the savepoint one file's store uses
-                for _ in range(100):
-                    db.execute("INSERT INTO filler VALUES (zeroblob(8192))")
+        # the inner transaction nests as the savepoint one file's store uses
+        with pytest.raises(StoreUnwritable) as exc, store.transaction(), store.transaction():
+            for _ in range(100):
+                db.execute("INSERT INTO filler VALUES (zeroblob(8192))")
         assert "full" in str(exc.value) and "free some disk space" in str(exc.value)
         assert not db.in_transaction
         assert db.execute("SELECT count(*) FROM filler").fetchone()[0] == 0

@@ -117,7 +117,8 @@ class GraphBuilder:
             for part in in_chunks(load, self.chunk):
                 docs, units = es.graph_sources(part)
                 ours = part if decl is None else [d for d in part if d in decl]
-                self._declared_and_rules(docs, units, ours, written, deleted, run_id)
+                self._declared_and_rules(docs, units, ours, written, deleted, run_id,
+                                         cold=cold)
                 ch_docs = [d for d in docs if d.id in ch]
                 if ch_docs:
                     ch_units = [u for u in units if u.document_id in ch]
@@ -154,9 +155,12 @@ class GraphBuilder:
         written: dict[str, int],
         deleted: dict[str, int],
         run_id: str | None,
+        *,
+        cold: bool = False,
     ) -> None:
         """Rebuild the declared and rule edges leaving the documents ``ids`` (those of
-        ``docs`` and ``units`` that are not among them are left alone)."""
+        ``docs`` and ``units`` that are not among them are left alone); ``cold``: the
+        edge table was empty when the update began, so none leave them yet."""
         if not ids:
             return
         es, store = self.es, self.store
@@ -175,8 +179,8 @@ class GraphBuilder:
         for d, keys in rwants.items():
             vwants.setdefault(d, set()).update(keys)
         es.set_wants("value", vwants)
-        self._sync(eb.DECLARED, declared, ids, written, deleted, run_id)
-        self._sync(eb.RULE, rules, ids, written, deleted, run_id)
+        self._sync(eb.DECLARED, declared, ids, written, deleted, run_id, cold=cold)
+        self._sync(eb.RULE, rules, ids, written, deleted, run_id, cold=cold)
 
     def _sync(
         self,
@@ -186,11 +190,17 @@ class GraphBuilder:
         written: dict[str, int],
         deleted: dict[str, int],
         run_id: str | None,
+        *,
+        cold: bool = False,
     ) -> None:
         """Write the difference between ``built`` and the stored edges of ``origin``
-        leaving ``document_ids``; adds to the counts in ``written`` and ``deleted``."""
+        leaving ``document_ids``; adds to the counts in ``written`` and ``deleted``.
+        ``cold``: the edge table was empty when the update began, so nothing is read."""
         self.es.upsert_stubs(built.stubs.values())
-        old = self.es.edges_of_origin(origin, document_ids)
+        # In a cold build the edge indexes are dropped (bulk_load), and this read
+        # would scan the whole table once per chunk of documents: quadratic in the
+        # corpus, for edges that cannot exist yet (a document is in one chunk).
+        old = {} if cold else self.es.edges_of_origin(origin, document_ids)
         gone = [eid for eid in old if eid not in built]
         fresh: list[Edge] = []
         for e in built:

@@ -38,9 +38,12 @@ RACY_SECONDS = 2.0
 may have changed again within the file system's mtime granularity (FAT: 2 s) after it
 was read: it is hashed again instead of trusted by its (size, mtime)."""
 
-COMMIT_SECONDS = 0.25
+COMMIT_SECONDS = 2.0
 """A transaction open this long is committed before the next file is waited for, so
-one slow file does not keep the good notes parsed before it out of the index."""
+one slow file does not keep the good notes parsed before it out of the index. Not much
+shorter: each commit writes the pages it touched in every index of the tables, most of
+them keyed by random ids, so the bytes a commit writes grow with the index; when the
+parse workers trail the writer (a loaded machine), short waits made most commits."""
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, relpath)``: called after each file."""

@@ -129,6 +129,12 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX edges_out ON edges(source, relation);
     CREATE INDEX edges_in ON edges(target, relation)
     """,
+    # the implicit edges of a graph update read the features of a chunk of units at a
+    # time (unit_features): without this index, each read scans the whole table, so a
+    # cold build's work grew with the square of the corpus
+    """
+    CREATE INDEX graph_features_unit ON graph_features(unit_id)
+    """,
 )
 
 # Statements holding ``;`` (the component migrator splits scripts on ``;``), so they are

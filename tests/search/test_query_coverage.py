@@ -19,7 +19,8 @@ from cairn.app import Cairn
 from cairn.config import Config, SearchConfig
 from cairn.embed.base import Embedder
 from cairn.ingest.embedding import embed_pass
-from cairn.search.coverage import query_words, shares, stem
+from cairn.model import HitUnit
+from cairn.search.coverage import query_words, shares, stem, unit_words
 from cairn.search.fusion import FusionConfig
 from cairn.search.hits import summands_add_up
 from cairn.search.query import parse_query
@@ -105,11 +106,20 @@ def test_a_one_word_query_gains_no_coverage(vault: Cairn, static: Embedder) -> N
     assert hits and not any("coverage" in s for _, _, s in hits)
 
 
+def _unit(body: str) -> HitUnit:
+    return HitUnit(unit_id="u", document_id="d", ordinal=0, kind="section", title="",
+                   outline_path=(), body=body, parent_id=None, line_start=1, line_end=1,
+                   tags=(), todo=None, role=None, doc_title="", path="n.md", format="markdown",
+                   root_path="/r")
+
+
 def test_a_word_every_candidate_holds_weighs_less() -> None:
     """The share weighs each word by how few of the read units hold it."""
     words = query_words(parse_query("the orders late rows").positive)
     assert words == {"order", "late", "rows"}
     assert stem("Waiting") == stem("waited") == "wait"
+    assert unit_words(_unit("Late rows: the waited_for RUNS ran"), words | {"runs"}) == {
+        "late", "rows", "runs"}
     held = {
         "a": frozenset({"order", "late"}),
         "b": frozenset({"order", "rows"}),

@@ -12,9 +12,10 @@ words at all. So, after fusion, each of the first :data:`DEPTH` fused units gain
 with ``c`` in [0, 1] the weighted share of the query's content words (function words
 left out, :func:`cairn.search.stopwords.content_terms`; each word of a phrase on its
 own) that the unit's title, outline, document title or text holds. Words are compared
-as the index splits them (:func:`cairn.text.fts_tokens`), case-folded and without a
-common English ending (:func:`stem`: ``-ing``, ``-ed``, ``-es``, ``-s``, ``-ly``), so
-``waiting`` matches ``waited``: a rougher cut than the index's Porter stemmer. A word
+as runs of letters and digits (as the index splits them, combining marks aside),
+case-folded and without a common English ending (:func:`stem`: ``-ing``, ``-ed``,
+``-es``, ``-s``, ``-ly``), so ``waiting`` matches ``waited``: a rougher cut than the
+index's Porter stemmer. A word
 weighs ``log(1 + n / (1 + m))`` with ``n`` the units read and ``m`` those of them that
 hold it: a word every candidate holds (``sync`` among Obsidian Sync pages) says little
 about which one is meant. ``c`` is 0 for a unit that holds fewer than two of the words,
@@ -33,13 +34,13 @@ it off). Chosen on the dev splits of the judged notes, SciFact and LoCoMo
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 
 from cairn.model import HitUnit, Term, UnitFacts
 from cairn.search.fusion import Fused, make_distinct
 from cairn.search.stopwords import content_terms
 from cairn.store import Store
-from cairn.text import fts_tokens
 
 DEPTH = 100
 """Fused units read for coverage (the fusion's own depth per list)."""
@@ -74,10 +75,16 @@ def query_words(terms: Sequence[Term]) -> frozenset[str]:
     return frozenset(words)
 
 
-def unit_words(unit: HitUnit) -> frozenset[str]:
-    """The stems of every word of a unit's title, outline, document title and text."""
+def unit_words(unit: HitUnit, words: frozenset[str]) -> frozenset[str]:
+    """Which of the query's stems ``words`` a unit's title, outline, document title and
+    text hold: the stems of its words that begin with one of them (one scan of the
+    folded text; a word holding a stem must begin with it)."""
+    if not words:
+        return frozenset()
     text = "\n".join((unit.title, " ".join(unit.outline_path), unit.doc_title, unit.body))
-    return frozenset(stem(t) for t in fts_tokens(text))
+    starts = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    found = re.findall(rf"(?<![^\W_])(?:{starts})[^\W_]*", text.casefold())
+    return frozenset(stem(t) for t in set(found)) & words
 
 
 def shares(words: frozenset[str], held: dict[str, frozenset[str]]) -> dict[str, float]:
@@ -122,7 +129,7 @@ def add_coverage(
     head = [f.key for f in fused[:DEPTH]
             if (fact := facts.get(f.key)) is None or fact.time is None]
     units = store.hit_units(head)
-    c = shares(words, {k: unit_words(units[k]) for k in head if k in units})
+    c = shares(words, {k: unit_words(units[k], words) for k in head if k in units})
     top = fused[0].score
     out: list[Fused] = []
     changed = False

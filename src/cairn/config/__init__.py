@@ -77,6 +77,7 @@ KEYS: Mapping[str, frozenset[str]] = {
             "decay_lambda",
             "depth",
             "relative",
+            "coverage",
             "min_similarity",
         }
     ),
@@ -139,7 +140,8 @@ _INTS = {"search.limit", "embed.batch_size", "embed.dim", "embed.threads", "fusi
          "dream.entity_min", "dream.keep_reports", "enrich.max_tokens", "enrich.max_chars",
          "enrich.max_pairs", "enrich.retries", "enrich.max_tags"}
 _NUMBERS = {*(f"fusion.{k}" for k in ("rrf_k", "alpha", "beta", "gamma", "delta", "epsilon",
-                                      "lambda", "decay_lambda", "min_similarity", "relative")),
+                                      "lambda", "decay_lambda", "min_similarity", "relative",
+                                      "coverage")),
             "rerank.timeout", "graph.alpha", "graph.reverse", "index.file_seconds",
             "index.max_file_mb", "index.mass_delete_share", "index.wait", "daemon.idle_minutes",
             "watch.recheck_seconds", "dream.duplicate_similarity", "dream.schedule_minutes",

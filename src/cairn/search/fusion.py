@@ -59,6 +59,9 @@ class FusionConfig:
         alpha / beta / gamma / delta / epsilon: linear blend weights.
         decay_lambda: λ of ``time_decay`` per day.
         relative: weight of the RRF's score-aware summands ``rel_<list>`` (0: ranks only).
+        coverage: weight of the ``coverage`` summand of hybrid RRF results, the share
+            of the query's rarer words a unit holds (:mod:`cairn.search.coverage`;
+            0: off).
         depth: candidates taken from each list before fusion.
         min_similarity: semantic candidates below this cosine are dropped, so a query
             with no related note does not list unrelated ones by meaning. The default,
@@ -81,6 +84,7 @@ class FusionConfig:
     epsilon: float = 0.03
     decay_lambda: float = 0.0025
     relative: float = 0.1
+    coverage: float = 0.4
     depth: int = 100
     min_similarity: float = 0.0
     explicit: frozenset[str] | None = field(default=None, compare=False)
@@ -110,6 +114,7 @@ class FusionConfig:
                 epsilon=float(data.get("epsilon", base.epsilon)),
                 decay_lambda=float(data.get("lambda", data.get("decay_lambda", base.decay_lambda))),
                 relative=float(data.get("relative", base.relative)),
+                coverage=float(data.get("coverage", base.coverage)),
                 depth=int(data.get("depth", base.depth)),
                 min_similarity=float(data.get("min_similarity", base.min_similarity)),
                 explicit=frozenset(

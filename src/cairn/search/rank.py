@@ -37,6 +37,7 @@ from cairn.errors import ProviderUnavailable
 from cairn.model import TextQuery, UnitFacts
 from cairn.search.blend import Proximity, blend_signals
 from cairn.search.conversation import rank_turns
+from cairn.search.coverage import add_coverage
 from cairn.search.dates import DATE_FIELDS, today
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
 from cairn.search.fusion import Fused, FusionConfig, linear, rrf, single
@@ -315,6 +316,8 @@ class Ranker:
                 relative=self.fusion.relative,
             )
         fused = rank_turns(self.store, tq, fused, facts)  # speakers; a question answered
+        if self.fusion.method != "linear":
+            fused = add_coverage(self.store, tq.positive, fused, self.fusion.coverage, facts)
         more = len(kw) >= depth or len(dense) >= depth
         return fused, {h.unit_id: h for h in dense}, facts, more
 

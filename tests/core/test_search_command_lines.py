@@ -29,7 +29,7 @@ READ_BY_BOTH = [
     ["search", "x", "-", "-draft", "-tag:done", "-x"],
     ["--config", "c.toml", "--db=a.db", "search", "tag:\"Big Table\"", "C++"],
     ["search", "x", "--limit", "007"],
-    ["search", "x", "--limit", "1" + "0" * 40],
+    ["search", "x", "--limit", "1000000"],  # MAX_LIMIT
     ["search", ""],
     ["search", "x", "--mode=", "--sort=", "--fields=", "--format", ""],
     ["--db=", "search", "x", "--db="],
@@ -59,6 +59,9 @@ REFUSED_BY_TYPER = [
     ["search", "x", "--", "--limit"],
     ["search", "x", "--limit", "\u0663"],  # an Arabic-Indic three
     ["search", "x", "--limit", "9" * 5000],  # more digits than int() reads
+    ["search", "x", "--limit", "9223372036854775808"],  # past SQLite's integers
+    ["search", "x", "--limit", "1000001"],  # past MAX_LIMIT
+    ["search", "x", "--limit", "1" + "0" * 40],
 ]
 """Command lines Typer refuses (a usage error, or a query word that is an unknown
 option): the fast path leaves each to Typer, which says what is wrong."""
@@ -151,3 +154,14 @@ def test_a_usage_error_still_comes_from_typer(tmp_path: Path) -> None:
                                    str(tmp_path / "none.db")])
     assert res.exit_code == 2
     assert "--limit" in res.output
+
+
+def test_a_limit_past_the_largest_page_is_refused_at_every_door() -> None:
+    from cairn.errors import QueryError
+    from cairn.model.search_request import MAX_LIMIT, MAX_OFFSET, SearchRequest
+
+    assert SearchRequest.of("x", limit=MAX_LIMIT).limit == MAX_LIMIT
+    with pytest.raises(QueryError, match="limit must be a whole number from 1 to 1,000,000"):
+        SearchRequest.of("x", limit=2**63)
+    with pytest.raises(QueryError, match="offset must be from 0"):
+        SearchRequest.of("x", offset=MAX_OFFSET + 1)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from cairn.embed.base import Matrix, file_fingerprint, l2_normalize, read_fusion, require
+from cairn.embed.interrupts import interrupts_kept
 from cairn.embed.locator import ModelLocator, ModelSpec, default_cache_dir
 from cairn.errors import ProviderUnavailable
 
@@ -67,20 +68,22 @@ class OnnxEmbedder:
         batch_size: int = 64,
         threads: int | None = None,
     ) -> None:
-        require("onnxruntime", None)
-        require("tokenizers", None)
-        folder, self.origin = (locator or ModelLocator()).locate(spec)
-        self._model = str(folder / "model_int8.onnx")
-        try:
-            self._ort = importlib.import_module("onnxruntime")
-            Tokenizer = importlib.import_module("tokenizers").Tokenizer
+        with interrupts_kept():  # a Ctrl-C swallowed by a native import stays a Ctrl-C
+            require("onnxruntime", None)
+            require("tokenizers", None)
+            folder, self.origin = (locator or ModelLocator()).locate(spec)
+            self._model = str(folder / "model_int8.onnx")
+            try:
+                self._ort = importlib.import_module("onnxruntime")
+                Tokenizer = importlib.import_module("tokenizers").Tokenizer
 
-            self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
-            self._tok.enable_truncation(MAX_TOKENS)
-            self._tok.no_padding()
-            self._query_session = self._new_session()
-        except Exception as exc:
-            raise ProviderUnavailable(f"cannot load ONNX model from {folder}: {exc}") from exc
+                self._tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+                self._tok.enable_truncation(MAX_TOKENS)
+                self._tok.no_padding()
+                self._query_session = self._new_session()
+            except Exception as exc:
+                raise ProviderUnavailable(
+                    f"cannot load ONNX model from {folder}: {exc}") from exc
         self._sessions: list[Any] = [self._query_session]
         self._lock = threading.Lock()
         self.threads = max(1, threads or min(os.cpu_count() or 1, MAX_SESSIONS))

@@ -20,6 +20,12 @@ from typing import Any
 from cairn.errors import QueryError
 from cairn.model.core import SEARCH_MODES, SearchMode
 
+MAX_LIMIT = 1_000_000
+"""The most hits one page may ask for: more than any index holds in practice, and far
+below what SQLite's 64-bit integers (and the candidate lists sized from it) can take."""
+MAX_OFFSET = 1_000_000_000
+"""The most hits a page may skip."""
+
 
 @dataclass(frozen=True, slots=True)
 class SearchRequest:
@@ -32,8 +38,8 @@ class SearchRequest:
         mode: ``keyword`` (BM25), ``semantic`` (embeddings) or ``hybrid`` (their
             fusion); ``None``: hybrid when the index has embeddings, else keyword. A
             semantic request without embeddings answers with keywords and a note.
-        limit: hits per page, at least 1; ``None``: ``[search] limit`` (10).
-        offset: hits to skip, 0 or more (paging: the next page starts at
+        limit: hits per page, 1 to :data:`MAX_LIMIT`; ``None``: ``[search] limit`` (10).
+        offset: hits to skip, 0 to :data:`MAX_OFFSET` (paging: the next page starts at
             ``offset + limit``).
         filters: more filters in the query language (``tag:work``, ``-todo:DONE``),
             appended to ``query`` (see :attr:`text`).
@@ -76,11 +82,12 @@ class SearchRequest:
             raise QueryError(f"query must be text, not {_shown(self.query)}")
         if self.mode is not None and self.mode not in SEARCH_MODES:
             raise QueryError(f"unknown mode {self.mode!r}: use keyword, semantic or hybrid")
-        if self.limit is not None and not (_is_int(self.limit) and self.limit >= 1):
-            raise QueryError(f"limit must be a whole number of 1 or more, not "
+        if self.limit is not None and not (_is_int(self.limit) and 1 <= self.limit <= MAX_LIMIT):
+            raise QueryError(f"limit must be a whole number from 1 to {MAX_LIMIT:,}, not "
                              f"{_shown(self.limit)}")
-        if not (_is_int(self.offset) and self.offset >= 0):
-            raise QueryError(f"offset must be 0 or more, not {_shown(self.offset)}")
+        if not (_is_int(self.offset) and 0 <= self.offset <= MAX_OFFSET):
+            raise QueryError(f"offset must be from 0 to {MAX_OFFSET:,}, not "
+                             f"{_shown(self.offset)}")
         if isinstance(self.filters, str) or not isinstance(self.filters, Sequence) or not all(
             isinstance(f, str) for f in self.filters
         ):

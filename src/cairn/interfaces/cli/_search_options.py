@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from cairn.model.search_request import MAX_LIMIT
+
 Kind = Literal["flag", "switch", "int", "text", "path"]
 """``flag``: ``--x`` (off unless given); ``switch``: ``--x/--no-x`` (unset unless
 given); ``int``, ``text``, ``path``: ``--x VALUE`` or ``--x=VALUE``."""
@@ -28,10 +30,11 @@ given); ``int``, ``text``, ``path``: ``--x VALUE`` or ``--x=VALUE``."""
 class Option:
     """One option: the Typer parameter's name, its flags, what it takes, its help."""
 
-    __slots__ = ("dest", "help", "kind", "minimum", "names", "show_default")
+    __slots__ = ("dest", "help", "kind", "maximum", "minimum", "names", "show_default")
 
     def __init__(self, dest: str, names: tuple[str, ...], kind: Kind, help: str = "", *,
-                 minimum: int | None = None, show_default: bool = True) -> None:
+                 minimum: int | None = None, maximum: int | None = None,
+                 show_default: bool = True) -> None:
         self.dest = dest
         """The Typer parameter (and key of the values)."""
         self.names = names
@@ -41,6 +44,8 @@ class Option:
         """The help text (empty: the option is shared, its help is in :mod:`._common`)."""
         self.minimum = minimum
         """The least ``int`` value Click accepts."""
+        self.maximum = maximum
+        """The greatest ``int`` value Click accepts."""
         self.show_default = show_default
 
     @property
@@ -67,7 +72,8 @@ QUERY_HELP = (
 )
 
 OPTIONS: tuple[Option, ...] = (
-    Option("limit", ("--limit",), "int", "Number of hits (default: config, 10).", minimum=1),
+    Option("limit", ("--limit",), "int", "Number of hits (default: config, 10).", minimum=1,
+           maximum=MAX_LIMIT),
     Option("explain", ("--explain",), "flag", "Show each hit's score and how it was made."),
     Option("alternates", ("--alternates",), "flag",
            "Include chat messages off the canonical branch."),
@@ -219,7 +225,9 @@ def _read_options(argv: Sequence[str], i: int, options: Sequence[Option], stop: 
                 number = int(value)
             except ValueError:  # more digits than int() reads: Click refuses it
                 return i, None
-            if opt.minimum is not None and number < opt.minimum:
+            if (opt.minimum is not None and number < opt.minimum) or (
+                opt.maximum is not None and number > opt.maximum
+            ):
                 return i, None
             values[opt.dest] = number
         else:

@@ -22,6 +22,8 @@ def _option(dest: str) -> Any:
     """The Typer option declared as ``dest`` in :data:`._search_options.OPTIONS`."""
     opt = option(dest)
     extra: dict[str, Any] = {} if opt.minimum is None else {"min": opt.minimum}
+    if opt.maximum is not None:
+        extra["max"] = opt.maximum
     names = ["/".join(opt.names)] if opt.kind == "switch" else list(opt.names)
     return typer.Option(*names, help=opt.help, show_default=opt.show_default, **extra)
 

@@ -99,5 +99,5 @@ def test_cairn_search_refuses_a_bad_mode_or_an_unknown_field(cairn: Cairn) -> No
         cairn.search("compost", mode="fuzzy")
     with pytest.raises(QueryError, match="'include_alternates'"):
         cairn.search("compost", include_alternates=True)
-    with pytest.raises(QueryError, match="offset must be 0 or more, not -1"):
+    with pytest.raises(QueryError, match="offset must be from 0 to 1,000,000,000, not -1"):
         cairn.semantic.search("compost", offset=-1)

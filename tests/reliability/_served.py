@@ -51,9 +51,12 @@ def descendants(pid: int) -> dict[int, str]:
             fields = stat.rsplit(")", 1)[1].split()
             if fields[0] == "Z":
                 continue
-            parents[int(p.name)] = int(fields[1])
-            cmds[int(p.name)] = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(
-                errors="replace")
+            # both read before either is kept: a process that ends between the two reads
+            # is left out, not half-known
+            parent = int(fields[1])
+            cmd = (p / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            parents[int(p.name)] = parent
+            cmds[int(p.name)] = cmd
         except (OSError, IndexError, ValueError):
             continue
     out: dict[int, str] = {}

@@ -4,6 +4,7 @@ would index a file twice."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -43,10 +44,11 @@ def add_roots(
             if covering:  # already inside a registered folder: index that one
                 roots.append(covering[0])
                 continue
-            root = make_root(path.parent, (*include, path.name), exclude)
+            root = make_root(path.parent, (*include, file_pattern(path.name)), exclude)
             known = {r.id: r for r in store.roots()}
             if root.id in known and known[root.id].include:
-                merged = tuple(dict.fromkeys((*known[root.id].include, path.name)))
+                merged = tuple(dict.fromkeys((*known[root.id].include,
+                                              file_pattern(path.name))))
                 root = SourceRoot(root.id, root.path, merged, root.exclude)
         else:
             root = make_root(path, include, exclude)
@@ -54,6 +56,14 @@ def add_roots(
         store.upsert_root(root)
         roots.append(root)
     return roots
+
+
+def file_pattern(name: str) -> str:
+    """The include pattern of one file named on the command line: anchored to its
+    folder (a bare name would match that name in every subfolder too, as in
+    ``.gitignore``) and with the glob's special characters taken literally."""
+    literal = "".join(f"[{c}]" if c in "*?[" else c for c in name)
+    return "/" + literal
 
 
 def refuse_nesting(store: Store, root: SourceRoot) -> None:
@@ -69,7 +79,8 @@ def refuse_nesting(store: Store, root: SourceRoot) -> None:
         if _holds_only_files(r):
             if new in old.parents:  # the new folder holds the registered files
                 raise CairnError(
-                    f"{new} holds the registered file(s) {', '.join(r.include)} of "
+                    f"{new} holds the registered file(s) "
+                    f"{', '.join(_unescape(p) for p in r.include)} of "
                     f"{old}; remove that root first with `cairn roots --remove {old}` "
                     "so no file is indexed twice"
                 )
@@ -90,4 +101,21 @@ def refuse_nesting(store: Store, root: SourceRoot) -> None:
 def _holds_only_files(root: SourceRoot) -> bool:
     """Whether a root is limited to files named outright (``include`` of plain names,
     as registering an export file makes it), not to globs or folders."""
-    return bool(root.include) and all(not any(ch in p for ch in "*?[]/") for p in root.include)
+    return bool(root.include) and all(named_file(p) is not None for p in root.include)
+
+
+def named_file(pattern: str) -> str | None:
+    """The file name an include pattern of :func:`file_pattern` (or an older bare
+    name) names outright, or ``None`` for a glob or a folder pattern."""
+    bare = re.sub(r"\[[*?\[]\]", "", pattern.removeprefix("/"))
+    if any(ch in bare for ch in "*?[/"):  # a "]" outside a class is literal
+        return None
+    return _unescape(pattern)
+
+
+def _unescape(pattern: str) -> str:
+    """``/odd[[]1].md`` → ``odd[1].md``."""
+    name = pattern.removeprefix("/")
+    for special in "*?[":
+        name = name.replace(f"[{special}]", special)
+    return name

@@ -189,3 +189,26 @@ def test_a_zipped_export_reuses_its_unchanged_conversations_too(tmp_path: Path) 
     assert "1 of 8 documents changed" in text
     assert "(7 recognised unchanged without being parsed)" in text
     assert "A title changed by the benchmark" in titles and len(titles) == 8
+
+
+def test_the_plain_index_output_says_how_many_were_recognised_unchanged(
+    tmp_path: Path,
+) -> None:
+    from typer.testing import CliRunner
+
+    from cairn.interfaces.cli import app
+
+    folder = tmp_path / "export"
+    folder.mkdir()
+    gen = _gen()
+    gen.write_export(folder / "conversations.json", 6, seed=5)
+    db = str(tmp_path / "i.db")
+    first = CliRunner().invoke(app, ["index", str(folder), "--db", db, "--no-embed", "-q"])
+    assert first.exit_code == 0, first.output
+    edited = gen.write_export(tmp_path / "edited.json", 6, seed=5, retitle=2)
+    _write(folder / "conversations.json", edited.read_text("utf-8"))
+    res = CliRunner().invoke(app, ["index", str(folder), "--db", db, "--no-embed", "-q"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert ("conversations.json: 1 of 6 documents changed; the rest kept as indexed "
+            "(5 recognised unchanged without being parsed)") in text

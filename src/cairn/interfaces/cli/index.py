@@ -330,6 +330,13 @@ def _print_run(run: Run, report: EmbedFigures | None, verbose: bool = False) -> 
         out.print(f"  [cyan]skipped[/cyan] {escape(w.path)}: {escape(w.message)}")
     if len(skipped) > 20:
         out.print(f"  … and {len(skipped) - 20} more skipped files (cairn index --json)")
+    # an export read again: how much of it was recognised unchanged
+    kept = [w for w in run.warnings
+            if w.severity == "info" and w.path and "kept as indexed" in w.message]
+    for w in kept[:20]:
+        out.print(f"  [cyan]note[/cyan] {escape(w.path)}: {escape(w.message)}")
+    if len(kept) > 20:
+        out.print(f"  … and {len(kept) - 20} more exports read again (cairn index --json)")
     hidden = [w.path for w in run.warnings if w.message.startswith("hidden file (")]
     if hidden:
         out.print(

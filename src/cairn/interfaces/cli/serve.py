@@ -68,6 +68,7 @@ def serve(
             )
             procs = workers or 1
             many = f" with {procs} processes" if procs > 1 else ""
+            _check_free(host_, port_)
             err.print(f"cairn: serving {escape(str(cairn.config.db_path))} on "
                       f"http://{escape(host_)}:{port_}{many} (Ctrl-C stops)")
             from cairn.app.serving import serve_mode
@@ -80,6 +81,24 @@ def serve(
                 run(cairn, policy, host=host_, port=port_, workers=procs)
     except CairnError as exc:
         raise fail(exc, False) from None
+
+
+def _check_free(host: str, port: int) -> None:
+    """Refuse, before saying "serving", an address another process listens on (or that
+    cannot be bound at all).
+
+    Raises:
+        CairnError: the address and the system's reason.
+    """
+    from cairn.serving.workers import bind
+
+    try:
+        bind(host, port).close()
+    except OSError as exc:
+        raise CairnError(
+            f"cannot serve on http://{host}:{port}: {exc.strerror or exc} (is another "
+            "server using it? choose another --port or [serve] port)"
+        ) from None
 
 
 @contextmanager

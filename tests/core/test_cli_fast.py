@@ -28,6 +28,9 @@ LOADED = (
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CAIRN_", "FORCE_COLOR"))}
+    # a hybrid search would leave a query daemon running after the tests (its own tests
+    # are in tests/interfaces/test_query_daemon.py)
+    env["CAIRN_DAEMON"] = "0"
     return env
 
 

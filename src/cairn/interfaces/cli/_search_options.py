@@ -7,10 +7,10 @@ declarations the way Click does. Both hand their values to :meth:`SearchArgs.of`
 command line means the same search on either path. Imports neither Typer nor Click
 (a new process would pay for them before searching).
 
-:func:`read_argv` only reads what it is certain of: ``--help``, ``--``, an unknown or
-misspelt option, a value Click would refuse or might read otherwise — it returns
-``None`` and Typer takes the command line, so every usage error and every help text
-still comes from Typer.
+:func:`read_argv` reads ``--`` as Click does (every word after it is a query word)
+and only reads what it is certain of: ``--help``, an unknown or misspelt option, a
+value Click would refuse or might read otherwise — it returns ``None`` and Typer takes
+the command line, so every usage error and every help text still comes from Typer.
 """
 
 from __future__ import annotations
@@ -184,6 +184,20 @@ def read_argv(argv: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]] | No
     return outer, values
 
 
+def literal_words(args: Sequence[str]) -> int:
+    """How many of the last words of ``args`` (a ``search`` command's arguments) come
+    after the ``--`` that ends its options, as Click reads them (a ``--`` that is an
+    option's value, ``--sort --``, ends nothing); 0 without one. Those are query words
+    even when they look like options (``cairn search -- --limit 3``)."""
+    valued = {name for opt in OPTIONS if opt.kind in ("int", "text", "path") for name in opt.names}
+    i = 0
+    while i < len(args):
+        if args[i] == "--":
+            return len(args) - i - 1
+        i += 2 if args[i] in valued else 1
+    return 0
+
+
 def _read_options(argv: Sequence[str], i: int, options: Sequence[Option], stop: str | None
                   ) -> tuple[int, dict[str, Any] | None]:
     """Read ``argv[i:]`` up to the word ``stop`` (``None``: to the end, words are query
@@ -195,6 +209,10 @@ def _read_options(argv: Sequence[str], i: int, options: Sequence[Option], stop: 
     while i < len(argv):
         arg = argv[i]
         if stop is not None and arg == stop:
+            break
+        if stop is None and arg == "--":  # the end of the options: the rest are words
+            words += argv[i + 1 :]
+            i = len(argv)
             break
         if not arg.startswith("--"):  # ``-tag:done`` is a query word (no short options)
             if stop is not None:

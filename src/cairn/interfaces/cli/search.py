@@ -8,13 +8,15 @@ import re
 from typing import Annotated, Any
 
 import typer
+from typer import _click  # Typer's own Click: its command class's types
+from typer.core import TyperCommand
 
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, fail
 from cairn.interfaces.cli._hits import run_search
 from cairn.interfaces.cli._plain import error
-from cairn.interfaces.cli._search_options import QUERY_HELP, SearchArgs, option
+from cairn.interfaces.cli._search_options import QUERY_HELP, SearchArgs, literal_words, option
 from cairn.model.search_request import SearchRequest
 
 
@@ -53,7 +55,8 @@ def search(
     cairn search 'todo:open path:projects/'; cairn search --mode keyword 'C++';
     cairn search 'deadline:this-week todo:NEXT,WAIT' --sort priority,deadline.
     """
-    _refuse_unknown_options(ctx, query, as_json)
+    literal = int(ctx.meta.get(_LITERAL, 0))  # after ``--``: words, whatever they look like
+    _refuse_unknown_options(ctx, query[: len(query) - literal], as_json)
     outer = {"db": common.state.db_path, "config": common.state.config}
     args = SearchArgs.of(outer, ctx.params)
     try:
@@ -64,6 +67,19 @@ def search(
                       files=args.files, fmt=args.fmt, fields=args.columns)
     if code:
         raise typer.Exit(code)
+
+
+_LITERAL = "cairn.search.literal_words"
+"""``ctx.meta`` key: how many of the query's last words came after ``--``."""
+
+
+class _SearchCommand(TyperCommand):
+    """The ``search`` command, noting how many of its words come after ``--`` (Click
+    keeps no trace of it) before Click reads them."""
+
+    def parse_args(self, ctx: _click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_LITERAL] = literal_words(args)
+        return super().parse_args(ctx, args)
 
 
 _OPTION = re.compile(r"--[A-Za-z][A-Za-z0-9-]*(=.*)?", re.S)
@@ -93,4 +109,4 @@ def _refuse_unknown_options(ctx: typer.Context, query: list[str], as_json: bool)
 
 def register(app: typer.Typer) -> None:
     """Add ``search`` to ``app``."""
-    app.command(context_settings={"ignore_unknown_options": True})(search)
+    app.command(cls=_SearchCommand, context_settings={"ignore_unknown_options": True})(search)

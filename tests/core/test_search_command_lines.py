@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from cairn.interfaces.cli import app
 from cairn.interfaces.cli._fast import parse
-from cairn.interfaces.cli._search_options import GLOBAL_OPTIONS, OPTIONS, SearchArgs
-from cairn.interfaces.cli.search import _OPTION
+from cairn.interfaces.cli._search_options import GLOBAL_OPTIONS, OPTIONS, SearchArgs, conflict
+from cairn.interfaces.cli.search import _LITERAL, _OPTION
 
 READ_BY_BOTH = [
     ["search", "induction", "hob"],
@@ -33,6 +33,11 @@ READ_BY_BOTH = [
     ["search", ""],
     ["search", "x", "--mode=", "--sort=", "--fields=", "--format", ""],
     ["--db=", "search", "x", "--db="],
+    ["search", "--", "-x"],
+    ["search", "x", "--", "--limit"],
+    ["search", "--mode", "keyword", "--", "--limit", "3", "--json", "--", "x"],
+    ["search", "x", "--files", "--explain", "--json"],
+    ["search", "x", "--format", "json", "--json", "--fields", "title,score"],
 ]
 """Command lines both read, into the same search."""
 
@@ -56,7 +61,16 @@ REFUSED_BY_TYPER = [
     ["--verbose", "search", "x"],
     ["--db"],
     ["--db", "a.db"],
-    ["search", "x", "--", "--limit"],
+    ["search", "x", "--sort", "--", "--limt"],  # ``--`` is --sort's value here
+    ["search", "x", "--json", "--format", "csv"],  # layouts that conflict
+    ["search", "x", "--json", "--format", "text"],
+    ["search", "x", "--format", "vimgrep", "--json"],
+    ["search", "x", "--files", "--fields", "title"],
+    ["search", "x", "--files", "--format", "csv"],
+    ["search", "x", "--fields", "title", "--format", "vimgrep"],
+    ["search", "x", "--format", "vimgrep", "--explain"],
+    ["search", "x", "--explain", "--fields", "title", "--json"],
+    ["search", "x", "--files", "--explain"],
     ["search", "x", "--limit", "\u0663"],  # an Arabic-Indic three
     ["search", "x", "--limit", "9" * 5000],  # more digits than int() reads
     ["search", "x", "--limit", "9223372036854775808"],  # past SQLite's integers
@@ -69,7 +83,6 @@ option): the fast path leaves each to Typer, which says what is wrong."""
 LEFT_TO_TYPER = [
     ["stats"],
     ["--db", "a.db", "graph", "search"],
-    ["search", "--", "-x"],
     ["search", "x", "--limit", "+3"],
     ["search", "x", "--mode", "-x"],
     ["search", "x", "--limit", "1_0"],
@@ -94,8 +107,12 @@ def _typer_reading(argv: list[str]) -> SearchArgs | None:
         sub = command.make_context("search", rest[1:], parent=ctx)
     except (typer.Exit, typer.TyperException):  # --help; a usage error
         return None
-    if any(_OPTION.fullmatch(w) for w in sub.params["query"]):
+    words = sub.params["query"]
+    literal = int(sub.meta.get(_LITERAL, 0))  # the words after ``--``
+    if any(_OPTION.fullmatch(w) for w in words[: len(words) - literal]):
         return None  # the command refuses a query word that is an unknown option
+    if conflict(sub.params) is not None:
+        return None  # the command refuses layouts that conflict
     return SearchArgs.of(ctx.params, sub.params)
 
 
@@ -127,13 +144,15 @@ def test_what_the_fast_path_is_unsure_of_typer_reads(argv: list[str]) -> None:
 
 def test_the_readings_match_field_by_field() -> None:
     args = parse(["--db", "a.db", "search", "x", "--limit=3", "--no-expand", "--sort",
-                  "title", "--format", "csv", "--fields", "title", "--files", "--json",
+                  "title", "--format", "json", "--fields", "title", "--json",
                   "--db", "b.db", "y"])
     assert args == SearchArgs(
         {"query": "x y", "limit": 3, "mode": None, "explain": False, "alternates": False,
          "expand": False, "rerank": None, "sort": "title"},
-        outer_db=Path("a.db"), search_db=Path("b.db"), as_json=True, files=True,
-        fmt="csv", columns="title")
+        outer_db=Path("a.db"), search_db=Path("b.db"), as_json=True,
+        fmt="json", columns="title")
+    grouped = parse(["search", "x", "--files", "--json"])
+    assert grouped is not None and grouped.files and grouped.as_json
 
 
 def test_the_typer_command_is_built_from_the_declarations() -> None:

@@ -435,9 +435,12 @@ def test_vimgrep_files_and_fields_layouts(cairn: Cairn, cli: Callable[..., Any])
         ["File taxes", "NEXT", "A", "<2024-03-15 Fri -10d>", "Tasks", "work, tasks"],
     ]
     as_json = json.loads(_cli(cli, cairn, "todo:NEXT", "--fields", fields, "--format", "json"))
-    assert as_json == [dict(zip(fields.split(","), rows[1], strict=True))]
+    # JSON keeps JSON's types: the tags a list (a CSV cell joins them)
+    assert as_json == [{**dict(zip(fields.split(","), rows[1], strict=True)),
+                        "tags": ["work", "tasks"]}]
     csv_default = _cli(cli, cairn, "todo:NEXT", "--format", "csv").splitlines()
-    assert csv_default[0] == "rank,title,path,line" and csv_default[1].endswith(",6")
+    assert csv_default[0] == "rank,title,path,line,root"
+    assert csv_default[1].endswith(f",6,{cairn.config.db_path.parent / 'notes'}"), csv_default
     with pytest.raises(QueryError, match="unknown field"):
         cairn.fields.columns([], "title,bogus")
 

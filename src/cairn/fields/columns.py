@@ -25,6 +25,7 @@ FIELDS = (
     "doc_title",
     "path",
     "abs_path",
+    "root",
     "line",
     "rank",
     "score",
@@ -56,31 +57,39 @@ def parse_fields(text: str | Sequence[str]) -> tuple[str, ...]:
     return names
 
 
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
+FieldValue = str | int | float | bool | list[Any] | None
+"""A column's value as JSON has it: ``line`` and ``rank`` numbers, ``score`` a float,
+``tags`` a list, a property as its note gives it (a number, a list …), text else."""
+
+
+def _json_value(value: Any) -> FieldValue:
+    """A property value as JSON can carry it: lists, numbers, booleans and text as they
+    are (inside a list too), anything else (a date …) as its text."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
     if isinstance(value, (list, tuple)):
-        return ", ".join(str(v) for v in value)
+        return [_json_value(v) for v in value]
     return str(value)
 
 
 def hit_fields(
     store: Store, hits: Sequence[Hit], fields: str | Sequence[str]
-) -> list[dict[str, str | None]]:
-    """One row per hit, ``{field: text or None}`` in the order of ``fields``
-    (:data:`FIELDS`, or ``prop:KEY``: the unit's property, else one it inherits,
-    else its document's frontmatter/keyword value; a list joined with ``, ``).
-    ``deadline``/``scheduled``/``closed`` are the planning timestamps as written.
+) -> list[dict[str, FieldValue]]:
+    """One row per hit, ``{field: value}`` in the order of ``fields`` (:data:`FIELDS`,
+    or ``prop:KEY``: the unit's property, else one it inherits, else its document's
+    frontmatter/keyword value), each value typed as JSON has it (:data:`FieldValue`).
+    ``deadline``/``scheduled``/``closed`` are the planning timestamps as written;
+    ``root`` the registered folder the file is under.
 
     Raises:
         QueryError: an unknown field name.
     """
     names = parse_fields(fields)
-    rows: list[dict[str, str | None]] = []
+    rows: list[dict[str, FieldValue]] = []
     for h in hits:
         unit = store.unit(h.unit_id) if any(":" in n for n in names) else None
         doc = store.document(h.document_id) if unit is not None else None
-        row: dict[str, str | None] = {}
+        row: dict[str, FieldValue] = {}
         for n in names:
             low = n.casefold()
             if low.startswith("prop:"):
@@ -96,15 +105,13 @@ def hit_fields(
                     if hit is not None:
                         value = hit
                         break
-                row[n] = _text(value)
+                row[n] = _json_value(value)
             elif low in ("deadline", "scheduled", "closed"):
                 row[n] = next((t.raw for t in h.planning if t.role == low), None)
             elif low == "line":
-                row[n] = str(h.line_start)
-            elif low == "score":
-                row[n] = f"{h.score:.4f}"
+                row[n] = h.line_start
             else:
-                row[n] = _text(getattr(h, low))
+                row[n] = _json_value(getattr(h, low))
         rows.append(row)
     return rows
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from cairn.fields.columns import hit_fields, hit_positions
+from cairn.fields.columns import FieldValue, hit_fields, hit_positions
 from cairn.fields.facets import FACET_DEPTH, Candidates, count_facets
 from cairn.fields.terms import TermsResult, find_term
 
@@ -40,8 +40,8 @@ class FieldsService:
 
     def columns(
         self, hits: Sequence[Hit], fields: str | Sequence[str]
-    ) -> list[dict[str, str | None]]:
-        """One row per hit, ``{field: text or None}`` (see
+    ) -> list[dict[str, FieldValue]]:
+        """One row per hit, ``{field: value}``, typed as JSON has it (see
         :func:`cairn.fields.columns.hit_fields`).
 
         Raises:

@@ -58,8 +58,8 @@ class Found:
     """No hits, and the index is empty (a note says so)."""
     where: str
     """The index, as that note names it (a PostgreSQL URL without its password)."""
-    rows: list[dict[str, str | None]] | None = None
-    """``--fields``: the table's rows."""
+    rows: list[dict[str, Any]] | None = None
+    """``--fields``: the table's rows (values typed as JSON has them)."""
     positions: Sequence[tuple[int, int]] = ()
     """``--format vimgrep``: each hit's match positions."""
 
@@ -132,7 +132,7 @@ def layout(fmt: str | None, fields: str | None) -> tuple[str | None, str | None]
     if fmt not in FORMATS:
         raise CairnError(f"unknown format {fmt!r}: use {', '.join(FORMATS)}")
     if fmt == "csv" and not fields:
-        fields = "rank,title,path,line"
+        fields = "rank,title,path,line,root"
     return fmt, fields
 
 

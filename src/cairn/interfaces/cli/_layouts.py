@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cairn.interfaces.cli._plain import emit_json, one_line, out, plural, quote_path
@@ -68,8 +68,10 @@ def print_files(
     )
 
 
-def print_table(rows: Sequence[dict[str, str | None]], names: Sequence[str], fmt: str) -> None:
-    """``--fields``: rows as an aligned text table, CSV (a header row) or a JSON list."""
+def print_table(rows: Sequence[Mapping[str, Any]], names: Sequence[str], fmt: str) -> None:
+    """``--fields``: rows (values typed as JSON has them, see
+    :func:`cairn.fields.columns.hit_fields`) as an aligned text table or CSV (a header
+    row; cells as :func:`field_text` gives them), or a JSON list (numbers stay numbers)."""
     if fmt == "json":
         emit_json(list(rows))
         return
@@ -78,13 +80,13 @@ def print_table(rows: Sequence[dict[str, str | None]], names: Sequence[str], fmt
         w = csv.writer(buf, lineterminator="\n")
         w.writerow(names)
         for r in rows:
-            w.writerow([r.get(n) or "" for n in names])
+            w.writerow([field_text(r.get(n)) for n in names])
         out.line(buf.getvalue().rstrip("\n"))
         return
     whole = [n.casefold() in _WHOLE for n in names]
     cells = [
         [(quote_path(v) if keep else _cut(_flat(v))) for v, keep in
-         zip((r.get(n) or "" for n in names), whole, strict=True)]
+         zip((field_text(r.get(n)) for n in names), whole, strict=True)]
         for r in rows
     ]
     widths = [max([len(n), *(len(c[i]) for c in cells)]) for i, n in enumerate(names)]
@@ -97,7 +99,21 @@ def print_table(rows: Sequence[dict[str, str | None]], names: Sequence[str], fmt
         out.line("  ".join(x.ljust(w) for x, w in zip(c, widths, strict=True)).rstrip())
 
 
-_WHOLE = frozenset({"path", "abs_path"})
+def field_text(value: Any) -> str:
+    """A ``--fields`` value as a CSV or text cell: a list joined with ``, ``, a float in
+    6 significant digits, a boolean ``true``/``false``, nothing as ``""``."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(field_text(v) for v in value)
+    return str(value)
+
+
+_WHOLE = frozenset({"path", "abs_path", "root"})
 """Columns never cut: a shortened path names a file that does not exist."""
 CELL_WIDTH = 60
 """The widest other cell of a text table; a longer value ends in ``…``."""

@@ -95,12 +95,13 @@ OPTIONS: tuple[Option, ...] = (
            "Group hits per file: each file once, then its hits."),
     Option("fmt", ("--format",), "text",
            "text (default), json (as --json), csv (a table; --fields, else "
-           "rank,title,path,line) or vimgrep (path:line:col:text, for editors).",
+           "rank,title,path,line,root: path is relative to root, the registered folder) "
+           "or vimgrep (path:line:col:text, for editors).",
            show_default=False),
     Option("fields", ("--fields",), "text",
            "Print a table of these fields, comma-separated: title, doc_title, path, "
-           "abs_path, line, rank, score, kind, format, todo, priority, tags, deadline, "
-           "scheduled, closed, prop:KEY (a property or frontmatter value).",
+           "abs_path, root, line, rank, score, kind, format, todo, priority, tags, "
+           "deadline, scheduled, closed, prop:KEY (a property or frontmatter value).",
            show_default=False),
     Option("db", ("--db",), "path"),
     Option("as_json", ("--json",), "flag"),
@@ -179,9 +180,34 @@ def read_argv(argv: Sequence[str]) -> tuple[dict[str, Any], dict[str, Any]] | No
     if outer is None or i >= len(argv):
         return None
     _, values = _read_options(argv, i + 1, OPTIONS, stop=None)
-    if values is None or not values.get("query"):
+    if values is None or not values.get("query") or conflict(values) is not None:
         return None
     return outer, values
+
+
+def conflict(values: Mapping[str, Any]) -> str | None:
+    """Why two of the given layout options cannot go together (each prints the hits its
+    own way, so one would be ignored), naming both: ``"--json and --format csv …"``;
+    ``None`` when they can. ``values`` as Click gives them, by ``dest``."""
+    fmt = values.get("fmt")
+    shown = f"--format {fmt}"
+    as_json = bool(values.get("as_json"))
+    fields, files, explain = values.get("fields"), values.get("files"), values.get("explain")
+    pair: tuple[str, str] | None = None
+    if as_json and fmt in ("text", "csv", "vimgrep"):  # an unknown one: its own error
+        pair = ("--json", shown)
+    elif files and (fields or fmt in ("csv", "vimgrep")):
+        pair = ("--files", "--fields" if fields else shown)
+    elif fields and fmt == "vimgrep":
+        pair = ("--fields", shown)
+    elif explain and (fields or fmt in ("csv", "vimgrep")):
+        pair = ("--explain", "--fields" if fields else shown)
+    elif explain and files and not as_json and fmt != "json":
+        return ("--explain and --files cannot be used together (with --json they can: "
+                "each hit then carries its explanation)")
+    if pair is None:
+        return None
+    return f"{pair[0]} and {pair[1]} cannot be used together (each prints the hits its own way)"
 
 
 def literal_words(args: Sequence[str]) -> int:

@@ -16,7 +16,13 @@ from cairn.errors import CairnError
 from cairn.interfaces.cli._common import DbOpt, JsonOpt, fail
 from cairn.interfaces.cli._hits import run_search
 from cairn.interfaces.cli._plain import error
-from cairn.interfaces.cli._search_options import QUERY_HELP, SearchArgs, literal_words, option
+from cairn.interfaces.cli._search_options import (
+    QUERY_HELP,
+    SearchArgs,
+    conflict,
+    literal_words,
+    option,
+)
 from cairn.model.search_request import SearchRequest
 
 
@@ -57,6 +63,9 @@ def search(
     """
     literal = int(ctx.meta.get(_LITERAL, 0))  # after ``--``: words, whatever they look like
     _refuse_unknown_options(ctx, query[: len(query) - literal], as_json)
+    clash = conflict(ctx.params)
+    if clash is not None:
+        ctx.fail(clash)
     outer = {"db": common.state.db_path, "config": common.state.config}
     args = SearchArgs.of(outer, ctx.params)
     try:

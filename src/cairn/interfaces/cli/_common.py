@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from cairn.errors import NotFound
+from cairn.interfaces.cli._console import CliConsole
 from cairn.interfaces.cli._hits import MODES as MODES
 from cairn.interfaces.cli._hits import planning_text as planning_text
 from cairn.interfaces.cli._plain import emit_json as emit_json
@@ -24,9 +24,10 @@ from cairn.interfaces.cli._plain import plural as plural
 if TYPE_CHECKING:
     from cairn.app import Cairn
 
-out = Console(highlight=False, soft_wrap=True, emoji=False)
-"""Standard output (no emoji codes: Org tags like ``:tomato:`` stay text)."""
-err = Console(stderr=True, highlight=False, emoji=False)
+out = CliConsole(highlight=False, soft_wrap=True, emoji=False)
+"""Standard output (no emoji codes: Org tags like ``:tomato:`` stay text; nothing
+wrapped on a pipe, see :mod:`._console`)."""
+err = CliConsole(stderr=True, highlight=False, emoji=False)
 """Standard error: notes, warnings, errors."""
 
 DB_HELP = (

@@ -261,9 +261,9 @@ def _print_explain(score: float, exp: Any) -> None:
     """A hit's explanation (:func:`explain_table`), then the graph edges walked."""
     if not isinstance(exp, dict):
         return
-    from rich.console import Console
+    from cairn.interfaces.cli._console import CliConsole
 
-    Console(highlight=False, soft_wrap=True, emoji=False).print(explain_table(exp, score))
+    CliConsole(highlight=False, soft_wrap=True, emoji=False).print(explain_table(exp, score))
     graph = exp.get("graph")
     if isinstance(graph, dict):
         for path in graph.get("paths", [])[:3]:

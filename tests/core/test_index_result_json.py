@@ -17,7 +17,7 @@ from cairn.model.serialize import to_data
 
 STATS_KEYS = ["db", "schema_version", "roots", "files", "documents", "units", "links",
               "links_resolved", "links_unresolved", "fts_rows", "failed_files", "formats",
-              "last_run", "warnings"]
+              "last_run", "warnings", "units_waiting"]
 
 
 @pytest.fixture

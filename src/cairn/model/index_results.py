@@ -53,6 +53,10 @@ class IndexStats:
         formats: per format, in name order, its documents and units.
         last_run: the last indexing run, ``None`` before the first.
         warnings: every indexed document's warnings.
+        units_waiting: units that semantic search cannot find yet because their
+            embedding step did not finish (interrupted, killed, ``--no-embed``), in the
+            space the embedding step last filled; ``None`` when the index holds no
+            vectors.
     """
 
     index: str
@@ -69,6 +73,7 @@ class IndexStats:
     formats: Mapping[str, FormatCount]
     last_run: Run | None
     warnings: tuple[DocumentWarning, ...]
+    units_waiting: int | None = None
 
     def to_mapping(self) -> dict[str, Any]:
         """The JSON object: the fields in order, ``index`` named ``db``."""

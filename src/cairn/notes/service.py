@@ -236,7 +236,18 @@ class NoteService:
                 for root, _path, ws in self.store.document_warnings()
                 for w in ws
             ),
+            units_waiting=self._units_waiting(),
         )
+
+    def _units_waiting(self) -> int | None:
+        """Units not embedded yet (see ``IndexStats.units_waiting``), loading no model:
+        counted in the space the last finished embedding step used, else (the first one
+        did not finish) the newest space; ``None`` when the index holds no vectors."""
+        vectors = self.store.vectors
+        spaces = vectors.spaces()
+        if not spaces:
+            return None
+        return vectors.waiting_units(vectors.meta("embed_space") or spaces[-1].space)
 
     def validate(
         self, paths: Iterable[str | os.PathLike[str]] | None = None

@@ -15,13 +15,13 @@ from rich.table import Table
 
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out, plural
 from cairn.interfaces.cli._plain import quote_path
 from cairn.model.serialize import to_data
 
 
 def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Counts per format, the last run, and files that failed."""
+    """Counts per format, the last run, units not embedded yet, and files that failed."""
     from cairn.serving.daemon import running
 
     try:
@@ -53,6 +53,11 @@ def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
         out.print(
             f"last run {run.finished}: {run.seen} seen, {run.added} added, "
             f"{run.changed} changed, {run.removed} removed, {run.failed} failed"
+        )
+    if st.units_waiting:  # an embedding step interrupted, killed or skipped
+        out.print(
+            f"[yellow]{plural(st.units_waiting, 'unit')} not embedded yet[/yellow] (found by "
+            "keywords only until then): run `cairn index` to finish"
         )
     for f in st.failed_files:
         out.print(f"[red]failed[/red] {escape(f.path)}: {escape(f.reason or '')}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -86,3 +87,23 @@ def test_section_names_in_help_survive_the_markup(path: tuple[str, ...]) -> None
 def test_index_help_states_that_claude_thinking_blocks_are_left_out() -> None:
     text = " ".join(_help(("index",), width=200).split())
     assert "thinking blocks" in text and "left out" in text
+
+
+def _description(text: str) -> list[str]:
+    """The lines of a help page between the usage line and the first panel."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "Usage:" in line) + 1
+    end = next((i for i, line in enumerate(lines) if line.startswith("╭─")), len(lines))
+    return [line.strip() for line in lines[start:end]]
+
+
+@pytest.mark.parametrize("path", [p for p, _ in COMMANDS], ids=lambda p: " ".join(("cairn", *p)))
+def test_help_paragraphs_wrap_to_the_terminal_not_to_the_source(path: tuple[str, ...]) -> None:
+    """A docstring's own line breaks (kept in Typer's rich mode) gave ragged help: a line
+    wrapped at 80 columns, then a short rest of it, then a line going on mid-sentence."""
+    lines = _description(_help(path))
+    for line, after in pairwise(lines):
+        ragged = 0 < len(line) < 40 and after[:1].islower()
+        assert not ragged, f"cairn {' '.join(path)} --help: {line!r} / {after!r} mid-sentence"
+    if path == ("index",):  # the page the tester showed: "Hidden files" / "(names starting…"
+        assert not any(line.endswith("Hidden files") for line in lines), lines

@@ -16,6 +16,7 @@ Errors print ``error: <reason>`` on stderr and exit with status 2 (or 1 for
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -95,6 +96,36 @@ for _group in (
     restore, agenda, redact, terms, memory, export, enrich, daemon,
 ):
     _group.register(app)
+
+
+def reflow(text: str) -> str:
+    """A help text with each prose paragraph on one line, for Rich to wrap to the
+    terminal: in Typer's ``rich`` markup mode a docstring's own line breaks stay, and
+    each line was then wrapped again on its own (a ragged short line mid-sentence). A
+    paragraph whose lines are all indented (the examples) keeps its lines."""
+    paragraphs = inspect.cleandoc(text).split("\n\n")
+    return "\n\n".join(
+        p if all(line.startswith("  ") for line in p.split("\n"))
+        else " ".join(line.strip() for line in p.split("\n"))
+        for p in paragraphs
+    )
+
+
+def _reflow_helps(typer_app: typer.Typer) -> None:
+    """:func:`reflow` the help of every command of ``typer_app`` and of its groups (the
+    docstrings stay wrapped in the source)."""
+    for info in typer_app.registered_commands:
+        doc = info.help if info.help is not None else inspect.getdoc(info.callback)
+        if doc:
+            info.help = reflow(doc)
+    for group in typer_app.registered_groups:
+        if group.help:
+            group.help = reflow(group.help)
+        if group.typer_instance is not None:
+            _reflow_helps(group.typer_instance)
+
+
+_reflow_helps(app)
 
 
 def run() -> None:

@@ -21,7 +21,11 @@ from cairn.model.serialize import to_data
 
 
 def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
-    """Counts per format, the last run, units not embedded yet, and files that failed."""
+    """Counts per format, the last run, and files that failed.
+
+    Also how many units are not embedded yet when an embedding step did not finish
+    (Ctrl-C, a crash, --no-embed): `cairn index` finishes it.
+    """
     from cairn.serving.daemon import running
 
     try:

@@ -86,3 +86,31 @@ def test_a_template_is_no_evidence_for_a_new_note(cli: Cli, tmp_path: Path) -> N
     run = cli("dream", "--apply", "--fix", "create_note", "--db", db, "--json", env=env).json()
     assert not [c for c in run["changes"] if c["action"] == "created"]
     assert _snapshot(root) == before
+
+
+def test_options_a_restore_would_ignore_are_refused_before_it_writes(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """``restore --dry-run`` (a dry run is for --prune) or ``restore --path F`` (a filter
+    of --list) once undid the last run for real; options that exclude each other (and
+    ``dream --apply --dry-run``) were half ignored. Each is a usage error naming both
+    options, and no file changes."""
+    root, db, env = tmp_path / "v", str(tmp_path / "x.db"), _env(tmp_path)
+    _write(root, {"a.org": "#+title: A\n* A\n", "l1.org": LINKS, "l2.org": LINKS})
+    cli("index", str(root), "--no-embed", "--db", db, env=env)
+    cli("dream", "--apply", "--fix", "add_org_id", "--db", db, env=env)
+    after_dream = _snapshot(root)
+    for args, said in (
+        (["--dry-run"], "--dry-run only works with --prune"),
+        (["--path", str(root / "a.org")], "--path only works with --list"),
+        (["--list", "--prune"], "--prune and --list cannot be used together"),
+        (["--run", "x", "y"], "--run and ID cannot be used together"),
+    ):
+        res = cli("restore", *args, "--db", db, env=env, check=False)
+        assert res.code == 2 and said in res.stderr, (args, res.stderr)
+        assert _snapshot(root) == after_dream, args
+    res = cli("restore", "--dry-run", "--json", "--db", db, env=env, check=False)
+    assert res.code == 2 and "--dry-run only works with --prune" in res.json()["error"]
+    res = cli("dream", "--apply", "--dry-run", "--json", "--db", db, env=env, check=False)
+    assert res.code == 2 and "--apply and --dry-run cannot be used together" in res.json()["error"]
+    assert _snapshot(root) == after_dream

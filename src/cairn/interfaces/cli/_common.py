@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
+from typer._click.exceptions import UsageError
+from typer._click.globals import get_current_context
 
 from cairn.errors import NotFound
 from cairn.interfaces.cli._console import CliConsole
@@ -75,6 +77,32 @@ def open_cairn(db: Path | None, *, create: bool = False) -> Cairn:
         cairn.errors.ConfigError / StoreError: bad configuration or index file.
     """
     return open_index(db or state.db_path, state.config, create=create)
+
+
+def refuse_together(*given: tuple[str, object]) -> None:
+    """Refuse options that exclude each other: ``given`` is ``(option, its value)``
+    pairs, a value counting as given when truthy; two or more given is a usage error
+    naming the first two (exit status 2; a JSON error document with ``--json``, see
+    :func:`._app.run`), before the command does anything.
+
+    Raises:
+        UsageError: (Typer's Click) two of them were given.
+    """
+    named = [name for name, value in given if value]
+    if len(named) > 1:
+        raise UsageError(f"{named[0]} and {named[1]} cannot be used together",
+                         get_current_context(silent=True))
+
+
+def needs(option: str, value: object, other: str, other_value: object) -> None:
+    """Refuse ``option`` given without ``other``, which it only works with (rather than
+    ignore it: ``restore --dry-run`` without ``--prune`` would restore for real).
+
+    Raises:
+        UsageError: (Typer's Click) ``option`` was given, ``other`` was not.
+    """
+    if value and not other_value:
+        raise UsageError(f"{option} only works with {other}", get_current_context(silent=True))
 
 
 def fail(exc: Exception, as_json: bool) -> typer.Exit:

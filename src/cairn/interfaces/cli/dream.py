@@ -16,7 +16,7 @@ import typer
 
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError, QueryError
-from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail
+from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, refuse_together
 
 
 def dream(
@@ -69,6 +69,7 @@ def dream(
 
       cairn dream --apply              # then `cairn restore --list`
     """
+    refuse_together(("--apply", apply), ("--dry-run", dry_run))
     try:
         day = _dt.date.fromisoformat(today) if today else None
     except ValueError:

@@ -10,7 +10,15 @@ import typer
 
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, fail, out
+from cairn.interfaces.cli._common import (
+    DbOpt,
+    JsonOpt,
+    emit_json,
+    fail,
+    needs,
+    out,
+    refuse_together,
+)
 
 
 def restore(
@@ -64,6 +72,9 @@ def restore(
 
       cairn restore 20261201T101500123456789Z-1a2b3c4d
     """
+    refuse_together(("--prune", prune), ("--list", list_), ("--run", run), ("ID", backup_id))
+    needs("--dry-run", dry_run, "--prune", prune)  # a restore has no dry run: never restore
+    needs("--path", path, "--list", list_)
     try:
         with common.open_cairn(db) as cairn:
             if prune:

@@ -114,3 +114,18 @@ def test_options_a_restore_would_ignore_are_refused_before_it_writes(
     res = cli("dream", "--apply", "--dry-run", "--json", "--db", db, env=env, check=False)
     assert res.code == 2 and "--apply and --dry-run cannot be used together" in res.json()["error"]
     assert _snapshot(root) == after_dream
+
+
+def test_a_count_of_one_file_is_singular(cli: Cli, tmp_path: Path) -> None:
+    """``1 file``, not ``1 files``, in the summaries of index, dream and restore."""
+    root, db, env = tmp_path / "v", str(tmp_path / "x.db"), _env(tmp_path)
+    _write(root, {"a.org": "#+title: A\n* A\n", "l1.org": LINKS})
+    (root / "l1.org").unlink()
+    indexed = cli("index", str(root), "--no-embed", "--db", db, env=env)
+    assert indexed.stdout.startswith("1 file: 1 added"), indexed.stdout
+    (root / "l1.org").write_text(LINKS, encoding="utf-8")
+    cli("index", "--no-embed", "--db", db, env=env)
+    applied = cli("dream", "--apply", "--fix", "add_org_id", "--db", db, env=env)
+    assert "1 file written" in applied.stderr, applied.stderr
+    undone = cli("restore", "--db", db, env=env)
+    assert undone.stdout.rstrip().endswith("(1 file)"), undone.stdout

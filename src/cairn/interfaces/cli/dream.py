@@ -16,7 +16,15 @@ import typer
 
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError, QueryError
-from cairn.interfaces.cli._common import DbOpt, JsonOpt, emit_json, err, fail, refuse_together
+from cairn.interfaces.cli._common import (
+    DbOpt,
+    JsonOpt,
+    emit_json,
+    err,
+    fail,
+    plural,
+    refuse_together,
+)
 
 
 def dream(
@@ -99,8 +107,9 @@ def dream(
         err.print(f"{tag} {Path(c.path)}{backup}{why}", markup=False)
     if run.changes:
         n = sum(c.action in ("changed", "created") for c in run.changes)
-        err.print(f"{n} files written" if run.applied else
-                  f"{len(run.changes)} files would change (nothing written)", markup=False)
+        err.print(f"{plural(n, 'file')} written" if run.applied else
+                  f"{plural(len(run.changes), 'file')} would change (nothing written)",
+                  markup=False)
     sys.stdout.write(run.markdown(limit=limit))
     sys.stdout.write("\n")
     if refused:

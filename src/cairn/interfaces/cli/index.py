@@ -310,7 +310,8 @@ def _print_run(run: Run, report: EmbedFigures | None, verbose: bool = False) -> 
     embed_s = report.seconds if report is not None else 0.0
     files_s = max(run.seconds - graph_s - embed_s, 0.0)
     out.print(
-        f"[bold]{run.seen}[/bold] files: [green]{run.added} added[/green], "
+        f"[bold]{run.seen}[/bold] {'file' if run.seen == 1 else 'files'}: "
+        f"[green]{run.added} added[/green], "
         f"{run.changed} changed, {run.unchanged} unchanged, {run.removed} removed, "
         f"[red]{run.failed} failed[/red], {run.skipped} skipped "
         f"in {files_s:.2f} s"

@@ -17,6 +17,7 @@ from cairn.interfaces.cli._common import (
     fail,
     needs,
     out,
+    plural,
     refuse_together,
 )
 
@@ -145,7 +146,8 @@ def _print_restored(done: Any, as_json: bool) -> None:
         kept = "its bytes are kept as" if removed else "what it replaced is"
         out.print(f"{'removed' if removed else 'restored'} {r.path}"
                   + (f" ({kept} backup {r.backup.id})" if r.backup else ""), markup=False)
-    out.print(f"undid batch {done.batch.id} ({len(done.results)} files)", markup=False)
+    out.print(f"undid batch {done.batch.id} ({plural(len(done.results), 'file')})",
+              markup=False)
 
 
 def register(app: typer.Typer) -> None:

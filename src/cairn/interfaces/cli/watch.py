@@ -14,7 +14,16 @@ from rich.markup import escape
 
 import cairn.interfaces.cli._common as common
 from cairn.errors import CairnError
-from cairn.interfaces.cli._common import DbOpt, JsonOpt, WaitOpt, err, fail, mass_delete_option, out
+from cairn.interfaces.cli._common import (
+    DbOpt,
+    JsonOpt,
+    WaitOpt,
+    err,
+    fail,
+    mass_delete_option,
+    out,
+    plural,
+)
 from cairn.model.serialize import to_data, to_json
 
 
@@ -90,7 +99,7 @@ def watch(
             return
         if verbose:
             out.print(
-                f"{len(batch.paths)} files: {run.added} added, {run.changed} changed, "
+                f"{plural(len(batch.paths), 'file')}: {run.added} added, {run.changed} changed, "
                 f"{run.removed} removed, {run.failed} failed in {batch.seconds:.2f} s"
             )
         for f in run.failures:

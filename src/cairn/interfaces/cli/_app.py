@@ -121,8 +121,11 @@ def _reflow_helps(typer_app: typer.Typer) -> None:
     for group in typer_app.registered_groups:
         if group.help:
             group.help = reflow(group.help)
-        if group.typer_instance is not None:
-            _reflow_helps(group.typer_instance)
+        sub = group.typer_instance
+        if sub is not None:
+            if isinstance(sub.info.help, str):
+                sub.info.help = reflow(sub.info.help)
+            _reflow_helps(sub)
 
 
 _reflow_helps(app)

@@ -113,6 +113,8 @@ def test_options_a_restore_would_ignore_are_refused_before_it_writes(
     assert res.code == 2 and "--dry-run only works with --prune" in res.json()["error"]
     res = cli("dream", "--apply", "--dry-run", "--json", "--db", db, env=env, check=False)
     assert res.code == 2 and "--apply and --dry-run cannot be used together" in res.json()["error"]
+    res = cli("dream", "--fix", "add_org_id", "--db", db, env=env, check=False)
+    assert res.code == 2 and "--fix only works with --apply or --dry-run" in res.stderr
     assert _snapshot(root) == after_dream
 
 

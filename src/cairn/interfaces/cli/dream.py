@@ -22,6 +22,7 @@ from cairn.interfaces.cli._common import (
     emit_json,
     err,
     fail,
+    needs,
     plural,
     refuse_together,
 )
@@ -78,6 +79,8 @@ def dream(
       cairn dream --apply              # then `cairn restore --list`
     """
     refuse_together(("--apply", apply), ("--dry-run", dry_run))
+    needs("--fix", fix, "--apply or --dry-run", apply or dry_run)
+    needs("--proposed", proposed, "--apply or --dry-run", apply or dry_run)
     try:
         day = _dt.date.fromisoformat(today) if today else None
     except ValueError:

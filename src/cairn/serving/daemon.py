@@ -25,6 +25,11 @@ kind ``daemon``). The first search never waits for it.
 * **Never required**: any failure to start or to answer leaves the CLI searching
   locally; the daemon writes its own errors to ``daemon-<settings hash>.log`` in the
   socket folder, nothing to the user's terminal.
+* **Thin clients**: the CLI starts it as ``python -m cairn.interfaces.cli._answer``,
+  which passes :func:`main` a ``handler`` for whole command lines: a new ``cairn
+  search`` process then sends its command line and prints the answer, importing
+  almost nothing (:mod:`cairn.interfaces.cli._thin`). This module knows only that a
+  handler answers such requests (:class:`cairn.serving.warm.WarmServer`).
 
 The module imports only the standard library (and :mod:`cairn.serving.warm`) at
 module level: :func:`spawn` runs in the CLI's fast path.
@@ -94,8 +99,13 @@ def _failed_lately(marker: Path, config: Config) -> bool:
     return age < idle_minutes(config) * 60.0
 
 
-def spawn(config: Config) -> int | None:
+def spawn(config: Config, module: str = "cairn.serving.daemon") -> int | None:
     """Start a daemon for ``config`` in the background (it exits at once when one runs).
+
+    Args:
+        config: the index and settings it answers for.
+        module: the module run with ``python -m`` (its ``main`` calls :func:`main`,
+            maybe with a handler of thin clients).
 
     Returns:
         The new process's id, or ``None`` when it could not be started (never raises:
@@ -107,7 +117,7 @@ def spawn(config: Config) -> int | None:
         _lock, log, failed = _files(config)
         if _failed_lately(failed, config):
             return None
-        argv = [sys.executable, "-m", "cairn.serving.daemon",
+        argv = [sys.executable, "-m", module,
                 "--db", str(config.db_path.resolve())]
         if config.config_file is not None:
             argv += ["--config", str(config.config_file.resolve())]
@@ -172,9 +182,9 @@ def _inode(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def serve(db: Path, config_file: Path | None) -> int:
+def serve(db: Path, config_file: Path | None, handler: warm.Handler | None = None) -> int:
     """The daemon's life: lock, open the index, load the model, answer until the quiet
-    period ends (see the module docstring).
+    period ends (see the module docstring); ``handler`` answers thin clients.
 
     Returns:
         0 (stopped, idle, or another daemon already runs), 1 when the index cannot be
@@ -198,7 +208,7 @@ def serve(db: Path, config_file: Path | None) -> int:
         lock.close()
         return 0  # another daemon answers for this index and these settings
     try:
-        code = _answer_until_quiet(config)
+        code = _answer_until_quiet(config, handler)
         if code:
             failed.touch()  # the next searches start none for a while
         else:
@@ -208,7 +218,7 @@ def serve(db: Path, config_file: Path | None) -> int:
         lock.close()
 
 
-def _answer_until_quiet(config: Config) -> int:
+def _answer_until_quiet(config: Config, handler: warm.Handler | None) -> int:
     from cairn.app import Cairn
     from cairn.errors import CairnError
 
@@ -219,7 +229,7 @@ def _answer_until_quiet(config: Config) -> int:
         print(f"cairn daemon: {exc}", file=sys.stderr)
         return 1
     inode = _inode(config.db_path)
-    with cairn, warm.advertise(cairn, "daemon") as server:
+    with cairn, warm.advertise(cairn, "daemon", handler=handler) as server:
         if server is None:
             return 1
         while not server.stop_asked.wait(TICK):
@@ -230,8 +240,9 @@ def _answer_until_quiet(config: Config) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m cairn.serving.daemon --db FILE [--config FILE]``."""
+def main(argv: list[str] | None = None, handler: warm.Handler | None = None) -> int:
+    """``python -m cairn.serving.daemon --db FILE [--config FILE]``; ``handler``
+    answers thin clients (see :func:`serve`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     db: Path | None = None
     config_file: Path | None = None
@@ -247,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
         print("cairn daemon: --db is required", file=sys.stderr)
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        return serve(db, config_file)
+        return serve(db, config_file, handler)
     return 0
 
 

@@ -194,9 +194,9 @@ def test_the_client_imports_only_what_it_needs(served: tuple[Path, dict[str, str
 
 @contextlib.contextmanager
 def _fake_daemon(folder: Path, reply: bytes | None, *, mode: int = 0o600,
-                 name: str = "daemon-fake-1.sock") -> Iterator[threading.Event]:
+                 name: str = "daemon-fake-1.sock") -> Iterator[list[int]]:
     """A socket in ``folder`` answering every connection with ``reply`` (``None``: never
-    answers, holds the connection); the event is set once a client connected."""
+    answers, holds the connection); the list gets a number per connection."""
     folder.mkdir(mode=0o700, exist_ok=True)
     path = folder / name
     srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -204,7 +204,8 @@ def _fake_daemon(folder: Path, reply: bytes | None, *, mode: int = 0o600,
     path.chmod(mode)
     srv.listen(4)
     srv.settimeout(0.2)
-    connected, stop = threading.Event(), threading.Event()
+    connected: list[int] = []
+    stop = threading.Event()
     held: list[socket.socket] = []
 
     def loop() -> None:
@@ -215,7 +216,7 @@ def _fake_daemon(folder: Path, reply: bytes | None, *, mode: int = 0o600,
                 continue
             except OSError:
                 return
-            connected.set()
+            connected.append(len(connected) + 1)
             if reply is None:
                 held.append(conn)
                 continue
@@ -260,7 +261,7 @@ def test_a_stale_malformed_or_unprivate_daemon_is_not_used(
     try:
         with _fake_daemon(folder, FORGED) as connected:  # the check itself: it is used
             here, answered = _run(argv, env, db.parent)
-            assert answered and here.stdout == b"PWNED\n" and connected.is_set()
+            assert answered and here.stdout == b"PWNED\n" and connected
         # a socket nobody listens on any more (its daemon was killed)
         stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         stale.bind(str(folder / "daemon-stale-2.sock"))
@@ -270,14 +271,14 @@ def test_a_stale_malformed_or_unprivate_daemon_is_not_used(
                         b"cairn-out 1 0 1\n3 2\nhi", b"cairn-out 1 999 0\n", b"\xff" * 64):
             with _fake_daemon(folder, garbage) as connected:
                 same_as_local()
-                assert connected.is_set()
+                assert connected
         with _fake_daemon(folder, FORGED, mode=0o666) as connected:  # others may open it
             same_as_local()
-            assert not connected.is_set()
+            assert not connected
         folder.chmod(0o755)  # a folder others may enter
         with _fake_daemon(folder, FORGED) as connected:
             same_as_local()
-            assert not connected.is_set()
+            assert not connected
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
@@ -287,11 +288,48 @@ def test_a_daemon_slower_than_the_bound_is_left(monkeypatch: pytest.MonkeyPatch)
     folder = tmpdir / f"cairn-{os.getuid()}"
     monkeypatch.setenv("TMPDIR", str(tmpdir))
     monkeypatch.delenv("CAIRN_NO_WARM", raising=False)
+    monkeypatch.setattr(_thin, "failed", set())
     try:
         with _fake_daemon(folder, None) as connected:
             assert _thin.answer(["search", "compost"], timeout=0.5) is None
-            assert connected.is_set()
+            assert connected and _thin.failed == {str(folder / "daemon-fake-1.sock")}
     finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def test_a_daemon_that_failed_the_client_is_not_asked_again(
+    served: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cairn.interfaces.cli._fast import _warm
+    from cairn.model.search_request import SearchRequest
+
+    _, env = served
+    tmpdir = _short_tmp()
+    folder = tmpdir / f"cairn-{os.getuid()}"
+    for name in [k for k in os.environ if k.startswith("CAIRN_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("CAIRN_EMBED", "static")
+    monkeypatch.setenv("XDG_CONFIG_HOME", env["XDG_CONFIG_HOME"])
+    monkeypatch.setenv("TMPDIR", str(tmpdir))
+    monkeypatch.setattr(_thin, "failed", set())
+    db = tmpdir / "j.db"  # only its adverts' folder is read
+    config = load_config(db=db)
+    advert = warm.advert_folder(db) / f"{os.getpid()}.json"  # this process: alive
+    advert.parent.mkdir()
+    try:
+        with _fake_daemon(folder, b"garbage\n") as connected:
+            advert.write_text(json.dumps({
+                "pid": os.getpid(), "kind": "daemon", "settings": warm.settings_hash(config),
+                "socket": str(folder / "daemon-fake-1.sock")}), encoding="utf-8")
+            assert _thin.answer(["search", "compost", "--db", str(db)]) is None
+            assert connected == [1]
+            found, _ = _warm(None, db, SearchRequest.of("compost"), skip=False)
+            assert found is None and connected == [1]  # not asked a second time
+            monkeypatch.setattr(_thin, "failed", set())
+            assert _warm(None, db, SearchRequest.of("compost"), skip=False)[0] is None
+            assert connected == [1, 2]  # the check itself: asked when it had not failed
+    finally:
+        advert.unlink(missing_ok=True)
         shutil.rmtree(tmpdir, ignore_errors=True)
 
 
@@ -303,7 +341,7 @@ def test_ctrl_c_stops_the_wait(tmp_path: Path) -> None:
             proc = subprocess.Popen([sys.executable, "-c", CLIENT, "search", "compost"],
                                     env=_env(tmpdir), stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE)
-            _wait("the client to connect", connected.is_set, 60)
+            _wait("the client to connect", lambda: connected, 60)
             proc.send_signal(signal.SIGINT)
             out, err = proc.communicate(timeout=20)  # well within the answer bound (30 s)
             assert (proc.returncode, out, err) == (130, b"", b"aborted\n")

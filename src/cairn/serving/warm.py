@@ -378,12 +378,14 @@ def _warm_up(cairn: Cairn) -> None:
         cairn.search("warm up", mode="hybrid", limit=1)
 
 
-def remote_search(config: Config, request: Mapping[str, Any]) -> dict[str, Any] | None:
+def remote_search(config: Config, request: Mapping[str, Any],
+                  skip: frozenset[str] = frozenset()) -> dict[str, Any] | None:
     """Ask a server advertised for ``config``'s index to answer ``request``.
 
     Args:
         config: the CLI's configuration (the index and the settings to match).
         request: the search request (see the module docstring; ``op`` is added).
+        skip: sockets not to ask (they already failed this process: slow, malformed).
 
     Returns:
         The answer ``{"ok": true, "result", "empty"}``, or ``None`` when no live
@@ -410,7 +412,7 @@ def remote_search(config: Config, request: Mapping[str, Any]) -> dict[str, Any] 
         if not alive(pid):
             _remove_stale(path, sock_path)
             continue
-        if ad.get("settings") != settings:
+        if ad.get("settings") != settings or sock_path in skip:
             continue
         answer = ask(sock_path, line)
         if answer == "refused":

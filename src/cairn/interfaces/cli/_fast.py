@@ -139,7 +139,9 @@ def _warm(config_file: Path | None, db: Path | None, request: SearchRequest, *,
     from cairn.serving.warm import RemoteResult, remote_search
 
     try:
-        answer = remote_search(config, request.to_mapping())
+        from cairn.interfaces.cli._thin import failed
+
+        answer = remote_search(config, request.to_mapping(), frozenset(failed))
         if answer is None:
             return None, config
         result = RemoteResult(answer["result"])

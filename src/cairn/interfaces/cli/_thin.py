@@ -64,6 +64,12 @@ COMPARED = frozenset({
 (where the configuration and the model live, the local date, colours, the width)."""
 
 
+failed: set[str] = set()
+"""Sockets whose daemon failed this process (slow, gone, malformed answer, not this
+user's): the fast path does not ask them again (a daemon that passed is asked: it may
+still answer a search request)."""
+
+
 def relevant(name: bytes) -> bool:
     """Whether the variable ``name`` is sent to the daemon (see :data:`COMPARED`)."""
     return name.startswith(b"CAIRN_") or name in COMPARED
@@ -257,6 +263,8 @@ def answer(argv: list[str], timeout: float = ANSWER_SECONDS) -> int | None:
             found = None if got is None else parse_answer(got)
             if found is not None:
                 return _write(*found)
+            if got != PASS:
+                failed.add(path)
     except KeyboardInterrupt:
         sys.stderr.write("aborted\n")
         return 130

@@ -415,3 +415,40 @@ def test_a_daemon_of_other_code_passes(served: tuple[Path, dict[str, str]],
         other = body.replace(_thin.origin(), _thin.origin() + b"-other")
         assert answer_argv(cairn, other) == _thin.PASS
         assert answer_argv(cairn, b"\0".join([b"x"] * 3)) == _thin.PASS
+
+
+@pytest.mark.slow
+def test_a_killed_daemon_leaves_the_search_to_the_local_path(
+    served: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    db, served_env = served
+    tmpdir = _short_tmp()
+    env = {**served_env, "TMPDIR": str(tmpdir)}
+    config_file = tmp_path / "cairn.toml"  # other settings: a daemon of its own
+    config_file.write_text("[daemon]\nidle_minutes = 5\n", encoding="utf-8")
+    argv = ["--config", str(config_file), "search", "compost", "--db", str(db)]
+    proc = subprocess.Popen([sys.executable, "-m", "cairn.interfaces.cli._answer", "--db",
+                             str(db), "--config", str(config_file)], env=env, cwd="/",
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    advert = warm.advert_folder(db) / f"{proc.pid}.json"
+    try:
+        _wait("the daemon's advert", advert.exists)
+        sock = Path(json.loads(advert.read_text(encoding="utf-8"))["socket"])
+        answered = _run(argv, env, db.parent)
+        assert answered[1] and b"Garden" in answered[0].stdout  # it answers while it runs
+        proc.kill()
+        proc.wait(timeout=60)
+        assert sock.exists() and advert.exists()  # a killed daemon removes nothing
+        here, thin = _run(argv, env, db.parent)
+        local, _ = _run(argv, env, db.parent, local=True)
+        assert not thin
+        assert (here.returncode, here.stderr) == (local.returncode, local.stderr) == (0, b"")
+        assert _stable(here.stdout) == _stable(local.stdout)
+        assert not sock.exists() and not advert.exists()  # the fast path removed them
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        advert.unlink(missing_ok=True)
+        shutil.rmtree(tmpdir, ignore_errors=True)

@@ -55,6 +55,8 @@ IDLE_MINUTES = 10.0
 TICK = 1.0
 """Seconds between a daemon's looks at its quiet period and its index file."""
 _OFF = ("0", "false", "no", "off")
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""Set to 1 in a daemon unless already set (see :func:`serve`)."""
 
 
 def idle_minutes(config: Config) -> float:
@@ -190,6 +192,12 @@ def serve(db: Path, config_file: Path | None, handler: warm.Handler | None = Non
         0 (stopped, idle, or another daemon already runs), 1 when the index cannot be
         opened or no socket can be made (the reason goes to standard error: the log).
     """
+    # one BLAS thread per product, before numpy loads: on a busy machine the other
+    # threads of a multi-threaded product mostly spin, which doubled the daemon's CPU
+    # per hybrid search (bench/startup.py); a product's rows are each summed by one
+    # thread either way, so the scores are the local search's
+    for name in BLAS_THREADS:
+        os.environ.setdefault(name, "1")
     from cairn.config import load_config
     from cairn.errors import CairnError
 

@@ -452,3 +452,57 @@ def test_a_killed_daemon_leaves_the_search_to_the_local_path(
             proc.wait()
         advert.unlink(missing_ok=True)
         shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+OTHER_USER = 65534
+"""``nobody``: the other user of the tests that need root to play one."""
+LISTENER = """
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+os.setuid(int(sys.argv[2]))  # the socket file stays root's; the listener is not
+s.listen(4)
+print("listening", flush=True)
+while True:
+    c, _ = s.accept()
+    c.recv(65536)
+    c.sendall(sys.argv[3].encode())
+    c.close()
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0,
+                    reason="playing another user needs root")
+def test_a_socket_or_listener_of_another_user_is_refused(
+    served: tuple[Path, dict[str, str]]
+) -> None:
+    db, served_env = served
+    tmpdir = _short_tmp()
+    env = {**served_env, "TMPDIR": str(tmpdir)}
+    folder = tmpdir / f"cairn-{os.getuid()}"
+    argv = ["search", "compost", "--db", str(db)]
+    local, _ = _run(argv, env, db.parent, local=True)
+    try:
+        with _fake_daemon(folder, FORGED) as connected:  # a socket file of another user
+            os.chown(folder / "daemon-fake-1.sock", OTHER_USER, OTHER_USER)
+            here, answered = _run(argv, env, db.parent)
+            assert not answered and not connected
+            assert _stable(here.stdout) == _stable(local.stdout) and b"PWNED" not in here.stdout
+        # this user's socket file, but the process listening on it runs as another user
+        path = folder / "daemon-other-2.sock"
+        proc = subprocess.Popen([sys.executable, "-c", LISTENER, str(path), str(OTHER_USER),
+                                 FORGED.decode()], stdout=subprocess.PIPE)
+        try:
+            assert proc.stdout is not None and proc.stdout.readline() == b"listening\n"
+            path.chmod(0o600)
+            assert path.stat().st_uid == os.getuid()
+            here, answered = _run(argv, env, db.parent)
+            assert not answered and b"PWNED" not in here.stdout
+            assert (here.returncode, here.stderr) == (local.returncode, local.stderr)
+            assert _stable(here.stdout) == _stable(local.stdout)
+        finally:
+            proc.kill()
+            proc.wait()
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)

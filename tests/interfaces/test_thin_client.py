@@ -437,6 +437,13 @@ def test_a_killed_daemon_leaves_the_search_to_the_local_path(
         sock = Path(json.loads(advert.read_text(encoding="utf-8"))["socket"])
         answered = _run(argv, env, db.parent)
         assert answered[1] and b"Garden" in answered[0].stdout  # it answers while it runs
+        # the same configuration named relative to another folder: the same daemon
+        (tmp_path / "sub").mkdir()
+        relative = ["--config", "../cairn.toml", *argv[2:]]
+        here, thin = _run(relative, env, tmp_path / "sub")
+        local, _ = _run(relative, env, tmp_path / "sub", local=True)
+        assert thin and (here.returncode, here.stderr) == (local.returncode, local.stderr)
+        assert _stable(here.stdout) == _stable(local.stdout) and b"Garden" in here.stdout
         proc.kill()
         proc.wait(timeout=60)
         assert sock.exists() and advert.exists()  # a killed daemon removes nothing

@@ -192,10 +192,11 @@ def serve(db: Path, config_file: Path | None, handler: warm.Handler | None = Non
         0 (stopped, idle, or another daemon already runs), 1 when the index cannot be
         opened or no socket can be made (the reason goes to standard error: the log).
     """
-    # one BLAS thread per product, before numpy loads: on a busy machine the other
-    # threads of a multi-threaded product mostly spin, which doubled the daemon's CPU
-    # per hybrid search (bench/startup.py); a product's rows are each summed by one
-    # thread either way, so the scores are the local search's
+    # one BLAS thread per product, before numpy loads, as a server asks for
+    # (cairn.search.dense.serve_mode): on a busy machine a product's other threads
+    # mostly spin, CPU the user pays for each search (bench/startup.py gives the
+    # daemon's CPU per search). Scores must stay a local search's to the last bit:
+    # tests/interfaces/test_thin_client.py compares them
     for name in BLAS_THREADS:
         os.environ.setdefault(name, "1")
     from cairn.config import load_config

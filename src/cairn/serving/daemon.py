@@ -196,7 +196,8 @@ def serve(db: Path, config_file: Path | None, handler: warm.Handler | None = Non
     # (cairn.search.dense.serve_mode): on a busy machine a product's other threads
     # mostly spin, CPU the user pays for each search (bench/startup.py gives the
     # daemon's CPU per search). Scores must stay a local search's to the last bit:
-    # tests/interfaces/test_thin_client.py compares them
+    # tests/interfaces/test_thin_client.py compares them on a small index, and
+    # docs/benchmarks.md records the same check on a 24,000-chunk one
     for name in BLAS_THREADS:
         os.environ.setdefault(name, "1")
     from cairn.config import load_config

@@ -1,7 +1,7 @@
 """New-process latency of ``cairn search``, beside a plain-Python FTS5 query as the floor.
 
 Usage: python bench/startup.py [--rounds N] [--query Q] [--db PATH] [--hybrid-db PATH]
-       [--model-db PATH] [--src SRC]...
+       [--model-db PATH] [--src SRC]... [--check-same]
 
 Each row starts a new Python process N times (default 20) and reports the wall time
 from launch to exit, p50 and p95, and the p50 of its CPU time (user + system), in
@@ -44,6 +44,9 @@ The processes read cached bytecode, as an installed package does: each run sets
 ``PYTHONPYCACHEPREFIX`` to a folder of its own and lifts ``PYTHONDONTWRITEBYTECODE``
 (without cached bytecode every new process compiles every module it imports, the
 standard library's too, which multiplies the CPU of a new process).
+
+``--check-same`` only compares, for 8 queries in hybrid and semantic mode, the query
+daemon's ``--json`` answer (20 hits, scores included) with a local search's.
 
 Then one instrumented keyword run (and one hybrid run) gives the split: Python start
 (launch to the first line of the script), imports (the CLI, the app, the store and
@@ -266,6 +269,33 @@ def _split(db: Path, query: str, mode: str, env: dict[str, str]) -> dict[str, fl
     return {k: v * 1000 for k, v in phases.items()}
 
 
+SAME_QUERIES = ("budget review", "org mode tables", "capture templates", "agenda view",
+                "export to html", "babel source blocks", "meeting notes",
+                "spreadsheet formulas")
+"""The queries of ``--check-same``."""
+
+
+def _check_same(db: Path, tree: Path) -> None:
+    """Print, per query and mode, whether the query daemon's ``--json`` answer (20 hits,
+    scores included, ``took_ms`` left out) is a local search's (static model)."""
+    env = _env(tree, CAIRN_EMBED="static", CAIRN_DAEMON="0")
+    differ = 0
+    with _query_daemon(db, env) as pid:
+        _settle(pid)
+        for q in SAME_QUERIES:
+            for mode in ("hybrid", "semantic"):
+                cmd = _cli("search", q, "--mode", mode, "--json", "--limit", "20", "--db",
+                           str(db))
+                there, here = (json.loads(subprocess.run(
+                    cmd, env=e, capture_output=True, check=True).stdout)
+                    for e in (env, {**env, "CAIRN_NO_WARM": "1"}))
+                there.pop("took_ms"), here.pop("took_ms")
+                differ += there != here
+                print(f"{q!r} {mode}: {'same' if there == here else 'DIFFERENT'} "
+                      f"({len(here['hits'])} hits)", flush=True)
+    print(f"{2 * len(SAME_QUERIES) - differ} of {2 * len(SAME_QUERIES)} the same")
+
+
 def main() -> None:
     """Print the latency table and the split (see the module docstring)."""
     ap = argparse.ArgumentParser(
@@ -278,12 +308,19 @@ def main() -> None:
     ap.add_argument("--model-db", type=Path, default=None,
                     help="an index embedded with the default model: its hybrid rows too")
     ap.add_argument("--no-hybrid", action="store_true", help="skip the hybrid rows")
+    ap.add_argument("--check-same", action="store_true",
+                    help="only compare the query daemon's --json answers (hits, scores) "
+                    "with local searches' on --hybrid-db, for the last --src")
     ap.add_argument("--src", type=Path, action="append", default=None,
                     help="a tree's src folder to run the cairn rows from (repeat it to "
                     "compare trees side by side; default: this clone's src)")
     args = ap.parse_args()
     TMP.mkdir(mode=0o700, exist_ok=True)
     trees = [p.resolve() for p in args.src] if args.src else [SRC]
+    if args.check_same:
+        _ensure(args.hybrid_db, static=True)
+        _check_same(args.hybrid_db, trees[-1])
+        return
     _ensure(args.db, static=False)
     if not args.no_hybrid:
         _ensure(args.hybrid_db, static=True)

@@ -293,6 +293,11 @@ def test_a_daemon_slower_than_the_bound_is_left(monkeypatch: pytest.MonkeyPatch)
         with _fake_daemon(folder, None) as connected:
             assert _thin.answer(["search", "compost"], timeout=0.5) is None
             assert connected and _thin.failed == {str(folder / "daemon-fake-1.sock")}
+            # the bound is for all the daemons together: the next one is not asked
+            _thin.failed.clear()
+            with _fake_daemon(folder, None, name="daemon-fake-2.sock") as other:
+                assert _thin.answer(["search", "compost"], timeout=0.5) is None
+                assert len(_thin.failed) == 1 and len(connected) - 1 + len(other) == 1
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
 

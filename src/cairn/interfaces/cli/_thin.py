@@ -18,9 +18,9 @@ Safety: only sockets named ``daemon-*.sock`` in the per-user folder are tried; t
 folder must be this user's, a directory and closed to others (mode ``0700``), each
 socket this user's and closed to others, and (on Linux) the process listening on it
 must run as this user (``SO_PEERCRED``). A daemon that is gone, refuses, passes, is
-slower than :data:`ANSWER_SECONDS` or answers anything malformed leaves the search to
-the normal path, without a word. Ctrl-C while waiting ends the wait at once (exit 130,
-as a local search).
+slower than :data:`ANSWER_SECONDS` (for all the daemons asked together) or answers
+anything malformed leaves the search to the normal path, without a word. Ctrl-C while
+waiting ends the wait at once (exit 130, as a local search).
 
 The wire format (one request per connection; the daemon closes after answering):
 
@@ -211,7 +211,7 @@ def ask(path: str, data: bytes, timeout: float = ANSWER_SECONDS) -> bytes | None
 
     s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        s.settimeout(CONNECT_SECONDS)
+        s.settimeout(min(CONNECT_SECONDS, timeout))
         s.connect(path)
         if hasattr(_socket, "SO_PEERCRED"):  # struct ucred {pid, uid, gid}
             cred = s.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
@@ -243,6 +243,8 @@ def answer(argv: list[str], timeout: float = ANSWER_SECONDS) -> int | None:
     """Have a running query daemon answer the ``cairn`` command line ``argv`` (without
     the program name): its output is written here and its exit status returned.
 
+    ``timeout`` bounds the wait for all the daemons asked together.
+
     Returns:
         The exit status, or ``None`` when no daemon answered (not a search,
         ``CAIRN_NO_WARM``, no daemon, a daemon that passed or failed): nothing was
@@ -256,10 +258,16 @@ def answer(argv: list[str], timeout: float = ANSWER_SECONDS) -> int | None:
     sockets = _sockets(folder) if folder else []
     if not sockets:
         return None
+    import time  # built in: already loaded
+
+    deadline = time.monotonic() + timeout  # for all the daemons asked together
     try:
         data = request(argv)
         for path in sockets:
-            got = ask(path, data, timeout)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            got = ask(path, data, left)
             found = None if got is None else parse_answer(got)
             if found is not None:
                 return _write(*found)

@@ -1,17 +1,23 @@
 """New-process latency of ``cairn search``, beside a plain-Python FTS5 query as the floor.
 
 Usage: python bench/startup.py [--rounds N] [--query Q] [--db PATH] [--hybrid-db PATH]
-       [--model-db PATH] [--src SRC]...
+       [--model-db PATH] [--src SRC]... [--check-same]
 
 Each row starts a new Python process N times (default 20) and reports the wall time
-from launch to exit, p50 and p95, and the p50 of its CPU time (user + system), in milliseconds:
+from launch to exit, p50 and p95, and the p50 of its CPU time (user + system), in
+milliseconds; rows answered by a warm server or the query daemon also give that
+process's own CPU per search (``server``: its mean over the runs, from ``/proc``, after
+its model warm-up has settled):
 
 - ``floor``: ``python -c`` opening the index with :mod:`sqlite3` and running one FTS5
   MATCH with BM25 (no cairn at all): what any Python tool pays;
 - ``python -c pass``: the interpreter alone;
-- ``keyword``: ``python -m cairn.interfaces.cli search Q --mode keyword --db DB``
-  (``CAIRN_NO_WARM=1``: local), then the same looking for a warm process first (none
-  runs) and with the query daemon running for ``DB``;
+- ``keyword``: ``cairn search Q --mode keyword --db DB`` as the installed ``cairn``
+  script runs it (``python -c "from cairn.interfaces.cli import main; …"``; ``python -m``
+  would add ``runpy`` and ``importlib.util`` to every row), ``CAIRN_NO_WARM=1``: local;
+  then the same looking for a warm process first (none runs) and with the query daemon
+  running for ``DB`` (the thin client of :mod:`cairn.interfaces.cli._thin` where the
+  tree has one);
 - ``hybrid (static)``: the same with ``--mode hybrid``, ``CAIRN_EMBED=static``, over an
   index embedded with the static model (the model is loaded in every process);
 - ``hybrid (static, warm server)``: the same command while a ``cairn serve`` runs for
@@ -30,10 +36,17 @@ With ``--src`` (given once per tree, e.g. ``--src /tmp/old/src --src src``) ever
 ``cairn`` row runs once per tree, one after the other (the same load), each labelled with
 its tree's number; a warm server or daemon is started from the same tree as the CLI it answers.
 
+Every row runs with ``TMPDIR`` set to a folder of this script's (so the per-user
+socket folder is its own: daemons of other indexes of the same user, which a thin
+client would also ask, do not count here).
+
 The processes read cached bytecode, as an installed package does: each run sets
 ``PYTHONPYCACHEPREFIX`` to a folder of its own and lifts ``PYTHONDONTWRITEBYTECODE``
 (without cached bytecode every new process compiles every module it imports, the
 standard library's too, which multiplies the CPU of a new process).
+
+``--check-same`` only compares, for 8 queries in hybrid and semantic mode, the query
+daemon's ``--json`` answer (20 hits, scores included) with a local search's.
 
 Then one instrumented keyword run (and one hybrid run) gives the split: Python start
 (launch to the first line of the script), imports (the CLI, the app, the store and
@@ -105,19 +118,25 @@ sys.stderr.write(json.dumps([t_start, t_imports, t_open, t_model, t_query]))
 PYCACHE = Path("/tmp/cairn-startup-pyc")
 """Where the measured processes keep their bytecode (one folder for every tree: the
 cache is keyed by each file's path)."""
+TMP = Path("/tmp/cairn-startup-tmp")
+"""``TMPDIR`` of every measured process: the per-user socket folder is this script's."""
+CONSOLE = ("import sys\nfrom cairn.interfaces.cli import main\nsys.argv[0] = 'cairn'\n"
+           "sys.exit(main())")
+"""What the installed ``cairn`` console script runs."""
 
 
 def _env(src: Path = SRC, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(PYCACHE)
+    env["TMPDIR"] = str(TMP)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(src), env.get("PYTHONPATH")]))
     env.update(extra)
     return env
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "cairn.interfaces.cli", *args]
+    return [sys.executable, "-c", CONSOLE, *args]
 
 
 def _ensure(db: Path, *, static: bool) -> None:
@@ -154,7 +173,7 @@ def _time(cmd: list[str], env: dict[str, str], rounds: int) -> tuple[list[float]
 
 
 @contextlib.contextmanager
-def _warm_server(db: Path, env: dict[str, str]) -> Iterator[None]:
+def _warm_server(db: Path, env: dict[str, str]) -> Iterator[int | None]:
     """A ``cairn serve`` for ``db`` until the block ends, once its advert is written
     and it has answered one hybrid search (its model is loaded)."""
     with socket.socket() as s:
@@ -169,18 +188,22 @@ def _warm_server(db: Path, env: dict[str, str]) -> Iterator[None]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit("cairn serve did not start")
             time.sleep(0.1)
-        yield
+        yield proc.pid
     finally:
         proc.terminate()
         proc.wait(30)
 
 
 @contextlib.contextmanager
-def _query_daemon(db: Path, env: dict[str, str]) -> Iterator[None]:
-    """The query daemon for ``db`` until the block ends, once its advert is written."""
+def _query_daemon(db: Path, env: dict[str, str]) -> Iterator[int | None]:
+    """The query daemon for ``db`` until the block ends, once its advert is written: the
+    one the tree's CLI starts (with thin clients, where it has them)."""
     folder = db.resolve().with_name(db.resolve().name + ".servers")
-    proc = subprocess.Popen([sys.executable, "-m", "cairn.serving.daemon", "--db",
-                             str(db.resolve())], env=env, stdout=subprocess.DEVNULL,
+    src = Path(env["PYTHONPATH"].split(os.pathsep)[0])
+    thin = (src / "cairn" / "interfaces" / "cli" / "_answer.py").exists()
+    module = "cairn.interfaces.cli._answer" if thin else "cairn.serving.daemon"
+    proc = subprocess.Popen([sys.executable, "-m", module, "--db", str(db.resolve())],
+                            env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
@@ -188,10 +211,35 @@ def _query_daemon(db: Path, env: dict[str, str]) -> Iterator[None]:
             if proc.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit("the query daemon did not start (is one running already?)")
             time.sleep(0.1)
-        yield
+        yield proc.pid
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def _cpu_ms(pid: int | None) -> float:
+    """CPU (user + system) the process ``pid`` has used so far, in milliseconds (0
+    without ``/proc``)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def _settle(pid: int | None, limit: float = 120.0) -> None:
+    """Wait until the process ``pid`` uses no CPU for half a second (at most ``limit``
+    seconds)."""
+    deadline = time.monotonic() + limit
+    last = -1.0
+    while pid is not None and time.monotonic() < deadline:
+        now = _cpu_ms(pid)
+        if now == last:
+            return
+        last = now
+        time.sleep(0.5)
 
 
 def _p95(xs: list[float]) -> float:
@@ -221,6 +269,33 @@ def _split(db: Path, query: str, mode: str, env: dict[str, str]) -> dict[str, fl
     return {k: v * 1000 for k, v in phases.items()}
 
 
+SAME_QUERIES = ("budget review", "org mode tables", "capture templates", "agenda view",
+                "export to html", "babel source blocks", "meeting notes",
+                "spreadsheet formulas")
+"""The queries of ``--check-same``."""
+
+
+def _check_same(db: Path, tree: Path) -> None:
+    """Print, per query and mode, whether the query daemon's ``--json`` answer (20 hits,
+    scores included, ``took_ms`` left out) is a local search's (static model)."""
+    env = _env(tree, CAIRN_EMBED="static", CAIRN_DAEMON="0")
+    differ = 0
+    with _query_daemon(db, env) as pid:
+        _settle(pid)
+        for q in SAME_QUERIES:
+            for mode in ("hybrid", "semantic"):
+                cmd = _cli("search", q, "--mode", mode, "--json", "--limit", "20", "--db",
+                           str(db))
+                there, here = (json.loads(subprocess.run(
+                    cmd, env=e, capture_output=True, check=True).stdout)
+                    for e in (env, {**env, "CAIRN_NO_WARM": "1"}))
+                there.pop("took_ms"), here.pop("took_ms")
+                differ += there != here
+                print(f"{q!r} {mode}: {'same' if there == here else 'DIFFERENT'} "
+                      f"({len(here['hits'])} hits)", flush=True)
+    print(f"{2 * len(SAME_QUERIES) - differ} of {2 * len(SAME_QUERIES)} the same")
+
+
 def main() -> None:
     """Print the latency table and the split (see the module docstring)."""
     ap = argparse.ArgumentParser(
@@ -233,11 +308,19 @@ def main() -> None:
     ap.add_argument("--model-db", type=Path, default=None,
                     help="an index embedded with the default model: its hybrid rows too")
     ap.add_argument("--no-hybrid", action="store_true", help="skip the hybrid rows")
+    ap.add_argument("--check-same", action="store_true",
+                    help="only compare the query daemon's --json answers (hits, scores) "
+                    "with local searches' on --hybrid-db, for the last --src")
     ap.add_argument("--src", type=Path, action="append", default=None,
                     help="a tree's src folder to run the cairn rows from (repeat it to "
                     "compare trees side by side; default: this clone's src)")
     args = ap.parse_args()
+    TMP.mkdir(mode=0o700, exist_ok=True)
     trees = [p.resolve() for p in args.src] if args.src else [SRC]
+    if args.check_same:
+        _ensure(args.hybrid_db, static=True)
+        _check_same(args.hybrid_db, trees[-1])
+        return
     _ensure(args.db, static=False)
     if not args.no_hybrid:
         _ensure(args.hybrid_db, static=True)
@@ -286,19 +369,24 @@ def main() -> None:
     print(f"load average: {os.getloadavg()[0]:.2f}; {args.rounds} runs each; query {q!r}")
     for number, tree in enumerate(trees if len(trees) > 1 else (), 1):
         print(f"[{number}] {tree}")
-    print(f"{'':42} {'p50 ms':>8} {'p95 ms':>8} {'CPU p50':>8} {'÷ floor':>8}")
+    print(f"{'':42} {'p50 ms':>8} {'p95 ms':>8} {'CPU p50':>8} {'÷ floor':>8} "
+          f"{'server':>8}")
     floor_cpu = 0.0
     for name, cmd, e, served in rows:
         if served is None:
-            ctx: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
+            ctx: contextlib.AbstractContextManager[int | None] = contextlib.nullcontext()
         else:
             ctx = (_warm_server if served[0] == "serve" else _query_daemon)(served[1], e)
-        with ctx:
+        with ctx as pid:
+            _settle(pid)  # the server's model warm-up is not a search's cost
+            before = _cpu_ms(pid)
             xs, cpu = _time(cmd, e, args.rounds)
+            # the server's own CPU per search (its warm-up search and the first run too)
+            server = (_cpu_ms(pid) - before) / (args.rounds + 1) if pid else None
         floor_cpu = floor_cpu or statistics.median(cpu)
         print(f"{name:42} {statistics.median(xs):8.1f} {_p95(xs):8.1f} "
-              f"{statistics.median(cpu):8.1f} {statistics.median(cpu) / floor_cpu:8.2f}",
-              flush=True)
+              f"{statistics.median(cpu):8.1f} {statistics.median(cpu) / floor_cpu:8.2f} "
+              f"{'' if server is None else f'{server:8.1f}'}", flush=True)
     static = _env(trees[-1], CAIRN_EMBED="static", CAIRN_NO_WARM="1", CAIRN_DAEMON="0")
     env = _env(trees[-1], CAIRN_NO_WARM="1", CAIRN_DAEMON="0")
     splits = [("keyword", args.db, env)]

@@ -49,8 +49,8 @@ def _daemon_pids(db: Path) -> list[int]:
         with contextlib.suppress(OSError):
             cmd = (p / "cmdline").read_bytes().split(b"\0")
             stat = (p / "stat").read_text().rsplit(")", 1)[1].split()
-            if (b"cairn.serving.daemon" in cmd and str(db.resolve()).encode() in cmd
-                    and stat[0] != "Z"):
+            daemon_module = {b"cairn.serving.daemon", b"cairn.interfaces.cli._answer"} & set(cmd)
+            if daemon_module and str(db.resolve()).encode() in cmd and stat[0] != "Z":
                 pids.append(int(p.name))
     return pids
 

@@ -25,6 +25,11 @@ kind ``daemon``). The first search never waits for it.
 * **Never required**: any failure to start or to answer leaves the CLI searching
   locally; the daemon writes its own errors to ``daemon-<settings hash>.log`` in the
   socket folder, nothing to the user's terminal.
+* **Thin clients**: the CLI starts it as ``python -m cairn.interfaces.cli._answer``,
+  which passes :func:`main` a ``handler`` for whole command lines: a new ``cairn
+  search`` process then sends its command line and prints the answer, importing
+  almost nothing (:mod:`cairn.interfaces.cli._thin`). This module knows only that a
+  handler answers such requests (:class:`cairn.serving.warm.WarmServer`).
 
 The module imports only the standard library (and :mod:`cairn.serving.warm`) at
 module level: :func:`spawn` runs in the CLI's fast path.
@@ -50,6 +55,8 @@ IDLE_MINUTES = 10.0
 TICK = 1.0
 """Seconds between a daemon's looks at its quiet period and its index file."""
 _OFF = ("0", "false", "no", "off")
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""Set to 1 in a daemon unless already set (see :func:`serve`)."""
 
 
 def idle_minutes(config: Config) -> float:
@@ -94,8 +101,13 @@ def _failed_lately(marker: Path, config: Config) -> bool:
     return age < idle_minutes(config) * 60.0
 
 
-def spawn(config: Config) -> int | None:
+def spawn(config: Config, module: str = "cairn.serving.daemon") -> int | None:
     """Start a daemon for ``config`` in the background (it exits at once when one runs).
+
+    Args:
+        config: the index and settings it answers for.
+        module: the module run with ``python -m`` (its ``main`` calls :func:`main`,
+            maybe with a handler of thin clients).
 
     Returns:
         The new process's id, or ``None`` when it could not be started (never raises:
@@ -107,7 +119,7 @@ def spawn(config: Config) -> int | None:
         _lock, log, failed = _files(config)
         if _failed_lately(failed, config):
             return None
-        argv = [sys.executable, "-m", "cairn.serving.daemon",
+        argv = [sys.executable, "-m", module,
                 "--db", str(config.db_path.resolve())]
         if config.config_file is not None:
             argv += ["--config", str(config.config_file.resolve())]
@@ -172,14 +184,22 @@ def _inode(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def serve(db: Path, config_file: Path | None) -> int:
+def serve(db: Path, config_file: Path | None, handler: warm.Handler | None = None) -> int:
     """The daemon's life: lock, open the index, load the model, answer until the quiet
-    period ends (see the module docstring).
+    period ends (see the module docstring); ``handler`` answers thin clients.
 
     Returns:
         0 (stopped, idle, or another daemon already runs), 1 when the index cannot be
         opened or no socket can be made (the reason goes to standard error: the log).
     """
+    # one BLAS thread per product, before numpy loads, as a server asks for
+    # (cairn.search.dense.serve_mode): on a busy machine a product's other threads
+    # mostly spin, CPU the user pays for each search (bench/startup.py gives the
+    # daemon's CPU per search). Scores must stay a local search's to the last bit:
+    # tests/interfaces/test_thin_client.py compares them on a small index, and
+    # docs/benchmarks.md records the same check on a 24,000-chunk one
+    for name in BLAS_THREADS:
+        os.environ.setdefault(name, "1")
     from cairn.config import load_config
     from cairn.errors import CairnError
 
@@ -198,7 +218,7 @@ def serve(db: Path, config_file: Path | None) -> int:
         lock.close()
         return 0  # another daemon answers for this index and these settings
     try:
-        code = _answer_until_quiet(config)
+        code = _answer_until_quiet(config, handler)
         if code:
             failed.touch()  # the next searches start none for a while
         else:
@@ -208,7 +228,7 @@ def serve(db: Path, config_file: Path | None) -> int:
         lock.close()
 
 
-def _answer_until_quiet(config: Config) -> int:
+def _answer_until_quiet(config: Config, handler: warm.Handler | None) -> int:
     from cairn.app import Cairn
     from cairn.errors import CairnError
 
@@ -219,7 +239,7 @@ def _answer_until_quiet(config: Config) -> int:
         print(f"cairn daemon: {exc}", file=sys.stderr)
         return 1
     inode = _inode(config.db_path)
-    with cairn, warm.advertise(cairn, "daemon") as server:
+    with cairn, warm.advertise(cairn, "daemon", handler=handler) as server:
         if server is None:
             return 1
         while not server.stop_asked.wait(TICK):
@@ -230,8 +250,9 @@ def _answer_until_quiet(config: Config) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m cairn.serving.daemon --db FILE [--config FILE]``."""
+def main(argv: list[str] | None = None, handler: warm.Handler | None = None) -> int:
+    """``python -m cairn.serving.daemon --db FILE [--config FILE]``; ``handler``
+    answers thin clients (see :func:`serve`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     db: Path | None = None
     config_file: Path | None = None
@@ -247,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
         print("cairn daemon: --db is required", file=sys.stderr)
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        return serve(db, config_file)
+        return serve(db, config_file, handler)
     return 0
 
 

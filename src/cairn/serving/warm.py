@@ -39,7 +39,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +57,11 @@ ANSWER_TIMEOUT = 60.0
 """Seconds a client waits for an answer (a busy server may be embedding)."""
 WORKERS = 2
 """Threads answering the socket (each keeps its SQLite connection)."""
+ARGV_HEAD = b"cairn-argv 1 "
+"""The first bytes of a thin client's request (:mod:`cairn.interfaces.cli._thin`): then
+its length and a newline, then the request, which the server's ``handler`` answers."""
+Handler = Callable[["Cairn", bytes], bytes]
+"""Answers a thin client's request on the server's index (see :class:`WarmServer`)."""
 JOIN_SECONDS = 60.0
 """Seconds an exiting server waits for its warm-up and answering threads. They are
 daemon threads, and one still inside onnxruntime when the interpreter finalises aborts
@@ -146,12 +151,15 @@ class WarmServer:
         cairn: the open index whose searches are answered (its model stays loaded).
         kind: ``serve``, ``mcp``, ``watch`` or ``daemon`` (shown in the advert; a
             daemon also answers ``{"op": "stop"}``, see :mod:`cairn.serving.daemon`).
+        handler: ``handler(cairn, request) -> answer`` for a request that starts
+            with :data:`ARGV_HEAD` (the query daemon's thin clients); ``None``: such a
+            request gets a JSON error as any unknown one.
 
     Use :func:`advertise` rather than this class directly.
     """
 
-    def __init__(self, cairn: Cairn, kind: str) -> None:
-        self.cairn, self.kind = cairn, kind
+    def __init__(self, cairn: Cairn, kind: str, handler: Handler | None = None) -> None:
+        self.cairn, self.kind, self.handler = cairn, kind, handler
         import hashlib
 
         self.index_file = cairn.config.db_path.resolve()
@@ -224,8 +232,13 @@ class WarmServer:
             with conn:
                 try:
                     conn.settimeout(5)
-                    conn.sendall(self.answer(_read_line(conn)) + b"\n")
-                except OSError:
+                    line, rest = _read_line(conn)
+                    if self.handler is not None and line.startswith(ARGV_HEAD):
+                        reply = self.handler(self.cairn, _read_rest(conn, line, rest))
+                    else:
+                        reply = self.answer(line) + b"\n"
+                    conn.sendall(reply)
+                except (OSError, ValueError):
                     continue
                 finally:
                     self.last_used = time.monotonic()
@@ -258,8 +271,8 @@ class WarmServer:
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
 
 
-def _read_line(conn: socket.socket) -> bytes:
-    """One request line (without its newline).
+def _read_line(conn: socket.socket) -> tuple[bytes, bytes]:
+    """One request line (without its newline) and what was read after it.
 
     Raises:
         OSError: the peer is too slow, closes early, or sends over :data:`MAX_REQUEST`.
@@ -272,18 +285,41 @@ def _read_line(conn: socket.socket) -> bytes:
         buf += chunk
         if len(buf) > MAX_REQUEST + 1:
             raise OSError("request too large")
-    return bytes(buf.split(b"\n", 1)[0])
+    line, _, rest = bytes(buf).partition(b"\n")
+    return line, rest
+
+
+def _read_rest(conn: socket.socket, head: bytes, rest: bytes) -> bytes:
+    """The body of a thin client's request whose first line is ``head``
+    (``cairn-argv 1 <length>``), ``rest`` of it already read.
+
+    Raises:
+        ValueError: the length is not a number or over :data:`MAX_REQUEST`.
+        OSError: the peer is too slow or closes early.
+    """
+    size = int(head[len(ARGV_HEAD):])
+    if not 0 <= size <= MAX_REQUEST:
+        raise ValueError("request too large")
+    buf = bytearray(rest)
+    while len(buf) < size:
+        chunk = conn.recv(min(65536, size - len(buf)))
+        if not chunk:
+            raise OSError("the client closed early")
+        buf += chunk
+    return bytes(buf[:size])
 
 
 @contextlib.contextmanager
-def advertise(cairn: Cairn, kind: str, *, warm_up: bool = True) -> Iterator[WarmServer | None]:
+def advertise(cairn: Cairn, kind: str, *, warm_up: bool = True,
+              handler: Handler | None = None) -> Iterator[WarmServer | None]:
     """Answer the CLI's searches on ``cairn`` for as long as the block runs.
 
     Args:
         cairn: the server's open index.
-        kind: ``serve``, ``mcp`` or ``watch``.
+        kind: ``serve``, ``mcp``, ``watch`` or ``daemon``.
         warm_up: load the embedding model now, in a background thread (one hybrid
             search), so the first CLI search finds it warm.
+        handler: answers thin clients' requests (see :class:`WarmServer`).
 
     Yields:
         The :class:`WarmServer`, or ``None`` when this platform or folder cannot have
@@ -292,7 +328,7 @@ def advertise(cairn: Cairn, kind: str, *, warm_up: bool = True) -> Iterator[Warm
     server: WarmServer | None = None
     if has_sockets():
         try:
-            server = WarmServer(cairn, kind)
+            server = WarmServer(cairn, kind, handler)
             server.start()
         except OSError as exc:
             print(f"cairn: no warm-model socket for the CLI: {exc}", file=sys.stderr)
@@ -342,12 +378,14 @@ def _warm_up(cairn: Cairn) -> None:
         cairn.search("warm up", mode="hybrid", limit=1)
 
 
-def remote_search(config: Config, request: Mapping[str, Any]) -> dict[str, Any] | None:
+def remote_search(config: Config, request: Mapping[str, Any],
+                  skip: frozenset[str] = frozenset()) -> dict[str, Any] | None:
     """Ask a server advertised for ``config``'s index to answer ``request``.
 
     Args:
         config: the CLI's configuration (the index and the settings to match).
         request: the search request (see the module docstring; ``op`` is added).
+        skip: sockets not to ask (they already failed this process: slow, malformed).
 
     Returns:
         The answer ``{"ok": true, "result", "empty"}``, or ``None`` when no live
@@ -374,7 +412,7 @@ def remote_search(config: Config, request: Mapping[str, Any]) -> dict[str, Any] 
         if not alive(pid):
             _remove_stale(path, sock_path)
             continue
-        if ad.get("settings") != settings:
+        if ad.get("settings") != settings or sock_path in skip:
             continue
         answer = ask(sock_path, line)
         if answer == "refused":

@@ -8,10 +8,12 @@ the shared options, consoles, opening of the index and error output, and JSON go
 through :mod:`cairn.model.serialize`. The Typer application is :mod:`._app`
 (``cairn.interfaces.cli.app``, loaded on first use). No command module imports this one.
 
-Start-up: a plain ``cairn search`` is parsed by :mod:`._fast` and printed by
-:mod:`._hits` without loading Typer, Rich, pydantic, the parsers or the graph builders
+Start-up: a ``cairn search`` is first offered to a running query daemon by the thin
+client :mod:`._thin` (standard library only; the daemon answers with this CLI's own
+code, :mod:`._answer`); else it is parsed by :mod:`._fast` and printed by :mod:`._hits`
+without loading Typer, Rich, pydantic, the parsers or the graph builders
 (``bench/startup.py`` measures it); everything else, ``--help`` included, goes through
-Typer.
+Typer. So this module imports nothing at start (not even :mod:`typing`).
 
 Every command takes ``--json`` and then prints exactly one JSON document on stdout.
 Errors print ``error: <reason>`` on stderr and exit with status 2 (or 1 for
@@ -21,8 +23,8 @@ Errors print ``error: <reason>`` on stderr and exit with status 2 (or 1 for
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not typing's: importing typing costs a thin client's start
 if TYPE_CHECKING:
     import typer
 
@@ -30,14 +32,19 @@ if TYPE_CHECKING:
 def main() -> None:
     """Entry point of the ``cairn`` console script.
 
-    A plain ``cairn search`` runs on the fast path (:func:`._fast.fast_search`); any
-    other command line runs the Typer application (:func:`._app.run`). Usage errors
-    print a JSON error document when ``--json`` was given; a damaged index file gives
-    one clear line instead of a traceback.
+    A ``cairn search`` is answered by a running query daemon (:func:`._thin.answer`)
+    or runs on the fast path (:func:`._fast.fast_search`); any other command line runs
+    the Typer application (:func:`._app.run`). Usage errors print a JSON error
+    document when ``--json`` was given; a damaged index file gives one clear line
+    instead of a traceback.
     """
-    from cairn.interfaces.cli._fast import fast_search
+    from cairn.interfaces.cli._thin import answer
 
-    code = fast_search(sys.argv[1:])
+    code = answer(sys.argv[1:])
+    if code is None:
+        from cairn.interfaces.cli._fast import fast_search
+
+        code = fast_search(sys.argv[1:])
     if code is not None:
         if code:
             raise SystemExit(code)

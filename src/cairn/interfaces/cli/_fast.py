@@ -8,14 +8,19 @@ unknown ``--option``, a value Click might read otherwise, no query words, anothe
 command — is left to Typer (it returns ``None``), so usage errors and help look as
 before.
 
-A search is first sent to a ``cairn serve`` / ``mcp`` / ``watch`` process or query
+When a query daemon runs, the thin client (:mod:`._thin`) has usually had it answer
+the whole command line before this module is imported. Otherwise a search is first sent
+to a ``cairn serve`` / ``mcp`` / ``watch`` process or query
 daemon advertised for the same index and settings (:mod:`cairn.serving.warm`), whose
 model and index are already open; its answer (a :class:`._hits.Found`) is printed by
 the same code as a local one. Keyword searches too: the CLI's side of a warm answer (no
 store, no search service) costs less CPU than a local keyword search
 (``bench/startup.py``). When none answers, the search runs locally, and one that may
 need the model (any mode but ``keyword``) then starts the per-user query daemon
-(:mod:`cairn.serving.daemon`) for the next ones (``CAIRN_DAEMON=0`` does not).
+(:mod:`cairn.serving.daemon`, with :mod:`._answer` for thin clients) for the next ones
+(``CAIRN_DAEMON=0`` does not). A keyword search starts none: a local one costs a
+fraction of a second, and a daemon would hold the model's memory for a command that
+never loads it; it uses one that runs.
 ``CAIRN_NO_WARM=1`` always searches locally.
 """
 
@@ -108,7 +113,7 @@ def _start_daemon(cairn: Cairn) -> None:
 
     try:
         if daemon.enabled(cairn.config):
-            daemon.spawn(cairn.config)
+            daemon.spawn(cairn.config, module="cairn.interfaces.cli._answer")
     except (OSError, ValueError, TypeError):
         return
 
@@ -134,7 +139,9 @@ def _warm(config_file: Path | None, db: Path | None, request: SearchRequest, *,
     from cairn.serving.warm import RemoteResult, remote_search
 
     try:
-        answer = remote_search(config, request.to_mapping())
+        from cairn.interfaces.cli._thin import failed
+
+        answer = remote_search(config, request.to_mapping(), frozenset(failed))
         if answer is None:
             return None, config
         result = RemoteResult(answer["result"])

@@ -94,14 +94,15 @@ def test_a_file_whose_sections_together_match_rises_above_one_short_section(
     vault: Cairn, static: Embedder
 ) -> None:
     """Both lists put the short two-word tip first; the compost note's sections each
-    match, and with the default ``document`` weight its best section comes first, the
-    summand named on it and on no other section of its file."""
+    match, and with ``document`` at 0.05 its best section comes first, the summand
+    named on it and on no other section of its file; off by default."""
     query = "greens browns turning compost"
     off = _search(vault, static, PLAIN, query)
     assert off[0][:2] == ("misc/tips.md", "Browns and greens")
     assert off[1][0] == "garden/compost.md"
     assert not any("document" in s for _, _, s in off)
-    on = _search(vault, static, replace(PLAIN, document=FusionConfig().document), query)
+    assert FusionConfig().document == 0.0
+    on = _search(vault, static, replace(PLAIN, document=0.05), query)
     assert on[0][:2] == off[1][:2]
     assert on[0][2]["document"] > 0
     assert not any("document" in s for p, _, s in on[1:] if p == "garden/compost.md")

@@ -64,7 +64,9 @@ class FusionConfig:
             0: off).
         document: weight of the ``document`` summand of hybrid RRF results: a
             document's best unit gains this share of its next two units' weighted,
-            normalised list scores (:mod:`cairn.search.documents`; 0: off).
+            normalised list scores (:mod:`cairn.search.documents`; 0, the default: off;
+            0.05 raised the judged notes' dev split but lowered its multihop, structured
+            and chat kinds, ``docs/benchmarks.md``).
         per_file: with a filter and words, units of one document listed before other
             documents' units (the ``file_crowding`` summand, :mod:`cairn.search.documents`;
             0: off).
@@ -94,7 +96,7 @@ class FusionConfig:
     decay_lambda: float = 0.0025
     relative: float = 0.1
     coverage: float = 0.4
-    document: float = 0.05
+    document: float = 0.0
     per_file: int = 3
     link_hop: float = 0.25
     depth: int = 100

@@ -3,6 +3,7 @@ and of SciFact, beside keyword, semantic and the plain FTS5 file baseline, in on
 
     HF_HUB_OFFLINE=1 python bench/fusion_splits.py --notes-db /tmp/n.db --scifact-db /tmp/s.db
         [--set ../w7/bench/notes] [--variants '{"name": {"rrf_k": 60, ...}}']
+        [--split dev|test|both]
 
 Each variant replaces fields of the ranker's :class:`cairn.search.fusion.FusionConfig`
 (default: the fusion before, RRF k 60 with keyword 0.6 / semantic 0.4, and the current
@@ -11,7 +12,8 @@ the first set, later ones the second), read as ``bench/notes_eval.py`` reads the
 index in ``--notes-db`` is built from ``../shared/corpus`` when missing. SciFact: its
 300 test queries split by query id parity (odd: ``dev``, even: ``test``), nDCG@10; the
 store in ``--scifact-db`` must already be indexed and embedded (``bench/beir.py`` builds
-one as ``DIR/quality.db``). Tune on ``dev`` only.
+one as ``DIR/quality.db``). Tune on ``dev`` only (``--split dev`` runs only it; ``all``
+of SciFact is given when both splits run).
 """
 
 from __future__ import annotations

@@ -197,3 +197,35 @@ def test_hybrid_and_semantic_search_list_another_file_too(tagged: Path, static: 
             assert [h.path for h in hits[:4]].count("a.org") == 3, mode
             assert "b.org" in [h.path for h in hits[:4]], mode
             assert all(summands_add_up(h.explain) for h in hits)
+
+
+def test_the_first_page_is_the_same_whatever_limit_is_asked(tmp_path: Path) -> None:
+    """``b.org``'s unit is BM25's last, past a short page's candidates: the cap reads a
+    fixed window, so a page of 5 and a page of 40 begin alike, ``b.org`` fourth."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "a.org").write_text(
+        "#+title: A\n\n"
+        + "".join(f"* Part {i} :x:\nBread and bread {i}.\n" for i in range(30)),
+        encoding="utf-8",
+    )
+    (root / "b.org").write_text(
+        "#+title: B\n\n* Only part :x:\nBread, " + _FILLER + "\n", encoding="utf-8")
+    with Cairn(Config(db_path=tmp_path / "i.db")) as cairn:
+        cairn.index([root])
+        short = cairn.search("tag:x bread", mode="keyword", limit=5).hits
+        long = cairn.search("tag:x bread", mode="keyword", limit=40).hits
+        assert [h.path for h in short] == ["a.org"] * 3 + ["b.org", "a.org"]
+        assert [h.unit_id for h in short] == [h.unit_id for h in long[:5]]
+        second = cairn.search("tag:x bread", mode="keyword", limit=5, offset=5).hits
+        assert [h.unit_id for h in second] == [h.unit_id for h in long[5:10]]
+
+
+def test_cli_explain_names_the_file_crowding_summand(tagged: Path) -> None:
+    args = ["search", "tag:x bread", "--mode", "keyword", "--limit", "5", "--explain",
+            "--json", "--db", str(tagged / "i.db")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    hits = json.loads(res.output)["hits"]
+    assert [("file_crowding" in h["explain"]["summands"]) for h in hits] == [
+        False, False, False, False, True]

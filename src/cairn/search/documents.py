@@ -41,13 +41,13 @@ weights were measured on the dev splits of the judged notes, SciFact and LoCoMo
 A filter (``tag:draft``) narrows the candidates to the units it passes; when one file
 holds most of them its sections fill the page and another file that passes the filter
 is never seen, with or without ``--files``. So, in every mode, when the query has a
-filter and words, a unit that is the (``per_file`` + 1)-th or later of its document in
-the ranking is put after every unit that is not, keeping its order among those: it
-gains the negative summand ``file_crowding`` = ``−(1 − f) × score``, ``f`` one factor
-for all of them that puts the best of them just below the lowest of the others (scores
-stay positive). ``per_file`` is ``[fusion] per_file`` (default :data:`PER_FILE`; 0:
-off). A filter-only query needs no such rule: the store already lists its units in
-rounds over documents.
+filter and words, a unit among the first :data:`CROWD_WINDOW` results that is the
+(``per_file`` + 1)-th or later of its document there is put after every other unit of
+that window and before the units past it, keeping its order among those moved: its
+score is mapped into the gap between the lowest unit kept in the window and the first
+unit past it, as the summand ``file_crowding`` (scores stay positive). ``per_file`` is
+``[fusion] per_file`` (default :data:`PER_FILE`; 0: off). A filter-only query needs no
+such rule: the store already lists its units in rounds over documents.
 """
 
 from __future__ import annotations
@@ -71,6 +71,9 @@ SIBLINGS = 2
 
 PER_FILE = 3
 """Units of one document listed, with a filter, before other documents' units."""
+
+CROWD_WINDOW = 50
+"""Results the per-file cap reorders (the first pages); units past it keep their place."""
 
 
 def _with(f: Fused, name: str, value: float) -> Fused:
@@ -127,9 +130,14 @@ def add_document_score(
 def crowd_files(fused: Sequence[Fused], facts: Mapping[str, UnitFacts],
                 per_file: int = PER_FILE) -> list[Fused]:
     """``fused`` (best first, positive scores) with each document's units past its first
-    ``per_file`` moved after all the others by the ``file_crowding`` summand (see the
-    module); the same list when no unit is past its document's first ``per_file``, all
-    are, or ``per_file`` is 0.
+    ``per_file`` among the first :data:`CROWD_WINDOW` moved after the window's other
+    units and before the units past the window, by the ``file_crowding`` summand (see
+    the module); the same list when no unit is past its document's first ``per_file``
+    there, all are, or ``per_file`` is 0.
+
+    The window is fixed so that the order does not depend on how many results were
+    asked for (pages join into one big page): its caller ranks at least
+    ``CROWD_WINDOW + 1`` results when it applies.
 
     Args:
         fused: results, best first.
@@ -140,24 +148,30 @@ def crowd_files(fused: Sequence[Fused], facts: Mapping[str, UnitFacts],
         return list(fused)
     seen: dict[str, int] = {}
     crowded: set[str] = set()
-    for f in fused:
+    for f in fused[:CROWD_WINDOW]:
         fact = facts.get(f.key)
         doc = fact.document_id if fact is not None else f"unit:{f.key}"
         seen[doc] = seen.get(doc, 0) + 1
         if seen[doc] > per_file:
             crowded.add(f.key)
-    kept = [f.score for f in fused if f.key not in crowded]
+    kept = [f.score for f in fused[:CROWD_WINDOW] if f.key not in crowded]
     if not crowded or not kept:
         return list(fused)
     # without the tie-break ``order`` summand, which _with drops
     base = {f.key: math.fsum(v for n, v in f.summands.items() if n != "order")
             for f in fused if f.key in crowded}
     low, high = min(kept), max(base.values())
-    if high < low or high <= 0 or low <= 0:
-        return list(fused)  # already below, or scores that no factor can order
-    factor = math.nextafter(low, 0.0) / high * (1 - 1e-9)
-    out = [_with(f, "file_crowding", -(1 - factor) * base[f.key]) if f.key in crowded else f
-           for f in fused]
+    floor = max(0.0, fused[CROWD_WINDOW].score) if len(fused) > CROWD_WINDOW else 0.0
+    if high <= 0 or low <= floor or min(base.values()) <= 0:
+        return list(fused)  # scores that no such move can order
+    # the crowded units' scores mapped into (floor, low), in their own order
+    span = math.nextafter(low, floor) - floor
+
+    def moved(b: float) -> float:
+        return floor + span * (b / high) * (1 - 1e-9)
+
+    out = [_with(f, "file_crowding", moved(base[f.key]) - base[f.key])
+           if f.key in crowded else f for f in fused]
     return make_distinct(out, key_order=False)
 
 

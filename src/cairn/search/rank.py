@@ -40,7 +40,12 @@ from cairn.search.conversation import rank_turns
 from cairn.search.coverage import add_coverage
 from cairn.search.dates import DATE_FIELDS, today
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
-from cairn.search.documents import add_document_score, add_link_hop, crowd_files
+from cairn.search.documents import (
+    CROWD_WINDOW,
+    add_document_score,
+    add_link_hop,
+    crowd_files,
+)
 from cairn.search.fusion import Fused, FusionConfig, linear, rrf, single
 from cairn.search.preambles import drop_shadowed, settle_preambles
 from cairn.search.query import Query, parse_query
@@ -388,6 +393,8 @@ class Ranker:
         # be there in full (after shadowed preambles are dropped), or a deeper read
         # would boost a unit a shallower one left out
         need = max(k, DEPTH) if found else k
+        if query.filters and query.positive:  # so does the per-file cap (crowd_files)
+            need = max(need, CROWD_WINDOW + 1)
         n, goal = need + SPARE, need
         parts: dict[str, dict[str, float]] = {}
         while True:

@@ -3,6 +3,7 @@ and of SciFact, beside keyword, semantic and the plain FTS5 file baseline, in on
 
     HF_HUB_OFFLINE=1 python bench/fusion_splits.py --notes-db /tmp/n.db --scifact-db /tmp/s.db
         [--set ../w7/bench/notes] [--variants '{"name": {"rrf_k": 60, ...}}']
+        [--split dev|test|both]
 
 Each variant replaces fields of the ranker's :class:`cairn.search.fusion.FusionConfig`
 (default: the fusion before, RRF k 60 with keyword 0.6 / semantic 0.4, and the current
@@ -11,7 +12,8 @@ the first set, later ones the second), read as ``bench/notes_eval.py`` reads the
 index in ``--notes-db`` is built from ``../shared/corpus`` when missing. SciFact: its
 300 test queries split by query id parity (odd: ``dev``, even: ``test``), nDCG@10; the
 store in ``--scifact-db`` must already be indexed and embedded (``bench/beir.py`` builds
-one as ``DIR/quality.db``). Tune on ``dev`` only.
+one as ``DIR/quality.db``). Tune on ``dev`` only (``--split dev`` runs only it; ``all``
+of SciFact is given when both splits run).
 """
 
 from __future__ import annotations
@@ -50,15 +52,16 @@ def per_kind(runs: dict[str, list[str]], queries: dict[str, dict[str, str]],
     return out
 
 
-def notes(db: Path, folder: Path, variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """nDCG@10 per kind of each mode and variant on the notes' dev and test splits."""
+def notes(db: Path, folder: Path, variants: dict[str, dict[str, Any]],
+          splits: tuple[str, ...] = ("dev", "test")) -> dict[str, Any]:
+    """nDCG@10 per kind of each mode and variant on the notes' ``splits``."""
     cairn, _ = ne.open_index(db, ne.CORPUS)
     ranker = cairn.semantic.ranker()
     default = ranker.fusion
     base = ne.FileBaseline(ne.CORPUS)
     out: dict[str, Any] = {}
     try:
-        for split in ("dev", "test"):
+        for split in splits:
             queries, qrels = ne.load_set(split, folder)
 
             def ask(mode: str, qs: dict[str, dict[str, str]] = queries,
@@ -84,8 +87,10 @@ def notes(db: Path, folder: Path, variants: dict[str, dict[str, Any]]) -> dict[s
     return out
 
 
-def scifact(db: Path, variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """SciFact nDCG@10 of each mode and variant on the parity split and on all 300."""
+def scifact(db: Path, variants: dict[str, dict[str, Any]],
+            splits: tuple[str, ...] = ("dev", "test")) -> dict[str, Any]:
+    """SciFact nDCG@10 of each mode and variant on the parity split (``splits`` of it)
+    and on the queries of those splits together (``all`` when both)."""
     data = load_beir(SCIFACT)
     store = open_store(db)
     out: dict[str, Any] = {}
@@ -96,6 +101,8 @@ def scifact(db: Path, variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
         default = ranker.fusion
         whole: dict[str, dict[str, dict[str, float]]] = {}
         for split, parity in (("dev", 1), ("test", 0)):
+            if split not in splits:
+                continue
             qs = {q: t for q, t in data.queries.items() if int(q) % 2 == parity}
             qr = {q: r for q, r in data.qrels.items() if q in qs}
             runs = {"keyword": run_queries(keyword, qs, "keyword")[0],
@@ -107,8 +114,9 @@ def scifact(db: Path, variants: dict[str, dict[str, Any]]) -> dict[str, Any]:
             for name, run in runs.items():
                 whole.setdefault(name, {}).update(run)
                 out[f"scifact {split}|{name}"] = round(measure(run, qr)[0], 4)
-        for name, run in whole.items():
-            out[f"scifact all|{name}"] = round(measure(run, data.qrels)[0], 4)
+        if len(splits) == 2:
+            for name, run in whole.items():
+                out[f"scifact all|{name}"] = round(measure(run, data.qrels)[0], 4)
     finally:
         store.close()
     return out
@@ -123,13 +131,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--scifact-db", type=Path, default=None)
     ap.add_argument("--set", type=Path, default=ne.SET, dest="judged")
     ap.add_argument("--variants", default=None, help="JSON: name -> FusionConfig fields")
+    ap.add_argument("--split", choices=("dev", "test", "both"), default="both",
+                    help="the splits measured (tune on dev; run test once)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     variants = (json.loads(a.variants) if a.variants
                 else {"before (RRF k 60, 0.6/0.4)": BEFORE, "default": {}})
-    out = notes(a.notes_db, a.judged, variants)
+    splits = ("dev", "test") if a.split == "both" else (a.split,)
+    out = notes(a.notes_db, a.judged, variants, splits)
     if a.scifact_db is not None:
-        out.update(scifact(a.scifact_db, variants))
+        out.update(scifact(a.scifact_db, variants, splits))
     if a.json:
         print(json.dumps(out, indent=2))
     else:

@@ -78,6 +78,9 @@ KEYS: Mapping[str, frozenset[str]] = {
             "depth",
             "relative",
             "coverage",
+            "document",
+            "link_hop",
+            "per_file",
             "min_similarity",
         }
     ),
@@ -134,6 +137,7 @@ KEYS: Mapping[str, frozenset[str]] = {
 documents each)."""
 
 _INTS = {"search.limit", "embed.batch_size", "embed.dim", "embed.threads", "fusion.depth",
+         "fusion.per_file",
          "rerank.top_k", "rerank.max_tokens", "rerank.threads", "graph.hops", "graph.seeds",
          "index.file_memory_mb", "watch.debounce_ms", "watch.poll_ms", "dream.old_days",
          "dream.heavily_linked", "dream.thin_chars", "dream.duplicate_min_chars",
@@ -141,7 +145,7 @@ _INTS = {"search.limit", "embed.batch_size", "embed.dim", "embed.threads", "fusi
          "enrich.max_pairs", "enrich.retries", "enrich.max_tags"}
 _NUMBERS = {*(f"fusion.{k}" for k in ("rrf_k", "alpha", "beta", "gamma", "delta", "epsilon",
                                       "lambda", "decay_lambda", "min_similarity", "relative",
-                                      "coverage")),
+                                      "coverage", "document", "link_hop")),
             "rerank.timeout", "graph.alpha", "graph.reverse", "index.file_seconds",
             "index.max_file_mb", "index.mass_delete_share", "index.wait", "daemon.idle_minutes",
             "watch.recheck_seconds", "dream.duplicate_similarity", "dream.schedule_minutes",

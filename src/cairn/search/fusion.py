@@ -62,6 +62,17 @@ class FusionConfig:
         coverage: weight of the ``coverage`` summand of hybrid RRF results, the share
             of the query's rarer words a unit holds (:mod:`cairn.search.coverage`;
             0: off).
+        document: weight of the ``document`` summand of hybrid RRF results: a
+            document's best unit gains this share of its next two units' weighted,
+            normalised list scores (:mod:`cairn.search.documents`; 0, the default: off;
+            0.05 raised the judged notes' dev split but lowered its multihop, structured
+            and chat kinds, ``docs/benchmarks.md``).
+        per_file: with a filter and words, units of one document listed before other
+            documents' units (the ``file_crowding`` summand, :mod:`cairn.search.documents`;
+            0: off).
+        link_hop: weight of the ``link_hop`` summand of hybrid RRF results: the best
+            listed unit of a document one of the first three results links to gains
+            this share of the linking unit's score (:mod:`cairn.search.documents`; 0: off).
         depth: candidates taken from each list before fusion.
         min_similarity: semantic candidates below this cosine are dropped, so a query
             with no related note does not list unrelated ones by meaning. The default,
@@ -85,6 +96,9 @@ class FusionConfig:
     decay_lambda: float = 0.0025
     relative: float = 0.1
     coverage: float = 0.4
+    document: float = 0.0
+    per_file: int = 3
+    link_hop: float = 0.25
     depth: int = 100
     min_similarity: float = 0.0
     explicit: frozenset[str] | None = field(default=None, compare=False)
@@ -115,6 +129,9 @@ class FusionConfig:
                 decay_lambda=float(data.get("lambda", data.get("decay_lambda", base.decay_lambda))),
                 relative=float(data.get("relative", base.relative)),
                 coverage=float(data.get("coverage", base.coverage)),
+                document=float(data.get("document", base.document)),
+                per_file=int(data.get("per_file", base.per_file)),
+                link_hop=float(data.get("link_hop", base.link_hop)),
                 depth=int(data.get("depth", base.depth)),
                 min_similarity=float(data.get("min_similarity", base.min_similarity)),
                 explicit=frozenset(
@@ -195,7 +212,7 @@ def _norm(lst: Ranked) -> dict[Any, float]:
     return {k: (s - lo) / span if span > 0 else 1.0 for k, s in lst}
 
 
-def _norm_head(lst: Ranked, depth: int = RELATIVE_DEPTH) -> dict[Any, float]:
+def norm_head(lst: Ranked, depth: int = RELATIVE_DEPTH) -> dict[Any, float]:
     """Raw scores min-max normalised over the list's first ``depth`` items, clipped to
     [0, 1] (1.0 for every item when those are flat)."""
     if not lst:
@@ -289,7 +306,7 @@ def rrf(
     w = dict(weights or {})
     ranks, raw = _positions(lists)
     norms = {name: _norm(lst) for name, lst in lists.items()}
-    heads = {name: _norm_head(lst) for name, lst in lists.items()} if relative else {}
+    heads = {name: norm_head(lst) for name, lst in lists.items()} if relative else {}
     wsum = sum(w.get(n, 1.0) for n in lists) or 1.0
     absent = {n: set(keys) for n, keys in (unlistable or {}).items() if n in lists}
     out: list[Fused] = []

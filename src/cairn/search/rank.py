@@ -40,6 +40,12 @@ from cairn.search.conversation import rank_turns
 from cairn.search.coverage import add_coverage
 from cairn.search.dates import DATE_FIELDS, today
 from cairn.search.dense import DenseHit, DenseIndex, encode_query
+from cairn.search.documents import (
+    CROWD_WINDOW,
+    add_document_score,
+    add_link_hop,
+    crowd_files,
+)
 from cairn.search.fusion import Fused, FusionConfig, linear, rrf, single
 from cairn.search.preambles import drop_shadowed, settle_preambles
 from cairn.search.query import Query, parse_query
@@ -318,6 +324,8 @@ class Ranker:
         fused = rank_turns(self.store, tq, fused, facts)  # speakers; a question answered
         if self.fusion.method != "linear":
             fused = add_coverage(self.store, tq.positive, fused, self.fusion.coverage, facts)
+            fused = add_document_score(fused, facts, self.fusion.document, self.fusion.weights)
+            fused = add_link_hop(self.store, fused, facts, self.fusion.link_hop)
         more = len(kw) >= depth or len(dense) >= depth
         return fused, {h.unit_id: h for h in dense}, facts, more
 
@@ -385,6 +393,8 @@ class Ranker:
         # be there in full (after shadowed preambles are dropped), or a deeper read
         # would boost a unit a shallower one left out
         need = max(k, DEPTH) if found else k
+        if query.filters and query.positive:  # so does the per-file cap (crowd_files)
+            need = max(need, CROWD_WINDOW + 1)
         n, goal = need + SPARE, need
         parts: dict[str, dict[str, float]] = {}
         while True:
@@ -410,6 +420,8 @@ class Ranker:
             except ProviderUnavailable as exc:
                 notes.append(f"reranking failed ({exc}); fused order kept")
             rerank_ms = (time.perf_counter() - t1) * 1000
+        if query.filters and query.positive:  # one file's units do not fill the page
+            fused = crowd_files(fused, facts, self.fusion.per_file)
         if want != "semantic" and query.positive and fused:
             window = [f.key for f in fused[:TITLE_WINDOW]]
             titles = {k: u.title for k, u in self.store.hit_units(window).items()}

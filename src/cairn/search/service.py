@@ -269,7 +269,7 @@ class SearchService:
 
     def _keyword_ranker(self) -> Ranker:
         if self._kw_ranker is None:
-            self._kw_ranker = Ranker(self.store, self.search_config, None)
+            self._kw_ranker = Ranker(self.store, self.search_config, None, self.config.fusion)
         return self._kw_ranker
 
     def _rank(

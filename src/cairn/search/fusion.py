@@ -98,7 +98,7 @@ class FusionConfig:
     coverage: float = 0.4
     document: float = 0.0
     per_file: int = 3
-    link_hop: float = 0.25
+    link_hop: float = 0.0
     depth: int = 100
     min_similarity: float = 0.0
     explicit: frozenset[str] | None = field(default=None, compare=False)

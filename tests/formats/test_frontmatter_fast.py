@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cairn.formats import frontmatter as fm
 from cairn.formats.yaml_safe import load_with_ruamel, load_yaml
@@ -121,3 +123,43 @@ def test_every_corpus_front_matter_block_reads_as_ruamel_reads_it(corpus: Path) 
         assert got_lines == want_lines, path
     assert blocks > 500
     assert fast * 2 > blocks  # the fast path is the common case, not a rarity
+
+
+_SAFE = st.text(alphabet=st.sampled_from(list("aZnNtTyY019 .-_/:,\u00a0é")), max_size=10)
+_WORD = st.one_of(
+    _SAFE,
+    _SAFE,
+    _SAFE,
+    st.sampled_from(["true", "No", "~", "null", "1.5e3", "0x1F", "-3", ".inf", "2024-01-05",
+                     "2024-01-05 09:30", "'q''s'", '"d q"', "{{date}}", "12:30", "+1", "1_0"]),
+    st.text(alphabet=st.sampled_from(list("aZ09 .-_:/#,[]{}'\"~!&*|>?@%`=<+\u00a0é")),
+            max_size=12),
+)
+_NAME = st.from_regex(r"[a-zA-Z0-9][a-zA-Z0-9 _.-]{0,6}[a-z]", fullmatch=True)
+_KEY = st.one_of(_NAME, _NAME, _NAME, _WORD)
+_LINE = st.one_of(
+    st.builds(lambda k, v: f"{k}: {v}", _KEY, _WORD),
+    st.builds(lambda k: f"{k}:", _KEY),
+    st.builds(lambda v: f"  - {v}", _WORD),
+    st.builds(lambda v: f"- {v}", _WORD),
+    st.builds(lambda v: f"   {v}", _WORD),
+    st.builds(lambda v: f"k: [{v}]", _WORD),
+    st.just(""),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_LINE, min_size=1, max_size=8))
+def test_generated_blocks_the_fast_reader_accepts_read_as_ruamel_reads_them(
+    lines: list[str],
+) -> None:
+    raw = "\n".join(lines) + "\n"
+    if not raw.strip() or simple_mapping(raw) is None:
+        return
+    fast_lines: dict[str, int] = {}
+    slow_lines: dict[str, int] = {}
+    fast = load_yaml(raw, "n.md", 2, key_lines=fast_lines)
+    slow = load_with_ruamel(raw, "n.md", 2, key_lines=slow_lines)
+    assert fast == slow
+    assert list(fast[0]) == list(slow[0])
+    assert fast_lines == slow_lines

@@ -14,6 +14,7 @@ from cairn.formats.org import (
     todo_keywords,
 )
 from cairn.formats.org.objects import classify_link, find_timestamps, scan_text
+from cairn.formats.org.tree import heading_starts, parse_tree
 from cairn.model import CODE, ORG_FILE, ORG_HEADING, ORG_ID, URL
 
 
@@ -165,3 +166,29 @@ def test_a_properties_drawer_inside_a_block_is_no_property_drawer() -> None:
 def test_no_link_is_read_inside_verbatim_or_code(text: str, targets: list[str]) -> None:
     # org-syntax *Emphasis Markers*: nothing inside =verbatim= or ~code~ is an object
     assert [lk.target for lk in scan_text(text, 1).links] == targets
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "no heading\n",
+        "* a\n** b\ntext\n*** c\n* d",
+        "\ufeff* bom heading\nbody\n",
+        "pre\r\n* crlf\r\n** deeper\r\nlast",
+        "*not a heading\n * nor this\n*\n* yes\n",
+        "* a\n\n",
+        "* a\n** b\n* c\n*** skips\n** back\n",
+    ],
+)
+def test_headings_found_without_the_tree_are_the_trees(text: str) -> None:
+    tree = parse_tree(text)
+    want = [(h.line_no - 1, h.level, h.parent) for h in tree.headings]
+    assert heading_starts(text) == want
+    doc = parse(text, "t.org")
+    heads = [u for u in doc.units if u.kind == "heading"]
+    assert [u.line_start for u in heads] == [h.line_no for h in tree.headings]
+    assert [u.line_end for u in heads] == [
+        h.line_no + len(h.section.lines) for h in tree.headings
+    ]
+    assert doc.units[0].line_end == max(1, len(tree.zeroth.lines))

@@ -19,6 +19,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from cairn.formats.written_dates import normalise_date
+from cairn.formats.yaml_simple import simple_mapping
 from cairn.model import Diagnostic
 
 MAX_NODES = 100_000
@@ -68,6 +69,20 @@ def load_yaml(
     diags: list[Diagnostic] = []
     if not raw.strip():
         return {}, {}, diags, True
+    simple = simple_mapping(raw)
+    if simple is not None:
+        return _from_simple(*simple, first_line, key_lines)
+    return load_with_ruamel(raw, path, first_line, key_lines)
+
+
+def load_with_ruamel(
+    raw: str, path: str, first_line: int, key_lines: dict[str, int] | None = None
+) -> tuple[dict[str, Any], dict[str, str], list[Diagnostic], bool]:
+    """:func:`load_yaml` without its fast path for simple blocks: every block composed
+    by ruamel.yaml (the reference the fast path is tested against). Never raises."""
+    diags: list[Diagnostic] = []
+    if not raw.strip():
+        return {}, {}, diags, True
     yaml = YAML(typ="rt")
     try:
         node = yaml.compose(raw)
@@ -106,12 +121,53 @@ def load_yaml(
             iso = normalise_date(value_node.value)
             if iso is not None:
                 dates[_key_text(key_node)] = iso
+    _string_dates(data, dates)
+    return data, dates, diags, True
+
+
+def _string_dates(data: dict[str, Any], dates: dict[str, str]) -> None:
+    """Add to ``dates`` the top-level string values of ``data`` that read as dates."""
     for key, value in data.items():
         if key not in dates and isinstance(value, str):
             iso = normalise_date(value)
             if iso is not None:
                 dates[key] = iso
-    return data, dates, diags, True
+
+
+def _from_simple(
+    values: dict[str, Any],
+    lines: dict[str, int],
+    first_line: int,
+    key_lines: dict[str, int] | None,
+) -> tuple[dict[str, Any], dict[str, str], list[Diagnostic], bool]:
+    """:func:`load_yaml`'s result for a block :func:`simple_mapping` read: each scalar
+    converted as :func:`_scalar` converts ruamel's node of the same tag and text."""
+    data = {key: _simple_value(value) for key, value in values.items()}
+    dates: dict[str, str] = {}
+    for key, value in values.items():
+        if key_lines is not None:
+            key_lines.setdefault(key, first_line + lines[key])
+        if isinstance(value, tuple) and value[0] == "timestamp":
+            iso = normalise_date(value[1])
+            if iso is not None:
+                dates[key] = iso
+    _string_dates(data, dates)
+    return data, dates, [], True
+
+
+def _simple_value(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_simple_value(v) for v in value]
+    tag, text = value
+    if tag in ("str", "timestamp"):
+        return text
+    if tag == "null":
+        return None
+    if tag == "bool":
+        return text.lower() in ("true", "yes", "on", "y")
+    if tag == "int":
+        return _to_int(text)
+    return _to_float(text)
 
 
 def _tag(node: Node) -> str:

@@ -51,11 +51,16 @@ class LineState(StateBlock):
 
     quotes: int
     """How many block quotes are being parsed (their rule rewrites line tables)."""
+    paragraph_end: tuple[int, int, int, int] | None
+    """Set by the ``lheading`` rule of :mod:`~cairn.formats.markdown.paragraphs` when
+    it finds no underline: ``(start line, blkIndent, lineMax, end line)``, the line
+    where the paragraph it scanned ends, for the ``paragraph`` rule that runs next."""
 
     def __init__(self, src: str, md: MarkdownIt, env: EnvType, tokens: list[Token]) -> None:
         super().__init__("", md, env, tokens)  # every other field, as markdown-it sets it
         self.src = src
         self.quotes = 0
+        self.paragraph_end = None
         self._stops: dict[str, list[int]] = {}
         lines = src.split("\n")
         if src.endswith("\n"):

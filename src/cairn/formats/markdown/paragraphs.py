@@ -156,9 +156,13 @@ def _paragraph(starters: frozenset[str], table: bool, by_start: _ByStart) -> Rul
         state.parentType = "paragraph"
 
         if isinstance(state, LineState) and not state.quotes:
-            nextLine = _paragraph_end(
-                state, nextLine, endLine, starters, table, terminatorRules, by_start
-            )
+            known, state.paragraph_end = state.paragraph_end, None
+            if known is not None and known[:3] == (startLine, state.blkIndent, endLine):
+                nextLine = known[3]  # lheading just scanned this paragraph to its end
+            else:
+                nextLine = _paragraph_end(
+                    state, nextLine, endLine, starters, table, terminatorRules, by_start
+                )
         else:
             while nextLine < endLine:
                 if state.isEmpty(nextLine):
@@ -244,6 +248,11 @@ def _lheading(starters: frozenset[str], table: bool, by_start: _ByStart) -> Rule
             nextLine += 1
 
         if not level:
+            if fast and isinstance(state, LineState):
+                # the loop stopped where the paragraph rule's loop stops (the same
+                # checks bar the underline): the paragraph rule, tried next, reads it
+                end = min(nextLine, endLine)
+                state.paragraph_end = (startLine, state.blkIndent, endLine, end)
             return False
 
         content = mdTrim(state.getLines(startLine, nextLine, state.blkIndent, False))

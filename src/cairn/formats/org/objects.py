@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import string
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cairn.model import ORG_FILE, ORG_HEADING, ORG_ID, URL, Link, Timestamp
@@ -52,8 +53,11 @@ _PLAIN_RE = re.compile(
     rf"(?:{_PLAIN_CHARS}++|\((?:{_PLAIN_CHARS}++|\({_PLAIN_CHARS}*+\))*+\))++"
     r")"
 )
-# cheap pre-check for plain/angle links: a scheme character, ":", a non-space
-_LINK_HINT_RE = re.compile(r"(?<=[A-Za-z0-9+.-]):(?=\S)")
+# cheap pre-check for plain/angle links: a scheme character, ":", a non-space (written
+# to start with the ":", so the regex engine skips to each colon instead of trying
+# every position); every plain link's colon is one of these
+_LINK_HINT_RE = re.compile(r":(?<=[A-Za-z0-9+.-]:)(?=\S)")
+_SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
 _SCHEME_RE = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*+):")
 _WS_RE = re.compile(r"\s+")
 _UNESCAPE_RE = re.compile(r"\\([\[\]\\])")
@@ -100,7 +104,9 @@ def classify_link(path: str, desc: str | None, raw: str, line: int) -> Link | No
 
     Coderefs ``(ref)`` point inside a source block and are not returned (``None``).
     """
-    p = _UNESCAPE_RE.sub(r"\1", _WS_RE.sub(" ", path.strip()))
+    p = _WS_RE.sub(" ", path.strip())
+    if "\\" in p:
+        p = _UNESCAPE_RE.sub(r"\1", p)
     alias = desc if desc else None
     if not p:
         return None
@@ -169,6 +175,25 @@ for a bracket or angle link (``None`` for a plain link, shown as written), ``lin
 :class:`cairn.model.Link` with ``line`` 0 (``None`` for a coderef)."""
 
 
+def _plain_matches(text: str, start: int, end: int) -> Iterator[re.Match[str]]:
+    """``_PLAIN_RE.finditer(text, start, end)``, found from the colons that can be a
+    plain link's (:data:`_LINK_HINT_RE`) rather than tried at every position: a match
+    starts where the run of scheme characters before its colon starts (the lookbehind
+    refuses any later start), and the next search starts where a match ended."""
+    done = start
+    for hint in _LINK_HINT_RE.finditer(text, start, end):
+        colon = hint.start()
+        if colon < done:
+            continue
+        at = colon
+        while at > start and text[at - 1] in _SCHEME_CHARS:
+            at -= 1
+        m = _PLAIN_RE.match(text, at, end)
+        if m is not None:
+            done = m.end()
+            yield m
+
+
 def link_spans(text: str) -> list[LinkSpan]:
     """Every regular, angle and plain link of ``text`` in text order (org-syntax
     *Links*), as :data:`LinkSpan` values; linear in the text."""
@@ -199,7 +224,7 @@ def link_spans(text: str) -> list[LinkSpan]:
                 items.append((m.start(), m.end(), inner, lk))
                 angle_spans.append((m.start(), m.end()))
         ai = 0
-        for m in _PLAIN_RE.finditer(text, gs, ge):
+        for m in _plain_matches(text, gs, ge):
             if not _link_type_ok(m.group(1), m.group(2)):
                 continue
             while ai < len(angle_spans) and angle_spans[ai][1] <= m.start():
@@ -222,8 +247,12 @@ def link_spans(text: str) -> list[LinkSpan]:
 # ``=v=``/``~c~``: PRE, the marker, contents that neither start nor end with whitespace
 # (at most two lines), the marker, POST. Nothing inside is an object, so a link there is
 # text; a link that starts first wins over a marker inside it.
-_VERB_OPEN = re.compile(r"(?:^|(?<=[\s\-({'\"]))([=~])(?=\S)", re.M)
-_VERB_CLOSE = re.compile(r"(?<=\S)([=~])(?=[\s\-.,;:!?')}\[\"\\]|$)", re.M)
+# Both start with the marker, so the regex engine skips from marker to marker instead
+# of trying every position; PRE is checked apart (at the text's start, after a blank,
+# or after one of -({'").
+_VERB_OPEN = re.compile(r"([=~])(?=\S)")
+_VERB_PRE = "-({'\""
+_VERB_CLOSE = re.compile(r"([=~])(?<=\S[=~])(?=[\s\-.,;:!?')}\[\"\\]|$)", re.M)
 
 
 def verbatim_spans(text: str) -> list[tuple[int, int]]:
@@ -238,6 +267,8 @@ def verbatim_spans(text: str) -> list[tuple[int, int]]:
     for m in _VERB_OPEN.finditer(text):
         i = m.start(1)
         if i < pos:
+            continue
+        if i and not (text[i - 1].isspace() or text[i - 1] in _VERB_PRE):
             continue
         ends = closers.get(m.group(1), [])
         k = bisect_right(ends, i + 1)

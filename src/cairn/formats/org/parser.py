@@ -50,7 +50,7 @@ from cairn.formats.org.options import (
     parse_todo_sequences,
 )
 from cairn.formats.org.section import _AFFILIATED, SectionReader, SectionResult, put_prop
-from cairn.formats.org.tree import Headline, OrgTree, parse_headline, parse_tree
+from cairn.formats.org.tree import Headline, heading_starts, parse_headline
 from cairn.model import CODE, HEADING, PREAMBLE, Diagnostic, Document, Link, Timestamp, Unit
 
 _QUOTED_RE = re.compile(r'"((?:[^"\\]|\\.)*)"|(\S+)')
@@ -118,19 +118,27 @@ class _Builder:
         self.relpath = relpath
         self.opts = options
         self.reader = SectionReader(relpath, options)
-        self.tree: OrgTree = parse_tree(text)
         # line contents (no terminators), split once: line k is self.lines[k - 1]
         self.lines = text.split("\n")
+        # the lines parse_tree's sections hold (a final newline ends a line)
+        self.line_count = len(self.lines) if self.lines[-1] else len(self.lines) - 1
+        # (0-based line, level, parent) of each heading, as parse_tree finds them
+        self.heads = heading_starts(text)
         if "\r" in text:
             self.lines = [x[:-1] if x.endswith("\r") else x for x in self.lines]
 
     # -- document level -----------------------------------------------------------------
     def build(self) -> Document:
-        tree = self.tree
         all_lines = self.lines
-        zc = all_lines[: len(tree.zeroth.lines)]
+        heads = self.heads
+        # each heading's section: from the line after it to the next heading or the end
+        ends = [i for i, _, _ in heads[1:]]
+        if heads:
+            ends.append(self.line_count)
+        zlines = heads[0][0] if heads else self.line_count
+        zc = all_lines[:zlines]
         zscan = E.scan_section(zc, True)
-        hcs = [all_lines[h.line_no : h.line_no + len(h.section.lines)] for h in tree.headings]
+        hcs = [all_lines[i + 1 : end] for (i, _, _), end in zip(heads, ends, strict=True)]
         hscans = [E.scan_section(c, False) for c in hcs]
 
         meta: dict[str, Any] = {}
@@ -178,7 +186,7 @@ class _Builder:
 
         warnings: list[Diagnostic] = []
         units: list[Unit] = []
-        zsec = self.reader.read(zc, zscan, tree.zeroth.first_line, True, warnings)
+        zsec = self.reader.read(zc, zscan, 1, True, warnings)
         file_props = zsec.properties
         meta["properties"] = dict(file_props)
         meta["todo_keywords"] = {"open": list(todo.open), "done": list(todo.done)}
@@ -194,7 +202,6 @@ class _Builder:
         inherit_keys.update(k.upper().rstrip("+") for k in file_defaults)
         inherit_all = "*" in self.opts.inherited_property_keys
 
-        zlines = len(tree.zeroth.lines)
         units.append(
             Unit(
                 ordinal=0,
@@ -227,16 +234,17 @@ class _Builder:
             for k, v in src.items():
                 if inherit_all or k.upper() in inherit_keys:
                     base[k.upper()] = (k, v)
-        for i, h in enumerate(tree.headings):
-            hl: Headline = parse_headline(all_lines[h.line_no - 1], kwset)
-            sec = self.reader.read(hcs[i], hscans[i], h.line_no + 1, False, warnings)
+        for i, (at, _level, parent) in enumerate(heads):
+            line_no = at + 1
+            hl: Headline = parse_headline(all_lines[at], kwset)
+            sec = self.reader.read(hcs[i], hscans[i], line_no + 1, False, warnings)
             # title: links, timestamps
             title = hl.title
             t_links: list[Link] = []
             t_stamps: list[Timestamp] = []
             extra = sec.extra
             if title and ("[" in title or "<" in title or ":" in title):
-                ts = scan_text(title, h.line_no)
+                ts = scan_text(title, line_no)
                 t_links, t_stamps = ts.links, ts.timestamps
                 shown = ts.text
                 if "<<" in shown:
@@ -253,7 +261,7 @@ class _Builder:
                 extra["archived"] = True
             if title == "Footnotes":
                 extra["footnote_section"] = True
-            p = h.parent
+            p = parent
             path = (*paths[p], title) if p is not None else (title,)
             if len(path) > MAX_OUTLINE_DEPTH:  # the root, then the nearest ancestors
                 path = (path[0], *path[len(path) - MAX_OUTLINE_DEPTH + 1 :])
@@ -279,7 +287,7 @@ class _Builder:
             org_id = _get(props, "ID")
             ordinal = len(units)
             heading_ordinal.append(ordinal)
-            line_end = h.line_no + len(h.section.lines)
+            line_end = ends[i]
             units.append(
                 Unit(
                     ordinal=ordinal,
@@ -299,7 +307,7 @@ class _Builder:
                     org_id=org_id,
                     custom_id=_get(props, "CUSTOM_ID"),
                     declared_id=org_id,
-                    line_start=h.line_no,
+                    line_start=line_no,
                     line_end=line_end,
                     links=(*t_links, *sec.links),
                     extra=extra,

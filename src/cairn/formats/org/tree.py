@@ -114,30 +114,41 @@ def parse_tree(text: str) -> OrgTree:
         An :class:`OrgTree` with ``serialize(tree) == text``.
     """
     lines = split_lines(text)
-    starts: list[tuple[int, int]] = []  # (line index, level)
+    starts = heading_starts(text)
+    headings: list[HeadingNode] = []
+    first = starts[0][0] if starts else len(lines)
+    for k, (i, level, parent) in enumerate(starts):
+        end = starts[k + 1][0] if k + 1 < len(starts) else len(lines)
+        node = HeadingNode(lines[i], i + 1, level, Section(lines[i + 1 : end], i + 2), parent)
+        headings.append(node)
+    return OrgTree(Section(lines[:first], 1), headings)
+
+
+def heading_starts(text: str) -> list[tuple[int, int, int | None]]:
+    """``(0-based line, level, parent)`` of every heading line of ``text``, as
+    :func:`parse_tree` finds them (``parent``: the index of the nearest preceding
+    heading of a lower level, or ``None``), without splitting the text into lines."""
+    starts: list[tuple[int, int, int | None]] = []
+    stack: list[tuple[int, int]] = []  # (level, index)
+
+    def add(line: int, level: int) -> None:
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        starts.append((line, level, stack[-1][1] if stack else None))
+        stack.append((level, len(starts) - 1))
+
     if text.startswith("\ufeff*"):
         level = heading_level(text[1 : text.find("\n") if "\n" in text else len(text)])
         if level:
-            starts.append((0, level))
+            add(0, level)
     line = 0
     counted = 0
     for m in _HEADING_LINE_RE.finditer(text):
         pos = m.start()
         line += text.count("\n", counted, pos)
         counted = pos
-        starts.append((line, len(m.group(1))))
-    headings: list[HeadingNode] = []
-    stack: list[tuple[int, int]] = []  # (level, index)
-    first = starts[0][0] if starts else len(lines)
-    for k, (i, level) in enumerate(starts):
-        end = starts[k + 1][0] if k + 1 < len(starts) else len(lines)
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        parent = stack[-1][1] if stack else None
-        node = HeadingNode(lines[i], i + 1, level, Section(lines[i + 1 : end], i + 2), parent)
-        stack.append((level, len(headings)))
-        headings.append(node)
-    return OrgTree(Section(lines[:first], 1), headings)
+        add(line, len(m.group(1)))
+    return starts
 
 
 def serialize(tree: OrgTree) -> str:

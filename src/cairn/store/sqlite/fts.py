@@ -173,11 +173,10 @@ class SearchMixin(SearchBase):
             return self._top_by_rank(match, w, limit, query.alternates)
         else:
             # a filter naming its units by rowid (id:, tag:, +word: few units, as a
-            # rule) is checked on the FTS row, before its BM25 and the joins: ranking a
-            # document's units for id:DOC (a title-only preamble's document,
-            # cairn.search.preambles.best_two) then reads only that document's rows;
-            # other filters (format:, kind:, path: …) most often pass many units: the
-            # best rows first
+            # rule) is checked on the FTS row, before its BM25 and the joins; id:
+            # bounds the rows FTS5 reads to its units' range (_named_units); other
+            # filters (format:, kind:, path: …) most often pass many units: the best
+            # rows first
             listed = [x for x in where if "u.rowid IN (" in x]
             if named:
                 only = self._named_units(named)

@@ -15,13 +15,16 @@ from __future__ import annotations
 import random
 import sqlite3
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 
 from cairn.app import Cairn
 from cairn.config import Config
+from cairn.model import Filter
+from cairn.search.query import parse_query
+from cairn.store.sql.search import SearchBase
 from cairn.store.sqlite import base as sqlite_base
 
 _STEP = 100  # VM instructions between two progress-handler calls
@@ -130,3 +133,30 @@ def test_words_within_a_shared_tag_are_ranked_in_one_pass(tmp_path: Path, work: 
     # MATCH counting all the word's postings, it grew with their product (6x at 8x)
     assert eight[0] <= 4 * one[0], (one, eight)
     assert eight[1] <= 1.5 * one[1], (one, eight)
+
+
+def test_each_document_s_best_units_are_what_its_id_filter_lists_first(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "v"
+    _vault(root, 2, tagged=True)
+    config = Config(db_path=tmp_path / "v.db", embed={"provider": "none"})
+    with Cairn(config) as c:
+        c.index([str(root)], embed=False)
+        store = c.store
+        weights = c.config.search.weights
+        docs = [str(r[0]) for r in store.db.execute(  # type: ignore[attr-defined]
+            "SELECT id FROM documents ORDER BY path")]
+        named = [*docs[::7], "no-such-document"]
+        for text in ("garden", "tomato budget", "soil -water", "+garden +tomato",
+                     "python tag:garden", '"garden tomato"', "section id:" + docs[0]):
+            tq = parse_query(text).for_store()
+            best = store.best_in_documents(tq, named, per_document=2, weights=weights)
+            assert list(best) == named
+            for doc in named:
+                alone = replace(tq, filters=(*tq.filters, Filter("id", doc)))
+                listed = [u for u, _ in store.search_text(alone, limit=2, weights=weights)]
+                assert best[doc] == listed, (text, doc)
+            # the backend-neutral rounds through search_text agree
+            assert SearchBase.best_in_documents(
+                store, tq, named, per_document=2, weights=weights) == best, text

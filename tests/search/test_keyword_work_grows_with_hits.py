@@ -17,6 +17,7 @@ import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -160,3 +161,36 @@ def test_each_document_s_best_units_are_what_its_id_filter_lists_first(
             # the backend-neutral rounds through search_text agree
             assert SearchBase.best_in_documents(
                 store, tq, named, per_document=2, weights=weights) == best, text
+
+
+def _todo_work(tmp_path: Path, headings: int, work: Work) -> tuple[int, list[Any]]:
+    """VM steps of looking up ``todo`` in the vocabulary of ``headings`` TODO headings
+    (and a few other values filed under the same key), and what it found."""
+    root = tmp_path / f"t{headings}"
+    root.mkdir()
+    (root / "tasks.org").write_text(
+        "#+TODO: TODO TODO1 | DONE\n"
+        + "".join(f"* TODO task {i}\n" for i in range(headings))
+        + "* TODO1 other\n:PROPERTIES:\n:todo: x\n:END:\n",
+        "utf-8",
+    )
+    (root / "tagged.md").write_text("# note\n\ntext #todo\n", "utf-8")
+    config = Config(db_path=tmp_path / f"t{headings}.db", embed={"provider": "none"})
+    with Cairn(config) as c:
+        c.index([str(root)], embed=False)
+        before = work.steps
+        found = c.store.carried_named("todo", 2)
+        return work.steps - before, found
+
+
+def test_the_values_under_a_key_are_found_by_seeks_not_by_reading_their_carriers(
+    tmp_path: Path, work: Work
+) -> None:
+    few, found = _todo_work(tmp_path, 20, work)
+    many, found_many = _todo_work(tmp_path, 800, work)
+    kinds = [item for item, _ in found]
+    assert [item for item, _ in found_many] == kinds
+    assert ("todo", "", "TODO") in kinds and ("tag", "", "todo") in kinds, kinds
+    assert all(len(ids) <= 2 for _, ids in found_many)
+    # one seek per value: the same work for 40x the carriers (each read: 100x here)
+    assert many <= 2 * few, (few, many)

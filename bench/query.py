@@ -12,10 +12,11 @@ fixed list of queries (``--growth``: ``bench/growth.py``'s; ``-q``: these) N tim
 with snippets). Not part of the test suite.
 
 ``--work`` instead counts each query's work, after one warm-up search, slowest first:
-CPU ms, SQLite VM steps (a progress handler every 100 instructions, so the count is
-rounded to 100), the statements cairn ran, the rows FTS5 scored (its own per-row reads
-of ``units_fts_docsize``, which BM25 needs) and the three statements that ran the most
-steps (the steps of FTS5's own statements count to the statement that ran them).
+CPU ms, the CPU ms of the store's BM25 ranking alone, SQLite VM steps (a progress
+handler every 100 instructions, so the count is rounded to 100), the statements cairn
+ran, the rows FTS5 scored (its own per-row reads of ``units_fts_docsize``, which BM25
+needs) and the three statements that ran the most steps (the steps of FTS5's own
+statements count to the statement that ran them).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from cairn.app import Cairn
 from cairn.config import load_config
+from cairn.search.query import parse_query
 from cairn.store.sqlite import base as sqlite_base
 
 HERE = Path(__file__).resolve().parent
@@ -119,8 +121,11 @@ def counting() -> Iterator[Counted]:
 
 
 def work(c: Cairn, queries: list[str], counted: Counted, limit: int) -> None:
-    """Print each query's work, slowest first."""
+    """Print each query's work, slowest first, beside the CPU of the store's ranking
+    alone (``search_text`` of the parsed query, ``limit`` + 10 deep, as the search
+    asks it first)."""
     rows = []
+    weights = c.config.search.weights
     for q in queries:
         c.search(q, mode="keyword", limit=limit)
         counted.clear()
@@ -129,9 +134,14 @@ def work(c: Cairn, queries: list[str], counted: Counted, limit: int) -> None:
         ms = (time.process_time() - t0) * 1000
         rows.append((ms, q, counted.steps, counted.statements, counted.fts_rows,
                      counted.by_statement.most_common(3)))
-    print("CPU ms | VM steps | statements | FTS5 rows scored | query")
-    for ms, q, steps, statements, fts_rows, top in sorted(rows, reverse=True):
-        print(f"{ms:7.1f} | {steps:>11,} | {statements:4} | {fts_rows:>8,} | {q!r}")
+        tq = parse_query(q).for_store()
+        t0 = time.process_time()
+        c.store.search_text(tq, limit=limit + 10, weights=weights)
+        rows[-1] += ((time.process_time() - t0) * 1000,)
+    print("CPU ms | ranking alone ms | VM steps | statements | FTS5 rows scored | query")
+    for ms, q, steps, statements, fts_rows, top, alone in sorted(rows, reverse=True):
+        print(f"{ms:7.1f} | {alone:7.1f} | {steps:>11,} | {statements:4} | {fts_rows:>8,}"
+              f" | {q!r}")
         for sql, n in top:
             print(f"{'':10}{n:>11,}  {sql}")
 

@@ -18,7 +18,8 @@ process each:
 * a plain indexer of the same files (one FTS5 row per file, text as read): its CPU;
 * keyword search in process over a fixed query list (``QUERIES``), warmed once, then
   ``--rounds`` rounds: p50 / p95 ms, wall and the thread's CPU, against the same queries
-  on the plain FTS5 index (``MATCH`` and ``ORDER BY rank``, top 10). ``bench/query.py
+  on the plain FTS5 index (``MATCH`` and ``ORDER BY rank``, top 10), and the three
+  slowest queries (median CPU ms of their rounds). ``bench/query.py
   --db INDEX --growth --work`` counts each query's work on an index built here.
 
 CPU is what to compare across machines and loads; wall times depend on the load, which
@@ -195,8 +196,12 @@ def child_query(db: str, plain: str, report: str, rounds: int) -> None:
     with Cairn(load_config(db=db), create=False) as c:
         ours, ours_cpu = _times(lambda q: c.search(q, mode="keyword", limit=10), rounds)
     theirs, theirs_cpu = _times(fts, rounds)
-    Path(report).write_text(json.dumps({"cairn": ours, "plain": theirs, "cairn_cpu": ours_cpu,
-                                        "plain_cpu": theirs_cpu}), "utf-8")
+    n = len(QUERIES)
+    per_query = {q: [statistics.median(ours_cpu[i::n]), statistics.median(theirs_cpu[i::n])]
+                 for i, q in enumerate(QUERIES)}
+    data = {"cairn": ours, "plain": theirs, "cairn_cpu": ours_cpu, "plain_cpu": theirs_cpu,
+            "per_query": per_query}
+    Path(report).write_text(json.dumps(data), "utf-8")
 
 
 # ---- the parent --------------------------------------------------------------------
@@ -277,6 +282,7 @@ def measure(src: Path, corpus: Path, work: Path, rounds: int,
         "cpu_p95": _pct(ours_cpu, 95),
         "plain_cpu_p50": statistics.median(theirs_cpu),
         "plain_cpu_p95": _pct(theirs_cpu, 95),
+        "per_query": q.get("per_query", {}),  # type: ignore[dict-item]
     }
 
 
@@ -338,6 +344,9 @@ def main() -> None:
                     f"(load {os.getloadavg()[0]:.1f})",
                     flush=True,
                 )
+                slow = sorted(m["per_query"].items(), key=lambda kv: -kv[1][0])[:3]
+                print("    slowest by CPU ms (cairn / plain): " + "; ".join(
+                    f"{q} {a:.1f} / {b:.1f}" for q, (a, b) in slow), flush=True)
             shutil.rmtree(corpus)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), "utf-8")

@@ -44,7 +44,7 @@ def _weights(weights: Mapping[str, float]) -> list[float]:
 def _on_fts_row(where: Sequence[str]) -> list[str]:
     """Conditions naming units by rowid (``u.rowid IN (…)``) checked on the FTS row
     ``f`` instead, before its BM25 and the joins, and kept from FTS5's planner (unary
-    ``+``): handed to FTS5 as a rowid constraint, the set was searched one rowid at a
+    ``+``): handed to FTS5 as a rowid constraint, the set is searched one rowid at a
     time, each a new MATCH counting every posting of the query's words again for BM25
     (the tagged units times the word's units)."""
     return [_ROWID_IN.sub("+f.rowid IN (", x) for x in where]
@@ -258,7 +258,7 @@ class SearchMixin(SearchBase):
         in that range; ``None`` when no unit passes.
 
         The rowids are read first through the indexes on ``id`` and ``document_id``:
-        as a subquery the set was either handed to FTS5 one rowid at a time (each a new
+        as a subquery the set would be handed to FTS5 one rowid at a time (each a new
         MATCH, counting the query's postings again for BM25) or, for several values,
         tested on every matching row once per value."""
         passed: set[int] | None = None

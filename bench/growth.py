@@ -1,7 +1,7 @@
 """How a cold index and a keyword search grow with the corpus (not run by the tests).
 
-    python bench/growth.py [--scales 1,4,16] [--src DIR ...] [--rounds 5] [--json FILE]
-                           [ROOT ...]
+    python bench/growth.py [--scales 1,4,16] [--src DIR ...] [--index-once] [--rounds 5]
+                           [--json FILE] [ROOT ...]
 
 Builds the corpus (default ``../shared/corpus/org`` and ``../shared/corpus/markdown``)
 copied N times for each scale: every copy's files renamed (``name-cK.ext``) and its
@@ -17,11 +17,15 @@ process each:
   step's seconds (the run's own ``graph.seconds``);
 * a plain indexer of the same files (one FTS5 row per file, text as read): its CPU;
 * keyword search in process over a fixed query list (``QUERIES``), warmed once, then
-  ``--rounds`` rounds: p50 / p95 ms, against the same queries on the plain FTS5 index
-  (``MATCH`` and ``ORDER BY rank``, top 10).
+  ``--rounds`` rounds: p50 / p95 ms, wall and the thread's CPU, against the same queries
+  on the plain FTS5 index (``MATCH`` and ``ORDER BY rank``, top 10), and the three
+  slowest queries (median CPU ms of their rounds). ``bench/query.py
+  --db INDEX --growth --work`` counts each query's work on an index built here.
 
 CPU is what to compare across machines and loads; wall times depend on the load, which
-is printed. ``--src OLD --src NEW`` runs both trees on the same copies side by side.
+is printed. ``--src OLD --src NEW`` runs both trees on the same copies side by side;
+with ``--index-once`` only the first tree indexes each scale and both search that index
+(the index figures are then the first tree's on every row).
 """
 
 from __future__ import annotations
@@ -161,17 +165,19 @@ def child_plain(db: str, root: str, report: str) -> None:
     Path(report).write_text(json.dumps(_io_and_rss()), "utf-8")
 
 
-def _times(search: Callable[[str], object], rounds: int) -> list[float]:
-    """ms of each query of each round after one warm-up round."""
+def _times(search: Callable[[str], object], rounds: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU ms of each query of each round after one warm-up round (CPU: the
+    thread's, which the machine's load does not stretch)."""
     for q in QUERIES:
         search(q)
-    out = []
+    wall, cpu = [], []
     for _ in range(rounds):
         for q in QUERIES:
-            t0 = time.perf_counter()
+            c0, t0 = time.thread_time(), time.perf_counter()
             search(q)
-            out.append((time.perf_counter() - t0) * 1000)
-    return out
+            wall.append((time.perf_counter() - t0) * 1000)
+            cpu.append((time.thread_time() - c0) * 1000)
+    return wall, cpu
 
 
 def child_query(db: str, plain: str, report: str, rounds: int) -> None:
@@ -188,9 +194,14 @@ def child_query(db: str, plain: str, report: str, rounds: int) -> None:
         ).fetchall()
 
     with Cairn(load_config(db=db), create=False) as c:
-        ours = _times(lambda q: c.search(q, mode="keyword", limit=10), rounds)
-    theirs = _times(fts, rounds)
-    Path(report).write_text(json.dumps({"cairn": ours, "plain": theirs}), "utf-8")
+        ours, ours_cpu = _times(lambda q: c.search(q, mode="keyword", limit=10), rounds)
+    theirs, theirs_cpu = _times(fts, rounds)
+    n = len(QUERIES)
+    per_query = {q: [statistics.median(ours_cpu[i::n]), statistics.median(theirs_cpu[i::n])]
+                 for i, q in enumerate(QUERIES)}
+    data = {"cairn": ours, "plain": theirs, "cairn_cpu": ours_cpu, "plain_cpu": theirs_cpu,
+            "per_query": per_query}
+    Path(report).write_text(json.dumps(data), "utf-8")
 
 
 # ---- the parent --------------------------------------------------------------------
@@ -234,31 +245,44 @@ def _graph_seconds(printed: str) -> float:
     return float(graph.get("seconds", float("nan")))
 
 
-def measure(src: Path, corpus: Path, work: Path, rounds: int) -> dict[str, float]:
-    """Every figure of one source tree on one corpus."""
+def measure(src: Path, corpus: Path, work: Path, rounds: int,
+            built: dict[str, float] | None = None) -> dict[str, float]:
+    """Every figure of one source tree on one corpus; ``built``: the index figures of
+    the index already in ``work`` (only the searches run)."""
     db = work / "cairn.db"
     plain = work / "plain.db"
-    for p in (*work.glob("cairn.db*"), *work.glob("plain.db*")):
-        p.unlink()
-    cpu, wall, rep = _child(src, ["--child-index", str(db), str(corpus)])
-    pcpu, _pwall, _prep = _child(src, ["--child-plain", str(plain), str(corpus)])
+    if built is None:
+        for p in (*work.glob("cairn.db*"), *work.glob("plain.db*")):
+            p.unlink()
+        cpu, wall, rep = _child(src, ["--child-index", str(db), str(corpus)])
+        pcpu, _pwall, _prep = _child(src, ["--child-plain", str(plain), str(corpus)])
+        built = {
+            "cpu": cpu,
+            "wall": wall,
+            "rss_mb": float(rep["rss_kb"]) / 1024,  # type: ignore[arg-type]
+            "written_mb": float(rep["write_bytes"]) / 1e6,  # type: ignore[arg-type]
+            "size_mb": _size(db) / 1e6,
+            "graph": _graph_seconds(str(rep["stdout"])),
+            "plain_cpu": pcpu,
+        }
     _c, _w, q = _child(
         src, ["--child-query", str(db), str(plain), "--rounds", str(rounds)]
     )
     ours: list[float] = q["cairn"]  # type: ignore[assignment]
     theirs: list[float] = q["plain"]  # type: ignore[assignment]
+    ours_cpu: list[float] = q["cairn_cpu"]  # type: ignore[assignment]
+    theirs_cpu: list[float] = q["plain_cpu"]  # type: ignore[assignment]
     return {
-        "cpu": cpu,
-        "wall": wall,
-        "rss_mb": float(rep["rss_kb"]) / 1024,  # type: ignore[arg-type]
-        "written_mb": float(rep["write_bytes"]) / 1e6,  # type: ignore[arg-type]
-        "size_mb": _size(db) / 1e6,
-        "graph": _graph_seconds(str(rep["stdout"])),
-        "plain_cpu": pcpu,
+        **built,
         "p50": statistics.median(ours),
         "p95": _pct(ours, 95),
         "plain_p50": statistics.median(theirs),
         "plain_p95": _pct(theirs, 95),
+        "cpu_p50": statistics.median(ours_cpu),
+        "cpu_p95": _pct(ours_cpu, 95),
+        "plain_cpu_p50": statistics.median(theirs_cpu),
+        "plain_cpu_p95": _pct(theirs_cpu, 95),
+        "per_query": q.get("per_query", {}),  # type: ignore[dict-item]
     }
 
 
@@ -271,6 +295,9 @@ def main() -> None:
     ap.add_argument("--src", action="append", type=Path, default=[])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--index-once", action="store_true",
+                    help="index each scale with the first --src only and search that "
+                    "index with every --src (trees that differ only in search)")
     ap.add_argument("--report", default="")
     ap.add_argument("--child-index", nargs=2, default=None)
     ap.add_argument("--child-plain", nargs=2, default=None)
@@ -289,16 +316,21 @@ def main() -> None:
     rows: list[dict[str, object]] = []
     print(
         "scale | src | files | MB | CPU s | MB/s/core | wall s | graph s | peak RSS MB "
-        "| written MB | index MB | plain CPU s | kw p50/p95 ms | plain p50/p95 ms"
+        "| written MB | index MB | plain CPU s | kw p50/p95 ms | plain p50/p95 ms "
+        "| kw CPU p50/p95 ms | plain CPU p50/p95 ms"
     )
     with tempfile.TemporaryDirectory(prefix="growth-") as tmp:
         for scale in (int(s) for s in args.scales.split(",")):
             corpus = Path(tmp) / f"x{scale}"
             files, size = build_corpus(args.roots, scale, corpus)
-            for src in srcs:
+            built: dict[str, float] | None = None
+            for i, src in enumerate(srcs):
                 work = Path(tmp) / "db"
                 work.mkdir(exist_ok=True)
-                m = measure(src.resolve(), corpus, work, args.rounds)
+                m = measure(src.resolve(), corpus, work, args.rounds,
+                            built if args.index_once and i else None)
+                built = {k: m[k] for k in ("cpu", "wall", "rss_mb", "written_mb",
+                                           "size_mb", "graph", "plain_cpu")}
                 mb = size / 1e6
                 rows.append({"scale": scale, "src": str(src), "files": files, "mb": mb, **m})
                 print(
@@ -306,10 +338,15 @@ def main() -> None:
                     f"{mb / m['cpu']:.2f} | {m['wall']:.1f} | {m['graph']:.2f} | "
                     f"{m['rss_mb']:.0f} | {m['written_mb']:.0f} | {m['size_mb']:.0f} | "
                     f"{m['plain_cpu']:.1f} | {m['p50']:.1f} / {m['p95']:.1f} | "
-                    f"{m['plain_p50']:.1f} / {m['plain_p95']:.1f}  "
+                    f"{m['plain_p50']:.1f} / {m['plain_p95']:.1f} | "
+                    f"{m['cpu_p50']:.1f} / {m['cpu_p95']:.1f} | "
+                    f"{m['plain_cpu_p50']:.1f} / {m['plain_cpu_p95']:.1f}  "
                     f"(load {os.getloadavg()[0]:.1f})",
                     flush=True,
                 )
+                slow = sorted(m["per_query"].items(), key=lambda kv: -kv[1][0])[:3]
+                print("    slowest by CPU ms (cairn / plain): " + "; ".join(
+                    f"{q} {a:.1f} / {b:.1f}" for q, (a, b) in slow), flush=True)
             shutil.rmtree(corpus)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1), "utf-8")

@@ -94,12 +94,19 @@ def test_a_title_only_preamble_s_lookup_stays_shallow(tmp_path: Path) -> None:
     with _index(tmp_path, (talk, other)) as c:
         limits: list[tuple[int, bool]] = []
         real = c.store.search_text
+        real_best = c.store.best_in_documents
 
         def recording(tq: Any, limit: int, **kw: Any) -> list[tuple[str, float]]:
             limits.append((limit, any(f.field == "id" for f in tq.filters)))
             return real(tq, limit=limit, **kw)
 
+        def best(tq: Any, docs: Any, per_document: int, **kw: Any) -> dict[str, list[str]]:
+            limits.append((per_document, True))
+            return real_best(tq, docs, per_document=per_document, **kw)
+
         c.store.search_text = recording  # type: ignore[method-assign]
-        c.search("pottery", mode="keyword", limit=1)
+        c.store.best_in_documents = best  # type: ignore[method-assign]
+        hits = c.search("pottery", mode="keyword", limit=1).hits
         lookups = [n for n, by_id in limits if by_id]
         assert lookups and all(n == 2 for n in lookups), limits
+        assert hits[0].kind != "preamble" and "pottery" in hits[0].snippet.lower()

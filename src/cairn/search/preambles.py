@@ -10,13 +10,13 @@ the preamble's place, held by its best other matching unit when it has one, so t
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from typing import Any
 
-from cairn.model import Filter, TextQuery, UnitFacts
+from cairn.model import TextQuery, UnitFacts
 
-KeywordSearch = Callable[[TextQuery, int], list[tuple[str, float]]]
-"""``(text query, limit) -> [(unit id, BM25)]`` best first (chat-turn context off)."""
+BestOf = Callable[[TextQuery, list[str]], dict[str, list[str]]]
+"""``(text query, document ids) -> document id -> its two best units`` for the query,
+best first (:meth:`cairn.store.keyword.KeywordIndex.best_in_documents`)."""
 FactsOf = Callable[[list[str]], dict[str, UnitFacts]]
 """Unit ids → their :class:`UnitFacts` (ids gone from the index are absent)."""
 
@@ -38,7 +38,7 @@ def settle_preambles(
     kw: Sequence[tuple[str, float]],
     tq: TextQuery,
     facts: dict[str, UnitFacts],
-    search: KeywordSearch,
+    best: BestOf,
     facts_of: FactsOf,
 ) -> list[tuple[str, float]]:
     """The keyword list with title-only preambles settled the same way at any depth,
@@ -52,7 +52,7 @@ def settle_preambles(
         kw: ``[(unit id, BM25)]`` best first, one try's list.
         tq: the query the list answers.
         facts: unit id → facts of the list's units; gains the units found beyond it.
-        search: the keyword search (asked for each document's best two units).
+        best: each document's best two units for a query.
         facts_of: reads units' facts.
     """
     best_other: dict[str, str] = {}
@@ -63,7 +63,7 @@ def settle_preambles(
     if tq.positive:
         pending = [(u, facts[u].document_id) for u, _ in kw if u in facts
                    and facts[u].title_only and facts[u].document_id not in best_other]
-        top, more = best_two(tq, [d for _, d in pending], search, facts_of)
+        top, more = best_two(tq, [d for _, d in pending], best, facts_of)
         for u, doc in pending:
             if doc in best_other:
                 continue
@@ -90,28 +90,10 @@ def settle_preambles(
 
 
 def best_two(
-    tq: TextQuery, docs: Sequence[str], search: KeywordSearch, facts_of: FactsOf
+    tq: TextQuery, docs: Sequence[str], best: BestOf, facts_of: FactsOf
 ) -> tuple[dict[str, list[str]], dict[str, UnitFacts]]:
     """Each document's two best units for ``tq`` (what ``tq`` with ``id:DOC`` lists
-    first) and the facts of the units read: one keyword search with ``id:`` naming every
-    document (a unit's score does not depend on the filter, so a document's units keep
-    their order), read deeper only while a document has fewer than two and the list was
-    full."""
-    docs = list(dict.fromkeys(docs))
-    if not docs:
-        return {}, {}
-    named = Filter("id", docs[0], any_of=tuple(docs[1:]))
-    inside = replace(tq, filters=(*tq.filters, named))
-    n = 2 * len(docs)
-    while True:
-        found = search(inside, n)
-        more = facts_of([k for k, _ in found])
-        top: dict[str, list[str]] = {d: [] for d in docs}
-        for k, _ in found:  # id:DOC names the document's units and a unit called DOC
-            owner = more[k].document_id if k in more else None
-            for d in dict.fromkeys((owner, k)):
-                if d in top and len(top[d]) < 2:
-                    top[d].append(k)
-        if len(found) < n or all(len(v) == 2 for v in top.values()):
-            return top, more
-        n *= 4
+    first: :meth:`cairn.store.keyword.KeywordIndex.best_in_documents`) and the facts of
+    those units."""
+    top = best(tq, list(dict.fromkeys(docs))) if docs else {}
+    return top, facts_of([k for units in top.values() for k in units])

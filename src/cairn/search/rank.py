@@ -222,8 +222,11 @@ class Ranker:
     ) -> list[tuple[str, float]]:
         """The keyword list with title-only preambles settled at any depth
         (:func:`cairn.search.preambles.settle_preambles`)."""
-        return settle_preambles(
-            kw, tq, facts, lambda q, n: self._keyword(q, n, turns=False), self.store.unit_facts)
+        def best(q: TextQuery, docs: list[str]) -> dict[str, list[str]]:
+            return self.store.best_in_documents(q, docs, per_document=2,
+                                                weights=self.config.weights)
+
+        return settle_preambles(kw, tq, facts, best, self.store.unit_facts)
 
     def _semantic(
         self, query: Query, tq: TextQuery, limit: int

@@ -40,6 +40,25 @@ class KeywordIndex(Protocol):
         """
         ...
 
+    def best_in_documents(
+        self,
+        query: TextQuery,
+        documents: Sequence[str],
+        *,
+        per_document: int,
+        weights: Mapping[str, float],
+    ) -> dict[str, list[str]]:
+        """Each named document's ``per_document`` best units for ``query`` (with
+        words), in the order :meth:`search_text` lists them: what ``query`` with
+        ``id:DOC`` lists first, for every ``DOC`` of ``documents`` at once (``id:DOC``
+        also names a unit whose id is ``DOC``). Every document is a key, ``[]`` when
+        none of its units match.
+
+        Raises:
+            StoreError: the backend failed.
+        """
+        ...
+
     def text_query_syntax(self, query: TextQuery) -> str | None:
         """The backend's rendering of ``query`` (for explanations), ``None`` when it
         has no positive term."""

@@ -138,7 +138,9 @@ class PostgresSearchMixin(SearchBase):
             f"SELECT id, title FROM units WHERE kind = 'heading' AND id IN ({q})", found))
         return [(u, str(rows[u])) for u in found if rows.get(u)]
 
-    def _one_filter(self, f: Filter, *, first_unit: bool = False) -> tuple[str, list[Any]]:
+    def _one_filter(
+        self, f: Filter, *, first_unit: bool = False, few: bool = False
+    ) -> tuple[str, list[Any]]:
         """The shared filters, with ``+word`` (a must-match term) as a ``tsquery``
         and the date filters as :meth:`_date_filter`."""
         from cairn.store.sql.datefn import TS_FIELDS
@@ -151,7 +153,7 @@ class PostgresSearchMixin(SearchBase):
             return (f"u.rowid IN (SELECT rowid FROM units_fts WHERE doc @@ {sql})", list(args))
         if f.field in TS_FIELDS:
             return self._date_filter(f)
-        return super()._one_filter(f, first_unit=first_unit)
+        return super()._one_filter(f, first_unit=first_unit, few=few)
 
     def _date_filter(self, f: Filter) -> tuple[str, list[Any]]:
         """A date filter (``scheduled:``, ``deadline:``, ``closed:``, ``ts:``,

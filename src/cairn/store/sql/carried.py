@@ -231,7 +231,21 @@ class CarriedMixin(SQLBase):
                 "SELECT unit_id FROM vocabulary WHERE key=? AND kind=? AND name=? AND value=?"
                 " AND unit_id IS NOT NULL ORDER BY source, ord LIMIT ?", (key, *item, carriers))]
             out.append((item, ids))
-            row = self.db.execute(  # the next value under the key: an index seek, not a scan
-                f"{_NAMED} AND (kind, name, value) > (?, ?, ?) ORDER BY kind, name, value"
-                " LIMIT 1", (key, *item)).fetchone()
+            row = self._next_named(key, item)
         return out
+
+    def _next_named(self, key: str, item: Carried) -> Any:
+        """The value after ``item`` under ``key`` in ``(kind, name, value)`` order, or
+        ``None``: at most three index seeks. A row value ``(kind, name, value) > (…)``
+        seeks on its first column only, then reads every row after it, here every
+        carrier of ``item`` (a TODO keyword on thousands of headings)."""
+        kind, name, value = item
+        for where, args in (
+            ("kind = ? AND name = ? AND value > ? ORDER BY value", (kind, name, value)),
+            ("kind = ? AND name > ? ORDER BY name, value", (kind, name)),
+            ("kind > ? ORDER BY kind, name, value", (kind,)),
+        ):
+            row = self.db.execute(f"{_NAMED} AND {where} LIMIT 1", (key, *args)).fetchone()
+            if row is not None:
+                return row
+        return None

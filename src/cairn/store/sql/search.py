@@ -8,7 +8,7 @@ each backend's own (FTS5 in :mod:`cairn.store.sqlite.fts`, ``tsvector`` in
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -76,15 +76,19 @@ class SearchBase(SQLBase):
 
     # --- filters ----------------------------------------------------------------------
     def _filter_sql(
-        self, filters: Sequence[Filter], *, first_unit: bool = False
+        self, filters: Sequence[Filter], *, first_unit: bool = False, few: bool = False
     ) -> tuple[list[str], list[Any]]:
+        """SQL conditions over ``u`` and ``d`` and their arguments, one per filter;
+        ``few``: they are checked on a few given units (a look-up per unit rather than
+        every unit a filter passes listed once)."""
         where: list[str] = []
         args: list[Any] = []
         for f in filters:
             first = first_unit and not f.negate
-            sql, a = self._one_filter(f, first_unit=first)
+            sql, a = self._one_filter(f, first_unit=first, few=few)
             if f.any_of:  # a list of values: any of them
-                alts = [self._one_filter(replace(f, value=x, any_of=()), first_unit=first)
+                alts = [self._one_filter(replace(f, value=x, any_of=()), first_unit=first,
+                                         few=few)
                         for x in f.any_of]
                 sql = "(" + " OR ".join([sql, *(s for s, _ in alts)]) + ")"
                 a = [*a, *(x for _, xs in alts for x in xs)]
@@ -93,7 +97,9 @@ class SearchBase(SQLBase):
             args.extend(a)
         return where, args
 
-    def _one_filter(self, f: Filter, *, first_unit: bool = False) -> tuple[str, list[Any]]:
+    def _one_filter(
+        self, f: Filter, *, first_unit: bool = False, few: bool = False
+    ) -> tuple[str, list[Any]]:
         v = f.value
         more = extra_filter(f)
         if more is not None:
@@ -106,11 +112,13 @@ class SearchBase(SQLBase):
             # Obsidian tag 7 written #7 (stored without its '#')
             low = v.casefold()
             bare = low.lstrip("#") or low
-            # the tagged units listed once (a few thousand tag rows), not a look-up per
-            # unit: a filter-only tag: search would otherwise visit every unit
+            # the tagged units listed once (every tag row read), not a look-up per
+            # unit: a filter-only tag: search would otherwise visit every unit; a few
+            # given units are looked up (by unit_tags_unit)
+            tagged = ("t.tag IN (?, ?) OR t.tag LIKE ? ESCAPE '\\' OR t.tag LIKE ? ESCAPE '\\'")
             return (
-                "u.rowid IN (SELECT t.unit_rowid FROM unit_tags t WHERE t.tag IN (?, ?) "
-                "OR t.tag LIKE ? ESCAPE '\\' OR t.tag LIKE ? ESCAPE '\\')",
+                f"EXISTS (SELECT 1 FROM unit_tags t WHERE t.unit_rowid = u.rowid AND ({tagged}))"
+                if few else f"u.rowid IN (SELECT t.unit_rowid FROM unit_tags t WHERE {tagged})",
                 [low, bare, _like_escape(low) + "/%", _like_escape(bare) + "/%"],
             )
         if f.field == "todo":
@@ -186,6 +194,42 @@ class SearchBase(SQLBase):
                     [v, v])
         raise QueryError(f"unknown filter field {f.field!r}")
 
+    def search_text(
+        self, query: TextQuery, *, limit: int, weights: Mapping[str, float],
+        whole_documents: bool = True,
+    ) -> list[tuple[str, float]]:
+        """The backend's keyword ranking (:meth:`cairn.store.keyword.KeywordIndex.search_text`)."""
+        raise NotImplementedError
+
+    def best_in_documents(
+        self, query: TextQuery, documents: Sequence[str], *, per_document: int,
+        weights: Mapping[str, float],
+    ) -> dict[str, list[str]]:
+        """See :meth:`cairn.store.keyword.KeywordIndex.best_in_documents`; here by
+        :meth:`search_text` with ``id:`` naming the documents (a unit's score does not
+        depend on the filter, so a document's units keep their order), ``per_document``
+        times as deep as the documents named; while that list comes back full, the
+        documents still short are asked again on their own: a full list gives one of
+        them all it needs, so each round settles a document or is the last."""
+        top: dict[str, list[str]] = {d: [] for d in dict.fromkeys(documents)}
+        owner: dict[str, str] = {}
+        short = list(top)
+        while short and per_document > 0:
+            named = Filter("id", short[0], any_of=tuple(short[1:]))
+            n = per_document * len(short)
+            found = self.search_text(replace(query, filters=(*query.filters, named)),
+                                     limit=n, weights=weights)
+            new = [k for k, _ in found if k not in owner]
+            owner.update((k, f.document_id) for k, f in self.unit_facts(new).items())
+            for k, _ in found:
+                for d in dict.fromkeys((owner.get(k), k)):
+                    if d in short and len(top[d]) < per_document and k not in top[d]:
+                        top[d].append(k)
+            if len(found) < n:
+                break
+            short = [d for d in short if len(top[d]) < per_document]
+        return top
+
     def _match_filter(self, term: Term) -> tuple[str, list[Any]]:
         """The condition of a ``+word`` filter: the unit's indexed text holds ``term``
         (searchable), in the backend's keyword index."""
@@ -197,7 +241,7 @@ class SearchBase(SQLBase):
         are not read."""
         if not unit_ids:
             return []
-        where, args = self._filter_sql(query.filters)
+        where, args = self._filter_sql(query.filters, few=True)
         if not query.alternates:
             where.append("u.alternate = 0")
         ok: set[str] = set()

@@ -9,12 +9,14 @@ FTS5 phrase; CJK bigrams are a phrase against the ``cjk`` column.
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from cairn.errors import QueryError, StoreError
-from cairn.model import Term, TextQuery
+from cairn.model import Filter, Term, TextQuery
 from cairn.store.sql.search import _BATCH, ROUNDS_ORDER, SearchBase
 from cairn.store.sqlite.match import fts_match, neg_match, required_match, term_expr
 
@@ -29,6 +31,23 @@ BM25 alone and filters those (:meth:`SearchMixin._top_then_filter`): a filter th
 passes many units then costs a few joins instead of one per match."""
 FILTER_FIRST_MIN = 128
 """... and at least this many rows."""
+_ROWID_IN = re.compile(r"\+?u\.rowid IN \(")
+
+
+def _weights(weights: Mapping[str, float]) -> list[float]:
+    """The six BM25 column weights of ``units_fts`` from ``[search] weights`` (the
+    ``cjk`` column weighs as ``body``)."""
+    w = [weights.get(k, 1.0) for k in ("title", "outline_path", "tags", "body")]
+    return [*w, weights.get("body", 1.0), weights.get("meta", META_WEIGHT)]
+
+
+def _on_fts_row(where: Sequence[str]) -> list[str]:
+    """Conditions naming units by rowid (``u.rowid IN (…)``) checked on the FTS row
+    ``f`` instead, before its BM25 and the joins, and kept from FTS5's planner (unary
+    ``+``): handed to FTS5 as a rowid constraint, the set is searched one rowid at a
+    time, each a new MATCH counting every posting of the query's words again for BM25
+    (the tagged units times the word's units)."""
+    return [_ROWID_IN.sub("+f.rowid IN (", x) for x in where]
 
 
 class SearchMixin(SearchBase):
@@ -131,13 +150,14 @@ class SearchMixin(SearchBase):
             match, query = folded
         else:
             match = fts_match(query)
+        # id: filters with words: the units they name are read first (see _named_units)
+        named = [f for f in query.filters if f.field == "id" and not f.negate] if match else []
+        rest = [f for f in query.filters if f.field != "id" or f.negate] if named else query.filters
         # a filter-only query: a document-level property match is one hit per document
-        where, args = self._filter_sql(query.filters, first_unit=match is None and whole_documents)
+        where, args = self._filter_sql(rest, first_unit=match is None and whole_documents)
         if not query.alternates:
             where.append("u.alternate = 0")
-        w = [weights.get(k, 1.0) for k in ("title", "outline_path", "tags", "body")]
-        w.append(weights.get("body", 1.0))
-        w.append(weights.get("meta", META_WEIGHT))
+        w = _weights(weights)
         if match is None:
             neg = neg_match(query)
             if neg is not None:
@@ -153,17 +173,21 @@ class SearchMixin(SearchBase):
             return self._top_by_rank(match, w, limit, query.alternates)
         else:
             # a filter naming its units by rowid (id:, tag:, +word: few units, as a
-            # rule) is checked on the FTS row, before its BM25 and the joins: ranking a
-            # document's units for id:DOC (a title-only preamble's document,
-            # Ranker._settle_preambles) then reads only that document's rows; other
+            # rule) is checked on the FTS row, before its BM25 and the joins; id:
+            # bounds the rows FTS5 reads to its units' range (_named_units); other
             # filters (format:, kind:, path: …) most often pass many units: the best
             # rows first
             listed = [x for x in where if "u.rowid IN (" in x]
-            if not listed:
+            if named:
+                only = self._named_units(named)
+                if only is None:
+                    return []
+                where, args = [*where, *only[0]], [*args, *only[1]]
+            elif not listed:
                 top = self._top_then_filter(match, w, where, args, limit)
                 if top is not None:
                     return top
-            where = [x.replace("u.rowid IN (", "f.rowid IN (") for x in where]
+            where = _on_fts_row(where)
             extra = (" AND " + " AND ".join(where)) if where else ""
             sql = (
                 "SELECT u.id, -bm25(units_fts, ?, ?, ?, ?, ?, ?) AS score FROM units_fts f "
@@ -175,6 +199,82 @@ class SearchMixin(SearchBase):
             return [(str(r[0]), float(r[1])) for r in self.db.execute(sql, params)]
         except sqlite3.Error as exc:
             raise StoreError(f"search failed: {exc}") from exc
+
+    def best_in_documents(
+        self, query: TextQuery, documents: Sequence[str], *, per_document: int,
+        weights: Mapping[str, float],
+    ) -> dict[str, list[str]]:
+        """See :meth:`cairn.store.keyword.KeywordIndex.best_in_documents`: one
+        statement, the documents' matching units ranked as :meth:`search_text` ranks
+        them (the same BM25) and numbered per document. Only the named documents' rows
+        are scored and joined; FTS5 seeks to their rowids' range.
+
+        Raises:
+            StoreError: the backend failed.
+        """
+        docs = list(dict.fromkeys(documents))
+        top: dict[str, list[str]] = {d: [] for d in docs}
+        folded = required_match(query)
+        match, query = folded if folded is not None else (fts_match(query), query)
+        if not docs or per_document < 1 or match is None:
+            return top
+        named = [f for f in query.filters if f.field == "id" and not f.negate]
+        only = self._named_units([*named, Filter("id", docs[0], any_of=tuple(docs[1:]))])
+        if only is None:
+            return top
+        rest = [f for f in query.filters if f.field != "id" or f.negate]
+        where, args = self._filter_sql(rest)
+        if not query.alternates:
+            where.append("u.alternate = 0")
+        where = _on_fts_row([*where, *only[0]])
+        sql = (
+            "WITH hit AS MATERIALIZED (SELECT f.rowid AS r, u.id AS id, u.document_id AS doc,"
+            " -bm25(units_fts, ?, ?, ?, ?, ?, ?) AS score FROM units_fts f"
+            " JOIN units u ON u.rowid = f.rowid JOIN documents d ON d.id = u.document_id"
+            " WHERE units_fts MATCH ?" + "".join(f" AND {x}" for x in where) + "),"
+            # id:DOC names DOC's units and a unit whose id is DOC
+            " named(k, id, score, r) AS (SELECT doc, id, score, r FROM hit"
+            " WHERE doc IN (SELECT value FROM json_each(?)) UNION ALL"
+            " SELECT id, id, score, r FROM hit WHERE id != doc"
+            " AND id IN (SELECT value FROM json_each(?)))"
+            " SELECT k, id FROM (SELECT k, id, row_number() OVER"
+            " (PARTITION BY k ORDER BY score DESC, r) AS n FROM named)"
+            " WHERE n <= ? ORDER BY k, n"
+        )
+        try:
+            names = json.dumps(docs)
+            rows = self.db.execute(sql, [*_weights(weights), match, *args, *only[1],
+                                         names, names, per_document])
+        except sqlite3.Error as exc:
+            raise StoreError(f"search failed: {exc}") from exc
+        for k, unit in rows:
+            top[str(k)].append(str(unit))
+        return top
+
+    def _named_units(self, named: Sequence[Filter]) -> tuple[list[str], list[Any]] | None:
+        """The units the ``id:`` filters ``named`` pass (each names units or documents;
+        all of them must hold) as conditions on the FTS row and their arguments: the
+        rowids' range, which FTS5 seeks to, and the rowids themselves, checked per row
+        in that range; ``None`` when no unit passes.
+
+        The rowids are read first through the indexes on ``id`` and ``document_id``:
+        as a subquery the set would be handed to FTS5 one rowid at a time (each a new
+        MATCH, counting the query's postings again for BM25) or, for several values,
+        tested on every matching row once per value."""
+        passed: set[int] | None = None
+        for f in named:
+            names = json.dumps(list(f.values))
+            got = {int(r[0]) for r in self.db.execute(
+                "SELECT rowid FROM units WHERE id IN (SELECT value FROM json_each(?1)) UNION "
+                "SELECT rowid FROM units WHERE document_id IN (SELECT value FROM json_each(?1))",
+                (names,))}
+            passed = got if passed is None else passed & got
+        if not passed:
+            return None
+        return (
+            ["f.rowid BETWEEN ? AND ?", "+f.rowid IN (SELECT value FROM json_each(?))"],
+            [min(passed), max(passed), json.dumps(sorted(passed))],
+        )
 
     def text_query_syntax(self, query: TextQuery) -> str | None:
         """The backend's rendering of ``query`` (here the FTS5 MATCH expression), for

@@ -35,6 +35,7 @@ Usage::
     python bench/locomo.py --split dev
     python bench/locomo.py --split test --modes keyword,hybrid --json
     python bench/locomo.py --conversations 30 --variants chat --mcp 0
+    python bench/locomo.py --split dev --modes hybrid --mcp 0 --misses /tmp/misses.jsonl
 """
 
 from __future__ import annotations
@@ -319,8 +320,10 @@ def summarise(t: Tally) -> dict[str, Any]:
 
 
 def run_chat(conv: Locomo, work: Path, modes: Sequence[str], tallies: dict[str, Tally],
-             mcp_sample: int) -> dict[str, Any]:
-    """Index the sessions as chats and ask every question in each mode."""
+             mcp_sample: int, misses: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Index the sessions as chats and ask every question in each mode; ``misses``
+    gains a :func:`miss` record for every question of categories 1–4 whose evidence
+    turns are not all among the first 10."""
     from cairn.app import Cairn
     from cairn.config import load_config
 
@@ -341,10 +344,37 @@ def run_chat(conv: Locomo, work: Path, modes: Sequence[str], tallies: dict[str, 
                 res = cairn.search(q.text, mode=mode, limit=max(KS))
                 ms = (time.perf_counter() - t1) * 1000
                 sess = [_session_of_path(h.path) for h in res.hits]
-                tallies[f"chat {mode}"].add(q, [turns.get(h.unit_id) for h in res.hits], sess, ms)
+                dias = [turns.get(h.unit_id) for h in res.hits]
+                tallies[f"chat {mode}"].add(q, dias, sess, ms)
+                if (misses is not None and q.category in CATEGORIES
+                        and not set(q.evidence) <= set(dias)):
+                    deep = cairn.search(q.text, mode=mode, limit=MISS_DEPTH)
+                    misses.append(miss(conv, mode, q, [turns.get(h.unit_id) for h in deep.hits]))
         if mcp_sample:
             info["mcp"] = mcp_check(cairn, conv, modes[-1], mcp_sample)
     return info
+
+
+MISS_DEPTH = 50
+"""How deep a missed question's results are read for its evidence turns' ranks."""
+
+
+def miss(conv: Locomo, mode: str, q: Question, dias: Sequence[str | None]) -> dict[str, Any]:
+    """One missed question as a JSON-ready record: its evidence turns (speaker, text and
+    1-based rank among the first :data:`MISS_DEPTH` results, ``None``: not there) and
+    the first 10 results' turns."""
+    text = {t.dia: t for s in conv.sessions for t in s.turns}
+
+    def turn(d: str | None) -> dict[str, Any]:
+        t = text.get(d or "")
+        return {"dia": d, "speaker": t.speaker if t else None,
+                "text": turn_text(t) if t else None}
+
+    return {"conversation": conv.number, "mode": mode, "category": CATEGORIES[q.category],
+            "question": q.text,
+            "evidence": [turn(d) | {"rank": dias.index(d) + 1 if d in dias else None}
+                         for d in q.evidence],
+            "top10": [turn(d) for d in dias[:10]]}
 
 
 def _session_of_path(path: str) -> int:
@@ -449,6 +479,9 @@ def main(argv: Iterable[str] | None = None) -> int:
                     help="questions asked over MCP per conversation (0: none)")
     ap.add_argument("--work", type=Path, default=None, help="work folder (kept)")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
+    ap.add_argument("--misses", type=Path, default=None, metavar="FILE",
+                    help="write every chat question of categories 1-4 missing an evidence "
+                         "turn from its first 10 to FILE, one JSON object a line")
     args = ap.parse_args(list(argv) if argv is not None else None)
     numbers = ([int(x) for x in args.conversations.split(",") if x.strip()]
                if args.conversations else list(SPLITS[args.split]))
@@ -458,6 +491,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     per_conv: dict[int, dict[str, Tally]] = {}
     info: dict[str, Any] = {}
+    missed: list[dict[str, Any]] | None = [] if args.misses else None
     try:
         for n in numbers:
             conv = load(n, args.data)
@@ -467,12 +501,15 @@ def main(argv: Iterable[str] | None = None) -> int:
             tallies = per_conv[n] = defaultdict(Tally)
             run_baseline(conv, tallies)
             if "chat" in variants:
-                info[f"chat {n}"] = run_chat(conv, work, modes, tallies, args.mcp)
+                info[f"chat {n}"] = run_chat(conv, work, modes, tallies, args.mcp, missed)
             if "memory" in variants:
                 info[f"memory {n}"] = run_memory(conv, work, modes, tallies)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
+    if args.misses and missed is not None:
+        args.misses.write_text("".join(json.dumps(m, ensure_ascii=False) + "\n"
+                                       for m in missed), encoding="utf-8")
     order = ["bm25 turns"] + [f"{v} {m}" for v in ("chat", "memory") for m in modes]
     groups = {"all": numbers}
     for split in ("dev", "test"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,9 @@ from _sessions import chat_session
 
 from cairn.app import Cairn
 from cairn.config import load_config
-from cairn.search.speakers import SPEAKER_BOOST
+from cairn.search.fusion import Fused
+from cairn.search.query import parse_query
+from cairn.search.speakers import SPEAKER_BOOST, boost_speakers
 
 pytestmark = pytest.mark.embed  # hybrid needs vectors: the shipped model embeds
 
@@ -66,3 +69,29 @@ def test_a_role_names_no_one(tmp_path: Path) -> None:
         assert res.hits
         assert not any(k.startswith("matched speaker")
                        for h in res.hits for k in h.explain["summands"])
+
+
+
+@pytest.mark.parametrize("position", [3, 55])
+def test_a_looked_up_turn_gains_its_speaker_wherever_it_is_ranked(
+    tmp_path: Path, position: int
+) -> None:
+    # rank_turns looks up the first 50 results and the turns answering a question among
+    # them, which may rank lower: every looked-up turn whose speaker the query names gains
+    with _index(tmp_path) as c:
+        con = sqlite3.connect(tmp_path / "i.db")
+        try:
+            (melanie,) = con.execute(
+                "SELECT id FROM units WHERE kind = 'message' AND title LIKE 'Melanie%' "
+                "ORDER BY ordinal LIMIT 1").fetchone()
+        finally:
+            con.close()
+        turns = c.store.hit_units([melanie])
+    keys = [f"other{i}" for i in range(60)]
+    keys[position] = melanie
+    fused = [Fused(k, 1.0 - i / 100, {"rrf": 1.0 - i / 100}, {}, {}) for i, k in enumerate(keys)]
+    tq = parse_query("When did Melanie go camping?").for_store()
+    out = {f.key: f for f in boost_speakers(tq, fused, turns)}
+    assert out[melanie].summands["matched speaker Melanie"] == pytest.approx(SPEAKER_BOOST)
+    assert all(not any(k.startswith("matched") for k in f.summands)
+               for key, f in out.items() if key != melanie)

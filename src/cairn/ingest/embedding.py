@@ -19,6 +19,7 @@ vector yet are found by keywords only.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -51,13 +52,53 @@ EmbedReport = EmbedStep
 """What one embedding pass did (:class:`cairn.model.EmbedStep`)."""
 
 
+CONTEXT_CHARS = 300
+"""At most this much of the turn before a chat message is embedded with it (its end,
+where a question usually is)."""
+EMBED_TEXT_VERSION = "turn-context:1"
+"""Part of the chunking signature: a change to what is embedded re-chunks every unit
+(unchanged texts keep their vectors by hash)."""
+
+
 def unit_prefix(unit: ChunkSource) -> str:
     """The metadata prefix of a unit (document title, outline path with the unit's own
-    title, tags): what is embedded before each of its chunks' windows."""
+    title, tags): what is embedded before each of its chunks' windows. A chat message's
+    prefix ends with the turn before it (:func:`turn_context`)."""
     outline = unit.outline_path
     if unit.title and (not outline or outline[-1] != unit.title):
         outline = (*outline, unit.title)
-    return metadata_prefix(unit.doc_title, outline, unit.tags)
+    prefix = metadata_prefix(unit.doc_title, outline, unit.tags)
+    return prefix + turn_context(unit) if unit.kind == "message" else prefix
+
+
+def turn_context(unit: ChunkSource) -> str:
+    """What is embedded between a chat message's metadata line and its text: the turn
+    before it as ``"Speaker: text"`` (its last :data:`CONTEXT_CHARS` characters, from a
+    word start) on its own line, then the message's own speaker, ``"Speaker: "``. A
+    turn of a conversation is short and often answers the one before it ("5 years
+    already!" answers "How long have you been married?"), so its meaning is embedded
+    with that question; a link or image in it keeps only its text. The speaker is the
+    title before ``" · "`` (``"Caroline · 2023-05-08 13:56"`` → ``Caroline``); ``""``
+    for a message with neither."""
+    out = ""
+    before = " ".join(_LINK.sub(r"\1", unit.before_body).split())
+    if before:
+        if len(before) > CONTEXT_CHARS:
+            cut = before[-CONTEXT_CHARS:]
+            before = cut.split(" ", 1)[1] if " " in cut else cut
+        who = _speaker(unit.before_title)
+        out = f"{who}: {before}\n" if who else before + "\n"
+    who = _speaker(unit.title)
+    return out + (f"{who}: " if who else "")
+
+
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*\)")
+"""A Markdown link or image: its text is kept, its address (no meaning, many tokens)
+dropped."""
+
+
+def _speaker(title: str) -> str:
+    return title.split(" · ", 1)[0].strip()
 
 
 def chunk_unit(unit: ChunkSource, config: ChunkConfig) -> tuple[str, list[TextChunk], list[str]]:
@@ -87,7 +128,7 @@ def chunk_pending(
     chunks, chunks)``; blank units get none and are looked at again on the next pass.
     """
     vs: VectorIndex = store.vectors
-    sig = config.signature()
+    sig = f"{config.signature()}+{EMBED_TEXT_VERSION}"
     if vs.chunker_signature() != sig:
         with store.transaction():
             vs.reset_chunks(sig)

@@ -205,7 +205,8 @@ class ChunkSource:
     """A unit as the chunker and the embedded-text prefix see it.
 
     ``tags`` are own then inherited tags (no repeats); ``doc_type`` picks the chunk
-    profile.
+    profile. ``before_title`` / ``before_body``: of a chat message, the title and body
+    of the message just before it in its conversation (``""``: none, or not a message).
     """
 
     unit_id: str
@@ -216,6 +217,8 @@ class ChunkSource:
     tags: tuple[str, ...]
     doc_title: str
     doc_type: str | None = None
+    before_title: str = ""
+    before_body: str = ""
 
 
 @dataclass(frozen=True, slots=True)

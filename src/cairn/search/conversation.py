@@ -17,6 +17,9 @@ passed the query's filters — so a turn whose question is not a candidate gains
 Notes, other units and messages without a time are left as they are; a list without a
 dated chat message is returned as it came.
 
+A question that asks for a list then has its results spread over conversations
+(:mod:`cairn.search.lists`).
+
 The keyword list weighs a turn's neighbours and its speaker as well
 (:mod:`cairn.search.turns`), inside its BM25 score; ``--explain`` shows those as the
 parts of the keyword score (``keyword.parts``), not as summands.
@@ -30,6 +33,7 @@ from collections.abc import Mapping, Sequence
 
 from cairn.model import TextQuery, UnitFacts
 from cairn.search.fusion import Fused, make_distinct
+from cairn.search.lists import asks_for_list, spread_conversations
 from cairn.search.speakers import DEPTH, boost_speakers
 from cairn.store import Store
 
@@ -43,12 +47,16 @@ _ASKS = re.compile(r"\?(?=[\s\"'\u201d\u2019)\]]|$)")
 
 
 def rank_turns(
-    store: Store, tq: TextQuery, fused: Sequence[Fused], facts: Mapping[str, UnitFacts]
+    store: Store, tq: TextQuery, fused: Sequence[Fused], facts: Mapping[str, UnitFacts],
+    question: str = "",
 ) -> list[Fused]:
     """``fused`` (best first, unit ids as keys) with the speaker summand
-    (:func:`cairn.search.speakers.boost_speakers`) and the ``context previous turn``
-    summand of the module docstring, best first; the same list when no candidate is a
-    dated chat message. ``facts``: unit facts of the fused units. Raises what the store
+    (:func:`cairn.search.speakers.boost_speakers`), the ``context previous turn``
+    summand of the module docstring and, for a question asking for a list, the
+    ``spread conversation`` summand (:func:`cairn.search.lists.spread_conversations`),
+    best first; the same list when no candidate is a dated chat message. ``facts``:
+    unit facts of the fused units; ``question``: the query as typed (whether it asks
+    for a list is read from all its words, stopwords too). Raises what the store
     raises.
 
     A question gives its share only from among the first :data:`DEPTH` candidates, so
@@ -72,13 +80,16 @@ def rank_turns(
         if (asked is not None and answer is not None and asked.kind == "message"
                 and answer.kind == "message" and _ASKS.search(asked.body)):
             gains[a] = PREVIOUS_WEIGHT * score[q]
-    if not gains:
-        return fused
-    out: list[Fused] = []
-    for f in fused:
-        if f.key in gains:
-            summands = {k: v for k, v in f.summands.items() if k != "order"}
-            summands["context previous turn"] = gains[f.key]
-            f = Fused(f.key, math.fsum(summands.values()), summands, f.ranks, f.raw)
-        out.append(f)
-    return make_distinct(out)
+    if gains:
+        out: list[Fused] = []
+        for f in fused:
+            if f.key in gains:
+                summands = {k: v for k, v in f.summands.items() if k != "order"}
+                summands["context previous turn"] = gains[f.key]
+                f = Fused(f.key, math.fsum(summands.values()), summands, f.ranks, f.raw)
+            out.append(f)
+        fused = make_distinct(out)
+    if asks_for_list(question):
+        fused = spread_conversations(fused, {
+            u: t.document_id for u, t in turns.items() if t.kind == "message"})
+    return fused

@@ -324,7 +324,8 @@ class Ranker:
                 unlistable={"semantic": self._unembedded(kw_kept, dense, qvec)},
                 relative=self.fusion.relative,
             )
-        fused = rank_turns(self.store, tq, fused, facts)  # speakers; a question answered
+        # speakers; a question answered; a list spread over conversations
+        fused = rank_turns(self.store, tq, fused, facts, query.text)
         if self.fusion.method != "linear":
             fused = add_coverage(self.store, tq.positive, fused, self.fusion.coverage, facts)
             fused = add_document_score(fused, facts, self.fusion.document, self.fusion.weights)

@@ -18,8 +18,14 @@ from cairn.store.sql.waiting import CHUNKABLE
 
 _SOURCE_COLS = (
     "u.id, u.kind, u.title, u.outline_path, u.body, u.tags, u.inherited_tags, "
-    "d.title AS doc_title, d.type AS doc_type"
+    "d.title AS doc_title, d.type AS doc_type, p.title AS before_title, "
+    "p.body AS before_body"
 )
+_BEFORE = (
+    " LEFT JOIN units p ON u.kind = 'message' AND p.document_id = u.document_id "
+    "AND p.ordinal = u.ordinal - 1 AND p.kind = 'message' "
+)
+"""Joins a chat message's previous turn (``p``) for :data:`_SOURCE_COLS`."""
 _CHUNK_COLS = (
     "c.unit_id, c.ordinal, c.start, c.end, c.window_start, c.window_end, c.tokens, "
     "c.profile, c.hash"
@@ -39,6 +45,8 @@ def _source(r: Sequence[object]) -> ChunkSource:
         tags=tuple(dict.fromkeys([*own, *inherited])),
         doc_title=str(r[7] or ""),
         doc_type=None if r[8] is None else str(r[8]),
+        before_title=str(r[9] or ""),
+        before_body=str(r[10] or ""),
     )
 
 
@@ -98,8 +106,8 @@ class ChunkRows:
         # the units without chunks are found on the narrow index of unit ids, and only
         # those rows are read (scanning every unit row costs more on a large index)
         sql = (
-            f"SELECT {_SOURCE_COLS} FROM units u JOIN documents d ON d.id = u.document_id "
-            "WHERE u.id IN (SELECT x.id FROM units x WHERE NOT EXISTS "
+            f"SELECT {_SOURCE_COLS} FROM units u JOIN documents d ON d.id = u.document_id"
+            + _BEFORE + "WHERE u.id IN (SELECT x.id FROM units x WHERE NOT EXISTS "
             "(SELECT 1 FROM chunks c WHERE c.unit_id = x.id)) AND " + CHUNKABLE
         )
         if document_ids is None:
@@ -152,8 +160,9 @@ class ChunkRows:
         text is the unit's prefix and ``body[window_start:window_end]``)."""
         rows = self.db.execute(
             f"SELECT {_CHUNK_COLS}, {_SOURCE_COLS} FROM chunks c "
-            "JOIN units u ON u.id = c.unit_id JOIN documents d ON d.id = u.document_id "
-            "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.space = ? AND e.hash = c.hash) "
+            "JOIN units u ON u.id = c.unit_id JOIN documents d ON d.id = u.document_id"
+            + _BEFORE
+            + "WHERE NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.space = ? AND e.hash = c.hash) "
             "ORDER BY c.id",
             (space,),
         ).fetchall()

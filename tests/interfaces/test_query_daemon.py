@@ -151,8 +151,6 @@ def test_no_daemon_is_started_when_it_is_turned_off(index: Path, tmp_path: Path)
         done = _cli(index, "search", "compost", "--json", env={**env, **off})
         assert done.returncode == 0, done.stderr
         assert _daemon_pids(index) == [], off  # the CLI starts it before it exits
-    keyword = _cli(index, "search", "compost", "--mode", "keyword", env=env)
-    assert keyword.returncode == 0 and _daemon_pids(index) == []
     config_file = tmp_path / "cairn.toml"
     config_file.write_text("[daemon]\nidle_minutes = 0\n", encoding="utf-8")
     done = _cli(index, "--config", str(config_file), "search", "compost", env=env)
@@ -160,6 +158,34 @@ def test_no_daemon_is_started_when_it_is_turned_off(index: Path, tmp_path: Path)
     assert not daemon.enabled(load_config(db=index, config_file=config_file), env)
     assert not daemon.enabled(load_config(db=index, env={"CAIRN_EMBED": "none"}), {})
     assert daemon.enabled(load_config(db=index, env={"CAIRN_EMBED": "static"}), {})
+
+
+def _cmdline(pid: int) -> list[bytes]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+
+
+@pytest.mark.slow  # a real daemon and four cairn processes
+def test_a_keyword_search_starts_a_daemon_that_loads_the_model_when_asked(
+    index: Path, tmp_path: Path
+) -> None:
+    """A keyword search starts a daemon too, without the model: the next keyword search
+    is answered by it, and a hybrid search it answers has a local search's hits and
+    scores (the model loaded on that first need)."""
+    env = _env(tmp_path)
+    keyword = _cli(index, "search", "compost", "--mode", "keyword", "--json", env=env)
+    assert keyword.returncode == 0, keyword.stderr
+    _wait("the daemon's advert", lambda: _daemon_advert(index) is not None)
+    (pid,) = _daemon_pids(index)
+    assert b"--no-warm-up" in _cmdline(pid)
+    again = _cli(index, "search", "compost", "--mode", "keyword", "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    assert _hits(again.stdout) == _hits(keyword.stdout)
+    hybrid = _cli(index, "search", "turn the pile", "--json", env=env)
+    local = _cli(index, "search", "turn the pile", "--json",
+                 env={**env, "CAIRN_NO_WARM": "1"})
+    assert hybrid.returncode == 0 and local.returncode == 0, hybrid.stderr + local.stderr
+    assert _hits(hybrid.stdout) == _hits(local.stdout)
+    assert _daemon_pids(index) == [pid]  # the same daemon, not a second one
 
 
 def test_the_daemon_exits_after_its_quiet_period_and_runs_once_per_index(

@@ -2,12 +2,14 @@
 model warm.
 
 A new ``cairn search`` process that needs the embedding model (semantic or hybrid)
-spends most of a second loading it. When no ``cairn serve`` / ``mcp`` / ``watch``
-answers for the index and settings (:mod:`cairn.serving.warm`), the CLI searches
-locally as before and then starts this daemon (:func:`spawn`), detached, in a session
-of its own; the daemon opens the index, loads the model and the vector matrix, and
-answers the next searches over the warm-model socket (same protocol, same adverts,
-kind ``daemon``). The first search never waits for it.
+spends most of a second loading it, and even a keyword search spends most of its CPU
+importing. When no ``cairn serve`` / ``mcp`` / ``watch`` answers for the index and
+settings (:mod:`cairn.serving.warm`), the CLI searches locally as before and then
+starts this daemon (:func:`spawn`), detached, in a session of its own; the daemon opens
+the index, loads the model and the vector matrix (started by a keyword search: on the
+first search that needs them, ``--no-warm-up``), and answers the next searches over the
+warm-model socket (same protocol, same adverts, kind ``daemon``). The first search
+never waits for it.
 
 * **One per index and settings**: the daemon holds an exclusive lock
   (``daemon-<settings hash>.lock`` in the per-user socket folder) for as long as it
@@ -101,13 +103,16 @@ def _failed_lately(marker: Path, config: Config) -> bool:
     return age < idle_minutes(config) * 60.0
 
 
-def spawn(config: Config, module: str = "cairn.serving.daemon") -> int | None:
+def spawn(config: Config, module: str = "cairn.serving.daemon", *,
+          warm_up: bool = True) -> int | None:
     """Start a daemon for ``config`` in the background (it exits at once when one runs).
 
     Args:
         config: the index and settings it answers for.
         module: the module run with ``python -m`` (its ``main`` calls :func:`main`,
             maybe with a handler of thin clients).
+        warm_up: load the embedding model at start (``False``: on the first search
+            that needs it; a keyword search starts such a daemon).
 
     Returns:
         The new process's id, or ``None`` when it could not be started (never raises:
@@ -123,6 +128,8 @@ def spawn(config: Config, module: str = "cairn.serving.daemon") -> int | None:
                 "--db", str(config.db_path.resolve())]
         if config.config_file is not None:
             argv += ["--config", str(config.config_file.resolve())]
+        if not warm_up:
+            argv.append("--no-warm-up")
         with open(log, "ab") as err:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                     stderr=err, cwd="/", start_new_session=True,
@@ -184,9 +191,12 @@ def _inode(path: Path) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def serve(db: Path, config_file: Path | None, handler: warm.Handler | None = None) -> int:
+def serve(db: Path, config_file: Path | None, handler: warm.Handler | None = None, *,
+          warm_up: bool = True) -> int:
     """The daemon's life: lock, open the index, load the model, answer until the quiet
-    period ends (see the module docstring); ``handler`` answers thin clients.
+    period ends (see the module docstring); ``handler`` answers thin clients;
+    ``warm_up=False`` (a daemon a keyword search started) loads the model only when a
+    search needs it.
 
     Returns:
         0 (stopped, idle, or another daemon already runs), 1 when the index cannot be
@@ -218,7 +228,7 @@ def serve(db: Path, config_file: Path | None, handler: warm.Handler | None = Non
         lock.close()
         return 0  # another daemon answers for this index and these settings
     try:
-        code = _answer_until_quiet(config, handler)
+        code = _answer_until_quiet(config, handler, warm_up)
         if code:
             failed.touch()  # the next searches start none for a while
         else:
@@ -228,7 +238,7 @@ def serve(db: Path, config_file: Path | None, handler: warm.Handler | None = Non
         lock.close()
 
 
-def _answer_until_quiet(config: Config, handler: warm.Handler | None) -> int:
+def _answer_until_quiet(config: Config, handler: warm.Handler | None, warm_up: bool) -> int:
     from cairn.app import Cairn
     from cairn.errors import CairnError
 
@@ -239,7 +249,7 @@ def _answer_until_quiet(config: Config, handler: warm.Handler | None) -> int:
         print(f"cairn daemon: {exc}", file=sys.stderr)
         return 1
     inode = _inode(config.db_path)
-    with cairn, warm.advertise(cairn, "daemon", handler=handler) as server:
+    with cairn, warm.advertise(cairn, "daemon", handler=handler, warm_up=warm_up) as server:
         if server is None:
             return 1
         while not server.stop_asked.wait(TICK):
@@ -251,14 +261,17 @@ def _answer_until_quiet(config: Config, handler: warm.Handler | None) -> int:
 
 
 def main(argv: list[str] | None = None, handler: warm.Handler | None = None) -> int:
-    """``python -m cairn.serving.daemon --db FILE [--config FILE]``; ``handler``
+    """``python -m cairn.serving.daemon --db FILE [--config FILE] [--no-warm-up]``; ``handler``
     answers thin clients (see :func:`serve`)."""
     args = list(sys.argv[1:] if argv is None else argv)
     db: Path | None = None
     config_file: Path | None = None
+    warm_up = True
     while args:
         name = args.pop(0)
-        if name in ("--db", "--config") and args:
+        if name == "--no-warm-up":
+            warm_up = False
+        elif name in ("--db", "--config") and args:
             value = Path(args.pop(0))
             db, config_file = (value, config_file) if name == "--db" else (db, value)
         else:
@@ -268,7 +281,7 @@ def main(argv: list[str] | None = None, handler: warm.Handler | None = None) -> 
         print("cairn daemon: --db is required", file=sys.stderr)
         return 2
     with contextlib.suppress(KeyboardInterrupt):
-        return serve(db, config_file, handler)
+        return serve(db, config_file, handler, warm_up=warm_up)
     return 0
 
 

@@ -15,12 +15,12 @@ daemon advertised for the same index and settings (:mod:`cairn.serving.warm`), w
 model and index are already open; its answer (a :class:`._hits.Found`) is printed by
 the same code as a local one. Keyword searches too: the CLI's side of a warm answer (no
 store, no search service) costs less CPU than a local keyword search
-(``bench/startup.py``). When none answers, the search runs locally, and one that may
-need the model (any mode but ``keyword``) then starts the per-user query daemon
-(:mod:`cairn.serving.daemon`, with :mod:`._answer` for thin clients) for the next ones
-(``CAIRN_DAEMON=0`` does not). A keyword search starts none: a local one costs a
-fraction of a second, and a daemon would hold the model's memory for a command that
-never loads it; it uses one that runs.
+(``bench/startup.py``). When none answers, the search runs locally and then starts the
+per-user query daemon (:mod:`cairn.serving.daemon`, with :mod:`._answer` for thin
+clients) for the next ones (``CAIRN_DAEMON=0`` does not). One a keyword search starts
+loads the model only when a search needs it, so a user who only searches by keywords
+never holds the model's memory; one a semantic or hybrid search starts loads it at
+once.
 ``CAIRN_NO_WARM=1`` always searches locally.
 """
 
@@ -88,8 +88,8 @@ def fast_search(argv: Sequence[str]) -> int | None:
                                fields=columns)
         code = run_search(opener, db, request, as_json=as_json, files=args.files, fmt=fmt,
                           fields=columns)
-        if code == 0 and cold and request.mode != "keyword":
-            _start_daemon(cold[0])
+        if code == 0 and cold:
+            _start_daemon(cold[0], warm_up=request.mode != "keyword")
         return code
     except BrokenPipeError:  # `cairn search x | head`
         sys.stderr.close()
@@ -104,16 +104,19 @@ def fast_search(argv: Sequence[str]) -> int | None:
         return failed
 
 
-def _start_daemon(cairn: Cairn) -> None:
+def _start_daemon(cairn: Cairn, *, warm_up: bool) -> None:
     """Start the query daemon for the next searches on ``cairn``'s index, when allowed
-    (:func:`cairn.serving.daemon.enabled`); never raises, prints nothing."""
+    (:func:`cairn.serving.daemon.enabled`), loading the model at start when
+    ``warm_up`` (else on the first search that needs it); never raises, prints
+    nothing."""
     if os.environ.get("CAIRN_NO_WARM"):
         return
     from cairn.serving import daemon
 
     try:
         if daemon.enabled(cairn.config):
-            daemon.spawn(cairn.config, module="cairn.interfaces.cli._answer")
+            daemon.spawn(cairn.config, module="cairn.interfaces.cli._answer",
+                         warm_up=warm_up)
     except (OSError, ValueError, TypeError):
         return
 

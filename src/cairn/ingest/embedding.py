@@ -75,6 +75,10 @@ def chunk_unit(unit: ChunkSource, config: ChunkConfig) -> tuple[str, list[TextCh
     return name, chunks, [prefix + c.window for c in chunks]
 
 
+UNIT_PAGE = 500
+"""Units whose text :func:`chunk_pending` holds at once."""
+
+
 def chunk_pending(
     store: Store,
     config: ChunkConfig,
@@ -92,33 +96,43 @@ def chunk_pending(
         with store.transaction():
             vs.reset_chunks(sig)
         document_ids = None
-    units = vs.units_without_chunks(document_ids)
+    # the units are read a page at a time: memory holds one page of text, not the index
+    rowids = vs.unchunked_rowids(document_ids)
+    total = len(rowids)
     n_units = n_chunks = 0
     batch: list[Chunk] = []
-    for i, unit in enumerate(units, start=1):
-        name, chunks, texts = chunk_unit(unit, config)
-        for c, t in zip(chunks, texts, strict=True):
-            batch.append(
-                Chunk(
-                    c.unit_id,
-                    c.ordinal,
-                    c.start,
-                    c.end,
-                    c.window_start,
-                    c.window_end,
-                    c.tokens or count_tokens(t),
-                    name,
-                    content_hash(t),
+    i = 0
+    for start in range(0, total, UNIT_PAGE):
+        for unit in vs.chunk_sources(rowids[start : start + UNIT_PAGE]):
+            i += 1
+            name, chunks, texts = chunk_unit(unit, config)
+            for c, t in zip(chunks, texts, strict=True):
+                batch.append(
+                    Chunk(
+                        c.unit_id,
+                        c.ordinal,
+                        c.start,
+                        c.end,
+                        c.window_start,
+                        c.window_end,
+                        c.tokens or count_tokens(t),
+                        name,
+                        content_hash(t),
+                    )
                 )
-            )
-        n_units += 1 if chunks else 0
-        n_chunks += len(chunks)
-        if len(batch) >= 2000 or i == len(units):
-            with store.transaction():
-                vs.add_chunks(batch)
-            batch = []
-        if progress and (i % 200 == 0 or i == len(units)):
-            progress(i, len(units), "chunk")
+            n_units += 1 if chunks else 0
+            n_chunks += len(chunks)
+            if len(batch) >= 2000:
+                with store.transaction():
+                    vs.add_chunks(batch)
+                batch = []
+            if progress and i % 200 == 0:
+                progress(i, total, "chunk")
+    if batch:
+        with store.transaction():
+            vs.add_chunks(batch)
+    if progress and i % 200:
+        progress(i, total, "chunk")
     return n_units, n_chunks
 
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
@@ -80,6 +81,16 @@ class VectorIndex(Protocol):
 
     def units_without_chunks(self, document_ids: Sequence[str] | None = None) -> list[ChunkSource]:
         """Units that get chunks but have none yet (optionally only of ``document_ids``)."""
+        ...
+
+    def unchunked_rowids(self, document_ids: Sequence[str] | None = None) -> array[int]:
+        """Row ids of the units that get chunks but have none yet (optionally only of
+        ``document_ids``), in index order (their text stays in the index)."""
+        ...
+
+    def chunk_sources(self, rowids: Sequence[int]) -> list[ChunkSource]:
+        """The units of ``rowids`` as the chunker reads them, in that order (a deleted
+        one left out); a page at a time."""
         ...
 
     def add_chunks(self, chunks: Iterable[Chunk]) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from array import array
 from collections.abc import Iterable, Sequence
 
 from cairn.model import Chunk, ChunkSource
@@ -20,6 +21,9 @@ _SOURCE_COLS = (
     "u.id, u.kind, u.title, u.outline_path, u.body, u.tags, u.inherited_tags, "
     "d.title AS doc_title, d.type AS doc_type"
 )
+PAGE = 500
+"""Units read at once by :meth:`ChunkRows.chunk_sources` (their text is held until
+they are chunked)."""
 _CHUNK_COLS = (
     "c.unit_id, c.ordinal, c.start, c.end, c.window_start, c.window_end, c.tokens, "
     "c.profile, c.hash"
@@ -94,28 +98,53 @@ class ChunkRows:
 
     def units_without_chunks(self, document_ids: Sequence[str] | None = None) -> list[ChunkSource]:
         """Units that get chunks but have none yet (optionally only of ``document_ids``),
-        in index order."""
+        in index order. Holds every such unit's text at once: a large index reads them a
+        page at a time (:meth:`unchunked_rowids`, :meth:`chunk_sources`)."""
+        rowids = self.unchunked_rowids(document_ids)
+        return [
+            u for i in range(0, len(rowids), PAGE) for u in self.chunk_sources(rowids[i : i + PAGE])
+        ]
+
+    def unchunked_rowids(self, document_ids: Sequence[str] | None = None) -> array[int]:
+        """The row ids of the units that get chunks but have none yet (optionally only of
+        ``document_ids``), in index order: 8 bytes a unit, their text left in the index
+        until :meth:`chunk_sources` reads a page of it."""
         # the units without chunks are found on the narrow index of unit ids, and only
         # those rows are read (scanning every unit row costs more on a large index)
         sql = (
-            f"SELECT {_SOURCE_COLS} FROM units u JOIN documents d ON d.id = u.document_id "
-            "WHERE u.id IN (SELECT x.id FROM units x WHERE NOT EXISTS "
-            "(SELECT 1 FROM chunks c WHERE c.unit_id = x.id)) AND " + CHUNKABLE
+            "SELECT u.rowid FROM units u WHERE u.rowid IN (SELECT x.rowid FROM units x "
+            "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = x.id)) AND "
+            + CHUNKABLE
         )
+        out: array[int] = array("q")
         if document_ids is None:
-            return [_source(r) for r in self.db.execute(sql + " ORDER BY u.rowid")]
-        out: list[ChunkSource] = []
+            out.extend(int(r[0]) for r in self.db.execute(sql + " ORDER BY u.rowid"))
+            return out
         ids = list(dict.fromkeys(document_ids))
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             q = ",".join("?" * len(part))
-            out += [
-                _source(r)
+            out.extend(
+                int(r[0])
                 for r in self.db.execute(
                     sql + f" AND u.document_id IN ({q}) ORDER BY u.rowid", part
                 )
-            ]
+            )
         return out
+
+    def chunk_sources(self, rowids: Sequence[int]) -> list[ChunkSource]:
+        """The units of ``rowids`` as the chunker reads them, in the order given (a unit
+        deleted since is left out); at most a page (:data:`PAGE`) at a time."""
+        if not rowids:
+            return []
+        q = ",".join("?" * len(rowids))
+        rows = self.db.execute(
+            f"SELECT u.rowid, {_SOURCE_COLS} FROM units u JOIN documents d "
+            f"ON d.id = u.document_id WHERE u.rowid IN ({q})",
+            list(rowids),
+        ).fetchall()
+        found = {int(r[0]): _source(r[1:]) for r in rows}
+        return [found[r] for r in rowids if r in found]
 
     def add_chunks(self, chunks: Iterable[Chunk]) -> None:
         """Store chunks (replacing one with the same unit and ordinal). Call inside a

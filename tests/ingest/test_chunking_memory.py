@@ -5,40 +5,15 @@ every unit, in index order."""
 
 from __future__ import annotations
 
-import random
 import tracemalloc
 from pathlib import Path
 
 import pytest
 
+from _long_notes import NOTES, SECTIONS, write_notes
 from cairn.app import Cairn
 from cairn.ingest import embedding
 from cairn.ingest.embedding import chunk_pending
-
-SECTIONS = 30
-NOTES = 10
-SECTION_CHARS = 4000
-
-
-def _notes(folder: Path) -> int:
-    """Write notes of many long sections; returns the characters of their bodies."""
-    rng = random.Random(5)
-    words = ["".join(rng.choice("aeioulmnrst") for _ in range(rng.randint(3, 9)))
-             for _ in range(3000)]
-    total = 0
-    for n in range(NOTES):
-        parts = []
-        for s in range(SECTIONS):
-            body = []
-            size = 0
-            while size < SECTION_CHARS:
-                line = " ".join(rng.choice(words) for _ in range(12)) + "."
-                body.append(line)
-                size += len(line) + 1
-            total += size
-            parts.append(f"## Section {n}.{s}\n\n" + "\n".join(body))
-        (folder / f"note{n:02}.md").write_text(f"# Note {n}\n\n" + "\n\n".join(parts) + "\n")
-    return total
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +22,7 @@ def waiting(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     tmp = tmp_path_factory.mktemp("chunk-memory")
     folder = tmp / "notes"
     folder.mkdir()
-    chars = _notes(folder)
+    chars = write_notes(folder)
     with Cairn.open(db=tmp / "i.db") as c:
         c.index([folder], embed=False)
         assert c.store.vectors.has_unchunked()

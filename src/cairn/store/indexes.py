@@ -105,6 +105,14 @@ class VectorIndex(Protocol):
         """Live chunks without a vector in ``space``, each with its unit."""
         ...
 
+    def missing_texts(
+        self, space: str, after: int = 0, limit: int = 1000, *, bodies: bool = True
+    ) -> list[tuple[int, Chunk, ChunkSource]]:
+        """A page of the distinct texts lacking a vector in ``space``: ``(chunk row id,
+        chunk, unit)``, row ids above ``after``, in row id order, at most ``limit``
+        (``bodies=False``: units without their bodies)."""
+        ...
+
     def missing_vectors(self, space: str) -> int:
         """How many live chunks have no vector in ``space`` (cheap; all of them right
         after a model switch, so a no-change index run knows to embed)."""

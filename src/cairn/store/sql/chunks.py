@@ -188,6 +188,25 @@ class ChunkRows:
         ).fetchall()
         return [(_chunk(r[:9]), _source(r[9:])) for r in rows]
 
+    def missing_texts(
+        self, space: str, after: int = 0, limit: int = 1000, *, bodies: bool = True
+    ) -> list[tuple[int, Chunk, ChunkSource]]:
+        """A page of the texts lacking a vector in ``space``: ``(chunk row id, chunk,
+        unit)`` for the first live chunk of each such hash with a row id above
+        ``after``, by row id, at most ``limit`` (the next page starts after the last
+        one). Each text comes once however many chunks share it; ``bodies=False``
+        leaves the units' bodies empty (the windows' lengths are known without them)."""
+        cols = _SOURCE_COLS if bodies else _SOURCE_COLS.replace("u.body", "'' AS body")
+        rows = self.db.execute(
+            f"SELECT c.id, {_CHUNK_COLS}, {cols} FROM chunks c "
+            "JOIN units u ON u.id = c.unit_id JOIN documents d ON d.id = u.document_id "
+            "WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.space = ? "
+            "AND e.hash = c.hash) AND c.id = (SELECT min(x.id) FROM chunks x "
+            "WHERE x.hash = c.hash) ORDER BY c.id LIMIT ?",
+            (after, space, limit),
+        ).fetchall()
+        return [(int(r[0]), _chunk(r[1:10]), _source(r[10:])) for r in rows]
+
     def missing_vectors(self, space: str) -> int:
         """How many live chunks have no vector in ``space`` (0 after a complete pass;
         every chunk right after a model switch)."""

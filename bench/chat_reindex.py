@@ -4,11 +4,11 @@ Generates one ChatGPT export of N conversations (``bench/gen_chats.py``) and a c
 which one conversation's title differs. For each source tree given (``--src``; default
 this checkout's ``src``), a fresh process indexes the export into a new SQLite file
 (the cold index), puts the changed copy in its place and indexes again; both are timed
-in CPU seconds of that process (``time.process_time``; embeddings off), with the
-process's peak resident memory (``ru_maxrss``) over both runs. The export is written a
-conversation at a time (the same seed gives the same bytes), so this process stays
-small at any N. With several trees the processes alternate, round by round, so old and
-new code share the load.
+in CPU seconds of that process (``time.process_time``; embeddings off) and in wall
+seconds, with the process's peak resident memory (``ru_maxrss``) over both runs. The
+export is written a conversation at a time (the same seed gives the same bytes), so
+this process stays small at any N. With several trees the processes alternate, round by
+round, so old and new code share the load.
 
 Usage::
 
@@ -40,16 +40,17 @@ def _child(db: Path, folder: Path, changed: Path) -> None:
     from cairn.app import Cairn
 
     with Cairn.open(db=db) as cairn:
-        t0 = time.process_time()
+        t0, w0 = time.process_time(), time.perf_counter()
         cold = cairn.index([folder])
-        t1 = time.process_time()
+        t1, w1 = time.process_time(), time.perf_counter()
         shutil.copyfile(changed, folder / "conversations.json")
         again = cairn.index([folder])
-        t2 = time.process_time()
+        t2, w2 = time.process_time(), time.perf_counter()
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
     workers = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(json.dumps({
         "cold_cpu": t1 - t0, "one_changed_cpu": t2 - t1,
+        "cold_wall": w1 - w0, "one_changed_wall": w2 - w1,
         "peak_rss_mib": peak, "worker_peak_rss_mib": workers,
         "cold_changed": cold.added + cold.changed, "again_changed": again.changed,
         "notes": [w.message for w in again.warnings if "documents changed" in w.message],
@@ -88,8 +89,10 @@ def main() -> None:
                     check=True,
                 )
                 res = json.loads(out.stdout.strip().splitlines()[-1])
-                print(f"round {r + 1} {src}: cold {res['cold_cpu']:.1f} CPU s, "
-                      f"one changed {res['one_changed_cpu']:.1f} CPU s, "
+                print(f"round {r + 1} {src}: cold {res['cold_cpu']:.1f} CPU s "
+                      f"({res['cold_wall']:.1f} s wall), "
+                      f"one changed {res['one_changed_cpu']:.1f} CPU s "
+                      f"({res['one_changed_wall']:.1f} s wall), "
                       f"peak RSS {res['peak_rss_mib']:.0f} MiB "
                       f"(workers {res['worker_peak_rss_mib']:.0f} MiB) {res['notes']}")
                 shutil.rmtree(run)

@@ -116,6 +116,12 @@ def chunk_unit(unit: ChunkSource, config: ChunkConfig) -> tuple[str, list[TextCh
     return name, chunks, [prefix + c.window for c in chunks]
 
 
+UNIT_PAGE = 500
+"""Units whose text :func:`chunk_pending` holds at once."""
+TEXT_PAGE = 4096
+"""Texts :func:`embed_missing` holds at once (sorted by length within a page)."""
+
+
 def chunk_pending(
     store: Store,
     config: ChunkConfig,
@@ -133,33 +139,43 @@ def chunk_pending(
         with store.transaction():
             vs.reset_chunks(sig)
         document_ids = None
-    units = vs.units_without_chunks(document_ids)
+    # the units are read a page at a time: memory holds one page of text, not the index
+    rowids = vs.unchunked_rowids(document_ids)
+    total = len(rowids)
     n_units = n_chunks = 0
     batch: list[Chunk] = []
-    for i, unit in enumerate(units, start=1):
-        name, chunks, texts = chunk_unit(unit, config)
-        for c, t in zip(chunks, texts, strict=True):
-            batch.append(
-                Chunk(
-                    c.unit_id,
-                    c.ordinal,
-                    c.start,
-                    c.end,
-                    c.window_start,
-                    c.window_end,
-                    c.tokens or count_tokens(t),
-                    name,
-                    content_hash(t),
+    i = 0
+    for start in range(0, total, UNIT_PAGE):
+        for unit in vs.chunk_sources(rowids[start : start + UNIT_PAGE]):
+            i += 1
+            name, chunks, texts = chunk_unit(unit, config)
+            for c, t in zip(chunks, texts, strict=True):
+                batch.append(
+                    Chunk(
+                        c.unit_id,
+                        c.ordinal,
+                        c.start,
+                        c.end,
+                        c.window_start,
+                        c.window_end,
+                        c.tokens or count_tokens(t),
+                        name,
+                        content_hash(t),
+                    )
                 )
-            )
-        n_units += 1 if chunks else 0
-        n_chunks += len(chunks)
-        if len(batch) >= 2000 or i == len(units):
-            with store.transaction():
-                vs.add_chunks(batch)
-            batch = []
-        if progress and (i % 200 == 0 or i == len(units)):
-            progress(i, len(units), "chunk")
+            n_units += 1 if chunks else 0
+            n_chunks += len(chunks)
+            if len(batch) >= 2000:
+                with store.transaction():
+                    vs.add_chunks(batch)
+                batch = []
+            if progress and i % 200 == 0:
+                progress(i, total, "chunk")
+    if batch:
+        with store.transaction():
+            vs.add_chunks(batch)
+    if progress and i % 200:
+        progress(i, total, "chunk")
     return n_units, n_chunks
 
 
@@ -197,8 +213,9 @@ def embed_missing(
 ) -> tuple[int, int, float]:
     """Embed every live chunk lacking a vector in the embedder's space.
 
-    Texts are embedded once per distinct hash, sorted by length so batches pad little,
-    ``batch_size`` per embedder call; vectors are committed every
+    Texts are embedded once per distinct hash, read :data:`TEXT_PAGE` at a time and
+    sorted by length within a page so batches pad little, ``batch_size`` per embedder
+    call; vectors are committed every
     :data:`COMMIT_SECONDS` (or every ``16 × batch_size`` texts), so a pass that is
     killed keeps what it committed and the next pass embeds only the rest.
 
@@ -217,53 +234,59 @@ def embed_missing(
     t = tally if tally is not None else EmbedTally()
     with store.transaction():
         vs.ensure_space(space, embedder.name, embedder.dim)
-    pending = vs.chunks_missing_vectors(space)
-    texts: dict[str, str] = {}
-    for chunk, unit in pending:
-        if chunk.hash not in texts:
-            window = unit.body[chunk.window_start : chunk.window_end]
-            texts[chunk.hash] = unit_prefix(unit) + window
-    t.missing = len(pending)
-    del pending[:]  # the texts are all that is needed now
-    order = sorted(texts, key=lambda h: len(texts[h]))
-    t.total = len(order)
-    if order:
+    t.missing = vs.missing_vectors(space)
+    # the texts are read a page at a time (each once, however many chunks share it):
+    # a first pass without bodies counts them and their characters, the second embeds
+    chars_total = 0
+    after = 0
+    while page := vs.missing_texts(space, after, TEXT_PAGE, bodies=False):
+        t.total += len(page)
+        chars_total += sum(len(unit_prefix(u)) + c.window_end - c.window_start
+                           for _i, c, u in page)
+        after = page[-1][0]
+    if t.total:
         with store.transaction():
-            vs.expect_vectors(space, len(order))
+            vs.expect_vectors(space, t.total)
     bs = max(1, batch_size)
     most = bs * 16
     held: list[tuple[str, Any]] = []
     since = 0.0  # model seconds since the last commit
     weigh = progress.work if isinstance(progress, WeighsWork) else None
-    chars_total = sum(len(texts[h]) for h in order)
     chars_done = chars_held = 0
 
     def report() -> None:
         if weigh is not None:
             weigh(chars_done, chars_total, "embed")
         if progress:
-            progress(t.embedded, len(order), "embed")
+            progress(t.embedded, t.total, "embed")
 
-    if order:
+    if t.total:
         report()
+    after = 0
     try:
-        for i in range(0, len(order), bs):
-            part = order[i : i + bs]
-            t0 = time.perf_counter()
-            batch = [texts[h] for h in part]
-            vecs = embedder.embed(batch)
-            took = time.perf_counter() - t0
-            t.spent += took
-            since += took
-            held.extend(zip(part, vecs, strict=True))
-            chars_held += sum(len(x) for x in batch)
-            if since >= COMMIT_SECONDS or len(held) >= most or i + bs >= len(order):
-                with store.transaction():
-                    vs.put_vectors(space, held)
-                t.embedded += len(held)
-                chars_done += chars_held
-                held, since, chars_held = [], 0.0, 0
-                report()
+        while page := vs.missing_texts(space, after, TEXT_PAGE):
+            after = page[-1][0]
+            texts = {c.hash: unit_prefix(u) + u.body[c.window_start : c.window_end]
+                     for _i, c, u in page}
+            del page
+            order = sorted(texts, key=lambda h: len(texts[h]))  # shortest first: less padding
+            for i in range(0, len(order), bs):
+                part = order[i : i + bs]
+                t0 = time.perf_counter()
+                batch = [texts[h] for h in part]
+                vecs = embedder.embed(batch)
+                took = time.perf_counter() - t0
+                t.spent += took
+                since += took
+                held.extend(zip(part, vecs, strict=True))
+                chars_held += sum(len(x) for x in batch)
+                if since >= COMMIT_SECONDS or len(held) >= most or i + bs >= len(order):
+                    with store.transaction():
+                        vs.put_vectors(space, held)
+                    t.embedded += len(held)
+                    chars_done += chars_held
+                    held, since, chars_held = [], 0.0, 0
+                    report()
     except KeyboardInterrupt:
         # the signal lands between two embedder calls: the vectors made before it are
         # kept (the next pass embeds only the rest), the call it interrupted is dropped

@@ -64,7 +64,7 @@ def store_export(
     taken_docs: set[str] = set()
     reused_ids: set[str] = set()
     failures: list[Failure] = []
-    stored = rewritten = reused = 0
+    stored = rewritten = reused = removed = 0
     cut_short: list[bool] = []  # the reader stopped before the export's end
 
     def unchanged(digest: str) -> bool:
@@ -148,6 +148,7 @@ def store_export(
             if not crashed and not cut_short:  # what was not read is not known gone
                 for gone in set(existing) - seen:
                     store.delete_document(gone)
+                    removed += 1
             if failures:
                 store.upsert_file(
                     root.id,
@@ -156,7 +157,7 @@ def store_export(
                     mtime=sf.mtime,
                     hash_=digest,
                     format_=fmt.name,
-                    failure=failures[0],
+                    failure=_partly(failures, crashed or bool(cut_short)),
                 )
     except _NothingStored:
         if failures[0].reason.startswith(formats.NOT_THIS_FORMAT):
@@ -190,8 +191,10 @@ def store_export(
     )
     if state is None:
         tally.added += 1
-    else:
+    elif rewritten or removed:
         tally.changed += 1
+    else:  # read again (new bytes or mtime, or a part failed) but nothing to rewrite
+        tally.unchanged += 1
     if rewritten < stored:
         tally.warnings.append(
             Diagnostic(
@@ -231,6 +234,22 @@ def _entry_hash(digest: str, fingerprint: str) -> str:
     """The content hash stored for a conversation read by its text: its digest (text
     and parser) and the redaction it gets."""
     return content_hash((fingerprint + "\x00entry\x00" + digest).encode("utf-8"))
+
+
+def _partly(failures: list[Failure], stopped: bool) -> Failure:
+    """The one reason kept for a partly indexed export (what ``cairn stats`` shows),
+    covering every part the run reported: the reason reading stopped, when it did (the
+    last failure: what came after it is not indexed), then how many conversations were
+    skipped as unreadable."""
+    head = failures[-1] if stopped else failures[0]
+    others = len(failures) - 1
+    if not others:
+        return head
+    what = "other part" if stopped else "more part"
+    return Failure(
+        head.path, f"{head.reason}; and {others} {what}{'s' if others > 1 else ''} not indexed",
+        head.line,
+    )
 
 
 class _NothingStored(Exception):

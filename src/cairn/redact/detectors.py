@@ -64,6 +64,8 @@ class Detector:
     hints: tuple[str, ...] = ()
     """Substrings (lower case) of which a text must hold one for the pattern to be
     tried at all (none: always tried) — a fast pre-filter."""
+    digit: bool = False
+    """Every match holds a digit: a text without one is not searched (a pre-filter)."""
 
 
 _TOK = r"[A-Za-z0-9_\-]"
@@ -169,6 +171,7 @@ DETECTORS: tuple[Detector, ...] = (
             r"|https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w\-]{20,}"
         ),
         valid=token,
+        hints=(".",),  # both forms hold a dot
     ),
     Detector(
         "npm-token", "secret", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), valid=token, hints=("npm_",)
@@ -240,12 +243,14 @@ DETECTORS: tuple[Detector, ...] = (
         "pii",
         re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,4})?\b"),
         valid=lambda v, t, s: iban_ok(v),
+        digit=True,
     ),
     Detector(
         "card-number",
         "pii",
         re.compile(r"(?<![\d.\-])(?:\d[ \-]?){12,18}\d(?![\d.\-]\d)"),
         valid=card,
+        digit=True,
     ),
     Detector(
         "us-ssn",
@@ -275,6 +280,7 @@ DETECTORS: tuple[Detector, ...] = (
             r"|(?<![\d\-.+/])0[1-9](?:[ .]\d\d){4}(?![\d\-.])"
         ),
         valid=phone,
+        digit=True,
     ),
     Detector(
         "ipv4",
@@ -284,6 +290,7 @@ DETECTORS: tuple[Detector, ...] = (
         ),
         valid=ipv4,
         hints=(".",),
+        digit=True,
     ),
     Detector(
         "ipv6",
@@ -307,6 +314,30 @@ KINDS: tuple[str, ...] = tuple(dict.fromkeys(d.kind for d in DETECTORS))
 
 CATEGORY: dict[str, Category] = {d.kind: d.category for d in DETECTORS}
 
+@dataclass(frozen=True, slots=True)
+class _Prefilter:
+    """The pre-filters of a tuple of detectors, read once per text, not per detector:
+    every hint, and the detectors (by place) each one lets through."""
+
+    detectors: tuple[Detector, ...]
+    hints: tuple[str, ...]
+    by_hint: dict[str, tuple[int, ...]]
+    unhinted: frozenset[int]
+
+
+def _prefilter_of(dets: tuple[Detector, ...]) -> _Prefilter:
+    hints = tuple(dict.fromkeys(h for d in dets for h in d.hints))
+    return _Prefilter(
+        dets,
+        hints,
+        {h: tuple(i for i, d in enumerate(dets) if h in d.hints) for h in hints},
+        frozenset(i for i, d in enumerate(dets) if not d.hints),
+    )
+
+
+_PREFILTER = [_prefilter_of(DETECTORS)]
+_DIGIT = re.compile(r"\d")
+
 
 def find(text: str) -> list[Finding]:
     """The findings in ``text``, non-overlapping, in text order.
@@ -315,15 +346,31 @@ def find(text: str) -> list[Finding]:
     an e-mail inside it; a URL's password beats the e-mail its ``user:pw@host`` reads as).
     Never raises for any input.
     """
-    if not text:
+    if not text or (text.isalpha() and text.islower()):
+        # every detector's match holds a digit, a capital, a space or a sign: a word of
+        # lower-case letters (most of a message's keywords) holds no finding
         return []
     taken: list[Finding] = []
     low = text.lower()
     # masking is idempotent: nothing inside one of its own placeholders is found again
     own = [m.span() for m in _OWN.finditer(text)] if "[secret:" in low or "[pii:" in low else []
-    for det in DETECTORS:
-        if det.hints and not any(h in low for h in det.hints):
-            continue
+    # the pre-filters are read once per text: only the detectors they let through run,
+    # in their order (an earlier one wins an overlap)
+    pre = _PREFILTER[0]
+    if pre.detectors is not DETECTORS:  # replaced (a test, a plug-in): tables anew
+        pre = _PREFILTER[0] = _prefilter_of(DETECTORS)
+    tried = set(pre.unhinted)
+    for h in pre.hints:
+        if h in low:
+            tried.update(pre.by_hint[h])
+    digit: bool | None = None
+    for i in sorted(tried):
+        det = pre.detectors[i]
+        if det.digit:
+            if digit is None:
+                digit = _DIGIT.search(text) is not None
+            if not digit:
+                continue
         for m in det.pattern.finditer(text):
             start, end = m.span(det.group)
             if start < 0 or any(f.start < end and start < f.end for f in taken):

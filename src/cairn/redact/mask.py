@@ -46,7 +46,10 @@ class Masker:
 
     def mask(self, text: str) -> str:
         """``text`` with every finding replaced (unchanged when there is none)."""
-        found = find(text)
+        return self.mask_found(text, find(text))
+
+    def mask_found(self, text: str, found: list[Finding]) -> str:
+        """``text`` with the findings ``found`` in it (``find(text)``) replaced."""
         if not found:
             return text
         self.findings += len(found)
@@ -97,13 +100,15 @@ def _without_pieces(value: Any, secrets: list[str]) -> Any:
 def mask_unit(m: Masker, u: Unit) -> Unit:
     """The unit with every finding of its text fields masked, and the words drawn from
     them (list items of ``extra`` that are pieces of a found value) left out."""
-    secrets = [f.value.lower() for t in (u.title, u.body) for f in find(t)]
+    # the title and body are searched once: their findings are masked below
+    in_title, in_body = find(u.title), find(u.body)
+    secrets = [f.value.lower() for f in (*in_title, *in_body)]
     extra = m.mask_value(dict(u.extra))
     return dataclasses.replace(
         u,
-        title=m.mask(u.title),
+        title=m.mask_found(u.title, in_title),
         outline_path=tuple(m.mask(p) for p in u.outline_path),
-        body=m.mask(u.body),
+        body=m.mask_found(u.body, in_body),
         tags=tuple(m.mask(t) for t in u.tags),
         properties={k: m.mask(v) for k, v in u.properties.items()},
         links=tuple(_mask_link(m, link) for link in u.links),

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
@@ -82,6 +83,16 @@ class VectorIndex(Protocol):
         """Units that get chunks but have none yet (optionally only of ``document_ids``)."""
         ...
 
+    def unchunked_rowids(self, document_ids: Sequence[str] | None = None) -> array[int]:
+        """Row ids of the units that get chunks but have none yet (optionally only of
+        ``document_ids``), in index order (their text stays in the index)."""
+        ...
+
+    def chunk_sources(self, rowids: Sequence[int]) -> list[ChunkSource]:
+        """The units of ``rowids`` as the chunker reads them, in that order (a deleted
+        one left out); a page at a time."""
+        ...
+
     def add_chunks(self, chunks: Iterable[Chunk]) -> None:
         """Store chunks, replacing those with the same (unit, ordinal); in a transaction."""
         ...
@@ -92,6 +103,14 @@ class VectorIndex(Protocol):
 
     def chunks_missing_vectors(self, space: str) -> list[tuple[Chunk, ChunkSource]]:
         """Live chunks without a vector in ``space``, each with its unit."""
+        ...
+
+    def missing_texts(
+        self, space: str, after: int = 0, limit: int = 1000, *, bodies: bool = True
+    ) -> list[tuple[int, Chunk, ChunkSource]]:
+        """A page of the distinct texts lacking a vector in ``space``: ``(chunk row id,
+        chunk, unit)``, row ids above ``after``, in row id order, at most ``limit``
+        (``bodies=False``: units without their bodies)."""
         ...
 
     def missing_vectors(self, space: str) -> int:

@@ -64,7 +64,9 @@ def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
             "keywords only until then): run `cairn index` to finish"
         )
     for f in st.failed_files:
-        out.print(f"[red]failed[/red] {escape(f.path)}: {escape(f.reason or '')}")
+        # named as the index run names it: a partial file is indexed, less some parts
+        state = "[yellow]partly indexed[/yellow]" if f.status == "partial" else "[red]failed[/red]"
+        out.print(f"{state} {escape(f.path)}: {escape(f.reason or '')}")
     if st.warnings:
         out.print(f"{len(st.warnings)} document warnings (see --json)")
     for ad in daemons:

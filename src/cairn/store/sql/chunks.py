@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from array import array
 from collections.abc import Iterable, Sequence
 
 from cairn.model import Chunk, ChunkSource
@@ -26,6 +27,9 @@ _BEFORE = (
     "AND p.ordinal = u.ordinal - 1 AND p.kind = 'message' "
 )
 """Joins a chat message's previous turn (``p``) for :data:`_SOURCE_COLS`."""
+PAGE = 500
+"""Units read at once by :meth:`ChunkRows.chunk_sources` (their text is held until
+they are chunked)."""
 _CHUNK_COLS = (
     "c.unit_id, c.ordinal, c.start, c.end, c.window_start, c.window_end, c.tokens, "
     "c.profile, c.hash"
@@ -102,28 +106,53 @@ class ChunkRows:
 
     def units_without_chunks(self, document_ids: Sequence[str] | None = None) -> list[ChunkSource]:
         """Units that get chunks but have none yet (optionally only of ``document_ids``),
-        in index order."""
+        in index order. Holds every such unit's text at once: a large index reads them a
+        page at a time (:meth:`unchunked_rowids`, :meth:`chunk_sources`)."""
+        rowids = self.unchunked_rowids(document_ids)
+        return [
+            u for i in range(0, len(rowids), PAGE) for u in self.chunk_sources(rowids[i : i + PAGE])
+        ]
+
+    def unchunked_rowids(self, document_ids: Sequence[str] | None = None) -> array[int]:
+        """The row ids of the units that get chunks but have none yet (optionally only of
+        ``document_ids``), in index order: 8 bytes a unit, their text left in the index
+        until :meth:`chunk_sources` reads a page of it."""
         # the units without chunks are found on the narrow index of unit ids, and only
         # those rows are read (scanning every unit row costs more on a large index)
         sql = (
-            f"SELECT {_SOURCE_COLS} FROM units u JOIN documents d ON d.id = u.document_id"
-            + _BEFORE + "WHERE u.id IN (SELECT x.id FROM units x WHERE NOT EXISTS "
-            "(SELECT 1 FROM chunks c WHERE c.unit_id = x.id)) AND " + CHUNKABLE
+            "SELECT u.rowid FROM units u WHERE u.rowid IN (SELECT x.rowid FROM units x "
+            "WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.unit_id = x.id)) AND "
+            + CHUNKABLE
         )
+        out: array[int] = array("q")
         if document_ids is None:
-            return [_source(r) for r in self.db.execute(sql + " ORDER BY u.rowid")]
-        out: list[ChunkSource] = []
+            out.extend(int(r[0]) for r in self.db.execute(sql + " ORDER BY u.rowid"))
+            return out
         ids = list(dict.fromkeys(document_ids))
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             q = ",".join("?" * len(part))
-            out += [
-                _source(r)
+            out.extend(
+                int(r[0])
                 for r in self.db.execute(
                     sql + f" AND u.document_id IN ({q}) ORDER BY u.rowid", part
                 )
-            ]
+            )
         return out
+
+    def chunk_sources(self, rowids: Sequence[int]) -> list[ChunkSource]:
+        """The units of ``rowids`` as the chunker reads them, in the order given (a unit
+        deleted since is left out); at most a page (:data:`PAGE`) at a time."""
+        if not rowids:
+            return []
+        q = ",".join("?" * len(rowids))
+        rows = self.db.execute(
+            f"SELECT u.rowid, {_SOURCE_COLS} FROM units u JOIN documents d "
+            f"ON d.id = u.document_id{_BEFORE}WHERE u.rowid IN ({q})",
+            list(rowids),
+        ).fetchall()
+        found = {int(r[0]): _source(r[1:]) for r in rows}
+        return [found[r] for r in rowids if r in found]
 
     def add_chunks(self, chunks: Iterable[Chunk]) -> None:
         """Store chunks (replacing one with the same unit and ordinal). Call inside a
@@ -167,6 +196,26 @@ class ChunkRows:
             (space,),
         ).fetchall()
         return [(_chunk(r[:9]), _source(r[9:])) for r in rows]
+
+    def missing_texts(
+        self, space: str, after: int = 0, limit: int = 1000, *, bodies: bool = True
+    ) -> list[tuple[int, Chunk, ChunkSource]]:
+        """A page of the texts lacking a vector in ``space``: ``(chunk row id, chunk,
+        unit)`` for the first live chunk of each such hash with a row id above
+        ``after``, by row id, at most ``limit`` (the next page starts after the last
+        one). Each text comes once however many chunks share it; ``bodies=False``
+        leaves the units' bodies empty (the windows' lengths are known without them)."""
+        cols = _SOURCE_COLS if bodies else _SOURCE_COLS.replace("u.body", "'' AS body")
+        rows = self.db.execute(
+            f"SELECT c.id, {_CHUNK_COLS}, {cols} FROM chunks c "
+            "JOIN units u ON u.id = c.unit_id JOIN documents d ON d.id = u.document_id"
+            + _BEFORE
+            + "WHERE c.id > ? AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.space = ? "
+            "AND e.hash = c.hash) AND c.id = (SELECT min(x.id) FROM chunks x "
+            "WHERE x.hash = c.hash) ORDER BY c.id LIMIT ?",
+            (after, space, limit),
+        ).fetchall()
+        return [(int(r[0]), _chunk(r[1:10]), _source(r[10:])) for r in rows]
 
     def missing_vectors(self, space: str) -> int:
         """How many live chunks have no vector in ``space`` (0 after a complete pass;

@@ -333,27 +333,28 @@ class Indexer:
                 )
             )
         batch = Batch(self.store)
-        try:
-            for item in self.preparer.map(jobs, total=len(jobs)):
-                if item is None:  # the next file is not ready: commit what waits
-                    if batch.age() > COMMIT_SECONDS:
+        with self.store.bulk_writes():  # keyword rows go in per batch, not per file
+            try:
+                for item in self.preparer.map(jobs, total=len(jobs)):
+                    if item is None:  # the next file is not ready: commit what waits
+                        if batch.age() > COMMIT_SECONDS:
+                            batch.commit()
+                        continue
+                    if batch.count and _heavy(item):  # commit the light ones before it
                         batch.commit()
-                    continue
-                if batch.count and _heavy(item):  # commit the light ones before it
-                    batch.commit()
-                batch.open()
-                tally.seen += 1
-                self._index_file(root, item, known.get(item.file.relpath), tally)
-                batch.count += 1
-                if batch.count >= BATCH:
-                    batch.commit()
-                done += 1
-                if progress:
-                    progress(done, total, item.file.relpath)
-        except BaseException:
-            batch.abort()
-            raise
-        batch.commit()
+                    batch.open()
+                    tally.seen += 1
+                    self._index_file(root, item, known.get(item.file.relpath), tally)
+                    batch.count += 1
+                    if batch.count >= BATCH:
+                        batch.commit()
+                    done += 1
+                    if progress:
+                        progress(done, total, item.file.relpath)
+            except BaseException:
+                batch.abort()
+                raise
+            batch.commit()
         return done
 
     def _finish(self, started: str, t0: float, tally: _Tally) -> Run:

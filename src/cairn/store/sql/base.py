@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from cairn.errors import StoreError
@@ -61,6 +61,19 @@ class SQLBase:
     def savepoint(self) -> AbstractContextManager[None]:
         """A nested unit of work inside a transaction; undone alone if the block raises."""
         raise NotImplementedError
+
+    def bulk_writes(self) -> AbstractContextManager[None]:
+        """Many files written in a row (an index run): the backend may batch or hold
+        writes until each transaction commits (default: nothing changes)."""
+        return nullcontext()
+
+    def _hold_keyword_rows(self, rows: Sequence[Sequence[Any]]) -> bool:
+        """Hold keyword-index rows until the transaction commits; ``False``: the
+        caller writes them now (default)."""
+        return False
+
+    def _write_held(self) -> None:
+        """Write the held keyword-index rows (default: none are held)."""
 
     def ensure_component(self, name: str, migrations: Sequence[str]) -> None:
         """Create or migrate the tables of an optional component (vectors, edges …):

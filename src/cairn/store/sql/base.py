@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from json.encoder import encode_basestring
 from typing import Any
 
 from cairn.errors import StoreError
@@ -25,12 +26,23 @@ FTS_COLUMNS = ("rowid", "title", "outline_path", "tags", "body", "cjk", "meta")
 """The columns of a unit's keyword-index row (``units_fts``), in order."""
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""``json.dumps(value, ensure_ascii=False, default=str)`` without making an encoder per
+call."""
+
+
 def _j(value: Any) -> str:
-    """``value`` as stored JSON text (the empty list and mapping, most values, without
-    calling the encoder)."""
-    if not value and isinstance(value, list | dict):
-        return "[]" if isinstance(value, list) else "{}"
-    return json.dumps(value, ensure_ascii=False, default=str)
+    """``value`` as stored JSON text, as ``json.dumps(value, ensure_ascii=False,
+    default=str)`` writes it; the empty list and mapping and a list of strings (outline
+    paths, tags: most values) without the encoder's Python."""
+    if type(value) is list:
+        if not value:
+            return "[]"
+        if all(type(v) is str for v in value):
+            return "[" + ", ".join(map(encode_basestring, value)) + "]"
+    elif type(value) is dict and not value:
+        return "{}"
+    return _ENCODE(value)
 
 
 def _now() -> str:

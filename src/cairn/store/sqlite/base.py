@@ -300,7 +300,8 @@ class SQLiteBase(SQLBase):
 
     @contextmanager
     def bulk_writes(self) -> Iterator[None]:
-        """Many files written in a row (an index run) on this thread's connection.
+        """Many files written in a row (an index run, its link resolution and graph
+        step) on this thread's connection.
 
         Inside, each transaction's keyword-index rows are held and go into FTS5 in one
         statement before it commits (see :mod:`cairn.store.sqlite.held`); the page

@@ -49,9 +49,8 @@ COLD_COMMIT_SECONDS = 10.0
 """:data:`COMMIT_SECONDS` in a root's first index run, with :data:`COLD_BATCH` files
 at most per transaction: there every file is new, the transactions are many, and each
 rewrites the pages of the random-id indexes (units, links, documents) it touches, which
-a first build of a large root touches nearly all of: at 4× the growth corpus (8,000
-files) a commit wrote about 15 MB, most of the run's bytes. Fewer commits write less;
-what a crash loses is re-indexed by the next run."""
+a first build of a large root touches nearly all of: most of the run's bytes written.
+Fewer commits write less; what a crash loses is re-indexed by the next run."""
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, relpath)``: called after each file."""

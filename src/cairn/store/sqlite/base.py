@@ -33,9 +33,10 @@ from cairn.store.sqlite.held import HeldRows
 
 _T = TypeVar("_T")
 
-BULK_CACHE_KIB = -65536
+BULK_CACHE_KIB = -16384
 """The page cache of a connection inside :meth:`SQLiteBase.bulk_writes`, as ``PRAGMA
-cache_size`` takes it (negative: KiB, so 64 MiB at most; SQLite's default is 2 MiB)."""
+cache_size`` takes it (negative: KiB, so 16 MiB at most; SQLite's default is 2 MiB):
+a larger one saves few more bytes written for a visibly larger resident memory."""
 BULK_CHECKPOINT_PAGES = 10_000
 """The write-ahead log's automatic checkpoint inside :meth:`SQLiteBase.bulk_writes`, in
 pages (SQLite's default: 1,000)."""

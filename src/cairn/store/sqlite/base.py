@@ -33,10 +33,6 @@ from cairn.store.sqlite.held import HeldRows
 
 _T = TypeVar("_T")
 
-BULK_CACHE_KIB = -16384
-"""The page cache of a connection inside :meth:`SQLiteBase.bulk_writes`, as ``PRAGMA
-cache_size`` takes it (negative: KiB, so 16 MiB at most; SQLite's default is 2 MiB):
-a larger one saves few more bytes written for a visibly larger resident memory."""
 BULK_CHECKPOINT_PAGES = 10_000
 """The write-ahead log's automatic checkpoint inside :meth:`SQLiteBase.bulk_writes`, in
 pages (SQLite's default: 1,000)."""
@@ -305,18 +301,15 @@ class SQLiteBase(SQLBase):
         step) on this thread's connection.
 
         Inside, each transaction's keyword-index rows are held and go into FTS5 in one
-        statement before it commits (see :mod:`cairn.store.sqlite.held`); the page
-        cache is larger (:data:`BULK_CACHE_KIB`), so index pages keyed by random ids
-        stay in memory instead of being spilled to the log and written again within
-        one transaction; the log is checkpointed less often
-        (:data:`BULK_CHECKPOINT_PAGES`), so a page changed by many commits is copied
-        into the index file fewer times. Both settings are put back on exit.
+        statement before it commits (see :mod:`cairn.store.sqlite.held`), and the log
+        is checkpointed less often (:data:`BULK_CHECKPOINT_PAGES`), so a page changed
+        by many commits is copied into the index file fewer times; the setting is put
+        back on exit. (A larger page cache saved few bytes written for a visibly larger
+        resident memory: not changed.)
         """
         conn = self.db
-        cache = int(conn.execute("PRAGMA cache_size").fetchone()[0])
         checkpoint = int(conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
         was = getattr(self._local, "bulk", False)
-        conn.execute(f"PRAGMA cache_size = {min(cache, BULK_CACHE_KIB)}")
         conn.execute(f"PRAGMA wal_autocheckpoint = {max(checkpoint, BULK_CHECKPOINT_PAGES)}")
         self._local.bulk = True
         try:
@@ -324,7 +317,6 @@ class SQLiteBase(SQLBase):
         finally:
             self._local.bulk = was
             with suppress(sqlite3.Error):
-                conn.execute(f"PRAGMA cache_size = {cache}")
                 conn.execute(f"PRAGMA wal_autocheckpoint = {checkpoint}")
 
     def _hold_keyword_rows(self, rows: Sequence[Sequence[Any]]) -> bool:

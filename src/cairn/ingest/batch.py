@@ -10,6 +10,8 @@ from cairn.store import Store
 
 BATCH = 200
 """Files written per transaction, at most."""
+COLD_BATCH = 1000
+"""... in a root's first index run (see :data:`cairn.ingest.pipeline.COLD_COMMIT_SECONDS`)."""
 
 
 class Batch:

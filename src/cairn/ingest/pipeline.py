@@ -21,7 +21,7 @@ from cairn.errors import StoreUnwritable
 from cairn.formats import okf
 from cairn.graph.resolve import resolve_links
 from cairn.ingest import ids
-from cairn.ingest.batch import BATCH, Batch
+from cairn.ingest.batch import BATCH, COLD_BATCH, Batch
 from cairn.ingest.bundles import bundle_of
 from cairn.ingest.exports import store_export
 from cairn.ingest.limits import IndexLimits, check_mass_delete, glob_failure
@@ -44,6 +44,13 @@ one slow file does not keep the good notes parsed before it out of the index. No
 shorter: each commit writes the pages it touched in every index of the tables, most of
 them keyed by random ids, so the bytes a commit writes grow with the index; when the
 parse workers trail the writer (a loaded machine), short waits made most commits."""
+
+COLD_COMMIT_SECONDS = 10.0
+""":data:`COMMIT_SECONDS` in a root's first index run, with :data:`COLD_BATCH` files
+at most per transaction: there every file is new, the transactions are many, and each
+rewrites the pages of the random-id indexes (units, links, documents) it touches, which
+a first build of a large root touches nearly all of: most of the run's bytes written.
+Fewer commits write less; what a crash loses is re-indexed by the next run."""
 
 Progress = Callable[[int, int, str], None]
 """``progress(done, total, relpath)``: called after each file."""
@@ -180,7 +187,8 @@ class Indexer:
             # old path would otherwise still hold when the new path is indexed.
             for gone in sorted(set(known) - seen):
                 self._remove(root, gone, tally)
-            done = self._index_files(root, files, known, tally, progress, done, total)
+            done = self._index_files(root, files, known, tally, progress, done, total,
+                                     cold=not known)
         return self._finish(started, t0, tally)
 
     def run_paths(
@@ -289,11 +297,15 @@ class Indexer:
         progress: Progress | None,
         done: int,
         total: int,
+        *,
+        cold: bool = False,
     ) -> int:
         """Index ``files``: those whose (size, mtime) did not change are not even read;
         the rest are read and parsed (in worker processes when there are many) and
         stored in order, in batches of one transaction each (a commit per file costs
-        more than parsing a small note), each file a savepoint inside it."""
+        more than parsing a small note), each file a savepoint inside it; ``cold``: the
+        root's first run, in larger batches (:data:`COLD_COMMIT_SECONDS`)."""
+        most, wait = (COLD_BATCH, COLD_COMMIT_SECONDS) if cold else (BATCH, COMMIT_SECONDS)
         jobs: list[Job] = []
         for sf in files:
             state = known.get(sf.relpath)
@@ -333,27 +345,28 @@ class Indexer:
                 )
             )
         batch = Batch(self.store)
-        try:
-            for item in self.preparer.map(jobs, total=len(jobs)):
-                if item is None:  # the next file is not ready: commit what waits
-                    if batch.age() > COMMIT_SECONDS:
+        with self.store.bulk_writes():  # keyword rows go in per batch, not per file
+            try:
+                for item in self.preparer.map(jobs, total=len(jobs)):
+                    if item is None:  # the next file is not ready: commit what waits
+                        if batch.age() > wait:
+                            batch.commit()
+                        continue
+                    if batch.count and _heavy(item):  # commit the light ones before it
                         batch.commit()
-                    continue
-                if batch.count and _heavy(item):  # commit the light ones before it
-                    batch.commit()
-                batch.open()
-                tally.seen += 1
-                self._index_file(root, item, known.get(item.file.relpath), tally)
-                batch.count += 1
-                if batch.count >= BATCH:
-                    batch.commit()
-                done += 1
-                if progress:
-                    progress(done, total, item.file.relpath)
-        except BaseException:
-            batch.abort()
-            raise
-        batch.commit()
+                    batch.open()
+                    tally.seen += 1
+                    self._index_file(root, item, known.get(item.file.relpath), tally)
+                    batch.count += 1
+                    if batch.count >= most:
+                        batch.commit()
+                    done += 1
+                    if progress:
+                        progress(done, total, item.file.relpath)
+            except BaseException:
+                batch.abort()
+                raise
+            batch.commit()
         return done
 
     def _finish(self, started: str, t0: float, tally: _Tally) -> Run:
@@ -362,7 +375,7 @@ class Indexer:
         if tally.added or tally.changed or tally.removed or self.relinked:
             # only the links that could resolve differently because of what changed
             changed, removed = self.store.edges.changed_documents()
-            with self.store.transaction():
+            with self.store.bulk_writes(), self.store.transaction():
                 resolve_links(self.store, changed, removed)
         run = tally.record(
             id=self.run_id,

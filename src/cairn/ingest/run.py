@@ -104,7 +104,8 @@ def complete_run(
     changed = bool(run.added or run.changed or run.removed)
     graph_step: GraphStep | None = None
     if changed or relinked or graph.is_stale():
-        rep = graph.update(run_id=run.id)
+        with store.bulk_writes():  # one large transaction: checkpointed less often
+            rep = graph.update(run_id=run.id)
         graph_step = GraphStep(
             changed_documents=rep.changed_documents,
             removed_documents=rep.removed_documents,

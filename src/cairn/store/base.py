@@ -79,6 +79,12 @@ class Store(FileIndex, DocumentIndex, LinkIndex, KeywordIndex, RunLog, TableAcce
         """A write transaction (nested: a savepoint); rolled back if the block raises."""
         ...
 
+    def bulk_writes(self) -> AbstractContextManager[None]:
+        """A context for many files written in a row (an index run): the backend may
+        hold writes back until each transaction commits and tune itself for volume
+        (SQLite: :meth:`cairn.store.sqlite.base.SQLiteBase.bulk_writes`)."""
+        ...
+
     def writer_lock(self) -> WriterLock:
         """A new handle on the index's writer lock (one writer at a time for a whole run;
         see :class:`cairn.store.lock.WriterLock`)."""

@@ -15,7 +15,8 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
+from json.encoder import encode_basestring
 from typing import Any
 
 from cairn.errors import StoreError
@@ -25,12 +26,23 @@ FTS_COLUMNS = ("rowid", "title", "outline_path", "tags", "body", "cjk", "meta")
 """The columns of a unit's keyword-index row (``units_fts``), in order."""
 
 
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
+"""``json.dumps(value, ensure_ascii=False, default=str)`` without making an encoder per
+call."""
+
+
 def _j(value: Any) -> str:
-    """``value`` as stored JSON text (the empty list and mapping, most values, without
-    calling the encoder)."""
-    if not value and isinstance(value, list | dict):
-        return "[]" if isinstance(value, list) else "{}"
-    return json.dumps(value, ensure_ascii=False, default=str)
+    """``value`` as stored JSON text, as ``json.dumps(value, ensure_ascii=False,
+    default=str)`` writes it; the empty list and mapping and a list of strings (outline
+    paths, tags: most values) without the encoder's Python."""
+    if type(value) is list:
+        if not value:
+            return "[]"
+        if all(type(v) is str for v in value):
+            return "[" + ", ".join(map(encode_basestring, value)) + "]"
+    elif type(value) is dict and not value:
+        return "{}"
+    return _ENCODE(value)
 
 
 def _now() -> str:
@@ -61,6 +73,19 @@ class SQLBase:
     def savepoint(self) -> AbstractContextManager[None]:
         """A nested unit of work inside a transaction; undone alone if the block raises."""
         raise NotImplementedError
+
+    def bulk_writes(self) -> AbstractContextManager[None]:
+        """Many files written in a row (an index run): the backend may batch or hold
+        writes until each transaction commits (default: nothing changes)."""
+        return nullcontext()
+
+    def _hold_keyword_rows(self, rows: Sequence[Sequence[Any]]) -> bool:
+        """Hold keyword-index rows until the transaction commits; ``False``: the
+        caller writes them now (default)."""
+        return False
+
+    def _write_held(self) -> None:
+        """Write the held keyword-index rows (default: none are held)."""
 
     def ensure_component(self, name: str, migrations: Sequence[str]) -> None:
         """Create or migrate the tables of an optional component (vectors, edges …):

@@ -29,8 +29,13 @@ from cairn.store.sqlite.connect import (
     _set_wal,
     register_functions,
 )
+from cairn.store.sqlite.held import HeldRows
 
 _T = TypeVar("_T")
+
+BULK_CHECKPOINT_PAGES = 10_000
+"""The write-ahead log's automatic checkpoint inside :meth:`SQLiteBase.bulk_writes`, in
+pages (SQLite's default: 1,000)."""
 
 
 def guard_errors(cls: type[_T]) -> type[_T]:
@@ -236,19 +241,24 @@ class SQLiteBase(SQLBase):
             self.db.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise _error(exc)(f"{self.path}: cannot start a write: {_reason(exc)}") from exc
+        self._local.held = HeldRows() if getattr(self._local, "bulk", False) else None
         try:
             yield
         except BaseException:
+            self._local.held = None
             with suppress(sqlite3.Error):
                 self.db.execute("ROLLBACK")
             raise
         else:
             try:
+                self._write_held()
                 self.db.execute("COMMIT")
             except sqlite3.Error as exc:
                 with suppress(sqlite3.Error):
                     self.db.execute("ROLLBACK")
                 raise _error(exc)(f"{self.path}: cannot commit: {_reason(exc)}") from exc
+            finally:
+                self._local.held = None
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:
@@ -257,9 +267,14 @@ class SQLiteBase(SQLBase):
         self._local.sp = depth
         name = f"sp{depth}"
         self.db.execute(f"SAVEPOINT {name}")
+        held: HeldRows | None = getattr(self._local, "held", None)
+        if held is not None:
+            held.enter()
         try:
             yield
         except BaseException as exc:
+            if held is not None:  # the keyword rows of what is undone go with it
+                held.undo()
             # SQLite may have rolled the whole transaction back already (a full disk)
             with suppress(sqlite3.Error):
                 self.db.execute(f"ROLLBACK TO {name}")
@@ -275,8 +290,58 @@ class SQLiteBase(SQLBase):
             raise
         else:
             self.db.execute(f"RELEASE {name}")
+            if held is not None:
+                held.release()
         finally:
             self._local.sp = depth - 1
+
+    @contextmanager
+    def bulk_writes(self) -> Iterator[None]:
+        """Many files written in a row (an index run, its link resolution and graph
+        step) on this thread's connection.
+
+        Inside, each transaction's keyword-index rows are held and go into FTS5 in one
+        statement before it commits (see :mod:`cairn.store.sqlite.held`), and the log
+        is checkpointed less often (:data:`BULK_CHECKPOINT_PAGES`), so a page changed
+        by many commits is copied into the index file fewer times; the setting is put
+        back on exit. (A larger page cache saved few bytes written for a visibly larger
+        resident memory: not changed.)
+        """
+        conn = self.db
+        checkpoint = int(conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+        was = getattr(self._local, "bulk", False)
+        conn.execute(f"PRAGMA wal_autocheckpoint = {max(checkpoint, BULK_CHECKPOINT_PAGES)}")
+        self._local.bulk = True
+        try:
+            yield
+        finally:
+            self._local.bulk = was
+            with suppress(sqlite3.Error):
+                conn.execute(f"PRAGMA wal_autocheckpoint = {checkpoint}")
+
+    def _hold_keyword_rows(self, rows: Sequence[Sequence[Any]]) -> bool:
+        """Hold ``rows`` for ``units_fts`` (see :meth:`bulk_writes`); ``False``: not in
+        such a transaction, the caller writes them now."""
+        held: HeldRows | None = getattr(self._local, "held", None)
+        if held is None:
+            return False
+        if held.add(rows):
+            self._write_held()
+        return True
+
+    def _write_held(self) -> None:
+        """Insert the held keyword-index rows that wait, if any."""
+        held: HeldRows | None = getattr(self._local, "held", None)
+        if held is None:
+            return
+        waiting = held.waiting()
+        if waiting:
+            self.db.executemany(
+                "INSERT INTO units_fts(rowid, title, outline_path, tags, body, cjk, meta) "
+                "VALUES (?,?,?,?,?,?,?)",
+                waiting,
+            )
+        held.wrote()
 
     def ensure_component(self, name: str, migrations: Sequence[str]) -> None:
         """Create or migrate the tables of an optional component (vectors, edges …).

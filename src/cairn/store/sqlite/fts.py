@@ -88,6 +88,8 @@ class SearchMixin(SearchBase):
                 for r, (ut, ub) in zip(rows, units, strict=True)
             ],
         )
+        if self._hold_keyword_rows(rows):
+            return
         self.db.executemany(
             "INSERT INTO units_fts(rowid, title, outline_path, tags, body, cjk, meta) "
             "VALUES (?,?,?,?,?,?,?)",
@@ -97,6 +99,7 @@ class SearchMixin(SearchBase):
     def _delete_fts(self, document_id: str, kinds: Sequence[str] = ()) -> None:
         """Unindex a document's units, or only those of ``kinds`` (FTS5 first: it reads
         their text through the view), then drop their text rows."""
+        self._write_held()  # a held row must be in FTS5 to be deleted from it
         only = f" AND kind IN ({','.join('?' * len(kinds))})" if kinds else ""
         for table in ("units_fts", "units_fts_text"):
             self.db.execute(

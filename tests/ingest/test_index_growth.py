@@ -169,5 +169,7 @@ def test_cold_index_and_keyword_search_work_grow_linearly_with_the_corpus(
     assert eight.steps <= 1.5 * one.steps, (one, eight)
     assert eight.statements <= 1.5 * one.statements, (one, eight)
     assert eight.graph <= 1.5 * one.graph, (one, eight)
-    # a keyword search reads the matches' postings (8x) but assembles ten hits
-    assert eight.search <= 4 * one.search, (one, eight)  # 262 -> 877 steps at 8x
+    # a keyword search reads and scores the matches' postings (8x here, as plain FTS5
+    # does) but assembles ten hits: its work grows at most half as fast as the corpus
+    # (262 -> 877 steps on one segment; the per-preamble searches once made it 9x)
+    assert eight.search <= 4 * one.search, (one, eight)

@@ -171,5 +171,5 @@ def test_cold_index_and_keyword_search_work_grow_linearly_with_the_corpus(
     assert eight.graph <= 1.5 * one.graph, (one, eight)
     # a keyword search reads and scores the matches' postings (8x here, as plain FTS5
     # does) but assembles ten hits: its work grows at most half as fast as the corpus
-    # (262 -> 877 steps on one segment; the per-preamble searches once made it 9x)
+    # (262 -> 877 steps on one segment)
     assert eight.search <= 4 * one.search, (one, eight)

@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 CHILD = r'''
 import json, signal, sys
 from pathlib import Path
@@ -23,6 +25,8 @@ from cairn.app import Cairn
 from cairn.config import load_config
 
 root, work, points = Path(sys.argv[1]), Path(sys.argv[2]), json.loads(sys.argv[3])
+# Python's own Ctrl-C handler, as in a terminal (a background job inherits SIGINT ignored)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 FILES = {"cairn/store/sqlite/base.py", "cairn/ingest/batch.py"}
 NAMES = {"transaction", "savepoint", "_write_held", "_hold_keyword_rows", "open", "commit",
          "abort"}
@@ -101,6 +105,7 @@ def _run(root: Path, work: Path, points: list[int]) -> list[dict[str, object]]:
     return result
 
 
+@pytest.mark.slow  # about a hundred index runs in a child process
 def test_ctrl_c_anywhere_in_the_write_transactions_leaves_a_consistent_index(
     tmp_path: Path,
 ) -> None:
@@ -115,9 +120,13 @@ def test_ctrl_c_anywhere_in_the_write_transactions_leaves_a_consistent_index(
     assert whole["after_stop"] == {"problems": [], "documents": NOTES + 1}
     points = sorted({*range(1, lines, max(1, lines // 60)), *range(lines - 40, lines + 1)})
     results = _run(root, work, points)
+    # a batch kept waiting by a slow parse (a loaded machine) is committed early, which
+    # moves the count of lines: a late point may then fall after the run's end
+    assert sum(bool(r["stopped"]) for r in results) >= len(points) - 10
     for r in results:
-        assert r["stopped"], r
         after_stop = r["after_stop"]
         assert isinstance(after_stop, dict) and after_stop["problems"] == [], r
+        if not r["stopped"]:
+            assert after_stop["documents"] == NOTES + 1, r
         # the next run in the same process completed and committed the index
         assert r["after_next"] == {"problems": [], "documents": NOTES + 1}, r

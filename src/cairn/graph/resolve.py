@@ -162,7 +162,7 @@ def _record_names(store: Store, ids: Sequence[str], keys: set[str], chunk: int) 
     live: set[str] = set()
     for part in in_chunks(ids, chunk):
         keys.update(*es.names_of(part).values())
-        new = _names(*store.catalog_entries(part))
+        new = _names(*store.catalog_entries(part, names_only=True))
         keys.update(*new.values())
         es.set_names(new)
         live.update(new)

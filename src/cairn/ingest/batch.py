@@ -27,22 +27,31 @@ class Batch:
     def open(self) -> None:
         """Start a transaction unless one is open."""
         if self._tx is None:
+            self._since, self.count = time.monotonic(), 0
             tx = self.store.transaction()
-            tx.__enter__()
-            self._tx, self._since, self.count = tx, time.monotonic(), 0
+            tx.__enter__()  # a Ctrl-C inside rolls back what it began
+            self._tx = tx
 
     def age(self) -> float:
         """Seconds the open transaction has been open (``0``: none is)."""
         return time.monotonic() - self._since if self._tx is not None else 0.0
 
     def commit(self) -> None:
-        """Commit the open transaction, if any."""
-        tx, self._tx = self._tx, None
+        """Commit the open transaction, if any. It is forgotten only once it ended
+        (committed, or rolled back by a failure or Ctrl-C while committing), so a
+        Ctrl-C before that leaves it to :meth:`abort`."""
+        tx = self._tx
         if tx is not None:
-            tx.__exit__(None, None, None)
+            try:
+                tx.__exit__(None, None, None)
+            finally:
+                self._tx = None
 
     def abort(self) -> None:
         """Roll the open transaction back (the run is failing)."""
-        tx, self._tx = self._tx, None
+        tx = self._tx
         if tx is not None:
-            tx.__exit__(*sys.exc_info())
+            try:
+                tx.__exit__(*sys.exc_info())
+            finally:
+                self._tx = None

@@ -25,8 +25,9 @@ class LinkIndex(Protocol):
         ...
 
     def catalog_entries(
-        self, document_ids: Sequence[str] | None = None
+        self, document_ids: Sequence[str] | None = None, *, names_only: bool = False
     ) -> tuple[list[CatalogDocument], list[CatalogUnit]]:
         """What link resolution reads of the given documents (``None``: all) and their
-        units, documents by (root, path, key, id), units by document and ordinal."""
+        units, documents by (root, path, key, id), units by document and ordinal;
+        ``names_only``: only the units with an Org ``ID``, their anchors left out."""
         ...

@@ -92,16 +92,20 @@ class ReadsMixin(SQLBase):
         return out
 
     def catalog_entries(
-        self, document_ids: Sequence[str] | None = None
+        self, document_ids: Sequence[str] | None = None, *, names_only: bool = False
     ) -> tuple[list[CatalogDocument], list[CatalogUnit]]:
         """What link resolution reads of the given documents (``None``: all): documents
-        (path, title, aliases, declared id) and units (titles, ids, anchors), in order."""
+        (path, title, aliases, declared id) and units (titles, ids, anchors), in order;
+        ``names_only``: of the units only those with an Org ``ID``, without anchors
+        (what :func:`cairn.graph.names.document_names` reads)."""
         doc_sql = (
             "SELECT id, root_id, path, title, format, aliases, declared_id, key FROM documents"
         )
         unit_sql = (
             "SELECT id, document_id, ordinal, level, kind, title, org_id, custom_id, "
-            "json_extract(extra, '$.targets'), json_extract(extra, '$.block_ids') FROM units"
+            + ("NULL, NULL FROM units WHERE org_id IS NOT NULL" if names_only else
+               "json_extract(extra, '$.targets'), json_extract(extra, '$.block_ids') "
+               "FROM units")
         )
         parts: list[list[str] | None] = [None]
         if document_ids is not None:
@@ -110,9 +114,10 @@ class ReadsMixin(SQLBase):
         docs: list[CatalogDocument] = []
         units: list[CatalogUnit] = []
         for part in parts:
-            where, args = "", []
+            where, unit_where, args = "", "", []
             if part is not None:
                 where = f" WHERE {{c}} IN ({','.join('?' * len(part))})"
+                unit_where = where.replace("WHERE", "AND") if names_only else where
                 args = part
             # rows unpacked, not indexed: a PostgreSQL row's __getitem__ is Python code
             doc = model.CatalogDocument
@@ -123,7 +128,7 @@ class ReadsMixin(SQLBase):
                 docs.append(doc(id_, root, path, title, fmt, names, declared, key))
             unit = model.CatalogUnit
             for uid, did, ordinal, level, kind, utitle, org_id, custom_id, targets, blocks in (
-                self.db.execute(unit_sql + where.format(c="document_id"), args)
+                self.db.execute(unit_sql + unit_where.format(c="document_id"), args)
             ):
                 units.append(unit(
                     uid, did, int(ordinal), int(level), kind, utitle or "", org_id, custom_id,

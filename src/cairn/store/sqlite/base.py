@@ -237,28 +237,41 @@ class SQLiteBase(SQLBase):
             with self.savepoint():
                 yield
             return
+        held = HeldRows() if getattr(self._local, "bulk", False) else None
+        # One try from BEGIN to COMMIT: Ctrl-C at any point of it (the held keyword
+        # rows' insert and COMMIT included) rolls the transaction back. Left open, it
+        # would swallow every later write of this connection (each a savepoint of it)
+        # and lose them when the connection closes.
+        phase = "start a write"
         try:
             self.db.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
-            raise _error(exc)(f"{self.path}: cannot start a write: {_reason(exc)}") from exc
-        self._local.held = HeldRows() if getattr(self._local, "bulk", False) else None
-        try:
+            phase = ""
+            self._local.held = held
             yield
-        except BaseException:
-            self._local.held = None
-            with suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
+            phase = "commit"
+            self._write_held()
+            self.db.execute("COMMIT")
+        except BaseException as exc:
+            self._roll_back()
+            if phase and isinstance(exc, sqlite3.Error):
+                raise _error(exc)(f"{self.path}: cannot {phase}: {_reason(exc)}") from exc
             raise
-        else:
-            try:
-                self._write_held()
-                self.db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                with suppress(sqlite3.Error):
+        finally:
+            self._local.held = None
+
+    def _roll_back(self) -> None:
+        """End the open transaction, if one is, undoing it; a second Ctrl-C while it
+        does so is raised only once it is done."""
+        try:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        except KeyboardInterrupt:
+            with suppress(sqlite3.Error):
+                if self.db.in_transaction:
                     self.db.execute("ROLLBACK")
-                raise _error(exc)(f"{self.path}: cannot commit: {_reason(exc)}") from exc
-            finally:
-                self._local.held = None
+            raise
 
     @contextmanager
     def savepoint(self) -> Iterator[None]:

@@ -127,7 +127,9 @@ class NoteService:
                 units = [u for d in docs for u in self.store.units_of(d.id)]
                 best = [u for u in units if u.line_start <= line <= u.line_end]
                 if best:
-                    return self._unit_view(max(best, key=lambda u: u.line_start))
+                    # the latest start; on a tie the later unit (a heading on line 1
+                    # over the empty preamble ending there): the unit a hit names
+                    return self._unit_view(max(best, key=lambda u: (u.line_start, u.ordinal)))
                 last = max((u.line_end for u in units), default=0)
                 if line < 1 or line > last:
                     raise NotFound(f"{rel}: line {line} is outside the file (1-{last})")

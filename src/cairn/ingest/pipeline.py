@@ -367,7 +367,10 @@ class Indexer:
             except BaseException as exc:
                 batch.abort()
                 if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, IndexInterrupted):
-                    held = self.store.file_states(root.id)  # after the rollback
+                    try:
+                        held = self.store.file_states(root.id)  # after the rollback
+                    except Exception:  # the index cannot say: the bare interrupt
+                        raise exc from None
                     kept = first + sum(sf.relpath in held for sf in files)
                     raise IndexInterrupted(kept, total) from exc
                 raise

@@ -78,7 +78,8 @@ def test_stats_counts_what_a_no_embed_first_run_left_until_embed_finishes_it(
         (tmp_path / "notes" / f"n{i}.md").write_text(f"# Note {i}\n\ntext {i}\n")
     db = tmp_path / "i.db"
     env = {"CAIRN_EMBED": "static", "CAIRN_NO_WARM": "1"}
-    cli("--db", str(db), "index", str(tmp_path / "notes"), "--no-embed", env=env)
+    run = cli("--db", str(db), "index", str(tmp_path / "notes"), "--no-embed", env=env)
+    assert "until `cairn embed`" in run.stdout  # the command stats names
     assert cli("--db", str(db), "stats", "--json", env=env).json()["units_waiting"] == 3
     assert "3 units not embedded yet" in cli("--db", str(db), "stats", env=env).stdout
     cli("--db", str(db), "embed", env=env)

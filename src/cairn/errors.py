@@ -61,3 +61,13 @@ class ChildUnavailable(StoreError):
 
 class ServerStopping(ChildUnavailable):
     """The server is shutting down: the index run asked for was stopped or not started."""
+
+
+class IndexInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped an index run while it stored files: ``kept`` of the run's
+    ``total`` files are indexed as they are now (unchanged, or stored in a committed
+    transaction); the rest wait for the next run."""
+
+    def __init__(self, kept: int, total: int) -> None:
+        super().__init__(f"{kept} of {total} files kept")
+        self.kept, self.total = kept, total

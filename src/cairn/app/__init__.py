@@ -110,7 +110,8 @@ class Cairn:
             graph_factory=lambda: self.graph_service,
         )
         self.notes = NoteService(store, config, shown_text=self._shown_text,
-                                 load_types=self._load_types)
+                                 load_types=self._load_types,
+                                 embed_signature=self._configured_signature)
         """Show a reference, the text of a file, stats and checks
         (:mod:`cairn.notes.service`)."""
         self.doors = Doors(store, self.notes)
@@ -154,6 +155,13 @@ class Cairn:
     def graph_service(self, value: GraphService) -> None:
         """Use this graph service (its settings) instead of the configured one."""
         self._graph = value
+
+    def _configured_signature(self) -> str:
+        """The configured embedding model's signature, as an embedding step records it
+        (``""`` when embeddings are off: provider ``none``)."""
+        given = self._embed_signature.startswith("given:")
+        off = not given and self.semantic.config.embed.provider == "none"
+        return "" if off else self._embed_signature
 
     def _load_types(self) -> RootTypes:
         """The note types of every registered root (each ``types.yaml`` read once)."""

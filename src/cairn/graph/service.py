@@ -194,10 +194,10 @@ class GraphService:
                 continue
             if line is not None:
                 for d in docs:
-                    spans = [u for u in self.es.unit_spans(d.id)
+                    spans = [(i, u) for i, u in enumerate(self.es.unit_spans(d.id))
                              if u.line_start <= line <= u.line_end]
-                    if spans:
-                        u = max(spans, key=lambda x: x.line_start)
+                    if spans:  # as `cairn show PATH:LINE`: latest start, then later unit
+                        u = max(spans, key=lambda p: (p[1].line_start, p[0]))[1]
                         return NodeRef((u.id,), u.title or d.title, d.id, rel)
             if len(docs) == 1:
                 return NodeRef(docs[0].unit_ids, docs[0].title or rel, docs[0].id, rel)

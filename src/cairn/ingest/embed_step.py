@@ -20,11 +20,14 @@ from cairn.model import EmbedStep
 from cairn.model.reliability import Wait
 from cairn.store import Store
 
-WAITING_NOTE = (
-    "{n} units are still waiting to be embedded: they are found by keywords only until "
-    "the embedding step reaches them (an index run may be embedding now; else run "
-    "`cairn embed`)"
-)
+
+def waiting_note(n: int) -> str:
+    """The note a search adds when ``n`` units still wait for a vector."""
+    return (
+        f"{n} {'unit is' if n == 1 else 'units are'} still waiting to be embedded: "
+        f"{'it is' if n == 1 else 'they are'} found by keywords only until the embedding "
+        "step reaches them (an index run may be embedding now; else run `cairn embed`)"
+    )
 
 Writing = Callable[[Wait, Callable[[str], None] | None], AbstractContextManager[None]]
 """``writing(wait, on_wait)``: the index's writer lock held for a block."""
@@ -119,4 +122,4 @@ class EmbeddingStep:
         if mode == "keyword" or not self._has_vectors():
             return None
         n = self.waiting_units()
-        return WAITING_NOTE.format(n=n) if n else None
+        return waiting_note(n) if n else None

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from cairn import formats
-from cairn.errors import StoreUnwritable
+from cairn.errors import IndexInterrupted, StoreUnwritable
 from cairn.formats import okf
 from cairn.graph.resolve import resolve_links
 from cairn.ingest import ids
@@ -306,6 +306,7 @@ class Indexer:
         more than parsing a small note), each file a savepoint inside it; ``cold``: the
         root's first run, in larger batches (:data:`COLD_COMMIT_SECONDS`)."""
         most, wait = (COLD_BATCH, COLD_COMMIT_SECONDS) if cold else (BATCH, COMMIT_SECONDS)
+        first = done  # files of the run's earlier roots: stored and committed
         jobs: list[Job] = []
         for sf in files:
             state = known.get(sf.relpath)
@@ -363,8 +364,15 @@ class Indexer:
                     done += 1
                     if progress:
                         progress(done, total, item.file.relpath)
-            except BaseException:
+            except BaseException as exc:
                 batch.abort()
+                if isinstance(exc, KeyboardInterrupt) and not isinstance(exc, IndexInterrupted):
+                    try:
+                        held = self.store.file_states(root.id)  # after the rollback
+                    except Exception:  # the index cannot say: the bare interrupt
+                        raise exc from None
+                    kept = first + sum(sf.relpath in held for sf in files)
+                    raise IndexInterrupted(kept, total) from exc
                 raise
             batch.commit()
         return done

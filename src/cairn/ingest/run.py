@@ -24,7 +24,7 @@ from cairn.store import Store
 
 NO_EMBED_NOTICE = (
     "--no-embed: new and changed notes were not embedded; they are found by keywords "
-    "until the next `cairn index` without --no-embed"
+    "until `cairn embed` (or the next `cairn index` without --no-embed) embeds them"
 )
 
 

@@ -150,6 +150,23 @@ class MaintainService:
 
         return Backups(self._config.backup_folder)
 
+    def validate(
+        self, only: Sequence[str] | None = None, fix_kinds: Sequence[str] | None = None
+    ) -> None:
+        """Check ``--only`` check names and ``--fix`` kinds before any work.
+
+        Raises:
+            QueryError: an unknown check or fix kind (the message lists the known ones).
+        """
+        from cairn.errors import QueryError
+        from cairn.maintain.dream import select_checks
+        from cairn.maintain.dream.base import FIX_KINDS
+
+        bad = [k for k in fix_kinds or () if k not in FIX_KINDS]
+        if bad:
+            raise QueryError(f"unknown fix kind {', '.join(bad)}; known: {', '.join(FIX_KINDS)}")
+        select_checks(only)
+
     def run(
         self,
         *,
@@ -182,14 +199,10 @@ class MaintainService:
         Raises:
             QueryError: an unknown check or fix kind. ConfigError: bad ``[dream]``.
         """
-        from cairn.errors import QueryError
         from cairn.maintain.dream import run_dream
-        from cairn.maintain.dream.base import FIX_KINDS
         from cairn.maintain.dream.fixes import apply_fixes
 
-        bad = [k for k in fix_kinds or () if k not in FIX_KINDS]
-        if bad:
-            raise QueryError(f"unknown fix kind {', '.join(bad)}; known: {', '.join(FIX_KINDS)}")
+        self.validate(only, fix_kinds)
         settings = self.settings
         self._fresh_graph()
         report = run_dream(self._store, today=today, settings=settings, only=only,

@@ -80,6 +80,8 @@ def to_data(value: Any) -> Any:
     return value
 
 
-def to_json(value: Any, *, indent: int | None = 2) -> str:
-    """``value`` (see :func:`to_data`) as one JSON document (UTF-8 text, not ASCII)."""
-    return json.dumps(to_data(value), ensure_ascii=False, indent=indent, default=str)
+def to_json(value: Any, *, indent: int | None = 2, ascii_only: bool = False) -> str:
+    """``value`` (see :func:`to_data`) as one JSON document: UTF-8 text, or with
+    ``ascii_only`` every non-ASCII character escaped (``\\u2026``), for a stream that
+    cannot encode it."""
+    return json.dumps(to_data(value), ensure_ascii=ascii_only, indent=indent, default=str)

@@ -43,6 +43,8 @@ class NoteService:
             (:meth:`cairn.redact.service.RedactService.shown_text`:
             ``shown_text(root_id, relpath, text)``).
         load_types: reads the roots' note types (``types.yaml``) now.
+        embed_signature: the configured embedding model's signature (as an embedding
+            step records it), ``""`` when embeddings are off (provider ``none``).
     """
 
     def __init__(
@@ -52,11 +54,13 @@ class NoteService:
         *,
         shown_text: Callable[[str, str, str], str],
         load_types: Callable[[], RootTypes],
+        embed_signature: Callable[[], str] = lambda: "",
     ) -> None:
         self.store = store
         self.config = config
         self._shown_text = shown_text
         self._load_types = load_types
+        self._embed_signature = embed_signature
 
     def locate_path(self, text: str) -> tuple[str, str, int | None] | None:
         """``(root id, relpath, line)`` for ``PATH[:LINE]`` given absolute, relative to
@@ -127,7 +131,9 @@ class NoteService:
                 units = [u for d in docs for u in self.store.units_of(d.id)]
                 best = [u for u in units if u.line_start <= line <= u.line_end]
                 if best:
-                    return self._unit_view(max(best, key=lambda u: u.line_start))
+                    # the latest start; on a tie the later unit (a heading on line 1
+                    # over the empty preamble ending there): the unit a hit names
+                    return self._unit_view(max(best, key=lambda u: (u.line_start, u.ordinal)))
                 last = max((u.line_end for u in units), default=0)
                 if line < 1 or line > last:
                     raise NotFound(f"{rel}: line {line} is outside the file (1-{last})")
@@ -236,18 +242,26 @@ class NoteService:
                 for root, _path, ws in self.store.document_warnings()
                 for w in ws
             ),
-            units_waiting=self._units_waiting(),
+            units_waiting=self.units_waiting(),
         )
 
-    def _units_waiting(self) -> int | None:
-        """Units not embedded yet (see ``IndexStats.units_waiting``), loading no model:
-        counted in the space the last finished embedding step used, else (the first one
-        did not finish) the newest space; ``None`` when the index holds no vectors."""
-        vectors = self.store.vectors
-        spaces = vectors.spaces()
-        if not spaces:
+    def units_waiting(self) -> int | None:
+        """Units the configured model's semantic search cannot find yet (see
+        ``IndexStats.units_waiting``), loading no model: counted in the space the last
+        finished embedding step filled when it ran with the configured model; every
+        unit when no step did (``index --no-embed``, another model configured since);
+        in the newest space when the first step did not finish. ``None`` when
+        embeddings are off (provider ``none``)."""
+        signature = self._embed_signature()
+        if not signature:
             return None
-        return vectors.waiting_units(vectors.meta("embed_space") or spaces[-1].space)
+        vectors = self.store.vectors
+        if vectors.meta("embed_signature") == signature:
+            return vectors.waiting_units(vectors.meta("embed_space") or "")
+        spaces = vectors.spaces()
+        if spaces and vectors.meta("embed_signature") is None:  # first step stopped
+            return vectors.waiting_units(spaces[-1].space)
+        return vectors.waiting_units("")  # a space no vector is in: every unit waits
 
     def validate(
         self, paths: Iterable[str | os.PathLike[str]] | None = None

@@ -176,7 +176,7 @@ class Ranker:
         if self.embedder is None or self.dense is None:
             return "no embedding model is available"
         if self.dense.size() == 0:
-            return f"no vectors for {self.embedder.name} yet (run cairn index)"
+            return f"no vectors for {self.embedder.name} yet (run `cairn embed`)"
         return None
 
     def default_mode(self) -> str:

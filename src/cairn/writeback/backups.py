@@ -286,7 +286,8 @@ class Backups:
             return exact[0]
         if len(found) != 1:
             raise NotFound(
-                f"{self.folder}: no single backup with id {backup_id!r} ({len(found)} match)"
+                f"{self.folder}: no single backup with id {backup_id!r} "
+                f"({f'{len(found)} match' if found else 'none matches'})"
             )
         return found[0]
 

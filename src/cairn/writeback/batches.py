@@ -94,7 +94,7 @@ def pick(backups: Backups, batch_id: str | None) -> Batch:
         b for b in every if b.id.startswith(batch_id)]
     if len(found) != 1:
         raise NotFound(f"{backups.folder}: no single batch with id {batch_id!r} "
-                       f"({len(found)} match)")
+                       f"({f'{len(found)} match' if found else 'none matches'})")
     return found[0]
 
 

@@ -97,10 +97,19 @@ err = Printer(stderr=True)
 """Standard error: notes, warnings, errors."""
 
 
+def json_text(data: object, *, indent: int | None = 2) -> str:
+    """``data`` as one JSON document for standard output: non-ASCII characters escaped
+    when that stream's encoding is not UTF-8 (``PYTHONIOENCODING=ascii``, a Latin-1
+    locale), so the document stays valid JSON whatever the stream can encode."""
+    encoding = str(getattr(sys.stdout, "encoding", None) or "utf-8")
+    utf8 = encoding.lower().replace("-", "").replace("_", "") in ("utf8", "utf8sig")
+    return to_json(data, indent=indent, ascii_only=not utf8)
+
+
 def emit_json(data: object) -> None:
     """Print ``data`` (typed results allowed, see :mod:`cairn.model.serialize`)
-    as one JSON document on standard output."""
-    sys.stdout.write(to_json(data) + "\n")
+    as one JSON document on standard output (see :func:`json_text`)."""
+    sys.stdout.write(json_text(data) + "\n")
 
 
 def error(exc: Exception, as_json: bool) -> int:

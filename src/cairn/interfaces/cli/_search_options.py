@@ -62,7 +62,8 @@ MODE_HELP = (
 QUERY_HELP = (
     'Words (any may match), "phrases", -exclusions and filters: tag:, '
     "todo:, priority:, path:, format:, source:, type:, prop:KEY=VALUE, before:, "
-    "after:, role:, kind:, file:, heading:, section:, level:; dates: scheduled:, "
+    "after:, role:, kind:, file:, heading:, section:, level:, lang: (a code block's "
+    "language); dates: scheduled:, "
     "deadline:, closed:, ts:, ts-inactive:, created:, modified: (2024-03, "
     "2024-03..2024-04, <2024-06-01, today, +7d, this-week, soon; a repeating "
     "timestamp counts on each repeat, ts:=2024-03 only on its written date). "

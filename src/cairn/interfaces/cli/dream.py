@@ -39,13 +39,13 @@ def dream(
         list[str] | None,
         typer.Option("--only", help="Only these checks (repeatable or comma-separated): "
                      "stale, broken, orphans, thin, duplicates, entities, contradictions, "
-                     "integrity, tags."),
+                     "integrity, memory (agent-memory bundles), tags."),
     ] = None,
     fix: Annotated[
         list[str] | None,
         typer.Option("--fix", help="With --apply/--dry-run: only fixes of this kind "
-                     "(retarget_link, add_org_id, mark_status, create_note, normalise_tag; "
-                     "repeatable)."),
+                     "(retarget_link, add_org_id, mark_status, create_note, normalise_tag, "
+                     "memory_maintain: a memory bundle's maintenance cycle; repeatable)."),
     ] = None,
     proposed: Annotated[
         bool,
@@ -87,6 +87,7 @@ def dream(
         raise fail(QueryError(f"--today {today!r} is not a YYYY-MM-DD date"), as_json) from None
     try:
         with common.open_cairn(db) as cairn:
+            cairn.maintain.validate(only, fix)  # a bad name is refused before any work
             err.print("[dim]dream: checking the index…[/dim]")
             run = cairn.maintain.run(only=only or None, apply=apply, dry_run=dry_run,
                               fix_kinds=fix or None, today=day, proposed=proposed)

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 import cairn.interfaces.cli._common as common
-from cairn.errors import CairnError
+from cairn.errors import CairnError, IndexInterrupted
 from cairn.interfaces.cli._common import (
     DbOpt,
     JsonOpt,
@@ -104,12 +104,12 @@ def index(
             report = run.embedding
     except CairnError as exc:
         raise fail(exc, as_json) from None
-    except KeyboardInterrupt:  # Ctrl-C before the embedding step, which reports its own
+    except KeyboardInterrupt as exc:  # before the embedding step, which reports its own
         if as_json:
-            emit_json({"error": "interrupted", "type": "KeyboardInterrupt"})
+            emit_json({"error": f"interrupted: {interrupted_line(exc)}",
+                       "type": "KeyboardInterrupt"})
         else:
-            err.print("interrupted: the files committed so far stay indexed and "
-                      "searchable; run `cairn index` again to finish")
+            err.print(f"interrupted: {interrupted_line(exc)}; run `cairn index` again to finish")
         raise typer.Exit(INTERRUPTED) from None
     if as_json:
         # the pass's notices are already in the run's warnings (severity info)
@@ -121,6 +121,18 @@ def index(
         _print_run(run, report, verbose)
     if report is not None and report.interrupted:  # Ctrl-C stopped the embedding step
         raise typer.Exit(INTERRUPTED)
+
+
+def interrupted_line(exc: KeyboardInterrupt) -> str:
+    """What an index run stopped by Ctrl-C kept: ``0 of 809 files were committed``,
+    ``600 of 809 files stay indexed and searchable``; nothing more when the run was
+    stopped before or after storing files (it says no count then)."""
+    if not isinstance(exc, IndexInterrupted):
+        return "the run stopped before it finished"
+    if exc.kept == 0:
+        return f"0 of {plural(exc.total, 'file')} were committed"
+    verb = "stays" if exc.kept == 1 else "stay"
+    return f"{exc.kept} of {plural(exc.total, 'file')} {verb} indexed and searchable"
 
 
 INTERRUPTED = 130

@@ -24,7 +24,7 @@ def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Counts per format, the last run, and files that failed.
 
     Also how many units are not embedded yet when an embedding step did not finish
-    (Ctrl-C, a crash, --no-embed): `cairn index` finishes it.
+    (Ctrl-C, a crash, --no-embed, another model configured): `cairn embed` finishes it.
     """
     from cairn.serving.daemon import running
 
@@ -61,7 +61,7 @@ def stats(db: DbOpt = None, as_json: JsonOpt = False) -> None:
     if st.units_waiting:  # an embedding step interrupted, killed or skipped
         out.print(
             f"[yellow]{plural(st.units_waiting, 'unit')} not embedded yet[/yellow] (found by "
-            "keywords only until then): run `cairn index` to finish"
+            "keywords only until then): run `cairn embed` to finish"
         )
     for f in st.failed_files:
         # named as the index run names it: a partial file is indexed, less some parts

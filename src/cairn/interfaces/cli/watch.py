@@ -24,12 +24,13 @@ from cairn.interfaces.cli._common import (
     out,
     plural,
 )
-from cairn.model.serialize import to_data, to_json
+from cairn.interfaces.cli._plain import json_text
+from cairn.model.serialize import to_data
 
 
 def emit_json(data: object) -> None:
     """One JSON document on one line (a stream of them: one per event)."""
-    sys.stdout.write(to_json(data, indent=None) + "\n")
+    sys.stdout.write(json_text(data, indent=None) + "\n")
     sys.stdout.flush()
 
 

@@ -41,7 +41,7 @@ class ThinCheck:
                     continue
                 rel = ctx.display(doc)
                 why = ", ".join(
-                    p for p in (f"{links} links to it" if links else "",
+                    p for p in (f"{links} link{'' if links == 1 else 's'} to it" if links else "",
                                 f"tags {' '.join(unit.tags)}" if unit.tags else "") if p
                 )
                 out.append(

@@ -263,3 +263,27 @@ def test_daemon_status_removes_dead_sockets_only(tmp_path: Path) -> None:
             assert live.exists() and other.exists()
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+def test_a_server_answers_for_a_replaced_index_but_not_a_deleted_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = _index(tmp_path)
+    tmpdir = Path(tempfile.mkdtemp(prefix="cg", dir="/tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmpdir))
+    line = b'{"op": "search", "query": "compost", "mode": "keyword"}\n'
+    try:
+        with Cairn(load_config(db=db, env={"CAIRN_EMBED": "none"}), create=False) as cairn, \
+                warm.advertise(cairn, "serve", warm_up=False) as server:
+            assert server is not None
+            sock = str(server.socket_path)
+            assert (warm.ask(sock, line) or {}).get("ok") is True
+            copy = tmp_path / "copy.db"
+            shutil.copyfile(db, copy)
+            os.replace(copy, db)  # a restore or a sync tool: its store reconnects
+            assert (warm.ask(sock, line) or {}).get("ok") is True
+            db.unlink()
+            assert (warm.ask(sock, line) or {}).get("ok") is False
+            assert not db.exists()
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)

@@ -181,8 +181,8 @@ class WarmServer:
         prefix = "daemon-" if kind == "daemon" else ""
         self.socket_path = socket_folder() / f"{prefix}{digest}-{os.getpid()}.sock"
         self.file_id = file_id(self.index_file)
-        """Device and inode of the index file when the server started: another file at
-        its path (or none) is not answered for."""
+        """Device and inode of the index file when the server started (see
+        :meth:`_same_file`)."""
         self.advert = advert_folder(self.index_file) / f"{os.getpid()}.json"
         self._sock: socket.socket | None = None
         self._stop = threading.Event()
@@ -241,6 +241,13 @@ class WarmServer:
         with contextlib.suppress(OSError):
             self.advert.parent.rmdir()  # only if no other server is advertised
 
+    def _same_file(self) -> bool:
+        """Whether this server may answer for the file now at its index's path: never
+        when there is none; a daemon only for the file it opened (it exits on a new
+        one), another server also for a new file (its store reconnects to it)."""
+        now = file_id(self.index_file)
+        return now is not None and (now == self.file_id or self.kind != "daemon")
+
     def _serve(self) -> None:
         assert self._sock is not None
         while not self._stop.is_set():
@@ -255,7 +262,7 @@ class WarmServer:
                     conn.settimeout(5)
                     line, rest = _read_line(conn)
                     argv = self.handler is not None and line.startswith(ARGV_HEAD)
-                    if file_id(self.index_file) != self.file_id:  # deleted or replaced
+                    if not self._same_file():
                         reply = ARGV_PASS if argv else b'{"ok": false, "error": "gone"}\n'
                     elif self.handler is not None and argv:
                         reply = self.handler(self.cairn, _read_rest(conn, line, rest))

@@ -46,9 +46,10 @@ CLIENT = (
 
 def _env(tmpdir: Path, **extra: str) -> dict[str, str]:
     """A user's environment: a socket folder of this test's own, the static model, no
-    user configuration, no daemon started by a search."""
+    user configuration (the daemon allowed: ``CAIRN_DAEMON=0`` would not use one either;
+    :func:`_stop_all` stops what searches started)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CAIRN_", "FORCE_COLOR"))}
-    env.update(PYTHONPATH=str(ROOT / "src"), CAIRN_EMBED="static", CAIRN_DAEMON="0",
+    env.update(PYTHONPATH=str(ROOT / "src"), CAIRN_EMBED="static",
                TMPDIR=str(tmpdir), XDG_CONFIG_HOME=str(tmpdir / "no-config"), **extra)
     return env
 
@@ -64,6 +65,12 @@ def _run(argv: list[str], env: dict[str, str], cwd: Path, *,
     imports = b"".join(ln for ln in lines if ln.startswith(b"import time:"))
     res.stderr = b"".join(ln for ln in lines if not ln.startswith(b"import time:"))
     return res, b"cairn.interfaces.cli._fast" not in imports
+
+
+def _stop_all(env: dict[str, str]) -> None:
+    """Stop every daemon of ``env``'s socket folder (those local searches started)."""
+    subprocess.run([sys.executable, "-m", "cairn.interfaces.cli", "daemon", "stop", "--all"],
+                   env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=120)
 
 
 def _stable(text: bytes) -> bytes:
@@ -110,6 +117,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, dic
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         yield db, env
     finally:
+        _stop_all(env)
         proc.terminate()
         _, log = proc.communicate(timeout=60)
         shutil.rmtree(tmpdir, ignore_errors=True)
@@ -288,12 +296,16 @@ def test_a_daemon_slower_than_the_bound_is_left(monkeypatch: pytest.MonkeyPatch)
     folder = tmpdir / f"cairn-{os.getuid()}"
     monkeypatch.setenv("TMPDIR", str(tmpdir))
     monkeypatch.delenv("CAIRN_NO_WARM", raising=False)
+    monkeypatch.delenv("CAIRN_DAEMON", raising=False)
     monkeypatch.setattr(_thin, "failed", set())
     try:
         with _fake_daemon(folder, None) as connected:
             assert _thin.answer(["search", "compost"], timeout=0.5) is None
             assert connected and _thin.failed == {str(folder / "daemon-fake-1.sock")}
+            marker = folder / f"daemon-fake-1.sock{_thin.HUNG}"
+            assert marker.exists()  # no client waits on it again until it answers
             # the bound is for all the daemons together: the next one is not asked
+            marker.unlink()
             _thin.failed.clear()
             with _fake_daemon(folder, None, name="daemon-fake-2.sock") as other:
                 assert _thin.answer(["search", "compost"], timeout=0.5) is None
@@ -462,6 +474,7 @@ def test_a_killed_daemon_leaves_the_search_to_the_local_path(
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        _stop_all(env)
         advert.unlink(missing_ok=True)
         shutil.rmtree(tmpdir, ignore_errors=True)
 

@@ -21,6 +21,7 @@ from cairn.app import Cairn
 from cairn.config import load_config
 from cairn.model.serialize import to_data
 from cairn.serving import warm
+from cairn.serving.remote_hits import RemoteResult
 
 pytestmark = pytest.mark.skipif(not warm.has_sockets(), reason="no Unix domain sockets")
 
@@ -141,7 +142,7 @@ def test_in_process_server_answers_like_search(embedded: Path) -> None:
         assert answer is not None and answer["ok"] is True
         res = c.search("compost", mode="hybrid")
         assert answer["result"]["hits"] == to_data(res.hits)
-        rebuilt = warm.RemoteResult(answer["result"])
+        rebuilt = RemoteResult(answer["result"])
         assert to_data(rebuilt.hits) == to_data(res.hits)
         assert answer["empty"] is False
         # other settings (another embedder) never use this server

@@ -141,7 +141,8 @@ def spawn(config: Config, module: str = "cairn.serving.daemon", *,
 
 def running(config: Config) -> list[dict[str, Any]]:
     """The live daemons advertised for ``config``'s index: their adverts (``pid``,
-    ``socket``, ``settings``, ``started`` …), oldest first."""
+    ``socket``, ``settings``, ``started`` …), oldest first. The adverts of daemons that
+    are gone (no such process, or no socket: see :func:`sweep`) are removed."""
     folder = warm.advert_folder(config.db_path)
     found: list[dict[str, Any]] = []
     uid = os.getuid() if hasattr(os, "getuid") else None
@@ -154,11 +155,56 @@ def running(config: Config) -> list[dict[str, Any]]:
             if uid is not None and path.stat().st_uid != uid:
                 continue
             ad = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(ad, dict) and ad.get("kind") == "daemon" and warm.alive(int(ad["pid"])):
+            if not isinstance(ad, dict) or ad.get("kind") != "daemon":
+                continue
+            if warm.alive(int(ad["pid"])) and os.path.exists(str(ad["socket"])):
                 found.append(ad)
+            else:
+                warm.remove_stale(path, str(ad["socket"]))
         except (OSError, ValueError, KeyError, TypeError):
             continue
     return sorted(found, key=lambda a: str(a.get("started", "")))
+
+
+def sweep() -> list[Path]:
+    """Remove the sockets of this user's servers that are gone (nobody listens: a
+    server renames its socket into place only once it listens) and the markers of
+    servers that did not answer in time whose socket is gone.
+
+    Returns:
+        The files removed (none when the per-user folder is missing or not private).
+    """
+    import socket
+
+    removed: list[Path] = []
+    try:
+        folder = warm.socket_folder()
+        names = sorted(folder.iterdir())
+    except OSError:
+        return removed
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for path in names:
+        try:
+            if uid is not None and path.lstat().st_uid != uid:
+                continue
+            if path.name.endswith(warm.HUNG):
+                gone = not Path(str(path)[: -len(warm.HUNG)]).exists()
+            elif path.suffix == ".sock" and not path.name.startswith("pending-"):
+                with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                    s.settimeout(warm.CONNECT_TIMEOUT)
+                    try:
+                        s.connect(str(path))
+                        gone = False
+                    except ConnectionRefusedError:
+                        gone = True
+            else:
+                continue
+            if gone:
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue
+    return removed
 
 
 def stop(config: Config | None) -> list[int]:
@@ -168,6 +214,7 @@ def stop(config: Config | None) -> list[int]:
     Returns:
         The process ids that said they are stopping.
     """
+    sweep()
     if config is not None:
         sockets = [str(ad["socket"]) for ad in running(config)]
     else:
@@ -257,6 +304,12 @@ def _answer_until_quiet(config: Config, handler: warm.Handler | None, warm_up: b
                 break
             if _inode(config.db_path) != inode:
                 break  # deleted or replaced: the next search starts a daemon on the new file
+    if _inode(config.db_path) is None:
+        # SQLite leaves the log of a deleted file beside its name: nothing can read it now
+        # (the index is derived data; a new index at the path must not meet it)
+        for suffix in ("-wal", "-shm"):
+            with contextlib.suppress(OSError):
+                Path(f"{config.db_path}{suffix}").unlink()
     return 0
 
 

@@ -60,6 +60,11 @@ WORKERS = 2
 ARGV_HEAD = b"cairn-argv 1 "
 """The first bytes of a thin client's request (:mod:`cairn.interfaces.cli._thin`): then
 its length and a newline, then the request, which the server's ``handler`` answers."""
+ARGV_PASS = b"cairn-pass 1\n"
+"""The answer that leaves a thin client's search to its normal path."""
+HUNG = ".hung"
+"""Suffix of the marker a client leaves beside a socket whose server did not answer in
+time: clients skip that server until it answers again (it then removes the marker)."""
 Handler = Callable[["Cairn", bytes], bytes]
 """Answers a thin client's request on the server's index (see :class:`WarmServer`)."""
 JOIN_SECONDS = 60.0
@@ -131,6 +136,15 @@ def socket_folder() -> Path:
     return folder
 
 
+def file_id(path: Path) -> tuple[int, int] | None:
+    """``(device, inode)`` of the file at ``path``, or ``None`` when there is none."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def alive(pid: int) -> bool:
     """Whether a process ``pid`` exists (one of another user counts as alive)."""
     try:
@@ -166,6 +180,9 @@ class WarmServer:
         digest = hashlib.sha256(str(self.index_file).encode()).hexdigest()[:12]
         prefix = "daemon-" if kind == "daemon" else ""
         self.socket_path = socket_folder() / f"{prefix}{digest}-{os.getpid()}.sock"
+        self.file_id = file_id(self.index_file)
+        """Device and inode of the index file when the server started (see
+        :meth:`_same_file`)."""
         self.advert = advert_folder(self.index_file) / f"{os.getpid()}.json"
         self._sock: socket.socket | None = None
         self._stop = threading.Event()
@@ -181,17 +198,21 @@ class WarmServer:
         Raises:
             OSError: the socket or the advert cannot be made.
         """
-        with contextlib.suppress(FileNotFoundError):
-            self.socket_path.unlink()
         import socket
 
+        # bound and listening under a name no client tries, then renamed: a client
+        # never finds this socket refusing, so a refused socket is always a dead one
+        pending = self.socket_path.with_name(f"pending-{self.socket_path.name}")
+        with contextlib.suppress(FileNotFoundError):
+            pending.unlink()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)
         try:
-            sock.bind(str(self.socket_path))
+            sock.bind(str(pending))
         finally:
             os.umask(old)
         sock.listen(16)
+        os.replace(pending, self.socket_path)
         sock.settimeout(0.5)  # the accept loop looks at the stop flag this often
         self._sock = sock
         self.advert.parent.mkdir(exist_ok=True)
@@ -214,11 +235,18 @@ class WarmServer:
             t.join(timeout=JOIN_SECONDS)
         if self._sock is not None:
             self._sock.close()
-        for p in (self.advert, self.socket_path):
+        for p in (self.advert, self.socket_path, Path(f"{self.socket_path}{HUNG}")):
             with contextlib.suppress(OSError):
                 p.unlink()
         with contextlib.suppress(OSError):
             self.advert.parent.rmdir()  # only if no other server is advertised
+
+    def _same_file(self) -> bool:
+        """Whether this server may answer for the file now at its index's path: never
+        when there is none; a daemon only for the file it opened (it exits on a new
+        one), another server also for a new file (its store reconnects to it)."""
+        now = file_id(self.index_file)
+        return now is not None and (now == self.file_id or self.kind != "daemon")
 
     def _serve(self) -> None:
         assert self._sock is not None
@@ -233,7 +261,10 @@ class WarmServer:
                 try:
                     conn.settimeout(5)
                     line, rest = _read_line(conn)
-                    if self.handler is not None and line.startswith(ARGV_HEAD):
+                    argv = self.handler is not None and line.startswith(ARGV_HEAD)
+                    if not self._same_file():
+                        reply = ARGV_PASS if argv else b'{"ok": false, "error": "gone"}\n'
+                    elif self.handler is not None and argv:
                         reply = self.handler(self.cairn, _read_rest(conn, line, rest))
                     else:
                         reply = self.answer(line) + b"\n"
@@ -242,6 +273,8 @@ class WarmServer:
                     continue
                 finally:
                     self.last_used = time.monotonic()
+                    with contextlib.suppress(OSError):  # answering again: ask it again
+                        os.unlink(f"{self.socket_path}{HUNG}")
 
     def answer(self, line: bytes) -> bytes:
         """The answer to one request line (see the module docstring); never raises."""
@@ -379,13 +412,15 @@ def _warm_up(cairn: Cairn) -> None:
 
 
 def remote_search(config: Config, request: Mapping[str, Any],
-                  skip: frozenset[str] = frozenset()) -> dict[str, Any] | None:
+                  skip: frozenset[str] = frozenset(), *,
+                  daemons: bool = True) -> dict[str, Any] | None:
     """Ask a server advertised for ``config``'s index to answer ``request``.
 
     Args:
         config: the CLI's configuration (the index and the settings to match).
         request: the search request (see the module docstring; ``op`` is added).
         skip: sockets not to ask (they already failed this process: slow, malformed).
+        daemons: ask query daemons too (``False``: only ``serve``, ``mcp``, ``watch``).
 
     Returns:
         The answer ``{"ok": true, "result", "empty"}``, or ``None`` when no live
@@ -409,49 +444,23 @@ def remote_search(config: Config, request: Mapping[str, Any],
             pid, sock_path = int(ad["pid"]), str(ad["socket"])
         except (OSError, ValueError, KeyError, TypeError):
             continue
-        if not alive(pid):
-            _remove_stale(path, sock_path)
+        if not alive(pid) or not os.path.exists(sock_path):  # its socket exists before it
+            remove_stale(path, sock_path)
             continue
         if ad.get("settings") != settings or sock_path in skip:
             continue
+        if (not daemons and ad.get("kind") == "daemon") or os.path.exists(sock_path + HUNG):
+            continue
         answer = ask(sock_path, line)
-        if answer == "refused":
-            if not alive(pid) or not Path(sock_path).exists():
-                _remove_stale(path, sock_path)
+        if answer == "refused":  # nobody listens (a live server listens before advertising)
+            remove_stale(path, sock_path)
             continue
         if isinstance(answer, dict) and answer.get("ok") is True:
             return answer
     return None
 
 
-class RemoteResult:
-    """A server's answer in the shape of :class:`cairn.search.service.SearchResult`
-    (``hits``, ``notes``, ``took_ms``), the hits rebuilt as :class:`cairn.model.Hit`."""
-
-    def __init__(self, result: Mapping[str, Any]) -> None:
-        self.hits = tuple(hit_from_data(h) for h in result["hits"])
-        self.notes = tuple(str(n) for n in result["notes"])
-        self.took_ms = float(result["took_ms"])
-
-
-def hit_from_data(data: Mapping[str, Any]) -> Any:
-    """The :class:`cairn.model.Hit` whose :func:`cairn.model.serialize.to_data` is
-    ``data`` (tuples and timestamps rebuilt).
-
-    Raises:
-        KeyError / TypeError: ``data`` is not a serialised hit.
-    """
-    from cairn.model import Hit, Timestamp
-
-    d = dict(data)
-    for key in ("outline_path", "tags", "siblings"):
-        d[key] = tuple(d[key])
-    d["highlights"] = tuple((int(a), int(b)) for a, b in d["highlights"])
-    d["planning"] = tuple(Timestamp(**t) for t in d["planning"])
-    return Hit(**d)
-
-
-def _remove_stale(advert: Path, sock_path: str) -> None:
+def remove_stale(advert: Path, sock_path: str) -> None:
     """Remove a dead server's advert (and its socket, when it is in our folder)."""
     with contextlib.suppress(OSError):
         advert.unlink()

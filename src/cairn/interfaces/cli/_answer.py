@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 _local = threading.local()
 _APPLIED = frozenset({b"CAIRN_DB", b"CAIRN_CONFIG", b"CAIRN_EMBED", b"CAIRN_DB_URL"})
 """Variables read into the client's configuration (compared as a whole)."""
-_IGNORED = frozenset({b"CAIRN_DAEMON", b"CAIRN_NO_WARM"})
+_IGNORED = frozenset({b"CAIRN_DAEMON", b"CAIRN_NO_WARM", b"CAIRN_DAEMON_WAIT"})
 """Variables that change whether a daemon is used, not what it answers."""
 
 
@@ -220,6 +220,7 @@ def _answer(cairn: Cairn, req: _Request) -> int | None:
     from cairn.interfaces.cli._hits import find, index_name, layout, print_found
     from cairn.interfaces.cli._plain import error
     from cairn.model.search_request import SearchRequest
+    from cairn.serving.daemon import idle_minutes
 
     if not req.same_environment():
         return None
@@ -236,7 +237,7 @@ def _answer(cairn: Cairn, req: _Request) -> int | None:
         return None
     config = load_config(db=req.path(args.search_db or args.outer_db),
                          config_file=req.path(args.config), env=req.config_env())
-    if not _same_index(config, cairn.config):
+    if not _same_index(config, cairn.config) or idle_minutes(config) <= 0:
         return None
     if fmt == "json":  # as _hits.run_search reads it
         as_json, fmt = True, None

@@ -139,12 +139,16 @@ def _warm(config_file: Path | None, db: Path | None, request: SearchRequest, *,
     if skip:
         return None, config
     from cairn.interfaces.cli._hits import Found, index_name
-    from cairn.serving.warm import RemoteResult, remote_search
+    from cairn.serving.remote_hits import RemoteResult
+    from cairn.serving.warm import remote_search
 
     try:
         from cairn.interfaces.cli._thin import failed
+        from cairn.serving.daemon import enabled
 
-        answer = remote_search(config, request.to_mapping(), frozenset(failed))
+        # a daemon turned off (CAIRN_DAEMON=0, idle_minutes = 0) is not asked either
+        answer = remote_search(config, request.to_mapping(), frozenset(failed),
+                               daemons=enabled(config))
         if answer is None:
             return None, config
         result = RemoteResult(answer["result"])

@@ -50,7 +50,13 @@ PASS = b"cairn-pass 1\n"
 CONNECT_SECONDS = 0.5
 """Seconds to wait for a daemon to accept before trying the next one."""
 ANSWER_SECONDS = 30.0
-"""Seconds to wait for a whole answer; a daemon still loading the model may take some."""
+"""Seconds to wait for a whole answer; a daemon still loading the model may take some
+(``CAIRN_DAEMON_WAIT`` sets another bound). A daemon slower than that gets a marker
+beside its socket (:data:`HUNG`): no client asks it again until it answers one again."""
+HUNG = ".hung"
+"""Suffix of that marker (:data:`cairn.serving.warm.HUNG`)."""
+OFF = (b"0", b"false", b"no", b"off")
+"""Values of ``CAIRN_DAEMON`` that turn the daemon off: none is asked or started."""
 MAX_ANSWER = 64 << 20
 """Largest answer read (bytes); a longer one is malformed."""
 MAX_DAEMONS = 8
@@ -130,7 +136,8 @@ def _sockets(folder: str) -> list[str]:
             st = os.lstat(path)
         except OSError:
             continue
-        if (st.st_mode & 0o170000) == 0o140000 and st.st_uid == uid and not st.st_mode & 0o077:
+        mine = st.st_uid == uid and not st.st_mode & 0o077
+        if (st.st_mode & 0o170000) == 0o140000 and mine and not os.path.exists(path + HUNG):
             found.append((st.st_mtime, path))
     found.sort(reverse=True)
     return [path for _, path in found[:MAX_DAEMONS]]
@@ -203,6 +210,9 @@ def parse_answer(data: bytes) -> tuple[int, list[tuple[int, str]]] | None:
 def ask(path: str, data: bytes, timeout: float = ANSWER_SECONDS) -> bytes | None:
     """Send ``data`` to the daemon on ``path``; its whole answer, or ``None`` when it
     cannot be reached, runs as another user, or is slower than ``timeout`` seconds.
+    A socket nobody listens on is removed (a daemon renames its socket into place only
+    once it listens: this one is gone); a daemon slower than ``timeout`` gets the
+    :data:`HUNG` marker.
 
     Raises:
         KeyboardInterrupt: Ctrl-C while waiting.
@@ -226,6 +236,7 @@ def ask(path: str, data: bytes, timeout: float = ANSWER_SECONDS) -> bytes | None
         while len(buf) <= MAX_ANSWER:
             left = deadline - time.monotonic()
             if left <= 0:
+                _mark_hung(path)
                 return None
             s.settimeout(left)
             chunk = s.recv(1 << 20)
@@ -233,26 +244,62 @@ def ask(path: str, data: bytes, timeout: float = ANSWER_SECONDS) -> bytes | None
                 return bytes(buf)
             buf += chunk
         return None
-    except OSError:  # refused, no such file, reset, timed out
+    except ConnectionRefusedError:  # a dead daemon's socket, in this user's folder
+        _remove(path)
+        return None
+    except TimeoutError:
+        _mark_hung(path)
+        return None
+    except OSError:  # no such file, reset
         return None
     finally:
         s.close()
 
 
-def answer(argv: list[str], timeout: float = ANSWER_SECONDS) -> int | None:
+def _mark_hung(path: str) -> None:
+    """Leave the :data:`HUNG` marker beside the socket ``path`` (never raises)."""
+    try:
+        os.close(os.open(path + HUNG, os.O_WRONLY | os.O_CREAT, 0o600))
+    except OSError:
+        return
+
+
+def _remove(path: str) -> None:
+    """Remove the file ``path`` if it can be (never raises)."""
+    try:
+        os.unlink(path)
+    except OSError:
+        return
+
+
+def _bound(timeout: float | None) -> float:
+    """``timeout``, else ``CAIRN_DAEMON_WAIT`` seconds, else :data:`ANSWER_SECONDS`."""
+    if timeout is not None:
+        return timeout
+    try:
+        wait = float(os.environ.get("CAIRN_DAEMON_WAIT", ""))
+    except ValueError:
+        return ANSWER_SECONDS
+    return wait if 0 < wait < ANSWER_SECONDS * 100 else ANSWER_SECONDS
+
+
+def answer(argv: list[str], timeout: float | None = None) -> int | None:
     """Have a running query daemon answer the ``cairn`` command line ``argv`` (without
     the program name): its output is written here and its exit status returned.
 
-    ``timeout`` bounds the wait for all the daemons asked together.
+    ``timeout`` bounds the wait for all the daemons asked together (``None``:
+    ``CAIRN_DAEMON_WAIT`` or :data:`ANSWER_SECONDS`).
 
     Returns:
         The exit status, or ``None`` when no daemon answered (not a search,
-        ``CAIRN_NO_WARM``, no daemon, a daemon that passed or failed): nothing was
-        written then, and the normal path runs.
+        ``CAIRN_NO_WARM``, ``CAIRN_DAEMON=0``, no daemon, a daemon that passed or
+        failed): nothing was written then, and the normal path runs.
     """
     if os.environ.get("CAIRN_NO_WARM") or sys.stdout is None or sys.stderr is None:
         return None
     if not hasattr(os, "getuid") or not _is_search(argv):
+        return None
+    if os.environb.get(b"CAIRN_DAEMON", b"").strip().lower() in OFF:
         return None
     folder = _folder()
     sockets = _sockets(folder) if folder else []
@@ -260,7 +307,7 @@ def answer(argv: list[str], timeout: float = ANSWER_SECONDS) -> int | None:
         return None
     import time  # built in: already loaded
 
-    deadline = time.monotonic() + timeout  # for all the daemons asked together
+    deadline = time.monotonic() + _bound(timeout)  # for all the daemons asked together
     try:
         data = request(argv)
         for path in sockets:

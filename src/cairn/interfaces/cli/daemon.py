@@ -28,9 +28,10 @@ def _config(db: DbOpt) -> Config:
 def status(db: DbOpt = None, as_json: JsonOpt = False) -> None:
     """Say whether a query daemon runs for the index.
 
-    A semantic or hybrid `cairn search` starts one when no `cairn serve`, `mcp` or
-    `watch` runs for the index; it exits after \\[daemon] idle_minutes without a search.
-    CAIRN_DAEMON=0 (or \\[daemon] idle_minutes = 0) never starts one.
+    A `cairn search` starts one when no `cairn serve`, `mcp` or `watch` runs for the
+    index; it exits after \\[daemon] idle_minutes without a search. CAIRN_DAEMON=0 (or
+    \\[daemon] idle_minutes = 0) never starts or uses one. Sockets and adverts of
+    daemons that are gone are removed.
     """
     from cairn.serving import daemon
 
@@ -38,6 +39,7 @@ def status(db: DbOpt = None, as_json: JsonOpt = False) -> None:
         config = _config(db)
     except CairnError as exc:
         raise fail(exc, as_json) from None
+    daemon.sweep()
     found = daemon.running(config)
     data: dict[str, Any] = {
         "db": str(config.db_path),
@@ -61,13 +63,15 @@ def status(db: DbOpt = None, as_json: JsonOpt = False) -> None:
 def stop(
     db: DbOpt = None,
     every: Annotated[
-        bool, typer.Option("--all", help="Stop every query daemon of this user, any index.")
+        bool, typer.Option("--all", help="Stop every query daemon of this user, any index "
+                                 "(those in this user's socket folder).")
     ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Stop the query daemon of the index.
 
-    The next semantic or hybrid search starts a new one, unless CAIRN_DAEMON=0.
+    The next search starts a new one, unless CAIRN_DAEMON=0. Sockets and adverts of
+    daemons that are gone are removed.
     """
     from cairn.serving import daemon
 

@@ -106,6 +106,7 @@ class SQLiteBase(SQLBase):
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
         self._closed = False
+        self._made = False  # the file exists: later connections must not create one
         if self.path != ":memory:" and Path(self.path).is_dir():
             raise StoreError(f"{self.path}: a folder, not an index file (name a file such "
                              "as cairn.db, new or made by cairn)")
@@ -113,6 +114,7 @@ class SQLiteBase(SQLBase):
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
             self._migrate()
+            self._made = True
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot open index: {exc}") from exc
         except OSError as exc:
@@ -153,7 +155,11 @@ class SQLiteBase(SQLBase):
 
     def _connect(self) -> sqlite3.Connection:
         _files.remember_file(self.path, self._local)
-        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        # once the index exists, a thread's new connection opens it ``mode=rw``: a file
+        # deleted under a running server is then an error, never a new empty index
+        target, uri = ((Path(self.path).absolute().as_uri() + "?mode=rw", True)
+                       if self._made and self.path != ":memory:" else (self.path, False))
+        conn = sqlite3.connect(target, uri=uri, isolation_level=None, check_same_thread=False)
         try:
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA busy_timeout = 5000")
